@@ -1,0 +1,96 @@
+"""Static transcripts and sanitized markdown (pure, no servers)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hermes_notebook.render import markdown_to_html, transcript_bundle, transcript_html, transcript_text
+
+INJECTIONS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>",
+    "<iframe src='javascript:alert(1)'></iframe>",
+    "[click](javascript:alert(1))",
+    "[click](JaVaScRiPt:alert(1))",
+    "[x](vbscript:msgbox(1))",
+    "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "<a href=\"javascript:alert(1)\">x</a>",
+    "<body onload=alert(1)>",
+    "<object data=x></object><embed src=x>",
+    "<style>*{background:url(javascript:alert(1))}</style>",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "<div style=\"width:expression(alert(1))\">",
+    "![x](javascript:alert(1))",
+    "<details open ontoggle=alert(1)>",
+]
+
+
+def _message(text: str, **extra: object) -> dict:
+    return {"id": "assistant:t", "role": "assistant", "status": "complete", "usage": None, "error": None,
+            "parts": [{"id": "text:0", "kind": "text", "text": text, "name": None, "status": None,
+                       "arguments": None, "preview": None, "result": None, "duration": None,
+                       "interaction": None}], **extra}
+
+
+@pytest.mark.parametrize("payload", INJECTIONS)
+def test_markdown_never_emits_active_html(payload: str) -> None:
+    """Injected HTML or script URLs in model output come out as inert text."""
+    out = markdown_to_html(payload).lower()
+    assert "<script" not in out
+    assert "<iframe" not in out and "<object" not in out and "<embed" not in out and "<svg" not in out
+    assert not re.search(r"<[a-z][^>]*\son[a-z]+\s*=", out)
+    assert 'href="javascript:' not in out and 'href="vbscript:' not in out and 'href="data:' not in out
+    assert 'src="javascript:' not in out
+
+
+def test_links_open_safely() -> None:
+    """Links get rel=noopener and target=_blank."""
+    out = markdown_to_html("[docs](https://example.org)")
+    assert 'rel="noopener noreferrer"' in out and 'target="_blank"' in out
+
+
+def test_transcript_carries_text_tools_and_interactions() -> None:
+    """All three formats show the reply text, the tool call and the interaction outcome."""
+    msg = _message("The **answer** is 42.")
+    msg["parts"].insert(0, {"id": "tool:c1", "kind": "tool", "text": "", "name": "terminal", "status": "completed",
+                            "arguments": {"command": "ls"}, "preview": "ls", "result": {"output": "a.txt"},
+                            "duration": 0.25, "interaction": {"kind": "approval", "request_id": "approval-1",
+                                                              "status": "answered", "command": "rm -rf x",
+                                                              "question": None, "description": "delete",
+                                                              "choices": ["once", "deny"], "response": "deny"}})
+    user = {"id": "user:t", "role": "user", "status": "complete", "usage": None, "error": None,
+            "parts": [{"id": "text:0", "kind": "text", "text": "What is it?"}]}
+    bundle = transcript_bundle([user, msg])
+    assert set(bundle) == {"text/plain", "text/markdown", "text/html"}
+    for text in bundle.values():
+        assert "What is it?" in text and "42" in text and "terminal" in text and "deny" in text
+    assert "<strong>answer</strong>" in bundle["text/html"]
+    assert "a.txt" in bundle["text/markdown"]
+
+
+def test_html_transcript_escapes_tool_output() -> None:
+    """Tool results and names are escaped, not interpreted."""
+    msg = _message("ok")
+    msg["parts"].append({"id": "tool:x", "kind": "tool", "name": "<b>evil</b>", "status": "error",
+                         "result": "<script>alert(1)</script>", "preview": None, "arguments": None,
+                         "duration": None, "interaction": None, "text": ""})
+    out = transcript_html([msg])
+    assert "<script>alert" not in out and "&lt;script&gt;" in out and "<b>evil" not in out
+
+
+def test_long_results_are_clipped_in_static_output() -> None:
+    """A huge tool result is cut so saved notebooks stay small."""
+    msg = _message("done")
+    msg["parts"].append({"id": "tool:x", "kind": "tool", "name": "terminal", "status": "completed",
+                         "result": "y" * 50_000, "preview": None, "arguments": None, "duration": None,
+                         "interaction": None, "text": ""})
+    out = transcript_html([msg])
+    assert len(out) < 10_000 and "more characters" in out
+
+
+def test_empty_transcript_text() -> None:
+    """An empty conversation still renders a readable line."""
+    assert transcript_text([]) == "(empty conversation)\n"
