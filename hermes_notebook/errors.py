@@ -51,6 +51,7 @@ __all__ = [
     "HermesUsageError",
     "HermesValidationError",
     "error_for_status",
+    "parse_error_body",
     "redact",
 ]
 
@@ -76,13 +77,14 @@ class HermesHTTPError(HermesError):
 
     Carries what the body said: ``status``, ``type``, ``code``, ``param`` and ``message`` (from the
     OpenAI-style envelope, the jobs routes' ``{"error": str}``, FastAPI's ``{"detail": ...}`` or plain text).
+    ``status`` is ``None`` when the client refused the request before sending it (e.g. a body over the limit).
     """
 
     def __init__(
         self,
         message: str,
         *,
-        status: int,
+        status: int | None,
         endpoint: str,
         type: str | None = None,
         code: str | None = None,
@@ -99,7 +101,11 @@ class HermesHTTPError(HermesError):
 
     @property
     def message(self) -> str:
+        """The one-sentence message (``str(error)``)."""
         return str(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r}, status={self.status!r}, code={self.code!r})"
 
 
 class HermesAuthError(HermesHTTPError):
@@ -225,14 +231,37 @@ def parse_error_body(body: str) -> tuple[str | None, str | None, str | None, str
         err = data.get("error", data.get("detail"))
         if isinstance(err, dict):
             return (
-                _str_or_none(err.get("message")),
+                _str_or_none(err.get("message", err.get("detail"))),
                 _str_or_none(err.get("type")),
                 _str_or_none(err.get("code")),
                 _str_or_none(err.get("param")),
             )
+        if isinstance(err, list):  # FastAPI validation: [{"loc": [...], "msg": "...", "type": "..."}, ...]
+            return _join_validation_items(err), None, None, None
         if err is not None:
             return str(err), None, None, None
-    return (text[:300] or None), None, None, None
+    if not text:
+        return None, None, None, None
+    if text.lstrip().startswith("<"):  # an HTML error page (e.g. a proxy): its text is noise
+        return f"non-JSON answer of {len(text)} characters", None, None, None
+    return _shorten(text), None, None, None
+
+
+def _join_validation_items(items: list[Any]) -> str:
+    parts = []
+    for item in items:
+        if isinstance(item, dict):
+            loc = ".".join(str(x) for x in item.get("loc", ()) if x != "body")
+            msg = str(item.get("msg", item))
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        else:
+            parts.append(str(item))
+    return _shorten("; ".join(parts))
+
+
+def _shorten(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _str_or_none(value: object) -> str | None:

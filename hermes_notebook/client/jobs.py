@@ -1,0 +1,376 @@
+"""Async client for Hermes cron jobs on the API Server (``/api/jobs``) and the typed :class:`Job`.
+
+Section numbers (§7) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). The jobs routes
+differ from the rest of the API: errors are ``{"error": str}``, and any exception, including a bad schedule or
+a one-shot time in the past, comes back as HTTP 500; this client reports those as HermesValidationError.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from ..errors import HermesUsageError, HermesValidationError
+from ..settings import Secret, Settings
+from ._http import HttpTransport
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "MAX_PROMPT_LENGTH",
+    "UPDATABLE_FIELDS",
+    "Job",
+    "JobRepeat",
+    "JobSchedule",
+    "JobsClient",
+]
+
+#: Fields ``PATCH /api/jobs/{id}`` applies; the server silently drops any other key (§7 "Endpoints").
+UPDATABLE_FIELDS = frozenset({"name", "schedule", "prompt", "deliver", "skills", "repeat", "enabled"})
+MAX_NAME_LENGTH = 200
+MAX_PROMPT_LENGTH = 5000
+
+_JOB_ID_RE = re.compile(r"^[a-f0-9]{12}$")
+
+
+def _check_job_id(job_id: object) -> str:
+    """The server answers 400 for anything but 12 lowercase hex characters (``uuid4().hex[:12]``)."""
+    if not isinstance(job_id, str) or not _JOB_ID_RE.fullmatch(job_id):
+        raise HermesUsageError(f"a job id is 12 lowercase hex characters; got {job_id!r}")
+    return job_id
+
+
+def _parse_time(value: object) -> datetime | None:
+    """ISO-8601 with offset in the configured Hermes timezone, or null (§7 "Job object")."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class JobSchedule:
+    """A parsed schedule: ``kind`` is ``cron`` (``expr``), ``interval`` (``minutes``) or ``once`` (``run_at``)."""
+
+    kind: str
+    display: str
+    expr: str | None = None
+    minutes: int | None = None
+    run_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> JobSchedule:
+        """Build from the job's ``schedule`` object (a raw string is kept as its display)."""
+        if not isinstance(data, Mapping):
+            return cls(kind="unknown", display=str(data))
+        return cls(
+            kind=str(data.get("kind", "unknown")),
+            display=str(data.get("display", "")),
+            expr=data.get("expr"),
+            minutes=data.get("minutes"),
+            run_at=_parse_time(data.get("run_at")),
+        )
+
+
+@dataclass(frozen=True)
+class JobRepeat:
+    """How many runs: ``times`` is None for forever; ``completed`` counts runs so far."""
+
+    times: int | None
+    completed: int = 0
+
+    @classmethod
+    def from_json(cls, data: object) -> JobRepeat:
+        """Build from ``{"times","completed"}``; a bare int (a job corrupted by an int PATCH, §7) is its times."""
+        if isinstance(data, Mapping):
+            return cls(times=data.get("times"), completed=int(data.get("completed") or 0))
+        if isinstance(data, int) and not isinstance(data, bool):
+            return cls(times=data)
+        return cls(times=None)
+
+
+# Job fields this module knows; anything else the server sends lands in Job.extra.
+_KNOWN = (
+    "id name prompt skills skill model provider base_url script context_from enabled_toolsets workdir "
+    "provider_snapshot model_snapshot no_agent schedule schedule_display repeat enabled state paused_at "
+    "paused_reason created_at next_run_at last_run_at last_status last_error last_delivery_error deliver "
+    "origin latest_execution"
+).split()
+
+
+@dataclass(frozen=True, repr=False)
+class Job:
+    """A cron job as the server returns it (§7 "Job object"); unknown fields are kept in ``extra``.
+
+    ``state`` is ``scheduled``, ``paused``, ``completed`` or ``error``. ``latest_execution`` is only filled by
+    :meth:`JobsClient.list`. Times are timezone-aware datetimes.
+    """
+
+    id: str
+    name: str
+    prompt: str = ""
+    schedule: JobSchedule = field(default_factory=lambda: JobSchedule(kind="unknown", display=""))
+    schedule_display: str = ""
+    repeat: JobRepeat = field(default_factory=lambda: JobRepeat(times=None))
+    enabled: bool = True
+    state: str | None = None
+    deliver: str | None = None
+    skills: tuple[str, ...] = ()
+    skill: str | None = None
+    created_at: datetime | None = None
+    next_run_at: datetime | None = None
+    last_run_at: datetime | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    last_delivery_error: str | None = None
+    paused_at: datetime | None = None
+    paused_reason: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    script: str | None = None
+    context_from: Any = None
+    enabled_toolsets: Any = None
+    workdir: str | None = None
+    provider_snapshot: str | None = None
+    model_snapshot: str | None = None
+    no_agent: bool = False
+    origin: Mapping[str, Any] | None = None
+    latest_execution: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Job:
+        """Build from one job object of the server."""
+        times = ("created_at", "next_run_at", "last_run_at", "paused_at")
+        values: dict[str, Any] = {k: data.get(k) for k in _KNOWN if k in data}
+        for key in times:
+            values[key] = _parse_time(data.get(key))
+        values["schedule"] = JobSchedule.from_json(data.get("schedule"))
+        values["repeat"] = JobRepeat.from_json(data.get("repeat"))
+        values["skills"] = tuple(data.get("skills") or ())
+        values["enabled"] = bool(data.get("enabled", True))
+        values["no_agent"] = bool(data.get("no_agent", False))
+        values["prompt"] = data.get("prompt") or ""
+        values["schedule_display"] = data.get("schedule_display") or values["schedule"].display
+        values["name"] = str(data.get("name", ""))
+        values["id"] = str(data.get("id", ""))
+        extra = {k: v for k, v in data.items() if k not in _KNOWN}
+        return cls(**values, extra=extra, raw=dict(data))
+
+    def __repr__(self) -> str:
+        next_run = self.next_run_at.isoformat(timespec="seconds") if self.next_run_at else None
+        return (
+            f"Job(id={self.id!r}, name={self.name!r}, schedule={self.schedule_display!r}, state={self.state!r}, "
+            f"enabled={self.enabled}, next_run_at={next_run!r}, last_status={self.last_status!r})"
+        )
+
+
+class JobsClient:
+    """Async client for ``/api/jobs``. Use ``async with JobsClient(...) as jobs:`` or call :meth:`aclose`.
+
+    Jobs only run while a scheduler ticks (the gateway's 60 s ticker, or ``hermes cron tick``).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        url: str | None = None,
+        key: str | Secret | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if settings is None:
+            settings = Settings.resolve(api_url=url, api_key=key)
+        elif url is not None or key is not None:
+            settings = settings.with_(api_url=url or settings.api_url, api_key=key or settings.api_key)
+        self.settings = settings
+        self._http = HttpTransport(
+            settings.api_url,
+            settings.api_key,
+            connect_timeout=settings.connect_timeout,
+            request_timeout=settings.request_timeout,
+            missing_key_hint="pass key=... or set HERMES_API_KEY",
+            transport=transport,
+        )
+
+    async def aclose(self) -> None:
+        """Close connections; later calls raise HermesClosedError."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> JobsClient:
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._http.closed else "open"
+        return f"<JobsClient {self.settings.api_url} key={'set' if self.settings.api_key else 'none'} {state}>"
+
+    # --- reading ---
+
+    async def list(self, include_disabled: bool = False) -> builtins.list[Job]:
+        """All jobs; by default the server hides ``enabled: false`` ones (paused, finished one-shots)."""
+        params = {"include_disabled": "true"} if include_disabled else None
+        data = await self._http.request_json("GET", "/api/jobs", params=params)
+        return [Job.from_json(item) for item in data.get("jobs", [])]
+
+    async def get(self, job_id: str) -> Job:
+        """One job; HermesNotFoundError if there is none."""
+        return await self._job("GET", f"/api/jobs/{_check_job_id(job_id)}")
+
+    # --- writing ---
+
+    async def create(
+        self,
+        *,
+        name: str,
+        schedule: str,
+        prompt: str | None = None,
+        deliver: str | None = None,
+        skills: Sequence[str] | str | None = None,
+        repeat: int | None = None,
+    ) -> Job:
+        """Create a job. ``schedule``: ``every 30m``, a 5-field numeric cron (no ``@daily``, no ``MON``), an
+        ISO time, or a bare duration like ``2h`` (a one-shot). ``deliver`` defaults to ``local`` server-side.
+        ``repeat`` is a positive number of runs (omit for forever; one-shots default to 1).
+        """
+        body: dict[str, Any] = {"name": _check_name(name), "schedule": _check_schedule(schedule)}
+        if prompt is not None:
+            body["prompt"] = _check_prompt(prompt)
+        if deliver is not None:
+            body["deliver"] = _check_str(deliver, "deliver")
+        if skills is not None:
+            body["skills"] = _check_skills(skills)
+        if repeat is not None:
+            body["repeat"] = _check_repeat(repeat)  # create takes the bare int (api:4183)
+        return await self._job("POST", "/api/jobs", json_body=body, schedule=schedule)
+
+    async def update(self, job_id: str, **fields: Any) -> Job:
+        """Change some of ``name, schedule, prompt, deliver, skills, repeat, enabled``.
+
+        ``repeat`` is sent as ``{"times": N, "completed": 0}`` (``None`` means forever): the server stores a
+        bare int as-is, which breaks the job's next run (§7 "PATCH pitfalls"). ``enabled=False`` leaves
+        ``state: scheduled``; use :meth:`pause` to pause.
+        """
+        _check_job_id(job_id)
+        unknown = sorted(set(fields) - UPDATABLE_FIELDS)
+        if unknown:
+            raise HermesUsageError(
+                f"cannot update {', '.join(unknown)}; updatable fields: {', '.join(sorted(UPDATABLE_FIELDS))}"
+            )
+        if not fields:
+            raise HermesUsageError("update() needs at least one field to change")
+        body = {key: _CHECKS[key](value) for key, value in fields.items()}
+        return await self._job("PATCH", f"/api/jobs/{job_id}", json_body=body, schedule=fields.get("schedule"))
+
+    async def pause(self, job_id: str) -> Job:
+        """Pause: ``enabled: false``, ``state: paused`` (hidden from :meth:`list` unless include_disabled)."""
+        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/pause")
+
+    async def resume(self, job_id: str) -> Job:
+        """Resume; ``next_run_at`` is recomputed from now (a one-shot whose time passed is refused)."""
+        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/resume")
+
+    async def run(self, job_id: str) -> Job:
+        """Ask for a run soon. This only sets ``next_run_at`` to now (and enables the job); the job runs on
+        the scheduler's next tick, up to 60 s later, and only while a gateway or ``hermes cron tick`` runs.
+        The returned job still shows the previous ``last_run_at``; poll :meth:`get` for ``last_status``.
+        """
+        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/run")
+
+    async def delete(self, job_id: str) -> None:
+        """Delete the job and its output directory."""
+        await self._http.request_json("DELETE", f"/api/jobs/{_check_job_id(job_id)}")
+
+    async def _job(
+        self, method: str, path: str, *, json_body: object = None, schedule: str | None = None
+    ) -> Job:
+        try:
+            data = await self._http.request_json(method, path, json_body=json_body, validation_on_500=True)
+        except HermesValidationError as exc:
+            if schedule is None or exc.status != 500:
+                raise
+            detail = " ".join((exc.server_message or "no details").split())
+            raise HermesValidationError(
+                f"{exc.endpoint} refused the schedule {schedule!r}: {detail}",
+                status=exc.status,
+                endpoint=exc.endpoint,
+                server_message=exc.server_message,
+            ) from exc
+        return Job.from_json(data.get("job") or {})
+
+
+# --- validation before sending (the server 500s on some of these, e.g. a non-string name) --------------------
+
+
+def _check_str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise HermesUsageError(f"{what} must be a string; got {type(value).__name__}")
+    return value
+
+
+def _check_name(value: object) -> str:
+    name = _check_str(value, "name").strip()
+    if not name or len(name) > MAX_NAME_LENGTH:
+        raise HermesUsageError(f"name must be 1 to {MAX_NAME_LENGTH} characters")
+    return name
+
+
+def _check_schedule(value: object) -> str:
+    schedule = _check_str(value, "schedule").strip()
+    if not schedule:
+        raise HermesUsageError("schedule must not be empty")
+    return schedule
+
+
+def _check_prompt(value: object) -> str:
+    prompt = _check_str(value, "prompt")
+    if len(prompt) > MAX_PROMPT_LENGTH:
+        raise HermesUsageError(f"prompt must be at most {MAX_PROMPT_LENGTH} characters; got {len(prompt)}")
+    return prompt
+
+
+def _check_skills(value: object) -> builtins.list[str] | str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence) and all(isinstance(s, str) for s in value):
+        return builtins.list(value)
+    raise HermesUsageError("skills must be a skill name or a list of skill names")
+
+
+def _check_repeat(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HermesUsageError(f"repeat must be a positive integer; got {value!r}")
+    return value
+
+
+def _repeat_object(value: object) -> dict[str, int | None]:
+    return {"times": None if value is None else _check_repeat(value), "completed": 0}
+
+
+def _check_enabled(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise HermesUsageError(f"enabled must be True or False; got {value!r}")
+    return value
+
+
+_CHECKS = {
+    "name": _check_name,
+    "schedule": _check_schedule,
+    "prompt": _check_prompt,
+    "deliver": lambda v: _check_str(v, "deliver"),
+    "skills": _check_skills,
+    "repeat": _repeat_object,
+    "enabled": _check_enabled,
+}
