@@ -1,0 +1,142 @@
+// The composer: prompt textarea, image attachments, send / stop, queued indicator.
+// Ctrl+Enter (Cmd+Enter on macOS) sends; Enter alone is a newline. Sending while Hermes is busy is
+// allowed: the kernel queues the prompt and reports the count in the `queued` traitlet.
+
+import { h } from "../dom";
+import type { ImageAttachment, ViewMsg } from "../types";
+
+/** Largest image accepted, before base64 (which adds a third). */
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+
+export interface Composer {
+  readonly el: HTMLElement;
+  setBusy(busy: boolean): void;
+  setQueued(count: number): void;
+  /** Resolves when the current send (including reading attachments) is done. */
+  submit(): Promise<void>;
+}
+
+interface Pending {
+  name: string;
+  image: Promise<ImageAttachment>;
+}
+
+export function createComposer(send: (message: ViewMsg) => void): Composer {
+  const textarea = h("textarea", {
+    class: "hn-input",
+    rows: 3,
+    placeholder: "Message Hermes (Ctrl+Enter to send)",
+    "aria-label": "Message to Hermes",
+  });
+  const fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, tabindex: -1 });
+  const attach = h("button", { type: "button", class: "hn-attach", "aria-label": "Attach images" }, "Attach image");
+  const sendButton = h("button", { type: "button", class: "hn-send", title: "Send (Ctrl+Enter)" }, "Send");
+  const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response" }, "Stop");
+  const queued = h("span", { class: "hn-queued", role: "status", hidden: true });
+  const error = h("div", { class: "hn-composer-error", role: "alert", hidden: true });
+  const list = h("ul", { class: "hn-attachments", "aria-label": "Attached images" });
+  const el = h(
+    "div",
+    { class: "hn-composer" },
+    textarea,
+    list,
+    error,
+    h("div", { class: "hn-composer-actions" }, attach, fileInput, queued, h("span", { class: "hn-spacer" }), stop, sendButton),
+  );
+
+  let pending: Pending[] = [];
+
+  const showError = (text: string): void => {
+    error.textContent = text;
+    error.hidden = text === "";
+  };
+
+  const addFiles = (files: readonly File[]): void => {
+    const refused = files.filter((f) => !f.type.startsWith("image/"));
+    const tooBig = files.filter((f) => f.type.startsWith("image/") && f.size > MAX_IMAGE_BYTES);
+    const ok = files.filter((f) => f.type.startsWith("image/") && f.size <= MAX_IMAGE_BYTES);
+    const problems: string[] = [];
+    if (refused.length > 0) {
+      problems.push(`Only images can be attached; refused: ${refused.map((f) => f.name || f.type || "file").join(", ")}.`);
+    }
+    if (tooBig.length > 0) {
+      problems.push(`Images must be under ${MAX_IMAGE_BYTES / 1024 / 1024} MB; refused: ${tooBig.map((f) => f.name).join(", ")}.`);
+    }
+    showError(problems.join(" "));
+    for (const file of ok) {
+      const entry: Pending = { name: file.name || "pasted image", image: readImage(file) };
+      entry.image.catch(() => undefined); // reported at send time, not as an unhandled rejection
+      pending.push(entry);
+      const remove = h("button", { type: "button", class: "hn-attachment-remove", "aria-label": `Remove ${entry.name}` }, "×");
+      const item = h("li", { class: "hn-attachment" }, h("span", {}, entry.name), remove);
+      remove.addEventListener("click", () => {
+        pending = pending.filter((p) => p !== entry);
+        item.remove();
+        textarea.focus();
+      });
+      list.append(item);
+    }
+  };
+
+  const submit = async (): Promise<void> => {
+    const text = textarea.value;
+    const attached = pending;
+    if (text.trim() === "" && attached.length === 0) return;
+    let images: ImageAttachment[];
+    try {
+      images = await Promise.all(attached.map((p) => p.image));
+    } catch {
+      showError("An attached image could not be read; remove it and try again.");
+      return;
+    }
+    send({ type: "send", text, images });
+    textarea.value = "";
+    pending = [];
+    list.replaceChildren();
+    showError("");
+  };
+
+  textarea.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.isComposing) {
+      event.preventDefault();
+      void submit();
+    }
+  });
+  textarea.addEventListener("paste", (event) => {
+    const files = Array.from(event.clipboardData?.files ?? []);
+    if (files.length === 0) return; // plain text paste: leave it to the textarea
+    event.preventDefault();
+    addFiles(files);
+  });
+  attach.addEventListener("click", () => fileInput.click());
+  fileInput.addEventListener("change", () => {
+    addFiles(Array.from(fileInput.files ?? []));
+    fileInput.value = "";
+  });
+  sendButton.addEventListener("click", () => void submit());
+  stop.addEventListener("click", () => send({ type: "stop" }));
+
+  return {
+    el,
+    submit,
+    setBusy(busy) {
+      stop.hidden = !busy;
+      el.dataset.busy = String(busy);
+    },
+    setQueued(count) {
+      queued.hidden = count <= 0;
+      queued.textContent = count === 1 ? "1 message queued" : `${count} messages queued`;
+    },
+  };
+}
+
+/** Read an image file as base64 (without the `data:` prefix). */
+async function readImage(file: File): Promise<ImageAttachment> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  const chunk = 0x8000; // String.fromCharCode has an argument limit
+  for (let i = 0; i < bytes.length; i += chunk) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return { mime: file.type, data: btoa(binary) };
+}

@@ -1,0 +1,189 @@
+// Interaction cards hung on tool parts: approval, clarify, sudo and secret.
+//
+// - Every answer goes out once: the card disables itself on the first click or submit, and the
+//   request id is remembered for the life of the view, so a re-render of a still-pending card (the
+//   kernel has not patched it to "answered" yet) can't offer the buttons again.
+// - sudo/secret values are sent once with {type: "secret"} and the input is cleared. They are never
+//   written to model state (the model is saved with the notebook).
+
+import { h } from "../dom";
+import type { Interaction, ViewMsg } from "../types";
+
+export interface InteractionContext {
+  send(message: ViewMsg): void;
+  /** request ids already answered from this view */
+  answered: Set<string>;
+}
+
+export interface InteractionIds {
+  message_id: string;
+  part_id: string;
+}
+
+const APPROVAL_LABELS: Record<string, string> = {
+  once: "Allow once",
+  session: "Allow for this session",
+  always: "Always allow",
+  deny: "Deny",
+};
+const DEFAULT_APPROVAL_CHOICES = ["once", "session", "always", "deny"];
+
+const STATUS_TEXT: Record<Interaction["status"], string> = {
+  pending: "Waiting for your answer",
+  answered: "Answered",
+  cancelled: "Cancelled: the request was withdrawn",
+  expired: "Expired: no answer in time",
+};
+
+/** Build the card for an interaction in its current status. */
+export function renderInteraction(
+  interaction: Interaction,
+  ids: InteractionIds,
+  ctx: InteractionContext,
+): HTMLElement {
+  const { kind, status } = interaction;
+  const sent = status === "pending" && ctx.answered.has(interaction.request_id);
+  const card = h("div", {
+    class: `hn-interaction hn-interaction-${kind}`,
+    "data-kind": kind,
+    "data-status": sent ? "sent" : status,
+    "data-request-id": interaction.request_id,
+    role: "group",
+    "aria-label": `${TITLES[kind]} request`,
+  });
+  card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
+  if (interaction.command) card.append(h("pre", { class: "hn-interaction-command" }, h("code", {}, interaction.command)));
+  if (interaction.question) card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
+  if (interaction.description) {
+    card.append(h("p", { class: "hn-interaction-description" }, interaction.description));
+  }
+  const active = status === "pending" && !sent;
+  const respond = (response: string, shown: string): void => {
+    if (!lock(card, ctx, interaction)) return;
+    ctx.send({ type: "respond", ...ids, request_id: interaction.request_id, response });
+    showOutcome(card, `Sent: ${shown}`);
+  };
+
+  if (kind === "approval") {
+    const choices = interaction.choices.length > 0 ? interaction.choices : DEFAULT_APPROVAL_CHOICES;
+    card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
+  } else if (kind === "clarify") {
+    if (interaction.choices.length > 0) card.append(choiceButtons(interaction.choices, active, (c) => c, respond));
+    card.append(freeTextForm(active, respond));
+  } else {
+    card.append(secretForm(interaction, ids, ctx, card, active));
+  }
+
+  const outcome = h("p", { class: "hn-interaction-outcome", role: "status" });
+  card.append(outcome);
+  if (sent) outcome.textContent = "Answer sent, waiting for Hermes";
+  else if (status === "answered") outcome.textContent = answeredText(interaction);
+  else if (status !== "pending") outcome.textContent = STATUS_TEXT[status];
+  return card;
+}
+
+const TITLES: Record<Interaction["kind"], string> = {
+  approval: "Approval needed",
+  clarify: "Hermes has a question",
+  sudo: "Sudo password needed",
+  secret: "Secret needed",
+};
+
+function answeredText(interaction: Interaction): string {
+  if (interaction.kind === "sudo" || interaction.kind === "secret") return "Answered (value hidden)";
+  const response = interaction.response ?? "";
+  const label = interaction.kind === "approval" ? (APPROVAL_LABELS[response] ?? response) : response;
+  return label ? `Answered: ${label}` : STATUS_TEXT.answered;
+}
+
+/** Disable the card at once; false if it was already answered from here. */
+function lock(card: HTMLElement, ctx: InteractionContext, interaction: Interaction): boolean {
+  if (ctx.answered.has(interaction.request_id)) return false;
+  ctx.answered.add(interaction.request_id);
+  card.dataset.status = "sent";
+  for (const control of Array.from(card.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input"))) {
+    control.disabled = true;
+  }
+  return true;
+}
+
+function showOutcome(card: HTMLElement, text: string): void {
+  const outcome = card.querySelector(".hn-interaction-outcome");
+  if (outcome) outcome.textContent = text;
+}
+
+function choiceButtons(
+  choices: readonly string[],
+  active: boolean,
+  label: (choice: string) => string,
+  respond: (response: string, shown: string) => void,
+): HTMLElement {
+  const row = h("div", { class: "hn-interaction-choices" });
+  for (const choice of choices) {
+    const button = h(
+      "button",
+      { type: "button", class: "hn-choice", "data-choice": choice, disabled: !active },
+      label(choice),
+    );
+    if (choice === "deny") button.classList.add("hn-choice-deny");
+    button.addEventListener("click", () => respond(choice, label(choice)));
+    row.append(button);
+  }
+  return row;
+}
+
+function freeTextForm(active: boolean, respond: (response: string, shown: string) => void): HTMLElement {
+  const input = h("input", {
+    type: "text",
+    class: "hn-answer",
+    "aria-label": "Your answer",
+    placeholder: "Type an answer",
+    disabled: !active,
+  });
+  const submit = h("button", { type: "submit", class: "hn-answer-submit", disabled: !active }, "Answer");
+  const form = h("form", { class: "hn-interaction-form" }, input, submit);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (text) respond(text, text);
+  });
+  return form;
+}
+
+function secretForm(
+  interaction: Interaction,
+  ids: InteractionIds,
+  ctx: InteractionContext,
+  card: HTMLElement,
+  active: boolean,
+): HTMLElement {
+  const kind = interaction.kind === "sudo" ? "sudo" : "secret";
+  const label = kind === "sudo" ? "Sudo password" : "Secret value";
+  const input = h("input", {
+    type: "password",
+    class: "hn-secret-input",
+    "aria-label": label,
+    autocomplete: "off",
+    spellcheck: "false",
+    disabled: !active,
+  });
+  const submit = h("button", { type: "submit", class: "hn-secret-submit", disabled: !active }, "Send");
+  const form = h("form", { class: "hn-interaction-form" }, input, submit);
+  const answer = (value: string, shown: string): void => {
+    if (!lock(card, ctx, interaction)) return;
+    input.value = ""; // cleared before anything else can read it
+    ctx.send({ type: "secret", ...ids, request_id: interaction.request_id, kind, value });
+    showOutcome(card, shown);
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.value !== "") answer(input.value, "Sent (value hidden)");
+  });
+  if (kind === "secret") {
+    // Hermes reads an empty secret as "skipped" (dashboard-protocol.md, secret.request).
+    const skip = h("button", { type: "button", class: "hn-secret-skip", disabled: !active }, "Skip");
+    skip.addEventListener("click", () => answer("", "Skipped"));
+    form.append(skip);
+  }
+  return form;
+}

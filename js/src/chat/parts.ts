@@ -1,0 +1,177 @@
+// DOM for one part of a message. Each part owns a stable element; `update(part)` patches it in place
+// and touches nothing else, so streaming into one part never rebuilds its neighbours (the view calls
+// update only for parts whose object changed, at most once per animation frame).
+
+import { copyButton, h, setAttr, setText } from "../dom";
+import type { Part } from "../types";
+import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
+import { renderMarkdownInto } from "./markdown";
+
+/** Longest tool result shown before "Show all". */
+export const RESULT_PREVIEW_CHARS = 2000;
+
+export interface PartView {
+  readonly el: HTMLElement;
+  part: Part;
+  update(part: Part): void;
+}
+
+export interface PartContext extends InteractionContext {
+  /** user text is shown verbatim, assistant text as markdown */
+  role: "user" | "assistant";
+}
+
+export function createPartView(part: Part, messageId: string, ctx: PartContext): PartView {
+  const el = h("div", { class: `hn-part hn-part-${part.kind}`, "data-part-id": part.id, "data-kind": part.kind });
+  const ids = { message_id: messageId, part_id: part.id };
+  const view =
+    part.kind === "tool"
+      ? toolView(el, ids, ctx)
+      : part.kind === "reasoning"
+        ? reasoningView(el)
+        : textView(el, ctx.role);
+  view.update(part);
+  return view;
+}
+
+function textView(el: HTMLElement, role: PartContext["role"]): PartView {
+  const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
+  el.append(body);
+  let shown: string | null = null;
+  return {
+    el,
+    part: null as unknown as Part,
+    update(part) {
+      this.part = part;
+      if (part.text === shown) return;
+      shown = part.text;
+      if (role === "user") setText(body, part.text);
+      else renderMarkdownInto(body, part.text);
+    },
+  };
+}
+
+function reasoningView(el: HTMLElement): PartView {
+  const summary = h("summary", {}, "Reasoning");
+  const body = h("div", { class: "hn-markdown hn-reasoning-body" });
+  const details = h("details", { class: "hn-reasoning" }, summary, body);
+  el.append(details);
+  let shown: string | null = null;
+  const view: PartView = {
+    el,
+    part: null as unknown as Part,
+    update(part) {
+      this.part = part;
+      // Closed reasoning isn't rendered at all; it catches up when opened.
+      if (details.open && part.text !== shown) {
+        shown = part.text;
+        renderMarkdownInto(body, part.text);
+      }
+    },
+  };
+  details.addEventListener("toggle", () => view.update(view.part));
+  return view;
+}
+
+function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext): PartView {
+  const name = h("span", { class: "hn-tool-name" });
+  const status = h("span", { class: "hn-tool-status", role: "status" });
+  const duration = h("span", { class: "hn-tool-duration" });
+  const preview = h("code", { class: "hn-tool-preview" });
+  const header = h("div", { class: "hn-tool-header" }, name, preview, status, duration);
+  const argsBody = h("pre", { class: "hn-tool-arguments" });
+  const args = h("details", { class: "hn-tool-args" }, h("summary", {}, "Arguments"), argsBody);
+  const resultSummary = h("summary", {});
+  const resultBody = h("pre", { class: "hn-tool-result-body" });
+  const showAll = h("button", { type: "button", class: "hn-show-all" }, "Show all");
+  const result = h(
+    "details",
+    { class: "hn-tool-result" },
+    resultSummary,
+    h("div", { class: "hn-tool-result-actions" }, copyButton(() => resultText, "Copy result"), showAll),
+    resultBody,
+  );
+  const interactionSlot = h("div", { class: "hn-interaction-slot" });
+  const card = h("div", { class: "hn-tool" }, header, args, result, interactionSlot);
+  el.append(card);
+
+  let resultText = "";
+  let expanded = false;
+  let interactionKey: string | null = null;
+  const showResult = (): void => {
+    const full = expanded || resultText.length <= RESULT_PREVIEW_CHARS;
+    setText(resultBody, full ? resultText : `${resultText.slice(0, RESULT_PREVIEW_CHARS)}…`);
+    showAll.hidden = full;
+    showAll.textContent = `Show all (${resultText.length.toLocaleString()} characters)`;
+  };
+  showAll.addEventListener("click", () => {
+    expanded = true;
+    result.open = true;
+    showResult();
+  });
+
+  return {
+    el,
+    part: null as unknown as Part,
+    update(part) {
+      this.part = part;
+      const state = part.status ?? "running";
+      setAttr(card, "data-status", state);
+      setText(name, part.name ?? "tool");
+      setText(status, STATUS_LABELS[state] ?? state);
+      setText(duration, part.duration === null ? "" : formatDuration(part.duration));
+
+      const argsText = stringify(part.arguments);
+      setText(preview, part.preview ?? oneLine(argsText));
+      preview.hidden = preview.textContent === "";
+      setText(argsBody, argsText);
+      args.hidden = argsText === "";
+
+      const text = part.result === null || part.result === undefined ? "" : stringify(part.result);
+      if (text !== resultText) {
+        resultText = text;
+        resultSummary.textContent = `${state === "error" ? "Error" : "Result"} · ${text.length.toLocaleString()} characters`;
+        showResult();
+      }
+      result.hidden = text === "";
+
+      // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
+      // or secret input survives unrelated patches to the tool (status, duration, result).
+      const interaction = part.interaction;
+      const key = interaction === null ? null : JSON.stringify(interaction);
+      if (key !== interactionKey) {
+        interactionKey = key;
+        if (interaction === null) interactionSlot.replaceChildren();
+        else interactionSlot.replaceChildren(renderInteraction(interaction, ids, ctx));
+      }
+    },
+  };
+}
+
+const STATUS_LABELS: Record<string, string> = {
+  running: "Running…",
+  completed: "Done",
+  error: "Error",
+  cancelled: "Cancelled",
+};
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+function stringify(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+function oneLine(text: string, max = 120): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}

@@ -1,0 +1,156 @@
+// Shapes shared with the Python side. Names mirror docs/architecture.md field for field
+// ("Turn model" for Message/Part/Interaction and change records, "Widget comm protocol" for the
+// traitlets and custom messages). Change them only together with that document.
+
+export type MessageStatus = "streaming" | "queued" | "complete" | "interrupted" | "error" | "cancelled";
+export type PartKind = "reasoning" | "text" | "tool";
+export type ToolStatus = "running" | "completed" | "error" | "cancelled";
+export type InteractionKind = "approval" | "clarify" | "sudo" | "secret";
+export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";
+
+export interface Interaction {
+  kind: InteractionKind;
+  request_id: string;
+  status: InteractionStatus;
+  command: string | null;
+  question: string | null;
+  description: string | null;
+  choices: string[];
+  /** A sudo/secret answer is recorded as "********", never the value. */
+  response: string | null;
+}
+
+export interface Part {
+  id: string;
+  kind: PartKind;
+  text: string;
+  name: string | null;
+  status: ToolStatus | null;
+  arguments: string | Record<string, unknown> | null;
+  preview: string | null;
+  result: unknown;
+  duration: number | null;
+  interaction: Interaction | null;
+}
+
+export type Usage = Record<string, unknown>;
+
+export interface Message {
+  id: string;
+  role: "user" | "assistant";
+  status: MessageStatus;
+  parts: Part[];
+  usage: Usage | null;
+  error: string | null;
+}
+
+// ---- change records (applied in order by every view) ----
+
+export interface MessageChange {
+  op: "message";
+  message: Message;
+}
+export interface PartChange {
+  op: "part";
+  message_id: string;
+  part: Part;
+}
+export interface AppendChange {
+  op: "append";
+  message_id: string;
+  part_id: string;
+  text: string;
+}
+export interface PatchChange {
+  op: "patch";
+  message_id: string;
+  part_id: string;
+  fields: Partial<Omit<Part, "id" | "kind">>;
+}
+export interface FinishChange {
+  op: "finish";
+  message_id: string;
+  status: MessageStatus;
+  usage: Usage | null;
+  error: string | null;
+}
+export type Change = MessageChange | PartChange | AppendChange | PatchChange | FinishChange;
+
+// ---- synced traitlets ----
+
+export interface SessionInfo {
+  id: string;
+  title: string | null;
+}
+export type ConnectionStatus = "connected" | "disconnected" | "reconnecting" | "reconnected";
+export interface Connection {
+  status: ConnectionStatus;
+  retry_in: number | null;
+  message: string | null;
+}
+
+export interface ChatState {
+  /** "chat": composer and session controls; "turn": the conversation only (the `%hermes` live turn).
+   *  Not in docs/architecture.md yet; set by hermes_notebook/widgets/_stream.py. */
+  mode?: "chat" | "turn";
+  /** True while history or a session switch loads (Chat only; not in docs/architecture.md yet). */
+  loading?: boolean;
+  messages: Message[];
+  session: SessionInfo | null;
+  sessions: SessionInfo[];
+  connection: Connection | null;
+  busy: boolean;
+  queued: number;
+  notice: string;
+}
+
+// ---- custom messages ----
+
+/** Kernel -> browser. */
+export type KernelMsg =
+  | { type: "changes"; seq: number; changes: Change[] }
+  | { type: "snapshot"; seq: number; messages: Message[] };
+
+export interface ImageAttachment {
+  mime: string;
+  /** base64, no `data:` prefix */
+  data: string;
+}
+
+/** Browser -> kernel. */
+export type ViewMsg =
+  | { type: "snapshot" }
+  | { type: "send"; text: string; images: ImageAttachment[] }
+  | { type: "stop" }
+  | { type: "respond"; message_id: string; part_id: string; request_id: string; response: string }
+  | {
+      type: "secret";
+      message_id: string;
+      part_id: string;
+      request_id: string;
+      kind: "sudo" | "secret";
+      value: string;
+    }
+  | { type: "new_session" }
+  | { type: "switch_session"; session_id: string }
+  | { type: "refresh" };
+
+// ---- the anywidget model, typed over its state (after @anywidget/types AnyModel<T>) ----
+
+export type Callback = (...args: any[]) => void;
+
+export interface AnyModel<T> {
+  get<K extends keyof T & string>(key: K): T[K];
+  set<K extends keyof T & string>(key: K, value: T[K]): void;
+  on(name: string, callback: Callback): void;
+  off(name?: string | null, callback?: Callback | null): void;
+  save_changes(): void;
+  send(content: unknown, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;
+}
+
+export type ChatModel = AnyModel<ChatState>;
+
+export interface RenderProps<T> {
+  model: AnyModel<T>;
+  el: HTMLElement;
+}

@@ -1,0 +1,192 @@
+import { afterEach, describe, expect, it } from "vitest";
+
+import { createChatView } from "../src/chat/view";
+import type { ChatState, Interaction } from "../src/types";
+import { FakeModel } from "./fake-model";
+import { chatState, interaction, message, toolPart } from "./fixtures";
+
+const A = "assistant:t1";
+const TOOL = "tool:call_1";
+
+function setup(ask: Interaction) {
+  const model = new FakeModel<ChatState>(chatState());
+  const host = document.createElement("div");
+  document.body.append(host);
+  const frames: (() => void)[] = [];
+  const view = createChatView(model, host, { schedule: (cb) => (frames.push(cb), () => undefined) });
+  const flush = () => frames.splice(0).forEach((cb) => cb());
+  model.kernelSend({
+    type: "snapshot",
+    seq: 1,
+    messages: [message({ id: A, parts: [toolPart(TOOL, { name: "terminal", interaction: ask })] })],
+  });
+  flush();
+  let seq = 1;
+  const patch = (fields: Partial<Interaction>) => {
+    model.kernelSend({
+      type: "changes",
+      seq: ++seq,
+      changes: [{ op: "patch", message_id: A, part_id: TOOL, fields: { interaction: { ...ask, ...fields } } }],
+    });
+    flush();
+  };
+  const card = () => host.querySelector<HTMLElement>(".hn-interaction")!;
+  const buttons = () => Array.from(card().querySelectorAll<HTMLButtonElement>("button"));
+  const responses = () => model.sentOfType("respond");
+  return { model, host, view, patch, card, buttons, responses, flush };
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe("approval", () => {
+  const ask = interaction({
+    kind: "approval",
+    request_id: "approval-1",
+    command: "rm -rf build/",
+    description: "recursive delete",
+    choices: ["once", "session", "always", "deny"],
+  });
+
+  it("shows the command, the description and one real button per choice", () => {
+    const { card, buttons } = setup(ask);
+    expect(card().dataset.status).toBe("pending");
+    expect(card().querySelector(".hn-interaction-command")!.textContent).toBe("rm -rf build/");
+    expect(card().querySelector(".hn-interaction-description")!.textContent).toBe("recursive delete");
+    expect(buttons().map((b) => [b.dataset.choice, b.textContent, b.type, b.disabled])).toEqual([
+      ["once", "Allow once", "button", false],
+      ["session", "Allow for this session", "button", false],
+      ["always", "Always allow", "button", false],
+      ["deny", "Deny", "button", false],
+    ]);
+  });
+
+  it("sends exactly one respond with the right ids, then disables every button", () => {
+    const { card, buttons, responses } = setup(ask);
+    const always = buttons().find((b) => b.dataset.choice === "always")!;
+    always.click();
+    always.click();
+    buttons()[3]!.click();
+    expect(responses()).toEqual([
+      { type: "respond", message_id: A, part_id: TOOL, request_id: "approval-1", response: "always" },
+    ]);
+    expect(buttons().every((b) => b.disabled)).toBe(true);
+    expect(card().dataset.status).toBe("sent");
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Sent: Always allow");
+  });
+
+  it("stays locked when the still-pending card is rebuilt, and shows the answer once confirmed", () => {
+    const { card, buttons, responses, patch } = setup(ask);
+    buttons()[0]!.click();
+    const first = card();
+    patch({ description: "recursive delete (re-sent)" }); // same request, still pending: card rebuilt
+    expect(card()).not.toBe(first);
+    expect(card().dataset.status).toBe("sent");
+    expect(buttons().every((b) => b.disabled)).toBe(true);
+    buttons()[1]!.click();
+    expect(responses()).toHaveLength(1);
+    patch({ status: "answered", response: "once" });
+    expect(card().dataset.status).toBe("answered");
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: Allow once");
+    expect(buttons().every((b) => b.disabled)).toBe(true);
+  });
+
+  it.each([
+    ["cancelled", "Cancelled: the request was withdrawn"],
+    ["expired", "Expired: no answer in time"],
+  ] as const)("%s: says so, and its buttons are disabled and send nothing", (status, text) => {
+    const { card, buttons, responses, patch } = setup(ask);
+    patch({ status });
+    expect(card().dataset.status).toBe(status);
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe(text);
+    expect(buttons().length).toBe(4);
+    expect(buttons().every((b) => b.disabled)).toBe(true);
+    buttons()[0]!.click();
+    expect(responses()).toEqual([]);
+  });
+
+  it("offers the four standard choices when the request lists none", () => {
+    const { buttons } = setup({ ...ask, choices: [] });
+    expect(buttons().map((b) => b.dataset.choice)).toEqual(["once", "session", "always", "deny"]);
+  });
+});
+
+describe("clarify", () => {
+  const ask = interaction({ kind: "clarify", request_id: "clar-7", question: "Which file?", choices: ["a.py", "b.py"] });
+
+  it("answers with a choice button", () => {
+    const { card, buttons, responses } = setup(ask);
+    expect(card().querySelector(".hn-interaction-question")!.textContent).toBe("Which file?");
+    buttons().find((b) => b.dataset.choice === "b.py")!.click();
+    expect(responses()).toEqual([
+      { type: "respond", message_id: A, part_id: TOOL, request_id: "clar-7", response: "b.py" },
+    ]);
+    expect(card().querySelector<HTMLInputElement>("input.hn-answer")!.disabled).toBe(true);
+  });
+
+  it("answers with free text, once", () => {
+    const { card, responses } = setup(ask);
+    const input = card().querySelector<HTMLInputElement>("input.hn-answer")!;
+    const form = card().querySelector("form")!;
+    form.dispatchEvent(new Event("submit", { cancelable: true })); // empty: nothing sent
+    input.value = "  c.py  ";
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    expect(responses()).toEqual([
+      { type: "respond", message_id: A, part_id: TOOL, request_id: "clar-7", response: "c.py" },
+    ]);
+  });
+
+  it("keeps a half-typed answer while unrelated tool fields change", () => {
+    const { host, card, model, flush } = setup(ask);
+    card().querySelector<HTMLInputElement>("input.hn-answer")!.value = "half";
+    model.kernelSend({ type: "changes", seq: 5, changes: [{ op: "patch", message_id: A, part_id: TOOL, fields: { duration: 3 } }] });
+    flush();
+    expect(host.querySelector<HTMLInputElement>("input.hn-answer")!.value).toBe("half");
+  });
+});
+
+describe.each(["sudo", "secret"] as const)("%s", (kind) => {
+  const ask = interaction({ kind, request_id: `${kind}-1`, question: "Password for sudo", description: "needed by apt" });
+  const SECRET = "hunter2-very-secret";
+
+  it("sends the value once in a secret message, clears the input and never stores it", () => {
+    const { model, card, host } = setup(ask);
+    const input = card().querySelector<HTMLInputElement>("input.hn-secret-input")!;
+    expect(input.type).toBe("password");
+    expect(input.autocomplete).toBe("off");
+    input.value = SECRET;
+    const form = card().querySelector("form")!;
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    expect(model.sentOfType("secret")).toEqual([
+      { type: "secret", message_id: A, part_id: TOOL, request_id: `${kind}-1`, kind, value: SECRET },
+    ]);
+    expect(model.sentOfType("respond")).toEqual([]);
+    expect(input.value).toBe("");
+    expect(input.disabled).toBe(true);
+    expect(model.writes).toEqual([]);
+    expect(model.saves).toBe(0);
+    expect(JSON.stringify(model.state)).not.toContain(SECRET);
+    expect(host.innerHTML).not.toContain(SECRET);
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Sent (value hidden)");
+  });
+
+  it("shows an answered request without its value", () => {
+    const { card, patch } = setup(ask);
+    patch({ status: "answered", response: "********" });
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered (value hidden)");
+    expect(card().querySelector<HTMLInputElement>("input.hn-secret-input")!.disabled).toBe(true);
+  });
+});
+
+describe("secret skip", () => {
+  it("sends an empty value, which Hermes reads as skipped", () => {
+    const { model, card } = setup(interaction({ kind: "secret", request_id: "s-9", question: "OPENAI_API_KEY" }));
+    card().querySelector<HTMLButtonElement>(".hn-secret-skip")!.click();
+    expect(model.sentOfType("secret")).toEqual([
+      { type: "secret", message_id: A, part_id: TOOL, request_id: "s-9", kind: "secret", value: "" },
+    ]);
+  });
+});

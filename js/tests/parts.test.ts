@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+
+import { formatUsage } from "../src/chat/message";
+import { createPartView, formatDuration, RESULT_PREVIEW_CHARS, type PartContext } from "../src/chat/parts";
+import type { ViewMsg } from "../src/types";
+import { part, textPart, toolPart } from "./fixtures";
+
+function context(role: PartContext["role"] = "assistant"): PartContext & { sent: ViewMsg[] } {
+  const sent: ViewMsg[] = [];
+  return { role, sent, send: (m) => sent.push(m), answered: new Set() };
+}
+
+describe("reasoning", () => {
+  it("is collapsed by default and renders (and keeps streaming) once opened", () => {
+    const view = createPartView(part({ id: "reasoning:0", kind: "reasoning", text: "step **one**" }), "assistant:t", context());
+    const details = view.el.querySelector<HTMLDetailsElement>("details.hn-reasoning")!;
+    const body = view.el.querySelector(".hn-reasoning-body")!;
+    expect(details.open).toBe(false);
+    expect(body.textContent).toBe(""); // not rendered while closed
+    details.open = true;
+    details.dispatchEvent(new Event("toggle"));
+    expect(body.querySelector("strong")!.textContent).toBe("one");
+    view.update(part({ id: "reasoning:0", kind: "reasoning", text: "step **one**, step two" }));
+    expect(body.textContent!.trim()).toBe("step one, step two");
+    expect(view.el.querySelector("details")).toBe(details);
+  });
+});
+
+describe("text", () => {
+  it("renders assistant text as markdown and user text verbatim", () => {
+    const assistant = createPartView(textPart("text:0", "# Title\n\n*hi*"), "assistant:t", context());
+    expect(assistant.el.querySelector("h1")!.textContent).toBe("Title");
+    const user = createPartView(textPart("text:0", "# not a title\n*literal*"), "user:t", context("user"));
+    expect(user.el.querySelector("h1")).toBeNull();
+    expect(user.el.textContent).toBe("# not a title\n*literal*");
+  });
+});
+
+describe("tool card", () => {
+  it("shows name, preview, arguments, status and duration", () => {
+    const view = createPartView(
+      toolPart("tool:c1", { name: "read_file", arguments: { path: "a.py" }, status: "running" }),
+      "assistant:t",
+      context(),
+    );
+    const card = view.el.querySelector<HTMLElement>(".hn-tool")!;
+    expect(card.dataset.status).toBe("running");
+    expect(card.querySelector(".hn-tool-name")!.textContent).toBe("read_file");
+    expect(card.querySelector(".hn-tool-preview")!.textContent).toBe('{ "path": "a.py" }');
+    expect(card.querySelector(".hn-tool-arguments")!.textContent).toBe('{\n  "path": "a.py"\n}');
+    expect(card.querySelector(".hn-tool-status")!.textContent).toBe("Running…");
+    expect(card.querySelector<HTMLElement>(".hn-tool-result")!.hidden).toBe(true);
+    view.update(toolPart("tool:c1", { name: "read_file", status: "cancelled", duration: 0.042 }));
+    expect(card.dataset.status).toBe("cancelled");
+    expect(card.querySelector(".hn-tool-status")!.textContent).toBe("Cancelled");
+    expect(card.querySelector(".hn-tool-duration")!.textContent).toBe("42 ms");
+  });
+
+  it("caps a long result, collapsed, with a Show all button", () => {
+    const long = "x".repeat(RESULT_PREVIEW_CHARS + 500);
+    const view = createPartView(toolPart("tool:c1", { status: "completed", result: long }), "assistant:t", context());
+    const result = view.el.querySelector<HTMLDetailsElement>("details.hn-tool-result")!;
+    const body = view.el.querySelector(".hn-tool-result-body")!;
+    const showAll = view.el.querySelector<HTMLButtonElement>("button.hn-show-all")!;
+    expect(result.open).toBe(false);
+    expect(result.hidden).toBe(false);
+    expect(body.textContent).toHaveLength(RESULT_PREVIEW_CHARS + 1); // + the ellipsis
+    expect(showAll.hidden).toBe(false);
+    expect(showAll.textContent).toBe("Show all (2,500 characters)");
+    showAll.click();
+    expect(result.open).toBe(true);
+    expect(body.textContent).toBe(long);
+    expect(showAll.hidden).toBe(true);
+  });
+
+  it("shows a short structured result whole, as JSON", () => {
+    const view = createPartView(toolPart("tool:c1", { status: "completed", result: { ok: true } }), "assistant:t", context());
+    expect(view.el.querySelector(".hn-tool-result-body")!.textContent).toBe('{\n  "ok": true\n}');
+    expect(view.el.querySelector<HTMLButtonElement>(".hn-show-all")!.hidden).toBe(true);
+  });
+});
+
+describe("formatting", () => {
+  it("formats durations", () => {
+    expect([0.2, 1.25, 75].map(formatDuration)).toEqual(["200 ms", "1.3 s", "1 min 15 s"]);
+  });
+
+  it("formats usage from whichever fields are present", () => {
+    expect(formatUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })).toBe("10 in · 5 out · 15 total tokens");
+    expect(formatUsage({ cost_usd: 0.5, model: "x" })).toBe("Usage: cost_usd 0.5");
+    expect(formatUsage(null)).toBe("");
+    expect(formatUsage({})).toBe("");
+  });
+});

@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+
+import { isSafeUrl, markdownToHtml, renderMarkdownInto, sanitizeHtml } from "../src/chat/markdown";
+import { createChatView } from "../src/chat/view";
+import type { ChatState } from "../src/types";
+import { FakeModel } from "./fake-model";
+import { chatState, interaction, message, textPart, toolPart, userMessage } from "./fixtures";
+
+// Injection strings model output might carry, raw and wrapped in markdown constructs.
+const CORPUS = [
+  "<script>alert(1)</script>",
+  "<SCRIPT SRC=https://evil.example/x.js></SCRIPT>",
+  "<img src=x onerror=alert(1)>",
+  '<img src="x" onerror="alert(1)"/>',
+  "<svg onload=alert(1)>",
+  "<svg><script>alert(1)</script></svg>",
+  '<iframe src="javascript:alert(1)"></iframe>',
+  '<iframe srcdoc="<script>alert(1)</script>"></iframe>',
+  '<object data="javascript:alert(1)"></object>',
+  '<embed src="javascript:alert(1)">',
+  '<div style="width: expression(alert(1))">x</div>',
+  "<style>body{background:url(javascript:alert(1))}</style>",
+  '<a href="javascript:alert(1)">click</a>',
+  "[click](javascript:alert(1))",
+  "[click](JaVaScRiPt:alert(1))",
+  "[click](java\tscript:alert(1))",
+  "[click](&#106;avascript:alert(1))",
+  "[click](&#x6A;avascript&#58;alert(1))",
+  "[click](vbscript:msgbox(1))",
+  "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+  "![img](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
+  '![x" onerror="alert(1)](https://example.com/a.png)',
+  "![x](javascript:alert(1))",
+  "<javascript:alert(1)>",
+  '<a href="https://ok.example" onclick="alert(1)">ok</a>',
+  '<details open ontoggle=alert(1)>',
+  '<body onload=alert(1)>',
+  '<input autofocus onfocus=alert(1)>',
+  '<form action="javascript:alert(1)"><button>go</button></form>',
+  '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)></style></mglyph></table></mtext></math>',
+  '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
+  "&lt;script&gt;alert(1)&lt;/script&gt;",
+  "```html\n<script>alert(1)</script>\n```",
+  "`<img src=x onerror=alert(1)>`",
+  "[link](https://example.com \"title\\\" onmouseover=\\\"alert(1)\")",
+  "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+  '<link rel="import" href="https://evil.example">',
+  '<base href="javascript:alert(1)//">',
+];
+
+/** Every way the corpus could become live content: returns a list of problems found. */
+function problems(root: ParentNode): string[] {
+  const found: string[] = [];
+  for (const el of Array.from(root.querySelectorAll("*"))) {
+    const tag = el.tagName.toLowerCase();
+    if (["script", "iframe", "object", "embed", "style", "form", "meta", "link", "base", "frame"].includes(tag)) {
+      found.push(`<${tag}>`);
+    }
+    for (const attr of Array.from(el.attributes)) {
+      if (/^on/i.test(attr.name)) found.push(`${tag}[${attr.name}]`);
+      if (["href", "src", "action", "formaction", "xlink:href", "data", "srcdoc"].includes(attr.name.toLowerCase())) {
+        const value = attr.value.replace(/[\u0000-\u0020]/g, "").toLowerCase();
+        if (!/^(https?:|mailto:)/.test(value)) found.push(`${tag}[${attr.name}=${attr.value}]`);
+      }
+      if (attr.name === "style") found.push(`${tag}[style]`);
+    }
+  }
+  return found;
+}
+
+describe("sanitizing model output", () => {
+  it("has a corpus of at least 20 injection strings", () => {
+    expect(CORPUS.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("the checker flags live content (it is not vacuous)", () => {
+    const raw = document.createElement("div");
+    raw.innerHTML = '<img src=x onerror=alert(1)><a href="javascript:alert(1)">a</a><iframe></iframe><p style="x">';
+    expect(problems(raw)).toEqual(["img[src=x]", "img[onerror]", "a[href=javascript:alert(1)]", "<iframe>", "p[style]"]);
+  });
+
+  it.each(CORPUS)("second layer alone (DOMPurify on raw HTML): %s is neutralised", (source) => {
+    expect(problems(new DOMParser().parseFromString(sanitizeHtml(source), "text/html").body)).toEqual([]);
+  });
+
+  it.each(CORPUS)("markdown: %s renders inert", (source) => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, source);
+    expect(problems(target)).toEqual([]);
+    expect(problems(new DOMParser().parseFromString(markdownToHtml(source), "text/html"))).toEqual([]);
+  });
+
+  it("shows raw HTML as text", () => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, "<b>bold</b> <script>alert(1)</script>");
+    expect(target.querySelector("b")).toBeNull();
+    expect(target.textContent).toContain("<script>alert(1)</script>");
+  });
+
+  it("keeps safe links, opening them in a new tab without an opener", () => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, "[docs](https://example.com/a) and mailto:me@example.com and https://auto.example");
+    const links = Array.from(target.querySelectorAll("a"));
+    expect(links.map((a) => a.getAttribute("href"))).toEqual([
+      "https://example.com/a",
+      "mailto:me@example.com",
+      "https://auto.example",
+    ]);
+    for (const a of links) {
+      expect(a.getAttribute("target")).toBe("_blank");
+      expect(a.getAttribute("rel")).toBe("noopener noreferrer");
+    }
+  });
+
+  it("does not link relative or scripted targets", () => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, "[rel](/api/kernels) [frag](#x) [js](javascript:alert(1))");
+    expect(target.querySelectorAll("a")).toHaveLength(0);
+    expect(isSafeUrl(" https://ok.example")).toBe(true);
+    expect(isSafeUrl("java\nscript:alert(1)")).toBe(false);
+  });
+
+  it.each(CORPUS)("every text slot of the chat view: %s renders inert", (evil) => {
+    const model = new FakeModel<ChatState>(
+      chatState({
+        session: { id: "s1", title: evil },
+        sessions: [{ id: "s1", title: evil }],
+        notice: evil,
+        connection: { status: "disconnected", retry_in: null, message: evil },
+        messages: [
+          userMessage("t1", evil),
+          message({
+            id: "assistant:t1",
+            status: "error",
+            error: evil,
+            parts: [
+              { ...textPart("reasoning:0", evil), kind: "reasoning" },
+              toolPart("tool:x", {
+                name: evil,
+                preview: evil,
+                arguments: { command: evil },
+                result: evil,
+                interaction: interaction({ kind: "clarify", question: evil, description: evil, choices: [evil] }),
+              }),
+              textPart("text:1", evil),
+            ],
+          }),
+        ],
+      }),
+    );
+    const host = document.createElement("div");
+    const view = createChatView(model, host, { schedule: () => () => undefined });
+    host.querySelector<HTMLDetailsElement>(".hn-reasoning")!.open = true;
+    host.querySelector(".hn-reasoning")!.dispatchEvent(new Event("toggle"));
+    // The only <form>s allowed are the view's own, which have no action.
+    const forms = Array.from(host.querySelectorAll("form"));
+    expect(forms.every((f) => !f.hasAttribute("action") && f.closest(".hn-interaction, .hn-composer"))).toBe(true);
+    forms.forEach((f) => f.remove());
+    expect(problems(host)).toEqual([]);
+    view.dispose();
+  });
+});
+
+describe("code blocks", () => {
+  it("highlights known languages and adds one copy button per block", () => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, "```python\ndef f():\n    return 1\n```\n\n```\nplain <b>\n```");
+    const blocks = target.querySelectorAll(".hn-code");
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]!.querySelector("code .hljs-keyword")?.textContent).toBe("def");
+    expect(blocks[1]!.querySelector("code")!.textContent).toBe("plain <b>\n");
+    for (const block of Array.from(blocks)) {
+      const button = block.querySelector("button.hn-copy")!;
+      expect(button.getAttribute("type")).toBe("button");
+      expect(button.getAttribute("aria-label")).toBe("Copy code");
+    }
+  });
+});

@@ -1,0 +1,208 @@
+import { describe, expect, it, vi } from "vitest";
+
+import {
+  applyChanges,
+  initialState,
+  receiveChanges,
+  receiveFinished,
+  receiveSnapshot,
+  type SyncState,
+} from "../src/chat/state";
+import type { Change, Message } from "../src/types";
+import { interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
+
+const A = "assistant:t1";
+
+function synced(messages: Message[], seq = 0): SyncState {
+  return receiveSnapshot(initialState(), seq, messages);
+}
+
+describe("applyChanges", () => {
+  it("adds a message, then parts, appends text and finishes", () => {
+    const changes: Change[] = [
+      { op: "message", message: message({ id: A }) },
+      { op: "part", message_id: A, part: part({ id: "reasoning:0", kind: "reasoning" }) },
+      { op: "append", message_id: A, part_id: "reasoning:0", text: "think" },
+      { op: "part", message_id: A, part: toolPart("tool:c1") },
+      { op: "patch", message_id: A, part_id: "tool:c1", fields: { status: "completed", result: "ok", duration: 0.5 } },
+      { op: "part", message_id: A, part: textPart("text:1", "") },
+      { op: "append", message_id: A, part_id: "text:1", text: "Hel" },
+      { op: "append", message_id: A, part_id: "text:1", text: "lo" },
+      { op: "finish", message_id: A, status: "complete", usage: { total_tokens: 12 }, error: null },
+    ];
+    const { messages, missed } = applyChanges([], changes);
+    expect(missed).toBe(0);
+    expect(messages).toHaveLength(1);
+    const m = messages[0]!;
+    expect(m.status).toBe("complete");
+    expect(m.usage).toEqual({ total_tokens: 12 });
+    expect(m.parts.map((p) => p.id)).toEqual(["reasoning:0", "tool:c1", "text:1"]);
+    expect(m.parts[0]!.text).toBe("think");
+    expect(m.parts[1]).toMatchObject({ status: "completed", result: "ok", duration: 0.5 });
+    expect(m.parts[2]!.text).toBe("Hello");
+  });
+
+  it("replaces a message or a part with the same id in place", () => {
+    const start = [userMessage("t0", "hi"), message({ id: A, parts: [textPart("text:0", "a"), toolPart("tool:x")] })];
+    const { messages } = applyChanges(start, [
+      { op: "part", message_id: A, part: textPart("text:0", "b") },
+      { op: "message", message: userMessage("t0", "hello") },
+    ]);
+    expect(messages.map((m) => m.id)).toEqual(["user:t0", A]);
+    expect(messages[0]!.parts[0]!.text).toBe("hello");
+    expect(messages[1]!.parts.map((p) => [p.id, p.text])).toEqual([
+      ["text:0", "b"],
+      ["tool:x", ""],
+    ]);
+  });
+
+  it("shares every object a change does not touch", () => {
+    const user = userMessage("t0", "hi");
+    const tool = toolPart("tool:x");
+    const text = textPart("text:1", "a");
+    const start = [user, message({ id: A, parts: [tool, text] })];
+    const { messages } = applyChanges(start, [{ op: "append", message_id: A, part_id: "text:1", text: "b" }]);
+    expect(messages[0]).toBe(user);
+    expect(messages[1]).not.toBe(start[1]);
+    expect(messages[1]!.parts[0]).toBe(tool);
+    expect(messages[1]!.parts[1]!.text).toBe("ab");
+    expect(text.text).toBe("a"); // inputs are never mutated
+  });
+
+  it("patches an interaction onto a tool part", () => {
+    const start = [message({ id: A, parts: [toolPart("tool:x")] })];
+    const ask = interaction({ kind: "approval", request_id: "approval-1", command: "rm -rf /tmp/x" });
+    const { messages } = applyChanges(start, [{ op: "patch", message_id: A, part_id: "tool:x", fields: { interaction: ask } }]);
+    expect(messages[0]!.parts[0]!.interaction).toEqual(ask);
+  });
+
+  it("counts records about unknown messages or parts instead of throwing", () => {
+    const start = [message({ id: A, parts: [textPart("text:0", "")] })];
+    const { messages, missed } = applyChanges(start, [
+      { op: "append", message_id: "assistant:nope", part_id: "text:0", text: "x" },
+      { op: "append", message_id: A, part_id: "text:9", text: "x" },
+      { op: "patch", message_id: A, part_id: "tool:nope", fields: { status: "error" } },
+      { op: "finish", message_id: "assistant:nope", status: "complete", usage: null, error: null },
+      { op: "append", message_id: A, part_id: "text:0", text: "ok" },
+    ]);
+    expect(missed).toBe(4);
+    expect(messages[0]!.parts[0]!.text).toBe("ok");
+  });
+
+  it("skips an op it doesn't know, with a warning", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const start = [message({ id: A })];
+    const { messages, missed } = applyChanges(start, [{ op: "rewind", message_id: A } as unknown as Change]);
+    expect(messages).toBe(start);
+    expect(missed).toBe(0);
+    expect(warn).toHaveBeenCalledOnce();
+  });
+});
+
+describe("snapshot and seq", () => {
+  const streaming = message({ id: A, parts: [textPart("text:0", "Hello")] });
+  const append = (seq: number, text: string) => ({
+    seq,
+    changes: [{ op: "append", message_id: A, part_id: "text:0", text } as Change],
+  });
+
+  it("ignores batches whose seq is not above the snapshot's", () => {
+    let state = synced([streaming], 5);
+    state = receiveChanges(state, append(4, " old"));
+    state = receiveChanges(state, append(5, " old"));
+    state = receiveChanges(state, append(6, " world"));
+    expect(state.messages[0]!.parts[0]!.text).toBe("Hello world");
+    expect(state.seq).toBe(6);
+    state = receiveChanges(state, append(6, " again"));
+    expect(state.messages[0]!.parts[0]!.text).toBe("Hello world");
+  });
+
+  it("buffers batches that arrive before the snapshot answer and replays only newer ones, in seq order", () => {
+    let state = initialState();
+    expect(state.seq).toBeNull();
+    // The view's snapshot request crossed with batches 3..6 in flight; they arrive first, 6 before 5.
+    state = receiveChanges(state, append(3, " (in snapshot)"));
+    state = receiveChanges(state, append(4, " (in snapshot)"));
+    state = receiveChanges(state, append(6, "!"));
+    state = receiveChanges(state, append(5, " world"));
+    expect(state.buffer).toHaveLength(4);
+    state = receiveSnapshot(state, 4, [streaming]);
+    expect(state.seq).toBe(6);
+    expect(state.buffer).toEqual([]);
+    expect(state.messages[0]!.parts[0]!.text).toBe("Hello world!");
+  });
+
+  it("applies buffered batches provisionally while the snapshot is delayed", () => {
+    let state = initialState([userMessage("t0", "from the traitlet")]);
+    state = receiveChanges(state, { seq: 1, changes: [{ op: "message", message: message({ id: A, parts: [textPart("text:0", "")] }) }] });
+    state = receiveChanges(state, append(2, "live"));
+    expect(state.messages.map((m) => m.id)).toEqual(["user:t0", A]);
+    expect(state.messages[1]!.parts[0]!.text).toBe("live");
+    expect(state.seq).toBeNull();
+  });
+
+  it("a snapshot replaces the whole state", () => {
+    let state = synced([userMessage("old", "gone"), streaming], 2);
+    state = receiveSnapshot(state, 10, [userMessage("t9", "new")]);
+    expect(state.messages.map((m) => m.id)).toEqual(["user:t9"]);
+    expect(state.seq).toBe(10);
+  });
+
+  it("keeps the objects of messages a snapshot didn't change", () => {
+    const user = userMessage("t0", "hi");
+    let state = synced([user, streaming], 1);
+    const before = state.messages;
+    state = receiveSnapshot(state, 2, [structuredClone(user), message({ id: A, parts: [textPart("text:0", "Hello!")] })]);
+    expect(state.messages[0]).toBe(before[0]);
+    expect(state.messages[1]).not.toBe(before[1]);
+  });
+
+  it("counts misses only once synced", () => {
+    const lost = { seq: 1, changes: [{ op: "append", message_id: "assistant:x", part_id: "text:0", text: "x" } as Change] };
+    expect(receiveChanges(initialState(), lost).missed).toBe(0);
+    expect(receiveChanges(synced([], 0), lost).missed).toBe(1);
+  });
+});
+
+describe("the messages traitlet", () => {
+  it("is authoritative for finished messages and keeps live ones after them", () => {
+    const live = message({ id: "assistant:t2", status: "streaming", parts: [textPart("text:0", "typing")] });
+    let state = synced([userMessage("t1", "q"), message({ id: A, parts: [textPart("text:0", "part")] }), live], 3);
+    const finished = [userMessage("t1", "q"), message({ id: A, status: "complete", parts: [textPart("text:0", "whole")] })];
+    state = receiveFinished(state, finished);
+    expect(state.messages.map((m) => [m.id, m.status])).toEqual([
+      ["user:t1", "complete"],
+      [A, "complete"],
+      ["assistant:t2", "streaming"],
+    ]);
+    expect(state.messages[1]!.parts[0]!.text).toBe("whole");
+  });
+
+  it("drops late change records for a message the traitlet already finished", () => {
+    let state = synced([message({ id: A, parts: [textPart("text:0", "He")] })], 1);
+    state = receiveFinished(state, [message({ id: A, status: "complete", parts: [textPart("text:0", "Hello")] })]);
+    // The coalesced batch carrying the last delta and the finish arrives after the traitlet.
+    state = receiveChanges(state, {
+      seq: 2,
+      changes: [
+        { op: "append", message_id: A, part_id: "text:0", text: "llo" },
+        { op: "finish", message_id: A, status: "complete", usage: null, error: null },
+      ],
+    });
+    expect(state.messages[0]!.parts[0]!.text).toBe("Hello");
+    expect(state.missed).toBe(0);
+  });
+
+  it("still applies changes to a queued prompt the traitlet holds", () => {
+    const queued = { ...userMessage("t2", "next"), status: "queued" as const };
+    let state = receiveFinished(synced([], 1), [queued]);
+    state = receiveChanges(state, { seq: 2, changes: [{ op: "message", message: { ...queued, status: "complete" } }] });
+    expect(state.messages.map((m) => m.status)).toEqual(["complete"]);
+  });
+
+  it("drops finished messages that left the list (session switch)", () => {
+    let state = synced([userMessage("t1", "old session")], 1);
+    state = receiveFinished(state, [userMessage("t7", "new session")]);
+    expect(state.messages.map((m) => m.id)).toEqual(["user:t7"]);
+  });
+});

@@ -1,0 +1,342 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import chat from "../src/chat";
+import { createChatView } from "../src/chat/view";
+import type { Change, ChatState, Message } from "../src/types";
+import { FakeModel } from "./fake-model";
+import { chatState, message, part, textPart, toolPart, userMessage } from "./fixtures";
+
+const A = "assistant:t1";
+
+/** A scheduler the test drives: frames run only when the test says so. */
+function manualFrames() {
+  const queue: (() => void)[] = [];
+  return {
+    schedule: (callback: () => void) => {
+      queue.push(callback);
+      return () => {
+        const i = queue.indexOf(callback);
+        if (i >= 0) queue.splice(i, 1);
+      };
+    },
+    pending: () => queue.length,
+    run() {
+      for (const callback of queue.splice(0)) callback();
+    },
+  };
+}
+
+function setup(state: Partial<ChatState> = {}) {
+  const model = new FakeModel<ChatState>(chatState(state));
+  const host = document.createElement("div");
+  document.body.append(host);
+  const frames = manualFrames();
+  const view = createChatView(model, host, { schedule: frames.schedule });
+  const changes = (seq: number, ...records: Change[]) => {
+    model.kernelSend({ type: "changes", seq, changes: records });
+  };
+  const snapshot = (seq: number, messages: Message[]) => model.kernelSend({ type: "snapshot", seq, messages });
+  const $ = <E extends Element = HTMLElement>(selector: string) => host.querySelector<E>(selector);
+  const $$ = (selector: string) => Array.from(host.querySelectorAll<HTMLElement>(selector));
+  return { model, host, frames, view, changes, snapshot, $, $$ };
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe("render and snapshot", () => {
+  it("shows the messages traitlet at once and asks for a snapshot", () => {
+    const { model, $$ } = setup({ messages: [userMessage("t0", "hello")] });
+    expect($$(".hn-message").map((m) => m.dataset.messageId)).toEqual(["user:t0"]);
+    expect(model.sent).toEqual([{ type: "snapshot" }]);
+  });
+
+  it("rebuilds from the snapshot answer", () => {
+    const { frames, snapshot, $$ } = setup();
+    snapshot(3, [userMessage("t1", "q"), message({ id: A, parts: [textPart("text:0", "streaming **now**")] })]);
+    expect(frames.pending()).toBe(1);
+    frames.run();
+    expect($$(".hn-message").map((m) => m.dataset.messageId)).toEqual(["user:t1", A]);
+    expect($$(".hn-part[data-kind=text] strong").map((s) => s.textContent)).toEqual(["now"]);
+  });
+
+  it("recovers a view created mid-stream: snapshot, then only newer deltas", () => {
+    const { frames, changes, snapshot, $ } = setup({ messages: [userMessage("t1", "q")] });
+    // Deltas already in flight before the snapshot answer; the first two are part of the snapshot.
+    changes(7, { op: "append", message_id: A, part_id: "text:0", text: "Hel" });
+    changes(8, { op: "append", message_id: A, part_id: "text:0", text: "lo" });
+    snapshot(8, [userMessage("t1", "q"), message({ id: A, parts: [textPart("text:0", "Hello")] })]);
+    changes(8, { op: "append", message_id: A, part_id: "text:0", text: " (duplicate)" });
+    changes(9, { op: "append", message_id: A, part_id: "text:0", text: " world" });
+    changes(10, { op: "finish", message_id: A, status: "complete", usage: { input_tokens: 1200, output_tokens: 34 }, error: null });
+    frames.run();
+    const m = $(`.hn-message[data-message-id="${A}"]`)!;
+    expect(m.querySelector(".hn-part[data-part-id='text:0']")!.textContent!.trim()).toBe("Hello world");
+    expect(m.dataset.status).toBe("complete");
+    expect(m.querySelector(".hn-usage")!.textContent).toBe("1,200 in · 34 out tokens");
+  });
+
+  it("asks for a new snapshot when a change refers to something it doesn't have", () => {
+    const { model, snapshot, changes } = setup();
+    snapshot(1, []);
+    model.sent.length = 0;
+    changes(2, { op: "append", message_id: "assistant:lost", part_id: "text:0", text: "x" });
+    expect(model.sent).toEqual([{ type: "snapshot" }]);
+  });
+
+  it("rebuilds from the messages traitlet at message boundaries", () => {
+    const { model, frames, snapshot, changes, $$ } = setup();
+    snapshot(0, []);
+    changes(1, { op: "message", message: message({ id: A, parts: [textPart("text:0", "draft")] }) });
+    frames.run();
+    model.kernelSet("messages", [message({ id: A, status: "complete", parts: [textPart("text:0", "final")] })]);
+    frames.run();
+    expect($$(".hn-message").map((m) => [m.dataset.messageId, m.dataset.status, m.textContent?.includes("final")])).toEqual([
+      [A, "complete", true],
+    ]);
+  });
+});
+
+describe("incremental rendering", () => {
+  it("renders many coalesced appends once per frame and leaves other parts' DOM alone", () => {
+    const { frames, changes, snapshot, $ } = setup();
+    snapshot(0, [
+      userMessage("t1", "q"),
+      message({
+        id: A,
+        parts: [
+          part({ id: "reasoning:0", kind: "reasoning", text: "thinking" }),
+          toolPart("tool:c1", { status: "completed", result: "ok" }),
+          textPart("text:1", ""),
+        ],
+      }),
+    ]);
+    frames.run();
+    const before = {
+      user: $(".hn-message[data-message-id='user:t1']"),
+      reasoning: $(".hn-part[data-part-id='reasoning:0']"),
+      reasoningDetails: $(".hn-reasoning"),
+      tool: $(".hn-part[data-part-id='tool:c1']"),
+      toolCard: $(".hn-tool"),
+      toolName: $(".hn-tool-name"),
+      text: $(".hn-part[data-part-id='text:1']"),
+    };
+    const words = Array.from({ length: 200 }, (_, i) => `w${i} `);
+    let seq = 1;
+    for (let i = 0; i < words.length; i += 10) {
+      changes(
+        seq++,
+        ...words.slice(i, i + 10).map((text): Change => ({ op: "append", message_id: A, part_id: "text:1", text })),
+      );
+    }
+    expect(frames.pending()).toBe(1); // 20 batches, one scheduled frame
+    frames.run();
+    expect($(".hn-part[data-part-id='text:1']")!.textContent!.trim()).toBe(words.join("").trim());
+    expect($(".hn-message[data-message-id='user:t1']")).toBe(before.user);
+    expect($(".hn-part[data-part-id='reasoning:0']")).toBe(before.reasoning);
+    expect($(".hn-reasoning")).toBe(before.reasoningDetails);
+    expect($(".hn-part[data-part-id='tool:c1']")).toBe(before.tool);
+    expect($(".hn-tool")).toBe(before.toolCard);
+    expect($(".hn-tool-name")).toBe(before.toolName);
+    expect($(".hn-part[data-part-id='text:1']")).toBe(before.text);
+  });
+
+  it("throttles to requestAnimationFrame by default", () => {
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "setInterval"] });
+    try {
+      const model = new FakeModel<ChatState>(chatState());
+      const host = document.createElement("div");
+      const view = chat.render({ model, el: host });
+      model.kernelSend({ type: "snapshot", seq: 0, messages: [message({ id: A, parts: [textPart("text:0", "")] })] });
+      model.kernelSend({ type: "changes", seq: 1, changes: [{ op: "append", message_id: A, part_id: "text:0", text: "hi" }] });
+      expect(host.querySelector(".hn-part")).toBeNull();
+      vi.advanceTimersToNextFrame();
+      expect(host.querySelector(".hn-part")!.textContent!.trim()).toBe("hi");
+      view();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("patches a tool card in place through its statuses", () => {
+    const { frames, changes, snapshot, $ } = setup();
+    snapshot(0, [message({ id: A, parts: [toolPart("tool:c1", { name: "terminal", preview: "ls -la" })] })]);
+    frames.run();
+    const card = $(".hn-tool")!;
+    expect(card.dataset.status).toBe("running");
+    expect($(".hn-tool-preview")!.textContent).toBe("ls -la");
+    changes(1, { op: "patch", message_id: A, part_id: "tool:c1", fields: { status: "error", result: "boom", duration: 1.25 } });
+    frames.run();
+    expect($(".hn-tool")).toBe(card);
+    expect(card.dataset.status).toBe("error");
+    expect($(".hn-tool-status")!.textContent).toBe("Error");
+    expect($(".hn-tool-duration")!.textContent).toBe("1.3 s");
+  });
+});
+
+describe("scroll-follow", () => {
+  /** Give the jsdom list a geometry: content height grows with the number of parts. */
+  function geometry(list: HTMLElement, height: () => number) {
+    Object.defineProperty(list, "clientHeight", { configurable: true, get: () => 100 });
+    Object.defineProperty(list, "scrollHeight", { configurable: true, get: height });
+  }
+
+  it("follows new output only while the reader is near the bottom", () => {
+    const { frames, changes, snapshot, $ } = setup();
+    const list = $(".hn-messages")!;
+    let content = 1000;
+    geometry(list, () => content);
+    snapshot(0, [message({ id: A, parts: [textPart("text:0", "")] })]);
+    frames.run();
+    expect(list.scrollTop).toBe(1000); // followed
+
+    // The reader scrolls up to read: new output must not move the view.
+    list.scrollTop = 300;
+    list.dispatchEvent(new Event("scroll"));
+    content = 1500;
+    changes(1, { op: "append", message_id: A, part_id: "text:0", text: "more" });
+    frames.run();
+    expect(list.scrollTop).toBe(300);
+
+    // Back near the bottom (within the threshold): following resumes.
+    list.scrollTop = 1500 - 100 - 20;
+    list.dispatchEvent(new Event("scroll"));
+    content = 2000;
+    changes(2, { op: "append", message_id: A, part_id: "text:0", text: " and more" });
+    frames.run();
+    expect(list.scrollTop).toBe(2000);
+  });
+});
+
+describe("header, banner and composer wiring", () => {
+  it("lists sessions and sends switch_session / new_session / refresh", () => {
+    const { model, $ } = setup({
+      session: { id: "s2", title: "Second" },
+      sessions: [
+        { id: "s1", title: "First" },
+        { id: "s2", title: "Second" },
+      ],
+    });
+    expect($(".hn-title")!.textContent).toBe("Second");
+    const picker = $<HTMLSelectElement>("select.hn-session-picker")!;
+    expect(picker.value).toBe("s2");
+    picker.value = "s1";
+    picker.dispatchEvent(new Event("change"));
+    $(".hn-new-session")!.click();
+    $(".hn-refresh")!.click();
+    expect(model.sent.slice(1)).toEqual([
+      { type: "switch_session", session_id: "s1" },
+      { type: "new_session" },
+      { type: "refresh" },
+    ]);
+    model.kernelSet("session", { id: "s3", title: "Third" });
+    expect($(".hn-title")!.textContent).toBe("Third");
+    expect(Array.from(picker.options).map((o) => o.value)).toEqual(["s3", "s1", "s2"]);
+  });
+
+  it("shows the connection banner and counts down while reconnecting", () => {
+    vi.useFakeTimers();
+    try {
+      const { model, $ } = setup();
+      const banner = $(".hn-banner")!;
+      expect(banner.getAttribute("role")).toBe("status");
+      expect(banner.getAttribute("aria-live")).toBe("polite");
+      expect(banner.hidden).toBe(true);
+      model.kernelSet("connection", { status: "reconnecting", retry_in: 3, message: null });
+      expect(banner.dataset.status).toBe("reconnecting");
+      expect(banner.textContent).toBe("Connection lost. Reconnecting in 3 s…");
+      vi.advanceTimersByTime(1000);
+      expect(banner.textContent).toBe("Connection lost. Reconnecting in 2 s…");
+      vi.advanceTimersByTime(2000);
+      expect(banner.textContent).toBe("Reconnecting…");
+      model.kernelSet("connection", { status: "reconnected", retry_in: null, message: "Replayed 12 events." });
+      expect(banner.textContent).toBe("Reconnected. Replayed 12 events.");
+      model.kernelSet("connection", { status: "disconnected", retry_in: null, message: null });
+      expect(banner.dataset.status).toBe("disconnected");
+      expect(banner.hidden).toBe(false);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("shows stop while busy and the queued count", () => {
+    const { model, $ } = setup();
+    const stop = $<HTMLButtonElement>(".hn-stop")!;
+    expect(stop.hidden).toBe(true);
+    model.kernelSet("busy", true);
+    model.kernelSet("queued", 2);
+    expect(stop.hidden).toBe(false);
+    expect($(".hn-queued")!.textContent).toBe("2 messages queued");
+    stop.click();
+    expect(model.sentOfType("stop")).toHaveLength(1);
+    model.kernelSet("busy", false);
+    model.kernelSet("queued", 0);
+    expect(stop.hidden).toBe(true);
+    expect($(".hn-queued")!.hidden).toBe(true);
+  });
+
+  it("follows the mode and loading traitlets, and works without the session traitlets (turn view)", () => {
+    const model = new FakeModel<ChatState>({ ...chatState({ mode: "turn" }), session: undefined, sessions: undefined } as unknown as ChatState);
+    const host = document.createElement("div");
+    const view = createChatView(model, host, { schedule: () => () => undefined });
+    const root = host.querySelector<HTMLElement>(".hn-chat")!;
+    expect(root.dataset.mode).toBe("turn");
+    expect(host.querySelector(".hn-title")!.textContent).toBe("Hermes");
+    model.kernelSet("mode", "chat");
+    expect(root.dataset.mode).toBe("chat");
+    const loading = host.querySelector<HTMLElement>(".hn-loading")!;
+    expect(loading.hidden).toBe(true);
+    model.kernelSet("loading", true);
+    expect(loading.hidden).toBe(false);
+    expect(loading.getAttribute("role")).toBe("status");
+    view.dispose();
+    expect(model.listenerCount()).toBe(0);
+  });
+
+  it("announces when a response starts and ends", () => {
+    const { frames, snapshot, changes, $ } = setup();
+    const announcer = $(".hn-sr-only")!;
+    snapshot(0, [message({ id: A })]);
+    frames.run();
+    expect(announcer.textContent).toBe("Hermes is responding");
+    changes(1, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
+    frames.run();
+    expect(announcer.textContent).toBe("Hermes finished responding");
+  });
+});
+
+describe("lifecycle", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("render then dispose leaves no listeners, timers or DOM behind", () => {
+    const model = new FakeModel<ChatState>(chatState({ messages: [userMessage("t1", "q")] }));
+    const host = document.createElement("div");
+    const cleanup = chat.render({ model, el: host });
+    expect(model.listenerCount()).toBeGreaterThan(0);
+    model.kernelSet("connection", { status: "reconnecting", retry_in: 5, message: null });
+    model.kernelSend({ type: "changes", seq: 1, changes: [] });
+    cleanup();
+    expect(model.listenerCount()).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(host.childElementCount).toBe(0);
+  });
+
+  it("two views of one model each clean up only their own listeners", () => {
+    const model = new FakeModel<ChatState>(chatState());
+    const one = chat.render({ model, el: document.createElement("div") });
+    const perView = model.listenerCount();
+    const two = chat.render({ model, el: document.createElement("div") });
+    expect(model.listenerCount()).toBe(2 * perView);
+    one();
+    expect(model.listenerCount()).toBe(perView);
+    two();
+    expect(model.listenerCount()).toBe(0);
+  });
+});
