@@ -1,0 +1,128 @@
+"""The caller's handle on a Dashboard session, listener items, and per-session event routing.
+
+Events carry no turn id (dashboard-protocol.md §8.2), so :class:`_Session` routes each event of its session to
+the oldest open turn, or to a turn nobody submitted here (§7 "Synthetic turns"), and hands it to listeners.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import HermesError
+from ..events import Event
+from ..turns import TurnFolder
+from ._turn import Turn
+
+if TYPE_CHECKING:
+    from .dashboard import DashboardConnection
+
+__all__ = ["Listener", "ListenerItem", "SessionRef"]
+
+Listener = Callable[["ListenerItem"], Any]
+_META_EVENTS = frozenset({"session.info", "session.title"})
+
+
+@dataclass(eq=False)
+class SessionRef:
+    """A Dashboard session as the caller holds it: the live id for RPC and the stored id for REST (§5).
+
+    The connection updates ``live_id`` in place when it re-resumes the session after a reconnect, so a ref
+    stays valid for the life of the connection. Compare refs by identity or by ``stored_id``.
+    """
+
+    live_id: str
+    stored_id: str
+    title: str | None = None
+    _generation: int = field(default=0, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerItem:
+    """What a ``listen`` callback receives.
+
+    ``kind == "event"``: ``event`` is one event of the session; ``turn_id``/``changes`` say which turn it was
+    folded into (a submitted :class:`Turn`, or ``unsolicited-<n>`` for a turn nobody submitted here) and the
+    change records it produced. ``kind == "connection"``: ``status`` is ``disconnected``, ``reconnecting``
+    or ``reconnected``; ``retry_in`` is the wait before the next attempt and ``error`` the cause.
+    """
+
+    kind: Literal["event", "connection"]
+    session: SessionRef | None = None
+    event: Event | None = None
+    turn_id: str | None = None
+    changes: list[dict[str, Any]] | None = None
+    status: Literal["disconnected", "reconnecting", "reconnected"] | None = None
+    retry_in: float | None = None
+    error: BaseException | None = None
+
+    @property
+    def delay(self) -> float | None:
+        """Alias of ``retry_in``."""
+        return self.retry_in
+
+
+class _Session:
+    """Routing state of one session on this connection: its open turns, in submit order (§8.2)."""
+
+    __slots__ = ("conn", "listeners", "ref", "turns", "unsolicited", "unsolicited_count")
+
+    def __init__(self, conn: DashboardConnection, ref: SessionRef) -> None:
+        self.conn = conn
+        self.ref = ref
+        self.listeners: list[Listener] | None = None  # conn._listeners[ref.stored_id], kept in sync by conn
+        self.turns: deque[Turn] = deque()
+        self.unsolicited: TurnFolder | None = None
+        self.unsolicited_count = 0
+
+    def feed(self, event: Event) -> None:
+        """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
+        changes: list[dict[str, Any]] | None = None
+        turn_id: str | None = None
+        folder = self.unsolicited
+        if folder is not None:
+            changes = folder.apply(event)
+            turn_id = folder.turn_id
+            if folder.done:
+                self.unsolicited = None
+        elif self.turns:
+            turn = self.turns[0]
+            changes = turn._apply(event)
+            turn_id = turn.id
+            if turn._done:
+                self.turns.popleft()
+        elif event.type == "message.start":  # a turn nobody submitted here (§7 "Synthetic turns")
+            folder = self.open_unsolicited()
+            changes = folder.apply(event)
+            turn_id = folder.turn_id
+        if event.type in _META_EVENTS:
+            self.conn._on_session_meta(self, event)
+        listeners = self.listeners
+        if listeners:
+            self.conn._deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
+
+    def open_unsolicited(self) -> TurnFolder:
+        self.unsolicited_count += 1
+        turn_id = f"unsolicited-{self.ref.stored_id}-{self.unsolicited_count}"
+        self.unsolicited = TurnFolder(turn_id, transform_output=self.conn._transform_output)
+        return self.unsolicited
+
+    def end_turns(self, status: str, make_error: Callable[[], HermesError] | None, message: str | None) -> None:
+        turns, self.turns = self.turns, deque()
+        for turn in turns:
+            turn._end(status, make_error() if make_error else None, message)
+        self.unsolicited = None
+
+    def find_interaction(self, request_id: str) -> tuple[TurnFolder, Any, Turn | None] | None:
+        """The pending interaction with that id in an open turn: ``(folder, interaction, turn)``."""
+        for turn in self.turns:
+            for inter in turn._folder.pending():
+                if inter.request_id == request_id:
+                    return turn._folder, inter, turn
+        if self.unsolicited is not None:
+            for inter in self.unsolicited.pending():
+                if inter.request_id == request_id:
+                    return self.unsolicited, inter, None
+        return None

@@ -1,0 +1,121 @@
+"""Opening the Dashboard WebSocket: options from the protocol, errors as HermesErrors, the token kept secret.
+
+The token can only travel in the URL query (``?token=``, dashboard-protocol.md §1.4). That URL must never reach
+a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI`` quotes the
+URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and such causes are not chained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import quote
+
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+
+from ..errors import (
+    HermesAuthError,
+    HermesConnectionError,
+    HermesError,
+    HermesTimeoutError,
+    HermesUsageError,
+    redact,
+)
+from ..settings import Secret, Settings
+
+__all__ = ["close_detail", "dial"]
+
+
+class _RedactingLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """websockets logs the request line ``GET /api/ws?token=...`` at DEBUG: scrub it before any handler."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        try:
+            text = str(msg) % args if args else str(msg)
+        except (TypeError, ValueError):
+            text = f"{msg} {args!r}"
+        kwargs.pop("stacklevel", None)
+        self.logger.log(level, "%s", redact(text), **kwargs)
+
+
+_WS_LOGGER = _RedactingLogger(logging.getLogger("hermes_notebook.client.dashboard.ws"), {})
+
+
+async def dial(settings: Settings) -> ClientConnection:
+    """Open the socket; the token goes only into the URL given to websockets (§1.4), never a message."""
+    token = settings.dashboard_token
+    if not token:
+        raise HermesUsageError(
+            "no Dashboard token: pass token=..., set HERMES_DASHBOARD_TOKEN, or start the Dashboard with "
+            "HERMES_DASHBOARD_SESSION_TOKEN"
+        )
+    url = settings.dashboard_ws_url
+    try:
+        return await ws_connect(
+            f"{url}?token={quote(token.reveal(), safe='')}",
+            # §2 "Max frame size": session.resume returns the whole transcript; the 1 MiB default is too small.
+            max_size=None,
+            # §2 "Keepalive": the server may stall for minutes under GIL pressure; pings would kill the socket.
+            ping_interval=None,
+            # Loopback: compression only costs CPU on the per-delta path.
+            compression=None,
+            max_queue=1024,
+            proxy=None,
+            open_timeout=settings.connect_timeout,
+            close_timeout=2,
+            logger=_WS_LOGGER,
+        )
+    except InvalidStatus as exc:
+        status = exc.response.status_code
+        if status in (401, 403):
+            # §1.4, §8.11: a bad token is a 403 on the handshake (close 4401 is never seen); a Host/Origin
+            # rejection looks the same.
+            raise _scrubbed(
+                HermesAuthError(
+                    f"the Dashboard at {url} refused the WebSocket (HTTP {status}): the token is wrong or "
+                    "missing (a Host/Origin mismatch also gives 403). Check HERMES_DASHBOARD_TOKEN.",
+                    status=status,
+                    endpoint="GET /api/ws",
+                ),
+                exc,
+                token,
+            ) from None
+        raise _scrubbed(
+            HermesConnectionError(f"the Dashboard at {url} refused the WebSocket (HTTP {status})"), exc, token
+        ) from None
+    except (TimeoutError, asyncio.TimeoutError) as exc:
+        raise HermesTimeoutError(f"connecting to the Dashboard at {url} timed out") from _clean(exc, token)
+    except (OSError, WebSocketException) as exc:
+        detail = redact(str(exc) or type(exc).__name__, token)
+        raise HermesConnectionError(
+            f"cannot reach the Dashboard at {url} ({type(exc).__name__}): {detail}"
+        ) from _clean(exc, token)
+
+
+def close_detail(cause: BaseException | None) -> str:
+    if isinstance(cause, ConnectionClosed):
+        frame = cause.rcvd or cause.sent
+        if frame is not None:
+            return f" (code {frame.code}{': ' + frame.reason if frame.reason else ''})"
+        return " (no close frame)"
+    if cause is not None:
+        return f" ({type(cause).__name__})"
+    return ""
+
+
+def _clean(exc: BaseException, token: Secret) -> BaseException | None:
+    """The cause to chain, or None when its text would reveal the token (e.g. InvalidURI quotes the URL)."""
+    value = token.reveal()
+    if value and (value in str(exc) or value in repr(exc) or quote(value, safe="") in str(exc)):
+        return None
+    return exc
+
+
+def _scrubbed(error: HermesError, cause: BaseException, token: Secret) -> HermesError:
+    error.__cause__ = _clean(cause, token)
+    return error

@@ -1,0 +1,775 @@
+"""``DashboardConnection``: JSON-RPC 2.0 over the Dashboard's ``/api/ws``, REST history, and reconnects.
+
+It mirrors the seed adapter's connection API (seeds/000, DESIGN.md "DashboardConnection") on top of what
+hermes-agent 0.19.0 actually does (shared/hermes/dashboard-protocol.md, cited as §n):
+
+- Events carry no turn id, and a turn's events may arrive before the ``prompt.submit`` reply (§8.2), so a
+  turn is opened for its session *before* the request is sent and events go, in order, to the oldest open
+  turn of their session. A busy session answers ``queued`` and runs the text as its own turn after the
+  running one ends (§3.1, §7).
+- Events of a session with no open turn (goal continuations, background notifications, a turn still running
+  after a reconnect, §7 "Synthetic turns") are folded on their own and handed to ``listen`` callbacks.
+- A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
+  sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
+
+Everything on the per-frame path is O(1), creates no task and formats no log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Literal
+from urllib.parse import quote
+
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
+
+from ..errors import (
+    HermesClosedError,
+    HermesError,
+    HermesGatewayClosedError,
+    HermesNotFoundError,
+    HermesProtocolError,
+    HermesRPCError,
+    HermesTimeoutError,
+    HermesUsageError,
+)
+from ..events import Event
+from ..settings import Secret, Settings
+from ..turns import Message, TransformOutput, TurnFolder, fold_history
+from ._attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
+from ._rpc import PendingRequests, encode_request
+from ._session import Listener, ListenerItem, SessionRef, _Session
+from ._turn import Turn
+from ._ws import close_detail, dial
+from .backoff import Backoff
+
+__all__ = [
+    "MAX_IMAGE_BYTES",
+    "Backoff",
+    "DashboardConnection",
+    "ListenerItem",
+    "SessionRef",
+    "Turn",
+]
+
+logger = logging.getLogger(__name__)
+
+# Answers to blocking prompts and the parameter that carries the answer (§3.1, §4.2).
+_RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
+_RESPOND_VALUE_KEYS = {
+    "clarify.respond": "answer",
+    "sudo.respond": "password",
+    "secret.respond": "value",
+    "terminal.read.respond": "text",
+}
+
+ErrorKind = Literal["frame", "listener", "listen"]
+OnError = Callable[[str, BaseException], Any]
+
+
+# --- the connection --------------------------------------------------------------------------------------
+
+
+class DashboardConnection:
+    """An async connection to the Hermes Dashboard (``/api/ws`` JSON-RPC plus REST history).
+
+    Args:
+        url_or_settings: the Dashboard URL (``http://127.0.0.1:9119``), a :class:`Settings`, a zero-argument
+            callable returning Settings, or ``None`` for ``Settings.resolve()``. URL and token are read again
+            before every connection attempt, so a restarted Dashboard with a new token is picked up from the
+            environment or the callable.
+        token: the Dashboard session token (else from the settings / ``HERMES_DASHBOARD_TOKEN``).
+        reconnect: a :class:`Backoff` (``True`` means the default one); ``False`` turns automatic reconnects
+            off (listeners are still told ``disconnected``; call :meth:`connect` to reconnect).
+        on_error: ``on_error(kind, error)`` for internal faults: ``"frame"`` (a frame that does not parse or
+            fit), ``"listener"`` (a callback raised), ``"listen"`` (resuming a listened session failed; it is
+            retried). Without it they are logged.
+        transform_output: the turn model's ``transform_output`` hook, for every turn of this connection.
+        sleep: the coroutine used to wait between reconnect attempts (tests pass a fake clock).
+    """
+
+    def __init__(
+        self,
+        url_or_settings: str | Settings | Callable[[], Settings] | None = None,
+        token: str | Secret | None = None,
+        *,
+        # Reconnects
+        reconnect: Backoff | bool = True,
+        # Hooks
+        on_error: OnError | None = None,
+        transform_output: TransformOutput | None = None,
+        # Escape hatches for tests
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self._source = url_or_settings
+        self._token = token if token is None or isinstance(token, Secret) else Secret(token)
+        self._reconnect: Backoff | None = Backoff() if reconnect is True else (reconnect or None)
+        self._on_error = on_error
+        self._transform_output = transform_output
+        self._sleep = sleep
+        self._settings: Settings = self._resolve_settings()
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._pending = PendingRequests()
+        self._sessions: dict[str, _Session] = {}  # stored id -> routing state (kept across reconnects)
+        self._by_live: dict[str, _Session] = {}  # live id -> routing state (this socket only)
+        self._listeners: dict[str, list[Listener]] = {}  # stored id -> callbacks (copy-on-write lists)
+        self._told_disconnected: set[str] = set()
+        self._generation = 0
+        self._ever_connected = False
+        self._closed = False
+        self._connect_lock: asyncio.Lock | None = None
+        self._reconnect_task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # --- settings --------------------------------------------------------------------------------------
+
+    def _resolve_settings(self) -> Settings:
+        source = self._source
+        if callable(source) and not isinstance(source, (str, Settings)):
+            settings = source()
+        elif isinstance(source, Settings):
+            settings = source
+        else:
+            url = source
+            if isinstance(url, str) and url.startswith(("ws://", "wss://")):
+                url = "http" + url[2:]
+                url = url[: -len("/api/ws")] if url.endswith("/api/ws") else url
+            settings = Settings.resolve(dashboard_url=url, dashboard_token=self._token)
+        if self._token is not None and settings.dashboard_token != self._token:
+            settings = settings.with_(dashboard_token=self._token)
+        return settings
+
+    @property
+    def url(self) -> str:
+        """The WebSocket endpoint, without the token."""
+        return self._settings.dashboard_ws_url
+
+    @property
+    def connected(self) -> bool:
+        """True while a socket is open."""
+        return self._ws is not None
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "connected" if self._ws is not None else "disconnected"
+        return f"<DashboardConnection {self.url} {state} sessions={len(self._sessions)}>"
+
+    async def __aenter__(self) -> DashboardConnection:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # --- connecting ------------------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the socket (if not open) and resume every listened session."""
+        self._check_open()
+        await self._open()
+        failed = await self._resubscribe()
+        if failed and self._reconnect is not None:
+            self._start_reconnect()
+
+    async def _ensure_connected(self) -> None:
+        self._check_open()
+        if self._ws is not None:
+            return
+        if self._ever_connected and self._reconnect is None:
+            raise HermesGatewayClosedError(
+                f"the Dashboard connection to {self.url} is closed and reconnect=False; call connect() again"
+            )
+        await self._open()
+        if self._wake is not None:
+            self._wake.set()  # a reconnect loop waiting out its backoff can resubscribe right away
+
+    async def _open(self) -> None:
+        if self._connect_lock is None:
+            self._connect_lock = asyncio.Lock()
+        async with self._connect_lock:
+            if self._ws is not None:
+                return
+            self._check_open()
+            self._settings = settings = self._resolve_settings()
+            ws = await dial(settings)
+            if self._closed:
+                await ws.close()
+                raise HermesClosedError("the Dashboard connection was closed while connecting")
+            self._ws = ws
+            self._generation += 1
+            self._ever_connected = True
+            self._by_live.clear()
+            self._reader = asyncio.ensure_future(self._read_loop(ws))
+
+    # --- the read loop (hot path) ----------------------------------------------------------------------
+
+    async def _read_loop(self, ws: ClientConnection) -> None:
+        handle = self._handle_frame
+        cause: BaseException | None = None
+        try:
+            async for raw in ws:
+                handle(raw)
+        except ConnectionClosed as exc:
+            cause = exc
+        except Exception as exc:  # noqa: BLE001 - any failure of the socket is a drop, reported below
+            cause = exc
+        finally:
+            self._on_drop(ws, cause)
+
+    def _handle_frame(self, raw: str | bytes) -> None:
+        """One inbound frame: an event, a reply, or a fault for ``on_error("frame")``; never raises."""
+        try:
+            if type(raw) is not str:
+                raise HermesProtocolError(f"the Dashboard sent a binary frame of {len(raw)} bytes")
+            # The C scanner directly: json.loads adds two Python-level calls per frame, and the server never
+            # pads frames (send_text(json.dumps(obj)), §2), so anything after the object is a fault.
+            obj, end = _scan(raw, 0)
+            if end != len(raw) and raw[end:].strip():
+                raise ValueError("extra data after the JSON value")
+            if type(obj) is not dict:
+                raise HermesProtocolError(f"the Dashboard sent a JSON {type(obj).__name__}, not an object")
+            if obj.get("method") == "event":
+                event = _from_frame(obj)
+                if event is None:
+                    raise HermesProtocolError("the Dashboard sent an event without params.type")
+                sid = event.session_id
+                session = self._by_live.get(sid) if sid else None
+                if session is not None:
+                    session.feed(event)
+                return
+            if "result" in obj or "error" in obj:
+                if not self._pending.resolve(obj):
+                    raise HermesProtocolError(
+                        f"the Dashboard sent a reply for unknown request id {obj.get('id')!r}: "
+                        f"{str(obj.get('error') or obj.get('result'))[:120]}"
+                    )
+                return
+            raise HermesProtocolError(f"the Dashboard sent a frame that is neither event nor reply: {raw[:120]!r}")
+        except Exception as exc:  # noqa: BLE001 - a bad frame must not end the read loop
+            if isinstance(exc, (ValueError, StopIteration)) and not isinstance(exc, HermesError):
+                exc = HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {raw[:120]!r}")
+            self._report("frame", exc)
+
+    # --- drops and reconnects --------------------------------------------------------------------------
+
+    def _on_drop(self, ws: ClientConnection, cause: BaseException | None) -> None:
+        if self._ws is not ws:
+            return
+        self._ws = None
+        self._reader = None
+        detail = close_detail(cause)
+        self._pending.fail_all(
+            lambda method: HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
+        )
+        text = f"The Dashboard connection closed before the turn finished{detail}."
+        for session in self._sessions.values():
+            session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
+        self._by_live.clear()
+        if self._closed:
+            return
+        will_retry = self._reconnect is not None and bool(self._listeners)
+        retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
+        error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
+        for stored_id in list(self._listeners):
+            self._told_disconnected.add(stored_id)
+            self._notify(stored_id, "disconnected", retry_in, error)
+        if will_retry:
+            self._start_reconnect()
+
+    def _start_reconnect(self) -> None:
+        if self._reconnect_task is None or self._reconnect_task.done():
+            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
+
+    def _wants_maintenance(self) -> bool:
+        if self._closed or self._reconnect is None or not self._listeners:
+            return False
+        return self._ws is None or any(
+            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation for sid in self._listeners
+        )
+
+    async def _reconnect_loop(self) -> None:
+        """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
+        assert self._reconnect is not None
+        delays = iter(self._reconnect)
+        while self._wants_maintenance():
+            delay = next(delays)
+            await self._pause(delay)
+            if not self._wants_maintenance():
+                break
+            if self._ws is None:
+                try:
+                    await self._open()
+                except HermesClosedError:
+                    return
+                except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
+                    logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
+                    for stored_id in list(self._listeners):
+                        self._notify(stored_id, "reconnecting", delay, exc)
+                    continue
+                delays = iter(self._reconnect)  # reset after success
+            await self._resubscribe()
+
+    async def _pause(self, delay: float) -> None:
+        """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        self._wake.clear()
+        sleeper = asyncio.ensure_future(self._sleep(delay))
+        waker = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            waker.cancel()
+
+    async def _resubscribe(self) -> list[str]:
+        """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
+        failed: list[str] = []
+        for stored_id in list(self._listeners):
+            session = self._sessions.get(stored_id)
+            if session is not None and session.ref._generation == self._generation:
+                continue
+            try:
+                await self.resume(stored_id)
+            except HermesClosedError:
+                return failed
+            except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
+                failed.append(stored_id)
+                self._report("listen", exc)
+                continue
+            if stored_id in self._told_disconnected:
+                self._told_disconnected.discard(stored_id)
+                self._notify(stored_id, "reconnected", None, None)
+        return failed
+
+    # --- requests --------------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Call any JSON-RPC method and return its ``result`` (a :class:`SessionRef` value becomes its live id).
+
+        Answers to blocking prompts sent this way (``sudo.respond``, ``secret.respond``, ``clarify.respond``)
+        also mark the matching interaction answered, as :meth:`respond` does.
+        """
+        await self._ensure_connected()
+        params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
+        value_key = _RESPOND_VALUE_KEYS.get(method)
+        on_sent = None
+        if value_key is not None and "request_id" in params:
+            request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
+            on_sent = lambda: self._mark_answered(request_id, value)  # noqa: E731
+        return await self._call(method, params, on_sent)
+
+    async def _call(
+        self, method: str, params: Mapping[str, Any], on_sent: Callable[[], None] | None = None
+    ) -> Any:
+        ws = self._ws
+        if ws is None:
+            raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection is closed")
+        request_id, future = self._pending.add(method)
+        try:
+            await ws.send(encode_request(request_id, method, params))
+        except ConnectionClosed:
+            self._pending.discard(request_id)
+            raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+        if on_sent is not None:
+            on_sent()
+        try:
+            return await asyncio.wait_for(future, self._settings.request_timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            self._pending.discard(request_id)
+            raise HermesTimeoutError(
+                f"{method} got no reply within {self._settings.request_timeout:g} s"
+            ) from None
+        finally:
+            self._pending.discard(request_id)
+
+    # --- sessions --------------------------------------------------------------------------------------
+
+    async def create_session(self, **params: Any) -> SessionRef:
+        """``session.create`` (§3.1): a new session; ``params`` are passed on (``cwd``, ``title``, ``model``...).
+
+        The stored id has no DB row until the first prompt, so :meth:`history` is empty until then.
+        """
+        await self._ensure_connected()
+        result = await self._call("session.create", params)
+        ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
+        self._bind(ref)
+        return ref
+
+    async def resume(self, stored_id: str | SessionRef) -> SessionRef:
+        """``session.resume`` (§3.1) by stored id or title; returns this connection's ref for it, updated.
+
+        The live id may differ from before (a new one after an orphan reap or a Dashboard restart, §5). If the
+        session is still running a turn, its remaining events go to listeners as an unsolicited turn.
+        """
+        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
+        await self._ensure_connected()
+        result = await self._call("session.resume", {"session_id": key})
+        stored = str(result.get("session_key") or result.get("resumed") or key)
+        session = self._sessions.get(stored) or self._sessions.get(key)
+        ref = session.ref if session is not None else SessionRef(str(result["session_id"]), stored)
+        old_live = ref.live_id
+        ref.live_id = str(result["session_id"])
+        ref.stored_id = stored
+        if isinstance(result.get("info"), Mapping) and result["info"].get("title"):
+            ref.title = str(result["info"]["title"])
+        if self._by_live.get(old_live) is session and old_live != ref.live_id:
+            self._by_live.pop(old_live, None)
+        session = self._bind(ref)
+        inflight = result.get("inflight")
+        if result.get("running") and session.unsolicited is None and not session.turns:
+            self._seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
+        return ref
+
+    def _bind(self, ref: SessionRef) -> _Session:
+        session = self._sessions.get(ref.stored_id)
+        if session is None or session.ref is not ref:
+            session = self._sessions[ref.stored_id] = _Session(self, ref)
+        ref._generation = self._generation
+        session.listeners = self._listeners.get(ref.stored_id)
+        self._by_live[ref.live_id] = session
+        return session
+
+    def _set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
+        if callbacks:
+            self._listeners[stored_id] = callbacks
+        else:
+            self._listeners.pop(stored_id, None)
+        session = self._sessions.get(stored_id)
+        if session is not None:
+            session.listeners = callbacks or None
+
+    def _seed_inflight(self, session: _Session, inflight: Mapping[str, Any]) -> None:
+        # A turn still running when we resumed (§5 "WS disconnect"): start its folder with the text so far.
+        folder = session.open_unsolicited()
+        folder.apply(Event("message.start", {}, session.ref.live_id))
+        text = inflight.get("assistant")
+        if isinstance(text, str) and text:
+            folder.apply(Event("message.delta", {"text": text}, session.ref.live_id))
+
+    async def _live(self, ref: SessionRef) -> _Session:
+        """The routing state of ``ref`` on the current socket, resuming it first if the socket is newer."""
+        await self._ensure_connected()
+        if ref._generation != self._generation or ref.live_id not in self._by_live:
+            await self.resume(ref)
+        return self._by_live[ref.live_id]
+
+    def _on_session_meta(self, session: _Session, event: Event) -> None:
+        payload = event.payload
+        if event.type == "session.title":
+            title = payload.get("title")
+            if isinstance(title, str):
+                session.ref.title = title
+            return
+        stored = payload.get("stored_session_id")
+        if isinstance(stored, str) and stored and stored != session.ref.stored_id:
+            # Auto-compression rotates the stored id (§5 "Two ids"): follow it, listeners included.
+            old = session.ref.stored_id
+            session.ref.stored_id = stored
+            self._sessions[stored] = self._sessions.pop(old, session)
+            if old in self._listeners:
+                self._set_listeners(stored, self._listeners.pop(old) + self._listeners.get(stored, []))
+
+    async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
+        """Stored sessions, most recently active first (``session.list``, §3.1)."""
+        await self._ensure_connected()
+        result = await self._call("session.list", {"limit": limit})
+        return list(result.get("sessions") or [])
+
+    async def set_title(self, ref: SessionRef, title: str) -> str:
+        """Set a session's title (``session.title``); returns the title the server stored."""
+        session = await self._live(ref)
+        result = await self._call("session.title", {"session_id": session.ref.live_id, "title": title})
+        ref.title = str(result.get("title") or title)
+        return ref.title
+
+    async def delete_session(self, stored_id: str | SessionRef) -> None:
+        """Delete a stored session (``session.delete``); one open on this connection is closed first.
+
+        The server refuses to delete a session that is live in its process (4023, §3.1).
+        """
+        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
+        await self._ensure_connected()
+        self._set_listeners(key, [])
+        session = self._sessions.pop(key, None)
+        if session is not None:
+            session.end_turns("cancelled", None, None)
+            if session.ref._generation == self._generation:
+                self._by_live.pop(session.ref.live_id, None)
+                await self._call("session.close", {"session_id": session.ref.live_id})
+        await self._call("session.delete", {"session_id": key})
+
+    # --- turns -----------------------------------------------------------------------------------------
+
+    async def submit(
+        self, ref: SessionRef | str, text: str, images: Iterable[ImageInput] | None = None
+    ) -> Turn:
+        """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
+
+        ``images``: ``(mime_type, bytes)`` pairs with an ``image/*`` type, or paths of image files; anything else
+        raises :class:`HermesUnsupportedAttachmentError` before anything is sent. Images are queued with
+        ``image.attach_bytes`` and consumed by this prompt (§3.1: prompt.submit has no images parameter).
+        """
+        if not isinstance(text, str):
+            raise HermesUsageError(f"the prompt must be a string, not {type(text).__name__}")
+        attachments = prepare_images(images)
+        self._check_open()
+        if not isinstance(ref, SessionRef):
+            ref = await self.resume(ref)
+        for attempt in (1, 2):
+            session = await self._live(ref)
+            for mime, data in attachments:
+                await self._call(
+                    "image.attach_bytes",
+                    {
+                        "session_id": ref.live_id,
+                        "content_base64": base64.b64encode(data).decode("ascii"),
+                        "ext": extension(mime),
+                    },
+                )
+            turn = self._open_turn(session, text)
+            try:
+                result = await self._call("prompt.submit", {"session_id": ref.live_id, "text": text})
+            except HermesRPCError as exc:
+                self._drop_turn(session, turn)
+                if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
+                    ref._generation = -1
+                    continue
+                raise
+            self._accept(session, turn, result.get("status") if isinstance(result, Mapping) else None)
+            return turn
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _open_turn(self, session: _Session, text: str) -> Turn:
+        # Opened before prompt.submit is sent: its first events can beat the reply (§8.2).
+        turn_id = uuid.uuid4().hex[:12]
+        folder = TurnFolder(turn_id, transform_output=self._transform_output)
+        turn = Turn(self, session.ref, turn_id, text, folder)
+        session.turns.append(turn)
+        return turn
+
+    def _drop_turn(self, session: _Session, turn: Turn) -> None:
+        if turn in session.turns:
+            session.turns.remove(turn)
+        turn._end("cancelled")
+
+    def _accept(self, session: _Session, turn: Turn, status: object) -> None:
+        turn._on_reply(status)
+        if turn._done or turn not in session.turns:
+            return
+        if status == "queued":
+            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
+            # runs, and ends, with the turn queued before it.
+            earlier = [t for t in session.turns if t is not turn and t._status == "queued" and not t._started]
+            if earlier:
+                session.turns.remove(turn)
+                turn._follow(earlier[-1])
+        elif status == "steered":
+            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
+            session.turns.remove(turn)
+            if session.turns:
+                turn._follow(session.turns[0])
+            else:
+                turn._end("complete")
+
+    async def interrupt(self, ref: SessionRef) -> None:
+        """Stop the session's running turn (``session.interrupt``, §3.1).
+
+        The running turn ends ``interrupted`` when its ``message.complete`` arrives; the server also drops the
+        queued prompt, denies pending approvals and answers pending clarify/sudo/secret with ``""``, so queued
+        turns of this session end ``cancelled`` here.
+        """
+        session = await self._live(ref)
+        await self._call("session.interrupt", {"session_id": ref.live_id})
+        for turn in list(session.turns):
+            if not turn._started and turn._status == "queued":
+                session.turns.remove(turn)
+                turn._end("cancelled")
+
+    async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
+        """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).
+
+        Approvals have no id on the wire: ``approval.respond`` resolves the session's *oldest* pending one
+        (§3.1, §8.6), so they must be answered in order. The interaction becomes ``answered`` (sudo/secret
+        responses are recorded redacted).
+        """
+        session = await self._live(ref)
+        found = session.find_interaction(request_id)
+        if found is None:
+            raise HermesUsageError(f"no pending interaction {request_id!r} in session {ref.stored_id}")
+        folder, inter, turn = found
+
+        def answered() -> None:
+            # Recorded as soon as the answer is on the wire: the tool can complete (and its event arrive) before
+            # the reply does, and a completed tool would otherwise show the interaction as cancelled.
+            changes = folder.answer(request_id, response)
+            if turn is not None and changes:
+                turn._push(changes)
+
+        if inter.kind == "approval":
+            if inter.choices and response not in inter.choices:
+                raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
+            oldest = next(
+                (i for t in session.turns for i in t._folder.pending() if i.kind == "approval"), None
+            ) or inter
+            if oldest.request_id != request_id:
+                raise HermesUsageError(
+                    f"answer {oldest.request_id} first: approval.respond resolves the oldest pending approval"
+                )
+            await self._call("approval.respond", {"session_id": ref.live_id, "choice": response}, answered)
+        else:
+            method = _RESPOND_METHODS.get(inter.kind)
+            if method is None:
+                raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
+            await self._call(method, {"request_id": request_id, _RESPOND_VALUE_KEYS[method]: response}, answered)
+
+    def _mark_answered(self, request_id: str, value: str) -> None:
+        for session in self._sessions.values():
+            found = session.find_interaction(request_id)
+            if found is not None:
+                folder, _, turn = found
+                changes = folder.answer(request_id, value)
+                if turn is not None and changes:
+                    turn._push(changes)
+                return
+
+    # --- listeners -------------------------------------------------------------------------------------
+
+    def listen(self, stored_id: str | SessionRef, callback: Listener) -> Callable[[], None]:
+        """Receive every event of a session, plus connection changes; returns ``off()`` to stop.
+
+        The session is resumed on this connection if it is not already (events go only to the socket that
+        resumed it last, §5 "Event routing"), and again after every reconnect.
+        """
+        self._check_open()
+        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
+        self._set_listeners(key, [*self._listeners.get(key, []), callback])
+        session = self._sessions.get(key)
+        if self._ws is not None and (session is None or session.ref._generation != self._generation):
+            self._spawn(self._subscribe(key))
+        elif self._ws is None and self._ever_connected and self._reconnect is not None:
+            self._start_reconnect()
+
+        def off() -> None:
+            self._set_listeners(key, [c for c in self._listeners.get(key, []) if c is not callback])
+
+        return off
+
+    async def _subscribe(self, stored_id: str) -> None:
+        failed = await self._resubscribe()
+        if failed and self._reconnect is not None:
+            self._start_reconnect()
+
+    def _deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
+        for callback in listeners:
+            try:
+                result = callback(item)
+                if inspect.isawaitable(result):
+                    self._spawn(_await_listener(self, result))
+            except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
+                self._report("listener", exc)
+
+    def _notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
+        listeners = self._listeners.get(stored_id)
+        if listeners:
+            session = self._sessions.get(stored_id)
+            item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
+                                error=error)
+            self._deliver(listeners, item)
+
+    def _report(self, kind: str, error: BaseException) -> None:
+        if self._on_error is not None:
+            try:
+                self._on_error(kind, error)
+                return
+            except Exception:  # noqa: BLE001 - fall back to the log
+                logger.exception("on_error(%r) raised", kind)
+        logger.warning("Dashboard %s error: %s", kind, error, exc_info=kind == "listener")
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- history ---------------------------------------------------------------------------------------
+
+    async def history(self, stored_id: str | SessionRef, *, limit: int | None = None) -> list[Message]:
+        """The session's transcript as messages (REST ``GET /api/sessions/{id}/messages``, §6).
+
+        Rows are folded by the same turn model as live events, so part ids match the live ones. A 404 (unknown
+        id, or a session never prompted) is an empty history. Only the compression tip segment is returned.
+        """
+        from ._http import HttpTransport  # httpx is imported only when history is used
+
+        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
+        self._check_open()
+        settings = self._resolve_settings()
+        path = f"/api/sessions/{quote(key, safe='')}/messages"
+        async with HttpTransport(
+            settings.dashboard_url,
+            settings.dashboard_token,
+            connect_timeout=settings.connect_timeout,
+            request_timeout=settings.request_timeout,
+            auth_header="X-Hermes-Session-Token",
+            auth_scheme=None,
+            missing_key_hint="pass token=... or set HERMES_DASHBOARD_TOKEN",
+        ) as http:
+            try:
+                body = await http.request_json("GET", path, params={"limit": limit} if limit else None)
+            except HermesNotFoundError:
+                return []
+        rows = body.get("messages") if isinstance(body, Mapping) else None
+        if not isinstance(rows, list):
+            raise HermesProtocolError(f"GET {path} answered without a messages list")
+        return fold_history(rows, transform_output=self._transform_output)
+
+    # --- closing ---------------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End every open turn (``cancelled``), fail waiting requests, close the socket; later calls fail."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in (self._reconnect_task, *self._background):
+            if task is not None:
+                task.cancel()
+        for session in self._sessions.values():
+            session.end_turns("cancelled", None, None)
+        self._pending.fail_all(lambda method: HermesClosedError(f"{method} got no reply: the connection was closed"))
+        ws, reader = self._ws, self._reader
+        if ws is not None:
+            await ws.close()
+        if reader is not None:
+            await asyncio.gather(reader, return_exceptions=True)
+        self._ws = None
+        self._listeners.clear()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise HermesClosedError(f"the Dashboard connection to {self.url} is closed")
+
+
+# --- helpers -----------------------------------------------------------------------------------------------
+
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_from_frame = Event.from_dashboard_frame
+
+
+async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:
+    try:
+        await awaitable
+    except Exception as exc:  # noqa: BLE001
+        conn._report("listener", exc)

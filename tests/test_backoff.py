@@ -1,0 +1,143 @@
+"""The reconnect delay policy, alone and driving DashboardConnection's reconnects with a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from hermes_notebook.client.backoff import BACKOFF_FACTOR, BACKOFF_MAX_DELAY, BACKOFF_MIN_DELAY, Backoff
+from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem
+from tests.fake_ws_server import FakeDashboard
+
+SCHEDULE = [1, 2, 4, 8, 16, 30, 30]
+
+
+def test_defaults_come_from_the_module_constants() -> None:
+    """Backoff() uses BACKOFF_MIN_DELAY, BACKOFF_MAX_DELAY and BACKOFF_FACTOR (1 s doubling to 30 s)."""
+    backoff = Backoff()
+    assert (backoff.min_delay, backoff.max_delay, backoff.factor) == (BACKOFF_MIN_DELAY, BACKOFF_MAX_DELAY,
+                                                                        BACKOFF_FACTOR) == (1.0, 30.0, 2.0)
+
+
+def test_iterating_yields_the_schedule_and_a_new_iterator_resets() -> None:
+    """Each iter() yields 1, 2, 4, 8, 16, 30, 30 ... from the start."""
+    backoff = Backoff()
+    assert list(itertools.islice(backoff, 7)) == SCHEDULE
+    assert list(itertools.islice(backoff, 3)) == [1, 2, 4]
+
+
+def test_stateful_next_delay_and_reset() -> None:
+    """next_delay() walks the schedule; reset() after a success starts it over."""
+    backoff = Backoff()
+    assert [backoff.next_delay() for _ in range(7)] == SCHEDULE
+    backoff.reset()
+    assert [backoff.next_delay() for _ in range(2)] == [1, 2]
+
+
+def test_custom_values_and_validation() -> None:
+    """Custom bounds are honoured and nonsensical ones are refused."""
+    assert list(itertools.islice(Backoff(0.5, 3, 3), 4)) == [0.5, 1.5, 3, 3]
+    for args in ((-1, 2, 2), (5, 1, 2), (1, 2, 0.5)):
+        with pytest.raises(ValueError, match="must be"):
+            Backoff(*args)
+    assert Backoff() == Backoff(1, 30, 2) and repr(Backoff()) == "Backoff(min_delay=1, max_delay=30, factor=2)"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_connection_reconnects_on_the_schedule_and_resets_after_success() -> None:
+    """After a drop the connection waits 1, 2, 4, 8, 16, 30, 30 (fake clock) and starts at 1 again next time."""
+    fake = await FakeDashboard().start()
+    slept: list[float] = []
+    server_back = asyncio.Event()
+
+    async def fake_sleep(delay: float) -> None:
+        slept.append(delay)
+        if len(slept) == len(SCHEDULE):  # the Dashboard comes back during the 7th wait
+            await fake.start()
+            server_back.set()
+        await asyncio.sleep(0)
+
+    items: list[ListenerItem] = []
+    conn = DashboardConnection(fake.settings(), sleep=fake_sleep)
+    try:
+        ref = await conn.create_session()
+        first_live = ref.live_id
+        conn.listen(ref, items.append)
+        await fake.stop()  # killed: sockets aborted, port closed
+        await _until(lambda: any(i.status == "reconnected" for i in items))
+        assert slept == SCHEDULE
+        statuses = [i.status for i in items if i.kind == "connection"]
+        assert statuses[0] == "disconnected" and statuses[-1] == "reconnected"
+        assert statuses.count("reconnecting") == len(SCHEDULE) - 1  # every failed attempt is reported
+        assert ref.live_id != first_live  # re-resumed by stored id; the same ref object follows
+        assert fake.requests("session.resume")[-1]["params"] == {"session_id": ref.stored_id}
+
+        slept.clear()
+        await fake.drop()
+        await _until(lambda: [i.status for i in items].count("reconnected") == 2)
+        assert slept == [1.0]  # reset after the successful reconnect
+        assert (await (await conn.submit(ref, "after"))).status == "complete"
+    finally:
+        await conn.close()
+        await fake.stop()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_failed_resubscribe_is_reported_and_retried() -> None:
+    """A resume that fails after reconnecting goes to on_error("listen") and is retried until it works."""
+    errors: list[tuple[str, BaseException]] = []
+    slept: list[float] = []
+    fails = {"left": 2}
+
+    async def flaky_resume(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
+        if fails["left"]:
+            fails["left"] -= 1
+            error = {"code": 4090, "message": "cap reached"}
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "error": error}))
+        else:
+            await server._on_session_resume(ws, frame)
+
+    async def fake_sleep(delay: float) -> None:
+        slept.append(delay)
+        await asyncio.sleep(0)
+
+    async with FakeDashboard() as fake:
+        conn = DashboardConnection(fake.settings(), sleep=fake_sleep, on_error=lambda k, e: errors.append((k, e)))
+        items: list[ListenerItem] = []
+        ref = await conn.create_session()
+        conn.listen(ref, items.append)
+        fake.handlers["session.resume"] = flaky_resume
+        await fake.drop()
+        await _until(lambda: any(i.status == "reconnected" for i in items))
+        assert [k for k, _ in errors] == ["listen", "listen"]
+        assert slept == [1.0, 1.0, 2.0]  # connect after 1 s (then reset), resume retried after 1 s and 2 s
+        await conn.close()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_reconnect_false_only_reports_the_drop() -> None:
+    """With reconnect=False listeners get "disconnected" and nothing reconnects."""
+    async with FakeDashboard() as fake:
+        conn = DashboardConnection(fake.settings(), reconnect=False)
+        items: list[ListenerItem] = []
+        ref = await conn.create_session()
+        conn.listen(ref, items.append)
+        await fake.drop()
+        await _until(lambda: bool(items))
+        await asyncio.sleep(0.05)
+        assert [(i.status, i.retry_in) for i in items] == [("disconnected", None)]
+        assert fake.handshakes == 1
+        await conn.connect()  # an explicit connect() resumes the listened session
+        assert fake.handshakes == 2 and [i.status for i in items] == ["disconnected", "reconnected"]
+        await conn.close()
+
+
+async def _until(predicate: Any, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.005)
