@@ -14,6 +14,7 @@ __all__ = [
     "DashboardConnection",
     "Job",
     "JobsClient",
+    "ListenerItem",
     "RunEvent",
     "RunRef",
     "SessionRef",
@@ -29,6 +30,7 @@ _WHERE = {
     "Backoff": ".dashboard",
     "DashboardConnection": ".dashboard",
     "SessionRef": ".dashboard",
+    "ListenerItem": ".dashboard",
     "Turn": ".dashboard",
 }
 
