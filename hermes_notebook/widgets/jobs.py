@@ -1,0 +1,451 @@
+"""``Jobs``: manage Hermes cron jobs from a notebook cell by clicking (issue 6).
+
+Where things run: every request happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`)
+through a :class:`JobsClient`; the browser view only sends small custom messages (``refresh``,
+``check_schedule``, ``save``, ``action``) and renders the ``jobs`` traitlet. So the API key never reaches the
+browser, the widget state or the saved notebook. A click schedules a coroutine and returns at once: the
+kernel's shell thread never blocks on Hermes.
+
+Validation: a schedule typed in the form is checked here with :mod:`hermes_notebook.schedules` (exactly what
+Hermes 0.19.0 accepts) before anything is sent; the answer carries the message and an example, or the plain
+description and the next three run times. Server-side refusals come back inline too.
+
+Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
+(:func:`jobs_helpers.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
+stylesheet hides it, viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
+
+Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
+``{"type": "save", "request", "id": str | None, "fields": {...}}``,
+``{"type": "action", "request", "action": "pause" | "resume" | "run" | "delete", "id"}``.
+Kernel -> browser: ``{"type": "schedule_check", "request", ...ScheduleCheck.to_dict()}``,
+``{"type": "save_result", "request", "ok", "field", "message", "job"}``,
+``{"type": "action_result", "request", "action", "id", "ok", "message"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from datetime import datetime
+from typing import Any
+
+import anywidget
+import traitlets
+
+from .. import runtime, schedules
+from ..client.jobs import Job, JobsClient
+from ..errors import (
+    HermesAuthError,
+    HermesConnectionError,
+    HermesError,
+    HermesUsageError,
+    HermesValidationError,
+)
+from ..jobs_helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
+from ..settings import Settings
+from ._stream import STATIC
+
+__all__ = ["STATIC_CLASS", "Jobs"]
+
+log = logging.getLogger(__name__)
+
+#: Class of the element wrapping the static table; the live view's stylesheet hides it.
+STATIC_CLASS = "hn-jobs-static-wrap"
+
+#: Default seconds between automatic refreshes.
+DEFAULT_AUTO_REFRESH = 30.0
+
+_RUN_NOTE = "It will start on the scheduler's next tick (within about a minute)."
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _editable_schedule(job: Job) -> str:
+    """The schedule text to put back into the edit form (what the server would accept again)."""
+    sched = job.schedule
+    if sched.kind == "cron" and sched.expr:
+        return sched.expr
+    if sched.kind == "interval" and sched.minutes is not None:
+        return f"every {sched.minutes}m"
+    if sched.kind == "once" and sched.run_at is not None:
+        return sched.run_at.isoformat(timespec="minutes")
+    return job.schedule_display
+
+
+def job_row(job: Job) -> dict[str, Any]:
+    """One table row for the view: JSON-ready, only what the table and the edit form show."""
+    latest = job.latest_execution or {}
+    return {
+        "id": job.id,
+        "name": job.name,
+        "prompt": job.prompt,
+        "schedule": job.schedule_display,
+        "schedule_text": _editable_schedule(job),
+        "schedule_kind": job.schedule.kind,
+        "description": schedule_description(job),
+        "state": job.state or ("scheduled" if job.enabled else "paused"),
+        "enabled": job.enabled,
+        "next_run_at": _iso(job.next_run_at),
+        "last_run_at": _iso(job.last_run_at),
+        "last_status": job.last_status,
+        "last_error": job.last_error,
+        "last_delivery_error": job.last_delivery_error,
+        "repeat_times": job.repeat.times,
+        "repeat_completed": job.repeat.completed,
+        "repeat_text": repeat_text(job),
+        "deliver": job.deliver,
+        "skills": list(job.skills),
+        "running": latest.get("status") in ("claimed", "running"),
+    }
+
+
+def _preset_dicts() -> list[dict[str, Any]]:
+    return [{"key": p.key, "label": p.label, "fields": list(p.fields)} for p in schedules.PRESETS]
+
+
+def _tz_label() -> str:
+    now = datetime.now().astimezone()
+    return now.strftime("%Z") or now.strftime("%z")
+
+
+class Jobs(anywidget.AnyWidget):
+    """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
+
+    ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a :class:`JobsClient`
+    (kept open: it is the caller's), :class:`Settings`, the ``hermes_notebook.connect()`` facade (its
+    settings are used), or ``None`` (``Settings.resolve()``: arguments, then ``HERMES_API_URL/KEY``).
+    """
+
+    _esm = STATIC / "jobs.js"
+    _css = STATIC / "jobs.css"
+
+    #: Table rows (see :func:`job_row`), in the server's order.
+    jobs = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: Also list paused and finished jobs (the server hides ``enabled: false`` ones by default).
+    include_disabled = traitlets.Bool(False).tag(sync=True)
+    #: Seconds between automatic refreshes; 0 turns it off.
+    auto_refresh = traitlets.Float(DEFAULT_AUTO_REFRESH).tag(sync=True)
+    #: When the last successful refresh finished (epoch milliseconds), for "updated N s ago".
+    updated_at = traitlets.Float(None, allow_none=True).tag(sync=True)
+    #: True while a refresh is under way.
+    loading = traitlets.Bool(False).tag(sync=True)
+    #: ``{"status": "connecting" | "connected" | "error", "message": str | None, "url": str}``.
+    connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
+    #: A one-line notice: ``{"kind": "info" | "error", "text": str}`` or empty.
+    notice = traitlets.Dict({}).tag(sync=True)
+    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as schedules.py).
+    presets = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: The time zone the next-run previews are computed in.
+    timezone = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self,
+        source: JobsClient | Settings | Any = None,
+        *,
+        include_disabled: bool = False,
+        auto_refresh: float = DEFAULT_AUTO_REFRESH,
+        refresh: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(include_disabled=include_disabled, auto_refresh=auto_refresh, presets=_preset_dicts(),
+                         timezone=_tz_label(), **kwargs)
+        self._client, self._owns_client = self._make_client(source)
+        self._helpers = JobsHelpers(self._client)
+        self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
+        self._closed = False
+        self._static_id = f"hn-jobs-static-{uuid.uuid4().hex}"
+        self._static_shown = False
+        self._refresh_task: asyncio.Task[None] | None = None
+        self._generation = 0
+        self._actions: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
+            "refresh": self._on_refresh,
+            "check_schedule": self._on_check_schedule,
+            "save": self._on_save,
+            "action": self._on_action,
+        }
+        #: Futures of handled browser messages (tests wait on them).
+        self.pending: list[concurrent.futures.Future[None]] = []
+        self.on_msg(self._dispatch)
+        self.observe(self._restart_auto_refresh, names=["auto_refresh"])
+        self.observe(lambda _c: self.submit(self.refresh_async()), names=["include_disabled"])
+        if refresh:
+            self.submit(self.refresh_async())
+        self._restart_auto_refresh()
+
+    @staticmethod
+    def _make_client(source: Any) -> tuple[JobsClient, bool]:
+        if isinstance(source, JobsClient):
+            return source, False
+        if isinstance(source, Settings):
+            return JobsClient(source), True
+        if source is None:
+            return JobsClient(Settings.resolve()), True
+        settings = getattr(source, "settings", None)
+        if isinstance(settings, Settings):
+            return JobsClient(settings), True
+        raise HermesUsageError(
+            f"Jobs() takes a JobsClient, Settings, the hermes_notebook.connect() object or nothing, not {type(source).__name__}"
+        )
+
+    # --- kernel-side API ------------------------------------------------------------------------------
+
+    def submit(self, coro: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None]:
+        """Run a coroutine on the package loop without blocking the caller (tests wait on ``pending``)."""
+        future = runtime.submit(coro)
+        self.pending = [f for f in self.pending if not f.done()] + [future]
+        return future
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Block until every handled browser message and refresh so far has finished (for tests/scripts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            open_ = [f for f in self.pending if not f.done()]
+            if not open_:
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"the jobs widget was still busy after {timeout} s")
+            concurrent.futures.wait(open_, timeout=remaining)
+
+    def refresh(self) -> None:
+        """Reload the jobs now (blocking)."""
+        runtime.run_sync(self.refresh_async())
+
+    async def refresh_async(self) -> None:
+        """Reload the jobs and update the table, the connection indicator and the static table."""
+        if self._closed:
+            return
+        self._generation += 1
+        generation = self._generation
+        self.loading = True
+        try:
+            jobs = await self._client.list(include_disabled=self.include_disabled)
+        except HermesError as exc:
+            if generation == self._generation:
+                self.connection = {"status": "error", "message": _connection_message(exc),
+                                   "url": self._client.settings.api_url}
+            return
+        finally:
+            self.loading = False
+        if generation != self._generation:  # a newer refresh (e.g. the toggle) superseded this one
+            return
+        self._last_jobs = jobs
+        self.jobs = [job_row(job) for job in jobs]
+        self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
+        self.updated_at = time.time() * 1000
+        self._update_static()
+
+    def close(self) -> None:
+        """Stop auto-refresh, close the client if this widget opened it, and close the widget."""
+        if not self._closed:
+            self._closed = True
+            task = self._refresh_task
+            if task is not None:
+                runtime.call_soon(task.cancel)
+            if self._owns_client:
+                runtime.submit(self._client.aclose())
+        super().close()
+
+    # --- auto refresh ---------------------------------------------------------------------------------
+
+    def _restart_auto_refresh(self, _change: Any = None) -> None:
+        def restart() -> None:
+            if self._refresh_task is not None:
+                self._refresh_task.cancel()
+                self._refresh_task = None
+            if self.auto_refresh > 0 and not self._closed:
+                self._refresh_task = asyncio.get_running_loop().create_task(self._auto_loop())
+
+        runtime.call_soon(restart)
+
+    async def _auto_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(max(1.0, self.auto_refresh))
+            try:
+                await self.refresh_async()
+            except Exception:  # keep ticking; the indicator already shows connection problems
+                log.debug("auto-refresh failed", exc_info=True)
+
+    # --- browser messages -----------------------------------------------------------------------------
+
+    def _dispatch(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        self.handle_message(content)
+
+    def handle_message(self, content: Any) -> concurrent.futures.Future[None] | None:
+        """Handle one browser message (also the entry point for kernel-side tests); returns its future."""
+        if not isinstance(content, Mapping) or content.get("type") not in self._actions:
+            log.warning("ignoring an unknown message from the jobs view: %r", content)
+            return None
+        handler = self._actions[str(content["type"])]
+        return self.submit(self._guard(handler, dict(content)))
+
+    async def _guard(self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]],
+                     content: dict[str, Any]) -> None:
+        try:
+            await handler(content)
+        except Exception as exc:  # a click must never raise into the comm handler: show it instead
+            log.exception("jobs widget: handling %r failed", content.get("type"))
+            self.notice = {"kind": "error", "text": f"{content.get('type')} failed: {exc}"}
+
+    def _reply(self, content: dict[str, Any]) -> None:
+        if self.comm is None:
+            return
+        try:
+            self.send(content)
+        except Exception:  # a view can go away at any time
+            log.debug("could not send to the jobs view", exc_info=True)
+
+    async def _on_refresh(self, _content: dict[str, Any]) -> None:
+        await self.refresh_async()
+
+    async def _on_check_schedule(self, content: dict[str, Any]) -> None:
+        result = schedules.check(content.get("schedule", ""))
+        self._reply({"type": "schedule_check", "request": content.get("request"), **result.to_dict()})
+
+    async def _on_save(self, content: dict[str, Any]) -> None:
+        request = content.get("request")
+        job_id = content.get("id") or None
+        given = content.get("fields")
+        raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        fields = _form_fields(raw, editing=bool(job_id))
+        try:
+            if job_id:
+                job = await self._helpers.update_async(str(job_id), **fields)
+            else:
+                job = await self._helpers.create_async(**fields)
+        except HermesError as exc:
+            field = _field_of(exc)
+            self._reply({"type": "save_result", "request": request, "ok": False, "field": field,
+                         "message": _plain(exc), "job": None})
+            return
+        verb = "Updated" if job_id else "Created"
+        self.notice = {"kind": "info", "text": f"{verb} job {job.name!r} ({schedule_description(job)})."}
+        self._reply({"type": "save_result", "request": request, "ok": True, "field": None, "message": "",
+                     "job": job_row(job)})
+        await self.refresh_async()
+
+    async def _on_action(self, content: dict[str, Any]) -> None:
+        action, job_id, request = content.get("action"), str(content.get("id") or ""), content.get("request")
+        calls = {"pause": self._client.pause, "resume": self._client.resume, "run": self._client.run,
+                 "delete": self._client.delete}
+        if action not in calls:
+            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
+                         "message": f"unknown action {action!r}"})
+            return
+        name = next((row["name"] for row in self.jobs if row["id"] == job_id), job_id)
+        try:
+            await calls[action](job_id)
+        except HermesError as exc:
+            message = f"Could not {action} {name!r}: {_plain(exc)}"
+            self.notice = {"kind": "error", "text": message}
+            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
+                         "message": message})
+            await self.refresh_async()
+            return
+        message = {
+            "pause": f"Paused {name!r}.",
+            "resume": f"Resumed {name!r}.",
+            "run": f"{name!r} is due now. {_RUN_NOTE}",
+            "delete": f"Deleted {name!r}.",
+        }[str(action)]
+        self.notice = {"kind": "info", "text": message}
+        self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": True,
+                     "message": message})
+        await self.refresh_async()
+
+    # --- display: live widget + static table ----------------------------------------------------------
+
+    def static_bundle(self) -> dict[str, str]:
+        """What a saved notebook keeps for viewers without widget JS: a table of the jobs last seen."""
+        jobs = getattr(self, "_last_jobs", [])
+        html_table = jobs_table_html(jobs)
+        text = "\n".join(f"{row['name']}  [{row['schedule']}]  {row['state']}  next {row['next_run_at']}"
+                         for row in self.jobs) or "(no jobs)"
+        return {
+            "text/html": f'<div class="{STATIC_CLASS}">{html_table}</div>',
+            "text/plain": f"Hermes cron jobs\n{text}",
+        }
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict) and "text/plain" in data:
+            data["text/plain"] = "Hermes cron jobs (live widget; a static table follows)"
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        bundle = self._repr_mimebundle_()
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        display(data, metadata=metadata or None, raw=True)
+        display(self.static_bundle(), raw=True, display_id=self._static_id)
+        self._static_shown = True
+
+    def _update_static(self) -> None:
+        if not self._static_shown or self._closed:
+            return
+        try:
+            from IPython.display import update_display
+
+            update_display(self.static_bundle(), raw=True, display_id=self._static_id)
+        except Exception:  # no display machinery (plain script)
+            log.debug("could not update the static jobs table", exc_info=True)
+
+
+def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
+    """Form values -> job fields. Blank optional fields are left out; on edit a blank repeat means forever."""
+    fields: dict[str, Any] = {
+        "name": raw.get("name") if isinstance(raw.get("name"), str) else "",
+        "schedule": raw.get("schedule") if isinstance(raw.get("schedule"), str) else "",
+    }
+    if isinstance(raw.get("prompt"), str):
+        fields["prompt"] = raw["prompt"]
+    if isinstance(raw.get("deliver"), str) and raw["deliver"].strip():
+        fields["deliver"] = raw["deliver"]
+    skills = raw.get("skills")
+    if isinstance(skills, str):
+        skills = skills.split(",")
+    if isinstance(skills, list) and (editing or any(str(s).strip() for s in skills)):
+        fields["skills"] = [str(s).strip() for s in skills if str(s).strip()]
+    repeat = raw.get("repeat")
+    if repeat in (None, ""):
+        if editing and "repeat" in raw:
+            fields["repeat"] = None
+    else:
+        try:
+            fields["repeat"] = int(str(repeat).strip())
+        except ValueError:
+            fields["repeat"] = repeat  # validate_job says what is wrong
+    return fields
+
+
+def _field_of(exc: HermesError) -> str | None:
+    """Which form field an error belongs to, so the view can show it next to that field."""
+    if isinstance(exc, HermesValidationError) and getattr(exc, "param", None) == "schedule":
+        return "schedule"
+    text = str(exc).lower()
+    for field in ("name", "schedule", "prompt", "repeat", "skills", "deliver"):
+        if text.startswith(f"a job {field}") or text.startswith(f"{field} ") or f"a job needs a {field}" in text:
+            return field
+    if "prompt" in text and ("threat" in text or "blocked" in text):
+        return "prompt"
+    return None
+
+
+def _plain(exc: HermesError) -> str:
+    return str(exc)
+
+
+def _connection_message(exc: HermesError) -> str:
+    if isinstance(exc, HermesAuthError):
+        return "Hermes refused the API key (check HERMES_API_KEY)."
+    if isinstance(exc, HermesConnectionError):
+        return f"Cannot reach the Hermes API Server: {exc}"
+    return str(exc)

@@ -1,0 +1,136 @@
+"""Browser tests of the Jobs widget: real JupyterLab 4, headless Chromium, real Hermes 0.19.0 and its scheduler."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.usefixtures("hermes")
+
+RUN_TIMEOUT_MS = 90_000  # a triggered job starts on the scheduler's next 60 s tick
+
+
+def open_jobs(open_notebook: Any, auto_refresh: float = 0) -> Any:
+    """Open a notebook showing a Jobs widget and wait until it has loaded the jobs."""
+    nb = open_notebook(["from hermes_notebook.widgets import Jobs",
+                        f"w = Jobs(auto_refresh={auto_refresh})\nw"])
+    nb.run_all()
+    expect(nb.page.get_by_test_id("jobs-health")).to_have_attribute("data-status", "connected")
+    return nb
+
+
+def row(nb: Any, name: str) -> Any:
+    return nb.page.locator(f'[data-testid="job-row"][data-job-name="{name}"]')
+
+
+def server_names(nb: Any) -> list[str]:
+    """Job names as Hermes reports them right now (asked from the kernel, paused jobs included)."""
+    nb.kernel_exec(
+        "from hermes_notebook import runtime as _rt\nfrom hermes_notebook.client.jobs import JobsClient as _JC\n"
+        "_c = _JC()\n_names = [j.name for j in _rt.run_sync(_c.list(include_disabled=True))]\n"
+        "_rt.run_sync(_c.aclose())"
+    )
+    return nb.kernel_eval("_names")
+
+
+def test_jobs_widget_create_pause_resume_run_edit_delete(open_notebook: Any, hermes: Any) -> None:
+    """Through the form and the row buttons: create with a preset, pause, resume, run, edit, delete."""
+    nb = open_jobs(open_notebook)
+    page = nb.page
+    name = f"browser job {uuid.uuid4().hex[:6]}"
+
+    page.get_by_role("button", name="New job").click()
+    page.get_by_test_id("job-form-name").fill(name)
+    page.get_by_test_id("job-form-preset").select_option("weekdays")
+    page.get_by_test_id("job-form-preset-at").fill("07:30")
+    expect(page.get_by_test_id("job-form-schedule")).to_have_value("30 7 * * 1-5")
+    check = page.get_by_test_id("job-form-schedule-check")
+    expect(check).to_contain_text("every weekday at 07:30")
+    expect(check).to_contain_text("Next runs:")
+    page.get_by_test_id("job-form-prompt").fill("RUN echo first")
+    page.get_by_role("button", name="Save job").click()
+    expect(row(nb, name)).to_be_visible()
+    expect(row(nb, name).get_by_test_id("job-schedule")).to_contain_text("every weekday at 07:30")
+    expect(page.get_by_test_id("jobs-form")).to_be_hidden()
+
+    # Pause: hidden while "include paused/disabled" is off, shown as paused when it is on.
+    row(nb, name).get_by_role("button", name=f"Pause {name}").click()
+    expect(row(nb, name)).to_have_count(0)
+    page.get_by_test_id("jobs-include-disabled").check()
+    expect(row(nb, name)).to_have_attribute("data-state", "paused")
+
+    row(nb, name).get_by_role("button", name=f"Resume {name}").click()
+    expect(row(nb, name)).to_have_attribute("data-state", "scheduled")
+
+    row(nb, name).get_by_role("button", name=f"Run {name} now").click()
+    expect(page.get_by_test_id("jobs-notice")).to_contain_text("next tick")
+
+    # Edit the prompt (keyboard: the form submits with Enter in a text field).
+    row(nb, name).get_by_role("button", name=f"Edit {name}").click()
+    expect(page.get_by_test_id("job-form-name")).to_have_value(name)
+    page.get_by_test_id("job-form-prompt").fill("RUN echo edited")
+    page.get_by_test_id("job-form-deliver").press("Enter")
+    expect(page.get_by_test_id("jobs-form")).to_be_hidden()
+    expect(row(nb, name).locator("td").first).to_have_attribute("title", "RUN echo edited")
+
+    # Delete asks first; Cancel keeps the job, Confirm deletes it.
+    row(nb, name).get_by_role("button", name=f"Delete {name}").click()
+    row(nb, name).get_by_test_id("job-delete-cancel").click()
+    expect(row(nb, name)).to_be_visible()
+    row(nb, name).get_by_role("button", name=f"Delete {name}").click()
+    row(nb, name).get_by_role("button", name="Confirm delete").click()
+    expect(row(nb, name)).to_have_count(0)
+    assert name not in server_names(nb)
+
+    # The saved notebook (widget state and static table included) never holds the key.
+    saved = nb.save().read_text()
+    assert hermes.api_key not in saved
+    assert "hn-jobs-static-wrap" in saved
+
+
+def test_invalid_schedule_shows_inline_and_sends_nothing(open_notebook: Any) -> None:
+    """A schedule Hermes would refuse is explained inline, with an example, and no job is created."""
+    nb = open_jobs(open_notebook)
+    page = nb.page
+    name = f"bad schedule {uuid.uuid4().hex[:6]}"
+    page.get_by_role("button", name="New job").click()
+    page.get_by_test_id("job-form-name").fill(name)
+    page.get_by_test_id("job-form-schedule").fill("0 9 * * MON")
+    check = page.get_by_test_id("job-form-schedule-check")
+    expect(check).to_contain_text("Day names like 'MON' are not accepted")
+    expect(check).to_contain_text("'0 9 * * 1'")
+    expect(check).to_have_attribute("data-ok", "false")
+    page.get_by_role("button", name="Save job").click()
+    expect(page.get_by_test_id("job-form-error")).to_contain_text("fix the schedule")
+    expect(page.get_by_test_id("jobs-form")).to_be_visible()
+    assert name not in server_names(nb)
+    page.get_by_test_id("job-form-schedule").fill("every 90m")
+    expect(check).to_contain_text("every 90 minutes")
+    page.get_by_role("button", name="Cancel").click()
+    assert name not in server_names(nb)
+
+
+def test_triggered_run_updates_last_status_in_the_table(open_notebook: Any) -> None:
+    """Run now on a job prompting the fake model: last status and last run appear within the scheduler tick."""
+    nb = open_jobs(open_notebook, auto_refresh=2)
+    page = nb.page
+    name = f"browser run {uuid.uuid4().hex[:6]}"
+    page.get_by_role("button", name="New job").click()
+    page.get_by_test_id("job-form-name").fill(name)
+    page.get_by_test_id("job-form-preset").select_option("daily")
+    page.get_by_test_id("job-form-prompt").fill("RUN echo from-the-browser")
+    page.get_by_role("button", name="Save job").click()
+    expect(row(nb, name)).to_be_visible()
+    expect(row(nb, name).get_by_test_id("job-last-run")).to_contain_text("—")
+
+    row(nb, name).get_by_role("button", name=f"Run {name} now").click()
+    expect(row(nb, name).get_by_test_id("job-last-status")).to_contain_text("ok", timeout=RUN_TIMEOUT_MS)
+    expect(row(nb, name).get_by_test_id("job-last-run")).not_to_contain_text("—")
+    expect(row(nb, name).get_by_test_id("job-repeat")).to_contain_text("1 run")
+
+    row(nb, name).get_by_role("button", name=f"Delete {name}").click()
+    row(nb, name).get_by_role("button", name="Confirm delete").click()
+    expect(row(nb, name)).to_have_count(0)
