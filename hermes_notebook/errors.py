@@ -64,7 +64,7 @@ class HermesConnectionError(HermesError):
     """Raised when a server cannot be reached (connection refused, reset, DNS, TLS)."""
 
 
-class HermesTimeoutError(HermesConnectionError):
+class HermesTimeoutError(HermesConnectionError, TimeoutError):
     """Raised when connecting to or reading from a server took longer than the configured timeout."""
 
 

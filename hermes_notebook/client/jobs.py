@@ -166,6 +166,12 @@ class Job:
         extra = {k: v for k, v in data.items() if k not in _KNOWN}
         return cls(**values, extra=extra, raw=dict(data))
 
+    def _repr_html_(self) -> str:
+        """A one-job table for notebooks (escaped: names and prompts are user text)."""
+        from ..jobs_helpers import job_html
+
+        return job_html(self)
+
     def __repr__(self) -> str:
         next_run = self.next_run_at.isoformat(timespec="seconds") if self.next_run_at else None
         return (
@@ -299,16 +305,23 @@ class JobsClient:
         try:
             data = await self._http.request_json(method, path, json_body=json_body, validation_on_500=True)
         except HermesValidationError as exc:
-            if schedule is None or exc.status != 500:
+            if exc.status != 500:
                 raise
+            # The jobs routes answer every refused value with HTTP 500 {"error": str} (protocol §7): name the
+            # schedule only when the server's sentence is about it, otherwise say the job was refused.
             detail = " ".join((exc.server_message or "no details").split())
+            about_schedule = schedule is not None and _SCHEDULE_ERROR.search(detail) is not None
+            subject = f"the schedule {schedule!r}" if about_schedule else "the job"
             raise HermesValidationError(
-                f"{exc.endpoint} refused the schedule {schedule!r}: {detail}",
+                f"{exc.endpoint} refused {subject}: {detail}",
                 status=exc.status,
                 endpoint=exc.endpoint,
                 server_message=exc.server_message,
             ) from exc
         return Job.from_json(data.get("job") or {})
+
+
+_SCHEDULE_ERROR = re.compile(r"schedule|duration|timestamp|cron|interval|one-shot|in the past", re.IGNORECASE)
 
 
 # --- validation before sending (the server 500s on some of these, e.g. a non-string name) --------------------
