@@ -1,0 +1,562 @@
+"""An offline, scripted stand-in for an LLM: a tiny OpenAI-compatible chat-completions server.
+
+This is NOT a model. It answers ``POST /v1/chat/completions`` with canned replies chosen by a keyword, so
+that the real Hermes Agent can be driven through every path (text, reasoning, tool calls, approvals,
+clarify questions, slow streams, failures) with no network and no API key. The tests and the demo point
+Hermes' ``model.base_url`` at it.
+
+The keyword is the first word (case-sensitive) of the LAST PARAGRAPH of the last user message: Hermes
+merges the text of a failed or interrupted turn into the next prompt with a blank line, so only the newest
+paragraph counts.
+
+========================  ==================================================================================
+prompt                    reply
+========================  ==================================================================================
+(anything else)           streamed text ``Hello from the scripted model. You said: <paragraph>``
+``THINK ...``             ``reasoning_content`` deltas (:data:`THINK_REASONING`), then text
+                          ``I thought about it: the answer is 42.``
+``RUN <command>``         a ``terminal`` tool call ``{"command": <command>}``; after the tool result, the text
+                          ``Command output:`` (``Command output (exit code N):`` when N is not 0), a newline
+                          and the output in a fenced block: ``"Command output:\\n```\\nhi\\n```"``
+``THINKRUN <command>``    reasoning (:data:`THINKRUN_REASONING`) and the ``terminal`` call in one response,
+                          then the same final text as ``RUN``
+``DANGER [dir]``          a ``terminal`` call ``rm -rf ./<dir>`` (default dir ``hermes-danger-demo``), which
+                          Hermes flags for approval; after the result: ``Dangerous command was blocked:`` and
+                          the ``BLOCKED: ...`` reason, or ``Dangerous command ran:`` and the raw tool result
+                          (JSON), in a fenced block
+``CLARIFY [question]``    a ``clarify`` call ``{"question": <question or "Pick A or B?">, "choices": ["A",
+                          "B"]}``; after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the
+                          tool's error text if it failed)
+``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
+                          the client disconnects
+``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
+                          (HTTP 500)", ...}}``
+``MARKDOWN``              :data:`MARKDOWN_REPLY` (heading, list, python code block, inline HTML, a link)
+``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
+========================  ==================================================================================
+
+A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
+``[scripted model] tool '<name>' was not offered by Hermes.``. Session-title requests get the first words
+of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens.
+
+Use it in-process (``model = ScriptedModel(); port = model.start(); ...; model.stop()``; ``model.requests``
+holds every request body received; ``model.push(Reply(...))`` queues a custom reply for the next agent
+request) or as a process: ``python -m hermes_notebook._demo.scripted_model --port N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "MARKDOWN_REPLY",
+    "MODEL_ID",
+    "THINKRUN_REASONING",
+    "THINK_REASONING",
+    "Reply",
+    "ScriptedModel",
+    "ToolCall",
+    "plan_reply",
+    "prompt_of",
+]
+
+MODEL_ID = "fake-model"
+DANGER_DEFAULT_DIR = "hermes-danger-demo"
+THINK_REASONING = "Let me think about this. Step 1: read the question. Step 2: answer it."
+THINK_TEXT = "I thought about it: the answer is 42."
+THINKRUN_REASONING = "Let me think about this. I will run the command."
+CLARIFY_DEFAULT_QUESTION = "Pick A or B?"
+CLARIFY_CHOICES = ("A", "B")
+SLOW_DEFAULT_TICKS = 60
+LONG_DEFAULT_CHARS = 2000
+USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+MARKDOWN_REPLY = (
+    "# Scripted markdown\n"
+    "\n"
+    "Some **bold** text, some `inline code` and a [link](https://example.com/docs).\n"
+    "\n"
+    "- first item\n"
+    "- second item\n"
+    "\n"
+    "```python\n"
+    "def greet(name):\n"
+    '    return f"Hello, {name}!"\n'
+    "```\n"
+    "\n"
+    'Inline HTML that must stay inert: <script>alert(1)</script> <img src="x" onerror="alert(2)">\n'
+)
+# Paths Hermes probes at agent build time to guess the server type; a 404 makes it move on quickly.
+_PROBE_PATHS = {"/api/v1/models", "/api/tags", "/v1/props", "/props", "/version"}
+_SAFE_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the scripted model asks Hermes to run."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    id: str = field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted model response: reasoning, then text, then tool calls (any may be empty).
+
+    A ``str`` text/reasoning is split into word-pair deltas; a sequence of strings is sent as exactly those
+    deltas. ``status`` other than 200 makes the response an HTTP error instead.
+    """
+
+    text: str | Sequence[str] = ""
+    reasoning: str | Sequence[str] = ""
+    tool_calls: Sequence[ToolCall] = ()
+    status: int = 200
+    #: Seconds between deltas; ``None`` uses the model's default delay.
+    delay: float | None = None
+
+    def text_deltas(self) -> list[str]:
+        return _deltas(self.text)
+
+    def reasoning_deltas(self) -> list[str]:
+        return _deltas(self.reasoning)
+
+
+def _deltas(value: str | Sequence[str]) -> list[str]:
+    if not isinstance(value, str):
+        return [v for v in value if v]
+    # Two words per delta, keeping the whitespace, like a real tokenizer-ish stream.
+    words = re.findall(r"\S+\s*|\s+", value)
+    return ["".join(words[i : i + 2]) for i in range(0, len(words), 2)]
+
+
+def _content_text(content: Any) -> str:
+    """The text of a message ``content`` (a string, or a list of OpenAI content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return "" if content is None else str(content)
+
+
+def prompt_of(body: Mapping[str, Any]) -> str:
+    """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
+            paragraphs = [p for p in paragraphs if p]
+            return paragraphs[-1] if paragraphs else ""
+    return ""
+
+
+def _offered_tools(body: Mapping[str, Any]) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+        if name:
+            names.add(name)
+    return names
+
+
+def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """Tool results at the end of the conversation (the model must now answer them), else ``None``."""
+    results: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        results.append(_content_text(message.get("content")))
+    return list(reversed(results)) if results else None
+
+
+def _title_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
+    text = _content_text(messages[-1].get("content")) if messages else ""
+    first = text.split("\n\n", 1)[0].removeprefix("User:").strip()
+    words = first.split()[:6]
+    return Reply(text=" ".join(words)[:60] or "Scripted conversation")
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _follow_up(keyword: str, results: list[str]) -> Reply:
+    """The final answer once Hermes has sent back the tool results."""
+    raw = "\n".join(results).strip()
+    data = _loads(raw) if len(results) == 1 else None
+    if keyword in ("RUN", "THINKRUN"):
+        if isinstance(data, dict) and "output" in data:
+            output = str(data.get("output") or data.get("error") or "").rstrip("\n")
+            code = data.get("exit_code", 0)
+            head = "Command output:" if code in (0, None) else f"Command output (exit code {code}):"
+        else:
+            output, head = raw, "Command output:"
+        return Reply(text=f"{head}\n```\n{output}\n```")
+    if keyword == "DANGER":
+        if isinstance(data, dict) and (
+            data.get("status") == "blocked" or "BLOCKED" in str(data.get("error"))
+        ):
+            return Reply(text=f"Dangerous command was blocked:\n```\n{data.get('error')}\n```")
+        if "BLOCKED" in raw or "denied" in raw.lower():
+            return Reply(text=f"Dangerous command was blocked:\n```\n{raw}\n```")
+        return Reply(text=f"Dangerous command ran:\n```\n{raw}\n```")
+    if keyword == "CLARIFY":
+        if isinstance(data, dict):
+            answer = str(data.get("user_response") or data.get("error") or "").strip()
+        else:
+            answer = raw
+        return Reply(text=f"You chose: {answer or '(no answer)'}")
+    return Reply(text=f"Tool result:\n```\n{raw}\n```")
+
+
+def _tool_or_refusal(offered: set[str], call: ToolCall, reasoning: str = "") -> Reply:
+    if call.name not in offered:
+        return Reply(
+            text=f"[scripted model] tool '{call.name}' was not offered by Hermes.", reasoning=reasoning
+        )
+    return Reply(reasoning=reasoning, tool_calls=[call])
+
+
+def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
+    """Choose the scripted reply for one chat-completions request body (pure; see the module docstring)."""
+    messages: list[Mapping[str, Any]] = list(body.get("messages") or [])
+    system = " ".join(_content_text(m.get("content")) for m in messages if m.get("role") == "system")
+    if "descriptive title" in system and not body.get("tools"):
+        return _title_reply(messages)
+
+    paragraph = prompt_of(body)
+    keyword, _, rest = paragraph.partition(" ")
+    rest = rest.strip()
+    results = _pending_tool_results(messages)
+    if results is not None:
+        return _follow_up(keyword, results)
+
+    offered = _offered_tools(body)
+    if keyword == "THINK":
+        return Reply(reasoning=THINK_REASONING, text=THINK_TEXT)
+    if keyword in ("RUN", "THINKRUN") and rest:
+        reasoning = THINKRUN_REASONING if keyword == "THINKRUN" else ""
+        return _tool_or_refusal(offered, ToolCall("terminal", {"command": rest}), reasoning)
+    if keyword == "DANGER":
+        target = rest.split()[0].removeprefix("./") if rest else ""
+        if not _SAFE_DIR.match(target) or ".." in target:
+            target = DANGER_DEFAULT_DIR
+        return _tool_or_refusal(offered, ToolCall("terminal", {"command": f"rm -rf ./{target}"}))
+    if keyword == "CLARIFY":
+        question = rest or CLARIFY_DEFAULT_QUESTION
+        return _tool_or_refusal(
+            offered, ToolCall("clarify", {"question": question, "choices": list(CLARIFY_CHOICES)})
+        )
+    if keyword == "SLOW":
+        ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
+        return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)
+    if (match := re.fullmatch(r"FAIL(\d{3})?", keyword)) is not None:
+        return Reply(status=int(match.group(1) or 500))
+    if keyword == "MARKDOWN":
+        return Reply(text=MARKDOWN_REPLY)
+    if keyword == "LONG":
+        n = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else LONG_DEFAULT_CHARS
+        return Reply(text=_long_text(n), delay=0.0)
+    return Reply(text=f"Hello from the scripted model. You said: {paragraph}")
+
+
+def _long_text(n: int) -> list[str]:
+    """Exactly ``n`` characters (no trailing whitespace, so nothing is trimmed) in 10-character deltas."""
+    words = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. "
+    text = (words * (n // len(words) + 1))[:n]
+    if text and text[-1].isspace():
+        text = text[:-1] + "."
+    return [text[i : i + 10] for i in range(0, len(text), 10)]
+
+
+def _chunk(delta: dict[str, Any], *, cid: str, finish: str | None = None, usage: bool = False) -> bytes:
+    payload: dict[str, Any] = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": MODEL_ID,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    if usage:
+        payload["usage"] = USAGE
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def _stream_chunks(reply: Reply, cid: str) -> Iterator[tuple[bytes, bool]]:
+    """SSE frames for a reply, each with whether a pause should follow it."""
+    yield _chunk({"role": "assistant", "content": ""}, cid=cid), False
+    for piece in reply.reasoning_deltas():
+        yield _chunk({"reasoning_content": piece}, cid=cid), True
+    for piece in reply.text_deltas():
+        yield _chunk({"content": piece}, cid=cid), True
+    for index, call in enumerate(reply.tool_calls):
+        head = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        yield _chunk({"tool_calls": [head]}, cid=cid), False
+        args = json.dumps(dict(call.arguments))
+        for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+            yield _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, cid=cid), True
+    finish = "tool_calls" if reply.tool_calls else "stop"
+    yield _chunk({}, cid=cid, finish=finish, usage=True), False
+    yield b"data: [DONE]\n\n", False
+
+
+def _completion(reply: Reply, cid: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(reply.text_deltas()) or None}
+    if reply.reasoning:
+        message["reasoning_content"] = "".join(reply.reasoning_deltas())
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments))},
+            }
+            for c in reply.tool_calls
+        ]
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": MODEL_ID,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+        ],
+        "usage": USAGE,
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        if self.server.model.verbose:
+            sys.stderr.write(f"[scripted-model] {format % args}\n")
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._send_json(
+                200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "scripted"}]}
+            )
+        elif path == "/health":
+            self._send_json(200, {"status": "ok", "model": MODEL_ID, "scripted": True})
+        else:
+            self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, {"error": {"message": "invalid JSON", "type": "invalid_request_error"}})
+            return
+        model = self.server.model
+        reply = model._next_reply(body)
+        if reply.status != 200:
+            message = f"scripted model failure (HTTP {reply.status})"
+            self._send_json(
+                reply.status,
+                {"error": {"message": message, "type": "server_error", "code": "scripted_failure"}},
+            )
+            return
+        cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        if not body.get("stream"):
+            self._send_json(200, _completion(reply, cid))
+            return
+        self.close_connection = True  # the stream ends when we close: no chunked encoding needed
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        delay = model.delay if reply.delay is None else reply.delay
+        model._streams_changed(+1)
+        try:
+            for frame, pause in _stream_chunks(reply, cid):
+                if model._stopping.is_set() or self._client_gone():
+                    return
+                self.wfile.write(frame)
+                self.wfile.flush()
+                if pause and delay > 0:
+                    model._stopping.wait(delay)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client went away (an interrupt or stop): nothing left to do
+        finally:
+            model._streams_changed(-1)
+
+    def _client_gone(self) -> bool:
+        """True when the client closed its side (readable with no data), so a slow stream stops at once."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], model: ScriptedModel) -> None:
+        self.model = model
+        super().__init__(address, _Handler)
+
+
+class ScriptedModel:
+    """The scripted chat-completions server, run on a background thread of this process.
+
+    ``delay`` is the pause between deltas of normal replies; ``slow_delay`` the pause for ``SLOW``.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        delay: float = 0.02,
+        slow_delay: float = 0.25,
+        verbose: bool = False,
+    ) -> None:
+        self.host = host
+        self.delay = delay
+        self.slow_delay = slow_delay
+        self.verbose = verbose
+        #: Every chat-completions request body received, in arrival order.
+        self.requests: list[dict[str, Any]] = []
+        self._requested_port = port
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._active_streams = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the scripted model is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL (ending in ``/v1``) to give Hermes."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> int:
+        """Listen and serve on a daemon thread; returns the port."""
+        if self._server is not None:
+            return self.port
+        self._stopping.clear()
+        self._server = _Server((self.host, self._requested_port), self)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
+        self._thread.start()
+        return self.port
+
+    def stop(self) -> None:
+        """Stop serving; open streams end at their next delta."""
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    @property
+    def active_streams(self) -> int:
+        """How many streamed responses are being sent right now (0 once Hermes has hung up)."""
+        with self._lock:
+            return self._active_streams
+
+    def _streams_changed(self, delta: int) -> None:
+        with self._lock:
+            self._active_streams += delta
+
+    def push(self, reply: Reply | str) -> None:
+        """Queue a custom reply (a ``str`` means plain text) for the next agent request (one that offers tools).
+
+        Requests without tools (e.g. session titles) never consume it.
+        """
+        with self._lock:
+            self._queue.append(Reply(text=reply) if isinstance(reply, str) else reply)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self._queue and body.get("tools"):
+                return self._queue.popleft()
+        return plan_reply(body, slow_delay=self.slow_delay)
+
+    def __enter__(self) -> ScriptedModel:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the scripted model until SIGTERM/SIGINT; prints ``SCRIPTED_MODEL_READY port=N`` once listening."""
+    parser = argparse.ArgumentParser(
+        prog="python -m hermes_notebook._demo.scripted_model", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
+    parser.add_argument("--delay", type=float, default=0.02, help="seconds between deltas")
+    parser.add_argument("--slow-delay", type=float, default=0.25, help="seconds between SLOW deltas")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each request to stderr")
+    args = parser.parse_args(argv)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        parser.error("the scripted model only binds loopback addresses")
+    model = ScriptedModel(
+        args.host, args.port, delay=args.delay, slow_delay=args.slow_delay, verbose=args.verbose
+    )
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    port = model.start()
+    print(f"SCRIPTED_MODEL_READY port={port}", flush=True)
+    done.wait()
+    model.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Shared fixtures: the REAL Hermes API Server and Dashboard, offline, driven by the scripted model.
+
+Fixtures
+--------
+``hermes`` (session)        a started :class:`LocalHermes` with both servers and an in-process scripted model
+                            (``hermes.model``: its request log and ``push()``). Shared: use unique prompts.
+``hermes_factory``          ``hermes_factory(**LocalHermes kwargs) -> started LocalHermes`` for extra instances
+                            (e.g. ``config_overrides=...``, ``api=False``); all stopped when the test ends.
+``scripted_model`` (session) the shared instance's :class:`ScriptedModel` (same as ``hermes.model``).
+``settings``                ``hermes.settings()``: :class:`hermes_notebook.settings.Settings` for the shared servers.
+``workdir``                 a unique, not yet existing ``Path`` under ``hermes.workdir`` (the agent's cwd);
+                            use ``workdir.name`` in ``RUN``/``DANGER`` prompts and check the disk afterwards.
+
+Tests that use ``hermes`` or ``hermes_factory`` are marked ``hermes`` automatically (``-m "not hermes"`` skips
+them). When such a test fails, the tail of the Hermes logs is attached to its report.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_notebook._demo.local_hermes import HermesStartError, LocalHermes, find_hermes_bin
+from hermes_notebook._demo.scripted_model import ScriptedModel
+from hermes_notebook.settings import Settings
+
+HermesFactory = Callable[..., LocalHermes]
+_HERMES_FIXTURES = {"hermes", "hermes_factory", "scripted_model", "settings", "workdir"}
+
+
+@pytest.fixture(scope="session")
+def hermes_bin() -> str:
+    """The hermes executable; the tests never install it, so fail with the way to get it."""
+    try:
+        return find_hermes_bin()
+    except HermesStartError as exc:
+        pytest.fail(f"{exc}\n(the test harness installs nothing itself: run `.ci/run` once)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def hermes(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHermes]:
+    """Both real Hermes servers for the whole session (home kept under pytest's tmp dir for post-mortems)."""
+    local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path_factory.mktemp("hermes-home"))
+    try:
+        local.start()
+        yield local
+    finally:
+        local.close()
+
+
+@pytest.fixture
+def hermes_factory(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HermesFactory]:
+    """Start extra LocalHermes instances (same options as the class); every one is stopped at teardown."""
+    started: list[LocalHermes] = []
+
+    def factory(**kwargs: Any) -> LocalHermes:
+        kwargs.setdefault("hermes_bin", hermes_bin)
+        kwargs.setdefault("home", tmp_path_factory.mktemp("hermes-extra"))
+        local = LocalHermes(**kwargs)
+        started.append(local)  # before start(): a half-started instance is stopped too
+        return local.start()
+
+    try:
+        yield factory
+    finally:
+        for local in reversed(started):
+            local.close()
+
+
+@pytest.fixture(scope="session")
+def scripted_model(hermes: LocalHermes) -> ScriptedModel:
+    """The scripted model behind the shared servers (request log, ``push()``)."""
+    assert hermes.model is not None
+    return hermes.model
+
+
+@pytest.fixture
+def settings(hermes: LocalHermes) -> Settings:
+    """Client settings pointing at the shared servers."""
+    return hermes.settings()
+
+
+@pytest.fixture
+def workdir(hermes: LocalHermes, request: pytest.FixtureRequest) -> Path:
+    """A unique path (not created) inside the agent's cwd, named after the test, for on-disk effect checks."""
+    stem = "".join(c if c.isalnum() else "-" for c in request.node.name)[:40].strip("-")
+    return hermes.workdir / f"{stem}-{uuid.uuid4().hex[:8]}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERMES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.hermes)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the tail of the Hermes logs to the report of a failed test that used the shared servers."""
+    report = yield
+    local = getattr(item, "funcargs", {}).get("hermes")
+    if report.failed and isinstance(local, LocalHermes):
+        for name, tail in local.log_tails().items():
+            report.sections.append((f"Hermes {name} (tail)", tail))
+    return report
