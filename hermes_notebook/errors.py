@@ -57,7 +57,7 @@ __all__ = [
 
 
 class HermesError(Exception):
-    """Raised for every failure hermes-notebook reports on purpose; catch this to catch them all."""
+    """Raised when hermes-notebook reports any failure on purpose; catch this to catch them all."""
 
 
 class HermesConnectionError(HermesError):

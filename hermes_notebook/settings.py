@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import NoReturn
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -59,7 +60,7 @@ class Secret:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> object:  # pickling would carry the value into places we do not control
+    def __reduce__(self) -> NoReturn:  # pickling would carry the value into places we do not control
         raise TypeError("Secret values cannot be pickled")
 
 

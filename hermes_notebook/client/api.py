@@ -7,27 +7,53 @@ connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore re
 terminal event, and if the stream breaks or is gone it never reconnects (a second reader can hang forever):
 it polls ``GET /v1/runs/{id}`` instead, yields a :class:`StreamLost` marker and then a terminal event
 synthesized from the status (``synthesized=True``), whose ``output`` is the complete final text.
+
+The run-event types and :class:`RunEventStream` live in :mod:`hermes_notebook.client.run_events`, the chat and
+response streams in :mod:`hermes_notebook.client.streams`; this module re-exports every one of them, so import
+them from here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import builtins
-import json
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 import httpx
 
-from ..errors import HermesConnectionError, HermesNotFoundError, HermesRunError, HermesUsageError
-from ..events import Event
+from ..errors import HermesConnectionError, HermesRunError, HermesUsageError
 from ..settings import Secret, Settings
 from ._http import HttpTransport, translate_errors
+from ._mapping import raw as _raw
+from .run_events import (
+    APPROVAL_CHOICES,
+    ApprovalRequest,
+    ApprovalResponded,
+    MessageDelta,
+    ReasoningAvailable,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunEventStream,
+    RunFailed,
+    StreamLost,
+    ToolCompleted,
+    ToolStarted,
+)
+from .streams import (
+    AsyncStream,
+    ChatChunk,
+    ChatCompletion,
+    ChatStream,
+    HermesResponse,
+    ResponseEvent,
+    ResponseStream,
+    ToolProgress,
+)
 
 __all__ = [
     "APPROVAL_CHOICES",
@@ -64,10 +90,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-#: Answers accepted by ``POST /v1/runs/{id}/approval`` (§3 "Approvals on /v1/runs").
-APPROVAL_CHOICES = ("once", "session", "always", "deny")
 #: Run statuses after which nothing changes (§3 "Lifecycle and status").
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 #: First and longest pause between status polls after a run's event stream was lost, in seconds.
@@ -84,10 +106,6 @@ def _check_id(value: object, what: str) -> str:
     if not isinstance(value, str) or not _ID_RE.fullmatch(value):
         raise HermesUsageError(f"{what} must be a non-empty id of letters, digits and _.:- ; got {value!r}")
     return value
-
-
-def _raw(data: object) -> dict[str, Any]:
-    return dict(data) if isinstance(data, Mapping) else {}
 
 
 # --- simple typed results ------------------------------------------------------------------------------------
@@ -188,471 +206,6 @@ class ApprovalResult:
     choice: str
     resolved: int
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-# --- run events -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunEvent:
-    """One event of a run (§3 "Where events come from"); subclasses type the known ones.
-
-    ``payload`` is the JSON object minus ``event``, ``run_id`` and ``timestamp``, as in
-    ``hermes_notebook.events.Event``; :meth:`to_event` converts. ``synthesized`` is True for events the
-    client made up after the stream was lost (:class:`StreamLost` and the terminal event that follows it).
-    """
-
-    type: str = ""
-    run_id: str = ""
-    timestamp: float | None = None
-    payload: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    synthesized: bool = False
-
-    TERMINAL: ClassVar[bool] = False
-    _BY_TYPE: ClassVar[dict[str, builtins.type[RunEvent]]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        wire_type = cls.__dict__.get("type")
-        if isinstance(wire_type, str) and wire_type:
-            RunEvent._BY_TYPE[wire_type] = cls
-
-    @property
-    def terminal(self) -> bool:
-        """True for ``run.completed``, ``run.failed`` and ``run.cancelled``."""
-        return self.TERMINAL
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> RunEvent:
-        """Parse one SSE ``data:`` object; the name is the JSON key ``event`` (there is no ``event:`` line)."""
-        wire_type = str(obj.get("event", ""))
-        payload = {k: v for k, v in obj.items() if k not in ("event", "run_id", "timestamp")}
-        target: builtins.type[RunEvent] = cls._BY_TYPE.get(wire_type, RunEvent)
-        names = {f.name for f in fields(target)} - {f.name for f in fields(RunEvent)}
-        typed = {k: v for k, v in payload.items() if k in names}
-        timestamp = obj.get("timestamp")
-        return target(
-            type=wire_type,
-            run_id=str(obj.get("run_id", "")),
-            timestamp=float(timestamp) if isinstance(timestamp, (int, float)) else None,
-            payload=payload,
-            **typed,
-        )
-
-    def to_event(self) -> Event:
-        """Convert to :class:`hermes_notebook.events.Event` (dialect ``run``) for the turn model."""
-        return Event(type=self.type, payload=dict(self.payload), run_id=self.run_id, dialect="run")
-
-
-@dataclass(frozen=True, kw_only=True)
-class MessageDelta(RunEvent):
-    """A piece of the answer. After a tool round the first delta starts with ``"\\n\\n"``."""
-
-    type: Literal["message.delta"] = "message.delta"
-    delta: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolStarted(RunEvent):
-    """A tool began; runs carry no tool ids, only the name and a short preview (e.g. the command)."""
-
-    type: Literal["tool.started"] = "tool.started"
-    tool: str = ""
-    preview: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolCompleted(RunEvent):
-    """A tool finished; ``error`` is True when it failed or its command was denied."""
-
-    type: Literal["tool.completed"] = "tool.completed"
-    tool: str = ""
-    duration: float | None = None
-    error: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReasoningAvailable(RunEvent):
-    """Misnamed by the server: the first 500 characters of each LLM turn's *content*, not reasoning."""
-
-    type: Literal["reasoning.available"] = "reasoning.available"
-    text: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApprovalRequest(RunEvent):
-    """A dangerous command waits for :meth:`ApiClient.approve_run`; unanswered, it is denied after a timeout."""
-
-    type: Literal["approval.request"] = "approval.request"
-    command: str = ""
-    description: str | None = None
-    pattern_key: str | None = None
-    pattern_keys: Sequence[str] = ()
-    allow_permanent: bool = False
-    smart_denied: bool = False
-    choices: Sequence[str] = APPROVAL_CHOICES
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApprovalResponded(RunEvent):
-    """Someone answered an approval request."""
-
-    type: Literal["approval.responded"] = "approval.responded"
-    choice: str = ""
-    resolved: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunCompleted(RunEvent):
-    """The run finished; ``output`` is the final text (complete even when deltas were missed)."""
-
-    type: Literal["run.completed"] = "run.completed"
-    output: str = ""
-    usage: Mapping[str, Any] | None = None
-    TERMINAL: ClassVar[bool] = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunFailed(RunEvent):
-    """The run failed; ``error`` is the server's (redacted) reason."""
-
-    type: Literal["run.failed"] = "run.failed"
-    error: str = ""
-    TERMINAL: ClassVar[bool] = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunCancelled(RunEvent):
-    """The run was stopped (``POST /v1/runs/{id}/stop``) or its task was cancelled."""
-
-    type: Literal["run.cancelled"] = "run.cancelled"
-    TERMINAL: ClassVar[bool] = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class StreamLost(RunEvent):
-    """Client-side marker: the event stream broke or was gone before a terminal event.
-
-    Events between the loss and the end of the run (deltas, tools, approval requests) were not seen; the
-    client polled the run's status and the synthesized terminal event that follows carries the final result.
-    """
-
-    type: Literal["stream.lost"] = "stream.lost"
-    reason: str = ""
-    #: The run's status when the loss was noticed (e.g. ``waiting_for_approval``), None if unreachable.
-    status: str | None = None
-    synthesized: bool = True
-
-
-def _terminal_from_status(status: RunStatus) -> RunEvent:
-    common: dict[str, Any] = {"run_id": status.run_id, "timestamp": status.updated_at, "synthesized": True}
-    if status.status == "completed":
-        payload = {"output": status.output or "", "usage": status.usage}
-        return RunCompleted(output=status.output or "", usage=status.usage, payload=payload, **common)
-    if status.status == "failed":
-        error = status.error or "the run failed"
-        return RunFailed(error=error, payload={"error": error}, **common)
-    return RunCancelled(**common)
-
-
-# --- streams ----------------------------------------------------------------------------------------------
-
-
-class AsyncStream(Generic[T]):
-    """An async iterator over a server stream that closes its HTTP response when done, broken off or closed.
-
-    Use ``async for item in stream`` and, to stop early, ``await stream.aclose()`` or ``async with stream``.
-    """
-
-    def __init__(self, items: AsyncGenerator[T, None], response: httpx.Response | None = None) -> None:
-        self._items = items
-        self._response = response
-
-    def __aiter__(self) -> AsyncStream[T]:
-        return self
-
-    async def __anext__(self) -> T:
-        return await self._items.__anext__()
-
-    async def aclose(self) -> None:
-        """Stop reading and close the connection."""
-        await self._items.aclose()
-        if self._response is not None:
-            await self._response.aclose()
-
-    async def __aenter__(self) -> AsyncStream[T]:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class RunEventStream(AsyncStream[RunEvent]):
-    """The events of one run, ending with its terminal event; see the module docstring for stream loss.
-
-    ``lost`` is True once the stream was lost and the result came from polling.
-    """
-
-    def __init__(self, client: ApiClient, run_id: str) -> None:
-        super().__init__(self._events())
-        self.run_id = run_id
-        self.lost = False
-        self._client = client
-
-    async def _drop_connection(self) -> None:
-        """Close the underlying HTTP response as a network drop would (a test hook)."""
-        if self._response is not None:
-            await self._response.aclose()
-
-    async def _events(self) -> AsyncGenerator[RunEvent, None]:
-        client, run_id = self._client, self.run_id
-        client._start_reading(run_id)
-        try:
-            reason = None
-            async with aclosing(self._read_stream()) as events:
-                async for event in events:
-                    if isinstance(event, str):
-                        reason = event
-                        break
-                    yield event
-                    if event.terminal:
-                        return
-            self.lost = True
-            logger.info("run %s: event stream lost (%s); polling its status", run_id, reason)
-            status = await client._status_or_none(run_id)
-            yield StreamLost(run_id=run_id, timestamp=time.time(), reason=reason or "unknown",
-                             status=status.status if status else None)
-            if status is None or not status.done:
-                status = await client._poll_until_done(run_id)
-            yield _terminal_from_status(status)
-        finally:
-            client._stop_reading(run_id)
-
-    async def _read_stream(self) -> AsyncGenerator[RunEvent | str, None]:
-        """Yield events, then a string saying why the stream ended without a terminal event (if it did)."""
-        http = self._client._http
-        path = f"/v1/runs/{self.run_id}/events"
-        try:
-            self._response = await http.open_stream("GET", path)
-        except HermesNotFoundError as exc:  # consumed by an earlier reader, or swept after 300 s (§3)
-            yield f"the event stream is gone ({exc.server_message or 'HTTP 404'})"
-            return
-        try:
-            async for sse in http.iter_sse(self._response, f"GET {path}"):
-                event = _parse_run_sse(sse.data, path)
-                if event is not None:
-                    yield event
-                    if event.terminal:
-                        return
-            yield "the event stream ended before the run did"
-        except HermesConnectionError as exc:  # includes timeouts and a response closed under us
-            yield f"the event stream broke: {exc}"
-        finally:
-            await self._response.aclose()
-
-
-def _parse_run_sse(data: str, path: str) -> RunEvent | None:
-    if not data.strip():
-        return None
-    try:
-        obj = json.loads(data)
-    except ValueError:
-        logger.warning("GET %s: skipped an event whose data is not JSON: %.80r", path, data)
-        return None
-    if not isinstance(obj, Mapping) or "event" not in obj:
-        logger.warning("GET %s: skipped an event without an 'event' key: %.80r", path, data)
-        return None
-    return RunEvent.from_json(obj)
-
-
-# --- chat completions -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChatCompletion:
-    """A non-streamed ``chat.completion`` (§5); ``hermes`` holds the incomplete-run block when present."""
-
-    id: str
-    model: str | None
-    text: str
-    finish_reason: str | None
-    usage: Mapping[str, Any] | None
-    session_id: str | None
-    hermes: Mapping[str, Any] | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], session_id: str | None) -> ChatCompletion:
-        """Build from the body and the ``X-Hermes-Session-Id`` response header."""
-        choice = (data.get("choices") or [{}])[0]
-        return cls(
-            id=str(data.get("id", "")),
-            model=data.get("model"),
-            text=str((choice.get("message") or {}).get("content") or ""),
-            finish_reason=choice.get("finish_reason"),
-            usage=data.get("usage"),
-            session_id=session_id,
-            hermes=data.get("hermes"),
-            raw=_raw(data),
-        )
-
-
-@dataclass(frozen=True)
-class ChatChunk:
-    """One ``chat.completion.chunk``: ``text`` is the content delta ("" for role/final chunks)."""
-
-    id: str
-    text: str
-    role: str | None = None
-    finish_reason: str | None = None
-    usage: Mapping[str, Any] | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    kind: Literal["chunk"] = "chunk"
-
-
-@dataclass(frozen=True)
-class ToolProgress:
-    """An in-band ``event: hermes.tool.progress`` frame: a tool is ``running`` or ``completed`` (§5)."""
-
-    tool: str
-    status: str
-    tool_call_id: str | None = None
-    label: str | None = None
-    emoji: str | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    kind: Literal["tool.progress"] = "tool.progress"
-
-
-class ChatStream(AsyncStream[ChatChunk | ToolProgress]):
-    """A streamed chat completion; ``text``, ``finish_reason`` and ``usage`` fill in as chunks arrive."""
-
-    def __init__(self, response: httpx.Response, http: HttpTransport) -> None:
-        super().__init__(self._items_from(response, http), response)
-        self.session_id: str | None = response.headers.get("X-Hermes-Session-Id")
-        self.text = ""
-        self.finish_reason: str | None = None
-        self.usage: Mapping[str, Any] | None = None
-
-    async def _items_from(
-        self, response: httpx.Response, http: HttpTransport
-    ) -> AsyncGenerator[ChatChunk | ToolProgress, None]:
-        endpoint = "POST /v1/chat/completions"
-        try:
-            async for sse in http.iter_sse(response, endpoint):
-                if sse.data.strip() == "[DONE]":
-                    return
-                with translate_errors(endpoint):
-                    obj = json.loads(sse.data)
-                if sse.event == "hermes.tool.progress":
-                    yield ToolProgress(
-                        tool=str(obj.get("tool", "")),
-                        status=str(obj.get("status", "")),
-                        tool_call_id=obj.get("toolCallId"),
-                        label=obj.get("label"),
-                        emoji=obj.get("emoji"),
-                        raw=obj,
-                    )
-                    continue
-                yield self._chunk(obj)
-        finally:
-            await response.aclose()
-
-    def _chunk(self, obj: Mapping[str, Any]) -> ChatChunk:
-        choice = (obj.get("choices") or [{}])[0]
-        delta = choice.get("delta") or {}
-        chunk = ChatChunk(
-            id=str(obj.get("id", "")),
-            text=str(delta.get("content") or ""),
-            role=delta.get("role"),
-            finish_reason=choice.get("finish_reason"),
-            usage=obj.get("usage"),
-            raw=_raw(obj),
-        )
-        self.text += chunk.text
-        self.finish_reason = chunk.finish_reason or self.finish_reason
-        self.usage = chunk.usage or self.usage
-        return chunk
-
-
-# --- responses --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HermesResponse:
-    """A Responses-API object (§4). ``status`` is ``completed`` even when the agent failed (server quirk)."""
-
-    id: str
-    status: str
-    model: str | None
-    text: str
-    output: Sequence[Mapping[str, Any]]
-    usage: Mapping[str, Any] | None
-    session_id: str | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], session_id: str | None = None) -> HermesResponse:
-        """Build from a response object; ``text`` joins the ``output_text`` parts of its message items."""
-        output = [item for item in data.get("output") or [] if isinstance(item, Mapping)]
-        texts = [
-            str(part.get("text", ""))
-            for item in output
-            if item.get("type") == "message"
-            for part in item.get("content") or []
-            if isinstance(part, Mapping) and part.get("type") == "output_text"
-        ]
-        return cls(
-            id=str(data.get("id", "")),
-            status=str(data.get("status", "")),
-            model=data.get("model"),
-            text="".join(texts),
-            output=output,
-            usage=data.get("usage"),
-            session_id=session_id,
-            raw=_raw(data),
-        )
-
-
-@dataclass(frozen=True)
-class ResponseEvent:
-    """One ``response.*`` stream event (``event:`` line + ``data:`` JSON with ``type``, ``sequence_number``)."""
-
-    type: str
-    sequence_number: int | None
-    data: Mapping[str, Any] = field(repr=False)
-
-    @property
-    def delta(self) -> str:
-        """The text of a ``response.output_text.delta`` ("" for other events)."""
-        return str(self.data.get("delta") or "") if self.type == "response.output_text.delta" else ""
-
-
-class ResponseStream(AsyncStream[ResponseEvent]):
-    """A streamed response; ``text`` accumulates deltas and ``response`` is set by the terminal event."""
-
-    TERMINAL = frozenset({"response.completed", "response.failed"})
-
-    def __init__(self, response: httpx.Response, http: HttpTransport) -> None:
-        super().__init__(self._items_from(response, http), response)
-        self.session_id: str | None = response.headers.get("X-Hermes-Session-Id")
-        self.text = ""
-        self.response: HermesResponse | None = None
-
-    async def _items_from(self, response: httpx.Response, http: HttpTransport) -> AsyncGenerator[ResponseEvent, None]:
-        endpoint = "POST /v1/responses"
-        try:
-            async for sse in http.iter_sse(response, endpoint):
-                with translate_errors(endpoint):
-                    obj = json.loads(sse.data)
-                event = ResponseEvent(str(obj.get("type") or sse.event), obj.get("sequence_number"), obj)
-                self.text += event.delta
-                if event.type in self.TERMINAL and isinstance(obj.get("response"), Mapping):
-                    self.response = HermesResponse.from_json(obj["response"], self.session_id)
-                yield event
-                if event.type in self.TERMINAL:  # no [DONE] on this stream (§4 "Streaming")
-                    return
-        finally:
-            await response.aclose()
 
 
 # --- sessions ---------------------------------------------------------------------------------------------

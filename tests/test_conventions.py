@@ -1,0 +1,461 @@
+"""Checkable project rules from shared/style-anchors.md ("What hermes-notebook should absorb"), by AST and text.
+
+Each test names its rule; a failure lists every offender as ``path:line``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import hermes_notebook
+from hermes_notebook import errors
+
+PACKAGE = Path(hermes_notebook.__file__).parent
+ROOT = PACKAGE.parent
+TESTS = ROOT / "tests"
+
+# --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _package_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _test_files() -> list[Path]:
+    return sorted(TESTS.rglob("*.py"))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs when the module is imported or its functions are called."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            yield from (n for child in node.orelse for n in _runtime_imports_of(child))
+            continue
+        yield from _runtime_imports_of(node)
+
+
+def _runtime_imports_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _runtime_imports(node)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    """The absolute module name of a ``from ... import`` (relative imports resolved against ``importer``)."""
+    if not node.level:
+        return node.module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _path_of(module: str) -> Path | None:
+    rel = Path(*module.split("."))
+    for candidate in (ROOT / rel.with_suffix(".py"), ROOT / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# --- (a) the pure core ----------------------------------------------------------------------------------------
+
+PURE_MODULES = ("turns.py", "events.py")
+IMPURE_IMPORTS = frozenset(
+    {"asyncio", "httpx", "httpx_sse", "websockets", "IPython", "ipywidgets", "anywidget"}
+)
+
+
+def _imports_reaching(start: Path) -> dict[str, str]:
+    """Top-level module names imported at runtime by ``start`` and by the package modules it imports."""
+    found: dict[str, str] = {}
+    seen: set[Path] = set()
+    todo = [start]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        name = _module_name(path)
+        for node in _runtime_imports(_parse(path)):
+            targets = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [_resolve(node, name, path.name == "__init__.py")]
+            )
+            if isinstance(node, ast.ImportFrom):  # ``from . import x`` may name a submodule
+                targets += [f"{targets[0]}.{alias.name}" for alias in node.names]
+            for target in targets:
+                found.setdefault(target.split(".")[0], f"{_rel(path)}:{node.lineno}")
+                if target.startswith("hermes_notebook.") and (dep := _path_of(target)) is not None:
+                    todo.append(dep)
+    return found
+
+
+@pytest.mark.parametrize("module", PURE_MODULES)
+def test_pure_modules_import_no_io_or_jupyter_library(module: str) -> None:
+    """The turn model and events import no event loop, transport or Jupyter library, not even through the package."""
+    reached = _imports_reaching(PACKAGE / module)
+    offenders = sorted(f"{where} imports {name}" for name, where in reached.items() if name in IMPURE_IMPORTS)
+    assert not offenders, "\n".join(offenders)
+
+
+# --- (b) one exception tree ----------------------------------------------------------------------------------
+
+
+def _docstring_tree(doc: str) -> dict[str, str | None]:
+    """``{class name: parent name}`` from the box-drawing tree in the errors module docstring."""
+    parents: dict[str, str | None] = {}
+    stack: list[str] = []
+    for line in doc.splitlines():
+        match = re.match(r"^(\s*)((?:[│ ]   )*)(?:[├└]── )?(Hermes\w+)\b", line)
+        if match is None or ("──" not in line and line.strip() != match.group(3)):
+            continue
+        depth = len(match.group(2)) // 4 + (1 if "──" in line else 0)
+        stack[depth:] = [match.group(3)]
+        parents[match.group(3)] = stack[depth - 1] if depth else None
+    return parents
+
+
+def test_every_error_class_says_when_it_is_raised() -> None:
+    """Every class in errors.py has a docstring whose first line starts with "Raised when"."""
+    offenders = []
+    for node in ast.walk(_parse(PACKAGE / "errors.py")):
+        if isinstance(node, ast.ClassDef):
+            first_line = (ast.get_docstring(node) or "").partition("\n")[0]
+            if not first_line.startswith("Raised when"):
+                offenders.append(f"hermes_notebook/errors.py:{node.lineno} {node.name}: {first_line!r}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_error_tree_in_module_docstring_matches_the_classes() -> None:
+    """The errors module docstring draws every class once, under the parent it really derives from."""
+    drawn = _docstring_tree(errors.__doc__ or "")
+    classes = {
+        name: obj
+        for name, obj in vars(errors).items()
+        if isinstance(obj, type) and obj.__module__ == errors.__name__
+    }
+    assert sorted(drawn) == sorted(classes)
+    wrong_parent = [
+        f"{name}: drawn under {parent}, derives from {[b.__name__ for b in cls.__bases__]}"
+        for name, cls in classes.items()
+        if (parent := drawn.get(name)) is not None and parent not in [b.__name__ for b in cls.__bases__]
+    ]
+    assert wrong_parent == []
+
+
+def test_every_error_class_derives_from_hermes_error() -> None:
+    """Every class defined in errors.py is a HermesError, so ``except HermesError`` catches them all."""
+    classes = [
+        obj for obj in vars(errors).values() if isinstance(obj, type) and obj.__module__ == errors.__name__
+    ]
+    assert classes, "errors.py defines no classes"
+    assert [cls.__name__ for cls in classes if not issubclass(cls, errors.HermesError)] == []
+
+
+# --- (c) one seam for transport exceptions -------------------------------------------------------------------
+
+TRANSPORT_LIBRARIES = ("httpx", "httpx_sse", "websockets")
+# Files outside client/ allowed to handle transport exceptions, each with the reason.
+TRANSPORT_HANDLING_ALLOWED = {
+    "hermes_notebook/_demo/launcher.py": "starts local servers and polls them until they answer; not the client stack",
+    "hermes_notebook/_demo/local_hermes.py": "test/demo harness that probes the servers it starts; not the client stack",
+}
+
+
+def _transport_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """``(module aliases, imported names)`` that refer to a transport library in this file."""
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in TRANSPORT_LIBRARIES:
+                    modules.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in TRANSPORT_LIBRARIES:
+                names.update(alias.asname or alias.name for alias in node.names)
+    return modules, names
+
+
+def _mentions_transport(expr: ast.AST, modules: set[str], names: set[str]) -> bool:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and (node.id in modules or node.id in names):
+            return True
+    return False
+
+
+def _transport_handlers(path: Path) -> list[str]:
+    """``path:line`` of each ``except`` clause or ``suppress(...)`` naming a transport library's exception."""
+    return transport_handlers_in(_parse(path), _rel(path))
+
+
+def transport_handlers_in(tree: ast.Module, label: str) -> list[str]:
+    """``label:line`` of each ``except`` clause or ``suppress(...)`` in ``tree`` naming a transport exception."""
+    modules, names = _transport_aliases(tree)
+    if not modules and not names:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            if _mentions_transport(node.type, modules, names):
+                found.append(f"{label}:{node.lineno}")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called == "suppress" and any(_mentions_transport(arg, modules, names) for arg in node.args):
+                found.append(f"{label}:{node.lineno}")
+    return found
+
+
+def test_transport_exceptions_are_handled_only_in_client() -> None:
+    """Only hermes_notebook/client/ catches httpx, httpx_sse or websockets exceptions (the one translation seam)."""
+    offenders = [
+        where
+        for path in _package_files()
+        if path.relative_to(PACKAGE).parts[0] != "client" and _rel(path) not in TRANSPORT_HANDLING_ALLOWED
+        for where in _transport_handlers(path)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_transport_handling_allowlist_is_current() -> None:
+    """Every allowlisted file still exists and still handles transport exceptions, so the list cannot go stale."""
+    stale = [
+        name
+        for name in TRANSPORT_HANDLING_ALLOWED
+        if not (ROOT / name).is_file() or not _transport_handlers(ROOT / name)
+    ]
+    assert stale == []
+
+
+def test_transport_check_sees_a_violation() -> None:
+    """The transport check flags ``except httpx.X``, aliased imports and ``suppress(...)`` (a self-test)."""
+    source = (
+        "import contextlib\nimport httpx as h\nfrom websockets.exceptions import ConnectionClosed\n"
+        "try:\n    pass\nexcept (ValueError, h.ConnectError):\n    pass\n"
+        "try:\n    pass\nexcept ConnectionClosed:\n    pass\n"
+        "with contextlib.suppress(h.TransportError):\n    pass\n"
+    )
+    assert transport_handlers_in(ast.parse(source), "t.py") == ["t.py:6", "t.py:10", "t.py:12"]
+
+
+# --- (d) public surface -------------------------------------------------------------------------------------
+
+
+def _public_modules() -> list[Path]:
+    """Modules whose path has no part starting with ``_`` (``__init__.py`` of a public package counts)."""
+    return [
+        path
+        for path in _package_files()
+        if all(not part.startswith("_") for part in path.relative_to(PACKAGE).parts[:-1])
+        and (path.name == "__init__.py" or not path.name.startswith("_"))
+    ]
+
+
+def all_sort_key(name: str) -> tuple[int, list[int | str]]:
+    """ruff RUF022's "isort-style" order: SCREAMING_CASE, then CamelCase, then the rest; natural order within."""
+    group = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return group, [int(chunk) if chunk.isdigit() else chunk for chunk in re.split(r"(\d+)", name)]
+
+
+def _literal_all(tree: ast.Module) -> tuple[int, list[str]] | None:
+    """``(line, names)`` of the module-level ``__all__ = [...]`` (or ``__all__: list[str] = [...]``), if any."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return node.lineno, list(ast.literal_eval(value))
+    return None
+
+
+@pytest.mark.parametrize("path", _public_modules(), ids=_rel)
+def test_public_module_defines_sorted_complete_all(path: Path) -> None:
+    """Every public module defines a literal ``__all__`` in RUF022 order, without duplicates, naming real attributes."""
+    found = _literal_all(_parse(path))
+    assert found is not None, f"{_rel(path)} has no module-level __all__"
+    line, names = found
+    assert len(names) == len(set(names)), f"{_rel(path)}:{line} __all__ has duplicates"
+    assert names == sorted(names, key=all_sort_key), (
+        f"{_rel(path)}:{line} __all__ is not sorted (ruff RUF022 order)"
+    )
+    module = importlib.import_module(_module_name(path))
+    missing = [name for name in names if not hasattr(module, name)]
+    assert missing == [], f"{_rel(path)}:{line} __all__ names attributes the module does not have"
+
+
+# --- (e) module size ---------------------------------------------------------------------------------------------
+
+MAX_MODULE_LINES = 800
+# Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
+LONG_MODULES: dict[str, tuple[int, str]] = {
+    "hermes_notebook/turns.py": (
+        1000,
+        "the pure turn model: TurnFolder and the per-event handler tables of both dialects share its private "
+        "state; history folding (~150 lines) is the part to move out before it grows",
+    ),
+}
+
+
+def test_no_module_over_the_line_limit() -> None:
+    """No package module is over 800 lines unless allowlisted here with a reason and a ceiling."""
+    offenders = []
+    for path in _package_files():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        limit = LONG_MODULES.get(_rel(path), (MAX_MODULE_LINES, ""))[0]
+        if lines > limit:
+            offenders.append(f"{_rel(path)}: {lines} lines (limit {limit})")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_long_module_allowlist_is_short_and_current() -> None:
+    """Each allowlisted long module exists, is still over 800 lines and has a reason; the list stays short."""
+    assert len(LONG_MODULES) <= 3
+    stale = [
+        name
+        for name, (_, reason) in LONG_MODULES.items()
+        if not reason.strip()
+        or not (ROOT / name).is_file()
+        or len((ROOT / name).read_text(encoding="utf-8").splitlines()) <= MAX_MODULE_LINES
+    ]
+    assert stale == []
+
+
+# --- (f) collection guard and (g) test docstrings ----------------------------------------------------------
+
+
+def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name == "fixture":
+            return True
+    return False
+
+
+def _referenced_names(tree: ast.Module, skip: ast.AST | None = None) -> set[str]:
+    """Names used (loaded, imported or accessed as an attribute) anywhere in ``tree`` outside ``skip``."""
+    names: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if node is skip:
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.name.split(".")[-1])
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def uncollected_assert_functions(files: dict[str, ast.Module]) -> list[str]:
+    """``path:line name`` of module-level functions that assert but that pytest never runs and no code calls."""
+    elsewhere: dict[str, set[str]] = {name: _referenced_names(tree) for name, tree in files.items()}
+    offenders = []
+    for name, tree in files.items():
+        used_in_other_files = set().union(*(refs for other, refs in elsewhere.items() if other != name))
+        # pytest collects test* functions only from test_*.py files; in conftest.py or a helper they never run.
+        collected = Path(name).name.startswith("test_")
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if (
+                (collected and node.name.startswith("test"))
+                or node.name.startswith("pytest_")
+                or _is_fixture(node)
+            ):
+                continue
+            if not any(isinstance(n, ast.Assert) for n in ast.walk(node)):
+                continue
+            if node.name in _referenced_names(tree, skip=node) or node.name in used_in_other_files:
+                continue
+            offenders.append(f"{name}:{node.lineno} {node.name}")
+    return offenders
+
+
+def test_no_uncollected_functions_that_assert() -> None:
+    """No module-level function in tests/ asserts while being neither a test, a fixture, a hook nor called."""
+    files = {_rel(path): _parse(path) for path in _test_files()}
+    offenders = uncollected_assert_functions(files)
+    assert not offenders, "\n".join(offenders)
+
+
+def test_collection_guard_sees_a_violation() -> None:
+    """The collection guard flags a misnamed test and spares tests, fixtures and called helpers (a self-test)."""
+    source = (
+        "import pytest\n"
+        "def check_misnamed():\n    assert 1\n"
+        "def helper(x):\n    assert x\n"
+        "def test_real():\n    '''Doc.'''\n    helper(1)\n    assert 1\n"
+        "@pytest.fixture\ndef fix():\n    assert 1\n    return 1\n"
+    )
+    found = uncollected_assert_functions(
+        {"tests/test_t.py": ast.parse(source), "tests/conftest.py": ast.parse(source)}
+    )
+    assert found == [  # in conftest.py even test_real is never collected
+        "tests/test_t.py:2 check_misnamed",
+        "tests/conftest.py:2 check_misnamed",
+        "tests/conftest.py:6 test_real",
+    ]
+
+
+def _test_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            yield node
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            yield from (
+                child
+                for child in node.body
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and child.name.startswith("test")
+            )
+
+
+def test_every_test_has_a_docstring() -> None:
+    """Every ``test_*`` function in tests/, including tests/browser and test classes, has a docstring."""
+    offenders = [
+        f"{_rel(path)}:{node.lineno} {node.name}"
+        for path in _test_files()
+        if path.name.startswith("test_")
+        for node in _test_functions(_parse(path))
+        if not (ast.get_docstring(node) or "").strip()
+    ]
+    assert not offenders, "\n".join(offenders)
