@@ -70,6 +70,8 @@ def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         future.cancel()
         raise
     except concurrent.futures.TimeoutError:
+        if future.done():  # the coroutine itself raised a TimeoutError (an alias since Python 3.11)
+            raise
         future.cancel()
         raise TimeoutError(f"the operation did not finish within {timeout} s") from None
 
