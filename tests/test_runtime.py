@@ -75,3 +75,14 @@ def test_call_soon_runs_on_the_loop_thread() -> None:
     runtime.call_soon(callback, "cb")
     assert done.wait(5) and ran_on == ["cb:hermes-notebook-loop"]
     assert runtime.get_loop() is runtime.get_loop()
+
+
+def test_run_sync_passes_through_a_timeout_raised_by_the_coroutine() -> None:
+    """A coroutine's own TimeoutError subclass reaches the caller unchanged, not as run_sync's timeout."""
+    from hermes_notebook.errors import HermesTimeoutError
+
+    async def fails() -> None:
+        raise HermesTimeoutError("the job did not run before the scheduler's next tick")
+
+    with pytest.raises(HermesTimeoutError, match="scheduler"):
+        runtime.run_sync(fails())
