@@ -35,12 +35,13 @@ from ..errors import (
     error_for_status,
     redact,
 )
-from ..settings import Secret
+from ..settings import Secret, Settings
 
 __all__ = [
     "MAX_BODY_BYTES",
     "STREAM_READ_TIMEOUT",
     "HttpTransport",
+    "api_server_transport",
     "encode_json",
     "translate_errors",
 ]
@@ -315,3 +316,30 @@ class HttpTransport:
 
     def _secrets(self) -> tuple[object, ...]:
         return (self._secret,) if self._secret else ()
+
+
+def api_server_transport(
+    settings: Settings | None,
+    *,
+    url: str | None,
+    key: str | Secret | None,
+    transport: httpx.AsyncBaseTransport | None,
+) -> tuple[Settings, HttpTransport]:
+    """Resolve settings (explicit ``url``/``key`` win) and build the API Server transport.
+
+    Shared by :class:`~hermes_notebook.client.api.ApiClient` and :class:`~hermes_notebook.client.jobs.JobsClient`,
+    which talk to the same server with the same bearer key.
+    """
+    if settings is None:
+        settings = Settings.resolve(api_url=url, api_key=key)
+    elif url is not None or key is not None:
+        settings = settings.with_(api_url=url or settings.api_url, api_key=key or settings.api_key)
+    http = HttpTransport(
+        settings.api_url,
+        settings.api_key,
+        connect_timeout=settings.connect_timeout,
+        request_timeout=settings.request_timeout,
+        missing_key_hint="pass key=... or set HERMES_API_KEY",
+        transport=transport,
+    )
+    return settings, http

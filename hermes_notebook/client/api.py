@@ -27,7 +27,7 @@ import httpx
 
 from ..errors import HermesConnectionError, HermesRunError, HermesUsageError
 from ..settings import Secret, Settings
-from ._http import HttpTransport, translate_errors
+from ._http import api_server_transport, translate_errors
 from ._mapping import raw as _raw
 from .run_events import (
     APPROVAL_CHOICES,
@@ -270,19 +270,7 @@ class ApiClient:
         key: str | Secret | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if settings is None:
-            settings = Settings.resolve(api_url=url, api_key=key)
-        elif url is not None or key is not None:
-            settings = settings.with_(api_url=url or settings.api_url, api_key=key or settings.api_key)
-        self.settings = settings
-        self._http = HttpTransport(
-            settings.api_url,
-            settings.api_key,
-            connect_timeout=settings.connect_timeout,
-            request_timeout=settings.request_timeout,
-            missing_key_hint="pass key=... or set HERMES_API_KEY",
-            transport=transport,
-        )
+        self.settings, self._http = api_server_transport(settings, url=url, key=key, transport=transport)
         self._readers: set[str] = set()
 
     # --- lifecycle ---
