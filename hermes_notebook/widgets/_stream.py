@@ -95,9 +95,11 @@ class StreamingWidget(anywidget.AnyWidget):
         self.messages = [dict(m) for m in finished]
 
     def _send_changes(self, seq: int, changes: list[dict[str, Any]]) -> None:
-        self._send({"type": "changes", "seq": seq, "changes": changes})
+        self._send_custom({"type": "changes", "seq": seq, "changes": changes})
 
-    def _send(self, content: dict[str, Any]) -> None:
+    def _send_custom(self, content: dict[str, Any]) -> None:
+        # Not named ``_send``: that is ipywidgets' own method for state updates (``_send(msg, buffers)``),
+        # and overriding it broke every traitlet sync.
         if self.comm is None:  # closed widget
             return
         try:
@@ -129,7 +131,7 @@ class StreamingWidget(anywidget.AnyWidget):
 
     def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
         seq = self._coalescer.snapshot_seq()
-        self._send({"type": "snapshot", "seq": seq, "messages": self.snapshot()})
+        self._send_custom({"type": "snapshot", "seq": seq, "messages": self.snapshot()})
 
 
 def _approx_size(content: dict[str, Any]) -> int:

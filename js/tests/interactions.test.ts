@@ -106,6 +106,27 @@ describe("approval", () => {
     expect(responses()).toEqual([]);
   });
 
+  it("answers the next turn's approval-1 although an earlier turn's approval-1 was answered", () => {
+    // Each turn numbers its approvals from 1, so the same request id comes back in the next message.
+    const { model, host, buttons, responses, flush } = setup(ask);
+    buttons()[3]!.click();
+    model.kernelSend({
+      type: "changes",
+      seq: 2,
+      changes: [
+        { op: "message", message: message({ id: "assistant:t2", parts: [toolPart(TOOL, { name: "terminal", interaction: ask })] }) },
+      ],
+    });
+    flush();
+    const second = host.querySelectorAll<HTMLElement>(".hn-interaction")[1]!;
+    expect(second.dataset.status).toBe("pending");
+    second.querySelector<HTMLButtonElement>("button[data-choice='once']")!.click();
+    expect(responses().map((r) => [r.message_id, r.request_id, r.response])).toEqual([
+      [A, "approval-1", "deny"],
+      ["assistant:t2", "approval-1", "once"],
+    ]);
+  });
+
   it("offers the four standard choices when the request lists none", () => {
     const { buttons } = setup({ ...ask, choices: [] });
     expect(buttons().map((b) => b.dataset.choice)).toEqual(["once", "session", "always", "deny"]);

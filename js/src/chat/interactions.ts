@@ -11,7 +11,7 @@ import type { Interaction, ViewMsg } from "../types";
 
 export interface InteractionContext {
   send(message: ViewMsg): void;
-  /** request ids already answered from this view */
+  /** interactions already answered from this view, keyed by {@link answerKey} */
   answered: Set<string>;
 }
 
@@ -42,7 +42,7 @@ export function renderInteraction(
   ctx: InteractionContext,
 ): HTMLElement {
   const { kind, status } = interaction;
-  const sent = status === "pending" && ctx.answered.has(interaction.request_id);
+  const sent = status === "pending" && ctx.answered.has(answerKey(ids, interaction));
   const card = h("div", {
     class: `hn-interaction hn-interaction-${kind}`,
     "data-kind": kind,
@@ -59,7 +59,7 @@ export function renderInteraction(
   }
   const active = status === "pending" && !sent;
   const respond = (response: string, shown: string): void => {
-    if (!lock(card, ctx, interaction)) return;
+    if (!lock(card, ctx, ids, interaction)) return;
     ctx.send({ type: "respond", ...ids, request_id: interaction.request_id, response });
     showOutcome(card, `Sent: ${shown}`);
   };
@@ -96,10 +96,19 @@ function answeredText(interaction: Interaction): string {
   return label ? `Answered: ${label}` : STATUS_TEXT.answered;
 }
 
+/**
+ * Request ids are unique only within a turn (every turn numbers its approvals approval-1, approval-2, ...),
+ * so "already answered" is remembered per message.
+ */
+export function answerKey(ids: InteractionIds, interaction: Interaction): string {
+  return `${ids.message_id}\u0000${interaction.request_id}`;
+}
+
 /** Disable the card at once; false if it was already answered from here. */
-function lock(card: HTMLElement, ctx: InteractionContext, interaction: Interaction): boolean {
-  if (ctx.answered.has(interaction.request_id)) return false;
-  ctx.answered.add(interaction.request_id);
+function lock(card: HTMLElement, ctx: InteractionContext, ids: InteractionIds, interaction: Interaction): boolean {
+  const key = answerKey(ids, interaction);
+  if (ctx.answered.has(key)) return false;
+  ctx.answered.add(key);
   card.dataset.status = "sent";
   for (const control of Array.from(card.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input"))) {
     control.disabled = true;
@@ -170,7 +179,7 @@ function secretForm(
   const submit = h("button", { type: "submit", class: "hn-secret-submit", disabled: !active }, "Send");
   const form = h("form", { class: "hn-interaction-form" }, input, submit);
   const answer = (value: string, shown: string): void => {
-    if (!lock(card, ctx, interaction)) return;
+    if (!lock(card, ctx, ids, interaction)) return;
     input.value = ""; // cleared before anything else can read it
     ctx.send({ type: "secret", ...ids, request_id: interaction.request_id, kind, value });
     showOutcome(card, shown);

@@ -1,0 +1,470 @@
+"""Kernel-side tests of ``Chat`` with a scripted in-memory connection (no Hermes, no browser).
+
+The fake connection speaks the ``DashboardConnection`` surface the chat uses (create_session, resume, history,
+sessions, listen, submit -> Turn-like change stream, respond, request, interrupt) and folds events with the real
+``TurnFolder``, so the change records are the real ones. Browser messages are fed through the widget's comm
+handler exactly as the front end sends them, and everything the widget sends is captured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hermes_notebook import runtime
+from hermes_notebook.errors import HermesRPCError
+from hermes_notebook.events import Event
+from hermes_notebook.settings import Settings
+from hermes_notebook.turns import TurnFolder, user_message
+from hermes_notebook.widgets import Chat
+
+API_KEY = "sk-test-api-key-0123456789abcdef"
+TOKEN = "dash-token-0123456789abcdef"
+SUDO_PASSWORD = "hunter2-very-secret"
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    """Poll until ``predicate()`` is truthy (the chat works on the package loop thread)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f"{what} not reached within {timeout} s")
+
+
+class FakeTurn:
+    """A submitted turn: the user message, then whatever events the test feeds, folded by the real model."""
+
+    def __init__(self, turn_id: str, text: str) -> None:
+        self.id = turn_id
+        self.text = text
+        self.folder = TurnFolder(turn_id)
+        self.changes: list[dict[str, Any]] = [{"op": "message", "message": user_message(turn_id, text).to_dict()}]
+        self.changes.extend(self.folder.begin())
+        self.error: BaseException | None = None
+        self._wake = asyncio.Event()
+
+    def feed(self, type_: str, **payload: Any) -> None:
+        """Apply one Dashboard event (call on the package loop)."""
+        self._push(self.folder.apply(Event(type_, payload, "live-1")))
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self._push(self.folder.finish("error", str(error)))
+
+    def _push(self, changes: list[dict[str, Any]]) -> None:
+        self.changes.extend(changes)
+        self._wake.set()
+
+    async def __aiter__(self):  # type: ignore[override]
+        i = 0
+        while True:
+            while i < len(self.changes):
+                yield self.changes[i]
+                i += 1
+            if self.folder.done:
+                break
+            self._wake.clear()
+            await self._wake.wait()
+        if self.error is not None:
+            raise self.error
+
+
+class Ref:
+    def __init__(self, stored_id: str) -> None:
+        self.live_id = "live-1"
+        self.stored_id = stored_id
+        self.title: str | None = None
+
+
+class FakeConnection:
+    """Records every call; turns are driven by the test through :meth:`feed`."""
+
+    def __init__(self, history: list[dict[str, Any]] | None = None) -> None:
+        self.settings = Settings(api_key=API_KEY, dashboard_token=TOKEN)
+        self.calls: list[tuple[str, Any]] = []
+        self.turns: list[FakeTurn] = []
+        self.histories: dict[str, list[dict[str, Any]]] = {"stored-1": list(history or [])}
+        self.listeners: list[Callable[[Any], None]] = []
+        self.submit_error: BaseException | None = None
+
+    async def create_session(self) -> Ref:
+        self.calls.append(("create_session", None))
+        return Ref("stored-new")
+
+    async def resume(self, stored_id: str) -> Ref:
+        self.calls.append(("resume", stored_id))
+        return Ref(stored_id)
+
+    async def history(self, stored_id: str) -> list[dict[str, Any]]:
+        self.calls.append(("history", stored_id))
+        return list(self.histories.get(stored_id, []))
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        return [{"id": "stored-1", "title": "First", "preview": "hi"}, {"id": "stored-2", "title": None, "preview": ""}]
+
+    def listen(self, stored_id: str, callback: Callable[[Any], None]) -> Callable[[], None]:
+        self.listeners.append(callback)
+        return lambda: self.listeners.remove(callback)
+
+    async def submit(self, ref: Ref, text: str, images: Any = None) -> FakeTurn:
+        self.calls.append(("submit", (text, images)))
+        if self.submit_error is not None:
+            raise self.submit_error
+        turn = FakeTurn(f"t{len(self.turns) + 1}", text)
+        self.turns.append(turn)
+        return turn
+
+    async def respond(self, ref: Ref, request_id: str, response: str) -> None:
+        self.calls.append(("respond", (request_id, response)))
+        turn = self.turns[-1]
+        turn._push(turn.folder.answer(request_id, response))
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        # Record only that a value arrived (a test asserts it is the one typed), never keep it around.
+        self.calls.append(("request", (method, params["request_id"], sorted(params))))
+        self.last_secret_ok = SUDO_PASSWORD in params.values()
+        turn = self.turns[-1]
+        turn._push(turn.folder.answer(params["request_id"], "x"))
+        return {"status": "ok"}
+
+    async def interrupt(self, ref: Ref) -> None:
+        self.calls.append(("interrupt", ref.stored_id))
+        runtime.call_soon(lambda: self.turns[-1]._push(self.turns[-1].folder.finish("interrupted")))
+
+    async def close(self) -> None:
+        self.calls.append(("close", None))
+
+    # test helpers (called from the test thread)
+    def feed(self, type_: str, **payload: Any) -> None:
+        runtime.call_soon(lambda: self.turns[-1].feed(type_, **payload))
+
+    def notify(self, **fields: Any) -> None:
+        item = type("Item", (), fields)()
+        for callback in list(self.listeners):
+            callback(item)
+
+
+class Sent:
+    """Captures the widget's custom messages with their send time."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.items: list[tuple[float, dict[str, Any]]] = []
+        chat.send = self._send  # type: ignore[method-assign]
+
+    def _send(self, content: dict[str, Any], buffers: Any = None) -> None:
+        self.items.append((time.monotonic(), json.loads(json.dumps(content))))
+
+    def of(self, type_: str) -> list[dict[str, Any]]:
+        return [c for _, c in self.items if c["type"] == type_]
+
+
+def browser(chat: Chat, **content: Any) -> None:
+    """Deliver a message as the front end would (through the comm handler)."""
+    chat._dispatch(chat, content, [])
+
+
+@pytest.fixture
+def conn() -> FakeConnection:
+    return FakeConnection()
+
+
+@pytest.fixture
+def chat(conn: FakeConnection):
+    widget = Chat(conn, session="stored-1")
+    widget.wait_ready(5)
+    yield widget
+    widget.close()
+
+
+def start_turn(chat: Chat, conn: FakeConnection, text: str = "hello") -> FakeTurn:
+    browser(chat, type="send", text=text, images=[])
+    wait_for(lambda: conn.turns and chat.busy, what="turn started")
+    return conn.turns[-1]
+
+
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
+    """Resuming a session loads its history, names it, and fills the session picker."""
+    conn.histories["stored-1"] = [user_message("h1", "earlier question").to_dict()]
+    chat = Chat(conn, session="stored-1").wait_ready(5)
+    try:
+        assert ("resume", "stored-1") in conn.calls and ("history", "stored-1") in conn.calls
+        assert [m["id"] for m in chat.messages] == ["user:h1"]
+        wait_for(lambda: chat.sessions, what="session list")
+        assert chat.sessions[0] == {"id": "stored-1", "title": "First", "preview": "hi"}
+        assert chat.session == {"id": "stored-1", "title": "First"}
+    finally:
+        chat.close()
+
+
+def test_new_session_without_id(conn: FakeConnection) -> None:
+    """Without a session id the chat creates a new session and starts empty."""
+    chat = Chat(conn).wait_ready(5)
+    try:
+        assert ("create_session", None) in conn.calls
+        assert chat.session_id == "stored-new" and chat.messages == []
+    finally:
+        chat.close()
+
+
+def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: FakeConnection) -> None:
+    """The prompt appears at once, deltas stream as coalesced appends, and the finished turn lands in `messages`."""
+    sent = Sent(chat)
+    turn = start_turn(chat, conn, "hello there")
+    assert any(m["id"].startswith("user:") and m["parts"][0]["text"] == "hello there" for m in chat.messages)
+    for word in ["Hi", " there", ", friend"]:
+        conn.feed("message.delta", text=word)
+    conn.feed("message.complete", text="Hi there, friend", status="complete", usage={"input": 3, "output": 4})
+    wait_for(lambda: not chat.busy, what="turn end")
+    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    assert final["status"] == "complete" and final["parts"][0]["text"] == "Hi there, friend"
+    assert final["usage"] == {"input": 3, "output": 4}
+    # The turn's own user message is not shown twice.
+    assert sum(m["role"] == "user" for m in chat.messages) == 1
+    ops = lambda: [c["op"] for b in sent.of("changes") for c in b["changes"]]  # noqa: E731
+    wait_for(lambda: "finish" in ops(), what="finish streamed")
+    assert "append" in ops()
+
+
+def test_coalesces_20000_deltas_to_at_most_30_batches_per_second(chat: Chat, conn: FakeConnection) -> None:
+    """20,000 tiny deltas over about a second reach the browser in at most 30 batches per second, text intact."""
+    sent = Sent(chat)
+    turn = start_turn(chat, conn)
+    chunks = [f"w{i:05d} " for i in range(20_000)]
+
+    async def paced() -> None:
+        for i in range(0, len(chunks), 500):
+            for chunk in chunks[i : i + 500]:
+                turn._push(turn.folder.apply(Event("message.delta", {"text": chunk}, "live-1")))
+            await asyncio.sleep(0.025)
+
+    runtime.run_sync(paced(), timeout=30)
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: not chat.busy, what="turn end")
+    wait_for(lambda: any(c["op"] == "finish" for b in sent.of("changes") for c in b["changes"]), what="last batch")
+    times = [t for t, c in sent.items if c["type"] == "changes"]
+    assert len(times) >= 10
+    worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
+    assert worst <= 30, f"{worst} batches in one second"
+    streamed = "".join(
+        c["part"]["text"] if c["op"] == "part" else c["text"]
+        for b in sent.of("changes") for c in b["changes"]
+        if c["op"] == "append" or (c["op"] == "part" and c["part"]["kind"] == "text")
+    )
+    assert streamed == "".join(chunks)
+    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    assert final["parts"][0]["text"] == "".join(chunks).rstrip()
+
+
+def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: FakeConnection) -> None:
+    """A snapshot mid-stream holds everything sent so far and its seq; later batches have larger seqs."""
+    sent = Sent(chat)
+    start_turn(chat, conn)
+    conn.feed("message.delta", text="part one ")
+    wait_for(lambda: "part one" in json.dumps(chat.snapshot()), what="first delta")
+    browser(chat, type="snapshot")
+    snap = sent.of("snapshot")[-1]
+    before = [b["seq"] for b in sent.of("changes")]
+    assert before and snap["seq"] == max(before)
+    live = next(m for m in snap["messages"] if m["id"].startswith("assistant:"))
+    assert live["status"] == "streaming" and live["parts"][0]["text"] == "part one "
+    conn.feed("message.delta", text="part two")
+    wait_for(lambda: any(b["seq"] > snap["seq"] for b in sent.of("changes")), what="a newer batch")
+    newer = [b for b in sent.of("changes") if b["seq"] > snap["seq"]]
+    assert any(c.get("text") == "part two" for b in newer for c in b["changes"])
+
+
+def test_messages_traitlet_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
+    """Deltas never touch the `messages` traitlet; the start and the end of a message do."""
+    changes: list[int] = []
+    chat.observe(lambda change: changes.append(len(change["new"])), names="messages")
+    start_turn(chat, conn)
+    wait_for(lambda: changes, what="user message boundary")
+    at_start = len(changes)
+    for i in range(500):
+        conn.feed("message.delta", text=f"{i} ")
+    wait_for(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
+    assert len(changes) == at_start
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: not chat.busy, what="turn end")
+    assert len(changes) == at_start + 1
+    assert chat.messages[-1]["status"] == "complete"
+
+
+def test_prompts_sent_while_busy_are_queued_then_run(chat: Chat, conn: FakeConnection) -> None:
+    """A prompt sent during a turn waits in the kernel (queued count, queued message) and runs after it."""
+    start_turn(chat, conn, "first")
+    browser(chat, type="send", text="second", images=[])
+    wait_for(lambda: chat.queued == 1, what="queued")
+    queued = [m for m in chat.messages if m["status"] == "queued"]
+    assert [m["parts"][0]["text"] for m in queued] == ["second"]
+    assert [c for c in conn.calls if c[0] == "submit"] == [("submit", ("first", None))]
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: len(conn.turns) == 2, what="second submit")
+    assert chat.queued == 0 and chat.busy
+    assert not [m for m in chat.messages if m["status"] == "queued"]
+
+
+def test_stop_interrupts_and_drops_the_queue(chat: Chat, conn: FakeConnection) -> None:
+    """The stop button interrupts the running turn and cancels queued prompts."""
+    start_turn(chat, conn, "first")
+    browser(chat, type="send", text="later", images=[])
+    wait_for(lambda: chat.queued == 1, what="queued")
+    browser(chat, type="stop")
+    wait_for(lambda: not chat.busy, what="turn end")
+    assert ("interrupt", "stored-1") in conn.calls
+    assert chat.queued == 0 and len(conn.turns) == 1
+    statuses = {m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.messages}
+    assert statuses["later"] == "cancelled"
+    assert statuses[f"assistant:{conn.turns[0].id}"] == "interrupted"
+
+
+def test_approval_answer_goes_once_and_is_recorded(chat: Chat, conn: FakeConnection) -> None:
+    """Clicking a choice answers the approval through the connection; a second click is refused."""
+    start_turn(chat, conn, "DANGER x")
+    conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf x")
+    conn.feed("approval.request", command="rm -rf x", description="recursive delete", choices=["once", "deny"])
+    wait_for(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
+    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="deny")
+    wait_for(lambda: '"answered"' in json.dumps(chat.snapshot()), what="answered")
+    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    wait_for(lambda: "already answered" in chat.notice, what="refusal notice")
+    assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
+
+
+def test_secret_value_is_sent_once_and_never_kept(conn: FakeConnection) -> None:
+    """A sudo password reaches the connection once and appears nowhere in state, messages or transcript."""
+    chat = Chat(conn, session="stored-1").wait_ready(5)
+    try:
+        sent = Sent(chat)
+        start_turn(chat, conn, "RUN sudo ls")
+        conn.feed("sudo.request", request_id="s1")
+        wait_for(lambda: '"s1"' in json.dumps(chat.snapshot()), what="sudo shown")
+        content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:sudo-s1", "request_id": "s1",
+                   "kind": "sudo", "value": SUDO_PASSWORD}
+        chat._dispatch(chat, content, [])
+        wait_for(lambda: any(c[0] == "request" for c in conn.calls), what="sudo.respond")
+        assert conn.calls[-1] == ("request", ("sudo.respond", "s1", ["password", "request_id"]))
+        assert conn.last_secret_ok
+        assert "value" not in content  # taken out of the comm message at once
+        conn.feed("message.complete", status="complete")
+        wait_for(lambda: not chat.busy, what="turn end")
+        everything = json.dumps([chat.get_state(), [c for _, c in sent.items], chat.transcript_bundle()], default=str)
+        for secret in (SUDO_PASSWORD, API_KEY, TOKEN):
+            assert secret not in everything
+        assert "********" in json.dumps(chat.snapshot())
+    finally:
+        chat.close()
+
+
+def test_no_credentials_in_widget_state(conn: FakeConnection) -> None:
+    """The synced state of a chat built from settings with a key and token holds neither."""
+    chat = Chat(conn, session="stored-1").wait_ready(5)
+    try:
+        state = json.dumps(chat.get_state(), default=str)
+        assert API_KEY not in state and TOKEN not in state
+        assert "settings" not in state.lower()
+    finally:
+        chat.close()
+
+
+def test_refuses_non_image_attachments(chat: Chat, conn: FakeConnection) -> None:
+    """A non-image attachment is refused with a notice and nothing is submitted; images pass through."""
+    browser(chat, type="send", text="look", images=[{"mime": "application/pdf", "data": "JVBERg=="}])
+    assert "Only images" in chat.notice
+    assert not any(c[0] == "submit" for c in conn.calls)
+    browser(chat, type="send", text="look", images=[{"mime": "image/png", "data": "iVBORw0KGgo="}])
+    wait_for(lambda: any(c[0] == "submit" for c in conn.calls), what="submit")
+    assert conn.calls[-1] == ("submit", ("look", [("image/png", b"\x89PNG\r\n\x1a\n")]))
+
+
+def test_errors_become_a_notice_not_a_traceback(chat: Chat, conn: FakeConnection) -> None:
+    """A failing submit leaves the chat usable and says what failed in one line."""
+    conn.submit_error = HermesRPCError("session busy", code=4009)
+    browser(chat, type="send", text="hi", images=[])
+    wait_for(lambda: chat.notice, what="notice")
+    assert "session busy" in chat.notice and "Traceback" not in chat.notice
+    assert not chat.busy
+
+
+def test_disconnect_banner_and_history_refetch_on_reconnect(chat: Chat, conn: FakeConnection) -> None:
+    """Connection items drive the banner; after a reconnect the history is fetched again."""
+    conn.notify(kind="connection", status="disconnected", retry_in=1.0, error=None)
+    assert chat.connection["status"] == "disconnected" and chat.connection["retry_in"] == 1.0
+    conn.notify(kind="connection", status="reconnecting", retry_in=2.0, error=OSError("refused"))
+    assert chat.connection == {"status": "reconnecting", "retry_in": 2.0, "message": "refused"}
+    conn.histories["stored-1"] = [user_message("gap", "asked during the gap").to_dict()]
+    fetches = sum(c == ("history", "stored-1") for c in conn.calls)
+    conn.notify(kind="connection", status="reconnected", retry_in=None, error=None)
+    assert chat.connection["status"] == "reconnected"
+    wait_for(lambda: any(m["id"] == "user:gap" for m in chat.messages), what="history re-fetched")
+    assert sum(c == ("history", "stored-1") for c in conn.calls) == fetches + 1
+
+
+def test_history_refetch_during_a_turn_keeps_the_live_turn(chat: Chat, conn: FakeConnection) -> None:
+    """A reconnect's history re-fetch that lands mid-turn keeps the streaming turn, which then finishes."""
+    turn = start_turn(chat, conn, "long one")
+    conn.feed("message.delta", text="streaming ")
+    wait_for(lambda: "streaming" in json.dumps(chat.snapshot()), what="delta")
+    conn.histories["stored-1"] = [user_message("old", "from history").to_dict()]
+    conn.notify(kind="connection", status="reconnected", retry_in=None, error=None)
+    wait_for(lambda: any(m["id"] == "user:old" for m in chat.snapshot()), what="history applied")
+    conn.feed("message.delta", text="on")
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: not chat.busy, what="turn end")
+    ids = [m["id"] for m in chat.messages]
+    assert ids[0] == "user:old" and f"assistant:{turn.id}" in ids
+    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    assert final["parts"][0]["text"] == "streaming on" and not chat.notice
+
+
+def test_session_switch_and_new_session(chat: Chat, conn: FakeConnection) -> None:
+    """The picker resumes another session with its history; "new session" starts an empty one."""
+    conn.histories["stored-2"] = [user_message("z", "other session").to_dict()]
+    browser(chat, type="switch_session", session_id="stored-2")
+    wait_for(lambda: chat.session_id == "stored-2", what="switched")
+    assert [m["id"] for m in chat.messages] == ["user:z"]
+    browser(chat, type="new_session")
+    wait_for(lambda: chat.session_id == "stored-new", what="new session")
+    assert chat.messages == []
+
+
+def test_static_transcript_is_displayed_and_updated(chat: Chat, conn: FakeConnection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Displaying the chat also shows a static transcript, re-published under its display id at boundaries."""
+    import IPython.display as ipd
+
+    shown: list[tuple[Any, dict[str, Any]]] = []
+    updates: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(ipd, "display", lambda obj, **kw: shown.append((obj, kw)))
+    monkeypatch.setattr(ipd, "update_display", lambda obj, **kw: updates.append((obj, kw)))
+    chat._ipython_display_()
+    assert "application/vnd.jupyter.widget-view+json" in shown[0][0]
+    transcript, kw = shown[1]
+    assert kw["display_id"] and kw["raw"] is True
+    assert set(transcript) == {"text/plain", "text/markdown", "text/html"}
+    assert 'class="hn-transcript"' in transcript["text/html"]
+    start_turn(chat, conn, "what is 2+2")
+    conn.feed("message.delta", text="It is **4**.")
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: updates and "It is" in updates[-1][0]["text/plain"], what="transcript update")
+    html = updates[-1][0]["text/html"]
+    assert "what is 2+2" in html and "<strong>4</strong>" in html
+    assert updates[-1][1]["display_id"] == kw["display_id"]
+
+
+def test_owned_connection_is_closed_with_the_widget(conn: FakeConnection) -> None:
+    """A connection passed in stays open when the chat closes (it belongs to the caller)."""
+    chat = Chat(conn, session="stored-1").wait_ready(5)
+    chat.close()
+    time.sleep(0.05)
+    assert ("close", None) not in conn.calls
