@@ -6,11 +6,41 @@ notebook facade. Heavy modules are imported lazily so ``import hermes_notebook``
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "Chat",
+    "Hermes",
+    "Jobs",
+    "Reply",
+    "__version__",
+    "connect",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+_LAZY = {
+    "connect": ".notebook",
+    "Hermes": ".notebook",
+    "Reply": ".notebook",
+    "Chat": ".widgets",
+    "Jobs": ".widgets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def load_ipython_extension(ipython: Any) -> None:

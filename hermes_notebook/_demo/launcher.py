@@ -1,0 +1,272 @@
+"""``./demo``: a local Hermes 0.19.0 with the scripted offline model, and JupyterLab on the quickstart notebook.
+
+Why a launcher of our own: a first-time user should see the notebook surface work in a minute, with no LLM
+account and no network. Hermes itself is real (its API Server and Dashboard run on loopback ports in a
+throwaway ``HERMES_HOME``); only the model is a scripted stand-in, and every banner says so. If the user has
+their own ``~/.hermes/config.yaml``, they may use its ``model:`` section instead (their home is only read).
+
+Everything started here is stopped by PID on Ctrl+C (or SIGTERM), Lab first (it shuts its kernels down),
+then Hermes. ``--check`` starts everything, verifies the Lab URL and both Hermes servers, and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import webbrowser
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .local_hermes import REPO_ROOT, LocalHermes, free_port
+
+__all__ = ["main"]
+
+LOOPBACK = "127.0.0.1"
+USER_CONFIG = Path.home() / ".hermes" / "config.yaml"
+NOTEBOOK = "quickstart.ipynb"
+#: Provider keys Hermes may need for the user's own model (LocalHermes scrubs them from its environment).
+_PROVIDER_ENV = (
+    "OPENROUTER_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "NOUS_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+)
+
+
+def say(message: str) -> None:
+    """Print a demo line (flushed: the test reads it from a pipe)."""
+    print(f"[demo] {message}", flush=True)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="./demo", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--use-my-hermes",
+        action="store_true",
+        help="use the model from ~/.hermes/config.yaml instead of the scripted offline model",
+    )
+    parser.add_argument("--scripted", action="store_true", help="use the scripted model without asking")
+    parser.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="start everything, verify Lab and Hermes answer, then stop (for CI)",
+    )
+    parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
+    parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
+    return parser.parse_args(argv)
+
+
+def _want_user_model(args: argparse.Namespace) -> bool:
+    if args.use_my_hermes:
+        if not USER_CONFIG.exists():
+            raise SystemExit(f"[demo] --use-my-hermes: {USER_CONFIG} does not exist")
+        return True
+    if args.scripted or args.check or not USER_CONFIG.exists() or not sys.stdin.isatty():
+        return False
+    answer = (
+        input(
+            f"[demo] Found your Hermes config ({USER_CONFIG}). Use its model instead of the scripted "
+            "offline stand-in? [y/N] "
+        )
+        .strip()
+        .lower()
+    )
+    return answer in ("y", "yes")
+
+
+def _user_model_overrides(home: Path) -> dict[str, Any]:
+    """The ``model:`` section of the user's config (read only), and their ``.env`` copied into our home."""
+    import yaml  # jupyter_events (a JupyterLab dependency) brings PyYAML
+
+    config = yaml.safe_load(USER_CONFIG.read_text()) or {}
+    model = config.get("model")
+    if not isinstance(model, dict):
+        raise SystemExit(f"[demo] {USER_CONFIG} has no model: section to use")
+    env_file = USER_CONFIG.parent / ".env"
+    if env_file.exists():
+        shutil.copy2(env_file, home / ".env")
+        os.chmod(home / ".env", 0o600)
+    return {"model": model}
+
+
+class Demo:
+    """The processes of one demo run, stopped in reverse order of starting."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.hermes: LocalHermes | None = None
+        self.lab: subprocess.Popen[bytes] | None = None
+        self.lab_log: Path | None = None
+        self.url = ""
+        self._home: Path | None = None
+
+    def start(self) -> None:
+        """Start Hermes, then Lab, and print where to go."""
+        use_mine = _want_user_model(self.args)
+        self._home = Path(tempfile.mkdtemp(prefix="hermes-demo-home-"))
+        if use_mine:
+            overrides = _user_model_overrides(self._home)
+            extra_env = {k: os.environ[k] for k in _PROVIDER_ENV if k in os.environ}
+            self.hermes = LocalHermes(
+                home=self._home,
+                model_url="http://127.0.0.1:9/v1",
+                config_overrides=overrides,
+                extra_env=extra_env,
+            )
+            label = f"YOUR model from {USER_CONFIG} (your ~/.hermes is only read)"
+        else:
+            self.hermes = LocalHermes(home=self._home)
+            label = (
+                "SCRIPTED OFFLINE STAND-IN (not an LLM: it answers by keyword; "
+                "see hermes_notebook/_demo/scripted_model.py)"
+            )
+        say("starting Hermes 0.19.0 (API Server + Dashboard) on loopback ...")
+        self.hermes.start()
+        say(f"Hermes API Server  {self.hermes.api_url}")
+        say(f"Hermes Dashboard   {self.hermes.dashboard_url}")
+        say(f"model              {label}")
+        self._start_lab()
+
+    def _start_lab(self) -> None:
+        assert self.hermes is not None and self._home is not None
+        port = self.args.port or free_port()
+        token = secrets.token_urlsafe(24)
+        lab_dir = self._home / "jupyter"
+        for sub in ("config", "data", "runtime", "settings", "workspaces"):
+            (lab_dir / sub).mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "HERMES_API_URL": self.hermes.api_url,
+            "HERMES_API_KEY": self.hermes.api_key,
+            "HERMES_DASHBOARD_URL": self.hermes.dashboard_url,
+            "HERMES_DASHBOARD_TOKEN": self.hermes.dashboard_token,
+            "JUPYTER_CONFIG_DIR": str(lab_dir / "config"),
+            "JUPYTER_RUNTIME_DIR": str(lab_dir / "runtime"),
+        }
+        argv = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--ServerApp.ip={LOOPBACK}",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={self.args.notebooks}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            f"--LabApp.workspaces_dir={lab_dir / 'workspaces'}",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            argv.append("--ServerApp.allow_root=True")
+        self.lab_log = self._home / "logs" / "jupyterlab.log"
+        self.lab_log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lab_log, "ab") as log:
+            self.lab = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        base = f"http://{LOOPBACK}:{port}"
+        deadline = time.monotonic() + 60
+        with httpx.Client(trust_env=False, timeout=5) as http:
+            while True:
+                if self.lab.poll() is not None:
+                    raise RuntimeError(f"JupyterLab exited during startup; see {self.lab_log}")
+                with contextlib.suppress(httpx.TransportError):
+                    if http.get(f"{base}/api/status", params={"token": token}).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start within 60 s; see {self.lab_log}")
+                time.sleep(0.1)
+        self.url = f"{base}/lab/tree/{NOTEBOOK}?token={token}"
+        say(f"JupyterLab         {self.url}")
+
+    def check(self) -> None:
+        """Verify the Lab page and both Hermes servers answer (``--check``)."""
+        assert self.hermes is not None
+        with httpx.Client(trust_env=False, timeout=10) as http:
+            page = http.get(self.url)
+            if page.status_code != 200 or "JupyterLab" not in page.text:
+                raise RuntimeError(f"the Lab URL answered HTTP {page.status_code}")
+            health = http.get(f"{self.hermes.api_url}/health").json()
+            status = http.get(f"{self.hermes.dashboard_url}/api/status").json()
+        say(
+            f"check: Lab page ok, API Server {health.get('status')} {health.get('version', '')}, "
+            f"Dashboard version {status.get('version')}"
+        )
+
+    def stop(self) -> None:
+        """Stop Lab (SIGTERM to its process group, which also shuts its kernels down), then Hermes."""
+        if self.lab is not None and self.lab.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.lab.pid, signal.SIGTERM)
+            try:
+                self.lab.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.lab.pid, signal.SIGKILL)
+                self.lab.wait(timeout=5)
+        self.lab = None
+        if self.hermes is not None:
+            self.hermes.close()
+            self.hermes = None
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo until Ctrl+C (or, with ``--check``, until the checks pass)."""
+    args = _parse(argv)
+    demo = Demo(args)
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        demo.start()
+        if args.check:
+            demo.check()
+            say("check passed; stopping")
+            return 0
+        if not args.no_browser:
+            with contextlib.suppress(Exception):
+                webbrowser.open(demo.url)
+        say("ready. Press Ctrl+C to stop everything the demo started.")
+        while demo.lab is not None and demo.lab.poll() is None:
+            time.sleep(0.5)
+        say("JupyterLab exited")
+        return 1
+    except KeyboardInterrupt:
+        say("stopping ...")
+        return 0
+    except Exception as exc:  # one clear line, then clean up
+        say(f"failed: {exc}")
+        return 1
+    finally:
+        demo.stop()
+        say("stopped")

@@ -1,0 +1,307 @@
+"""``%hermes`` and ``%%hermes``: ask Hermes from a cell, and see the turn live in the cell's output.
+
+``%hermes PROMPT`` blocks until the turn ends, so Run All waits and ``r = %hermes ...`` feeds the next cell.
+While it waits, the live view's buttons (approve, answer, stop) keep working: the wait loop pumps widget
+messages (:mod:`hermes_notebook.comm_pump`). At the end the live output becomes a static transcript, which
+is what the saved notebook shows. ``-b`` returns a live handle at once instead.
+
+Everything the user can get wrong ends in one ``UsageError`` line (no traceback), and no message ever holds
+the API key or the Dashboard token: secrets come from the environment or a masked prompt, never from cell
+text.
+"""
+
+from __future__ import annotations
+
+import getpass
+import io
+import os
+import re
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
+from traitlets import CFloat, Unicode
+
+from .errors import HermesError, redact
+from .settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
+
+__all__ = ["HermesMagics", "load_ipython_extension"]
+
+SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop")
+
+#: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
+_VALUE_OPTIONS = {
+    "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
+}
+_OPTION = re.compile(r"\s*-")
+
+
+def _split_options(line: str) -> tuple[list[str], str]:
+    """Leading ``-x`` options (shell-quoted values allowed) and the rest of the line verbatim as the prompt.
+
+    Why not shlex the whole line: prompts are prose ("what's wrong?"), and an apostrophe must not be a quote.
+    """
+    stream = io.StringIO(line)
+    lexer = shlex.shlex(stream, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    tokens: list[str] = []
+    expect_value = False
+    while True:
+        rest = line[stream.tell():]
+        if not expect_value and not _OPTION.match(rest):
+            return tokens, rest.strip()
+        try:
+            token = lexer.get_token()
+        except ValueError as exc:  # unbalanced quote inside the options
+            raise UsageError(f"cannot read the options: {exc}") from None
+        if token is None:
+            return tokens, ""
+        tokens.append(token)
+        if expect_value:
+            expect_value = False
+        elif token == "--":
+            tokens.pop()
+            return tokens, line[stream.tell():].strip()
+        elif token in _VALUE_OPTIONS:
+            expect_value = True
+
+
+def _one_line(error: BaseException, *secrets: object) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return redact(text, *secrets)
+
+
+@magics_class
+class HermesMagics(Magics):
+    """``%hermes`` / ``%%hermes``. Defaults: ``%config HermesMagics.via = "api"`` and the options below."""
+
+    via = Unicode("", help="Default path: 'dashboard' or 'api' ('' = dashboard when a token is set).").tag(config=True)
+    session = Unicode("", help="Default session name or id ('' = continue the notebook's session).").tag(config=True)
+    timeout = CFloat(0.0, help="Seconds after which a blocking turn is interrupted (0 = no limit).").tag(config=True)
+    approve = Unicode("", help="Default approval answer for unattended runs: once, session, always or deny.").tag(
+        config=True
+    )
+    clarify = Unicode("", help="Default answer to clarify questions for unattended runs.").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._hermes: Any = None
+
+    # --- the connection ---
+
+    @property
+    def facade(self) -> Any:
+        """The notebook's :class:`~hermes_notebook.notebook.Hermes` (from the environment until ``connect``)."""
+        if self._hermes is None:
+            from .notebook import connect
+
+            try:
+                self._hermes = connect()
+            except ValueError as exc:  # a malformed URL in the environment
+                raise UsageError(_one_line(exc)) from None
+        return self._hermes
+
+    def _secrets(self) -> tuple[object, ...]:
+        hermes = self._hermes
+        if hermes is None:
+            return ()
+        return (hermes.settings.api_key, hermes.settings.dashboard_token)
+
+    # --- the magic ---
+
+    @magic_arguments()
+    @argument("-s", "--session", metavar="NAME_OR_ID", help="Session to use (a name you choose, or a stored id/title); "
+              "it becomes the notebook's session.")
+    @argument("--new", action="store_true", help="Start a new session (named by --session if given).")
+    @argument("--via", choices=["dashboard", "api"], help="Dashboard (default when a token is set) or API Server runs.")
+    @argument("-o", "--out", metavar="VAR", help="Store the reply (or the -b handle) in this variable.")
+    @argument("-b", "--background", action="store_true", help="Return a live handle at once (await it, .wait()).")
+    @argument("--instructions", metavar="TEXT", help="Extra system instructions for this turn (API Server runs).")
+    @argument("--model", metavar="NAME", help="Model for a new Dashboard session, or the run's model alias.")
+    @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
+    @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
+    @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
+    @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
+              "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
+              "chat [SESSION] | stop")
+    @line_cell_magic
+    def hermes(self, line: str, cell: str | None = None) -> Any:
+        """Ask Hermes; the turn streams into this cell and the reply is the cell's value.
+
+        ``%hermes PROMPT`` or ``%%hermes [options]`` with the prompt as the cell body. Consecutive calls continue
+        one session unless ``--new`` or ``--session`` says otherwise. Approval and clarify buttons work while
+        the cell runs; ``--approve``/``--clarify`` answer them for unattended runs (nbconvert, Run All in CI).
+        """
+        try:
+            return self._hermes_magic(line, cell)
+        except UsageError:
+            raise
+        except HermesError as exc:
+            raise UsageError(_one_line(exc, *self._secrets())) from None
+        except (TimeoutError, ConnectionError, OSError) as exc:
+            raise UsageError(_one_line(exc, *self._secrets())) from None
+
+    def _hermes_magic(self, line: str, cell: str | None) -> Any:
+        words = line.split(None, 1)
+        if cell is None and words and words[0] in SUBCOMMANDS:
+            return self._subcommand(words[0], words[1] if len(words) > 1 else "")
+        tokens, prompt = _split_options(line)
+        parser: MagicArgumentParser = HermesMagics.hermes.parser
+        args = parser.parse_args(tokens)
+        if cell is not None:
+            if prompt:
+                raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
+            prompt = cell.strip()
+        if not prompt:
+            raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
+        if args.out is not None and not args.out.isidentifier():
+            raise UsageError(f"-o needs a variable name, not {args.out!r}")
+        hermes = self.facade
+        options: dict[str, Any] = {
+            "session": args.session or (self.session or None if not args.new else None),
+            "via": args.via or self.via or None,
+            "approve": args.approve or self.approve or None,
+            "clarify": args.clarify or self.clarify or None,
+            "new": args.new,
+            "instructions": args.instructions,
+            "model": args.model,
+        }
+        if options["via"] == "api" and not args.clarify:
+            options["clarify"] = None  # a configured clarify default does not block API runs
+        if args.background:
+            result: Any = hermes.start(prompt, **options)
+        else:
+            timeout = args.timeout if args.timeout is not None else (self.timeout or None)
+            result = hermes._run_blocking(hermes._options(prompt, **options), timeout=timeout)
+        if args.out is not None:
+            assert self.shell is not None
+            self.shell.user_ns[args.out] = result
+            return None
+        return result
+
+    # --- subcommands ---
+
+    def _subcommand(self, name: str, rest: str) -> Any:
+        handler: Callable[[str], Any] = getattr(self, f"_cmd_{name}")
+        return handler(rest)
+
+    def _parse(self, prog: str, rest: str, *arguments: tuple[tuple[str, ...], dict[str, Any]]) -> Any:
+        parser = MagicArgumentParser(prog=f"%hermes {prog}")
+        for flags, kwargs in arguments:
+            parser.add_argument(*flags, **kwargs)
+        return parser.parse_argstring(rest)
+
+    def _cmd_connect(self, rest: str) -> Any:
+        args = self._parse(
+            "connect", rest,
+            (("--api",), {"metavar": "URL"}),
+            (("--dashboard",), {"metavar": "URL"}),
+        )
+        from .notebook import connect
+
+        env = os.environ
+        api_key = env.get(ENV_API_KEY) or self._ask_secret("API Server key (HERMES_API_KEY)")
+        token = env.get(ENV_DASHBOARD_TOKEN)
+        if not token and (args.dashboard or not api_key):
+            token = self._ask_secret("Dashboard token (HERMES_DASHBOARD_TOKEN, Enter to skip)")
+        try:
+            settings = Settings.resolve(
+                api_url=args.api, api_key=api_key or None, dashboard_url=args.dashboard, dashboard_token=token or None
+            )
+        except ValueError as exc:
+            raise UsageError(_one_line(exc)) from None
+        old, self._hermes = self._hermes, connect(settings)
+        if old is not None:
+            old.close()
+        status = self._hermes.status()
+        print(str(status))
+        return None
+
+    def _ask_secret(self, label: str) -> str:
+        try:
+            return getpass.getpass(f"{label}: ").strip()
+        except (StdinNotImplementedError, EOFError, OSError):
+            return ""
+
+    def _cmd_status(self, rest: str) -> Any:
+        self._parse("status", rest)
+        print(str(self.facade.status()))
+
+    def _cmd_sessions(self, rest: str) -> Any:
+        self._parse("sessions", rest)
+        return self.facade.sessions()
+
+    def _cmd_history(self, rest: str) -> Any:
+        args = self._parse("history", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes history SESSION, or ask something first")
+        return self.facade.history(args.session)
+
+    def _cmd_jobs(self, rest: str) -> Any:
+        self._parse("jobs", rest)
+        from .notebook import _Table
+
+        rows = [
+            {"id": j.id, "name": j.name, "schedule": j.schedule_display, "state": j.state,
+             "next_run_at": j.next_run_at, "last_status": j.last_status}
+            for j in self.facade.jobs.list()
+        ]
+        return _Table(rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs")
+
+    def _cmd_chat(self, rest: str) -> Any:
+        args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        return self.facade.chat(args.session)
+
+    def _cmd_stop(self, rest: str) -> Any:
+        self._parse("stop", rest)
+        turn = self.facade.last_turn if self._hermes is not None else None
+        if turn is None or turn.done():
+            print("no turn is running")
+            return None
+        turn.stop()
+        print("asked Hermes to stop the running turn")
+        return None
+
+
+_MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<target>[\w.]+)[ \t]*=[ \t]*)?%hermes(?P<rest>(?:[ \t].*)?)$")
+
+
+def protect_prompts(lines: list[str]) -> list[str]:
+    """Input transformer: turn ``%hermes ...`` lines into plain calls before IPython reads a trailing ``?``.
+
+    Why: IPython treats a line ending in ``?`` as a help request, so ``r = %hermes Which one?`` would show
+    "Object `one` not found" instead of asking. ``%hermes?`` alone still shows the help; ``%%hermes`` cells
+    are left alone (their body is the prompt).
+    """
+    if not lines or lines[0].lstrip().startswith("%%"):
+        return lines
+    out = []
+    for line in lines:
+        body = line.rstrip("\n")
+        match = _MAGIC_LINE.match(body)
+        if match is None or not match.group("rest").strip() or body.rstrip().endswith(("%hermes?", "%hermes??")):
+            out.append(line)
+            continue
+        call = f"get_ipython().run_line_magic('hermes', {match.group('rest').strip()!r})"
+        target = match.group("target")
+        newline = "\n" if line.endswith("\n") else ""
+        out.append(f"{match.group('indent')}{target + ' = ' if target else ''}{call}{newline}")
+    return out
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics, make ``%config HermesMagics`` work, and keep prompts ending in ``?`` prompts."""
+    magics = HermesMagics(ipython, parent=ipython)
+    ipython.register_magics(magics)
+    if magics not in ipython.configurables:
+        ipython.configurables.append(magics)
+    cleanup = ipython.input_transformers_cleanup
+    for existing in list(cleanup):
+        if getattr(existing, "__name__", "") == "protect_prompts" and existing is not protect_prompts:
+            cleanup.remove(existing)
+    if protect_prompts not in cleanup:
+        cleanup.append(protect_prompts)

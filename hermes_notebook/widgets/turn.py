@@ -1,0 +1,76 @@
+"""The live view of one ``%hermes`` turn: the chat front end without a composer (``mode == "turn"``).
+
+Why a separate class: the magic needs only the conversation part of the chat view (parts streaming in,
+approval/clarify buttons, a stop button), and the answers must go to whoever is waiting for the turn, not to
+a chat session. So the browser actions here only hand values over: ``respond``/``secret`` call
+``on_respond(request_id, value)`` and ``stop`` calls ``on_stop()``.
+
+Those callbacks may run on the kernel's main thread (the comm pump), on a JupyterLab comm subshell thread, or
+elsewhere, so they must be thread-safe and tiny (``future.set_result``-style), and must never print: output
+from a comm handler is attributed to the comm message and Lab does not show it in the cell.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import traitlets
+
+from ._stream import StreamingWidget
+
+__all__ = ["TurnView"]
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[[str, str], object]
+
+
+class TurnView(StreamingWidget):
+    """Shows one turn as it streams; its buttons answer interactions and stop the turn."""
+
+    mode = traitlets.Unicode("turn").tag(sync=True)
+
+    def __init__(
+        self,
+        *,
+        on_respond: Respond | None = None,
+        on_stop: Callable[[], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._on_respond = on_respond
+        self._on_stop = on_stop
+        #: Browser actions received so far, by type (tests and the magic read it; values are never kept).
+        self.actions_seen: dict[str, int] = {}
+        self.on_action("respond", self._respond)
+        self.on_action("secret", self._secret)
+        self.on_action("stop", self._stop)
+
+    def _count(self, name: str) -> None:
+        self.actions_seen[name] = self.actions_seen.get(name, 0) + 1
+
+    def _respond(self, content: dict[str, Any]) -> None:
+        self._count("respond")
+        request_id, response = content.get("request_id"), content.get("response")
+        if not isinstance(request_id, str) or not isinstance(response, str):
+            log.warning("ignoring a respond message without request_id/response")
+            return
+        if self._on_respond is not None:
+            self._on_respond(request_id, response)
+
+    def _secret(self, content: dict[str, Any]) -> None:
+        # The value goes straight to the waiting turn and is sent once; it is never stored or logged here.
+        self._count("secret")
+        request_id, value = content.get("request_id"), content.get("value")
+        if not isinstance(request_id, str) or not isinstance(value, str):
+            log.warning("ignoring a secret message without request_id/value")
+            return
+        if self._on_respond is not None:
+            self._on_respond(request_id, value)
+
+    def _stop(self, _content: dict[str, Any]) -> None:
+        self._count("stop")
+        if self._on_stop is not None:
+            self._on_stop()

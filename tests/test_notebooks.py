@@ -1,0 +1,54 @@
+"""The example notebooks run top to bottom with nbclient against the real Hermes (policies answer for nobody)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from hermes_notebook._demo.local_hermes import LocalHermes
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+@pytest.fixture
+def kernel_env(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the kernel (it inherits this environment) at the test Hermes, unattended."""
+    monkeypatch.setenv("HERMES_API_URL", hermes.api_url)
+    monkeypatch.setenv("HERMES_API_KEY", hermes.api_key)
+    monkeypatch.setenv("HERMES_DASHBOARD_URL", hermes.dashboard_url)
+    monkeypatch.setenv("HERMES_DASHBOARD_TOKEN", hermes.dashboard_token)
+    monkeypatch.setenv("HERMES_NOTEBOOK_UNATTENDED", "1")
+
+
+def _text(cell: nbformat.NotebookNode) -> str:
+    chunks = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            chunks.append(output.get("text", ""))
+        chunks.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(chunks)
+
+
+def test_quickstart_runs_top_to_bottom(kernel_env: None, hermes: LocalHermes, tmp_path: Path) -> None:
+    """quickstart.ipynb executes without errors; its saved outputs are static transcripts without secrets."""
+    nb = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
+    (hermes.workdir / "quickstart-scratch").mkdir(exist_ok=True)
+    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    by_source = {c.source.splitlines()[0]: c for c in code}
+    assert "Hello from the scripted model" in _text(by_source['reply = hermes.ask("Hello! Who are you?")'])
+    assert "terminal completed -> Command output:" in _text(by_source['tool = r.tools[0]'])
+    assert "'response': 'once'" in _text(by_source['danger = hermes.ask("DANGER quickstart-scratch", approve=APPROVE)'])
+    assert "You chose: B" in _text(by_source['choice = hermes.ask("CLARIFY Which option do you want?", clarify=CLARIFY)'])
+    assert "answer:    I thought about it" in _text(by_source['thought = hermes.ask("THINK What is six times seven?")'])
+    # The live views were replaced by static transcripts (what GitHub/nbviewer show).
+    magic = by_source["%hermes --approve deny DANGER quickstart-scratch"]
+    bundles = [o.get("data", {}) for o in magic.outputs if o.get("output_type") in ("display_data", "execute_result")]
+    assert any("Dangerous command was blocked" in b.get("text/plain", "") for b in bundles)
+    assert not any("application/vnd.jupyter.widget-view+json" in b for b in bundles)
+    saved = json.dumps(nb)
+    assert hermes.api_key not in saved and hermes.dashboard_token not in saved
