@@ -8,50 +8,14 @@ docstring. Adding a helper is adding one coroutine, so the two never drift apart
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from . import runtime
 from .client.jobs import Job, JobsClient
+from .jobs_helpers import JobList, JobsHelpers
+from .runtime import operation
 
-__all__ = ["JobsAPI", "on_package_loop", "operation"]
-
-R = TypeVar("R")
-
-
-async def on_package_loop(coro: Coroutine[Any, Any, R]) -> R:
-    """Await ``coro`` on the package loop from any loop (the clients' connections live there)."""
-    if runtime.in_loop_thread():
-        return await coro
-    return await runtime.wrap_future(runtime.submit(coro))
-
-
-class operation(Generic[R]):  # noqa: N801 - used as a decorator, named like one
-    """Turn ``async def name(self, ...)`` into ``name_async`` (awaitable) and ``name`` (blocking) methods."""
-
-    def __init__(self, func: Callable[..., Coroutine[Any, Any, R]]) -> None:
-        if not inspect.iscoroutinefunction(func):
-            raise TypeError(f"@operation needs an async def, got {func!r}")
-        self.func = func
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        func = self.func
-
-        @functools.wraps(func)
-        async def async_twin(self: Any, *args: Any, **kwargs: Any) -> R:
-            return await on_package_loop(func(self, *args, **kwargs))
-
-        @functools.wraps(func)
-        def blocking(self: Any, *args: Any, **kwargs: Any) -> R:
-            return runtime.run_sync(func(self, *args, **kwargs))
-
-        async_twin.__name__ = async_twin.__qualname__ = f"{name}_async"
-        blocking.__doc__ = f"{func.__doc__ or ''}\n\nBlocks until done; ``{name}_async`` is the awaitable twin."
-        setattr(owner, f"{name}_async", async_twin)
-        setattr(owner, name, blocking)
-
+__all__ = ["JobsAPI"]
 
 class JobsAPI:
     """Hermes cron jobs (the API Server's ``/api/jobs``), blocking; every method has an ``*_async`` twin.
@@ -70,9 +34,10 @@ class JobsAPI:
         return "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id)>"
 
     @operation
-    async def list(self, include_disabled: bool = True) -> list[Job]:
-        """All jobs, paused ones included unless ``include_disabled=False``."""
-        return await (await self._client()).list(include_disabled=include_disabled)
+    async def list(self, include_disabled: bool = True) -> JobList:
+        """All jobs (paused ones included unless ``include_disabled=False``) as a ``JobList``: an HTML table
+        in a notebook, ``to_dicts()`` for pandas."""
+        return await (await self._helpers()).list_async(include_disabled)
 
     @operation
     async def get(self, job_id: str) -> Job:
@@ -90,17 +55,16 @@ class JobsAPI:
         skills: Any = None,
         repeat: int | None = None,
     ) -> Job:
-        """Create a job (``schedule``: cron, ``every 30m``, ``30m``, or an ISO time)."""
-        fields: dict[str, Any] = {"name": name, "schedule": schedule}
-        for key, value in (("prompt", prompt), ("deliver", deliver), ("skills", skills), ("repeat", repeat)):
-            if value is not None:
-                fields[key] = value
-        return await (await self._client()).create(**fields)
+        """Create a job (``schedule``: cron, ``every 30m``, ``30m``, or an ISO time); every field is checked
+        before anything is sent, so a bad schedule raises HermesValidationError naming it."""
+        return await (await self._helpers()).create_async(
+            name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills, repeat=repeat
+        )
 
     @operation
     async def update(self, job_id: str, **fields: Any) -> Job:
-        """Change some fields of a job."""
-        return await (await self._client()).update(job_id, **fields)
+        """Change some fields of a job (checked before sending, like :meth:`create`)."""
+        return await (await self._helpers()).update_async(job_id, **fields)
 
     @operation
     async def pause(self, job_id: str) -> Job:
@@ -123,18 +87,11 @@ class JobsAPI:
         await (await self._client()).delete(job_id)
 
     # ------------------------------------------------------------------------------------------------------
-    # Scripting helpers (issue 6; owned by the jobs engineer, implemented in hermes_notebook/jobs_helpers.py)
+    # Scripting helpers users expect (implemented in hermes_notebook/jobs_helpers.py)
     # ------------------------------------------------------------------------------------------------------
 
-    async def _helpers(self) -> Any:
-        from .jobs_helpers import JobsHelpers
-
+    async def _helpers(self) -> JobsHelpers:
         return JobsHelpers(await self._client())
-
-    @operation
-    async def table(self, include_disabled: bool = True) -> Any:
-        """The jobs as a ``JobList``: an HTML table in a notebook, ``to_dicts()`` for pandas."""
-        return await (await self._helpers()).list_async(include_disabled)
 
     @operation
     async def find(self, name: str) -> Job | None:

@@ -25,9 +25,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, SupportsIndex, overload
 
-from . import runtime, schedules
+from . import schedules
 from .client.jobs import MAX_NAME_LENGTH, MAX_PROMPT_LENGTH, Job, JobsClient
 from .errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
+from .runtime import operation
 
 __all__ = [
     "JobList",
@@ -292,8 +293,8 @@ def _same_schedule(job: Job, wanted: schedules.Schedule) -> bool:
 class JobsHelpers:
     """Find, create-or-update and wait-for-run on top of a :class:`JobsClient`, blocking and ``*_async``.
 
-    The client is used on the package loop; the blocking methods bridge with :func:`runtime.run_sync`, so
-    they work inside a Jupyter cell. The facade's ``hermes.jobs`` gets these methods by delegation.
+    Each method is one coroutine turned by :class:`~hermes_notebook.runtime.operation` into a blocking method
+    (works inside a Jupyter cell) and its ``*_async`` twin. The facade's ``hermes.jobs`` delegates here.
     """
 
     def __init__(self, client: JobsClient) -> None:
@@ -301,7 +302,8 @@ class JobsHelpers:
 
     # ---- validated create / update ----
 
-    async def create_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+    @operation
+    async def create(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
                            skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
         """Create a job after validating every field (a bad schedule raises before any request)."""
         fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
@@ -309,7 +311,8 @@ class JobsHelpers:
         with _server_refusal(fields["name"]):
             return await self._client.create(**fields)
 
-    async def update_async(self, job_id: str, **fields: Any) -> Job:
+    @operation
+    async def update(self, job_id: str, **fields: Any) -> Job:
         """Update a job after validating the changed fields (``enabled`` passes through)."""
         known = {k: v for k, v in fields.items() if k in _VALIDATED}
         checked = validate_job(**known)
@@ -321,11 +324,13 @@ class JobsHelpers:
 
     # ---- find ----
 
-    async def find_all_async(self, name: str) -> JobList:
+    @operation
+    async def find_all(self, name: str) -> JobList:
         """Every job with exactly this name, paused and finished ones included."""
         return JobList(await self._client.list(include_disabled=True)).by_name(name)
 
-    async def find_async(self, name: str) -> Job | None:
+    @operation
+    async def find(self, name: str) -> Job | None:
         """The one job with this name, or ``None``; HermesUsageError if several share it (say which)."""
         found = await self.find_all_async(name)
         if len(found) > 1:
@@ -335,7 +340,8 @@ class JobsHelpers:
 
     # ---- create or update ----
 
-    async def ensure_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+    @operation
+    async def ensure(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
                            skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
         """Create the job called ``name``, or bring the existing one in line: running twice leaves one job.
 
@@ -366,7 +372,8 @@ class JobsHelpers:
 
     # ---- trigger and wait ----
 
-    async def wait_for_run_async(self, job: Job | str, *, since: datetime | None | str = "job",
+    @operation
+    async def wait_for_run(self, job: Job | str, *, since: datetime | None | str = "job",
                                  timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
                                  raise_on_error: bool = False) -> Job:
         """Wait until the job's ``last_run_at`` moves past ``since``, and return the updated job.
@@ -397,48 +404,15 @@ class JobsHelpers:
                 )
             await asyncio.sleep(min(poll, remaining))
 
-    async def run_and_wait_async(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
+    @operation
+    async def run_and_wait(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
                                  raise_on_error: bool = False) -> Job:
         """Trigger a run (due on the next scheduler tick) and wait for its result."""
         job_id = job.id if isinstance(job, Job) else job
         before = await self._client.run(job_id)
         return await self.wait_for_run_async(before, timeout=timeout, poll=poll, raise_on_error=raise_on_error)
 
-    async def list_async(self, include_disabled: bool = False) -> JobList:
+    @operation
+    async def list(self, include_disabled: bool = False) -> JobList:
         """The jobs as a :class:`JobList` (table repr, ``to_dicts()``)."""
         return JobList(await self._client.list(include_disabled=include_disabled))
-
-    # ---- blocking twins for notebook cells ----
-
-    def create(self, **kwargs: Any) -> Job:
-        """Blocking :meth:`create_async`."""
-        return runtime.run_sync(self.create_async(**kwargs))
-
-    def update(self, job_id: str, **fields: Any) -> Job:
-        """Blocking :meth:`update_async`."""
-        return runtime.run_sync(self.update_async(job_id, **fields))
-
-    def find_all(self, name: str) -> JobList:
-        """Blocking :meth:`find_all_async`."""
-        return runtime.run_sync(self.find_all_async(name))
-
-    def find(self, name: str) -> Job | None:
-        """Blocking :meth:`find_async`."""
-        return runtime.run_sync(self.find_async(name))
-
-    def ensure(self, **kwargs: Any) -> Job:
-        """Blocking :meth:`ensure_async`."""
-        return runtime.run_sync(self.ensure_async(**kwargs))
-
-    def wait_for_run(self, job: Job | str, **kwargs: Any) -> Job:
-        """Blocking :meth:`wait_for_run_async`."""
-        return runtime.run_sync(self.wait_for_run_async(job, **kwargs))
-
-    def run_and_wait(self, job: Job | str, **kwargs: Any) -> Job:
-        """Blocking :meth:`run_and_wait_async`."""
-        return runtime.run_sync(self.run_and_wait_async(job, **kwargs))
-
-    def list(self, include_disabled: bool = False) -> JobList:
-        """Blocking :meth:`list_async`."""
-        return runtime.run_sync(self.list_async(include_disabled))
-

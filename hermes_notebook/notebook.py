@@ -32,7 +32,6 @@ from . import live as _live
 from . import runtime
 from .comm_pump import CommPump, CommPumpWarning
 from .errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
-from .jobs_api import on_package_loop
 from .live import (
     VIAS,
     Policy,
@@ -45,6 +44,7 @@ from .live import (
     _WidgetPresenter,
 )
 from .render import transcript_bundle
+from .runtime import on_package_loop
 from .settings import Settings
 from .turns import TurnFolder
 

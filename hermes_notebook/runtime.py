@@ -11,11 +11,22 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import functools
+import inspect
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["call_soon", "get_loop", "in_loop_thread", "run_sync", "submit", "wrap_future"]
+__all__ = [
+    "call_soon",
+    "get_loop",
+    "in_loop_thread",
+    "on_package_loop",
+    "operation",
+    "run_sync",
+    "submit",
+    "wrap_future",
+]
 
 T = TypeVar("T")
 
@@ -84,6 +95,38 @@ def wrap_future(future: concurrent.futures.Future[T]) -> Awaitable[T]:
 def call_soon(callback: Callable[..., Any], *args: Any) -> None:
     """Run a plain callback on the package loop, from any thread."""
     get_loop().call_soon_threadsafe(callback, *args)
+
+
+async def on_package_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` on the package loop from any loop (the clients' connections live there)."""
+    if in_loop_thread():
+        return await coro
+    return await wrap_future(submit(coro))
+
+
+class operation(Generic[T]):  # noqa: N801 - used as a decorator, named like one
+    """Turn ``async def name(self, ...)`` into ``name_async`` (awaitable) and ``name`` (blocking) methods."""
+
+    def __init__(self, func: Callable[..., Coroutine[Any, Any, T]]) -> None:
+        if not inspect.iscoroutinefunction(func):
+            raise TypeError(f"@operation needs an async def, got {func!r}")
+        self.func = func
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        func = self.func
+
+        @functools.wraps(func)
+        async def async_twin(self: Any, *args: Any, **kwargs: Any) -> T:
+            return await on_package_loop(func(self, *args, **kwargs))
+
+        @functools.wraps(func)
+        def blocking(self: Any, *args: Any, **kwargs: Any) -> T:
+            return run_sync(func(self, *args, **kwargs))
+
+        async_twin.__name__ = async_twin.__qualname__ = f"{name}_async"
+        blocking.__doc__ = f"{func.__doc__ or ''}\n\nBlocks until done; ``{name}_async`` is the awaitable twin."
+        setattr(owner, f"{name}_async", async_twin)
+        setattr(owner, name, blocking)
 
 
 def _shutdown() -> None:

@@ -208,7 +208,7 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         job = facade.jobs.ensure(name=name, schedule="every 3h", prompt="x")
         assert facade.jobs.ensure(name=name, schedule="every 3h", prompt="x").id == job.id
         assert facade.jobs.find(name).id == job.id
-        assert job.id in facade.jobs.table()._repr_html_()
+        assert job.id in facade.jobs.list()._repr_html_()
         facade.jobs.delete(job.id)
         assert facade.jobs.find(name) is None
     finally:

@@ -226,6 +226,18 @@ def test_jobs_blocking_and_async_twins(hermes_nb: Hermes) -> None:
     assert job.id not in [j.id for j in jobs.list()]
 
 
+def test_jobs_list_is_a_table_and_bad_schedules_never_reach_the_server(hermes_nb: Hermes) -> None:
+    """``jobs.list()`` renders as an HTML table, and ``jobs.create`` refuses ``@daily`` before any request."""
+    from hermes_notebook.errors import HermesValidationError
+
+    jobs = hermes_nb.jobs
+    assert "<table" in jobs.list()._repr_html_()
+    with pytest.raises(HermesValidationError, match="@daily") as info:
+        jobs.create(name="facade-bad-" + uuid.uuid4().hex[:6], schedule="@daily", prompt="hello")
+    assert info.value.status is None  # refused by our check, not an HTTP answer
+    assert not [j for j in jobs.list() if j.name.startswith("facade-bad-")]
+
+
 def test_chat_and_jobs_widget(hermes_nb: Hermes) -> None:
     """``chat()`` returns the Chat widget on this connection; ``jobs_widget()`` the Jobs widget."""
     chat = hermes_nb.chat()
