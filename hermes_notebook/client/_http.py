@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import httpx_sse
@@ -40,6 +40,7 @@ from ..settings import Secret, Settings
 __all__ = [
     "MAX_BODY_BYTES",
     "STREAM_READ_TIMEOUT",
+    "ApiServerClient",
     "HttpTransport",
     "api_server_transport",
     "encode_json",
@@ -316,6 +317,49 @@ class HttpTransport:
 
     def _secrets(self) -> tuple[object, ...]:
         return (self._secret,) if self._secret else ()
+
+
+ClientT = TypeVar("ClientT", bound="ApiServerClient")
+
+
+class ApiServerClient:
+    """What :class:`~hermes_notebook.client.api.ApiClient` and :class:`~hermes_notebook.client.jobs.JobsClient`
+    share: one server, one bearer key, the same lifecycle (``async with`` or :meth:`aclose`) and a repr that
+    says whether a key is set, never what it is.
+
+    ``settings`` defaults to :meth:`Settings.resolve` (arguments, then ``HERMES_API_URL``/``HERMES_API_KEY``,
+    then ``http://127.0.0.1:8642``); ``url``/``key`` override it.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        url: str | None = None,
+        key: str | Secret | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings, self._http = api_server_transport(settings, url=url, key=key, transport=transport)
+
+    @property
+    def url(self) -> str:
+        """The API Server base URL."""
+        return self.settings.api_url
+
+    async def aclose(self) -> None:
+        """Close connections; later calls raise HermesClosedError."""
+        await self._http.aclose()
+
+    async def __aenter__(self: ClientT) -> ClientT:
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._http.closed else "open"
+        return f"<{type(self).__name__} {self.url} key={'set' if self.settings.api_key else 'none'} {state}>"
 
 
 def api_server_transport(

@@ -27,7 +27,7 @@ import httpx
 
 from ..errors import HermesConnectionError, HermesRunError, HermesUsageError
 from ..settings import Secret, Settings
-from ._http import api_server_transport, translate_errors
+from ._http import ApiServerClient, translate_errors
 from ._mapping import raw as _raw
 from .run_events import (
     APPROVAL_CHOICES,
@@ -255,7 +255,7 @@ class SessionMessage:
 # --- the client -------------------------------------------------------------------------------------------
 
 
-class ApiClient:
+class ApiClient(ApiServerClient):
     """Async client for the API Server. Use ``async with ApiClient(...) as api:`` or call :meth:`aclose`.
 
     ``settings`` defaults to :meth:`Settings.resolve` (arguments, then ``HERMES_API_URL``/``HERMES_API_KEY``,
@@ -270,30 +270,8 @@ class ApiClient:
         key: str | Secret | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.settings, self._http = api_server_transport(settings, url=url, key=key, transport=transport)
-        self._readers: set[str] = set()
-
-    # --- lifecycle ---
-
-    @property
-    def url(self) -> str:
-        """The API Server base URL."""
-        return self.settings.api_url
-
-    async def aclose(self) -> None:
-        """Close connections; later calls raise HermesClosedError."""
-        await self._http.aclose()
-
-    async def __aenter__(self) -> ApiClient:
-        await self._http.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._http.closed else "open"
-        return f"<ApiClient {self.url} key={'set' if self.settings.api_key else 'none'} {state}>"
+        super().__init__(settings, url=url, key=key, transport=transport)
+        self._readers: set[str] = set()  # runs with an open event reader (the server allows only one)
 
     # --- server info ---
 

@@ -14,11 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import httpx
-
 from ..errors import HermesUsageError, HermesValidationError
-from ..settings import Secret, Settings
-from ._http import api_server_transport
+from ._http import ApiServerClient
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -180,36 +177,11 @@ class Job:
         )
 
 
-class JobsClient:
+class JobsClient(ApiServerClient):
     """Async client for ``/api/jobs``. Use ``async with JobsClient(...) as jobs:`` or call :meth:`aclose`.
 
     Jobs only run while a scheduler ticks (the gateway's 60 s ticker, or ``hermes cron tick``).
     """
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        url: str | None = None,
-        key: str | Secret | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.settings, self._http = api_server_transport(settings, url=url, key=key, transport=transport)
-
-    async def aclose(self) -> None:
-        """Close connections; later calls raise HermesClosedError."""
-        await self._http.aclose()
-
-    async def __aenter__(self) -> JobsClient:
-        await self._http.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._http.closed else "open"
-        return f"<JobsClient {self.settings.api_url} key={'set' if self.settings.api_key else 'none'} {state}>"
 
     # --- reading ---
 
