@@ -22,6 +22,7 @@ from hermes_notebook.events import Event
 from hermes_notebook.settings import Settings
 from hermes_notebook.turns import TurnFolder, user_message
 from hermes_notebook.widgets import Chat
+from hermes_notebook.widgets._stream import change_weight
 
 API_KEY = "sk-test-api-key-0123456789abcdef"
 TOKEN = "dash-token-0123456789abcdef"
@@ -199,7 +200,8 @@ def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
     chat = Chat(conn, session="stored-1").wait_ready(5)
     try:
         assert ("resume", "stored-1") in conn.calls and ("history", "stored-1") in conn.calls
-        assert [m["id"] for m in chat.messages] == ["user:h1"]
+        assert [m["id"] for m in chat.snapshot()] == ["user:h1"]
+        assert [e["id"] for e in chat.index] == ["user:h1"]
         wait_for(lambda: chat.sessions, what="session list")
         assert chat.sessions[0] == {"id": "stored-1", "title": "First", "preview": "hi"}
         assert chat.session == {"id": "stored-1", "title": "First"}
@@ -212,25 +214,28 @@ def test_new_session_without_id(conn: FakeConnection) -> None:
     chat = Chat(conn).wait_ready(5)
     try:
         assert ("create_session", None) in conn.calls
-        assert chat.session_id == "stored-new" and chat.messages == []
+        assert chat.session_id == "stored-new" and chat.snapshot() == [] and chat.index == []
     finally:
         chat.close()
 
 
 def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: FakeConnection) -> None:
-    """The prompt appears at once, deltas stream as coalesced appends, and the finished turn lands in `messages`."""
+    """The prompt appears at once, deltas stream as coalesced appends, and the finished turn is in the index."""
     sent = Sent(chat)
     turn = start_turn(chat, conn, "hello there")
-    assert any(m["id"].startswith("user:") and m["parts"][0]["text"] == "hello there" for m in chat.messages)
+    assert any(m["id"].startswith("user:") and m["parts"][0]["text"] == "hello there" for m in chat.snapshot())
     for word in ["Hi", " there", ", friend"]:
         conn.feed("message.delta", text=word)
     conn.feed("message.complete", text="Hi there, friend", status="complete", usage={"input": 3, "output": 4})
     wait_for(lambda: not chat.busy, what="turn end")
-    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
     assert final["status"] == "complete" and final["parts"][0]["text"] == "Hi there, friend"
     assert final["usage"] == {"input": 3, "output": 4}
+    entry = wait_for(lambda: next((e for e in chat.index if e["id"] == final["id"] and e["status"] == "complete"), None),
+                     what="index entry")
+    assert entry["usage"] == {"input": 3, "output": 4} and entry["role"] == "assistant"
     # The turn's own user message is not shown twice.
-    assert sum(m["role"] == "user" for m in chat.messages) == 1
+    assert sum(m["role"] == "user" for m in chat.snapshot()) == 1
     ops = lambda: [c["op"] for b in sent.of("changes") for c in b["changes"]]  # noqa: E731
     wait_for(lambda: "finish" in ops(), what="finish streamed")
     assert "append" in ops()
@@ -262,7 +267,7 @@ def test_coalesces_20000_deltas_to_at_most_30_batches_per_second(chat: Chat, con
         if c["op"] == "append" or (c["op"] == "part" and c["part"]["kind"] == "text")
     )
     assert streamed == "".join(chunks)
-    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
     assert final["parts"][0]["text"] == "".join(chunks).rstrip()
 
 
@@ -284,21 +289,171 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
     assert any(c.get("text") == "part two" for b in newer for c in b["changes"])
 
 
-def test_messages_traitlet_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
-    """Deltas never touch the `messages` traitlet; the start and the end of a message do."""
-    changes: list[int] = []
-    chat.observe(lambda change: changes.append(len(change["new"])), names="messages")
+class Wire:
+    """Everything the widget sends to its views, in order: custom messages and ``index`` updates."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.items: list[tuple[str, Any]] = []
+        self.custom_bytes = 0
+        self.index_bytes = 0
+        chat.send = self._send  # type: ignore[method-assign]
+        chat.observe(self._index, names="index")
+
+    def _send(self, content: dict[str, Any], buffers: Any = None) -> None:
+        self.custom_bytes += len(json.dumps(content, separators=(",", ":")))
+        self.items.append(("custom", json.loads(json.dumps(content))))
+
+    def _index(self, change: dict[str, Any]) -> None:
+        # What ipywidgets sends for it: the whole (compact) list, as JSON.
+        self.index_bytes += len(json.dumps({"method": "update", "state": {"index": change["new"]}, "buffer_paths": []},
+                                           separators=(",", ":")))
+        self.items.append(("index", json.loads(json.dumps(change["new"]))))
+
+    def indexes(self) -> list[list[dict[str, Any]]]:
+        return [v for kind, v in self.items if kind == "index"]
+
+
+def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list[dict[str, Any]]]]:
+    """Follow the wire like a view that saw all of it: for each index update, the revs it holds at that point."""
+    revs: dict[str, int] = {}
+    seq = -1
+    seen: list[tuple[dict[str, int], list[dict[str, Any]]]] = []
+    for kind, value in items:
+        if kind == "index":
+            seen.append((dict(revs), value))
+        elif value["type"] == "snapshot" and value["seq"] >= seq:
+            revs, seq = dict(value["revs"]), value["seq"]
+        elif value["type"] == "changes" and value["seq"] > seq:
+            seq = value["seq"]
+            for c in value["changes"]:
+                mid = c["message"]["id"] if c["op"] == "message" else c["message_id"]
+                revs[mid] = revs.get(mid, 0) + change_weight(c)
+    return seen
+
+
+def index_settled(chat: Chat, turn: FakeTurn) -> None:
+    """Wait until the index shows the turn's reply finished (it follows the last batch by up to a tick)."""
+    mid = f"assistant:{turn.id}"
+    wait_for(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index), what="index settled")
+
+
+def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
+    """Deltas never touch the `index` traitlet; a message settling (the prompt, the reply's end) does."""
+    changes: list[list[dict[str, Any]]] = []
+    chat.observe(lambda change: changes.append(change["new"]), names="index")
     start_turn(chat, conn)
-    wait_for(lambda: changes, what="user message boundary")
+    conn.feed("message.delta", text="first ")
+    wait_for(lambda: "first" in json.dumps(chat.snapshot()), what="reply started")
+    time.sleep(0.1)
+    assert len(changes) == 1  # the user message; the reply starting (streaming) is no boundary for the index
     at_start = len(changes)
     for i in range(500):
         conn.feed("message.delta", text=f"{i} ")
     wait_for(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
+    time.sleep(0.1)
     assert len(changes) == at_start
     conn.feed("message.complete", status="complete")
     wait_for(lambda: not chat.busy, what="turn end")
+    wait_for(lambda: len(changes) == at_start + 1, what="end boundary")
+    time.sleep(0.1)
     assert len(changes) == at_start + 1
-    assert chat.messages[-1]["status"] == "complete"
+    assert chat.index[-1]["status"] == "complete"
+
+
+def test_index_is_compact_and_never_holds_part_text(chat: Chat, conn: FakeConnection) -> None:
+    """Every `index` value has only id/role/status/usage/error/rev per message: no prompt or reply text."""
+    wire = Wire(chat)
+    turn = start_turn(chat, conn, "PROMPT-MARKER what now")
+    conn.feed("reasoning.delta", text="REASONING-MARKER ")
+    conn.feed("tool.start", tool_id="c1", name="terminal", context="TOOL-MARKER ls")
+    conn.feed("tool.complete", tool_id="c1", result="RESULT-MARKER")
+    for i in range(200):
+        conn.feed("message.delta", text=f"REPLY-MARKER{i} ")
+    conn.feed("message.complete", status="complete", usage={"input": 5, "output": 200})
+    wait_for(lambda: not chat.busy, what="turn end")
+    index_settled(chat, turn)
+    assert wire.indexes()
+    for value in [*wire.indexes(), chat.index, chat.get_state()["index"]]:
+        for entry in value:
+            assert set(entry) == {"id", "role", "status", "usage", "error", "rev"}
+            assert isinstance(entry["rev"], int)
+        assert "MARKER" not in json.dumps(value)
+    # ...while the content did reach the views, through custom messages.
+    custom = json.dumps([v for kind, v in wire.items if kind == "custom"])
+    for marker in ("REASONING-MARKER", "TOOL-MARKER", "RESULT-MARKER", "REPLY-MARKER199"):
+        assert marker in custom
+
+
+def test_index_revs_match_what_views_replay_and_never_run_ahead(chat: Chat, conn: FakeConnection) -> None:
+    """A view that applies every batch holds, at each index update, the rev the index shows for settled messages."""
+    wire = Wire(chat)
+    browser(chat, type="snapshot")  # the view's first request: its starting point
+    turn = start_turn(chat, conn, "first")
+    for i in range(150):
+        conn.feed("message.delta", text=f"w{i} \u00e9\U0001f642 ")  # non-ASCII: UTF-16 counting on both sides
+    browser(chat, type="send", text="second", images=[])  # queued: a boundary mid-stream
+    wait_for(lambda: any(e["status"] == "queued" for e in chat.index), what="queued in the index")
+    for i in range(150):
+        conn.feed("message.delta", text=f"v{i} \U0001f642")
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: len(conn.turns) == 2, what="second turn")
+    conn.feed("message.delta", text="short")
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: not chat.busy, what="both turns")
+    index_settled(chat, conn.turns[-1])
+    seen = replay_revs(wire.items)
+    assert len(seen) >= 3
+    for revs, index in seen:
+        for entry in index:
+            if entry["status"] != "streaming":
+                assert revs.get(entry["id"]) == entry["rev"], (entry, revs)
+    final = {e["id"]: e["rev"] for e in chat.index}
+    assert final[f"assistant:{turn.id}"] == seen[-1][0][f"assistant:{turn.id}"]
+
+
+def test_streamed_reply_bytes_stay_under_1_5x(chat: Chat, conn: FakeConnection) -> None:
+    """A 100 KB reply in 10,000 deltas costs at most 1.5x its size: custom messages plus index updates."""
+    wire = Wire(chat)
+    before = chat.bytes_sent
+    turn = start_turn(chat, conn, "long please")
+    chunks = [f"{i:05d}abcd " for i in range(10_000)]  # 10 characters each
+
+    async def paced() -> None:
+        for i in range(0, len(chunks), 250):
+            for chunk in chunks[i : i + 250]:
+                turn._push(turn.folder.apply(Event("message.delta", {"text": chunk}, "live-1")))
+            await asyncio.sleep(0.02)
+
+    runtime.run_sync(paced(), timeout=30)
+    conn.feed("message.complete", status="complete")
+    wait_for(lambda: not chat.busy, what="turn end")
+    index_settled(chat, turn)
+    reply = len("".join(chunks))
+    custom = chat.bytes_sent - before
+    assert custom == wire.custom_bytes
+    total = custom + wire.index_bytes
+    assert wire.index_bytes < 2_000, wire.index_bytes
+    print(f"streamed reply: {total / reply:.3f}x ({custom} custom + {wire.index_bytes} index)")
+    assert total <= 1.5 * reply, f"{total / reply:.2f}x ({custom} custom + {wire.index_bytes} index)"
+    # The end-of-turn trim of the trailing space went as a splice, not as a second copy of the text.
+    records = [c for kind, v in wire.items if kind == "custom" and v["type"] == "changes" for c in v["changes"]]
+    assert {"op": "splice", "message_id": f"assistant:{turn.id}", "part_id": "text:0", "keep": reply - 1, "text": ""} in records
+    assert not any(c["op"] == "patch" and "text" in c["fields"] for c in records)
+
+
+def test_reset_sends_the_content_once_as_a_snapshot(chat: Chat, conn: FakeConnection) -> None:
+    """A session switch replaces the conversation with one snapshot message; the index follows, without text."""
+    wire = Wire(chat)
+    conn.histories["stored-2"] = [user_message("z", "HISTORY-MARKER other session").to_dict()]
+    browser(chat, type="switch_session", session_id="stored-2")
+    wait_for(lambda: chat.session_id == "stored-2" and wire.indexes(), what="switched")
+    snaps = [v for kind, v in wire.items if kind == "custom" and v["type"] == "snapshot"]
+    assert len(snaps) == 1
+    assert snaps[0]["messages"][0]["parts"][0]["text"] == "HISTORY-MARKER other session"
+    assert snaps[0]["revs"] == {"user:z": chat.index[0]["rev"]}
+    kinds = [kind if kind == "index" else v["type"] for kind, v in wire.items]
+    assert kinds.index("snapshot") < kinds.index("index")  # content first, then the index pointing at it
+    assert "HISTORY-MARKER" not in json.dumps(wire.indexes())
 
 
 def test_prompts_sent_while_busy_are_queued_then_run(chat: Chat, conn: FakeConnection) -> None:
@@ -306,13 +461,13 @@ def test_prompts_sent_while_busy_are_queued_then_run(chat: Chat, conn: FakeConne
     start_turn(chat, conn, "first")
     browser(chat, type="send", text="second", images=[])
     wait_for(lambda: chat.queued == 1, what="queued")
-    queued = [m for m in chat.messages if m["status"] == "queued"]
+    queued = [m for m in chat.snapshot() if m["status"] == "queued"]
     assert [m["parts"][0]["text"] for m in queued] == ["second"]
     assert [c for c in conn.calls if c[0] == "submit"] == [("submit", ("first", None))]
     conn.feed("message.complete", status="complete")
     wait_for(lambda: len(conn.turns) == 2, what="second submit")
     assert chat.queued == 0 and chat.busy
-    assert not [m for m in chat.messages if m["status"] == "queued"]
+    assert not [m for m in chat.snapshot() if m["status"] == "queued"]
 
 
 def test_stop_interrupts_and_drops_the_queue(chat: Chat, conn: FakeConnection) -> None:
@@ -324,7 +479,7 @@ def test_stop_interrupts_and_drops_the_queue(chat: Chat, conn: FakeConnection) -
     wait_for(lambda: not chat.busy, what="turn end")
     assert ("interrupt", "stored-1") in conn.calls
     assert chat.queued == 0 and len(conn.turns) == 1
-    statuses = {m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.messages}
+    statuses = {m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.snapshot()}
     assert statuses["later"] == "cancelled"
     assert statuses[f"assistant:{conn.turns[0].id}"] == "interrupted"
 
@@ -407,7 +562,7 @@ def test_disconnect_banner_and_history_refetch_on_reconnect(chat: Chat, conn: Fa
     fetches = sum(c == ("history", "stored-1") for c in conn.calls)
     conn.notify(kind="connection", status="reconnected", retry_in=None, error=None)
     assert chat.connection["status"] == "reconnected"
-    wait_for(lambda: any(m["id"] == "user:gap" for m in chat.messages), what="history re-fetched")
+    wait_for(lambda: any(m["id"] == "user:gap" for m in chat.snapshot()), what="history re-fetched")
     assert sum(c == ("history", "stored-1") for c in conn.calls) == fetches + 1
 
 
@@ -422,9 +577,9 @@ def test_history_refetch_during_a_turn_keeps_the_live_turn(chat: Chat, conn: Fak
     conn.feed("message.delta", text="on")
     conn.feed("message.complete", status="complete")
     wait_for(lambda: not chat.busy, what="turn end")
-    ids = [m["id"] for m in chat.messages]
+    ids = [m["id"] for m in chat.snapshot()]
     assert ids[0] == "user:old" and f"assistant:{turn.id}" in ids
-    final = next(m for m in chat.messages if m["id"] == f"assistant:{turn.id}")
+    final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
     assert final["parts"][0]["text"] == "streaming on" and not chat.notice
 
 
@@ -433,10 +588,11 @@ def test_session_switch_and_new_session(chat: Chat, conn: FakeConnection) -> Non
     conn.histories["stored-2"] = [user_message("z", "other session").to_dict()]
     browser(chat, type="switch_session", session_id="stored-2")
     wait_for(lambda: chat.session_id == "stored-2", what="switched")
-    assert [m["id"] for m in chat.messages] == ["user:z"]
+    assert [m["id"] for m in chat.snapshot()] == ["user:z"]
+    assert [e["id"] for e in chat.index] == ["user:z"]
     browser(chat, type="new_session")
     wait_for(lambda: chat.session_id == "stored-new", what="new session")
-    assert chat.messages == []
+    assert chat.snapshot() == [] and chat.index == []
 
 
 def test_static_transcript_is_displayed_and_updated(chat: Chat, conn: FakeConnection, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,10 +1,25 @@
 """The streaming half of our widgets: change records in, coalesced custom messages out.
 
 Why not traitlets for everything: resending a whole message per delta costs O(n^2) bytes and floods the
-browser. So the kernel keeps the full state here, sends live changes as append-only custom messages
-(coalesced, at most 30 batches a second), and syncs the ``messages`` traitlet only at message boundaries so a
-re-rendered or reloaded view recovers. A view created mid-stream asks for a snapshot (custom messages sent
-before a view exists are lost) and then applies only changes with a larger ``seq``.
+browser, and resending finished messages at every boundary costs the whole history per message. So the
+kernel keeps the full state here and content reaches views only as custom messages: live changes
+(append-only, coalesced, at most 30 batches a second) and ``snapshot`` answers. The synced ``index`` traitlet
+is compact: one ``{"id", "role", "status", "usage", "error", "rev"}`` entry per message, no part contents,
+updated only at message boundaries (after the batch holding the boundary record went out), so a re-rendered
+or reloaded view can tell which finished messages it lacks or holds a stale copy of, and ask for a snapshot.
+
+``rev`` is a per-message revision both sides compute from the change records alone: every record adds 1,
+except ``append``, which adds the length of its text in UTF-16 code units (JavaScript's ``length``). That sum
+doesn't change when the coalescer merges consecutive appends, so a view that applied every batch holds the
+same ``rev`` as the kernel; a ``snapshot`` answer carries the kernel's ``revs``.
+
+On the wire a ``patch`` that replaces a part's whole ``text`` while keeping most of it (the end-of-turn trim of
+trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "keep", "text"}``: keep the first
+``keep`` UTF-16 units, then append ``text``. It weighs 1, like the patch it stands for.
+
+A view created mid-stream asks for a snapshot (custom messages sent before a view exists are lost) and then
+applies only changes with a larger ``seq``. Every send (change batches, snapshots, index updates) happens
+under the widget's lock, so seqs go out in order and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
 value; interaction responses for sudo/secret are already redacted by the turn model.
@@ -12,9 +27,10 @@ value; interaction responses for sudo/secret are already redacted by the turn mo
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +41,69 @@ from .. import runtime
 from ..coalesce import DEFAULT_MAX_RATE, Coalescer
 from ..turns import apply_changes
 
-__all__ = ["STATIC", "StreamingWidget"]
+__all__ = ["STATIC", "StreamingWidget", "change_weight"]
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
-_TERMINAL = {"complete", "interrupted", "error", "cancelled"}
+#: The fields of a message that go into its ``index`` entry (plus ``rev``); never its parts.
+INDEX_FIELDS = ("id", "role", "status", "usage", "error")
+
+
+#: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
+SPLICE_MIN_KEEP = 64
+
+
+def change_weight(change: Mapping[str, Any]) -> int:
+    """How much one change record adds to its message's ``rev`` (the front end's ``changeWeight``)."""
+    if change.get("op") != "append":
+        return 1
+    return _utf16_len(change.get("text") or "")
+
+
+def _utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript counts ``string.length``."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _common_prefix(a: str, b: str) -> int:
+    if a.startswith(b):
+        return len(b)
+    if b.startswith(a):
+        return len(a)
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on slices: O(n log n) in C, not a Python loop per character
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _target(change: Mapping[str, Any]) -> str:
+    if change.get("op") == "message":
+        return str(change["message"]["id"])
+    return str(change.get("message_id"))
+
+
+class _Coalescer(Coalescer):
+    """The coalescer, flushing under the widget's lock and telling the widget after each flush."""
+
+    def __init__(self, send: Callable[[int, list[dict[str, Any]]], None], *, lock: threading.RLock,
+                 after_flush: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(send, **kwargs)
+        self._widget_lock = lock
+        self._after_flush = after_flush
+
+    def flush(self) -> None:
+        # Holding the widget lock: no batch can overtake another, nor a snapshot taken after it.
+        with self._widget_lock:
+            super().flush()
+            self._after_flush()
 
 
 class StreamingWidget(anywidget.AnyWidget):
@@ -42,8 +114,9 @@ class StreamingWidget(anywidget.AnyWidget):
 
     #: "chat" shows the composer and session controls; "turn" shows only the conversation (for ``%hermes``).
     mode = traitlets.Unicode("chat").tag(sync=True)
-    #: Finished messages (message dicts of the turn-model contract), synced at message boundaries only.
-    messages = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: The conversation in brief: ``[{"id", "role", "status", "usage", "error", "rev"}]`` in order, no part
+    #: contents; synced at message boundaries only (content goes through ``changes`` and ``snapshot``).
+    index = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: True while a turn runs (shows the stop button).
     busy = traitlets.Bool(False).tag(sync=True)
     #: Prompts waiting behind the running turn.
@@ -56,8 +129,11 @@ class StreamingWidget(anywidget.AnyWidget):
     def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()
-        self._store: dict[str, dict[str, Any]] = {m["id"]: m for m in self.messages}
-        self._coalescer = Coalescer(self._send_changes, loop=runtime.get_loop(), max_rate=max_rate)
+        self._store: dict[str, dict[str, Any]] = {}
+        self._revs: dict[str, int] = {}
+        self._index_due = False
+        self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
+                                     loop=runtime.get_loop(), max_rate=max_rate)
         self._actions: dict[str, Callable[[dict[str, Any]], None]] = {"snapshot": self._on_snapshot_request}
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
@@ -66,36 +142,115 @@ class StreamingWidget(anywidget.AnyWidget):
     # --- kernel side: feeding changes ---------------------------------------------------------------
 
     def push(self, changes: Sequence[dict[str, Any]]) -> None:
-        """Apply change records to the kernel-side state and stream them to every view. Thread-safe."""
+        """Apply change records to the kernel-side state and stream them to every view. Thread-safe.
+
+        At a message boundary (a record leaving its message settled: finished, queued, or a user message) the
+        ``index`` follows once the batch holding that record has been sent.
+        """
         if not changes:
             return
         with self._lock:
-            apply_changes(self._store, changes)
-            boundary = any(c.get("op") in ("message", "finish") for c in changes)
-        self._coalescer.push(changes)
-        if boundary:
-            self._sync_messages()
+            try:
+                wire = self._apply(changes)
+            except Exception:
+                # Partly applied and not streamed: make these messages' revs differ from every view's copy,
+                # so views holding them finished ask for a snapshot instead of trusting what they have.
+                for mid in {_target(c) for c in changes}:
+                    if mid in self._store:
+                        self._revs[mid] = self._revs.get(mid, 0) + 1 + sum(
+                            change_weight(c) for c in changes if _target(c) == mid)
+                self._index_due = True
+                raise
+            boundary = False
+            for change in changes:
+                mid = _target(change)
+                self._revs[mid] = self._revs.get(mid, 0) + change_weight(change)
+                # Views compare only settled entries, so only a settled message makes the index due.
+                boundary = boundary or self._store[mid].get("status") != "streaming"
+            self._index_due = self._index_due or boundary
+            self._coalescer.push(wire)
+
+    def _apply(self, changes: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+        """Apply records to the store; return them as they go on the wire (text patches become splices)."""
+        wire: list[dict[str, Any]] | None = None
+        start = 0
+        for i, change in enumerate(changes):
+            fields = change.get("fields")
+            if change.get("op") != "patch" or not isinstance(fields, Mapping) or set(fields) != {"text"}:
+                continue
+            apply_changes(self._store, changes[start:i])
+            splice = self._splice(change)
+            apply_changes(self._store, [change])
+            start = i + 1
+            if splice is not None:
+                wire = wire if wire is not None else list(changes)
+                wire[i] = splice
+        apply_changes(self._store, changes[start:] if start else changes)
+        return changes if wire is None else wire
+
+    def _splice(self, patch: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A ``splice`` record for a patch of a part's whole ``text`` that keeps most of it (the end-of-turn trim
+        of trailing whitespace, a final text extending the streamed one), so the text isn't sent twice."""
+        new = patch["fields"]["text"]
+        message = self._store.get(patch.get("message_id"))  # type: ignore[arg-type]
+        part = next((p for p in (message or {}).get("parts", ()) if p.get("id") == patch.get("part_id")), None)
+        old = part.get("text") if part is not None else None
+        if not isinstance(new, str) or not isinstance(old, str):
+            return None
+        keep = _common_prefix(old, new)
+        if keep < SPLICE_MIN_KEEP:
+            return None
+        return {"op": "splice", "message_id": patch["message_id"], "part_id": patch["part_id"],
+                "keep": _utf16_len(old[:keep]), "text": new[keep:]}
 
     def reset(self, messages: Iterable[dict[str, Any]]) -> None:
-        """Replace the whole conversation (a session switch or a history re-fetch) and tell the views."""
+        """Replace the whole conversation (a session switch or a history re-fetch) and tell the views.
+
+        The content goes out once, as a ``snapshot`` message to every view; then the ``index`` follows.
+        """
         with self._lock:
+            self._index_due = False
+            self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
+            old, old_revs = self._store, self._revs
             self._store = {m["id"]: m for m in messages}
-        self._sync_messages()
-        self._on_snapshot_request({})
+            # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
+            # views go on applying its changes; any other replaced message gets a new rev.
+            self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
+            self._send_snapshot(self._coalescer.seq)
+            self._sync_index()
 
     def snapshot(self) -> list[dict[str, Any]]:
         """All messages as the views should show them now, live ones included."""
         with self._lock:
             return [dict(m) for m in self._store.values()]
 
-    def _sync_messages(self) -> None:
-        # Only finished messages go into the traitlet: a live one would be resent with every boundary.
+    def flush(self) -> None:
+        """Send pending changes (and the index, if a boundary is pending) now instead of at the next tick."""
+        self._coalescer.flush()
+
+    def _index_entries(self) -> list[dict[str, Any]]:
         with self._lock:
-            finished = [m for m in self._store.values() if m.get("status") in _TERMINAL or m.get("role") == "user"]
-        self.messages = [dict(m) for m in finished]
+            return [{**{k: m.get(k) for k in INDEX_FIELDS}, "rev": self._revs.get(mid, 0)}
+                    for mid, m in self._store.items()]
+
+    def _sync_index(self) -> None:
+        with self._lock:
+            self._index_due = False
+            self.index = self._index_entries()
+
+    def _after_flush(self) -> None:
+        # Called under the lock right after a batch went out: the index never gets ahead of the changes.
+        if self._index_due:
+            self._sync_index()
 
     def _send_changes(self, seq: int, changes: list[dict[str, Any]]) -> None:
         self._send_custom({"type": "changes", "seq": seq, "changes": changes})
+
+    def _send_snapshot(self, seq: int) -> None:
+        with self._lock:
+            messages = self.snapshot()
+            revs = {mid: self._revs.get(mid, 0) for mid in self._store}
+            self._send_custom({"type": "snapshot", "seq": seq, "messages": messages, "revs": revs})
 
     def _send_custom(self, content: dict[str, Any]) -> None:
         # Not named ``_send``: that is ipywidgets' own method for state updates (``_send(msg, buffers)``),
@@ -130,11 +285,10 @@ class StreamingWidget(anywidget.AnyWidget):
             self.notice = f"{content['type']} failed: {exc}"
 
     def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
-        seq = self._coalescer.snapshot_seq()
-        self._send_custom({"type": "snapshot", "seq": seq, "messages": self.snapshot()})
+        with self._lock:
+            seq = self._coalescer.snapshot_seq()  # flushes pending changes (and a pending index) first
+            self._send_snapshot(seq)
 
 
 def _approx_size(content: dict[str, Any]) -> int:
-    import json
-
     return len(json.dumps(content, separators=(",", ":"), default=str))

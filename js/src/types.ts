@@ -76,6 +76,17 @@ export interface FinishChange {
 }
 export type Change = MessageChange | PartChange | AppendChange | PatchChange | FinishChange;
 
+/** Wire only ("Widget comm protocol"): a `patch` of a part's whole `text` that keeps its first `keep`
+ *  UTF-16 units and appends `text` (the end-of-turn trim, without resending the text). */
+export interface SpliceChange {
+  op: "splice";
+  message_id: string;
+  part_id: string;
+  keep: number;
+  text: string;
+}
+export type WireChange = Change | SpliceChange;
+
 // ---- synced traitlets ----
 
 export interface SessionInfo {
@@ -89,13 +100,25 @@ export interface Connection {
   message: string | null;
 }
 
+/** One entry of the `index` traitlet: a message without its parts, plus its revision. */
+export interface IndexEntry {
+  id: string;
+  role: Message["role"];
+  status: MessageStatus;
+  usage: Usage | null;
+  error: string | null;
+  /** Sum of the change-record weights applied to the message (see `changeWeight` in chat/state.ts). */
+  rev: number;
+}
+
 export interface ChatState {
   /** "chat": composer and session controls; "turn": the conversation only (the `%hermes` live turn).
    *  Not in docs/architecture.md yet; set by hermes_notebook/widgets/_stream.py. */
   mode?: "chat" | "turn";
   /** True while history or a session switch loads (Chat only; not in docs/architecture.md yet). */
   loading?: boolean;
-  messages: Message[];
+  /** The conversation in brief (no part contents), synced at message boundaries. */
+  index: IndexEntry[];
   session: SessionInfo | null;
   sessions: SessionInfo[];
   connection: Connection | null;
@@ -108,8 +131,8 @@ export interface ChatState {
 
 /** Kernel -> browser. */
 export type KernelMsg =
-  | { type: "changes"; seq: number; changes: Change[] }
-  | { type: "snapshot"; seq: number; messages: Message[] };
+  | { type: "changes"; seq: number; changes: WireChange[] }
+  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number> };
 
 export interface ImageAttachment {
   mime: string;

@@ -1,6 +1,6 @@
 // Builders for contract-shaped dicts (docs/architecture.md), with every field present.
 
-import type { ChatState, Interaction, Message, Part } from "../src/types";
+import type { ChatState, IndexEntry, Interaction, Message, Part } from "../src/types";
 
 export function part(fields: Partial<Part> & Pick<Part, "id" | "kind">): Part {
   return {
@@ -45,7 +45,7 @@ export function interaction(fields: Partial<Interaction> & Pick<Interaction, "ki
 
 export function chatState(fields: Partial<ChatState> = {}): ChatState {
   return {
-    messages: [],
+    index: [],
     session: { id: "s1", title: "First session" },
     sessions: [{ id: "s1", title: "First session" }],
     connection: { status: "connected", retry_in: null, message: null },
@@ -54,4 +54,9 @@ export function chatState(fields: Partial<ChatState> = {}): ChatState {
     notice: "",
     ...fields,
   };
+}
+
+/** The `index` traitlet entry of a message at revision `rev`. */
+export function indexEntry(m: Message, rev: number): IndexEntry {
+  return { id: m.id, role: m.role, status: m.status, usage: m.usage, error: m.error, rev };
 }

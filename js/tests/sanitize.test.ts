@@ -127,29 +127,35 @@ describe("sanitizing model output", () => {
         sessions: [{ id: "s1", title: evil }],
         notice: evil,
         connection: { status: "disconnected", retry_in: null, message: evil },
-        messages: [
-          userMessage("t1", evil),
-          message({
-            id: "assistant:t1",
-            status: "error",
-            error: evil,
-            parts: [
-              { ...textPart("reasoning:0", evil), kind: "reasoning" },
-              toolPart("tool:x", {
-                name: evil,
-                preview: evil,
-                arguments: { command: evil },
-                result: evil,
-                interaction: interaction({ kind: "clarify", question: evil, description: evil, choices: [evil] }),
-              }),
-              textPart("text:1", evil),
-            ],
-          }),
-        ],
       }),
     );
     const host = document.createElement("div");
     const view = createChatView(model, host, { schedule: () => () => undefined });
+    // Content reaches the view only through custom messages (the `index` traitlet has no part text).
+    model.kernelSend({
+      type: "snapshot",
+      seq: 0,
+      messages: [
+        userMessage("t1", evil),
+        message({
+          id: "assistant:t1",
+          status: "error",
+          error: evil,
+          parts: [
+            { ...textPart("reasoning:0", evil), kind: "reasoning" },
+            toolPart("tool:x", {
+              name: evil,
+              preview: evil,
+              arguments: { command: evil },
+              result: evil,
+              interaction: interaction({ kind: "clarify", question: evil, description: evil, choices: [evil] }),
+            }),
+            textPart("text:1", evil),
+          ],
+        }),
+      ],
+    });
+    view.flush();
     host.querySelector<HTMLDetailsElement>(".hn-reasoning")!.open = true;
     host.querySelector(".hn-reasoning")!.dispatchEvent(new Event("toggle"));
     // The only <form>s allowed are the view's own, which have no action.

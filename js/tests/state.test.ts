@@ -2,19 +2,20 @@ import { describe, expect, it, vi } from "vitest";
 
 import {
   applyChanges,
+  changeWeight,
   initialState,
   receiveChanges,
-  receiveFinished,
   receiveSnapshot,
+  staleEntries,
   type SyncState,
 } from "../src/chat/state";
 import type { Change, Message } from "../src/types";
-import { interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
+import { indexEntry, interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
 
 const A = "assistant:t1";
 
-function synced(messages: Message[], seq = 0): SyncState {
-  return receiveSnapshot(initialState(), seq, messages);
+function synced(messages: Message[], seq = 0, revs: Record<string, number> = {}): SyncState {
+  return receiveSnapshot(initialState(), seq, messages, revs);
 }
 
 describe("applyChanges", () => {
@@ -133,7 +134,7 @@ describe("snapshot and seq", () => {
   });
 
   it("applies buffered batches provisionally while the snapshot is delayed", () => {
-    let state = initialState([userMessage("t0", "from the traitlet")]);
+    let state = initialState([userMessage("t0", "shown before the snapshot")]);
     state = receiveChanges(state, { seq: 1, changes: [{ op: "message", message: message({ id: A, parts: [textPart("text:0", "")] }) }] });
     state = receiveChanges(state, append(2, "live"));
     expect(state.messages.map((m) => m.id)).toEqual(["user:t0", A]);
@@ -164,45 +165,94 @@ describe("snapshot and seq", () => {
   });
 });
 
-describe("the messages traitlet", () => {
-  it("is authoritative for finished messages and keeps live ones after them", () => {
-    const live = message({ id: "assistant:t2", status: "streaming", parts: [textPart("text:0", "typing")] });
-    let state = synced([userMessage("t1", "q"), message({ id: A, parts: [textPart("text:0", "part")] }), live], 3);
-    const finished = [userMessage("t1", "q"), message({ id: A, status: "complete", parts: [textPart("text:0", "whole")] })];
-    state = receiveFinished(state, finished);
-    expect(state.messages.map((m) => [m.id, m.status])).toEqual([
-      ["user:t1", "complete"],
-      [A, "complete"],
-      ["assistant:t2", "streaming"],
+describe("revisions and the index", () => {
+  const appendTo = (text: string): Change => ({ op: "append", message_id: A, part_id: "text:0", text });
+
+  it("counts 1 per record and the UTF-16 length of appended text, whatever the coalescing", () => {
+    const start: Change[] = [
+      { op: "message", message: message({ id: A }) },
+      { op: "part", message_id: A, part: textPart("text:0", "") },
+    ];
+    const deltas = ["Hel", "lo ", "wörld ", "🙂", ""];
+    const apart = applyChanges([], [...start, ...deltas.map(appendTo)]);
+    const merged = applyChanges([], [...start, appendTo(deltas.join(""))]);
+    expect(apart.revs.get(A)).toBe(2 + 3 + 3 + 6 + 2);
+    expect(merged.revs.get(A)).toBe(apart.revs.get(A));
+    expect(changeWeight(appendTo("🙂"))).toBe(2); // one code point, two UTF-16 units: what Python counts too
+    const finished = applyChanges(merged.messages, [{ op: "finish", message_id: A, status: "complete", usage: null, error: null }], merged.revs);
+    expect(finished.revs.get(A)).toBe(17);
+    expect(merged.revs.get(A)).toBe(16); // inputs are never mutated
+  });
+
+  it("applies a splice (a text patch sent without the text it keeps) and weighs it 1", () => {
+    const start = [message({ id: A, parts: [textPart("text:0", "Hello wörld 🙂 \n\n")] })];
+    const trimmed = applyChanges(start, [{ op: "splice", message_id: A, part_id: "text:0", keep: 14, text: "" }], new Map([[A, 5]]));
+    expect(trimmed.messages[0]!.parts[0]!.text).toBe("Hello wörld 🙂");
+    expect(trimmed.revs.get(A)).toBe(6);
+    const extended = applyChanges(trimmed.messages, [{ op: "splice", message_id: A, part_id: "text:0", keep: 14, text: "!" }]);
+    expect(extended.messages[0]!.parts[0]!.text).toBe("Hello wörld 🙂!");
+    // A copy shorter than what the kernel keeps is stale: counted as a miss, so the view resyncs.
+    const short = applyChanges([message({ id: A, parts: [textPart("text:0", "Hel")] })], [
+      { op: "splice", message_id: A, part_id: "text:0", keep: 14, text: "" },
     ]);
-    expect(state.messages[1]!.parts[0]!.text).toBe("whole");
+    expect(short.missed).toBe(1);
+    expect(short.messages[0]!.parts[0]!.text).toBe("Hel");
   });
 
-  it("drops late change records for a message the traitlet already finished", () => {
-    let state = synced([message({ id: A, parts: [textPart("text:0", "He")] })], 1);
-    state = receiveFinished(state, [message({ id: A, status: "complete", parts: [textPart("text:0", "Hello")] })]);
-    // The coalesced batch carrying the last delta and the finish arrives after the traitlet.
+  it("doesn't count records it could not apply", () => {
+    const { revs, missed } = applyChanges([message({ id: A })], [appendTo("lost")], new Map([[A, 3]]));
+    expect(missed).toBe(1);
+    expect(revs.get(A)).toBe(3);
+  });
+
+  it("takes the kernel's revs from a snapshot and adds replayed batches on top", () => {
+    let state = initialState();
+    state = receiveChanges(state, { seq: 5, changes: [appendTo("in snapshot")] });
+    state = receiveChanges(state, { seq: 6, changes: [appendTo("abc")] });
+    state = receiveSnapshot(state, 5, [message({ id: A, parts: [textPart("text:0", "x")] })], { [A]: 40 });
+    expect(state.revs.get(A)).toBe(43);
+    expect(state.messages[0]!.parts[0]!.text).toBe("xabc");
+  });
+
+  it("lists settled index entries this copy lacks or holds at another rev or status", () => {
+    const done = message({ id: A, status: "complete", parts: [textPart("text:0", "Hello")] });
+    const live = message({ id: "assistant:t2", parts: [textPart("text:0", "typ")] });
+    const state = synced([userMessage("t1", "q"), done, live], 3, { "user:t1": 1, [A]: 9, "assistant:t2": 4 });
+    expect(staleEntries(state, [indexEntry(userMessage("t1", "q"), 1), indexEntry(done, 9), indexEntry(live, 1)])).toEqual([]);
+    // A streaming message's entry is as old as the last boundary: never compared.
+    expect(staleEntries(state, [indexEntry({ ...live, status: "streaming" }, 99)])).toEqual([]);
+    const lacking = indexEntry(userMessage("t9", "elsewhere"), 1);
+    const otherRev = indexEntry(done, 12);
+    const otherStatus = indexEntry({ ...live, status: "interrupted" }, 4);
+    expect(staleEntries(state, [lacking, indexEntry(done, 9), otherRev, otherStatus])).toEqual([lacking, otherRev, otherStatus]);
+  });
+
+  it("a late batch for a message the snapshot already holds complete changes nothing", () => {
+    let state = initialState();
+    // The view asked for a snapshot; the kernel flushed batch 8 (last delta + finish) before answering.
+    const whole = message({ id: A, status: "complete", parts: [textPart("text:0", "Hello")] });
+    state = receiveSnapshot(state, 8, [whole], { [A]: 8 });
     state = receiveChanges(state, {
-      seq: 2,
-      changes: [
-        { op: "append", message_id: A, part_id: "text:0", text: "llo" },
-        { op: "finish", message_id: A, status: "complete", usage: null, error: null },
-      ],
+      seq: 8,
+      changes: [appendTo("llo"), { op: "finish", message_id: A, status: "complete", usage: null, error: null }],
     });
+    state = receiveChanges(state, { seq: 7, changes: [appendTo("He")] });
     expect(state.messages[0]!.parts[0]!.text).toBe("Hello");
-    expect(state.missed).toBe(0);
+    expect(state.revs.get(A)).toBe(8);
+    expect(staleEntries(state, [indexEntry(whole, 8)])).toEqual([]);
   });
 
-  it("still applies changes to a queued prompt the traitlet holds", () => {
-    const queued = { ...userMessage("t2", "next"), status: "queued" as const };
-    let state = receiveFinished(synced([], 1), [queued]);
-    state = receiveChanges(state, { seq: 2, changes: [{ op: "message", message: { ...queued, status: "complete" } }] });
-    expect(state.messages.map((m) => m.status)).toEqual(["complete"]);
+  it("ignores a snapshot older than what it has applied", () => {
+    let state = synced([message({ id: A, parts: [textPart("text:0", "new")] })], 9, { [A]: 3 });
+    state = receiveSnapshot(state, 4, [message({ id: A, parts: [textPart("text:0", "old")] })], { [A]: 1 });
+    expect(state.messages[0]!.parts[0]!.text).toBe("new");
+    expect(state.seq).toBe(9);
   });
 
-  it("drops finished messages that left the list (session switch)", () => {
-    let state = synced([userMessage("t1", "old session")], 1);
-    state = receiveFinished(state, [userMessage("t7", "new session")]);
+  it("a snapshot replaces a whole conversation (session switch), revs included", () => {
+    let state = synced([userMessage("t1", "old session")], 1, { "user:t1": 1 });
+    state = receiveSnapshot(state, 1, [userMessage("t7", "new session")], { "user:t7": 1 });
     expect(state.messages.map((m) => m.id)).toEqual(["user:t7"]);
+    expect([...state.revs]).toEqual([["user:t7", 1]]);
   });
 });

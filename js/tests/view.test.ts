@@ -4,7 +4,7 @@ import chat from "../src/chat";
 import { createChatView } from "../src/chat/view";
 import type { Change, ChatState, Message } from "../src/types";
 import { FakeModel } from "./fake-model";
-import { chatState, message, part, textPart, toolPart, userMessage } from "./fixtures";
+import { chatState, indexEntry, message, part, textPart, toolPart, userMessage } from "./fixtures";
 
 const A = "assistant:t1";
 
@@ -35,7 +35,8 @@ function setup(state: Partial<ChatState> = {}) {
   const changes = (seq: number, ...records: Change[]) => {
     model.kernelSend({ type: "changes", seq, changes: records });
   };
-  const snapshot = (seq: number, messages: Message[]) => model.kernelSend({ type: "snapshot", seq, messages });
+  const snapshot = (seq: number, messages: Message[], revs: Record<string, number> = {}) =>
+    model.kernelSend({ type: "snapshot", seq, messages, revs });
   const $ = <E extends Element = HTMLElement>(selector: string) => host.querySelector<E>(selector);
   const $$ = (selector: string) => Array.from(host.querySelectorAll<HTMLElement>(selector));
   return { model, host, frames, view, changes, snapshot, $, $$ };
@@ -46,9 +47,9 @@ afterEach(() => {
 });
 
 describe("render and snapshot", () => {
-  it("shows the messages traitlet at once and asks for a snapshot", () => {
-    const { model, $$ } = setup({ messages: [userMessage("t0", "hello")] });
-    expect($$(".hn-message").map((m) => m.dataset.messageId)).toEqual(["user:t0"]);
+  it("asks for a snapshot at once; the index alone shows no content", () => {
+    const { model, $$ } = setup({ index: [indexEntry(userMessage("t0", "hello"), 1)] });
+    expect($$(".hn-message")).toEqual([]);
     expect(model.sent).toEqual([{ type: "snapshot" }]);
   });
 
@@ -62,7 +63,7 @@ describe("render and snapshot", () => {
   });
 
   it("recovers a view created mid-stream: snapshot, then only newer deltas", () => {
-    const { frames, changes, snapshot, $ } = setup({ messages: [userMessage("t1", "q")] });
+    const { frames, changes, snapshot, $ } = setup({ index: [indexEntry(userMessage("t1", "q"), 1)] });
     // Deltas already in flight before the snapshot answer; the first two are part of the snapshot.
     changes(7, { op: "append", message_id: A, part_id: "text:0", text: "Hel" });
     changes(8, { op: "append", message_id: A, part_id: "text:0", text: "lo" });
@@ -84,17 +85,99 @@ describe("render and snapshot", () => {
     changes(2, { op: "append", message_id: "assistant:lost", part_id: "text:0", text: "x" });
     expect(model.sent).toEqual([{ type: "snapshot" }]);
   });
+});
 
-  it("rebuilds from the messages traitlet at message boundaries", () => {
-    const { model, frames, snapshot, changes, $$ } = setup();
+describe("the index traitlet and stale copies", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const done = (text: string) => message({ id: A, status: "complete", parts: [textPart("text:0", text)] });
+  const stream = (changes: (seq: number, ...records: Change[]) => void) => {
+    changes(1, { op: "message", message: message({ id: A }) }, { op: "part", message_id: A, part: textPart("text:0", "") });
+    changes(2, { op: "append", message_id: A, part_id: "text:0", text: "Hel" }, { op: "append", message_id: A, part_id: "text:0", text: "lo" });
+    changes(3, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
+  };
+
+  it("a finished message that arrived through changes is not asked for again", () => {
+    const { model, frames, snapshot, changes, $ } = setup();
     snapshot(0, []);
-    changes(1, { op: "message", message: message({ id: A, parts: [textPart("text:0", "draft")] }) });
+    stream(changes);
+    model.kernelSet("index", [indexEntry(done("Hello"), 2 + 5 + 1)]);
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
     frames.run();
-    model.kernelSet("messages", [message({ id: A, status: "complete", parts: [textPart("text:0", "final")] })]);
+    expect($(`.hn-message[data-message-id="${A}"]`)!.dataset.status).toBe("complete");
+  });
+
+  it("a stale rev triggers exactly one snapshot request, debounced", () => {
+    const { model, frames, snapshot, changes, $ } = setup();
+    snapshot(0, []);
+    stream(changes);
+    // The kernel's copy went further than what reached this view (rev 9, ours is 8).
+    model.kernelSet("index", [indexEntry(done("Hello!"), 9)]);
+    model.kernelSet("index", [indexEntry(done("Hello!"), 9)]);
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+    vi.advanceTimersByTime(200);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+    // While that request is in flight, more index updates don't add requests.
+    model.kernelSet("index", [indexEntry(done("Hello!"), 9), indexEntry(userMessage("t2", "next"), 1)]);
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+    snapshot(3, [done("Hello!"), userMessage("t2", "next")], { [A]: 9, "user:t2": 1 });
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
     frames.run();
-    expect($$(".hn-message").map((m) => [m.dataset.messageId, m.dataset.status, m.textContent?.includes("final")])).toEqual([
-      [A, "complete", true],
-    ]);
+    expect($(`.hn-message[data-message-id="${A}"]`)!.textContent).toContain("Hello!");
+  });
+
+  it("a finished message the view lacks triggers one request; one that a snapshot can't fix is not asked for in a loop", () => {
+    const { model, snapshot } = setup();
+    snapshot(0, []);
+    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    vi.advanceTimersByTime(200);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+    snapshot(0, [userMessage("t1", "q")], { "user:t1": 7 }); // disagrees with the index (a kernel bug)
+    vi.advanceTimersByTime(1000);
+    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+  });
+
+  it("a late batch after the snapshot does not duplicate text", () => {
+    const { model, frames, snapshot, changes, $ } = setup({ index: [indexEntry(done("Hello"), 8)] });
+    // Reload: the index says A is complete; the kernel flushed batch 3 before answering with seq 3.
+    snapshot(3, [done("Hello")], { [A]: 8 });
+    changes(3, { op: "append", message_id: A, part_id: "text:0", text: "lo" }, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
+    changes(2, { op: "append", message_id: A, part_id: "text:0", text: "Hel" });
+    vi.advanceTimersByTime(1000);
+    frames.run();
+    expect($(`.hn-part[data-part-id="text:0"]`)!.textContent!.trim()).toBe("Hello");
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+  });
+
+  it("a reset (session switch) arrives as one snapshot and replaces the conversation", () => {
+    const { model, frames, snapshot, $$ } = setup();
+    snapshot(2, [userMessage("t1", "old session"), done("old answer")], { "user:t1": 1, [A]: 1 });
+    frames.run();
+    // reset(): the kernel sends the new content once as a snapshot, then the index follows.
+    snapshot(2, [userMessage("t7", "new session")], { "user:t7": 1 });
+    model.kernelSet("index", [indexEntry(userMessage("t7", "new session"), 1)]);
+    vi.advanceTimersByTime(1000);
+    frames.run();
+    expect($$(".hn-message").map((m) => m.dataset.messageId)).toEqual(["user:t7"]);
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+  });
+
+  it("dispose cancels a pending stale check", () => {
+    const { model, view, snapshot } = setup();
+    snapshot(0, []);
+    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    view.dispose();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
@@ -316,7 +399,7 @@ describe("lifecycle", () => {
   });
 
   it("render then dispose leaves no listeners, timers or DOM behind", () => {
-    const model = new FakeModel<ChatState>(chatState({ messages: [userMessage("t1", "q")] }));
+    const model = new FakeModel<ChatState>(chatState({ index: [indexEntry(userMessage("t1", "q"), 1)] }));
     const host = document.createElement("div");
     const cleanup = chat.render({ model, el: host });
     expect(model.listenerCount()).toBeGreaterThan(0);

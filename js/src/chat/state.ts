@@ -1,80 +1,89 @@
 // Python-synced transcript state, as a pure reducer (no DOM, no model).
 //
-// Two inputs feed it (docs/architecture.md, "Widget comm protocol"):
+// Content arrives only as custom messages (docs/architecture.md, "Widget comm protocol"):
 // - `changes` batches `{seq, changes}`: change records applied in order;
-// - the `snapshot` answer `{seq, messages}`: replaces everything, after which only batches with a
-//   larger `seq` apply.
+// - the `snapshot` answer `{seq, messages, revs}`: replaces everything, after which only batches with
+//   a larger `seq` apply (so a late batch never duplicates text the snapshot already holds).
 // Until the first snapshot answer arrives, batches are buffered for replay on top of it, and also
 // applied provisionally so a view stays live while the kernel's shell channel is busy (a blocking
 // cell delays the snapshot answer but not the change stream).
 //
-// The `messages` traitlet (finished messages) is authoritative for the finished ids it holds. Traitlet updates
-// and coalesced change batches travel separately, so a batch may arrive after the traitlet already
-// carries the finished message; change records for those ids are therefore dropped, never re-applied.
+// Every message carries a revision (`revs`): the sum of `changeWeight` over the records applied to
+// it, which the kernel computes the same way. The compact `index` traitlet lists each message's
+// status and rev; `staleEntries` says which finished messages this copy lacks or holds at another
+// rev, and the view then asks for a snapshot instead of trusting what it has.
 //
 // Structural sharing: a change replaces only the message and part objects it touches. Views compare
 // by identity to re-render exactly what changed.
 
-import type { Change, Message, Part } from "../types";
+import type { IndexEntry, Message, Part, WireChange } from "../types";
 
 export interface Batch {
   seq: number;
-  changes: Change[];
+  changes: WireChange[];
 }
+
+export type Revs = ReadonlyMap<string, number>;
 
 export interface SyncState {
   /** seq of the snapshot (and batches) applied so far; null while waiting for a snapshot answer */
   seq: number | null;
   messages: readonly Message[];
+  /** revision of each message, as the kernel counts it */
+  revs: Revs;
   /** batches received while waiting, replayed on top of the snapshot */
   buffer: Batch[];
   /** changes that referred to a message or part we don't have (a resync is due) */
   missed: number;
-  /** ids of the finished messages in the `messages` traitlet; changes to them are dropped */
-  finalized: ReadonlySet<string>;
 }
 
-export function initialState(messages: readonly Message[] = []): SyncState {
-  return { seq: null, messages, buffer: [], missed: 0, finalized: finishedIds(messages) };
-}
-
-const TERMINAL = new Set<Message["status"]>(["complete", "interrupted", "error", "cancelled"]);
-
-/** Ids of the messages that can't change any more (the traitlet may also hold queued user prompts). */
-function finishedIds(messages: readonly Message[]): ReadonlySet<string> {
-  return new Set(messages.filter((m) => TERMINAL.has(m.status)).map((m) => m.id));
+export function initialState(messages: readonly Message[] = [], revs: Revs = new Map()): SyncState {
+  return { seq: null, messages, revs, buffer: [], missed: 0 };
 }
 
 /** A batch of change records arrived. */
 export function receiveChanges(state: SyncState, batch: Batch): SyncState {
-  batch = { seq: batch.seq, changes: batch.changes.filter((c) => !state.finalized.has(targetOf(c))) };
   if (state.seq === null) {
-    const applied = applyChanges(state.messages, batch.changes);
+    const applied = applyChanges(state.messages, batch.changes, state.revs);
     // Misses while waiting don't count: the snapshot will bring the missing messages.
-    return { ...state, messages: applied.messages, buffer: [...state.buffer, batch] };
+    return { ...state, messages: applied.messages, revs: applied.revs, buffer: [...state.buffer, batch] };
   }
   if (batch.seq <= state.seq) return state; // already contained in the snapshot
-  const applied = applyChanges(state.messages, batch.changes);
-  return { ...state, seq: batch.seq, messages: applied.messages, missed: state.missed + applied.missed };
+  const applied = applyChanges(state.messages, batch.changes, state.revs);
+  return {
+    ...state,
+    seq: batch.seq,
+    messages: applied.messages,
+    revs: applied.revs,
+    missed: state.missed + applied.missed,
+  };
 }
 
-/** The snapshot answer arrived: replace the state, then replay newer buffered batches in seq order. */
-export function receiveSnapshot(state: SyncState, seq: number, messages: readonly Message[]): SyncState {
+/**
+ * The snapshot answer arrived: replace the state, then replay newer buffered batches in seq order.
+ * `revs` are the kernel's revisions at the snapshot (absent from an older kernel: then unknown).
+ * A snapshot older than what this state already applied is ignored.
+ */
+export function receiveSnapshot(
+  state: SyncState,
+  seq: number,
+  messages: readonly Message[],
+  revs: Readonly<Record<string, number>> = {},
+): SyncState {
+  if (state.seq !== null && seq < state.seq) return state;
   const newer = state.buffer.filter((b) => b.seq > seq).sort((a, b) => a.seq - b.seq);
-  // A finished message from the traitlet beats an older copy in the snapshot.
-  const known = new Map(state.messages.map((m) => [m.id, m]));
-  let current: readonly Message[] = messages.map((m) =>
-    state.finalized.has(m.id) ? (known.get(m.id) ?? m) : m,
-  );
+  let current: readonly Message[] = messages;
+  let currentRevs: Revs = new Map(Object.entries(revs));
   let last = seq;
   let missed = 0;
   for (const batch of newer) {
-    const applied = applyChanges(current, batch.changes);
+    const applied = applyChanges(current, batch.changes, currentRevs);
     current = applied.messages;
+    currentRevs = applied.revs;
     missed += applied.missed;
     last = batch.seq;
   }
-  return { ...state, seq: last, messages: keepIdentical(state.messages, current), buffer: [], missed };
+  return { ...state, seq: last, messages: keepIdentical(state.messages, current), revs: currentRevs, buffer: [], missed };
 }
 
 /** Start waiting for a fresh snapshot answer (e.g. after a resync request). */
@@ -83,36 +92,61 @@ export function awaitSnapshot(state: SyncState): SyncState {
 }
 
 /**
- * The `messages` traitlet changed (a message boundary). It holds the finished messages, which are
- * authoritative; live messages (streaming/queued) that it doesn't contain yet stay, after them.
+ * The index entries of settled (not streaming) messages that this state lacks, or holds at another
+ * status or revision: content that will not arrive by itself, so a snapshot is due. A streaming
+ * message's index entry is only as fresh as the last boundary, so it is never compared.
  */
-export function receiveFinished(state: SyncState, finished: readonly Message[]): SyncState {
-  const ids = new Set(finished.map((m) => m.id));
-  const live = state.messages.filter(
-    (m) => !ids.has(m.id) && (m.status === "streaming" || m.status === "queued"),
-  );
-  return { ...state, messages: keepIdentical(state.messages, [...finished, ...live]), finalized: finishedIds(finished) };
+export function staleEntries(state: SyncState, index: readonly IndexEntry[]): IndexEntry[] {
+  const byId = new Map(state.messages.map((m) => [m.id, m]));
+  return index.filter((entry) => {
+    if (entry.status === "streaming") return false;
+    const message = byId.get(entry.id);
+    return message === undefined || message.status !== entry.status || state.revs.get(entry.id) !== entry.rev;
+  });
+}
+
+/**
+ * How much one change record adds to its message's revision: 1, or for `append` the length of its
+ * text (UTF-16 code units). Merging consecutive appends (the kernel's coalescer does) keeps the sum.
+ */
+export function changeWeight(change: WireChange): number {
+  return change.op === "append" ? change.text.length : 1;
 }
 
 export interface Applied {
   messages: readonly Message[];
+  revs: Revs;
   missed: number;
 }
 
 /** Apply change records in order. Records about unknown messages/parts are counted, not thrown. */
-export function applyChanges(messages: readonly Message[], changes: readonly Change[]): Applied {
+export function applyChanges(
+  messages: readonly Message[],
+  changes: readonly WireChange[],
+  revs: Revs = new Map(),
+): Applied {
   let current = messages;
   let missed = 0;
+  let nextRevs: Map<string, number> | null = null;
   for (const change of changes) {
     const next = applyChange(current, change);
-    if (next === null) missed += 1;
-    else current = next;
+    if (next === null) {
+      missed += 1;
+      continue;
+    }
+    // An op this bundle doesn't know changed nothing here: leave the rev behind, so the index shows
+    // the message stale once it settles and a snapshot brings the kernel's copy.
+    if (next === current) continue;
+    current = next;
+    nextRevs ??= new Map(revs);
+    const id = targetOf(change);
+    nextRevs.set(id, (nextRevs.get(id) ?? 0) + changeWeight(change));
   }
-  return { messages: current, missed };
+  return { messages: current, revs: nextRevs ?? revs, missed };
 }
 
 /** Apply one change record; null when it refers to a message or part that isn't there. */
-export function applyChange(messages: readonly Message[], change: Change): readonly Message[] | null {
+export function applyChange(messages: readonly Message[], change: WireChange): readonly Message[] | null {
   switch (change.op) {
     case "message": {
       const index = messages.findIndex((m) => m.id === change.message.id);
@@ -135,6 +169,11 @@ export function applyChange(messages: readonly Message[], change: Change): reado
       return updatePart(messages, change.message_id, change.part_id, (p) => ({ ...p, text: p.text + change.text }));
     case "patch":
       return updatePart(messages, change.message_id, change.part_id, (p) => ({ ...p, ...change.fields }));
+    case "splice":
+      // Keep what we have of the part's text, then the new tail; a shorter copy than `keep` is stale.
+      return updatePart(messages, change.message_id, change.part_id, (p) =>
+        p.text.length < change.keep ? null : { ...p, text: p.text.slice(0, change.keep) + change.text },
+      );
     default: {
       // A newer kernel may send ops this bundle doesn't know: skip them rather than break the view.
       const unknown: never = change;
@@ -160,18 +199,19 @@ function updatePart(
   messages: readonly Message[],
   messageId: string,
   partId: string,
-  update: (part: Part) => Part,
+  update: (part: Part) => Part | null,
 ): readonly Message[] | null {
   return updateMessage(messages, messageId, (message) => {
     const at = message.parts.findIndex((p) => p.id === partId);
     const part = message.parts[at];
     if (part === undefined) return null;
-    return { ...message, parts: replaceAt(message.parts, at, update(part)) };
+    const next = update(part);
+    return next === null ? null : { ...message, parts: replaceAt(message.parts, at, next) };
   });
 }
 
 /** The id of the message a change record is about. */
-export function targetOf(change: Change): string {
+export function targetOf(change: WireChange): string {
   return change.op === "message" ? change.message.id : change.message_id;
 }
 
@@ -183,7 +223,7 @@ function replaceAt<T>(items: readonly T[], index: number, item: T): T[] {
 
 /**
  * Reuse the previous object for every message that is deeply equal to its replacement, so a
- * snapshot or traitlet rebuild re-renders only what actually differs.
+ * snapshot re-renders only what actually differs.
  */
 function keepIdentical(previous: readonly Message[], next: readonly Message[]): readonly Message[] {
   const byId = new Map(previous.map((m) => [m.id, m]));

@@ -29,11 +29,16 @@ import { createComposer } from "./composer";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
-import { awaitSnapshot, initialState, receiveChanges, receiveFinished, receiveSnapshot, type SyncState } from "./state";
+import { awaitSnapshot, initialState, receiveChanges, receiveSnapshot, staleEntries, type SyncState } from "./state";
+
+/** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
+export const STALE_DEBOUNCE_MS = 150;
 
 export interface ChatViewOptions {
   /** Schedules a render; defaults to requestAnimationFrame (tests pass their own). */
   schedule?: (callback: () => void) => () => void;
+  /** Debounce of the stale-index check, in ms (default STALE_DEBOUNCE_MS). */
+  staleDelay?: number;
 }
 
 export interface ChatView {
@@ -86,7 +91,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   });
 
   // ---- state ----
-  let state: SyncState = initialState(model.get("messages") ?? []);
+  // Content comes only from `changes` and `snapshot` messages; the `index` traitlet says what exists.
+  let state: SyncState = initialState();
   const views = new Map<string, { view: MessageView; item: Message }>();
   const ctx = { send, answered: new Set<string>() };
   let cancelFrame: (() => void) | null = null;
@@ -106,9 +112,33 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const invalidate = (): void => {
     cancelFrame ??= schedule(flush);
   };
+  // At most one snapshot request in flight: any snapshot answer (ours, another view's, or a reset's)
+  // settles it, since the kernel sends every custom message to every view.
+  let inFlight = false;
   const requestSnapshot = (): void => {
+    if (inFlight) return;
+    inFlight = true;
     state = awaitSnapshot(state);
     send({ type: "snapshot" });
+  };
+
+  // Stale check: settled messages in the index that this view lacks or holds at another rev. The
+  // kernel updates the index only after the batch with the boundary went out, so a mismatch is
+  // normally real; the debounce lets a burst of index updates (and any straggling batch) settle
+  // first. Each (message, rev) is asked for once: if a snapshot can't fix it, asking again won't.
+  const staleDelay = options.staleDelay ?? STALE_DEBOUNCE_MS;
+  const askedFor = new Map<string, number>();
+  let staleTimer: ReturnType<typeof setTimeout> | null = null;
+  const checkStale = (): void => {
+    staleTimer = null;
+    if (inFlight) return; // checked again when the answer lands
+    const stale = staleEntries(state, model.get("index") ?? []).filter((e) => askedFor.get(e.id) !== e.rev);
+    if (stale.length === 0) return;
+    for (const entry of stale) askedFor.set(entry.id, entry.rev);
+    requestSnapshot();
+  };
+  const scheduleStaleCheck = (): void => {
+    staleTimer ??= setTimeout(checkStale, staleDelay);
   };
 
   listen("msg:custom", (msg: KernelMsg) => {
@@ -117,16 +147,15 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       // A change about a message we don't have means we missed something: resync.
       if (state.missed > 0 && state.seq !== null) requestSnapshot();
     } else if (msg?.type === "snapshot") {
-      state = receiveSnapshot(state, msg.seq, msg.messages);
+      inFlight = false;
+      state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      scheduleStaleCheck();
     } else {
       return;
     }
     invalidate();
   });
-  listen("change:messages", () => {
-    state = receiveFinished(state, model.get("messages") ?? []);
-    invalidate();
-  });
+  listen("change:index", scheduleStaleCheck);
 
   const showSession = (): void => {
     const session = model.get("session");
@@ -188,6 +217,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       listeners.length = 0;
       cancelFrame?.();
       cancelFrame = null;
+      if (staleTimer !== null) clearTimeout(staleTimer);
+      staleTimer = null;
       banners.dispose();
       follower.dispose();
       root.remove();
