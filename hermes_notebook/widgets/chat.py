@@ -7,7 +7,7 @@ actions are handled by scheduling a coroutine on the package loop and returning 
 the kernel's shell thread, and every piece of mutable state below is touched only on that loop.
 
 What the views get: the turn's change records, streamed through :class:`StreamingWidget` (coalesced custom
-messages, ``messages`` synced at message boundaries), plus small traitlets (session, picker list, connection
+messages and snapshots; a compact ``index`` synced when a message settles), plus small traitlets (session, picker list, connection
 banner, busy/queued, notice).
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript

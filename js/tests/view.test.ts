@@ -53,6 +53,13 @@ describe("render and snapshot", () => {
     expect(model.sent).toEqual([{ type: "snapshot" }]);
   });
 
+  it("marks itself live only once a kernel answered, so saved widget state keeps the static transcript", () => {
+    const { snapshot, $ } = setup();
+    expect($(".hn-chat")!.dataset.live).toBeUndefined();
+    snapshot(1, [userMessage("t1", "q")]);
+    expect($(".hn-chat")!.dataset.live).toBe("true");
+  });
+
   it("rebuilds from the snapshot answer", () => {
     const { frames, snapshot, $$ } = setup();
     snapshot(3, [userMessage("t1", "q"), message({ id: A, parts: [textPart("text:0", "streaming **now**")] })]);

@@ -149,6 +149,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (msg?.type === "snapshot") {
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      // Only a view that got content from a kernel replaces the static transcript (see chat.css).
+      root.dataset.live = "true";
       scheduleStaleCheck();
     } else {
       return;
