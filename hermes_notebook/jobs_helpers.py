@@ -28,7 +28,7 @@ from typing import Any, SupportsIndex, overload
 from . import schedules
 from .client.jobs import MAX_NAME_LENGTH, MAX_PROMPT_LENGTH, Job, JobsClient
 from .errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
-from .runtime import operation
+from .runtime import blocking, on_loop
 
 __all__ = [
     "JobList",
@@ -293,8 +293,8 @@ def _same_schedule(job: Job, wanted: schedules.Schedule) -> bool:
 class JobsHelpers:
     """Find, create-or-update and wait-for-run on top of a :class:`JobsClient`, blocking and ``*_async``.
 
-    Each method is one coroutine turned by :class:`~hermes_notebook.runtime.operation` into a blocking method
-    (works inside a Jupyter cell) and its ``*_async`` twin. The facade's ``hermes.jobs`` delegates here.
+    Each operation is one ``*_async`` coroutine (run on the package loop) plus its blocking twin from
+    :func:`~hermes_notebook.runtime.blocking` (works inside a Jupyter cell). ``hermes.jobs`` delegates here.
     """
 
     def __init__(self, client: JobsClient) -> None:
@@ -302,8 +302,8 @@ class JobsHelpers:
 
     # ---- validated create / update ----
 
-    @operation
-    async def create(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+    @on_loop
+    async def create_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
                            skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
         """Create a job after validating every field (a bad schedule raises before any request)."""
         fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
@@ -311,8 +311,10 @@ class JobsHelpers:
         with _server_refusal(fields["name"]):
             return await self._client.create(**fields)
 
-    @operation
-    async def update(self, job_id: str, **fields: Any) -> Job:
+    create = blocking(create_async)
+
+    @on_loop
+    async def update_async(self, job_id: str, **fields: Any) -> Job:
         """Update a job after validating the changed fields (``enabled`` passes through)."""
         known = {k: v for k, v in fields.items() if k in _VALIDATED}
         checked = validate_job(**known)
@@ -322,15 +324,19 @@ class JobsHelpers:
         with _server_refusal(job_id):
             return await self._client.update(job_id, **checked)
 
+    update = blocking(update_async)
+
     # ---- find ----
 
-    @operation
-    async def find_all(self, name: str) -> JobList:
+    @on_loop
+    async def find_all_async(self, name: str) -> JobList:
         """Every job with exactly this name, paused and finished ones included."""
         return JobList(await self._client.list(include_disabled=True)).by_name(name)
 
-    @operation
-    async def find(self, name: str) -> Job | None:
+    find_all = blocking(find_all_async)
+
+    @on_loop
+    async def find_async(self, name: str) -> Job | None:
         """The one job with this name, or ``None``; HermesUsageError if several share it (say which)."""
         found = await self.find_all_async(name)
         if len(found) > 1:
@@ -338,10 +344,12 @@ class JobsHelpers:
             raise HermesUsageError(f"{len(found)} jobs are named {name!r} (ids {ids}); use an id instead")
         return found[0] if found else None
 
+    find = blocking(find_async)
+
     # ---- create or update ----
 
-    @operation
-    async def ensure(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+    @on_loop
+    async def ensure_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
                            skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
         """Create the job called ``name``, or bring the existing one in line: running twice leaves one job.
 
@@ -370,10 +378,12 @@ class JobsHelpers:
         with _server_refusal(existing.name):
             return await self._client.update(existing.id, **changes)
 
+    ensure = blocking(ensure_async)
+
     # ---- trigger and wait ----
 
-    @operation
-    async def wait_for_run(self, job: Job | str, *, since: datetime | None | str = "job",
+    @on_loop
+    async def wait_for_run_async(self, job: Job | str, *, since: datetime | None | str = "job",
                                  timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
                                  raise_on_error: bool = False) -> Job:
         """Wait until the job's ``last_run_at`` moves past ``since``, and return the updated job.
@@ -404,15 +414,21 @@ class JobsHelpers:
                 )
             await asyncio.sleep(min(poll, remaining))
 
-    @operation
-    async def run_and_wait(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
+    wait_for_run = blocking(wait_for_run_async)
+
+    @on_loop
+    async def run_and_wait_async(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
                                  raise_on_error: bool = False) -> Job:
         """Trigger a run (due on the next scheduler tick) and wait for its result."""
         job_id = job.id if isinstance(job, Job) else job
         before = await self._client.run(job_id)
         return await self.wait_for_run_async(before, timeout=timeout, poll=poll, raise_on_error=raise_on_error)
 
-    @operation
-    async def list(self, include_disabled: bool = False) -> JobList:
+    run_and_wait = blocking(run_and_wait_async)
+
+    @on_loop
+    async def list_async(self, include_disabled: bool = False) -> JobList:
         """The jobs as a :class:`JobList` (table repr, ``to_dicts()``)."""
         return JobList(await self._client.list(include_disabled=include_disabled))
+
+    list = blocking(list_async)

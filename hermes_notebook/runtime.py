@@ -12,23 +12,24 @@ import asyncio
 import atexit
 import concurrent.futures
 import functools
-import inspect
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = [
+    "blocking",
     "call_soon",
     "get_loop",
     "in_loop_thread",
+    "on_loop",
     "on_package_loop",
-    "operation",
     "run_sync",
     "submit",
     "wrap_future",
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -104,29 +105,32 @@ async def on_package_loop(coro: Coroutine[Any, Any, T]) -> T:
     return await wrap_future(submit(coro))
 
 
-class operation(Generic[T]):  # noqa: N801 - used as a decorator, named like one
-    """Turn ``async def name(self, ...)`` into ``name_async`` (awaitable) and ``name`` (blocking) methods."""
+def on_loop(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Make an async method run on the package loop, whichever loop awaits it (a kernel cell's, or ours)."""
 
-    def __init__(self, func: Callable[..., Coroutine[Any, Any, T]]) -> None:
-        if not inspect.iscoroutinefunction(func):
-            raise TypeError(f"@operation needs an async def, got {func!r}")
-        self.func = func
+    @functools.wraps(func)
+    async def hop(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await on_package_loop(func(*args, **kwargs))
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        func = self.func
+    return hop
 
-        @functools.wraps(func)
-        async def async_twin(self: Any, *args: Any, **kwargs: Any) -> T:
-            return await on_package_loop(func(self, *args, **kwargs))
 
-        @functools.wraps(func)
-        def blocking(self: Any, *args: Any, **kwargs: Any) -> T:
-            return run_sync(func(self, *args, **kwargs))
+def blocking(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking twin of an ``*_async`` method: same signature and docstring, runs on the package loop.
 
-        async_twin.__name__ = async_twin.__qualname__ = f"{name}_async"
-        blocking.__doc__ = f"{func.__doc__ or ''}\n\nBlocks until done; ``{name}_async`` is the awaitable twin."
-        setattr(owner, f"{name}_async", async_twin)
-        setattr(owner, name, blocking)
+    Why: notebook code wants ``hermes.jobs.list()`` without ``await``, and scripts want ``await ..._async()``;
+    writing each operation once as a coroutine and deriving the other keeps the two from drifting apart.
+    """
+
+    @functools.wraps(func)
+    def wait(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(func(*args, **kwargs))
+
+    name = func.__name__.removesuffix("_async")
+    wait.__name__ = name
+    wait.__qualname__ = func.__qualname__.removesuffix("_async")
+    wait.__doc__ = f"{func.__doc__ or ''}\n\nBlocks until done; ``{name}_async`` is the awaitable twin."
+    return wait
 
 
 def _shutdown() -> None:

@@ -27,7 +27,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -37,6 +37,9 @@ from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
 from ._stream import StreamingWidget
+
+if TYPE_CHECKING:
+    from ..client import ListenerItem
 
 __all__ = ["TRANSCRIPT_CLASS", "Chat"]
 
@@ -506,38 +509,26 @@ class Chat(StreamingWidget):
 
     # -- connection banner --
 
-    def _on_listen(self, item: Any) -> None:
+    def _on_listen(self, item: ListenerItem) -> None:
         """Listener callback of the connection (any thread): drive the banner; re-fetch after a reconnect."""
-        kind = getattr(item, "kind", None)
+        kind = item.kind
         if kind == "connection":
-            status = getattr(item, "status", None)
-            retry = getattr(item, "retry_in", None)
-            if retry is None:
-                retry = getattr(item, "delay", None)
-            error = getattr(item, "error", None)
-            if status == "disconnected":
-                self.connection = {
-                    "status": "disconnected",
-                    "retry_in": float(retry) if retry else None,
-                    "message": _short(error) if error else "The connection to Hermes dropped."
-                }
-            elif status == "reconnecting":
-                self.connection = {
-                    "status": "reconnecting",
-                    "retry_in": float(retry) if retry else None,
-                    "message": _short(error) if error else None
-                }
-            elif status in ("reconnected", "connected"):
-                self.connection = {"status": "reconnected", "retry_in": None, "message": None}
+            retry = float(item.retry_in) if item.retry_in else None
+            message = _short(item.error) if item.error else None
+            if item.status == "disconnected":
+                self.connection = _banner("disconnected", retry, message or "The connection to Hermes dropped.")
+            elif item.status == "reconnecting":
+                self.connection = _banner("reconnecting", retry, message)
+            elif item.status in ("reconnected", "connected"):
+                self.connection = _banner("reconnected", None, None)
                 self._run(self._refresh(), "re-fetching the history after the reconnect")
         elif kind == "event":
-            turn_id = getattr(item, "turn_id", None) or ""
+            turn_id = item.turn_id or ""
             if not turn_id.startswith("unsolicited-"):
                 return  # our own turns stream through their Turn objects
             # A turn nobody submitted here (still running after a reconnect, or from another client).
-            runtime.call_soon(self._push_unsolicited, list(getattr(item, "changes", None) or []))
-            event = getattr(item, "event", None)
-            if getattr(event, "type", None) == "message.complete" and self._turn_task is None:
+            runtime.call_soon(self._push_unsolicited, list(item.changes or []))
+            if item.event is not None and item.event.type == "message.complete" and self._turn_task is None:
                 self._run(self._refresh(), "re-fetching the history")
 
     def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
@@ -605,3 +596,8 @@ def _decode_image(item: Any) -> tuple[str, bytes] | str:
     if len(raw) > MAX_IMAGE_BYTES:
         return f"That image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)."
     return mime, raw
+
+
+def _banner(status: str, retry_in: float | None, message: str | None) -> dict[str, Any]:
+    """The ``connection`` traitlet value the front end's banner reads."""
+    return {"status": status, "retry_in": retry_in, "message": message}
