@@ -21,6 +21,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -178,7 +179,7 @@ class Hermes:
         if _live.environment() == "kernel" and on_main:
             pump = CommPump(warn=False)
             if not pump.available:
-                warnings.warn(
+                _warn_every_time(
                     f"the buttons may not respond while this cell waits ({pump.reason}); "
                     "answer in the text prompt instead",
                     CommPumpWarning,
@@ -622,6 +623,19 @@ async def _dashboard_version(settings: Settings) -> str | None:
     async with httpx.AsyncClient(trust_env=False, timeout=settings.connect_timeout) as http:
         data = (await http.get(f"{settings.dashboard_url}/api/status")).json()
     return data.get("version") if isinstance(data, dict) else None
+
+
+def _warn_every_time(message: str, category: type[Warning], stacklevel: int) -> None:
+    """``warnings.warn`` without the once-per-location memory of the default filter.
+
+    Every ``%hermes`` warns from the same line, so ``warnings.warn`` would tell only the first cell why its buttons
+    do not respond. Filters still apply (``ignore``, ``once``, ``error``); only the per-location registry is fresh.
+    """
+    frame = sys._getframe(stacklevel)
+    warnings.warn_explicit(
+        message, category, frame.f_code.co_filename, frame.f_lineno,
+        module=frame.f_globals.get("__name__"), registry={}, module_globals=frame.f_globals,
+    )
 
 
 # --- small result types with notebook reprs ------------------------------------------------------------------

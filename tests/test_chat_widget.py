@@ -1,16 +1,19 @@
-"""Kernel-side tests of ``Chat`` with a scripted in-memory connection (no Hermes, no browser).
+"""Kernel-side tests of ``Chat``: mostly with a scripted in-memory connection (no Hermes, no browser).
 
 The fake connection speaks the ``DashboardConnection`` surface the chat uses (create_session, resume, history,
 sessions, listen, submit -> Turn-like change stream, respond, request, interrupt) and folds events with the real
 ``TurnFolder``, so the change records are the real ones. Browser messages are fed through the widget's comm
-handler exactly as the front end sends them, and everything the widget sends is captured.
+handler exactly as the front end sends them, and everything the widget sends is captured. The last test drives a
+chat on the real Dashboard (the ``hermes`` fixture).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -624,3 +627,49 @@ def test_owned_connection_is_closed_with_the_widget(conn: FakeConnection) -> Non
     chat.close()
     time.sleep(0.05)
     assert ("close", None) not in conn.calls
+
+
+def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
+    hermes: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Against the real Dashboard, a browser ``secret`` answer ends the sudo wait and leaves no trace of the value."""
+    password = f"pw-{uuid.uuid4().hex}"
+    marker = f"chat-sudo-{uuid.uuid4().hex[:8]}"
+    settings = hermes.settings()
+    caplog.set_level(logging.DEBUG)  # before the chat connects: websockets decides then whether to log frames
+    chat = Chat(settings)
+    sent = Sent(chat)
+    try:
+        chat.wait_ready(30)
+        browser(chat, type="send", text=f"RUN sudo echo {marker}", images=[])
+
+        def pending() -> Any:
+            for message in chat.snapshot():
+                for part in message["parts"]:
+                    inter = part.get("interaction")
+                    if inter and inter["kind"] == "sudo" and inter["status"] == "pending":
+                        return message["id"], part["id"], inter["request_id"]
+            return None
+
+        message_id, part_id, request_id = wait_for(pending, 30, "a pending sudo request")
+        content = {"type": "secret", "message_id": message_id, "part_id": part_id, "request_id": request_id,
+                   "kind": "sudo", "value": password}
+        browser(chat, **content)
+        wait_for(lambda: not chat.busy, 60, "the end of the turn")
+        chat.flush()
+        final = next(m for m in chat.snapshot() if m["id"] == message_id)
+        tool = next(p for p in final["parts"] if p["id"] == part_id)
+        assert final["status"] == "complete" and not chat.notice
+        assert tool["arguments"] == {"command": f"sudo echo {marker}"}
+        assert (tool["interaction"]["status"], tool["interaction"]["response"]) == ("answered", "********")
+        assert [e["status"] for e in chat.index if e["id"] == message_id] == ["complete"]
+        everything = json.dumps(
+            [chat.get_state(), chat.index, chat.snapshot(), [c for _, c in sent.items], chat.transcript_bundle()],
+            default=str,
+        ) + caplog.text + repr(chat._conn)
+        assert any(c["type"] == "changes" for _, c in sent.items)
+        secrets = [password, settings.api_key.reveal(), settings.dashboard_token.reveal()]
+        leaks = [s[i:i + 10] for s in secrets for i in range(len(s) - 9) if s[i:i + 10] in everything]
+        assert not leaks
+    finally:
+        chat.close()

@@ -152,3 +152,56 @@ def test_interrupt_while_pumping(kernel: Any) -> None:
             break
         time.sleep(0.25)
     assert statuses[-1] == "ok", statuses
+
+
+DISABLE_PUMP_CELL = """
+import hermes_notebook.comm_pump as _cp
+_cp.CommPump._locate = lambda self: "the kernel has no 'shell_handlers'"  # as on a kernel without the internals
+%load_ext hermes_notebook
+"""
+
+
+def test_without_the_pump_hermes_warns_and_falls_back_to_input(hermes: Any, workdir: Path) -> None:
+    """With the pump's kernel internals missing, ``%hermes`` warns, still blocks, and takes "deny" from ``input()``."""
+    workdir.mkdir(parents=True)
+    settings = hermes.settings()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HERMES_API_URL": settings.api_url,
+           "HERMES_DASHBOARD_URL": settings.dashboard_url, "HERMES_API_KEY": settings.api_key.reveal(),
+           "HERMES_DASHBOARD_TOKEN": settings.dashboard_token.reveal()}
+    manager = KernelManager(kernel_name="python3")  # the project venv's own ipykernel (7.4)
+    manager.start_kernel(env=env)
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        prefix: list[str] = []
+        setup = client.execute_interactive(DISABLE_PUMP_CELL + "import sys; print(sys.prefix)", timeout=60,
+                                           output_hook=lambda m: prefix.append(m["content"].get("text", "")))
+        assert setup["content"]["status"] == "ok" and "".join(prefix).strip() == str(ROOT / ".venv")
+        cell = client.execute(f"r = %hermes DANGER {workdir.name}", allow_stdin=True)
+        after = client.execute("print('STATUS', r.status, 'BLOCKED' in str(r.tools[0]['result']), r.text)")
+        again = client.execute("r2 = %hermes hello again without the pump")  # warns again, not once per kernel
+        last = client.execute("print('AGAIN', r2.status, r2.text)")
+        request = client.get_stdin_msg(timeout=60)  # the cell blocks on input(), Run All style
+        assert request["msg_type"] == "input_request" and not request["content"]["password"]
+        assert "Allow?" in request["content"]["prompt"] and "deny" in request["content"]["prompt"]
+        client.input("deny")
+        messages = _collect(client, last, timeout=60)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+    def stderr(msg_id: str) -> str:
+        return "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream"
+                       and m["content"]["name"] == "stderr" and m["parent_header"].get("msg_id") == msg_id)
+
+    errors = [m["content"]["ename"] for m in messages if m["msg_type"] == "error"]
+    assert not errors
+    for msg_id in (cell, again):
+        assert "CommPumpWarning: the buttons may not respond while this cell waits" in stderr(msg_id)
+        assert "the kernel has no 'shell_handlers'" in stderr(msg_id) and "text prompt" in stderr(msg_id)
+    assert _stdout(messages, last).startswith("AGAIN complete") and "hello again without the pump" in _stdout(messages, last)
+    assert f"rm -rf ./{workdir.name}" in _stdout(messages, cell)  # what input() asked about
+    out = _stdout(messages, after)
+    assert out.startswith("STATUS complete True") and "blocked" in out.lower()
+    assert workdir.exists()

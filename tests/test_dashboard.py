@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import traceback
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -237,3 +239,27 @@ async def test_reconnect_after_dashboard_restart(hermes_factory: Any) -> None:
         assert history[1].parts[0].text.endswith("hello before restart")
     finally:
         await conn.close()
+
+
+async def test_sudo_password_is_sent_once_and_never_kept(hermes: LocalHermes, caplog: Any) -> None:
+    """A sudo request waits on the tool part; the password reaches Hermes, the turn ends, and nothing keeps it."""
+    password = f"pw-{uuid.uuid4().hex}"
+    marker = f"sudo-marker-{uuid.uuid4().hex[:8]}"
+    caplog.set_level(logging.DEBUG)  # before connecting: websockets decides then whether to log frames
+    async with DashboardConnection(hermes.settings()) as fresh:
+        ref = await fresh.create_session()
+        turn = await fresh.submit(ref, f"RUN sudo echo {marker}")
+        change = await _first(turn, _pending_interaction)
+        inter = (change.get("fields") or change["part"])["interaction"]
+        tool_id = change.get("part_id") or change["part"]["id"]
+        assert inter["kind"] == "sudo" and inter["response"] is None and tool_id.startswith("tool:")
+        await fresh.respond(ref, inter["request_id"], password)
+        message = await asyncio.wait_for(turn, 60)
+        text = repr(fresh) + repr(turn) + repr(ref)
+    tool = next(p for p in message.parts if p.id == tool_id)
+    assert message.status == "complete" and tool.arguments == {"command": f"sudo echo {marker}"}
+    assert tool.status == "completed" and tool.interaction is not None
+    assert (tool.interaction.status, tool.interaction.response) == ("answered", "********")
+    everything = json.dumps(message.to_dict()) + json.dumps(turn.changes) + caplog.text + text
+    assert not [password[i:i + 10] for i in range(len(password) - 9) if password[i:i + 10] in everything]
+    assert "> TEXT [" in caplog.text  # frames were logged at DEBUG (by size only)

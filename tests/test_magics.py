@@ -283,3 +283,20 @@ def test_terminal_asks_approvals_with_input(
     assert asked and asked[0][1] and "once" in asked[0][0]
     assert f"Hermes wants to run: rm -rf ./{workdir.name}" in out
     assert "[tool] terminal:" in out and "Dangerous command ran" in out
+
+
+def test_turn_view_hands_a_secret_over_once_and_takes_it_out_of_the_message() -> None:
+    """The live view's ``secret`` action gives the value to ``on_respond`` and leaves none in the comm message."""
+    from hermes_notebook.widgets.turn import TurnView
+
+    answers: list[tuple[str, str]] = []
+    view = TurnView(on_respond=lambda rid, value: answers.append((rid, value)))
+    try:
+        content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:c1", "request_id": "s1",
+                   "kind": "sudo", "value": "pw-turn-view"}
+        view._dispatch(view, content, [])
+        assert answers == [("s1", "pw-turn-view")] and view.actions_seen == {"secret": 1}
+        assert "value" not in content  # the kernel keeps the comm message as its shell parent for a while
+        assert "pw-turn-view" not in repr(view.get_state())
+    finally:
+        view.close()

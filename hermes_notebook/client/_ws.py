@@ -3,6 +3,8 @@
 The token can only travel in the URL query (``?token=``, dashboard-protocol.md §1.4). That URL must never reach
 a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI`` quotes the
 URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and such causes are not chained.
+It also logs every frame at DEBUG with the start and end of its payload, and ``sudo.respond`` /
+``secret.respond`` frames end with the password or secret value: frames are logged by opcode and size only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from urllib.parse import quote
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+from websockets.frames import Frame
 
 from ..errors import (
     HermesAuthError,
@@ -35,11 +38,16 @@ class _RedactingLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
         if not self.isEnabledFor(level):
             return
+        kwargs.pop("stacklevel", None)
+        if len(args) == 1 and isinstance(args[0], Frame):
+            # "> %s" / "< %s" with a frame: its payload may be a password (sudo.respond) or a secret value.
+            frame = args[0]
+            self.logger.log(level, "%s %s [%d bytes]", str(msg)[:1], frame.opcode.name, len(frame.data), **kwargs)
+            return
         try:
             text = str(msg) % args if args else str(msg)
         except (TypeError, ValueError):
             text = f"{msg} {args!r}"
-        kwargs.pop("stacklevel", None)
         self.logger.log(level, "%s", redact(text), **kwargs)
 
 

@@ -61,9 +61,11 @@ class TurnView(StreamingWidget):
             self._on_respond(request_id, response)
 
     def _secret(self, content: dict[str, Any]) -> None:
-        # The value goes straight to the waiting turn and is sent once; it is never stored or logged here.
+        # The value goes straight to the waiting turn and is sent once; it is never stored or logged here. It is
+        # taken out of the comm message at once: the kernel keeps that message as its shell parent (and IPython
+        # as ``parent_header``) until the next shell message arrives.
         self._count("secret")
-        request_id, value = content.get("request_id"), content.get("value")
+        request_id, value = content.get("request_id"), content.pop("value", None)
         if not isinstance(request_id, str) or not isinstance(value, str):
             log.warning("ignoring a secret message without request_id/value")
             return
