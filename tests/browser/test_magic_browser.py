@@ -18,23 +18,13 @@ from typing import Any
 
 import pytest
 
+from tests.browser.lab import JS_START_RUN_ALL, KERNELS, TURN_TIMEOUT_MS
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-TURN_TIMEOUT_MS = 90_000
-KERNELS = ["hn-k629", "hn-k74"]
 FACADE = "get_ipython().magics_manager.registry['HermesMagics'].facade"
 
 pytestmark = pytest.mark.usefixtures("hermes")
-
-JS_START_RUN_ALL = """({path}) => {
-  const app = window.jupyterapp;
-  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
-  app.shell.activateById(nb.id);
-  window.__hnRunAll = 'running';
-  app.commands.execute('notebook:run-all-cells').then(() => { window.__hnRunAll = 'done'; },
-                                                      (e) => { window.__hnRunAll = 'error: ' + e; });
-  return true;
-}"""
 
 
 def _record(name: str, value: float) -> None:

@@ -14,20 +14,10 @@ from typing import Any
 
 import pytest
 
-TURN_TIMEOUT_MS = 90_000
-KERNELS = ["hn-k629", "hn-k74"]
+from tests.browser.lab import JS_START_RUN_ALL, KERNELS, TURN_TIMEOUT_MS
 
 pytestmark = pytest.mark.usefixtures("hermes")
 
-JS_START_RUN_ALL = """({path}) => {
-  const app = window.jupyterapp;
-  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
-  app.shell.activateById(nb.id);
-  window.__hnRunAll = 'running';
-  app.commands.execute('notebook:run-all-cells').then(() => { window.__hnRunAll = 'done'; },
-                                                      (e) => { window.__hnRunAll = 'error: ' + e; });
-  return true;
-}"""
 
 JS_SAVE_COMMAND = """async ({path}) => {
   const app = window.jupyterapp;

@@ -1,0 +1,20 @@
+"""Pieces shared by the browser tests that drive a blocking ``%hermes`` cell under Run All."""
+
+from __future__ import annotations
+
+#: Longest wait for a turn (first agent build plus a model reply) in a browser test, in ms.
+TURN_TIMEOUT_MS = 90_000
+
+#: The extra kernelspecs scripts/setup-kernels registers: ipykernel 6.29.5 and 7.4.0.
+KERNELS = ["hn-k629", "hn-k74"]
+
+#: Starts Run All without awaiting it (the first cell blocks until the test clicks); progress in window.__hnRunAll.
+JS_START_RUN_ALL = """({path}) => {
+  const app = window.jupyterapp;
+  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+  app.shell.activateById(nb.id);
+  window.__hnRunAll = 'running';
+  app.commands.execute('notebook:run-all-cells').then(() => { window.__hnRunAll = 'done'; },
+                                                      (e) => { window.__hnRunAll = 'error: ' + e; });
+  return true;
+}"""
