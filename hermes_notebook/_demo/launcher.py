@@ -28,27 +28,13 @@ from typing import Any
 
 import httpx
 
-from .local_hermes import REPO_ROOT, LocalHermes, free_port
+from .local_hermes import PROVIDER_KEY_NAMES, REPO_ROOT, LocalHermes, free_port
 
 __all__ = ["main"]
 
 LOOPBACK = "127.0.0.1"
 USER_CONFIG = Path.home() / ".hermes" / "config.yaml"
 NOTEBOOK = "quickstart.ipynb"
-#: Provider keys Hermes may need for the user's own model (LocalHermes scrubs them from its environment).
-_PROVIDER_ENV = (
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "NOUS_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "TOGETHER_API_KEY",
-)
 
 
 def say(message: str) -> None:
@@ -125,7 +111,7 @@ class Demo:
         self._home = Path(tempfile.mkdtemp(prefix="hermes-demo-home-"))
         if use_mine:
             overrides = _user_model_overrides(self._home)
-            extra_env = {k: os.environ[k] for k in _PROVIDER_ENV if k in os.environ}
+            extra_env = {k: os.environ[k] for k in PROVIDER_KEY_NAMES if k in os.environ}
             self.hermes = LocalHermes(
                 home=self._home,
                 model_url="http://127.0.0.1:9/v1",

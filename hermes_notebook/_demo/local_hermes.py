@@ -34,16 +34,19 @@ import httpx
 from ..settings import Secret, Settings
 from .scripted_model import MODEL_ID, ScriptedModel
 
-__all__ = ["HermesStartError", "LocalHermes", "find_hermes_bin"]
+__all__ = ["PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 DEFAULT_HERMES_VERSION = "0.19.0"
 # Inherited variables that would point Hermes at another home, key, provider or terminal setup.
 _SCRUB_PREFIXES = ("HERMES_", "API_SERVER_", "OPENAI_", "TERMINAL_", "TIRITH_")
-_SCRUB_NAMES = {
+#: Model-provider keys a user's shell may hold: never passed to a scripted Hermes, passed through (only these)
+#: when the demo uses the user's own model.
+PROVIDER_KEY_NAMES = (
     "OPENROUTER_API_KEY",
     "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
     "NOUS_API_KEY",
@@ -52,7 +55,8 @@ _SCRUB_NAMES = {
     "MISTRAL_API_KEY",
     "GROQ_API_KEY",
     "TOGETHER_API_KEY",
-}
+)
+_SCRUB_NAMES = frozenset(PROVIDER_KEY_NAMES)
 _REFUSAL = re.compile(r"Refusing to start[^\n]*")
 
 

@@ -258,8 +258,7 @@ class SessionMessage:
 class ApiClient(ApiServerClient):
     """Async client for the API Server. Use ``async with ApiClient(...) as api:`` or call :meth:`aclose`.
 
-    ``settings`` defaults to :meth:`Settings.resolve` (arguments, then ``HERMES_API_URL``/``HERMES_API_KEY``,
-    then ``http://127.0.0.1:8642``); ``url``/``key`` override it.
+    Settings are resolved as in :class:`ApiServerClient`.
     """
 
     def __init__(
