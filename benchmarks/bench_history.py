@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hermes_notebook.events import Event  # noqa: E402
 from hermes_notebook.turns import TurnFolder, fold_history  # noqa: E402
+from hermes_notebook.turns.events import Event  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "ws_rest_history.json"
 

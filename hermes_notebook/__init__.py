@@ -7,7 +7,13 @@ notebook facade. Heavy modules are imported lazily so ``import hermes_notebook``
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
+
+from .jobs import schedules
+
+# ``hermes_notebook.schedules`` is public: keep ``import hermes_notebook.schedules`` working after the move.
+sys.modules[__name__ + ".schedules"] = schedules
 
 __version__ = "0.1.0"
 
@@ -19,6 +25,7 @@ __all__ = [
     "__version__",
     "connect",
     "load_ipython_extension",
+    "schedules",
     "unload_ipython_extension",
 ]
 
@@ -45,7 +52,7 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%hermes`` / ``%%hermes`` (called by ``%load_ext hermes_notebook``)."""
-    from .magics import load_ipython_extension as _load
+    from .notebook.magics import load_ipython_extension as _load
 
     _load(ipython)
 

@@ -48,8 +48,8 @@ from hermes_notebook.errors import (
     HermesTooLargeError,
     HermesUsageError,
 )
-from hermes_notebook.events import Event
 from hermes_notebook.settings import Settings
+from hermes_notebook.turns.events import Event
 
 
 def _closed_port() -> int:

@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
-from hermes_notebook.client.backoff import BACKOFF_FACTOR, BACKOFF_MAX_DELAY, BACKOFF_MIN_DELAY, Backoff
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem
+from hermes_notebook.client.dashboard.backoff import (
+    BACKOFF_FACTOR,
+    BACKOFF_MAX_DELAY,
+    BACKOFF_MIN_DELAY,
+    Backoff,
+)
 from tests.fake_ws_server import FakeDashboard
 
 SCHEDULE = [1, 2, 4, 8, 16, 30, 30]

@@ -21,9 +21,9 @@ import pytest
 
 from hermes_notebook import runtime
 from hermes_notebook.errors import HermesRPCError
-from hermes_notebook.events import Event
 from hermes_notebook.settings import Settings
 from hermes_notebook.turns import TurnFolder, user_message
+from hermes_notebook.turns.events import Event
 from hermes_notebook.widgets import Chat
 from hermes_notebook.widgets._stream import change_weight
 

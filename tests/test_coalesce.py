@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from hermes_notebook.coalesce import Coalescer, merge_appends
+from hermes_notebook.widgets.coalesce import Coalescer, merge_appends
 
 
 def _append(text: str, part: str = "text:0", message: str = "assistant:t") -> dict:

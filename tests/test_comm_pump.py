@@ -16,7 +16,7 @@ import pytest
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from hermes_notebook.comm_pump import CommPump, CommPumpWarning
+from hermes_notebook.notebook.comm_pump import CommPump, CommPumpWarning
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA_KERNELS = Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
@@ -68,7 +68,7 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 BLOCKING_CELL = """
 import threading, time, comm
-from hermes_notebook.comm_pump import CommPump
+from hermes_notebook.notebook.comm_pump import CommPump
 seen = []
 c = comm.create_comm(target_name="hn-test", comm_id="hn-test-comm")
 c.on_msg(lambda m: seen.append((m["content"]["data"], threading.current_thread() is threading.main_thread(), time.time())))
@@ -155,7 +155,7 @@ def test_interrupt_while_pumping(kernel: Any) -> None:
 
 
 DISABLE_PUMP_CELL = """
-import hermes_notebook.comm_pump as _cp
+import hermes_notebook.notebook.comm_pump as _cp
 _cp.CommPump._locate = lambda self: "the kernel has no 'shell_handlers'"  # as on a kernel without the internals
 %load_ext hermes_notebook
 """

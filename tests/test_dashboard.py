@@ -15,8 +15,8 @@ import pytest
 import pytest_asyncio
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.client.backoff import Backoff
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef, Turn
+from hermes_notebook.client.dashboard.backoff import Backoff
 from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

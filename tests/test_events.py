@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_notebook.events import (
+from hermes_notebook.turns.events import (
     DASHBOARD_EVENT_TYPES,
     DASHBOARD_TURN_EVENT_TYPES,
     KNOWN_EVENT_TYPES,

@@ -12,7 +12,7 @@ import pytest
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import Job, JobsClient
 from hermes_notebook.errors import HermesTimeoutError, HermesUsageError, HermesValidationError
-from hermes_notebook.jobs_helpers import JobList, JobsHelpers, job_html, job_to_dict, validate_job
+from hermes_notebook.jobs.helpers import JobList, JobsHelpers, job_html, job_to_dict, validate_job
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.magics import HermesMagics, _split_options, load_ipython_extension
 from hermes_notebook.notebook import Reply, TurnHandle
+from hermes_notebook.notebook.magics import HermesMagics, _split_options, load_ipython_extension
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, hermes: LocalHermes, **override: str) -> None:
@@ -273,7 +273,7 @@ def test_terminal_asks_approvals_with_input(
         asked.append((prompt, threading.current_thread() is threading.main_thread()))
         return "once"
 
-    monkeypatch.setattr("hermes_notebook.live._stdin_allowed", lambda: True)
+    monkeypatch.setattr("hermes_notebook.notebook.live._stdin_allowed", lambda: True)
     monkeypatch.setattr("builtins.input", fake_input)
     workdir.mkdir()
     capsys.readouterr()

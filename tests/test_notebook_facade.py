@@ -22,7 +22,7 @@ from hermes_notebook.settings import Settings
 @pytest.fixture(autouse=True)
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
-    monkeypatch.setattr("hermes_notebook.live._ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.notebook.live._ipython", lambda: None)
 
 
 @pytest.fixture

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-import hermes_notebook.events as events_module
-import hermes_notebook.turns as turns_module
-from hermes_notebook.events import DASHBOARD_TURN_EVENT_TYPES, Event
+import hermes_notebook.turns.events as events_module
+import hermes_notebook.turns.model as turns_module
 from hermes_notebook.turns import (
     REDACTED,
     TransformContext,
@@ -24,6 +23,7 @@ from hermes_notebook.turns import (
     history_events,
     user_message,
 )
+from hermes_notebook.turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
 FIXTURES = Path(__file__).parent / "fixtures"
 _DATA = re.compile(r"data: (\{.*\})\s*$")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_notebook import events
+from hermes_notebook.turns import events
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ def _mypy_files() -> list[str]:
 def test_mypy_passes_on_the_typed_modules() -> None:
     """mypy (strict) reports no error on every module listed in [tool.mypy] files."""
     files = _mypy_files()
-    assert "hermes_notebook/turns.py" in files
+    assert "hermes_notebook/turns" in files
     result = subprocess.run(
         [sys.executable, "-m", "mypy", *files],
         cwd=ROOT,

@@ -165,7 +165,7 @@ class Job:
 
     def _repr_html_(self) -> str:
         """A one-job table for notebooks (escaped: names and prompts are user text)."""
-        from ..jobs_helpers import job_html
+        from ..jobs.helpers import job_html
 
         return job_html(self)
 

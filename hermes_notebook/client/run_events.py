@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import HermesConnectionError, HermesNotFoundError
-from ..events import Event
+from ..turns.events import Event
 from .streams import AsyncStream
 
 if TYPE_CHECKING:  # api.py imports this module; these names are only annotations here
@@ -56,7 +56,7 @@ class RunEvent:
     """One event of a run (§3 "Where events come from"); subclasses type the known ones.
 
     ``payload`` is the JSON object minus ``event``, ``run_id`` and ``timestamp``, as in
-    ``hermes_notebook.events.Event``; :meth:`to_event` converts. ``synthesized`` is True for events the
+    ``hermes_notebook.turns.events.Event``; :meth:`to_event` converts. ``synthesized`` is True for events the
     client made up after the stream was lost (:class:`StreamLost` and the terminal event that follows it).
     """
 
@@ -98,7 +98,7 @@ class RunEvent:
         )
 
     def to_event(self) -> Event:
-        """Convert to :class:`hermes_notebook.events.Event` (dialect ``run``) for the turn model."""
+        """Convert to :class:`hermes_notebook.turns.events.Event` (dialect ``run``) for the turn model."""
         return Event(type=self.type, payload=dict(self.payload), run_id=self.run_id, dialect="run")
 
 

@@ -38,8 +38,8 @@ import anywidget
 import traitlets
 
 from .. import runtime
-from ..coalesce import DEFAULT_MAX_RATE, Coalescer
 from ..turns import apply_changes
+from .coalesce import DEFAULT_MAX_RATE, Coalescer
 
 __all__ = ["STATIC", "StreamingWidget", "change_weight"]
 

@@ -36,7 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .. import runtime, schedules
+from .. import runtime
 from ..client.jobs import Job, JobsClient
 from ..errors import (
     HermesAuthError,
@@ -45,7 +45,8 @@ from ..errors import (
     HermesUsageError,
     HermesValidationError,
 )
-from ..jobs_helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
+from ..jobs import schedules
+from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from ._stream import STATIC
 

@@ -19,7 +19,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 from websockets.frames import Frame
 
-from ..errors import (
+from ...errors import (
     HermesAuthError,
     HermesConnectionError,
     HermesError,
@@ -27,7 +27,7 @@ from ..errors import (
     HermesUsageError,
     redact,
 )
-from ..settings import Secret, Settings
+from ...settings import Secret, Settings
 
 __all__ = ["close_detail", "dial"]
 

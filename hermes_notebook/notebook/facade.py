@@ -3,7 +3,7 @@
 Where things run: every network call runs on the package loop (:mod:`hermes_notebook.runtime`). A turn is a
 :class:`TurnHandle` driven there; notebook code either blocks on it (``ask``, ``%hermes``) or keeps it
 (``%hermes -b``). While a blocking call waits on a kernel's main thread it pumps widget messages
-(:mod:`hermes_notebook.comm_pump`), so the approval, clarify, sudo/secret and stop buttons of the live view
+(:mod:`hermes_notebook.notebook.comm_pump`), so the approval, clarify, sudo/secret and stop buttons of the live view
 work mid-turn and Run All still waits for the answer.
 
 Who answers an interaction (approval, clarify, sudo, secret), first match wins:
@@ -29,10 +29,14 @@ import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import runtime
+from ..errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
+from ..render import transcript_bundle
+from ..runtime import on_package_loop
+from ..settings import Settings
+from ..turns import TurnFolder
 from . import live as _live
-from . import runtime
 from .comm_pump import CommPump, CommPumpWarning
-from .errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
 from .live import (
     VIAS,
     Policy,
@@ -44,17 +48,13 @@ from .live import (
     _presenter_for,
     _WidgetPresenter,
 )
-from .render import transcript_bundle
-from .runtime import on_package_loop
-from .settings import Settings
-from .turns import TurnFolder
 
 if TYPE_CHECKING:
-    from .client.api import ApiClient
-    from .client.dashboard import DashboardConnection, SessionRef
-    from .client.jobs import JobsClient
-    from .jobs_api import JobsAPI
-    from .widgets.chat import Chat
+    from ..client.api import ApiClient
+    from ..client.dashboard import DashboardConnection, SessionRef
+    from ..client.jobs import JobsClient
+    from ..jobs.api import JobsAPI
+    from ..widgets.chat import Chat
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
 
@@ -459,14 +459,14 @@ class Hermes:
 
     async def _api_client(self) -> ApiClient:
         if self._api is None:
-            from .client.api import ApiClient
+            from ..client.api import ApiClient
 
             self._api = ApiClient(self.settings)
         return self._api
 
     async def _jobs_api_client(self) -> JobsClient:
         if self._jobs_client is None:
-            from .client.jobs import JobsClient
+            from ..client.jobs import JobsClient
 
             self._jobs_client = JobsClient(self.settings)
         return self._jobs_client
@@ -475,7 +475,7 @@ class Hermes:
         if not self.settings.dashboard_token:
             raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
         if self._dashboard is None:
-            from .client.dashboard import DashboardConnection
+            from ..client.dashboard import DashboardConnection
 
             self._dashboard = DashboardConnection(self.settings)
         if not self._dashboard.connected:
@@ -486,7 +486,7 @@ class Hermes:
 
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session (a new one unless ``session`` names one)."""
-        from .widgets.chat import Chat
+        from ..widgets.chat import Chat
 
         conn = runtime.run_sync(self._dashboard_conn())
         key = self._aliases.get(session, session) if session is not None else None
@@ -497,7 +497,7 @@ class Hermes:
         """Cron jobs: ``list()``, ``get(id)``, ``create(...)``, ``update``, ``pause``, ``resume``, ``run``,
         ``delete``; each has an ``*_async`` twin."""
         if self._jobs is None:
-            from .jobs_api import JobsAPI
+            from ..jobs.api import JobsAPI
 
             self._jobs = JobsAPI(self._jobs_api_client)
         return self._jobs
@@ -505,7 +505,7 @@ class Hermes:
     def jobs_widget(self) -> Any:
         """The cron-jobs widget (``hn.Jobs``)."""
         try:
-            from .widgets.jobs import Jobs
+            from ..widgets.jobs import Jobs
         except ImportError as exc:
             raise HermesUsageError("the jobs widget is not available in this version of hermes-notebook") from exc
         return Jobs(self)
@@ -543,7 +543,7 @@ class Hermes:
         if self.settings.dashboard_token:
             conn = await self._dashboard_conn()
             return Transcript([m.to_dict() for m in await conn.history(key)])
-        from .turns import fold_history
+        from ..turns import fold_history
 
         api = await self._api_client()
         try:

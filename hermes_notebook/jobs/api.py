@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .client.jobs import Job, JobsClient
-from .jobs_helpers import JobList, JobsHelpers
-from .runtime import blocking, on_loop
+from ..client.jobs import Job, JobsClient
+from ..runtime import blocking, on_loop
+from .helpers import JobList, JobsHelpers
 
 __all__ = ["JobsAPI"]
 
@@ -104,7 +104,7 @@ class JobsAPI:
     delete = blocking(delete_async)
 
     # ------------------------------------------------------------------------------------------------------
-    # Scripting helpers users expect (implemented in hermes_notebook/jobs_helpers.py)
+    # Scripting helpers users expect (implemented in hermes_notebook/jobs/helpers.py)
     # ------------------------------------------------------------------------------------------------------
 
     async def _helpers(self) -> JobsHelpers:

@@ -30,7 +30,7 @@ from urllib.parse import quote
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from ..errors import (
+from ...errors import (
     HermesClosedError,
     HermesError,
     HermesGatewayClosedError,
@@ -40,15 +40,15 @@ from ..errors import (
     HermesTimeoutError,
     HermesUsageError,
 )
-from ..events import Event
-from ..settings import Secret, Settings
-from ..turns import Message, TransformOutput, TurnFolder, fold_history
-from ._attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
-from ._rpc import PendingRequests, encode_request
-from ._session import Listener, ListenerItem, SessionRef, _Session
-from ._turn import Turn
-from ._ws import close_detail, dial
+from ...settings import Secret, Settings
+from ...turns import Message, TransformOutput, TurnFolder, fold_history
+from ...turns.events import Event
+from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
+from .rpc import PendingRequests, encode_request
+from .session import Listener, ListenerItem, SessionRef, _Session
+from .turn import Turn
+from .ws import close_detail, dial
 
 __all__ = [
     "MAX_IMAGE_BYTES",
@@ -712,7 +712,7 @@ class DashboardConnection:
         Rows are folded by the same turn model as live events, so part ids match the live ones. A 404 (unknown
         id, or a session never prompted) is an empty history. Only the compression tip segment is returned.
         """
-        from ._http import HttpTransport  # httpx is imported only when history is used
+        from .._http import HttpTransport  # httpx is imported only when history is used
 
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         self._check_open()

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import HermesUnsupportedAttachmentError, HermesUsageError
+from ...errors import HermesUnsupportedAttachmentError, HermesUsageError
 
 __all__ = ["MAX_IMAGE_BYTES", "ImageInput", "extension", "prepare_images"]
 

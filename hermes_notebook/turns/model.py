@@ -2,7 +2,7 @@
 
 Everything a view shows of a turn is decided here, once, for both servers and for history:
 
-* :class:`TurnFolder` folds the :class:`~hermes_notebook.events.Event` s of one assistant turn (Dashboard or API
+* :class:`TurnFolder` folds the :class:`~hermes_notebook.turns.events.Event` s of one assistant turn (Dashboard or API
   Server run dialect) into a :class:`Message` and returns, per event, the change records that take a view from
   the previous state to the new one (ops ``message``, ``part``, ``append``, ``patch``, ``finish``).
 * :func:`history_events` turns the Dashboard's REST history rows into the same events a live turn produces, so

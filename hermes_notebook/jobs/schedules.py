@@ -30,7 +30,7 @@ from typing import Literal
 
 from croniter import croniter
 
-from .errors import HermesUsageError, HermesValidationError
+from ..errors import HermesUsageError, HermesValidationError
 
 __all__ = [
     "ONESHOT_GRACE_SECONDS",

@@ -2,7 +2,7 @@
 
 ``%hermes PROMPT`` blocks until the turn ends, so Run All waits and ``r = %hermes ...`` feeds the next cell.
 While it waits, the live view's buttons (approve, answer, stop) keep working: the wait loop pumps widget
-messages (:mod:`hermes_notebook.comm_pump`). At the end the live output becomes a static transcript, which
+messages (:mod:`hermes_notebook.notebook.comm_pump`). At the end the live output becomes a static transcript, which
 is what the saved notebook shows. ``-b`` returns a live handle at once instead.
 
 Everything the user can get wrong ends in one ``UsageError`` line (no traceback), and no message ever holds
@@ -25,8 +25,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 from traitlets import CFloat, Unicode
 
-from .errors import HermesError, redact
-from .settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
+from ..errors import HermesError, redact
+from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
@@ -97,7 +97,7 @@ class HermesMagics(Magics):
     def facade(self) -> Any:
         """The notebook's :class:`~hermes_notebook.notebook.Hermes` (from the environment until ``connect``)."""
         if self._hermes is None:
-            from .notebook import connect
+            from .facade import connect
 
             try:
                 self._hermes = connect()
@@ -201,7 +201,7 @@ class HermesMagics(Magics):
             (("--api",), {"metavar": "URL"}),
             (("--dashboard",), {"metavar": "URL"}),
         )
-        from .notebook import connect
+        from .facade import connect
 
         env = os.environ
         api_key = env.get(ENV_API_KEY) or self._ask_secret("API Server key (HERMES_API_KEY)")
@@ -243,7 +243,7 @@ class HermesMagics(Magics):
 
     def _cmd_jobs(self, rest: str) -> Any:
         self._parse("jobs", rest)
-        from .notebook import _Table
+        from .facade import _Table
 
         rows = [
             {"id": j.id, "name": j.name, "schedule": j.schedule_display, "state": j.state,

@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, SupportsIndex, overload
 
+from ..client.jobs import MAX_NAME_LENGTH, MAX_PROMPT_LENGTH, Job, JobsClient
+from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
+from ..runtime import blocking, on_loop
 from . import schedules
-from .client.jobs import MAX_NAME_LENGTH, MAX_PROMPT_LENGTH, Job, JobsClient
-from .errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
-from .runtime import blocking, on_loop
 
 __all__ = [
     "JobList",

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import HermesError
-from ..events import Event
-from ..turns import TurnFolder
-from ._turn import Turn
+from ...errors import HermesError
+from ...turns import TurnFolder
+from ...turns.events import Event
+from .turn import Turn
 
 if TYPE_CHECKING:
-    from .dashboard import DashboardConnection
+    from .connection import DashboardConnection
 
 __all__ = ["Listener", "ListenerItem", "SessionRef"]
 

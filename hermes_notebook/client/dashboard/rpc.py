@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import HermesProtocolError, HermesRPCError
+from ...errors import HermesProtocolError, HermesRPCError
 
 __all__ = ["PendingRequests", "decode_frame", "encode_request", "rpc_error"]
 

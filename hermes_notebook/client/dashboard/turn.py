@@ -10,12 +10,12 @@ import asyncio
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import HermesError, HermesRunError
-from ..events import DASHBOARD_TURN_EVENT_TYPES, Event
-from ..turns import Message, TurnFolder, user_message
+from ...errors import HermesError, HermesRunError
+from ...turns import Message, TurnFolder, user_message
+from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
 if TYPE_CHECKING:
-    from .dashboard import DashboardConnection, SessionRef
+    from .connection import DashboardConnection, SessionRef
 
 __all__ = ["Turn"]
 

@@ -2,7 +2,7 @@
 
 :class:`TurnHandle` is driven by :class:`hermes_notebook.notebook.Hermes` on the package loop; views listen to its
 change records. A blocking wait runs on the calling thread and, in a kernel's main thread, pumps widget messages
-(:mod:`hermes_notebook.comm_pump`) so the live view's buttons work while the cell waits; it also serves text
+(:mod:`hermes_notebook.notebook.comm_pump`) so the live view's buttons work while the cell waits; it also serves text
 prompts (``input()``/``getpass``) where buttons cannot be shown. :class:`Reply` is what a finished turn gives.
 
 Button and prompt callbacks only complete thread-safe futures (``TurnHandle.answer``/``stop``): they may run on
@@ -26,15 +26,15 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import runtime
+from .. import runtime
+from ..errors import HermesError, HermesTimeoutError, HermesUsageError
+from ..render import transcript_bundle
+from ..turns import apply_changes
 from .comm_pump import CommPump
-from .errors import HermesError, HermesTimeoutError, HermesUsageError
-from .render import transcript_bundle
-from .turns import apply_changes
 
 if TYPE_CHECKING:
-    from .notebook import Hermes
-    from .widgets.turn import TurnView
+    from ..widgets.turn import TurnView
+    from .facade import Hermes
 
 __all__ = [
     "APPROVAL_ALIASES",
@@ -508,7 +508,7 @@ class _WidgetPresenter(_Presenter):
     def __init__(self, handle: TurnHandle) -> None:
         from IPython.display import display
 
-        from .widgets.turn import TurnView
+        from ..widgets.turn import TurnView
 
         self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop)
         self.view.busy = True  # shows the stop button while the turn runs

@@ -1,0 +1,9 @@
+"""The notebook surface: the blocking facade (``connect`` -> ``Hermes``), replies, the live turn view
+presenters, the comm pump that keeps buttons working while a cell blocks, and the ``%hermes`` magics.
+"""
+
+from __future__ import annotations
+
+from .facade import Hermes, Reply, TurnHandle, connect
+
+__all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
