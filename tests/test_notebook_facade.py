@@ -22,7 +22,7 @@ from hermes_notebook.settings import Settings
 @pytest.fixture(autouse=True)
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
-    monkeypatch.setattr("hermes_notebook.notebook.live._ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert list(sync.parameters) == list(async_.parameters)
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
-        "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images",
+        "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
     ]
 
 

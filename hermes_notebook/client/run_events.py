@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import HermesConnectionError, HermesNotFoundError
 from ..turns.events import Event
+from ..turns.model import APPROVAL_CHOICES
 from .streams import AsyncStream
 
 if TYPE_CHECKING:  # api.py imports this module; these names are only annotations here
@@ -48,7 +49,6 @@ __all__ = [
 logger = logging.getLogger("hermes_notebook.client.api")
 
 #: Answers accepted by ``POST /v1/runs/{id}/approval`` (§3 "Approvals on /v1/runs").
-APPROVAL_CHOICES = ("once", "session", "always", "deny")
 
 
 @dataclass(frozen=True, kw_only=True)
