@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.notebook import Reply, TurnHandle
 from hermes_notebook.notebook.magics import HermesMagics, _split_options, load_ipython_extension
+from tests.helpers import eventually
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, hermes: LocalHermes, **override: str) -> None:
@@ -175,9 +176,7 @@ def test_subcommands(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -
 def test_stop_subcommand_stops_a_background_turn(ip: InteractiveShell) -> None:
     """``%hermes stop`` interrupts the running ``-b`` turn within a second."""
     handle = run(ip, "%hermes -b --new SLOW 40")
-    deadline = time.monotonic() + 20
-    while "tick 1" not in handle.text and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: "tick 1" in handle.text, timeout=20, what="the turn's second tick")
     stopped_at = time.monotonic()
     run(ip, "%hermes stop")
     reply = handle.wait(timeout=10)
