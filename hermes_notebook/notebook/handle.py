@@ -265,10 +265,6 @@ class TurnHandle:
         except HermesError as exc:  # e.g. the run already ended: nothing to stop
             log.debug("interrupt: %s", exc)
 
-    def interrupt_pending(self) -> bool:
-        """True when an interrupt is armed and has not been sent yet (a cancelled wait sends it)."""
-        return self._interrupt is not None and not self._interrupted
-
     async def obtain(self, request: dict[str, Any]) -> str | None:
         """The answer to an interaction, or None to leave it to the server's timeout."""
         kind = request.get("kind")

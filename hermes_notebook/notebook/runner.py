@@ -25,9 +25,21 @@ if TYPE_CHECKING:
     from ..client.api import ApiClient, RunRef
     from ..client.dashboard import DashboardConnection, SessionRef, Turn
 
-__all__ = ["ApiDriver", "DashboardDriver", "TurnDriver", "TurnRunner", "answer_pending", "reply_for", "run_turn"]
+__all__ = [
+    "ABANDON_TIMEOUT",
+    "ApiDriver",
+    "DashboardDriver",
+    "TurnDriver",
+    "TurnRunner",
+    "answer_pending",
+    "reply_for",
+    "run_turn",
+]
 
 Respond = Callable[[dict[str, Any], str], Awaitable[None]]
+
+#: Seconds a cancelled turn may take to end on the server before its session is released anyway.
+ABANDON_TIMEOUT = 5.0
 
 
 class TurnDriver(Protocol):
@@ -51,6 +63,10 @@ class TurnDriver(Protocol):
 
     def settle(self, handle: TurnHandle) -> None:
         """After the turn: record which session it ended in."""
+        ...
+
+    async def ended(self) -> None:
+        """Return once the server has ended the turn (at once if none was started); used after a cancel."""
         ...
 
 
@@ -117,8 +133,7 @@ async def run_turn(handle: TurnHandle, driver: TurnDriver, book: SessionBook) ->
                 answer_pending(handle, changes, seen, driver.respond, tasks)
             message = driver.message()
         except asyncio.CancelledError:
-            if handle.interrupt_pending():
-                asyncio.ensure_future(handle.interrupt_now())
+            await _abandon(handle, driver)
             raise
         finally:
             stop_task.cancel()
@@ -126,6 +141,20 @@ async def run_turn(handle: TurnHandle, driver: TurnDriver, book: SessionBook) ->
                 task.cancel()
     driver.settle(handle)
     return reply_for(handle, message)
+
+
+async def _abandon(handle: TurnHandle, driver: TurnDriver) -> None:
+    """The wait was cancelled: interrupt the server's turn and keep the session's lock until it has ended.
+
+    Otherwise the next prompt to the session would be sent while the server still finishes this turn, and
+    that turn's end would be taken for the new one's. Bounded by :data:`ABANDON_TIMEOUT`.
+    """
+    async def interrupt_and_wait() -> None:
+        await handle.interrupt_now()
+        await driver.ended()
+
+    with contextlib.suppress(Exception, asyncio.TimeoutError):
+        await asyncio.wait_for(interrupt_and_wait(), ABANDON_TIMEOUT)
 
 
 class DashboardDriver:
@@ -173,6 +202,12 @@ class DashboardDriver:
         """Auto-compression may have rotated the stored id during the turn: follow it."""
         assert self._ref is not None
         handle.session_id = self._book.current = self._ref.stored_id
+
+    async def ended(self) -> None:
+        """Wait for the submitted turn's end (its ``message.complete``, an error or a drop)."""
+        if self._turn is not None:
+            with contextlib.suppress(HermesError):  # an error or a drop ends it too
+                await self._turn
 
 
 class ApiDriver:
@@ -237,6 +272,12 @@ class ApiDriver:
     def settle(self, handle: TurnHandle) -> None:
         """The run's session is the current one now."""
         self._book.current = self._session_id
+
+    async def ended(self) -> None:
+        """Wait until the run is no longer running (its status, polled)."""
+        if self._api is not None and self._run is not None:
+            with contextlib.suppress(HermesError):
+                await self._api.wait_run(self._run.id)
 
     async def _history(self, api: ApiClient) -> list[dict[str, str]]:
         # Runs do not load history by session id (docs/protocol/api-server.md §3), so continuity is carried over
