@@ -25,6 +25,7 @@ from ..errors import HermesError
 from ..turns import apply_changes
 from .interactions import Policy, normalize_answer, prompt_text
 from .results import Reply
+from .wait import wait_blocking
 
 __all__ = ["INTERRUPT_GRACE", "VIAS", "TurnHandle", "TurnOptions", "Via"]
 
@@ -226,8 +227,6 @@ class TurnHandle:
 
     def wait(self, timeout: float | None = None) -> Reply:
         """Block until the turn ends and return its :class:`Reply` (the view's buttons keep working)."""
-        from .wait import wait_blocking
-
         return wait_blocking(self, timeout=timeout)
 
     def __await__(self) -> Generator[Any, None, Reply]:

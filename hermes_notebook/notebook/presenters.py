@@ -13,11 +13,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import shell
-from .handle import TurnHandle
 from .results import Reply
 
 if TYPE_CHECKING:
     from ..widgets.turn import TurnView
+    from .handle import TurnHandle
 
 __all__ = ["Presenter", "TextPresenter", "WidgetPresenter", "presenter_for"]
 

@@ -12,14 +12,17 @@ import sys
 import threading
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 from .. import runtime
 from ..errors import HermesTimeoutError, HermesUsageError
 from . import shell
 from .comm_pump import CommPump, CommPumpWarning
-from .handle import TurnHandle
 from .presenters import Presenter, presenter_for
 from .results import Reply
+
+if TYPE_CHECKING:
+    from .handle import TurnHandle
 
 __all__ = ["PUMP_INTERVAL", "run_blocking", "wait_blocking"]
 
