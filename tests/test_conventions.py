@@ -142,6 +142,7 @@ LAYERS: dict[str, int] = {
     "render": 1,  # markdown and static transcripts (pure)
     "jobs.schedules": 1,  # pure rules the client validates with
     "jobs.validation": 1,
+    "jobs.display": 1,  # Job's HTML, which the client's Job shows through
     "client": 2,  # the transports and the one place their exceptions are translated
     "jobs": 3,  # scripting helpers and the jobs API on top of the client
     "widgets": 4,
@@ -192,9 +193,9 @@ def test_no_module_imports_a_higher_layer() -> None:
 
 
 def test_layer_check_sees_a_violation() -> None:
-    """The layer check flags client importing jobs helpers and spares jobs.validation (a self-test)."""
+    """The layer check flags client importing the jobs API and spares jobs.validation (a self-test)."""
     edges = [
-        ("hermes_notebook.client.jobs", "hermes_notebook.jobs.helpers", "c.py:1"),
+        ("hermes_notebook.client.jobs", "hermes_notebook.jobs.api", "c.py:1"),
         ("hermes_notebook.client.jobs", "hermes_notebook.jobs.validation", "c.py:2"),
         ("hermes_notebook.turns.folder", "hermes_notebook.client.api", "t.py:3"),
         ("hermes_notebook.notebook.facade", "hermes_notebook.widgets.chat", "n.py:4"),

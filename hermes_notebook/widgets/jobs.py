@@ -11,7 +11,7 @@ Hermes 0.19.0 accepts) before anything is sent; the answer carries the message a
 description and the next three run times. Server-side refusals come back inline too.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
-(:func:`jobs_helpers.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
+(:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
 stylesheet hides it, viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
@@ -43,10 +43,10 @@ from ..errors import (
     HermesConnectionError,
     HermesError,
     HermesUsageError,
-    HermesValidationError,
 )
 from ..jobs import schedules
-from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
+from ..jobs.api import JobsAPI
+from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from ._stream import STATIC
 
@@ -157,7 +157,7 @@ class Jobs(anywidget.AnyWidget):
         super().__init__(include_disabled=include_disabled, auto_refresh=auto_refresh, presets=_preset_dicts(),
                          timezone=_tz_label(), **kwargs)
         self._client, self._owns_client = self._make_client(source)
-        self._helpers = JobsHelpers(self._client)
+        self._helpers = JobsAPI(self._client)
         self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
         self._closed = False
         self._static_id = f"hn-jobs-static-{uuid.uuid4().hex}"
@@ -427,17 +427,14 @@ def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
     return fields
 
 
+#: The form's fields; an error whose ``param`` is one of them is shown next to it.
+FORM_FIELDS = ("name", "schedule", "prompt", "repeat", "skills", "deliver")
+
+
 def _field_of(exc: HermesError) -> str | None:
-    """Which form field an error belongs to, so the view can show it next to that field."""
-    if isinstance(exc, HermesValidationError) and getattr(exc, "param", None) == "schedule":
-        return "schedule"
-    text = str(exc).lower()
-    for field in ("name", "schedule", "prompt", "repeat", "skills", "deliver"):
-        if text.startswith(f"a job {field}") or text.startswith(f"{field} ") or f"a job needs a {field}" in text:
-            return field
-    if "prompt" in text and ("threat" in text or "blocked" in text):
-        return "prompt"
-    return None
+    """Which form field an error belongs to: its ``param`` (set where the value was checked or refused)."""
+    param = getattr(exc, "param", None)
+    return param if param in FORM_FIELDS else None
 
 
 def _plain(exc: HermesError) -> str:
