@@ -123,3 +123,28 @@ def test_message_role_literal_matches_the_typescript_field(ts_source: str) -> No
     """``Role`` allows exactly the strings of the TS ``Message.role`` union."""
     role = ts_interfaces(ts_source)["Message"]["role"]
     assert _literal_values(changes.Role) == {m.strip().strip('"') for m in role.split("|")}
+
+
+def test_one_image_limit_and_the_browser_stays_under_it() -> None:
+    """``MAX_IMAGE_BYTES`` is defined once in the package; the composer's limit never lets through what it refuses."""
+    import ast
+
+    root = TYPES_TS.parent.parent.parent
+    defined = [
+        f"{path.relative_to(root)}"
+        for path in (root / "hermes_notebook").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MAX_IMAGE_BYTES" for t in node.targets)
+    ]
+    assert defined == ["hermes_notebook/client/dashboard/attachments.py"]
+    from hermes_notebook.client.dashboard.attachments import MAX_IMAGE_BYTES
+    from hermes_notebook.widgets import chat
+
+    assert chat.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES
+    composer = (root / "js" / "src" / "chat" / "composer.ts").read_text(encoding="utf-8")
+    match = re.search(r"export const MAX_IMAGE_BYTES = ([\d\s*]+);", composer)
+    assert match is not None
+    browser_limit = 1
+    for factor in match.group(1).split("*"):
+        browser_limit *= int(factor)
+    assert 0 < browser_limit <= MAX_IMAGE_BYTES

@@ -28,7 +28,6 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any
@@ -49,6 +48,7 @@ from ..jobs.api import JobsAPI
 from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from ._stream import STATIC
+from .static_twin import StaticTwin
 
 __all__ = ["STATIC_CLASS", "Jobs"]
 
@@ -115,7 +115,7 @@ def _tz_label() -> str:
     return now.strftime("%Z") or now.strftime("%z")
 
 
-class Jobs(anywidget.AnyWidget):
+class Jobs(StaticTwin, anywidget.AnyWidget):
     """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
 
     ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a :class:`JobsClient`
@@ -125,6 +125,7 @@ class Jobs(anywidget.AnyWidget):
 
     _esm = STATIC / "jobs.js"
     _css = STATIC / "jobs.css"
+    live_text = "Hermes cron jobs (live widget; a static table follows)"
 
     #: Table rows (see :func:`job_row`), in the server's order.
     jobs = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -160,8 +161,7 @@ class Jobs(anywidget.AnyWidget):
         self._helpers = JobsAPI(self._client)
         self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
         self._closed = False
-        self._static_id = f"hn-jobs-static-{uuid.uuid4().hex}"
-        self._static_shown = False
+        self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
         self._actions: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
@@ -240,7 +240,8 @@ class Jobs(anywidget.AnyWidget):
         self.jobs = [job_row(job) for job in jobs]
         self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
         self.updated_at = time.time() * 1000
-        self._update_static()
+        if not self._closed:
+            self.update_static()
 
     def close(self) -> None:
         """Stop auto-refresh, close the client if this widget opened it, and close the widget."""
@@ -372,32 +373,6 @@ class Jobs(anywidget.AnyWidget):
             "text/html": f'<div class="{STATIC_CLASS}">{html_table}</div>',
             "text/plain": f"Hermes cron jobs\n{text}",
         }
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if isinstance(data, dict) and "text/plain" in data:
-            data["text/plain"] = "Hermes cron jobs (live widget; a static table follows)"
-        return bundle
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        display(data, metadata=metadata or None, raw=True)
-        display(self.static_bundle(), raw=True, display_id=self._static_id)
-        self._static_shown = True
-
-    def _update_static(self) -> None:
-        if not self._static_shown or self._closed:
-            return
-        try:
-            from IPython.display import update_display
-
-            update_display(self.static_bundle(), raw=True, display_id=self._static_id)
-        except Exception:  # no display machinery (plain script)
-            log.debug("could not update the static jobs table", exc_info=True)
 
 
 def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
