@@ -446,8 +446,9 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         "descriptions built on the same parse; split along describe/presets next",
     ),
     "hermes_notebook/widgets/chat.py": (
-        610,
-        "the Chat widget's browser-message handlers and session switching; the turn driving moves out next",
+        590,
+        "the Chat widget: browser actions, session switching and queued turns share its loop-only state; the "
+        "turn queue is the part to move out next (with the shared turn id, which needs submit(turn_id=))",
     ),
 }
 
