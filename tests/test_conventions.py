@@ -581,3 +581,126 @@ def test_every_test_has_a_docstring() -> None:
         if not (ast.get_docstring(node) or "").strip()
     ]
     assert not offenders, "\n".join(offenders)
+
+
+# --- (h) docs that resolve -----------------------------------------------------------------------------------
+
+DOCS = ROOT / "docs"
+PROTOCOL_DOC = re.compile(r"docs/protocol/[\w-]+\.md")
+SECTION_CITE = re.compile(r"§(\d+(?:\.\d+)?)")
+FILE_REFERENCE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:md|jsonl|ipynb))\b")
+TICKET = re.compile(r"\b(?:issue|ticket)\s*#?\d+|\(#\d+\)", re.IGNORECASE)
+
+
+def doc_sections(text: str) -> set[str]:
+    """Section numbers of a markdown file: ``## 3. Runs`` gives ``3``, ``### 4.2 Blocking`` gives ``4.2``."""
+    return {m.group(1) for m in re.finditer(r"^#{2,4}\s+(\d+(?:\.\d+)?)\.?\s", text, re.MULTILINE)}
+
+
+def unresolved_citations(label: str, source: str, docs: dict[str, set[str]]) -> list[str]:
+    """``label: §n`` for each section cited in ``source`` that none of the protocol docs it names has."""
+    named = set(PROTOCOL_DOC.findall(source))
+    cited = set(SECTION_CITE.findall(source))
+    if not cited:
+        return []
+    if not named:
+        return [f"{label}: cites {', '.join(sorted('§' + c for c in cited))} but names no docs/protocol/*.md"]
+    missing_docs = sorted(n for n in named if n not in docs)
+    if missing_docs:
+        return [f"{label}: names {d}, which does not exist" for d in missing_docs]
+    known = set().union(*(docs[n] for n in named))
+    return [f"{label}: §{c} is in none of {sorted(named)}" for c in sorted(cited) if c not in known]
+
+
+def _protocol_docs() -> dict[str, set[str]]:
+    return {
+        _rel(path): doc_sections(path.read_text(encoding="utf-8")) for path in sorted((DOCS / "protocol").glob("*.md"))
+    }
+
+
+def test_every_cited_protocol_section_exists() -> None:
+    """Each ``§n`` in the package resolves to a section of a docs/protocol/ file that the module names."""
+    docs = _protocol_docs()
+    assert {"docs/protocol/dashboard.md", "docs/protocol/api-server.md"} <= set(docs)
+    offenders = [
+        problem
+        for path in _package_files()
+        for problem in unresolved_citations(_rel(path), path.read_text(encoding="utf-8"), docs)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_citation_check_sees_a_violation() -> None:
+    """A module citing a section its named doc lacks, or naming no doc, is flagged (a self-test)."""
+    docs = {"docs/protocol/a.md": {"1", "4.2"}}
+    assert unresolved_citations("m.py", "see docs/protocol/a.md §4.2 and §1", docs) == []
+    assert unresolved_citations("m.py", "see docs/protocol/a.md §4.3", docs) == [
+        "m.py: §4.3 is in none of ['docs/protocol/a.md']"
+    ]
+    assert unresolved_citations("m.py", "(§2)", docs) == ["m.py: cites §2 but names no docs/protocol/*.md"]
+    assert doc_sections("## 3. Runs\n### 3.1 POST\n#### 8.12 Rows\ntext 9.1\n") == {"3", "3.1", "8.12"}
+
+
+def test_package_names_no_missing_files_and_no_tickets() -> None:
+    """Files the package's docstrings and comments mention exist in the repo; no ticket numbers ("issue 4")."""
+    offenders = []
+    for path in _package_files():
+        text = path.read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            for ref in FILE_REFERENCE.findall(line):
+                if not any((base / ref).exists() for base in (ROOT, PACKAGE, path.parent, ROOT / "notebooks")):
+                    offenders.append(f"{_rel(path)}:{number} names {ref}, which is not in the repo")
+            if TICKET.search(line):
+                offenders.append(f"{_rel(path)}:{number} cites a ticket: {line.strip()[:80]}")
+    assert not offenders, "\n".join(offenders)
+
+
+def architecture_rows(markdown: str) -> list[tuple[list[str], list[str]]]:
+    """``(modules, names)`` per row of the ``| module | job |`` table: backticked paths, backticked identifiers."""
+    rows = []
+    in_table = False
+    for line in markdown.splitlines():
+        if line.startswith("| module | job |"):
+            in_table = True
+            continue
+        if in_table and not line.startswith("|"):
+            break
+        if not in_table or line.startswith("|---"):
+            continue
+        module_cell, job_cell = line.strip("|").split("|", 1)
+        modules = re.findall(r"`([^`]+)`", module_cell)
+        names = [n.removesuffix("()") for n in re.findall(r"`([^`]+)`", job_cell)]
+        rows.append((modules, [n for n in names if n.isidentifier()]))
+    return rows
+
+
+def test_architecture_table_names_real_modules_and_names() -> None:
+    """Every module in docs/architecture.md's table exists, and every name in its job column is defined there."""
+    rows = architecture_rows((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    assert len(rows) >= 20
+    listed = set()
+    offenders = []
+    for modules, names in rows:
+        loaded = []
+        for module in modules:
+            target = PACKAGE / module
+            listed.add(module)
+            if not target.exists():
+                offenders.append(f"{module}: no such module")
+                continue
+            name = _module_name(target if target.is_file() else target / "__init__.py")
+            loaded.append(importlib.import_module(name))
+        classes = [v for m in loaded for v in vars(m).values() if isinstance(v, type) and v.__module__ == m.__name__]
+        for ident in names:  # a module-level name, or an attribute (method, traitlet) of a class defined there
+            if loaded and not any(hasattr(owner, ident) for owner in [*loaded, *classes]):
+                offenders.append(f"{', '.join(modules)}: defines no {ident}")
+    assert not offenders, "\n".join(offenders)
+    packages = {p.relative_to(PACKAGE).parts[0] for p in _package_files() if len(p.relative_to(PACKAGE).parts) > 1}
+    unlisted = sorted(pkg for pkg in packages if not any(m.split("/")[0] == pkg for m in listed))
+    assert unlisted == [], f"packages missing from docs/architecture.md: {unlisted}"
+
+
+def test_architecture_check_sees_a_violation() -> None:
+    """The table reader finds modules and identifiers and skips prose and non-identifiers (a self-test)."""
+    table = "| module | job |\n|---|---|\n| `a.py`, `b/` | `Thing`, `run()`, `HERMES_*`, `%hermes` |\n\nafter\n"
+    assert architecture_rows(table) == [(["a.py", "b/"], ["Thing", "run"])]

@@ -1,6 +1,6 @@
 """Start the real Hermes Agent servers locally, offline, against the scripted model.
 
-:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (config as in ``running-offline.md``), then runs
+:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (an offline config: the scripted model as the only provider), then runs
 ``hermes gateway run`` (the API Server) and ``hermes dashboard`` on free loopback ports, each in its own
 process group, and waits until both answer. Only the model is fake; everything else is the real Hermes.
 It is shared by the tests and the demo, so it installs nothing and touches nothing outside its home.
@@ -285,7 +285,7 @@ class LocalHermes:
         (self.home / ".update_check").write_text(json.dumps(update))
 
     def config(self) -> dict[str, Any]:
-        """The ``config.yaml`` contents (see running-offline.md), with the overrides merged in."""
+        """The ``config.yaml`` contents (offline: the scripted model is the only provider), with the overrides merged in."""
         base: dict[str, Any] = {
             "model": {
                 "default": MODEL_ID,

@@ -1,6 +1,6 @@
 """Async client for the Hermes API Server (health, models, runs and their events, chat, responses, sessions).
 
-Section numbers (§N) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0).
+Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0).
 
 Run events: the stream at ``GET /v1/runs/{id}/events`` has exactly one consumer and no resume (§3 "Late
 connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore reads it once, stops at the first

@@ -1,6 +1,6 @@
 """Async client for Hermes cron jobs on the API Server (``/api/jobs``) and the typed :class:`Job`.
 
-Section numbers (§7) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). The jobs routes
+Section numbers (§7) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0). The jobs routes
 differ from the rest of the API: errors are ``{"error": str}``, and any exception, including a bad schedule or
 a one-shot time in the past, comes back as HTTP 500; this client reports those as HermesValidationError.
 """

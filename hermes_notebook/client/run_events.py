@@ -1,6 +1,6 @@
 """Typed events of an API Server run and :class:`RunEventStream`, the one reader of a run's event stream.
 
-Section numbers (§N) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). Import these
+Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0). Import these
 names from :mod:`hermes_notebook.client.api`, which re-exports them; this module only keeps ``api.py`` small.
 
 Run events: the stream at ``GET /v1/runs/{id}/events`` has exactly one consumer and no resume (§3 "Late

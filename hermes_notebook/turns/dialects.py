@@ -26,7 +26,7 @@ Handler = Callable[["TurnFolder", Event], list[ChangeRecord]]
 COMPLETE_STATUSES = frozenset({"complete", "interrupted", "error"})  # message.complete.status, dashboard §4.1
 
 
-# Dashboard dialect (dashboard-protocol.md §4). thinking.delta (spinner text), reasoning.available (a copy of the
+# Dashboard dialect (docs/protocol/dashboard.md §4). thinking.delta (spinner text), reasoning.available (a copy of the
 # reply), message.interim (commentary; transform_output may show it), tool.generating and tool.output_risk have
 # no handler on purpose: they are ignored by default but still reach transform_output.
 
@@ -112,7 +112,7 @@ def _d_secret(f: TurnFolder, e: Event) -> list[ChangeRecord]:
 
 def _d_message_complete(f: TurnFolder, e: Event) -> list[ChangeRecord]:
     # message.complete {text, usage, status, reasoning?} (§4.1). Text and reasoning are only added when nothing
-    # was streamed (e.g. a failed call: FAIL in ws_prompts.jsonl has text and no deltas).
+    # was streamed (e.g. a failed call has text and no deltas, docs/protocol/dashboard.md §4.1).
     p = e.payload
     wire_status = p.get("status")
     status: MessageStatus = wire_status if wire_status in COMPLETE_STATUSES else "complete"
@@ -151,7 +151,7 @@ _DASHBOARD: dict[str, Handler] = {
 
 
 # --------------------------------------------------------------------------------------------------------------
-# API Server run dialect (api-server-protocol.md §3 "Where events come from"). reasoning.available is the reply
+# API Server run dialect (docs/protocol/api-server.md §3 "Where events come from"). reasoning.available is the reply
 # text again, not reasoning: ignored.
 
 

@@ -184,7 +184,7 @@ class TurnFolder:
             chunks.append(text)
             return [{"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}]
         # A new text part. The server prefixes the first text after a tool round with "\n\n"
-        # (run_agent.py:5158-5214; api-server-protocol.md §3 message.delta, dashboard-protocol.md §4.4 "Tool").
+        # (run_agent.py:5158-5214; docs/protocol/api-server.md §3 message.delta, docs/protocol/dashboard.md §4.4 "Tool").
         # It is a separator for terminals, not content: history rows store the text without it, so stripping
         # leading whitespace until real text arrives keeps live and history identical and avoids empty parts.
         text = text.lstrip()
@@ -326,7 +326,7 @@ class TurnFolder:
 
     def _on_approval_request(self, event: Event) -> list[ChangeRecord]:
         # approval.request has no request id on either server; approvals resolve FIFO
-        # (dashboard-protocol.md §4.2 and §8.6, api-server-protocol.md §3 "Approvals"), so number them.
+        # (docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so number them.
         p = event.payload
         self._approval_count += 1
         rid = f"approval-{self._approval_count}"
@@ -339,7 +339,7 @@ class TurnFolder:
         return self._attach(inter)
 
     def _on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]:
-        # clarify/sudo/secret.request carry their own request_id (dashboard-protocol.md §4.2).
+        # clarify/sudo/secret.request carry their own request_id (docs/protocol/dashboard.md §4.2).
         p = event.payload
         rid = p.get("request_id")
         rid = str(rid) if rid is not None else f"{kind}-{len(self._interactions) + 1}"
@@ -352,7 +352,7 @@ class TurnFolder:
         return self._attach(inter, "clarify" if kind == "clarify" else None)
 
     def _on_expire(self, event: Event) -> list[ChangeRecord]:
-        # sudo.expire / secret.expire {request_id} after 120 s / 300 s (dashboard-protocol.md §4.2).
+        # sudo.expire / secret.expire {request_id} after 120 s / 300 s (docs/protocol/dashboard.md §4.2).
         rid = event.payload.get("request_id")
         part = None if rid is None else self._pending_part(str(rid))
         return [] if part is None else self._resolve(part, "expired")

@@ -67,7 +67,7 @@ def _tool_calls(value: Any) -> list[Mapping[str, Any]]:
 
 
 def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None = None) -> list[HistoryTurn]:
-    """REST message rows -> turns of synthesized events, shaped like live ones (seed 000 "历史").
+    """REST message rows -> turns of synthesized events, shaped like live ones (docs/protocol/dashboard.md §6).
 
     Each user row starts a turn ``hermes-row:<user row id>``. Per assistant row: one ``reasoning.delta`` and one
     ``message.delta`` with the whole content, then ``tool.start`` + ``tool.complete`` per tool call (tool_id = the

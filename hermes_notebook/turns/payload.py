@@ -10,13 +10,13 @@ __all__ = ["choices_or_none", "number_or_none", "result_failed", "text_or_none",
 
 def result_failed(result: Any) -> bool:
     # Tool results report failure in-band: {"output": ..., "exit_code": -1, "error": "BLOCKED: ..."}; success
-    # carries "error": null (dashboard-protocol.md §4.1 tool.complete; ws_prompts.jsonl DANGER deny).
+    # carries "error": null (docs/protocol/dashboard.md §4.1 tool.complete: a denied command).
     return isinstance(result, Mapping) and bool(result.get("error"))
 
 
 def timed_out(result: Any) -> bool:
     # An unanswered approval is denied after approvals.timeout and the tool result says so
-    # ("BLOCKED: Command timed out without user response", ws_DANGER_timeout.jsonl); no event marks it.
+    # ("BLOCKED: Command timed out without user response", docs/protocol/dashboard.md §4.2); no event marks it.
     if isinstance(result, Mapping):
         result = result.get("error")
     return isinstance(result, str) and "timed out" in result

@@ -1,4 +1,4 @@
-"""``Chat``: one Hermes session as a live widget in a notebook cell (issue 4).
+"""``Chat``: one Hermes session as a live widget in a notebook cell.
 
 Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`).
 The browser view talks only to this object through comm messages (``send``, ``stop``, ``respond``, ...), so

@@ -1,4 +1,4 @@
-"""``Jobs``: manage Hermes cron jobs from a notebook cell by clicking (issue 6).
+"""``Jobs``: manage Hermes cron jobs from a notebook cell by clicking.
 
 Where things run: every request happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`)
 through a :class:`JobsClient`; the browser view only sends small custom messages (``refresh``,

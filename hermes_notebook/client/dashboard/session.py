@@ -1,6 +1,6 @@
 """The caller's handle on a Dashboard session, listener items, and per-session event routing.
 
-Events carry no turn id (dashboard-protocol.md §8.2), so :class:`_Session` routes each event of its session to
+Events carry no turn id (docs/protocol/dashboard.md §8.2), so :class:`_Session` routes each event of its session to
 the oldest open turn, or to a turn nobody submitted here (§7 "Synthetic turns"), and hands it to listeners.
 """
 

@@ -29,7 +29,7 @@ class Turn:
       :class:`~hermes_notebook.errors.HermesRunError` if the turn ended ``error`` and
       :class:`~hermes_notebook.errors.HermesGatewayClosedError` if the connection dropped first.
     - ``status``: ``submitting`` until the server answers, then ``queued`` (the session was busy; it runs as
-      its own turn later, dashboard-protocol.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the text
+      its own turn later, docs/protocol/dashboard.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the text
       joined the running turn), and finally the message status (``complete``, ``interrupted``, ``error``,
       ``cancelled``).
     """
