@@ -337,18 +337,18 @@ def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> N
     start_turn(chat, conn)
     conn.feed("message.delta", text="first ")
     eventually(lambda: "first" in json.dumps(chat.snapshot()), what="reply started")
-    time.sleep(0.1)
+    chat.flush()  # whatever index update the applied records call for has happened after this
     assert len(changes) == 1  # the user message; the reply starting (streaming) is no boundary for the index
     at_start = len(changes)
     for i in range(500):
         conn.feed("message.delta", text=f"{i} ")
     eventually(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
-    time.sleep(0.1)
+    chat.flush()
     assert len(changes) == at_start
     conn.feed("message.complete", status="complete")
     eventually(lambda: not chat.busy, what="turn end")
     eventually(lambda: len(changes) == at_start + 1, what="end boundary")
-    time.sleep(0.1)
+    chat.flush()
     assert len(changes) == at_start + 1
     assert chat.index[-1]["status"] == "complete"
 
