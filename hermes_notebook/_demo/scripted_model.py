@@ -25,8 +25,11 @@ prompt                    reply
                           the ``BLOCKED: ...`` reason, or ``Dangerous command ran:`` and the raw tool result
                           (JSON), in a fenced block
 ``CLARIFY [question]``    a ``clarify`` call ``{"question": <question or "Pick A or B?">, "choices": ["A",
-                          "B"]}``; after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the
-                          tool's error text if it failed)
+                          "B"]}`` (newer Hermes, whose tool schema takes ``questions[]``: one such question);
+                          after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the tool's error
+                          text if it failed; answers of several questions joined with ``; ``)
+``CLARIFY3``              newer Hermes only: three questions in one call (pick one of A/B, pick any of
+                          X/Y/Z, a free-text name)
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
@@ -35,7 +38,8 @@ prompt                    reply
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
 ========================  ==================================================================================
 
-A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
+A newer Hermes appends a ``[System note: ...]`` paragraph to the very first message of a fresh home; such
+trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
 ``[scripted model] tool '<name>' was not offered by Hermes.``. Session-title requests get the first words
 of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens.
 
@@ -81,6 +85,11 @@ THINK_TEXT = "I thought about it: the answer is 42."
 THINKRUN_REASONING = "Let me think about this. I will run the command."
 CLARIFY_DEFAULT_QUESTION = "Pick A or B?"
 CLARIFY_CHOICES = ("A", "B")
+CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
+    {"question": "Pick one", "choices": ["A", "B"]},
+    {"question": "Pick any", "choices": ["X", "Y", "Z"], "multi_select": True},
+    {"question": "Your name?"},
+)
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -160,6 +169,8 @@ def prompt_of(body: Mapping[str, Any]) -> str:
         if message.get("role") == "user":
             paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
             paragraphs = [p for p in paragraphs if p]
+            while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
+                paragraphs.pop()
             return paragraphs[-1] if paragraphs else ""
     return ""
 
@@ -171,6 +182,38 @@ def _offered_tools(body: Mapping[str, Any]) -> set[str]:
         if name:
             names.add(name)
     return names
+
+
+def _tool_properties(body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The JSON-schema ``properties`` Hermes offered for tool ``name`` (empty if not offered)."""
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == name:
+            props = (function.get("parameters") or {}).get("properties")
+            return props if isinstance(props, dict) else {}
+    return {}
+
+
+def _clarify_call(body: Mapping[str, Any], questions: list[dict[str, Any]]) -> ToolCall:
+    """A clarify call in the schema Hermes offered: ``questions[]`` (newer) or one ``question`` (0.19.0)."""
+    if "questions" in _tool_properties(body, "clarify"):
+        return ToolCall("clarify", {"questions": questions})
+    first = questions[0]
+    return ToolCall("clarify", {"question": first["question"], "choices": first.get("choices") or []})
+
+
+def _clarify_answer(data: Any) -> str:
+    """The user's answer(s) from a clarify tool result of either server."""
+    if isinstance(data, dict) and isinstance(data.get("responses"), list):
+        answers = []
+        for item in data["responses"]:
+            if isinstance(item, dict):
+                value = item.get("user_response")
+                answers.append(", ".join(map(str, value)) if isinstance(value, list) else str(value or ""))
+        return "; ".join(a for a in answers if a)
+    if isinstance(data, dict):
+        return str(data.get("user_response") or data.get("error") or "").strip()
+    return ""
 
 
 def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
@@ -217,11 +260,8 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
         if "BLOCKED" in raw or "denied" in raw.lower():
             return Reply(text=f"Dangerous command was blocked:\n```\n{raw}\n```")
         return Reply(text=f"Dangerous command ran:\n```\n{raw}\n```")
-    if keyword == "CLARIFY":
-        if isinstance(data, dict):
-            answer = str(data.get("user_response") or data.get("error") or "").strip()
-        else:
-            answer = raw
+    if keyword in ("CLARIFY", "CLARIFY3"):
+        answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
     return Reply(text=f"Tool result:\n```\n{raw}\n```")
 
@@ -262,8 +302,10 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "CLARIFY":
         question = rest or CLARIFY_DEFAULT_QUESTION
         return _tool_or_refusal(
-            offered, ToolCall("clarify", {"question": question, "choices": list(CLARIFY_CHOICES)})
+            offered, _clarify_call(body, [{"question": question, "choices": list(CLARIFY_CHOICES)}])
         )
+    if keyword == "CLARIFY3":
+        return _tool_or_refusal(offered, _clarify_call(body, list(CLARIFY3_QUESTIONS)))
     if keyword == "SLOW":
         ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
         return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)

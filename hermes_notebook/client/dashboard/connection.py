@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import inspect
 import json
 import logging
@@ -45,7 +46,8 @@ from ...turns import Message, TransformOutput, TurnFolder, fold_history
 from ...turns.events import Event
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
-from .rpc import PendingRequests, encode_request
+from .rpc import PendingRequests, encode_error, encode_request, encode_result
+from .server_requests import PROMPT_METHODS, ServerRequest, answer_result, prompt_event
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
 from .ws import close_detail, dial
@@ -72,6 +74,9 @@ _RESPOND_VALUE_KEYS = {
 
 ErrorKind = Literal["frame", "listener", "listen"]
 OnError = Callable[[str, BaseException], Any]
+#: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
+OnChange = Callable[[str], Any]
+_METHOD_NOT_FOUND = -32601
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -129,6 +134,11 @@ class DashboardConnection:
         self._reconnect_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        # Features of the server behind the current socket (detected, never read from a version string).
+        self._ready: Mapping[str, Any] = {}  # gateway.ready payload
+        self._server_request_methods: frozenset[str] | None = None  # client.capabilities reply, None = 0.19.0
+        self._open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
+        self._change_listeners: list[OnChange] = []
 
     # --- settings --------------------------------------------------------------------------------------
 
@@ -212,7 +222,54 @@ class DashboardConnection:
             self._generation += 1
             self._ever_connected = True
             self._by_live.clear()
+            self._ready = {}
+            self._server_request_methods = None
             self._reader = asyncio.ensure_future(self._read_loop(ws))
+            try:
+                await self._handshake()
+            except BaseException:
+                await ws.close()  # a socket we could not set up is not left half-open
+                raise
+
+    async def _handshake(self) -> None:
+        """Advertise that we answer server requests (newer Dashboards withdraw every prompt otherwise).
+
+        Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server answers
+        -32601, which is how it is told apart (dashboard-protocol-newer.md §1.2, §7).
+        """
+        try:
+            result = await self._call("client.capabilities", {"server_requests": True})
+        except HermesRPCError as exc:
+            if exc.code != _METHOD_NOT_FOUND:
+                logger.warning("client.capabilities failed; prompts may be withdrawn by the server: %s", exc)
+            return
+        methods = result.get("server_requests") if isinstance(result, Mapping) else None
+        self._server_request_methods = frozenset(
+            m for m in (methods if isinstance(methods, list) else PROMPT_METHODS) if isinstance(m, str)
+        )
+
+    @property
+    def server_requests(self) -> bool:
+        """True when the server behind this socket sends prompts as server requests (newer Dashboards)."""
+        return self._server_request_methods is not None
+
+    @property
+    def replay_epoch(self) -> str | None:
+        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
+        epoch = self._ready.get("replay_epoch")
+        return epoch if isinstance(epoch, str) else None
+
+    def on_change(self, callback: OnChange) -> Callable[[], None]:
+        """Call ``callback(kind)`` on a newer Dashboard's refetch broadcasts (``sessions``, ``cron``...).
+
+        Returns ``off()``. 0.19.0 never sends them; callers keep their own refresh paths too.
+        """
+        self._change_listeners = [*self._change_listeners, callback]
+
+        def off() -> None:
+            self._change_listeners = [c for c in self._change_listeners if c is not callback]
+
+        return off
 
     # --- the read loop (hot path) ----------------------------------------------------------------------
 
@@ -241,14 +298,22 @@ class DashboardConnection:
                 raise ValueError("extra data after the JSON value")
             if type(obj) is not dict:
                 raise HermesProtocolError(f"the Dashboard sent a JSON {type(obj).__name__}, not an object")
-            if obj.get("method") == "event":
+            method = obj.get("method")
+            if method == "event":
                 event = _from_frame(obj)
                 if event is None:
                     raise HermesProtocolError("the Dashboard sent an event without params.type")
                 sid = event.session_id
                 session = self._by_live.get(sid) if sid else None
                 if session is not None:
+                    if event.type == "request.cancel":
+                        self._open_requests.pop(str(event.payload.get("id")), None)
                     session.feed(event)
+                elif not sid:
+                    self._on_broadcast(event)
+                return
+            if method is not None and "id" in obj:
+                self._on_server_request(obj, method)
                 return
             if "result" in obj or "error" in obj:
                 if not self._pending.resolve(obj):
@@ -262,6 +327,38 @@ class DashboardConnection:
             if isinstance(exc, (ValueError, StopIteration)) and not isinstance(exc, HermesError):
                 exc = HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {raw[:120]!r}")
             self._report("frame", exc)
+
+    def _on_broadcast(self, event: Event) -> None:
+        """Session-less events: ``gateway.ready`` (features) and newer servers' ``*.changed`` refetch signals."""
+        kind = event.type
+        if kind == "gateway.ready":
+            self._ready = event.payload
+        elif kind.endswith(".changed") and self._change_listeners:
+            for callback in self._change_listeners:
+                try:
+                    callback(kind[: -len(".changed")])
+                except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
+                    self._report("listener", exc)
+
+    def _on_server_request(self, obj: Mapping[str, Any], method: object) -> None:
+        """A server -> client request: a prompt becomes an interaction of its session; anything else is refused."""
+        request_id = obj.get("id")
+        params = obj.get("params")
+        if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
+            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
+            event = prompt_event(request)
+            session = self._by_live.get(request.session_id)
+            if event is not None and session is not None:
+                self._open_requests[request_id] = request
+                session.feed(event)
+                return
+        # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
+        self._send_soon(encode_error(request_id, _METHOD_NOT_FOUND, f"method not handled by this client: {method}"))
+
+    def _send_soon(self, frame: str) -> None:
+        ws = self._ws
+        if ws is not None:
+            self._spawn(_send_quietly(ws, frame))
 
     # --- drops and reconnects --------------------------------------------------------------------------
 
@@ -319,8 +416,12 @@ class DashboardConnection:
                     for stored_id in list(self._listeners):
                         self._notify(stored_id, "reconnecting", delay, exc)
                     continue
-                delays = iter(self._reconnect)  # reset after success
-            await self._resubscribe()
+            ws = self._ws
+            failed = await self._resubscribe()
+            if not failed and ws is not None and self._ws is ws:
+                # Reset only once the sessions are back on a socket that is still open: a server that accepts
+                # and then drops (or fails every resume) keeps the waits growing.
+                delays = iter(self._reconnect)
 
     async def _pause(self, delay: float) -> None:
         """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
@@ -369,6 +470,11 @@ class DashboardConnection:
         on_sent = None
         if value_key is not None and "request_id" in params:
             request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
+            if request_id in self._open_requests:
+                # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
+                # the answer goes back as the request's result frame.
+                await self._answer_server_request(request_id, value)
+                return {"ok": True}
             on_sent = lambda: self._mark_answered(request_id, value)  # noqa: E731
         return await self._call(method, params, on_sent)
 
@@ -381,9 +487,18 @@ class DashboardConnection:
         request_id, future = self._pending.add(method)
         try:
             await ws.send(encode_request(request_id, method, params))
-        except ConnectionClosed:
+        except BaseException as exc:
             self._pending.discard(request_id)
-            raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+            # The read loop may already have failed this future on the same drop: retrieve it, or asyncio logs
+            # "Future exception was never retrieved" for a future nobody will ever await.
+            if future.done():
+                if not future.cancelled():
+                    future.exception()
+            else:
+                future.cancel()
+            if isinstance(exc, ConnectionClosed):
+                raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+            raise
         if on_sent is not None:
             on_sent()
         try:
@@ -540,9 +655,14 @@ class DashboardConnection:
                         "ext": extension(mime),
                     },
                 )
+            params: dict[str, Any] = {"session_id": ref.live_id, "text": text}
+            if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
+                # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
+                # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
+                params["queued"] = True
             turn = self._open_turn(session, text)
             try:
-                result = await self._call("prompt.submit", {"session_id": ref.live_id, "text": text})
+                result = await self._call("prompt.submit", params)
             except HermesRPCError as exc:
                 self._drop_turn(session, turn)
                 if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
@@ -577,7 +697,7 @@ class DashboardConnection:
             if earlier:
                 session.turns.remove(turn)
                 turn._follow(earlier[-1])
-        elif status == "steered":
+        elif status in ("steered", "redirected"):
             # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
             session.turns.remove(turn)
             if session.turns:
@@ -611,6 +731,11 @@ class DashboardConnection:
         if found is None:
             raise HermesUsageError(f"no pending interaction {request_id!r} in session {ref.stored_id}")
         folder, inter, turn = found
+        if request_id in self._open_requests:
+            if inter.kind == "approval" and inter.choices and response not in inter.choices:
+                raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
+            await self._answer_server_request(request_id, response)
+            return
 
         def answered() -> None:
             # Recorded as soon as the answer is on the wire: the tool can complete (and its event arrive) before
@@ -635,6 +760,25 @@ class DashboardConnection:
             if method is None:
                 raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
             await self._call(method, {"request_id": request_id, _RESPOND_VALUE_KEYS[method]: response}, answered)
+
+    async def _answer_server_request(self, request_id: str, response: str) -> None:
+        """Send the result frame for an open server request and record the answer (no reply comes back)."""
+        request = self._open_requests.get(request_id)
+        if request is None:
+            raise HermesUsageError(f"no pending interaction {request_id!r}")
+        frame = encode_result(request_id, answer_result(request, response))
+        await self._ensure_connected()
+        ws = self._ws
+        if ws is None:
+            raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection is closed")
+        try:
+            await ws.send(frame)
+        except ConnectionClosed:
+            raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection closed") from None
+        finally:
+            del frame  # it may hold a sudo password or secret value
+        self._open_requests.pop(request_id, None)
+        self._mark_answered(request_id, response)
 
     def _mark_answered(self, request_id: str, value: str) -> None:
         for session in self._sessions.values():
@@ -766,6 +910,11 @@ class DashboardConnection:
 
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _from_frame = Event.from_dashboard_frame
+
+
+async def _send_quietly(ws: ClientConnection, frame: str) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        await ws.send(frame)
 
 
 async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:
