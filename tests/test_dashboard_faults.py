@@ -285,7 +285,7 @@ async def test_images_are_attached_before_the_prompt(fake: FakeDashboard, conn: 
     path = tmp_path / "pic.jpg"
     path.write_bytes(b"\xff\xd8\xff\xe0jpeg")
     await (await conn.submit(ref, "look", images=[("image/png", b"\x89PNGdata"), path]))
-    methods = [f["method"] for f in fake.requests() if f["method"] != "session.create"]
+    methods = [f["method"] for f in fake.requests() if f["method"] not in ("session.create", "client.capabilities")]
     assert methods == ["image.attach_bytes", "image.attach_bytes", "prompt.submit"]
     first, second = fake.requests("image.attach_bytes")
     assert first["params"] == {"session_id": ref.live_id, "content_base64": "iVBOR2RhdGE=", "ext": "png"}
