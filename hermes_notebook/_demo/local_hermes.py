@@ -263,6 +263,11 @@ class LocalHermes:
     # ----- properties -------------------------------------------------------------------------------
 
     @property
+    def version(self) -> str:
+        """The installed Hermes version (from the venv's metadata), e.g. ``"0.19.0"`` or ``"0.22.2.post1"``."""
+        return _installed_version(self.hermes_bin)
+
+    @property
     def home(self) -> Path:
         """The ``HERMES_HOME`` directory (config, state, logs; our process logs are in ``logs/``)."""
         if self._home is None:
