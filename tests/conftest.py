@@ -39,26 +39,36 @@ _HERMES_FIXTURES = {"hermes", "hermes_factory", "scripted_model", "settings", "w
 DEFAULT_SERVER = "0.19.0"
 
 
-def _wanted_servers(both: bool) -> list[str]:
-    servers = list(HERMES_SERVERS) if both else [DEFAULT_SERVER]
+def _wanted_servers(declared: list[str] | None) -> list[str]:
+    """The servers a test runs on: those its module declares (default 0.19.0), narrowed by HN_HERMES_SERVERS.
+
+    A module that declares nothing follows the narrowing (HN_HERMES_SERVERS=newer runs it on newer); one that
+    declares servers runs only on those.
+    """
+    servers = list(declared) if declared else [DEFAULT_SERVER]
     narrowed = os.environ.get("HN_HERMES_SERVERS")
     if narrowed:
         chosen = [s.strip() for s in narrowed.split(",") if s.strip()]
         unknown = sorted(set(chosen) - set(HERMES_SERVERS))
         if unknown:
             raise pytest.UsageError(f"HN_HERMES_SERVERS names unknown servers {unknown}; use {sorted(HERMES_SERVERS)}")
-        servers = [s for s in servers if s in chosen] or ([chosen[0]] if not both else [])
+        servers = [s for s in servers if s in chosen] or ([] if declared else [chosen[0]])
     return servers
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "both_servers: run the module's real-server tests on 0.19.0 and newer Hermes")
+    config.addinivalue_line("markers", "servers(*names): run the real-server tests on these Hermes servers only")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "hermes_server" in metafunc.fixturenames:
-        both = metafunc.definition.get_closest_marker("both_servers") is not None
-        servers = _wanted_servers(both)
+        declared: list[str] | None = None
+        if metafunc.definition.get_closest_marker("both_servers") is not None:
+            declared = list(HERMES_SERVERS)
+        if (marker := metafunc.definition.get_closest_marker("servers")) is not None:
+            declared = [str(a) for a in marker.args]
+        servers = _wanted_servers(declared)
         if not servers:
             metafunc.parametrize("hermes_server", [pytest.param(None, marks=pytest.mark.skip("server not chosen"))],
                                  indirect=True, scope="session", ids=["skipped"])

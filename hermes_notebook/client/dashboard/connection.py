@@ -77,6 +77,8 @@ OnError = Callable[[str, BaseException], Any]
 #: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
 OnChange = Callable[[str], Any]
 _METHOD_NOT_FOUND = -32601
+#: Seconds open turns are kept across a drop (newer Dashboards) before they fail like on 0.19.0.
+LOSSLESS_RECONNECT_WINDOW = 60.0
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -139,6 +141,8 @@ class DashboardConnection:
         self._server_request_methods: frozenset[str] | None = None  # client.capabilities reply, None = 0.19.0
         self._open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
         self._change_listeners: list[OnChange] = []
+        self._dropped_at = 0.0
+        self._drop_text = ""
 
     # --- settings --------------------------------------------------------------------------------------
 
@@ -308,7 +312,11 @@ class DashboardConnection:
                 if session is not None:
                     if event.type == "request.cancel":
                         self._open_requests.pop(str(event.payload.get("id")), None)
-                    session.feed(event)
+                    seq = obj["params"].get("seq")
+                    if type(seq) is int:  # newer Dashboards number every session event (per live id)
+                        session.feed_seq(seq, event)
+                    else:
+                        session.feed(event)
                 elif not sid:
                     self._on_broadcast(event)
                 return
@@ -372,12 +380,21 @@ class DashboardConnection:
             lambda method: HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
         )
         text = f"The Dashboard connection closed before the turn finished{detail}."
+        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
+        # are caught up after the reconnect (session.events.since) instead of failing.
+        lossless = self._reconnect is not None and self.replay_epoch is not None and not self._closed
         for session in self._sessions.values():
-            session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
+            session.buffer = None
+            if lossless and (session.turns or session.unsolicited is not None):
+                session.suspended = True
+            else:
+                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
         self._by_live.clear()
         if self._closed:
             return
-        will_retry = self._reconnect is not None and bool(self._listeners)
+        self._dropped_at = asyncio.get_running_loop().time()
+        self._drop_text = text
+        will_retry = self._reconnect is not None and (bool(self._listeners) or self._has_suspended())
         retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
         error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
         for stored_id in list(self._listeners):
@@ -390,12 +407,36 @@ class DashboardConnection:
         if self._reconnect_task is None or self._reconnect_task.done():
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 
+    def _has_suspended(self) -> bool:
+        return any(s.suspended for s in self._sessions.values())
+
+    def _maintained(self) -> list[str]:
+        """Stored ids to bring back after a drop: listened sessions and sessions with turns kept open."""
+        ids = list(self._listeners)
+        ids.extend(k for k, s in self._sessions.items() if s.suspended and k not in self._listeners)
+        return ids
+
     def _wants_maintenance(self) -> bool:
-        if self._closed or self._reconnect is None or not self._listeners:
+        if self._closed or self._reconnect is None:
+            return False
+        wanted = self._maintained()
+        if not wanted:
             return False
         return self._ws is None or any(
-            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation for sid in self._listeners
+            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation or s.suspended
+            for sid in wanted
         )
+
+    def _give_up_suspended(self) -> None:
+        """Open turns kept across a drop fail once the server has been away longer than the catch-up window."""
+        if self._ws is not None or not self._has_suspended():
+            return
+        if asyncio.get_running_loop().time() - self._dropped_at < LOSSLESS_RECONNECT_WINDOW:
+            return
+        text = self._drop_text
+        for session in self._sessions.values():
+            if session.suspended:
+                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
 
     async def _reconnect_loop(self) -> None:
         """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
@@ -415,6 +456,7 @@ class DashboardConnection:
                     logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
                     for stored_id in list(self._listeners):
                         self._notify(stored_id, "reconnecting", delay, exc)
+                    self._give_up_suspended()
                     continue
             ws = self._ws
             failed = await self._resubscribe()
@@ -439,9 +481,9 @@ class DashboardConnection:
     async def _resubscribe(self) -> list[str]:
         """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
         failed: list[str] = []
-        for stored_id in list(self._listeners):
+        for stored_id in self._maintained():
             session = self._sessions.get(stored_id)
-            if session is not None and session.ref._generation == self._generation:
+            if session is not None and session.ref._generation == self._generation and not session.suspended:
                 continue
             try:
                 await self.resume(stored_id)
@@ -543,16 +585,86 @@ class DashboardConnection:
             ref.title = str(result["info"]["title"])
         if self._by_live.get(old_live) is session and old_live != ref.live_id:
             self._by_live.pop(old_live, None)
+        epoch = self.replay_epoch
+        catch_up = (
+            session is not None and epoch is not None and session.epoch == epoch and old_live == ref.live_id
+            and session.last_seq > 0
+        )
+        if session is not None and catch_up:
+            session.buffer = []  # live events from now on wait until the gap is filled
         session = self._bind(ref)
+        await self._catch_up(session, result, catch_up, epoch)
         inflight = result.get("inflight")
         if result.get("running") and session.unsolicited is None and not session.turns:
             self._seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
         return ref
 
+    async def _catch_up(self, session: _Session, resumed: Mapping[str, Any], catch_up: bool, epoch: str | None) -> None:
+        """After a (re)resume on a newer server: fill the event gap, restore open prompts, or end kept turns.
+
+        Same epoch and live id: ``session.events.since`` replays what was emitted while we were away, so an open
+        turn continues; a new epoch (the Dashboard restarted: its turns died with it) or a truncated ring ends the
+        turns kept open with a clear message. ``open_requests`` brings back prompts pending across the drop.
+        """
+        source: Mapping[str, Any] = resumed
+        ended: str | None = None
+        if catch_up:
+            since: Any = None
+            try:
+                since = await self._call(
+                    "session.events.since", {"session_id": session.ref.live_id, "last_seen": session.last_seq}
+                )
+            except HermesError as exc:
+                ended = f"The Dashboard connection dropped and the missed events could not be fetched ({exc})."
+            buffered, session.buffer = session.buffer or [], None
+            if isinstance(since, Mapping) and since.get("truncated"):
+                ended = ("The Dashboard connection dropped for so long that part of this turn was lost; "
+                         "the session's history has the full reply.")
+            if ended is None and isinstance(since, Mapping):
+                source = since
+                for params in since.get("events") or []:
+                    event = _from_frame({"method": "event", "params": params}) if isinstance(params, dict) else None
+                    seq = params.get("seq") if isinstance(params, dict) else None
+                    if event is not None and type(seq) is int:
+                        session.feed_seq(seq, event)
+                for seq, event in buffered:
+                    session.feed_seq(seq, event)
+        else:
+            session.buffer = None
+            if session.suspended:
+                ended = ("The Dashboard restarted while this turn was running, so the turn stopped there; "
+                         "the session's history keeps what was said. Send the prompt again to continue.")
+            if session.epoch != epoch:
+                session.last_seq = 0
+        if ended is not None:
+            text = ended
+            session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
+            session.last_seq = 0
+        session.suspended = False
+        session.epoch = epoch
+        self._restore_requests(session, source.get("open_requests"))
+
+    def _restore_requests(self, session: _Session, entries: object) -> None:
+        """Prompts still open on the server (``open_requests``): answerable again by their original id."""
+        if not isinstance(entries, list):
+            return
+        for entry in entries:
+            if not isinstance(entry, Mapping):
+                continue
+            request_id, method, params = entry.get("id"), entry.get("method"), entry.get("params")
+            if not (isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS):
+                continue
+            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
+            self._open_requests[request_id] = request
+            event = prompt_event(request)
+            if event is not None:
+                session.feed(event)  # the turn model ignores an id it already shows
+
     def _bind(self, ref: SessionRef) -> _Session:
         session = self._sessions.get(ref.stored_id)
         if session is None or session.ref is not ref:
             session = self._sessions[ref.stored_id] = _Session(self, ref)
+            session.epoch = self.replay_epoch
         ref._generation = self._generation
         session.listeners = self._listeners.get(ref.stored_id)
         self._by_live[ref.live_id] = session
