@@ -313,7 +313,7 @@ class ApiClient(ApiServerClient):
             try:
                 self._features = (await self.capabilities()).features
             except HermesConnectionError:
-                raise
+                return None  # unreachable now: asked again next time; the request itself will say what failed
             except HermesError:  # an old server without the endpoint: no optional features
                 self._features = {}
         return self._features.get(name)
