@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 FACADE = "get_ipython().magics_manager.registry['HermesMagics'].facade"
 
-pytestmark = pytest.mark.usefixtures("hermes")
+pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.both_servers]  # both Hermes servers
 
 
 def _record(name: str, value: float) -> None:
