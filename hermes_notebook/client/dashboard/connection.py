@@ -12,6 +12,12 @@ hermes-agent 0.19.0 actually does (shared/hermes/dashboard-protocol.md, cited as
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
+Newer Dashboards (dashboard-protocol-newer.md) are told apart by feature detection, never by version: every
+socket sends ``client.capabilities {"server_requests": true}`` (0.19.0 answers -32601). Their prompts then arrive
+as server requests (``server_requests.py``) answered with result frames; their events carry a per-session ``seq``
+(``gateway.ready.replay_epoch`` scopes it), so after a drop open turns are kept and caught up with
+``session.events.since``, and ``open_requests`` restores prompts that were pending across it.
+
 Everything on the per-frame path is O(1), creates no task and formats no log line.
 """
 
@@ -355,10 +361,14 @@ class DashboardConnection:
         if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
             request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
             event = prompt_event(request)
-            session = self._by_live.get(request.session_id)
-            if event is not None and session is not None:
+            if event is not None:
                 self._open_requests[request_id] = request
-                session.feed(event)
+                session = self._by_live.get(request.session_id)
+                if session is not None:
+                    session.feed(event)
+                # else: the server only asks clients attached to the session, so a resume of it is under way
+                # (its reply was read, its binding not yet made): _bind shows the prompt. Never refused: an
+                # error answer would withdraw it for every client.
                 return
         # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
         self._send_soon(encode_error(request_id, _METHOD_NOT_FOUND, f"method not handled by this client: {method}"))
@@ -668,6 +678,10 @@ class DashboardConnection:
         ref._generation = self._generation
         session.listeners = self._listeners.get(ref.stored_id)
         self._by_live[ref.live_id] = session
+        for request in [r for r in self._open_requests.values() if r.session_id == ref.live_id]:
+            event = prompt_event(request)
+            if event is not None:
+                session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
         return session
 
     def _set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
