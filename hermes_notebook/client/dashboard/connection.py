@@ -316,8 +316,11 @@ class DashboardConnection:
                 sid = event.session_id
                 session = self._by_live.get(sid) if sid else None
                 if session is not None:
-                    if event.type == "request.cancel":
+                    etype = event.type
+                    if etype == "request.cancel":
                         self._open_requests.pop(str(event.payload.get("id")), None)
+                    elif etype == "message.complete" and self._open_requests:
+                        self._forget_requests(sid)  # settled elsewhere (another client) without a cancel
                     seq = obj["params"].get("seq")
                     if type(seq) is int:  # newer Dashboards number every session event (per live id)
                         session.feed_seq(seq, event)
@@ -372,6 +375,10 @@ class DashboardConnection:
                 return
         # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
         self._send_soon(encode_error(request_id, _METHOD_NOT_FOUND, f"method not handled by this client: {method}"))
+
+    def _forget_requests(self, live_id: str) -> None:
+        for request_id in [k for k, r in self._open_requests.items() if r.session_id == live_id]:
+            del self._open_requests[request_id]
 
     def _send_soon(self, frame: str) -> None:
         ws = self._ws
