@@ -21,14 +21,13 @@ them). When such a test fails, the tail of the Hermes logs is attached to its re
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-import os
 
 from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
 from hermes_notebook._demo.scripted_model import ScriptedModel

@@ -38,6 +38,7 @@ async def test_runs_get_a_key_of_their_own_where_offered(api: ApiClient) -> None
 
 
 async def test_a_bad_idempotency_key_is_refused_before_sending(api: ApiClient) -> None:
+    """A key the server would refuse (spaces) raises HermesUsageError before any request."""
     with pytest.raises(HermesUsageError, match="idempotency_key"):
         await api.start_run("x", idempotency_key="has space")
 
@@ -59,6 +60,7 @@ async def test_a_broken_run_stream_resumes_from_the_last_event_id(api: ApiClient
 
 
 async def test_steer_reaches_a_running_run(api: ApiClient) -> None:
+    """steer_run() on a running run is accepted and the run still completes."""
     run = await api.start_run("SLOW 12")
     assert await api.steer_run(run.id, "please also say hi")
     assert (await api.wait_run(run.id, timeout=60)).status == "completed"

@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from hermes_notebook.client.dashboard.server_requests import ServerRequest, answer_result, clean_choice, prompt_event
+from hermes_notebook.client.dashboard.server_requests import (
+    ServerRequest,
+    answer_result,
+    clean_choice,
+    prompt_event,
+)
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.events import Event
@@ -36,6 +41,8 @@ def _frames(name: str) -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_transcript_replays_to_one_interaction_and_the_captured_answer(name: str) -> None:
+    """Each capture folds to one interaction; our answer equals the captured result frame; the end state and
+    cancel reason match what the server did."""
     response, final_status, reason = CASES[name]
     folder = TurnFolder("t1")
     requests: dict[str, ServerRequest] = {}
@@ -69,6 +76,7 @@ def test_transcript_replays_to_one_interaction_and_the_captured_answer(name: str
 
 
 def test_clarify_card_lists_every_question_with_clean_choices() -> None:
+    """A three-question clarify becomes one interaction listing every question, " (Recommended)" stripped."""
     frame = next(f for d, f in _frames("newer_clarify_answer") if f.get("method") == "clarify")
     event = prompt_event(ServerRequest(frame["id"], "clarify", frame["params"]))
     assert event is not None
@@ -85,6 +93,7 @@ def test_clarify_card_lists_every_question_with_clean_choices() -> None:
 
 
 def test_clarify_answers_plain_text_and_refuses_unknown_questions() -> None:
+    """A plain answer goes to the first question (others skipped); unknown qids raise HermesUsageError."""
     frame = next(f for d, f in _frames("newer_clarify_answer") if f.get("method") == "clarify")
     request = ServerRequest(frame["id"], "clarify", frame["params"])
     assert answer_result(request, "A (Recommended)") == {"answers": {"q0": "A", "q1": None, "q2": None}}
@@ -94,6 +103,7 @@ def test_clarify_answers_plain_text_and_refuses_unknown_questions() -> None:
 
 
 def test_unhandled_request_methods_have_no_prompt_event() -> None:
+    """Request methods other than the four prompts map to nothing and cannot be answered."""
     assert prompt_event(ServerRequest("srq-1", "theme.pick", {"session_id": "s"})) is None
     with pytest.raises(HermesUsageError):
         answer_result(ServerRequest("srq-1", "theme.pick", {}), "x")

@@ -12,12 +12,12 @@ synthesized from the status (``synthesized=True``), whose ``output`` is the comp
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
-import asyncio
 from contextlib import aclosing
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal

@@ -320,7 +320,7 @@ class DashboardConnection:
                     if etype == "request.cancel":
                         self._open_requests.pop(str(event.payload.get("id")), None)
                     elif etype == "message.complete" and self._open_requests:
-                        self._forget_requests(sid)  # settled elsewhere (another client) without a cancel
+                        self._forget_requests(session.ref.live_id)  # settled elsewhere (another client) without a cancel
                     seq = obj["params"].get("seq")
                     if type(seq) is int:  # newer Dashboards number every session event (per live id)
                         session.feed_seq(seq, event)
