@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from .events import Event
+from .withdrawn import on_request_cancel, on_run_interrupted
 
 __all__ = [
     "DEFAULT_APPROVAL_CHOICES",
@@ -81,15 +82,12 @@ class Interaction:
     description: str | None = None
     choices: list[str] = field(default_factory=list)
     response: str | None = None
-    # Newer servers only (additive: absent from the dict when unset). A clarify with several questions (or a
-    # multi-select one): [{qid, question, choices, multi_select}], answered with a JSON object keyed by qid.
-    questions: list[dict[str, Any]] | None = None
-    # Why the server withdrew it (request.cancel: timeout, interrupted, resolved, shutdown, session_closed).
-    reason: str | None = None
+    questions: list[dict[str, Any]] | None = None  # newer servers' multi-question clarify (absent when None)
+    reason: str | None = None  # why a newer server withdrew it (request.cancel), absent when None
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's Interaction dict (fresh objects; safe to send or mutate)."""
-        out: dict[str, Any] = {
+        return {
             "kind": self.kind,
             "request_id": self.request_id,
             "status": self.status,
@@ -98,19 +96,14 @@ class Interaction:
             "description": self.description,
             "choices": list(self.choices),
             "response": self.response,
+            **({} if self.questions is None else {"questions": [dict(q) for q in self.questions]}), **({} if self.reason is None else {"reason": self.reason}),
         }
-        if self.questions is not None:
-            out["questions"] = [dict(q, choices=list(q.get("choices") or [])) for q in self.questions]
-        if self.reason is not None:
-            out["reason"] = self.reason
-        return out
 
     def copy(self) -> Interaction:
         """An independent copy (snapshots must not change when the folder moves on)."""
         return Interaction(
             self.kind, self.request_id, self.status, self.command, self.question, self.description,
-            list(self.choices), self.response,
-            None if self.questions is None else [dict(q) for q in self.questions], self.reason,
+            list(self.choices), self.response, self.questions, self.reason,
         )
 
 
@@ -513,13 +506,9 @@ class TurnFolder:
         # (dashboard-protocol.md §4.2 and §8.6, api-server-protocol.md §3 "Approvals"), so number them.
         p = event.payload
         self._approval_count += 1
-        rid = f"approval-{self._approval_count}"
-        given = p.get("request_id") if event.dialect == "dashboard" else None
-        if isinstance(given, str) and given:
-            # A newer Dashboard's server request carries its own id (client/dashboard/server_requests.py).
-            if given in self._interactions:
-                return []
-            rid = given
+        rid = str(p["request_id"]) if event.dialect == "dashboard" and p.get("request_id") else f"approval-{self._approval_count}"
+        if rid in self._interactions:  # a newer server's srq- id, already shown
+            return []
         self._approval_fifo.append(rid)
         choices = _choices(p.get("choices"))
         inter = Interaction(
@@ -539,21 +528,9 @@ class TurnFolder:
             inter = Interaction(kind, rid, question=_str(p.get("prompt")), description=_str(p.get("env_var")))
         else:
             inter = Interaction(kind, rid, question=_str(p.get("question")), choices=_choices(p.get("choices")) or [])
-            questions = p.get("questions")
-            if kind == "clarify" and isinstance(questions, list) and questions:
+            if kind == "clarify" and isinstance(questions := p.get("questions"), list) and questions:
                 inter.questions = [dict(q) for q in questions if isinstance(q, Mapping)]
         return self._attach(inter, "clarify" if kind == "clarify" else None)
-
-    def _on_request_cancel(self, event: Event) -> list[dict[str, Any]]:
-        # request.cancel {id, method, reason} (newer Dashboards): the server stopped waiting for that prompt.
-        p = event.payload
-        rid = p.get("id")
-        part = None if rid is None else self._pending_part(str(rid))
-        if part is None or part.interaction is None:
-            return []
-        reason = p.get("reason")
-        part.interaction.reason = reason if isinstance(reason, str) else None
-        return self._resolve(part, "expired" if reason == "timeout" else "cancelled")
 
     def _on_expire(self, event: Event) -> list[dict[str, Any]]:
         # sudo.expire / secret.expire {request_id} after 120 s / 300 s (dashboard-protocol.md §4.2).
@@ -721,7 +698,7 @@ _DASHBOARD: dict[str, Callable[[TurnFolder, Event], list[dict[str, Any]]]] = {
     "secret.request": _d_secret,
     "sudo.expire": TurnFolder._on_expire,
     "secret.expire": TurnFolder._on_expire,
-    "request.cancel": TurnFolder._on_request_cancel,
+    "request.cancel": on_request_cancel,
     "message.complete": _d_message_complete,
     "error": _d_error,
 }
@@ -802,12 +779,6 @@ def _r_run_cancelled(f: TurnFolder, e: Event) -> list[dict[str, Any]]:
     return f._end("cancelled", None, None)
 
 
-def _r_run_interrupted(f: TurnFolder, e: Event) -> list[dict[str, Any]]:
-    # Newer API Servers: the gateway restarted or shut down before the run settled.
-    error = e.payload.get("error")
-    return f._end("interrupted", None, error if isinstance(error, str) else None)
-
-
 _RUN: dict[str, Callable[[TurnFolder, Event], list[dict[str, Any]]]] = {
     "message.delta": _r_message_delta,
     "tool.started": _r_tool_started,
@@ -817,7 +788,7 @@ _RUN: dict[str, Callable[[TurnFolder, Event], list[dict[str, Any]]]] = {
     "run.completed": _r_run_completed,
     "run.failed": _r_run_failed,
     "run.cancelled": _r_run_cancelled,
-    "run.interrupted": _r_run_interrupted,
+    "run.interrupted": on_run_interrupted,
 }
 
 _HANDLERS: dict[str, dict[str, Callable[[TurnFolder, Event], list[dict[str, Any]]]]] = {

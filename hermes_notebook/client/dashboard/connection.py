@@ -12,11 +12,9 @@ hermes-agent 0.19.0 actually does (shared/hermes/dashboard-protocol.md, cited as
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
-Newer Dashboards (dashboard-protocol-newer.md) are told apart by feature detection, never by version: every
-socket sends ``client.capabilities {"server_requests": true}`` (0.19.0 answers -32601). Their prompts then arrive
-as server requests (``server_requests.py``) answered with result frames; their events carry a per-session ``seq``
-(``gateway.ready.replay_epoch`` scopes it), so after a drop open turns are kept and caught up with
-``session.events.since``, and ``open_requests`` restores prompts that were pending across it.
+Newer Dashboards are told apart by feature detection, never by version: each socket sends ``client.capabilities``
+(0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and drops are caught up from the
+server's replay ring (``replay.py``).
 
 Everything on the per-frame path is O(1), creates no task and formats no log line.
 """
@@ -25,14 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import inspect
 import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
-from urllib.parse import quote
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -41,50 +37,32 @@ from ...errors import (
     HermesClosedError,
     HermesError,
     HermesGatewayClosedError,
-    HermesNotFoundError,
     HermesProtocolError,
     HermesRPCError,
     HermesTimeoutError,
     HermesUsageError,
 )
 from ...settings import Secret, Settings
-from ...turns import Message, TransformOutput, TurnFolder, fold_history
+from ...turns import Message, TransformOutput, TurnFolder
 from ...turns.events import Event
+from . import prompts, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
-from .rpc import PendingRequests, encode_error, encode_request, encode_result
-from .server_requests import PROMPT_METHODS, ServerRequest, answer_result, prompt_event
+from .history import fetch_history
+from .rpc import PendingRequests, encode_request
+from .server_requests import ServerRequest, prompt_event
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
 from .ws import close_detail, dial
 
-__all__ = [
-    "MAX_IMAGE_BYTES",
-    "Backoff",
-    "DashboardConnection",
-    "ListenerItem",
-    "SessionRef",
-    "Turn",
-]
+__all__ = ["MAX_IMAGE_BYTES", "Backoff", "DashboardConnection", "ListenerItem", "SessionRef", "Turn"]
 
 logger = logging.getLogger(__name__)
-
-# Answers to blocking prompts and the parameter that carries the answer (§3.1, §4.2).
-_RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
-_RESPOND_VALUE_KEYS = {
-    "clarify.respond": "answer",
-    "sudo.respond": "password",
-    "secret.respond": "value",
-    "terminal.read.respond": "text",
-}
 
 ErrorKind = Literal["frame", "listener", "listen"]
 OnError = Callable[[str, BaseException], Any]
 #: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
 OnChange = Callable[[str], Any]
-_METHOD_NOT_FOUND = -32601
-#: Seconds open turns are kept across a drop (newer Dashboards) before they fail like on 0.19.0.
-LOSSLESS_RECONNECT_WINDOW = 60.0
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -236,27 +214,10 @@ class DashboardConnection:
             self._server_request_methods = None
             self._reader = asyncio.ensure_future(self._read_loop(ws))
             try:
-                await self._handshake()
+                await prompts.handshake(self)
             except BaseException:
                 await ws.close()  # a socket we could not set up is not left half-open
                 raise
-
-    async def _handshake(self) -> None:
-        """Advertise that we answer server requests (newer Dashboards withdraw every prompt otherwise).
-
-        Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server answers
-        -32601, which is how it is told apart (dashboard-protocol-newer.md §1.2, §7).
-        """
-        try:
-            result = await self._call("client.capabilities", {"server_requests": True})
-        except HermesRPCError as exc:
-            if exc.code != _METHOD_NOT_FOUND:
-                logger.warning("client.capabilities failed; prompts may be withdrawn by the server: %s", exc)
-            return
-        methods = result.get("server_requests") if isinstance(result, Mapping) else None
-        self._server_request_methods = frozenset(
-            m for m in (methods if isinstance(methods, list) else PROMPT_METHODS) if isinstance(m, str)
-        )
 
     @property
     def server_requests(self) -> bool:
@@ -320,17 +281,17 @@ class DashboardConnection:
                     if etype == "request.cancel":
                         self._open_requests.pop(str(event.payload.get("id")), None)
                     elif etype == "message.complete" and self._open_requests:
-                        self._forget_requests(session.ref.live_id)  # settled elsewhere (another client) without a cancel
+                        prompts.forget_requests(self, session.ref.live_id)  # settled elsewhere (another client) without a cancel
                     seq = obj["params"].get("seq")
                     if type(seq) is int:  # newer Dashboards number every session event (per live id)
                         session.feed_seq(seq, event)
                     else:
                         session.feed(event)
                 elif not sid:
-                    self._on_broadcast(event)
+                    prompts.on_broadcast(self, event)
                 return
             if method is not None and "id" in obj:
-                self._on_server_request(obj, method)
+                prompts.on_server_request(self, obj, method)
                 return
             if "result" in obj or "error" in obj:
                 if not self._pending.resolve(obj):
@@ -344,46 +305,6 @@ class DashboardConnection:
             if isinstance(exc, (ValueError, StopIteration)) and not isinstance(exc, HermesError):
                 exc = HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {raw[:120]!r}")
             self._report("frame", exc)
-
-    def _on_broadcast(self, event: Event) -> None:
-        """Session-less events: ``gateway.ready`` (features) and newer servers' ``*.changed`` refetch signals."""
-        kind = event.type
-        if kind == "gateway.ready":
-            self._ready = event.payload
-        elif kind.endswith(".changed") and self._change_listeners:
-            for callback in self._change_listeners:
-                try:
-                    callback(kind[: -len(".changed")])
-                except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
-                    self._report("listener", exc)
-
-    def _on_server_request(self, obj: Mapping[str, Any], method: object) -> None:
-        """A server -> client request: a prompt becomes an interaction of its session; anything else is refused."""
-        request_id = obj.get("id")
-        params = obj.get("params")
-        if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
-            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
-            event = prompt_event(request)
-            if event is not None:
-                self._open_requests[request_id] = request
-                session = self._by_live.get(request.session_id)
-                if session is not None:
-                    session.feed(event)
-                # else: the server only asks clients attached to the session, so a resume of it is under way
-                # (its reply was read, its binding not yet made): _bind shows the prompt. Never refused: an
-                # error answer would withdraw it for every client.
-                return
-        # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
-        self._send_soon(encode_error(request_id, _METHOD_NOT_FOUND, f"method not handled by this client: {method}"))
-
-    def _forget_requests(self, live_id: str) -> None:
-        for request_id in [k for k, r in self._open_requests.items() if r.session_id == live_id]:
-            del self._open_requests[request_id]
-
-    def _send_soon(self, frame: str) -> None:
-        ws = self._ws
-        if ws is not None:
-            self._spawn(_send_quietly(ws, frame))
 
     # --- drops and reconnects --------------------------------------------------------------------------
 
@@ -411,7 +332,7 @@ class DashboardConnection:
             return
         self._dropped_at = asyncio.get_running_loop().time()
         self._drop_text = text
-        will_retry = self._reconnect is not None and (bool(self._listeners) or self._has_suspended())
+        will_retry = self._reconnect is not None and (bool(self._listeners) or replay.has_suspended(self))
         retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
         error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
         for stored_id in list(self._listeners):
@@ -424,36 +345,16 @@ class DashboardConnection:
         if self._reconnect_task is None or self._reconnect_task.done():
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 
-    def _has_suspended(self) -> bool:
-        return any(s.suspended for s in self._sessions.values())
-
-    def _maintained(self) -> list[str]:
-        """Stored ids to bring back after a drop: listened sessions and sessions with turns kept open."""
-        ids = list(self._listeners)
-        ids.extend(k for k, s in self._sessions.items() if s.suspended and k not in self._listeners)
-        return ids
-
     def _wants_maintenance(self) -> bool:
         if self._closed or self._reconnect is None:
             return False
-        wanted = self._maintained()
+        wanted = replay.maintained(self)
         if not wanted:
             return False
         return self._ws is None or any(
             (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation or s.suspended
             for sid in wanted
         )
-
-    def _give_up_suspended(self) -> None:
-        """Open turns kept across a drop fail once the server has been away longer than the catch-up window."""
-        if self._ws is not None or not self._has_suspended():
-            return
-        if asyncio.get_running_loop().time() - self._dropped_at < LOSSLESS_RECONNECT_WINDOW:
-            return
-        text = self._drop_text
-        for session in self._sessions.values():
-            if session.suspended:
-                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
 
     async def _reconnect_loop(self) -> None:
         """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
@@ -473,7 +374,7 @@ class DashboardConnection:
                     logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
                     for stored_id in list(self._listeners):
                         self._notify(stored_id, "reconnecting", delay, exc)
-                    self._give_up_suspended()
+                    replay.give_up_suspended(self)
                     continue
             ws = self._ws
             failed = await self._resubscribe()
@@ -498,7 +399,7 @@ class DashboardConnection:
     async def _resubscribe(self) -> list[str]:
         """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
         failed: list[str] = []
-        for stored_id in self._maintained():
+        for stored_id in replay.maintained(self):
             session = self._sessions.get(stored_id)
             if session is not None and session.ref._generation == self._generation and not session.suspended:
                 continue
@@ -525,16 +426,16 @@ class DashboardConnection:
         """
         await self._ensure_connected()
         params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
-        value_key = _RESPOND_VALUE_KEYS.get(method)
+        value_key = prompts.RESPOND_VALUE_KEYS.get(method)
         on_sent = None
         if value_key is not None and "request_id" in params:
             request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
             if request_id in self._open_requests:
                 # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
                 # the answer goes back as the request's result frame.
-                await self._answer_server_request(request_id, value)
+                await prompts.answer_server_request(self, request_id, value)
                 return {"ok": True}
-            on_sent = lambda: self._mark_answered(request_id, value)  # noqa: E731
+            on_sent = lambda: prompts.mark_answered(self, request_id, value)  # noqa: E731
         return await self._call(method, params, on_sent)
 
     async def _call(
@@ -610,72 +511,11 @@ class DashboardConnection:
         if session is not None and catch_up:
             session.buffer = []  # live events from now on wait until the gap is filled
         session = self._bind(ref)
-        await self._catch_up(session, result, catch_up, epoch)
+        await replay.catch_up(self, session, result, catch_up, epoch)
         inflight = result.get("inflight")
         if result.get("running") and session.unsolicited is None and not session.turns:
-            self._seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
+            replay.seed_inflight(self, session, inflight if isinstance(inflight, Mapping) else {})
         return ref
-
-    async def _catch_up(self, session: _Session, resumed: Mapping[str, Any], catch_up: bool, epoch: str | None) -> None:
-        """After a (re)resume on a newer server: fill the event gap, restore open prompts, or end kept turns.
-
-        Same epoch and live id: ``session.events.since`` replays what was emitted while we were away, so an open
-        turn continues; a new epoch (the Dashboard restarted: its turns died with it) or a truncated ring ends the
-        turns kept open with a clear message. ``open_requests`` brings back prompts pending across the drop.
-        """
-        source: Mapping[str, Any] = resumed
-        ended: str | None = None
-        if catch_up:
-            since: Any = None
-            try:
-                since = await self._call(
-                    "session.events.since", {"session_id": session.ref.live_id, "last_seen": session.last_seq}
-                )
-            except HermesError as exc:
-                ended = f"The Dashboard connection dropped and the missed events could not be fetched ({exc})."
-            buffered, session.buffer = session.buffer or [], None
-            if isinstance(since, Mapping) and since.get("truncated"):
-                ended = ("The Dashboard connection dropped for so long that part of this turn was lost; "
-                         "the session's history has the full reply.")
-            if ended is None and isinstance(since, Mapping):
-                source = since
-                for params in since.get("events") or []:
-                    event = _from_frame({"method": "event", "params": params}) if isinstance(params, dict) else None
-                    seq = params.get("seq") if isinstance(params, dict) else None
-                    if event is not None and type(seq) is int:
-                        session.feed_seq(seq, event)
-                for seq, event in buffered:
-                    session.feed_seq(seq, event)
-        else:
-            session.buffer = None
-            if session.suspended:
-                ended = ("The Dashboard restarted while this turn was running, so the turn stopped there; "
-                         "the session's history keeps what was said. Send the prompt again to continue.")
-            if session.epoch != epoch:
-                session.last_seq = 0
-        if ended is not None:
-            text = ended
-            session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
-            session.last_seq = 0
-        session.suspended = False
-        session.epoch = epoch
-        self._restore_requests(session, source.get("open_requests"))
-
-    def _restore_requests(self, session: _Session, entries: object) -> None:
-        """Prompts still open on the server (``open_requests``): answerable again by their original id."""
-        if not isinstance(entries, list):
-            return
-        for entry in entries:
-            if not isinstance(entry, Mapping):
-                continue
-            request_id, method, params = entry.get("id"), entry.get("method"), entry.get("params")
-            if not (isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS):
-                continue
-            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
-            self._open_requests[request_id] = request
-            event = prompt_event(request)
-            if event is not None:
-                session.feed(event)  # the turn model ignores an id it already shows
 
     def _bind(self, ref: SessionRef) -> _Session:
         session = self._sessions.get(ref.stored_id)
@@ -700,36 +540,12 @@ class DashboardConnection:
         if session is not None:
             session.listeners = callbacks or None
 
-    def _seed_inflight(self, session: _Session, inflight: Mapping[str, Any]) -> None:
-        # A turn still running when we resumed (§5 "WS disconnect"): start its folder with the text so far.
-        folder = session.open_unsolicited()
-        folder.apply(Event("message.start", {}, session.ref.live_id))
-        text = inflight.get("assistant")
-        if isinstance(text, str) and text:
-            folder.apply(Event("message.delta", {"text": text}, session.ref.live_id))
-
     async def _live(self, ref: SessionRef) -> _Session:
         """The routing state of ``ref`` on the current socket, resuming it first if the socket is newer."""
         await self._ensure_connected()
         if ref._generation != self._generation or ref.live_id not in self._by_live:
             await self.resume(ref)
         return self._by_live[ref.live_id]
-
-    def _on_session_meta(self, session: _Session, event: Event) -> None:
-        payload = event.payload
-        if event.type == "session.title":
-            title = payload.get("title")
-            if isinstance(title, str):
-                session.ref.title = title
-            return
-        stored = payload.get("stored_session_id")
-        if isinstance(stored, str) and stored and stored != session.ref.stored_id:
-            # Auto-compression rotates the stored id (§5 "Two ids"): follow it, listeners included.
-            old = session.ref.stored_id
-            session.ref.stored_id = stored
-            self._sessions[stored] = self._sessions.pop(old, session)
-            if old in self._listeners:
-                self._set_listeners(stored, self._listeners.pop(old) + self._listeners.get(stored, []))
 
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
@@ -863,65 +679,7 @@ class DashboardConnection:
         found = session.find_interaction(request_id)
         if found is None:
             raise HermesUsageError(f"no pending interaction {request_id!r} in session {ref.stored_id}")
-        folder, inter, turn = found
-        if request_id in self._open_requests:
-            if inter.kind == "approval" and inter.choices and response not in inter.choices:
-                raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
-            await self._answer_server_request(request_id, response)
-            return
-
-        def answered() -> None:
-            # Recorded as soon as the answer is on the wire: the tool can complete (and its event arrive) before
-            # the reply does, and a completed tool would otherwise show the interaction as cancelled.
-            changes = folder.answer(request_id, response)
-            if turn is not None and changes:
-                turn._push(changes)
-
-        if inter.kind == "approval":
-            if inter.choices and response not in inter.choices:
-                raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
-            oldest = next(
-                (i for t in session.turns for i in t._folder.pending() if i.kind == "approval"), None
-            ) or inter
-            if oldest.request_id != request_id:
-                raise HermesUsageError(
-                    f"answer {oldest.request_id} first: approval.respond resolves the oldest pending approval"
-                )
-            await self._call("approval.respond", {"session_id": ref.live_id, "choice": response}, answered)
-        else:
-            method = _RESPOND_METHODS.get(inter.kind)
-            if method is None:
-                raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
-            await self._call(method, {"request_id": request_id, _RESPOND_VALUE_KEYS[method]: response}, answered)
-
-    async def _answer_server_request(self, request_id: str, response: str) -> None:
-        """Send the result frame for an open server request and record the answer (no reply comes back)."""
-        request = self._open_requests.get(request_id)
-        if request is None:
-            raise HermesUsageError(f"no pending interaction {request_id!r}")
-        frame = encode_result(request_id, answer_result(request, response))
-        await self._ensure_connected()
-        ws = self._ws
-        if ws is None:
-            raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection is closed")
-        try:
-            await ws.send(frame)
-        except ConnectionClosed:
-            raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection closed") from None
-        finally:
-            del frame  # it may hold a sudo password or secret value
-        self._open_requests.pop(request_id, None)
-        self._mark_answered(request_id, response)
-
-    def _mark_answered(self, request_id: str, value: str) -> None:
-        for session in self._sessions.values():
-            found = session.find_interaction(request_id)
-            if found is not None:
-                folder, _, turn = found
-                changes = folder.answer(request_id, value)
-                if turn is not None and changes:
-                    turn._push(changes)
-                return
+        await prompts.answer(self, session, ref, found, request_id, response)
 
     # --- listeners -------------------------------------------------------------------------------------
 
@@ -989,29 +747,9 @@ class DashboardConnection:
         Rows are folded by the same turn model as live events, so part ids match the live ones. A 404 (unknown
         id, or a session never prompted) is an empty history. Only the compression tip segment is returned.
         """
-        from .._http import HttpTransport  # httpx is imported only when history is used
-
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         self._check_open()
-        settings = self._resolve_settings()
-        path = f"/api/sessions/{quote(key, safe='')}/messages"
-        async with HttpTransport(
-            settings.dashboard_url,
-            settings.dashboard_token,
-            connect_timeout=settings.connect_timeout,
-            request_timeout=settings.request_timeout,
-            auth_header="X-Hermes-Session-Token",
-            auth_scheme=None,
-            missing_key_hint="pass token=... or set HERMES_DASHBOARD_TOKEN",
-        ) as http:
-            try:
-                body = await http.request_json("GET", path, params={"limit": limit} if limit else None)
-            except HermesNotFoundError:
-                return []
-        rows = body.get("messages") if isinstance(body, Mapping) else None
-        if not isinstance(rows, list):
-            raise HermesProtocolError(f"GET {path} answered without a messages list")
-        return fold_history(rows, transform_output=self._transform_output)
+        return await fetch_history(self._resolve_settings(), key, limit, self._transform_output)
 
     # --- closing ---------------------------------------------------------------------------------------
 
@@ -1044,10 +782,6 @@ class DashboardConnection:
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _from_frame = Event.from_dashboard_frame
 
-
-async def _send_quietly(ws: ClientConnection, frame: str) -> None:
-    with contextlib.suppress(ConnectionClosed):
-        await ws.send(frame)
 
 
 async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:

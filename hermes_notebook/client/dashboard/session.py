@@ -108,10 +108,27 @@ class _Session:
             changes = folder.apply(event)
             turn_id = folder.turn_id
         if event.type in _META_EVENTS:
-            self.conn._on_session_meta(self, event)
+            self.on_meta(event)
         listeners = self.listeners
         if listeners:
             self.conn._deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
+
+    def on_meta(self, event: Event) -> None:
+        """session.title renames the ref; session.info may carry a rotated stored id (§5 "Two ids")."""
+        payload = event.payload
+        if event.type == "session.title":
+            title = payload.get("title")
+            if isinstance(title, str):
+                self.ref.title = title
+            return
+        stored = payload.get("stored_session_id")
+        if isinstance(stored, str) and stored and stored != self.ref.stored_id:
+            # Auto-compression rotates the stored id: follow it, listeners included.
+            conn, old = self.conn, self.ref.stored_id
+            self.ref.stored_id = stored
+            conn._sessions[stored] = conn._sessions.pop(old, self)
+            if old in conn._listeners:
+                conn._set_listeners(stored, conn._listeners.pop(old) + conn._listeners.get(stored, []))
 
     def open_unsolicited(self) -> TurnFolder:
         self.unsolicited_count += 1
