@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,30 @@ async def test_a_dashboard_restart_mid_turn_ends_it_clearly_and_the_next_prompt_
         assert conn.replay_epoch != epoch
     finally:
         await conn.close()
+
+
+async def test_a_secret_request_is_answered_and_the_value_kept_nowhere(
+    conn: DashboardConnection, hermes: LocalHermes
+) -> None:
+    """A skill that needs an API key makes the server ask for a secret; the value reaches Hermes (its .env) and
+    the interaction records it redacted."""
+    name = f"nb-secret-{uuid.uuid4().hex[:6]}"
+    env_var = f"NB_SECRET_{uuid.uuid4().hex[:6].upper()}"
+    value = f"value-{uuid.uuid4().hex}"
+    skill = hermes.home / "skills" / name
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: A test skill that needs an API key.\nrequired_environment_variables:\n"
+        f"  - name: {env_var}\n    prompt: Enter the test API key\n---\n\nUse the key.\n"
+    )
+    ref = await conn.create_session()
+    turn = await conn.submit(ref, f"SKILL {name}")
+    inter = _interaction(await _first(turn, _pending))
+    assert inter is not None and (inter["kind"], inter["question"], inter["description"]) == (
+        "secret", "Enter the test API key", env_var)
+    await conn.request("secret.respond", {"request_id": inter["request_id"], "value": value})  # the chat's path
+    message = await turn
+    answered = next(p.interaction for p in message.parts if p.interaction is not None)
+    assert (answered.status, answered.response) == ("answered", "********")
+    assert value not in repr(message.to_dict())
+    assert f"{env_var}=" in (hermes.home / ".env").read_text() and value in (hermes.home / ".env").read_text()

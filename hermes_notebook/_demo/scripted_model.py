@@ -30,6 +30,9 @@ prompt                    reply
                           text if it failed; answers of several questions joined with ``; ``)
 ``CLARIFY3``              newer Hermes only: three questions in one call (pick one of A/B, pick any of
                           X/Y/Z, a free-text name)
+``SKILL <name>``          a ``skill_view`` call ``{"name": <name>}`` (a skill that declares
+                          ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
+                          result: ``Skill loaded: <name>``
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
@@ -263,6 +266,9 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
     if keyword in ("CLARIFY", "CLARIFY3"):
         answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
+    if keyword == "SKILL":
+        name = data.get("name") if isinstance(data, dict) else None
+        return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
     return Reply(text=f"Tool result:\n```\n{raw}\n```")
 
 
@@ -306,6 +312,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         )
     if keyword == "CLARIFY3":
         return _tool_or_refusal(offered, _clarify_call(body, list(CLARIFY3_QUESTIONS)))
+    if keyword == "SKILL" and rest:
+        return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
     if keyword == "SLOW":
         ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
         return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)
