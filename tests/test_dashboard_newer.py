@@ -178,3 +178,17 @@ async def test_a_secret_request_is_answered_and_the_value_kept_nowhere(
     assert (answered.status, answered.response) == ("answered", "********")
     assert value not in repr(message.to_dict())
     assert f"{env_var}=" in (hermes.home / ".env").read_text() and value in (hermes.home / ".env").read_text()
+
+
+async def test_refetch_broadcasts_reach_on_change(conn: DashboardConnection) -> None:
+    """A newer server's session-less ``sessions.changed`` broadcasts become on_change("sessions") calls."""
+    kinds: list[str] = []
+    off = conn.on_change(kinds.append)
+    ref = await conn.create_session()
+    await (await conn.submit(ref, "hello broadcasts"))
+    for _ in range(200):
+        if "sessions" in kinds:
+            break
+        await asyncio.sleep(0.05)
+    off()
+    assert "sessions" in kinds
