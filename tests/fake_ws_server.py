@@ -177,6 +177,11 @@ class FakeDashboard:
     async def _reply(self, ws: ServerConnection, frame: dict[str, Any], result: Any) -> None:
         await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame.get("id"), "result": result}))
 
+    async def _on_client_capabilities(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
+        # 0.19.0 has no such method (dashboard-protocol-newer.md §1.2): the client then uses the *.request events.
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame.get("id"),
+                                  "error": {"code": -32601, "message": "unknown method: client.capabilities"}}))
+
     async def _on_session_create(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         self._count += 1
         await self._reply(ws, frame, {"session_id": f"live{self._count}", "stored_session_id": f"stored{self._count}",

@@ -120,7 +120,8 @@ async def test_failed_resubscribe_is_reported_and_retried() -> None:
         await fake.drop()
         await eventually_async(lambda: any(i.status == "reconnected" for i in items))
         assert [k for k, _ in errors] == ["listen", "listen"]
-        assert slept == [1.0, 1.0, 2.0]  # connect after 1 s (then reset), resume retried after 1 s and 2 s
+        # The waits keep growing while resumes fail: the schedule resets only after a full resubscribe round.
+        assert slept == [1.0, 2.0, 4.0]
         await conn.close()
 
 
@@ -140,3 +141,55 @@ async def test_reconnect_false_only_reports_the_drop() -> None:
         await conn.connect()  # an explicit connect() resumes the listened session
         assert fake.handshakes == 2 and [i.status for i in items] == ["disconnected", "reconnected"]
         await conn.close()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_server_that_accepts_and_drops_is_retried_with_growing_waits() -> None:
+    """Opening the socket is not success: a server that accepts, then drops before the session is back, is retried at
+    min, 2*min, 4*min ... (measured on the real clock with a scaled-down schedule), never every min seconds."""
+    handshakes: list[float] = []
+    loop = asyncio.get_running_loop()
+    async with FakeDashboard() as fake:
+        conn = DashboardConnection(fake.settings(), reconnect=Backoff(0.1, 5, 2))
+        ref = await conn.create_session()
+        conn.listen(ref, lambda item: None)
+
+        async def accept_and_drop(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
+            handshakes.append(loop.time())
+            ws.transport.abort()
+
+        fake.handlers["session.resume"] = accept_and_drop  # the socket opens fine; the session never comes back
+        await fake.drop()
+        await eventually_async(lambda: len(handshakes) >= 5, timeout=10)
+        await conn.close()
+    gaps = [b - a for a, b in itertools.pairwise(handshakes)]
+    # Each gap is the backoff wait plus a loopback handshake: 0.2, 0.4, 0.8, 1.6 s (+ a few ms; a loaded CI
+    # machine may add more, never less). The lower bounds are what the fix is about.
+    for gap, expected in zip(gaps, [0.2, 0.4, 0.8, 1.6], strict=False):
+        assert expected - 0.02 <= gap < expected + 0.5, gaps
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_drop_during_send_leaves_no_unretrieved_future(caplog: Any) -> None:
+    """A request whose send is cut by a drop fails with HermesGatewayClosedError, and its future is retrieved
+    (asyncio would log "Future exception was never retrieved" when it is collected)."""
+    import gc
+    import logging
+
+    from hermes_notebook.errors import HermesGatewayClosedError
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    async with FakeDashboard() as fake:
+        conn = DashboardConnection(fake.settings(), reconnect=False)
+        ref = await conn.create_session()
+        big = "x" * (64 * 1024 * 1024)  # large enough that the send is still draining when the socket dies
+        submit = asyncio.ensure_future(conn.submit(ref, big))
+        await asyncio.sleep(0.05)
+        await fake.drop()
+        with pytest.raises(HermesGatewayClosedError):
+            await submit
+        del submit
+        await conn.close()
+    gc.collect()
+    await asyncio.sleep(0)
+    assert "never retrieved" not in caplog.text

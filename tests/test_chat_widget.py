@@ -28,6 +28,8 @@ from hermes_notebook.widgets import Chat
 from hermes_notebook.widgets._stream import change_weight
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_servers  # real-server tests run on 0.19.0 and newer Hermes
+
 API_KEY = "sk-test-api-key-0123456789abcdef"
 TOKEN = "dash-token-0123456789abcdef"
 SUDO_PASSWORD = "hunter2-very-secret"

@@ -279,7 +279,7 @@ async def test_images_are_attached_before_the_prompt(fake: FakeDashboard, conn: 
     path = tmp_path / "pic.jpg"
     path.write_bytes(b"\xff\xd8\xff\xe0jpeg")
     await (await conn.submit(ref, "look", images=[("image/png", b"\x89PNGdata"), path]))
-    methods = [f["method"] for f in fake.requests() if f["method"] != "session.create"]
+    methods = [f["method"] for f in fake.requests() if f["method"] not in ("session.create", "client.capabilities")]
     assert methods == ["image.attach_bytes", "image.attach_bytes", "prompt.submit"]
     first, second = fake.requests("image.attach_bytes")
     assert first["params"] == {"session_id": ref.live_id, "content_base64": "iVBOR2RhdGE=", "ext": "png"}
@@ -340,3 +340,43 @@ async def test_respond_routes_each_interaction_kind(fake: FakeDashboard, conn: D
                for p in turn.message.parts if p.interaction}
     assert answers == {"approval-1": ("answered", "deny"), "s1": ("answered", "********"), "c1": ("answered", "B")}
     assert "hunter2" not in repr(turn.changes)
+
+
+async def test_server_requests_we_do_not_handle_are_refused_at_once(fake: FakeDashboard, conn: DashboardConnection) -> None:
+    """A server -> client request other than a prompt (e.g. a desktop theme picker) is answered -32601 at once,
+    so the agent never waits out a timeout on us. A prompt is never refused (that would withdraw it)."""
+    ref = await conn.create_session()
+    await fake.send({"jsonrpc": "2.0", "id": "srq-other", "method": "approval", "params": {"session_id": "later"}})
+    await fake.send({"jsonrpc": "2.0", "id": "srq-theme", "method": "theme.pick", "params": {"session_id": ref.live_id}})
+    await eventually_async(lambda: any(isinstance(f, dict) and "error" in f for f in fake.received))
+    await asyncio.sleep(0.05)
+    answers = {f["id"]: f["error"]["code"] for f in fake.received if isinstance(f, dict) and "error" in f}
+    assert answers == {"srq-theme": -32601}
+
+
+async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_frame(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """An approval server request hangs on the open turn; respond() sends {"choice"} under the srq id (no RPC),
+    and a later request.cancel for another prompt ends that one with its reason."""
+    ref = await conn.create_session()
+    sid = ref.live_id
+    srq = {"jsonrpc": "2.0", "id": "srq-a1", "method": "approval",
+           "params": {"session_id": sid, "command": "rm -rf x", "description": "recursive delete",
+                      "choices": ["once", "deny"]}}
+    clarify = {"jsonrpc": "2.0", "id": "srq-c1", "method": "clarify",
+               "params": {"session_id": sid, "questions": [{"qid": "q0", "question": "Go?", "choices": None}]}}
+    cancel = event("request.cancel", sid, {"id": "srq-c1", "method": "clarify", "reason": "timeout"})
+    fake.script(sid, [REPLY, event("message.start", sid), srq, clarify, 0.3, cancel, 0.3,
+                      event("message.complete", sid, {"text": "done", "status": "complete"})])
+    turn = await conn.submit(ref, "go")
+    await eventually_async(lambda: len(turn._folder.pending()) == 2)
+    await conn.respond(ref, "srq-a1", "once")
+    message = await turn
+    assert [f for f in fake.received if isinstance(f, dict) and f.get("id") == "srq-a1"] == [
+        {"jsonrpc": "2.0", "id": "srq-a1", "result": {"choice": "once"}}
+    ]
+    assert not fake.requests("approval.respond")
+    states = {p.interaction.request_id: (p.interaction.status, p.interaction.reason)
+              for p in message.parts if p.interaction is not None}
+    assert states == {"srq-a1": ("answered", None), "srq-c1": ("expired", "timeout")}

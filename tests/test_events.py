@@ -150,6 +150,7 @@ def test_known_and_terminal_type_sets() -> None:
     assert {"message.start", "tool.complete", "approval.request", "clarify.request"} <= DASHBOARD_TURN_EVENT_TYPES
     assert "session.info" not in DASHBOARD_TURN_EVENT_TYPES
     assert TERMINAL_EVENT_TYPES["dashboard"] == {"message.complete", "error"}
-    assert TERMINAL_EVENT_TYPES["run"] == {"run.completed", "run.failed", "run.cancelled"}
+    # run.interrupted: newer API Servers (the gateway restarted before the run settled)
+    assert TERMINAL_EVENT_TYPES["run"] == {"run.completed", "run.failed", "run.cancelled", "run.interrupted"}
     assert Event("error", {"message": "x"}).terminal
     assert not Event("message.delta", {"text": "x"}).terminal

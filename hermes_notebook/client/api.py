@@ -19,12 +19,13 @@ import asyncio
 import logging
 import re
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import httpx
 
-from ..errors import HermesConnectionError, HermesRunError, HermesUsageError
+from ..errors import HermesConnectionError, HermesError, HermesRunError, HermesUsageError
 from ..settings import Secret, Settings
 from ._http import ApiServerClient, translate_errors
 from ._mapping import raw as _raw
@@ -49,6 +50,7 @@ from .run_events import (
     RunEvent,
     RunEventStream,
     RunFailed,
+    RunInterrupted,
     StreamLost,
     ToolCompleted,
     ToolStarted,
@@ -87,6 +89,7 @@ __all__ = [
     "RunEvent",
     "RunEventStream",
     "RunFailed",
+    "RunInterrupted",
     "RunRef",
     "RunStatus",
     "SessionInfo",
@@ -104,6 +107,8 @@ POLL_MIN_DELAY = 0.25
 POLL_MAX_DELAY = 2.0
 #: How long polling tolerates the server being unreachable before giving up, in seconds.
 POLL_UNREACHABLE_BUDGET = 30.0
+# What newer servers accept as an Idempotency-Key (else 400 invalid_idempotency_key).
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,256}$")
 
@@ -116,7 +121,6 @@ def _check_id(value: object, what: str) -> str:
 
 
 # --- the client -------------------------------------------------------------------------------------------
-
 
 class ApiClient(ApiServerClient):
     """Async client for the API Server. Use ``async with ApiClient(...) as api:`` or call :meth:`aclose`.
@@ -134,6 +138,7 @@ class ApiClient(ApiServerClient):
     ) -> None:
         super().__init__(settings, url=url, key=key, transport=transport)
         self._readers: set[str] = set()  # runs with an open event reader (the server allows only one)
+        self._features: Mapping[str, Any] | None = None  # /v1/capabilities features, fetched once
 
     # --- server info ---
 
@@ -159,6 +164,24 @@ class ApiClient(ApiServerClient):
             raw=_raw(data),
         )
 
+    async def _feature(self, name: str) -> Any:
+        """One ``/v1/capabilities`` feature flag (fetched once per client; None when absent or unavailable)."""
+        if self._features is None:
+            try:
+                self._features = (await self.capabilities()).features
+            except HermesConnectionError:
+                return None  # unreachable now: asked again next time; the request itself will say what failed
+            except HermesError:  # an old server without the endpoint: no optional features
+                self._features = {}
+        return self._features.get(name)
+
+    async def _resumable_runs(self) -> bool:
+        """Run streams carry ``id:`` and resume from ``Last-Event-ID`` (newer servers: durable run records)."""
+        try:
+            return bool(await self._feature("runs_idempotency"))
+        except HermesError:
+            return False
+
     # --- runs ---
 
     async def start_run(
@@ -170,9 +193,20 @@ class ApiClient(ApiServerClient):
         conversation_history: Sequence[Mapping[str, Any]] | None = None,
         previous_response_id: str | None = None,
         model: str | None = None,
+        idempotency_key: str | None = None,
     ) -> RunRef:
-        """``POST /v1/runs`` (202). ``session_id`` only labels the session: it does not load history (§3)."""
+        """``POST /v1/runs`` (202). ``session_id`` only labels the session: it does not load history (§3).
+
+        Where the server offers durable run idempotency (``/v1/capabilities`` ``runs_idempotency``), the POST
+        carries an ``Idempotency-Key`` (``idempotency_key`` or a fresh one) and is retried once with the same key
+        after a connection failure: the server answers the same run (``RunRef.replayed``), never a second one.
+        """
         _check_run_input(input)
+        if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
+            raise HermesUsageError(
+                "idempotency_key must be 1-255 visible ASCII characters (no spaces); got "
+                f"{idempotency_key[:40]!r}"
+            )
         if conversation_history is not None:
             _check_history(conversation_history, "conversation_history")
         body = _drop_none(
@@ -183,8 +217,33 @@ class ApiClient(ApiServerClient):
             previous_response_id=previous_response_id,
             model=model,
         )
-        data = await self._http.request_json("POST", "/v1/runs", json_body=body)
+        if idempotency_key is None and await self._feature("runs_idempotency"):
+            idempotency_key = uuid.uuid4().hex
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
+        attempts = 2 if headers is not None else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                response = await self._http.request("POST", "/v1/runs", json_body=body, headers=headers)
+                break
+            except HermesConnectionError as exc:
+                if attempt == attempts:
+                    raise
+                logger.info("POST /v1/runs failed (%s); retrying with the same Idempotency-Key", exc)
+        with translate_errors("POST /v1/runs"):
+            data = response.json()
         return RunRef(id=str(data.get("run_id")), status=str(data.get("status")), raw=_raw(data))
+
+    async def steer_run(self, run_id: str, text: str) -> bool:
+        """``POST /v1/runs/{id}/steer`` (newer servers): add guidance to a running run; True when accepted.
+
+        The text reaches the model at its next tool result; text that never did comes back as ``pending_steer``
+        on the run's status. HermesHTTPError 409 once the run no longer accepts steering.
+        """
+        _check_id(run_id, "run_id")
+        if not isinstance(text, str) or not text.strip():
+            raise HermesUsageError("steer text must be a non-empty string")
+        data = await self._http.request_json("POST", f"/v1/runs/{run_id}/steer", json_body={"input": text})
+        return bool(data.get("accepted"))
 
     def run_events(self, run_id: str) -> RunEventStream:
         """The run's events, ending with its terminal event (one reader per run; see the module docstring)."""

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: Run statuses after which nothing changes (§3 "Lifecycle and status").
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "interrupted"})  # interrupted: newer servers
 
 
 # --- simple typed results ------------------------------------------------------------------------------------
@@ -77,6 +77,11 @@ class RunRef:
     id: str
     status: str
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def replayed(self) -> bool:
+        """True when a newer server answered an ``Idempotency-Key`` it had seen: no second run was started."""
+        return self.raw.get("replayed") is True
 
 
 @dataclass(frozen=True)

@@ -256,10 +256,11 @@ class JobsClient(ApiServerClient):
         try:
             data = await self._http.request_json(method, path, json_body=json_body, validation_on_500=True)
         except HermesValidationError as exc:
-            if exc.status != 500:
+            if exc.status not in (400, 500):
                 raise
-            # The jobs routes answer every refused value with HTTP 500 {"error": str} (protocol §7): name the
-            # schedule only when the server's sentence is about it, otherwise say the job was refused.
+            # 0.19.0's jobs routes answer every refused value with HTTP 500 {"error": str} (protocol §7), newer
+            # servers with 400: name the schedule only when the server's sentence is about it, otherwise say the
+            # job was refused.
             detail = " ".join((exc.server_message or "no details").split())
             about_schedule = schedule is not None and _SCHEDULE_ERROR.search(detail) is not None
             subject = f"the schedule {schedule!r}" if about_schedule else "the job"

@@ -12,6 +12,7 @@ synthesized from the status (``synthesized=True``), whose ``output`` is the comp
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import json
 import logging
@@ -40,6 +41,7 @@ __all__ = [
     "RunEvent",
     "RunEventStream",
     "RunFailed",
+    "RunInterrupted",
     "StreamLost",
     "ToolCompleted",
     "ToolStarted",
@@ -47,6 +49,10 @@ __all__ = [
 
 # The logger of the module these classes came from, so existing logging configuration keeps covering them.
 logger = logging.getLogger("hermes_notebook.client.api")
+#: Re-opens of a broken run stream with ``Last-Event-ID`` (newer servers) before falling back to polling.
+RESUME_ATTEMPTS = 3
+#: Base pause before each re-open, in seconds (grows linearly).
+RESUME_DELAY = 0.25
 
 #: Answers accepted by ``POST /v1/runs/{id}/approval`` (§3 "Approvals on /v1/runs").
 
@@ -188,6 +194,15 @@ class RunCancelled(RunEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunInterrupted(RunEvent):
+    """Newer API Servers: the gateway restarted or shut down before the run settled (``error`` says which)."""
+
+    type: Literal["run.interrupted"] = "run.interrupted"
+    error: str = ""
+    TERMINAL: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, kw_only=True)
 class StreamLost(RunEvent):
     """Client-side marker: the event stream broke or was gone before a terminal event.
 
@@ -210,6 +225,9 @@ def _terminal_from_status(status: RunStatus) -> RunEvent:
     if status.status == "failed":
         error = status.error or "the run failed"
         return RunFailed(error=error, payload={"error": error}, **common)
+    if status.status == "interrupted":
+        error = status.error or "the gateway restarted before the run settled"
+        return RunInterrupted(error=error, payload={"error": error}, **common)
     return RunCancelled(**common)
 
 
@@ -224,7 +242,10 @@ class RunEventStream(AsyncStream[RunEvent]):
         super().__init__(self._events())
         self.run_id = run_id
         self.lost = False
+        #: How many times the stream was re-opened with ``Last-Event-ID`` after a break (newer servers).
+        self.resumed = 0
         self._client = client
+        self._last_id: str | None = None
 
     async def _drop_connection(self) -> None:
         """Close the underlying HTTP response as a network drop would (a test hook)."""
@@ -236,14 +257,25 @@ class RunEventStream(AsyncStream[RunEvent]):
         client._start_reading(run_id)
         try:
             reason = None
-            async with aclosing(self._read_stream()) as events:
-                async for event in events:
-                    if isinstance(event, str):
-                        reason = event
+            resumable = await client._resumable_runs()
+            for attempt in range(1 + (RESUME_ATTEMPTS if resumable else 0)):
+                if attempt:
+                    if self._last_id is None:
                         break
-                    yield event
-                    if event.terminal:
-                        return
+                    await asyncio.sleep(RESUME_DELAY * attempt)
+                    self.resumed += 1
+                    logger.info("run %s: event stream broke (%s); resuming after id %s", run_id, reason, self._last_id)
+                reason = None
+                async with aclosing(self._read_stream()) as events:
+                    async for event in events:
+                        if isinstance(event, str):
+                            reason = event
+                            break
+                        yield event
+                        if event.terminal:
+                            return
+                if reason is not None and reason.startswith("the event stream is gone"):
+                    break  # 404: swept or never kept; only the status can tell the end
             self.lost = True
             logger.info("run %s: event stream lost (%s); polling its status", run_id, reason)
             status = await client._status_or_none(run_id)
@@ -259,13 +291,20 @@ class RunEventStream(AsyncStream[RunEvent]):
         """Yield events, then a string saying why the stream ended without a terminal event (if it did)."""
         http = self._client._http
         path = f"/v1/runs/{self.run_id}/events"
+        last_id = self._last_id
+        # A newer server replays from the event after Last-Event-ID, gaplessly (its frames carry ``id:``).
+        headers = {"Last-Event-ID": last_id} if last_id is not None else None
         try:
-            self._response = await http.open_stream("GET", path)
+            self._response = await http.open_stream("GET", path, headers=headers)
         except HermesNotFoundError as exc:  # consumed by an earlier reader, or swept after 300 s (§3)
             yield f"the event stream is gone ({exc.server_message or 'HTTP 404'})"
             return
         try:
             async for sse in http.iter_sse(self._response, f"GET {path}"):
+                if sse.id:
+                    if last_id is not None and sse.id.isdigit() and last_id.isdigit() and int(sse.id) <= int(last_id):
+                        continue  # already delivered before the break
+                    self._last_id = sse.id
                 event = _parse_run_sse(sse.data, path)
                 if event is not None:
                     yield event

@@ -16,6 +16,7 @@ __all__ = [
     "ChangeRecord",
     "FinishChange",
     "InteractionDict",
+    "InteractionExtras",
     "InteractionKind",
     "InteractionStatus",
     "MessageChange",
@@ -39,7 +40,14 @@ InteractionKind = Literal["approval", "clarify", "sudo", "secret"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 
 
-class InteractionDict(TypedDict):
+class InteractionExtras(TypedDict, total=False):
+    """Keys a newer server adds to an interaction; absent (not null) otherwise."""
+
+    questions: list[dict[str, Any]]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
+    reason: str  # why the server withdrew the request (request.cancel)
+
+
+class InteractionDict(InteractionExtras):
     """A blocking request from the server hanging on a tool part; a sudo/secret ``response`` is ``"********"``."""
 
     kind: InteractionKind

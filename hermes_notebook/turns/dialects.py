@@ -15,6 +15,7 @@ from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
 from .events import Event
 from .model import Part
 from .payload import number_or_none, result_failed, text_or_none
+from .withdrawn import on_request_cancel, on_run_interrupted
 
 if TYPE_CHECKING:
     from .folder import TurnFolder
@@ -145,6 +146,7 @@ _DASHBOARD: dict[str, Handler] = {
     "secret.request": _d_secret,
     "sudo.expire": _expire,
     "secret.expire": _expire,
+    "request.cancel": on_request_cancel,
     "message.complete": _d_message_complete,
     "error": _d_error,
 }
@@ -234,6 +236,7 @@ _RUN: dict[str, Handler] = {
     "run.completed": _r_run_completed,
     "run.failed": _r_run_failed,
     "run.cancelled": _r_run_cancelled,
+    "run.interrupted": on_run_interrupted,
 }
 
 HANDLERS: dict[str, dict[str, Handler]] = {

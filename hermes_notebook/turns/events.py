@@ -90,6 +90,16 @@ DASHBOARD_EVENT_TYPES: frozenset[str] = DASHBOARD_TURN_EVENT_TYPES | frozenset(
         "voice.status",
         "voice.transcript",
         "skin.changed",
+        # newer Dashboards (desktop_contract 8): prompt withdrawal, usage ticks, "refetch" broadcasts
+        "request.cancel",
+        "session.usage",
+        "session.reclaimed",
+        "sessions.changed",
+        "cron.changed",
+        "platforms.changed",
+        "projects.changed",
+        "pairing.changed",
+        "approval.cancelled",
     }
 )
 
@@ -106,6 +116,10 @@ RUN_EVENT_TYPES: frozenset[str] = frozenset(
         "run.completed",
         "run.failed",
         "run.cancelled",
+        # newer API Servers
+        "run.interrupted",
+        "run.steered",
+        "replay.truncated",
     }
 )
 
@@ -116,7 +130,7 @@ KNOWN_EVENT_TYPES: Mapping[str, frozenset[str]] = {"dashboard": DASHBOARD_EVENT_
 # than wait for EOF (docs/protocol/api-server.md §3 "Late connect, reconnect, several readers").
 TERMINAL_EVENT_TYPES: Mapping[str, frozenset[str]] = {
     "dashboard": frozenset({"message.complete", "error"}),
-    "run": frozenset({"run.completed", "run.failed", "run.cancelled"}),
+    "run": frozenset({"run.completed", "run.failed", "run.cancelled", "run.interrupted"}),
 }
 
 # SSE keys that describe the envelope, not the event (docs/protocol/api-server.md §3: "all also have run_id and

@@ -329,7 +329,11 @@ class TurnFolder:
         # (docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so number them.
         p = event.payload
         self._approval_count += 1
-        rid = f"approval-{self._approval_count}"
+        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2).
+        given = p.get("request_id") if event.dialect == "dashboard" else None
+        rid = str(given) if given else f"approval-{self._approval_count}"
+        if rid in self._interactions:  # a newer server's request, already shown
+            return []
         self._approval_fifo.append(rid)
         choices = choices_or_none(p.get("choices"))
         inter = Interaction(
@@ -349,6 +353,9 @@ class TurnFolder:
             inter = Interaction(kind, rid, question=text_or_none(p.get("prompt")), description=text_or_none(p.get("env_var")))
         else:
             inter = Interaction(kind, rid, question=text_or_none(p.get("question")), choices=choices_or_none(p.get("choices")) or [])
+            questions = p.get("questions")
+            if kind == "clarify" and isinstance(questions, list) and questions:  # newer servers: 1-5 questions
+                inter.questions = [dict(q) for q in questions if isinstance(q, Mapping)]
         return self._attach(inter, "clarify" if kind == "clarify" else None)
 
     def _on_expire(self, event: Event) -> list[ChangeRecord]:

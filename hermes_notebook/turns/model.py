@@ -73,10 +73,14 @@ class Interaction:
     description: str | None = None
     choices: list[str] = field(default_factory=list)
     response: str | None = None
+    #: A newer server's multi-question clarify: ``[{"id"?, "question", "choices"?, "multi_select"?}]``.
+    questions: list[dict[str, Any]] | None = None
+    #: Why a newer server withdrew the request (``request.cancel``).
+    reason: str | None = None
 
     def to_dict(self) -> InteractionDict:
         """The contract's Interaction dict (fresh objects; safe to send or mutate)."""
-        return {
+        d: InteractionDict = {
             "kind": self.kind,
             "request_id": self.request_id,
             "status": self.status,
@@ -86,12 +90,17 @@ class Interaction:
             "choices": list(self.choices),
             "response": self.response,
         }
+        if self.questions is not None:  # absent (not null) when the server sent none: the old contract holds
+            d["questions"] = [dict(q) for q in self.questions]
+        if self.reason is not None:
+            d["reason"] = self.reason
+        return d
 
     def copy(self) -> Interaction:
         """An independent copy (snapshots must not change when the folder moves on)."""
         return Interaction(
             self.kind, self.request_id, self.status, self.command, self.question, self.description,
-            list(self.choices), self.response,
+            list(self.choices), self.response, self.questions, self.reason,
         )
 
 

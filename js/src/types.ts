@@ -18,6 +18,18 @@ export interface Interaction {
   choices: string[];
   /** A sudo/secret answer is recorded as "********", never the value. */
   response: string | null;
+  /** Newer Hermes: a clarify with several (or multi-select) questions, answered as one JSON object by qid. */
+  questions?: ClarifyQuestion[];
+  /** Why the server withdrew the request (request.cancel): timeout, interrupted, resolved, ... */
+  reason?: string;
+}
+
+export interface ClarifyQuestion {
+  qid: string;
+  question: string;
+  /** empty: open-ended (free text only) */
+  choices: string[];
+  multi_select: boolean;
 }
 
 export interface Part {

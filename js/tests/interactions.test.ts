@@ -168,6 +168,68 @@ describe("clarify", () => {
   });
 });
 
+describe("clarify with several questions (newer Hermes)", () => {
+  const ask = interaction({
+    kind: "clarify",
+    request_id: "srq-4864f512e72b",
+    question: "Pick one",
+    choices: ["A", "B"],
+    questions: [
+      { qid: "q0", question: "Pick one", choices: ["A", "B"], multi_select: false },
+      { qid: "q1", question: "Pick any", choices: ["X", "Y", "Z"], multi_select: true },
+      { qid: "q2", question: "Your name?", choices: [], multi_select: false },
+    ],
+  });
+
+  it("is one card with a field per question, answered once as a JSON object keyed by qid", () => {
+    const { card, responses } = setup(ask);
+    const sets = Array.from(card().querySelectorAll<HTMLFieldSetElement>("fieldset.hn-question"));
+    expect(sets.map((f) => [f.dataset.qid, f.querySelector("legend")!.textContent])).toEqual([
+      ["q0", "Pick one"],
+      ["q1", "Pick any"],
+      ["q2", "Your name?"],
+    ]);
+    expect(sets.map((f) => Array.from(f.querySelectorAll<HTMLInputElement>("input.hn-question-choice")).map((i) => i.type)))
+      .toEqual([["radio", "radio"], ["checkbox", "checkbox", "checkbox"], []]);
+    const pick = (set: number, value: string) =>
+      sets[set].querySelector<HTMLInputElement>(`input[value="${value}"]`)!.click();
+    pick(0, "B");
+    pick(1, "X");
+    pick(1, "Z");
+    sets[2].querySelector<HTMLInputElement>("input.hn-answer")!.value = " Ann ";
+    const form = card().querySelector("form")!;
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    expect(responses()).toEqual([
+      {
+        type: "respond",
+        message_id: A,
+        part_id: TOOL,
+        request_id: "srq-4864f512e72b",
+        response: JSON.stringify({ q0: "B", q1: ["X", "Z"], q2: "Ann" }),
+      },
+    ]);
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Sent: B; X, Z; Ann");
+    expect(Array.from(card().querySelectorAll<HTMLInputElement>("input")).every((i) => i.disabled)).toBe(true);
+  });
+
+  it("sends null for a question left empty and shows the answers once answered", () => {
+    const { card, responses, patch } = setup(ask);
+    card().querySelector("form")!.dispatchEvent(new Event("submit", { cancelable: true }));
+    expect(JSON.parse(responses()[0].response as string)).toEqual({ q0: null, q1: null, q2: null });
+    patch({ status: "answered", response: JSON.stringify({ q0: "A", q1: ["Y"], q2: null }) });
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: A; Y; (skipped)");
+  });
+
+  it("says why a withdrawn request ended", () => {
+    const { card, patch } = setup(ask);
+    patch({ status: "cancelled", reason: "interrupted" });
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe(
+      "Cancelled: the request was withdrawn (interrupted)",
+    );
+  });
+});
+
 describe.each(["sudo", "secret"] as const)("%s", (kind) => {
   const ask = interaction({ kind, request_id: `${kind}-1`, question: "Password for sudo", description: "needed by apt" });
   const SECRET = "hunter2-very-secret";

@@ -27,7 +27,7 @@ NotebookPage = Any  # tests/browser/conftest.py's NotebookPage (conftest modules
 CHAT_CELLS = ["from hermes_notebook.widgets import Chat", "chat = Chat()\nchat"]
 TURN_TIMEOUT_MS = 90_000  # the first turn of a session builds the agent (about 5 s here)
 
-pytestmark = pytest.mark.usefixtures("hermes")
+pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.both_servers]  # both Hermes servers
 
 
 def open_chat(open_notebook: Any, app: str = "lab", cells: list[str] | None = None) -> NotebookPage:

@@ -12,6 +12,10 @@ hermes-agent 0.19.0 actually does (docs/protocol/dashboard.md, cited as §n):
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
+Newer Dashboards are told apart by feature detection, never by version: each socket sends ``client.capabilities``
+(0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and drops are caught up from the
+server's replay ring (``replay.py``).
+
 Everything on the per-frame path is O(1), creates no task and formats no log line.
 """
 
@@ -25,7 +29,6 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
-from urllib.parse import quote
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -34,44 +37,32 @@ from ...errors import (
     HermesClosedError,
     HermesError,
     HermesGatewayClosedError,
-    HermesNotFoundError,
     HermesProtocolError,
     HermesRPCError,
     HermesTimeoutError,
     HermesUsageError,
 )
 from ...settings import Secret, Settings
-from ...turns import Message, TransformOutput, TurnFolder, fold_history
+from ...turns import Message, TransformOutput, TurnFolder
 from ...turns.events import Event
+from . import prompts, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
+from .history import fetch_history
 from .rpc import PendingRequests, encode_request
+from .server_requests import ServerRequest, prompt_event
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
 from .ws import close_detail, dial
 
-__all__ = [
-    "MAX_IMAGE_BYTES",
-    "Backoff",
-    "DashboardConnection",
-    "ListenerItem",
-    "SessionRef",
-    "Turn",
-]
+__all__ = ["MAX_IMAGE_BYTES", "Backoff", "DashboardConnection", "ListenerItem", "SessionRef", "Turn"]
 
 logger = logging.getLogger(__name__)
 
-# Answers to blocking prompts and the parameter that carries the answer (§3.1, §4.2).
-_RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
-_RESPOND_VALUE_KEYS = {
-    "clarify.respond": "answer",
-    "sudo.respond": "password",
-    "secret.respond": "value",
-    "terminal.read.respond": "text",
-}
-
 ErrorKind = Literal["frame", "listener", "listen"]
 OnError = Callable[[str, BaseException], Any]
+#: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
+OnChange = Callable[[str], Any]
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -129,6 +120,13 @@ class DashboardConnection:
         self._reconnect_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        # Features of the server behind the current socket (detected, never read from a version string).
+        self._ready: Mapping[str, Any] = {}  # gateway.ready payload
+        self._server_request_methods: frozenset[str] | None = None  # client.capabilities reply, None = 0.19.0
+        self._open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
+        self._change_listeners: list[OnChange] = []
+        self._dropped_at = 0.0
+        self._drop_text = ""
 
     # --- settings --------------------------------------------------------------------------------------
 
@@ -212,7 +210,37 @@ class DashboardConnection:
             self._generation += 1
             self._ever_connected = True
             self._by_live.clear()
+            self._ready = {}
+            self._server_request_methods = None
             self._reader = asyncio.ensure_future(self._read_loop(ws))
+            try:
+                await prompts.handshake(self)
+            except BaseException:
+                await ws.close()  # a socket we could not set up is not left half-open
+                raise
+
+    @property
+    def server_requests(self) -> bool:
+        """True when the server behind this socket sends prompts as server requests (newer Dashboards)."""
+        return self._server_request_methods is not None
+
+    @property
+    def replay_epoch(self) -> str | None:
+        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
+        epoch = self._ready.get("replay_epoch")
+        return epoch if isinstance(epoch, str) else None
+
+    def on_change(self, callback: OnChange) -> Callable[[], None]:
+        """Call ``callback(kind)`` on a newer Dashboard's refetch broadcasts (``sessions``, ``cron``...).
+
+        Returns ``off()``. 0.19.0 never sends them; callers keep their own refresh paths too.
+        """
+        self._change_listeners = [*self._change_listeners, callback]
+
+        def off() -> None:
+            self._change_listeners = [c for c in self._change_listeners if c is not callback]
+
+        return off
 
     # --- the read loop (hot path) ----------------------------------------------------------------------
 
@@ -241,14 +269,29 @@ class DashboardConnection:
                 raise ValueError("extra data after the JSON value")
             if type(obj) is not dict:
                 raise HermesProtocolError(f"the Dashboard sent a JSON {type(obj).__name__}, not an object")
-            if obj.get("method") == "event":
+            method = obj.get("method")
+            if method == "event":
                 event = _from_frame(obj)
                 if event is None:
                     raise HermesProtocolError("the Dashboard sent an event without params.type")
                 sid = event.session_id
                 session = self._by_live.get(sid) if sid else None
                 if session is not None:
-                    session.feed(event)
+                    etype = event.type
+                    if etype == "request.cancel":
+                        self._open_requests.pop(str(event.payload.get("id")), None)
+                    elif etype == "message.complete" and self._open_requests:
+                        prompts.forget_requests(self, session.ref.live_id)  # settled elsewhere (another client) without a cancel
+                    seq = obj["params"].get("seq")
+                    if type(seq) is int:  # newer Dashboards number every session event (per live id)
+                        session.feed_seq(seq, event)
+                    else:
+                        session.feed(event)
+                elif not sid:
+                    prompts.on_broadcast(self, event)
+                return
+            if method is not None and "id" in obj:
+                prompts.on_server_request(self, obj, method)
                 return
             if "result" in obj or "error" in obj:
                 if not self._pending.resolve(obj):
@@ -275,12 +318,21 @@ class DashboardConnection:
             lambda method: HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
         )
         text = f"The Dashboard connection closed before the turn finished{detail}."
+        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
+        # are caught up after the reconnect (session.events.since) instead of failing.
+        lossless = self._reconnect is not None and self.replay_epoch is not None and not self._closed
         for session in self._sessions.values():
-            session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
+            session.buffer = None
+            if lossless and (session.turns or session.unsolicited is not None):
+                session.suspended = True
+            else:
+                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
         self._by_live.clear()
         if self._closed:
             return
-        will_retry = self._reconnect is not None and bool(self._listeners)
+        self._dropped_at = asyncio.get_running_loop().time()
+        self._drop_text = text
+        will_retry = self._reconnect is not None and (bool(self._listeners) or replay.has_suspended(self))
         retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
         error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
         for stored_id in list(self._listeners):
@@ -294,10 +346,14 @@ class DashboardConnection:
             self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
 
     def _wants_maintenance(self) -> bool:
-        if self._closed or self._reconnect is None or not self._listeners:
+        if self._closed or self._reconnect is None:
+            return False
+        wanted = replay.maintained(self)
+        if not wanted:
             return False
         return self._ws is None or any(
-            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation for sid in self._listeners
+            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation or s.suspended
+            for sid in wanted
         )
 
     async def _reconnect_loop(self) -> None:
@@ -318,9 +374,14 @@ class DashboardConnection:
                     logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
                     for stored_id in list(self._listeners):
                         self._notify(stored_id, "reconnecting", delay, exc)
+                    replay.give_up_suspended(self)
                     continue
-                delays = iter(self._reconnect)  # reset after success
-            await self._resubscribe()
+            ws = self._ws
+            failed = await self._resubscribe()
+            if not failed and ws is not None and self._ws is ws:
+                # Reset only once the sessions are back on a socket that is still open: a server that accepts
+                # and then drops (or fails every resume) keeps the waits growing.
+                delays = iter(self._reconnect)
 
     async def _pause(self, delay: float) -> None:
         """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
@@ -338,9 +399,9 @@ class DashboardConnection:
     async def _resubscribe(self) -> list[str]:
         """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
         failed: list[str] = []
-        for stored_id in list(self._listeners):
+        for stored_id in replay.maintained(self):
             session = self._sessions.get(stored_id)
-            if session is not None and session.ref._generation == self._generation:
+            if session is not None and session.ref._generation == self._generation and not session.suspended:
                 continue
             try:
                 await self.resume(stored_id)
@@ -365,11 +426,16 @@ class DashboardConnection:
         """
         await self._ensure_connected()
         params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
-        value_key = _RESPOND_VALUE_KEYS.get(method)
+        value_key = prompts.RESPOND_VALUE_KEYS.get(method)
         on_sent = None
         if value_key is not None and "request_id" in params:
             request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
-            on_sent = lambda: self._mark_answered(request_id, value)  # noqa: E731
+            if request_id in self._open_requests:
+                # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
+                # the answer goes back as the request's result frame.
+                await prompts.answer_server_request(self, request_id, value)
+                return {"ok": True}
+            on_sent = lambda: prompts.mark_answered(self, request_id, value)  # noqa: E731
         return await self._call(method, params, on_sent)
 
     async def _call(
@@ -381,9 +447,18 @@ class DashboardConnection:
         request_id, future = self._pending.add(method)
         try:
             await ws.send(encode_request(request_id, method, params))
-        except ConnectionClosed:
+        except BaseException as exc:
             self._pending.discard(request_id)
-            raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+            # The read loop may already have failed this future on the same drop: retrieve it, or asyncio logs
+            # "Future exception was never retrieved" for a future nobody will ever await.
+            if future.done():
+                if not future.cancelled():
+                    future.exception()
+            else:
+                future.cancel()
+            if isinstance(exc, ConnectionClosed):
+                raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+            raise
         if on_sent is not None:
             on_sent()
         try:
@@ -428,19 +503,32 @@ class DashboardConnection:
             ref.title = str(result["info"]["title"])
         if self._by_live.get(old_live) is session and old_live != ref.live_id:
             self._by_live.pop(old_live, None)
+        epoch = self.replay_epoch
+        catch_up = (
+            session is not None and epoch is not None and session.epoch == epoch and old_live == ref.live_id
+            and session.last_seq > 0
+        )
+        if session is not None and catch_up:
+            session.buffer = []  # live events from now on wait until the gap is filled
         session = self._bind(ref)
+        await replay.catch_up(self, session, result, catch_up, epoch)
         inflight = result.get("inflight")
         if result.get("running") and session.unsolicited is None and not session.turns:
-            self._seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
+            replay.seed_inflight(self, session, inflight if isinstance(inflight, Mapping) else {})
         return ref
 
     def _bind(self, ref: SessionRef) -> _Session:
         session = self._sessions.get(ref.stored_id)
         if session is None or session.ref is not ref:
             session = self._sessions[ref.stored_id] = _Session(self, ref)
+            session.epoch = self.replay_epoch
         ref._generation = self._generation
         session.listeners = self._listeners.get(ref.stored_id)
         self._by_live[ref.live_id] = session
+        for request in [r for r in self._open_requests.values() if r.session_id == ref.live_id]:
+            event = prompt_event(request)
+            if event is not None:
+                session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
         return session
 
     def _set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
@@ -452,36 +540,12 @@ class DashboardConnection:
         if session is not None:
             session.listeners = callbacks or None
 
-    def _seed_inflight(self, session: _Session, inflight: Mapping[str, Any]) -> None:
-        # A turn still running when we resumed (§5 "WS disconnect"): start its folder with the text so far.
-        folder = session.open_unsolicited()
-        folder.apply(Event("message.start", {}, session.ref.live_id))
-        text = inflight.get("assistant")
-        if isinstance(text, str) and text:
-            folder.apply(Event("message.delta", {"text": text}, session.ref.live_id))
-
     async def _live(self, ref: SessionRef) -> _Session:
         """The routing state of ``ref`` on the current socket, resuming it first if the socket is newer."""
         await self._ensure_connected()
         if ref._generation != self._generation or ref.live_id not in self._by_live:
             await self.resume(ref)
         return self._by_live[ref.live_id]
-
-    def _on_session_meta(self, session: _Session, event: Event) -> None:
-        payload = event.payload
-        if event.type == "session.title":
-            title = payload.get("title")
-            if isinstance(title, str):
-                session.ref.title = title
-            return
-        stored = payload.get("stored_session_id")
-        if isinstance(stored, str) and stored and stored != session.ref.stored_id:
-            # Auto-compression rotates the stored id (§5 "Two ids"): follow it, listeners included.
-            old = session.ref.stored_id
-            session.ref.stored_id = stored
-            self._sessions[stored] = self._sessions.pop(old, session)
-            if old in self._listeners:
-                self._set_listeners(stored, self._listeners.pop(old) + self._listeners.get(stored, []))
 
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
@@ -540,9 +604,14 @@ class DashboardConnection:
                         "ext": extension(mime),
                     },
                 )
+            params: dict[str, Any] = {"session_id": ref.live_id, "text": text}
+            if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
+                # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
+                # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
+                params["queued"] = True
             turn = self._open_turn(session, text)
             try:
-                result = await self._call("prompt.submit", {"session_id": ref.live_id, "text": text})
+                result = await self._call("prompt.submit", params)
             except HermesRPCError as exc:
                 self._drop_turn(session, turn)
                 if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
@@ -577,7 +646,7 @@ class DashboardConnection:
             if earlier:
                 session.turns.remove(turn)
                 turn._follow(earlier[-1])
-        elif status == "steered":
+        elif status in ("steered", "redirected"):
             # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
             session.turns.remove(turn)
             if session.turns:
@@ -610,41 +679,7 @@ class DashboardConnection:
         found = session.find_interaction(request_id)
         if found is None:
             raise HermesUsageError(f"no pending interaction {request_id!r} in session {ref.stored_id}")
-        folder, inter, turn = found
-
-        def answered() -> None:
-            # Recorded as soon as the answer is on the wire: the tool can complete (and its event arrive) before
-            # the reply does, and a completed tool would otherwise show the interaction as cancelled.
-            changes = folder.answer(request_id, response)
-            if turn is not None and changes:
-                turn._push(changes)
-
-        if inter.kind == "approval":
-            if inter.choices and response not in inter.choices:
-                raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
-            oldest = next(
-                (i for t in session.turns for i in t._folder.pending() if i.kind == "approval"), None
-            ) or inter
-            if oldest.request_id != request_id:
-                raise HermesUsageError(
-                    f"answer {oldest.request_id} first: approval.respond resolves the oldest pending approval"
-                )
-            await self._call("approval.respond", {"session_id": ref.live_id, "choice": response}, answered)
-        else:
-            method = _RESPOND_METHODS.get(inter.kind)
-            if method is None:
-                raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
-            await self._call(method, {"request_id": request_id, _RESPOND_VALUE_KEYS[method]: response}, answered)
-
-    def _mark_answered(self, request_id: str, value: str) -> None:
-        for session in self._sessions.values():
-            found = session.find_interaction(request_id)
-            if found is not None:
-                folder, _, turn = found
-                changes = folder.answer(request_id, value)
-                if turn is not None and changes:
-                    turn._push(changes)
-                return
+        await prompts.answer(self, session, ref, found, request_id, response)
 
     # --- listeners -------------------------------------------------------------------------------------
 
@@ -712,29 +747,9 @@ class DashboardConnection:
         Rows are folded by the same turn model as live events, so part ids match the live ones. A 404 (unknown
         id, or a session never prompted) is an empty history. Only the compression tip segment is returned.
         """
-        from .._http import HttpTransport  # httpx is imported only when history is used
-
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         self._check_open()
-        settings = self._resolve_settings()
-        path = f"/api/sessions/{quote(key, safe='')}/messages"
-        async with HttpTransport(
-            settings.dashboard_url,
-            settings.dashboard_token,
-            connect_timeout=settings.connect_timeout,
-            request_timeout=settings.request_timeout,
-            auth_header="X-Hermes-Session-Token",
-            auth_scheme=None,
-            missing_key_hint="pass token=... or set HERMES_DASHBOARD_TOKEN",
-        ) as http:
-            try:
-                body = await http.request_json("GET", path, params={"limit": limit} if limit else None)
-            except HermesNotFoundError:
-                return []
-        rows = body.get("messages") if isinstance(body, Mapping) else None
-        if not isinstance(rows, list):
-            raise HermesProtocolError(f"GET {path} answered without a messages list")
-        return fold_history(rows, transform_output=self._transform_output)
+        return await fetch_history(self._resolve_settings(), key, limit, self._transform_output)
 
     # --- closing ---------------------------------------------------------------------------------------
 
@@ -766,6 +781,7 @@ class DashboardConnection:
 
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _from_frame = Event.from_dashboard_frame
+
 
 
 async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:

@@ -16,12 +16,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...errors import HermesProtocolError, HermesRPCError
+from ...errors import HermesRPCError
 
-__all__ = ["PendingRequests", "decode_frame", "encode_request", "rpc_error"]
+__all__ = ["PendingRequests", "encode_error", "encode_request", "encode_result", "rpc_error"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.loads
 
 
 def encode_request(request_id: int, method: str, params: Mapping[str, Any] | None) -> str:
@@ -29,26 +28,14 @@ def encode_request(request_id: int, method: str, params: Mapping[str, Any] | Non
     return _dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params or {})})
 
 
-def decode_frame(raw: str | bytes) -> dict[str, Any]:
-    """Parse one inbound frame, raising :class:`HermesProtocolError` for anything but a JSON object.
-
-    Binary frames are refused: the server only ever sends text (``send_text``, §2).
-    """
-    if not isinstance(raw, str):
-        raise HermesProtocolError(f"the Dashboard sent a binary frame of {len(raw)} bytes; expected JSON text")
-    try:
-        obj = _loads(raw)
-    except ValueError as exc:
-        raise HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {_preview(raw)}") from exc
-    if type(obj) is not dict:
-        raise HermesProtocolError(
-            f"the Dashboard sent a JSON {type(obj).__name__}, expected an object: {_preview(raw)}"
-        )
-    return obj
+def encode_result(request_id: str, result: Mapping[str, Any]) -> str:
+    """The answer to a server -> client request (newer Dashboards): no reply frame comes back."""
+    return _dumps({"jsonrpc": "2.0", "id": request_id, "result": dict(result)})
 
 
-def _preview(raw: str, limit: int = 80) -> str:
-    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
+def encode_error(request_id: object, code: int, message: str) -> str:
+    """Refuse a server -> client request (e.g. -32601 for a method we do not handle) so nothing waits on us."""
+    return _dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
 
 def rpc_error(error: object, method: str | None) -> HermesRPCError:

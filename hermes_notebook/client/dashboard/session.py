@@ -67,11 +67,21 @@ class ListenerItem:
 class _Session:
     """Routing state of one session on this connection: its open turns, in submit order (§8.2)."""
 
-    __slots__ = ("conn", "listeners", "ref", "turns", "unsolicited", "unsolicited_count")
+    __slots__ = (
+        "buffer", "conn", "epoch", "last_seq", "listeners", "ref", "suspended", "turns", "unsolicited",
+        "unsolicited_count",
+    )
 
     def __init__(self, conn: DashboardConnection, ref: SessionRef) -> None:
         self.conn = conn
         self.ref = ref
+        # Lossless reconnects (newer Dashboards): the last ``seq`` applied and the replay epoch it belongs to;
+        # ``buffer`` holds live events while a catch-up (session.events.since) is in flight; ``suspended`` marks
+        # open turns kept across a drop, waiting for that catch-up.
+        self.last_seq = 0
+        self.epoch: str | None = None
+        self.buffer: list[tuple[int, Event]] | None = None
+        self.suspended = False
         self.listeners: list[Listener] | None = None  # conn._listeners[ref.stored_id], kept in sync by conn
         self.turns: deque[Turn] = deque()
         self.unsolicited: TurnFolder | None = None
@@ -98,10 +108,27 @@ class _Session:
             changes = folder.apply(event)
             turn_id = folder.turn_id
         if event.type in _META_EVENTS:
-            self.conn._on_session_meta(self, event)
+            self.on_meta(event)
         listeners = self.listeners
         if listeners:
             self.conn._deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
+
+    def on_meta(self, event: Event) -> None:
+        """session.title renames the ref; session.info may carry a rotated stored id (§5 "Two ids")."""
+        payload = event.payload
+        if event.type == "session.title":
+            title = payload.get("title")
+            if isinstance(title, str):
+                self.ref.title = title
+            return
+        stored = payload.get("stored_session_id")
+        if isinstance(stored, str) and stored and stored != self.ref.stored_id:
+            # Auto-compression rotates the stored id: follow it, listeners included.
+            conn, old = self.conn, self.ref.stored_id
+            self.ref.stored_id = stored
+            conn._sessions[stored] = conn._sessions.pop(old, self)
+            if old in conn._listeners:
+                conn._set_listeners(stored, conn._listeners.pop(old) + conn._listeners.get(stored, []))
 
     def open_unsolicited(self) -> TurnFolder:
         self.unsolicited_count += 1
@@ -109,7 +136,17 @@ class _Session:
         self.unsolicited = TurnFolder(turn_id, transform_output=self.conn._transform_output)
         return self.unsolicited
 
+    def feed_seq(self, seq: int, event: Event) -> None:
+        """Route an event that carries a ``seq``: duplicates (around a resume) are dropped, and events are held
+        back while a catch-up is in flight."""
+        if self.buffer is not None:
+            self.buffer.append((seq, event))
+        elif seq > self.last_seq:
+            self.last_seq = seq
+            self.feed(event)
+
     def end_turns(self, status: str, make_error: Callable[[], HermesError] | None, message: str | None) -> None:
+        self.suspended = False
         turns, self.turns = self.turns, deque()
         for turn in turns:
             turn._end(status, make_error() if make_error else None, message)

@@ -7,7 +7,7 @@
 //   written to model state (the model is saved with the notebook).
 
 import { h } from "../dom";
-import type { Interaction, ViewMsg } from "../types";
+import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
 
 export interface InteractionContext {
   send(message: ViewMsg): void;
@@ -53,7 +53,10 @@ export function renderInteraction(
   });
   card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
   if (interaction.command) card.append(h("pre", { class: "hn-interaction-command" }, h("code", {}, interaction.command)));
-  if (interaction.question) card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
+  const questions = multiQuestions(interaction);
+  if (interaction.question && !questions) {
+    card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
+  }
   if (interaction.description) {
     card.append(h("p", { class: "hn-interaction-description" }, interaction.description));
   }
@@ -67,6 +70,8 @@ export function renderInteraction(
   if (kind === "approval") {
     const choices = interaction.choices.length > 0 ? interaction.choices : DEFAULT_APPROVAL_CHOICES;
     card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
+  } else if (kind === "clarify" && questions) {
+    card.append(questionsForm(questions, active, respond));
   } else if (kind === "clarify") {
     if (interaction.choices.length > 0) card.append(choiceButtons(interaction.choices, active, (c) => c, respond));
     card.append(freeTextForm(active, respond));
@@ -78,8 +83,80 @@ export function renderInteraction(
   card.append(outcome);
   if (sent) outcome.textContent = "Answer sent, waiting for Hermes";
   else if (status === "answered") outcome.textContent = answeredText(interaction);
-  else if (status !== "pending") outcome.textContent = STATUS_TEXT[status];
+  else if (status !== "pending") {
+    outcome.textContent = interaction.reason ? `${STATUS_TEXT[status]} (${interaction.reason})` : STATUS_TEXT[status];
+  }
   return card;
+}
+
+/** The questions of a clarify that needs one answer per question (several, or a multi-select one). */
+function multiQuestions(interaction: Interaction): ClarifyQuestion[] | null {
+  const questions = interaction.questions;
+  if (interaction.kind !== "clarify" || !questions || questions.length === 0) return null;
+  return questions.length > 1 || questions[0].multi_select ? questions : null;
+}
+
+/**
+ * One card, one answer per question: radio buttons (pick one) or checkboxes (pick any) plus a free-text field
+ * ("Other", or the only field of an open question). Sent once, as a JSON object keyed by question id; an
+ * unanswered question is null (skipped).
+ */
+function questionsForm(
+  questions: ClarifyQuestion[],
+  active: boolean,
+  respond: (response: string, shown: string) => void,
+): HTMLElement {
+  const form = h("form", { class: "hn-interaction-form hn-questions" });
+  const readers: (() => string | string[] | null)[] = [];
+  questions.forEach((q, index) => {
+    const name = `hn-q-${index}-${Math.random().toString(36).slice(2, 8)}`;
+    const fieldset = h("fieldset", { class: "hn-question", "data-qid": q.qid });
+    fieldset.append(h("legend", { class: "hn-interaction-question" }, q.question));
+    const boxes: HTMLInputElement[] = [];
+    for (const choice of q.choices) {
+      const box = h("input", {
+        type: q.multi_select ? "checkbox" : "radio",
+        name,
+        value: choice,
+        class: "hn-question-choice",
+        disabled: !active,
+      });
+      boxes.push(box);
+      fieldset.append(h("label", { class: "hn-question-option" }, box, ` ${choice}`));
+    }
+    const other = h("input", {
+      type: "text",
+      class: "hn-answer",
+      "aria-label": q.choices.length > 0 ? `Other answer to: ${q.question}` : `Answer to: ${q.question}`,
+      placeholder: q.choices.length > 0 ? "Other" : "Type an answer",
+      disabled: !active,
+    });
+    fieldset.append(other);
+    form.append(fieldset);
+    readers.push(() => {
+      const typed = other.value.trim();
+      const picked = boxes.filter((b) => b.checked).map((b) => b.value);
+      if (q.multi_select) {
+        const all = typed ? [...picked, typed] : picked;
+        return all.length > 0 ? all : null;
+      }
+      return typed || picked[0] || null;
+    });
+  });
+  form.append(h("button", { type: "submit", class: "hn-answer-submit", disabled: !active }, "Answer"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const answers: Record<string, string | string[] | null> = {};
+    questions.forEach((q, i) => (answers[q.qid] = readers[i]()));
+    const shown = questions
+      .map((q) => {
+        const a = answers[q.qid];
+        return Array.isArray(a) ? a.join(", ") : (a ?? "(skipped)");
+      })
+      .join("; ");
+    respond(JSON.stringify(answers), shown);
+  });
+  return form;
 }
 
 const TITLES: Record<Interaction["kind"], string> = {
@@ -92,6 +169,15 @@ const TITLES: Record<Interaction["kind"], string> = {
 function answeredText(interaction: Interaction): string {
   if (interaction.kind === "sudo" || interaction.kind === "secret") return "Answered (value hidden)";
   const response = interaction.response ?? "";
+  if (multiQuestions(interaction) && response.startsWith("{")) {
+    try {
+      const answers = JSON.parse(response) as Record<string, unknown>;
+      const shown = Object.values(answers).map((a) => (Array.isArray(a) ? a.join(", ") : (a ?? "(skipped)")));
+      return `Answered: ${shown.join("; ")}`;
+    } catch {
+      // not JSON after all: shown as is below
+    }
+  }
   const label = interaction.kind === "approval" ? (APPROVAL_LABELS[response] ?? response) : response;
   return label ? `Answered: ${label}` : STATUS_TEXT.answered;
 }
