@@ -1,6 +1,6 @@
 """A scripted stand-in for the Dashboard's ``/api/ws``, for faults the real server cannot produce on cue.
 
-It speaks the same framing as hermes-agent 0.19.0 (dashboard-protocol.md §2): one JSON object per text
+It speaks the same framing as hermes-agent 0.19.0 (docs/protocol/dashboard.md §2): one JSON object per text
 frame, ``gateway.ready`` first, token in ``?token=``, a wrong token refused with HTTP 403 on the handshake.
 Tests script it by pushing raw frames (including malformed ones), by queueing the frames the next
 ``prompt.submit`` produces (``REPLY`` marks where the reply goes among them), by dropping the socket, and by
@@ -178,7 +178,7 @@ class FakeDashboard:
         await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame.get("id"), "result": result}))
 
     async def _on_client_capabilities(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
-        # 0.19.0 has no such method (dashboard-protocol-newer.md §1.2): the client then uses the *.request events.
+        # 0.19.0 has no such method (docs/protocol/dashboard-newer.md §1.2): the client uses *.request events.
         await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame.get("id"),
                                   "error": {"code": -32601, "message": "unknown method: client.capabilities"}}))
 

@@ -2,7 +2,7 @@
 
 httpx is imported only when history is used. Rows are folded by the same turn model as live events, so part ids
 match the live ones. 0.19.0 returns every row of the compression tip segment; newer servers return the latest
-500 without ``limit`` (dashboard-protocol-newer.md §5.5).
+500 without ``limit`` (docs/protocol/dashboard-newer.md §5.5).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ __all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_req
 
 logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
 METHOD_NOT_FOUND = -32601
-# 0.19.0: answers to blocking prompts and the parameter that carries the answer (§3.1, §4.2).
+# 0.19.0: answers to blocking prompts and the parameter that carries the answer
+# (docs/protocol/dashboard.md §3.1, §4.2).
 RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
 RESPOND_VALUE_KEYS = {
     "clarify.respond": "answer",
@@ -44,7 +45,7 @@ async def handshake(conn: DashboardConnection) -> None:
     """Advertise that we answer server requests (newer Dashboards withdraw every prompt otherwise).
 
     Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server answers
-    -32601, which is how it is told apart (dashboard-protocol-newer.md §1.2, §7).
+    -32601, which is how it is told apart (docs/protocol/dashboard-newer.md §1.2, §7).
     """
     try:
         result = await conn._call("client.capabilities", {"server_requests": True})

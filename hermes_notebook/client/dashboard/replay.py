@@ -1,7 +1,7 @@
 """Lossless reconnects on newer Dashboards: open turns kept across a drop, the event gap filled, prompts restored.
 
 A newer server numbers every session event (``seq``, scoped by ``gateway.ready.replay_epoch``) and keeps a
-replay ring per session (dashboard-protocol-newer.md §4). After a drop the connection keeps open turns
+replay ring per session (docs/protocol/dashboard-newer.md §4). After a drop the connection keeps open turns
 (``_Session.suspended``); when the session is resumed here with the same epoch and live id,
 ``session.events.since`` returns what was emitted meanwhile and the turn simply continues. A new epoch means the
 Dashboard restarted and its turns died with it: the kept turns end with a message that says so.
@@ -119,7 +119,10 @@ def restore_requests(conn: DashboardConnection, session: _Session, entries: obje
 
 
 def seed_inflight(conn: DashboardConnection, session: _Session, inflight: Mapping[str, Any]) -> None:
-    """A turn still running when we resumed (§5 "WS disconnect"): start its folder with the text so far."""
+    """A turn still running when we resumed: start its folder with the text so far.
+
+    See docs/protocol/dashboard.md §5 (parked sessions) and docs/protocol/dashboard-newer.md §4.2.
+    """
     folder = session.open_unsolicited()
     folder.apply(Event("message.start", {}, session.ref.live_id))
     text = inflight.get("assistant")
