@@ -41,6 +41,7 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
     setAttr(el, "data-status", next.status);
     setText(status, STATUS_LABELS[next.status] ?? next.status);
     reconcile(parts, next.parts, partViews, (part) => createPartView(part, next.id, partCtx));
+    if (next.status !== "streaming") for (const { view } of partViews.values()) view.settle?.();
     setText(error, next.error ?? "");
     error.hidden = !next.error;
     const used = formatUsage(next.usage);
