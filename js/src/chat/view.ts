@@ -24,6 +24,7 @@
 //   .hn-composer textarea, .hn-send, .hn-stop, .hn-queued, .hn-attach, .hn-composer-error
 
 import { h, setAttr, setText } from "../dom";
+import { benchHooks } from "./bench";
 import type { ChatModel, Connection, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
 import { createMessageView, type MessageView } from "./message";
@@ -33,6 +34,13 @@ import { awaitSnapshot, initialState, receiveChanges, receiveSnapshot, staleEntr
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
+
+/**
+ * Messages rendered at first from a long history (the newest ones); scrolling up to the top (or the
+ * "Show earlier messages" button) renders this many more. A 10,000-message session paints at once,
+ * and its DOM grows only as far as the reader goes back.
+ */
+export const HISTORY_WINDOW = 60;
 
 export interface ChatViewOptions {
   /** Schedules a render; defaults to requestAnimationFrame (tests pass their own). */
@@ -78,11 +86,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // The transcript isn't a live region (streaming would flood screen readers); `announcer` says
   // when a response starts and ends instead.
   const list = h("div", { class: "hn-messages", tabindex: 0, "aria-label": "Conversation" });
+  const earlier = h("button", { type: "button", class: "hn-earlier", hidden: true }, "Show earlier messages");
+  list.append(earlier);
   const announcer = h("div", { class: "hn-sr-only", role: "status", "aria-live": "polite" });
   const composer = createComposer(send);
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
   host.append(root);
-  const follower = followScroll(list);
+  const bench = benchHooks();
+  const follower = followScroll(list, { synchronous: bench?.naive === true });
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
@@ -98,16 +109,48 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;
 
+  // The rendered window: messages from `windowStart` (an id, so appends and snapshots keep it) on.
+  let windowStart: string | null = null;
+  const visibleMessages = (): readonly Message[] => {
+    const all = state.messages;
+    let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
+    if (start < 0) start = Math.max(0, all.length - HISTORY_WINDOW);
+    windowStart = all[start]?.id ?? null;
+    earlier.hidden = start === 0;
+    return start === 0 ? all : all.slice(start);
+  };
+  const showEarlier = (): void => {
+    const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
+    if (at <= 0) return;
+    windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
+    invalidate();
+  };
+  earlier.addEventListener("click", showEarlier);
+  // Reaching the top renders the next older slice; the browser's scroll anchoring keeps the reader's place.
+  const topObserver =
+    typeof IntersectionObserver === "function"
+      ? new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), {
+          root: list,
+          rootMargin: "600px 0px 0px 0px",
+        })
+      : null;
+  topObserver?.observe(earlier);
+
   const flush = (): void => {
     cancelFrame?.();
     cancelFrame = null;
-    reconcile(list, state.messages, views, (message) => createMessageView(message, ctx));
+    const started = bench?.samples ? performance.now() : 0;
+    reconcile(list, visibleMessages(), views, (message) => createMessageView(message, ctx), earlier);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
       announcer.textContent = streaming ? "Hermes is responding" : "Hermes finished responding";
       wasStreaming = streaming;
     }
-    follower.afterUpdate();
+    follower.afterUpdate(list.lastElementChild);
+    if (bench?.samples) {
+      void list.offsetHeight; // measuring only: style and layout now, so they count for this batch
+      bench.samples.push({ ms: performance.now() - started, chars: newestTextLength(state.messages) });
+    }
   };
   const invalidate = (): void => {
     cancelFrame ??= schedule(flush);
@@ -223,9 +266,16 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       staleTimer = null;
       banners.dispose();
       follower.dispose();
+      topObserver?.disconnect();
       root.remove();
     },
   };
+}
+
+/** Characters of text in the newest message (what the benchmark plots per-batch cost against). */
+function newestTextLength(messages: readonly Message[]): number {
+  const last = messages[messages.length - 1];
+  return last === undefined ? 0 : last.parts.reduce((n, p) => n + (p.text?.length ?? 0), 0);
 }
 
 /** The connection banner, with a live countdown while reconnecting. */
