@@ -8,13 +8,20 @@
 //   plus the style and layout it causes (forced at once, only while measuring), and the text size.
 
 export interface BenchSample {
+  /** render + style + layout */
   ms: number;
+  /** the render alone (script) */
+  script: number;
   chars: number;
+  /** which view (1, 2, ... in creation order among views sharing these hooks) */
+  view: number;
 }
 
 interface BenchHooks {
   naive?: boolean;
   samples?: BenchSample[];
+  /** views created with these hooks so far */
+  views?: number;
 }
 
 /** The benchmark's hooks, or null in normal use. */

@@ -93,6 +93,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
   host.append(root);
   const bench = benchHooks();
+  const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
   const follower = followScroll(list, { synchronous: bench?.naive === true });
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
@@ -148,8 +149,10 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     }
     follower.afterUpdate(list.lastElementChild);
     if (bench?.samples) {
+      const script = performance.now() - started;
       void list.offsetHeight; // measuring only: style and layout now, so they count for this batch
-      bench.samples.push({ ms: performance.now() - started, chars: newestTextLength(state.messages) });
+      const ms = performance.now() - started;
+      bench.samples.push({ ms, script, chars: newestTextLength(state.messages), view: benchView });
     }
   };
   const invalidate = (): void => {
