@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import {
   createIncrementalMarkdown,
+  HIGHLIGHT_MAX_CHARS,
   OPEN_FENCE_CHUNK_CHARS,
   renderMarkdownInto,
   renderMarkdownStreaming,
@@ -155,6 +156,26 @@ describe("incremental markdown", () => {
       expect(chunk.textContent!.length).toBeGreaterThanOrEqual(OPEN_FENCE_CHUNK_CHARS);
       expect(chunk.textContent!.endsWith("\n")).toBe(true);
     }
+  });
+
+  it("keeps a long plain fence's streamed chunks when it closes, equal to a full render", () => {
+    const spy = vi.spyOn(hljs, "highlight");
+    const body = "row = [1, 2, 3]  # ``not a close``\n".repeat(Math.ceil((HIGHLIGHT_MAX_CHARS + 100) / 34));
+    const doc = `Intro\n\n\`\`\`python\n${body}\`\`\`\n\nafter`;
+    const sizes = [700, 3, 1, 2, 911];
+    const [target] = streamed(doc, (i) => sizes[i % sizes.length]!);
+    expect(spy).not.toHaveBeenCalled(); // too long to colour
+    const target2 = document.createElement("div");
+    const renderer = createIncrementalMarkdown(target2);
+    const opener = doc.indexOf("```python\n") + 10;
+    renderer.update(doc.slice(0, opener + 5000));
+    const code = target2.querySelector("code")!;
+    const firstChunk = code.firstChild!;
+    for (let end = opener + 5000; end <= doc.length; end += 1000) renderer.update(doc.slice(0, end));
+    renderer.update(doc, true);
+    expect(target2.querySelector("code")).toBe(code);
+    expect(code.firstChild).toBe(firstChunk);
+    expect(target2.innerHTML).toBe(target!.innerHTML);
   });
 
   it("sanitizes every block it renders incrementally", () => {

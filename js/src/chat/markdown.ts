@@ -45,6 +45,18 @@ export function isSafeUrl(url: string): boolean {
   return SAFE_URL.test(url.replace(/[\u0000-\u0020\u007f-\u009f]/g, ""));
 }
 
+/**
+ * Longer code blocks are shown without colours: highlighting 200 KB takes the main thread for about a
+ * second, and nobody reads a block that long by its colours.
+ */
+export const HIGHLIGHT_MAX_CHARS = 50_000;
+
+/** Will a fence with this info string and content be highlighted (once finished)? */
+function highlightable(info: string, code: string): boolean {
+  const name = info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+  return code.length <= HIGHLIGHT_MAX_CHARS && name !== "" && hljs.getLanguage(name) !== undefined;
+}
+
 /** While set, fences are left unhighlighted (a fence still streaming is highlighted once, when it closes). */
 let deferHighlight = false;
 
@@ -53,9 +65,9 @@ const md = new MarkdownIt({
   linkify: true,
   breaks: false,
   highlight: (code, lang) => {
-    if (deferHighlight) return "";
+    if (deferHighlight || !highlightable(lang, code)) return "";
     const name = lang.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
-    if (name && hljs.getLanguage(name)) {
+    {
       return hljs.highlight(code, { language: name, ignoreIllegals: true }).value;
     }
     return ""; // markdown-it escapes it
@@ -117,6 +129,12 @@ function htmlToNodes(html: string): DocumentFragment {
   for (const pre of Array.from(fragment.querySelectorAll("pre"))) {
     const code = pre.querySelector("code");
     if (code === null) continue;
+    if (code.children.length === 0 && (code.textContent ?? "").length > OPEN_FENCE_CHUNK_CHARS) {
+      // Long plain code is laid out in chunks of lines, the same as while it streamed.
+      const text = code.textContent ?? "";
+      code.replaceChildren();
+      appendToFence({ code, chunk: newChunk(code), chunkChars: 0 }, text);
+    }
     const block = codeBlock(code);
     pre.replaceWith(block);
     block.append(pre);
@@ -209,7 +227,7 @@ function lineStarts(text: string): number[] {
 /** A fence's DOM while it streams: unhighlighted text in line chunks, inert (textContent only). */
 function openFenceNodes(info: string, content: string): { nodes: ChildNode[]; fence: Omit<OpenFence, "contentStart" | "shown" | "nodes"> } {
   const code = document.createElement("code");
-  const lang = info.trim().split(/\s+/)[0] ?? "";
+  const lang = md.utils.unescapeAll(info).trim().split(/(\s+)/g)[0] ?? ""; // as markdown-it's fence rule
   if (lang) code.className = `language-${lang}`;
   const pre = document.createElement("pre");
   pre.append(code);
@@ -304,9 +322,8 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     const lineStart = source.lastIndexOf("\n") + 1;
     const fresh = next.slice(Math.max(lineStart, fence.contentStart));
     if (FENCE_LINE.test(fresh)) return false;
-    // Like markdown-it, leave out a last line that is only whitespace so far.
     const lastLine = next.lastIndexOf("\n") + 1;
-    const visible = lastLine > fence.contentStart && BLANK_LINE.test(next.slice(lastLine)) ? lastLine : next.length;
+    const visible = lastLine > fence.contentStart && HELD_BACK.test(next.slice(lastLine)) ? lastLine : next.length;
     appendToFence(fence, next.slice(fence.contentStart + fence.shown, visible));
     fence.shown = visible - fence.contentStart;
     stats.fenceAppends += 1;
@@ -344,6 +361,8 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     // A fence still open at the end (its opener line complete) is shown by appending (see OpenFence).
     const last = blocks[blocks.length - 1];
     const lastToken = last === undefined ? undefined : tokens[last.from]!;
+    // (Also a closed fence whose closing line isn't complete yet, when it won't be highlighted: its
+    // streamed DOM is then kept as it is when it seals.)
     const open =
       last !== undefined &&
       lastToken !== undefined &&
@@ -351,16 +370,42 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
       lastToken.type === "fence" &&
       complete(last.start) &&
       /^[`~]{3}/.test(tail.slice(starts[last.start]!, starts[last.start]! + 3)) && // unindented: content is raw
-      !fenceClosed(tail, starts, last, lastToken)
+      (!fenceClosed(tail, starts, last, lastToken) || !highlightable(lastToken.info, lastToken.content))
         ? last
         : undefined;
     const previous = fence;
     fence = null;
 
+    const render = (from: number, to: number): ChildNode[] =>
+      from >= to
+        ? []
+        : Array.from(htmlToNodes(md.renderer.render(tokens.slice(blocks[from]!.from, blocks[to - 1]!.to), md.options, env)).childNodes);
     if (done > 0) {
-      const html = md.renderer.render(tokens.slice(0, blocks[done - 1]!.to), md.options, env);
-      const anchor = tailNodes[0] ?? null;
-      for (const node of Array.from(htmlToNodes(html).childNodes)) target.insertBefore(node, anchor);
+      // The fence that streamed open, now sealed and not highlighted, keeps its nodes.
+      const kept =
+        previous === null
+          ? -1
+          : blocks.slice(0, done).findIndex((b) => {
+              const token = tokens[b.from]!;
+              return (
+                token.type === "fence" &&
+                stable + (starts[b.start + 1] ?? -1) === previous.contentStart &&
+                token.content.length > OPEN_FENCE_CHUNK_CHARS && // rendered the same way, chunked (htmlToNodes)
+                !highlightable(token.info, token.content) &&
+                token.content.startsWith(source.slice(previous.contentStart, previous.contentStart + previous.shown))
+              );
+            });
+      if (kept < 0 || previous === null) {
+        const anchor = tailNodes[0] ?? null;
+        for (const node of render(0, done)) target.insertBefore(node, anchor);
+      } else {
+        appendToFence(previous, tokens[blocks[kept]!.from]!.content.slice(previous.shown));
+        const first = previous.nodes[0]!;
+        for (const node of render(0, kept)) target.insertBefore(node, first);
+        const after = previous.nodes[previous.nodes.length - 1]!.nextSibling;
+        for (const node of render(kept + 1, done)) target.insertBefore(node, after);
+        tailNodes = tailNodes.filter((n) => !previous.nodes.includes(n));
+      }
     }
     const live = blocks.slice(done, open === undefined ? blocks.length : blocks.length - 1);
     const nodes: ChildNode[] = [];
@@ -376,7 +421,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     if (open !== undefined) {
       const token = tokens[open.from]!;
       const contentStart = stable + starts[open.start + 1]!;
-      const content = token.content;
+      const content = withoutHeldBack(token.content);
       const reuse =
         previous !== null &&
         previous.contentStart === contentStart &&
@@ -425,6 +470,17 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
 }
 
 const BLANK_TAIL = /^\s*$/;
+
+/**
+ * An open fence's last, incomplete line that isn't shown yet: whitespace only (markdown-it drops it
+ * too) or fence characters only (it may become the closing line).
+ */
+const HELD_BACK = /^(?:[ \t]*|[ \t]{0,3}[`~]+[ \t]*)$/;
+
+function withoutHeldBack(content: string): string {
+  const lastLine = content.lastIndexOf("\n") + 1;
+  return lastLine < content.length && HELD_BACK.test(content.slice(lastLine)) ? content.slice(0, lastLine) : content;
+}
 
 function lineText(text: string, starts: readonly number[], line: number): string {
   const from = starts[line] ?? text.length;
