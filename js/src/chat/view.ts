@@ -25,7 +25,7 @@
 
 import { h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
-import type { ChatModel, Connection, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
+import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
@@ -103,7 +103,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   });
 
   // ---- state ----
-  // Content comes only from `changes` and `snapshot` messages; the `index` traitlet says what exists.
+  // Content comes only from `changes` and `snapshot` messages; index entries (what exists, settled, at
+  // which rev) ride in them: a snapshot implies every entry, a batch carries those of messages it settled.
   let state: SyncState = initialState();
   const views = new Map<string, { view: MessageView; item: Message }>();
   const ctx = { send, answered: new Set<string>() };
@@ -174,14 +175,25 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // first. Each (message, rev) is asked for once: if a snapshot can't fix it, asking again won't.
   const staleDelay = options.staleDelay ?? STALE_DEBOUNCE_MS;
   const askedFor = new Map<string, number>();
+  const index = new Map<string, IndexEntry>();
+  let askedForSeq = 0;
   let staleTimer: ReturnType<typeof setTimeout> | null = null;
   const checkStale = (): void => {
     staleTimer = null;
     if (inFlight) return; // checked again when the answer lands
-    const stale = staleEntries(state, model.get("index") ?? []).filter((e) => askedFor.get(e.id) !== e.rev);
-    if (stale.length === 0) return;
+    // A batch that carried index entries never arrived (custom messages are not replayed).
+    const settledSeq = model.get("settled_seq") ?? 0;
+    const behind = state.seq !== null && settledSeq > state.seq && askedForSeq !== settledSeq;
+    const stale = staleEntries(state, [...index.values()]).filter((e) => askedFor.get(e.id) !== e.rev);
+    if (stale.length === 0 && !behind) return;
     for (const entry of stale) askedFor.set(entry.id, entry.rev);
+    if (behind) askedForSeq = settledSeq;
     requestSnapshot();
+  };
+  const receiveIndex = (entries: readonly IndexEntry[] | undefined): void => {
+    if (!Array.isArray(entries) || entries.length === 0) return;
+    for (const entry of entries) index.set(entry.id, entry);
+    scheduleStaleCheck();
   };
   const scheduleStaleCheck = (): void => {
     staleTimer ??= setTimeout(checkStale, staleDelay);
@@ -189,12 +201,23 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   listen("msg:custom", (msg: KernelMsg) => {
     if (msg?.type === "changes") {
+      // Batches go to every view with consecutive seqs: a gap means one was lost.
+      const gap = state.seq !== null && msg.seq > state.seq + 1;
       state = receiveChanges(state, { seq: msg.seq, changes: msg.changes });
       // A change about a message we don't have means we missed something: resync.
-      if (state.missed > 0 && state.seq !== null) requestSnapshot();
+      if ((state.missed > 0 || gap) && state.seq !== null) requestSnapshot();
+      receiveIndex(msg.index);
+    } else if (msg?.type === "index") {
+      receiveIndex(msg.index);
+      return;
     } else if (msg?.type === "snapshot") {
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      index.clear();
+      for (const m of msg.messages) {
+        const { id, role, status, usage, error } = m;
+        index.set(id, { id, role, status, usage, error, rev: msg.revs?.[id] ?? state.revs.get(id) ?? 0 });
+      }
       // Only a view that got content from a kernel replaces the static transcript (see chat.css).
       root.dataset.live = "true";
       scheduleStaleCheck();
@@ -203,7 +226,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     }
     invalidate();
   });
-  listen("change:index", scheduleStaleCheck);
+  listen("change:settled_seq", scheduleStaleCheck);
 
   const showSession = (): void => {
     const session = model.get("session");
