@@ -110,13 +110,15 @@ def history(n=10_000):
         if i % 7 == 0: body += "\n\n- one\n- two\n- three"
         out.append(_msg(f"assistant:{i}", "assistant", body, "complete"))
     return out
+
+HISTORY = history()
 '''
 
 CELLS = [
     SETUP,
     "w_inc = StreamingWidget(mode='turn')\nw_inc",
     "w_naive = StreamingWidget(mode='turn')\nw_naive",
-    "w_hist = StreamingWidget(mode='turn')\nw_hist.reset(history())\nw_hist",
+    "w_hist = StreamingWidget(mode='turn')\nw_hist.reset(HISTORY)\nw_hist",
     "ten = [StreamingWidget(mode='turn') for _ in range(10)]\nfor _w in ten: display(_w)",
 ]
 

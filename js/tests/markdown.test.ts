@@ -5,6 +5,7 @@ import {
   createIncrementalMarkdown,
   HIGHLIGHT_MAX_CHARS,
   OPEN_FENCE_CHUNK_CHARS,
+  PAGE_NODES,
   renderMarkdownInto,
   renderMarkdownStreaming,
 } from "../src/chat/markdown";
@@ -67,6 +68,13 @@ const DOCS: Record<string, string> = {
   tightThenLoose: "* a\n* b\n\n* c\n\ntext\n\n1) x\n2) y\n\n3\n\nz",
 };
 
+/** The incremental DOM with its pages (div.hn-md-page) unwrapped: what a plain full render gives. */
+function flat(el: HTMLElement): string {
+  const copy = el.cloneNode(true) as HTMLElement;
+  for (const page of Array.from(copy.querySelectorAll(".hn-md-page"))) page.replaceWith(...Array.from(page.childNodes));
+  return copy.innerHTML;
+}
+
 function streamed(doc: string, sizes: (i: number) => number): HTMLElement[] {
   const target = document.createElement("div");
   const renderer = createIncrementalMarkdown(target);
@@ -83,7 +91,7 @@ function streamed(doc: string, sizes: (i: number) => number): HTMLElement[] {
   renderer.update(doc, true);
   const full = document.createElement("div");
   renderMarkdownInto(full, doc);
-  expect(target.innerHTML).toBe(full.innerHTML);
+  expect(flat(target)).toBe(full.innerHTML);
   return [target, full];
 }
 
@@ -114,7 +122,7 @@ describe("incremental markdown", () => {
     }
     expect(target.querySelector("h1")).toBe(heading);
     expect(target.querySelector("p")).toBe(first);
-    expect(heading.parentNode === target && first.parentNode === target).toBe(true);
+    expect(target.contains(heading) && target.contains(first)).toBe(true);
     // Only the tail was parsed each time, never the whole text again.
     expect(renderer.stats.full).toBe(0);
   });
@@ -178,6 +186,23 @@ describe("incremental markdown", () => {
     expect(target2.innerHTML).toBe(target!.innerHTML);
   });
 
+  it("groups finished blocks into pages of PAGE_NODES nodes, the tail after them", () => {
+    const target = document.createElement("div");
+    const renderer = createIncrementalMarkdown(target);
+    let text = "";
+    for (let i = 0; i < 200; i++) {
+      text += `paragraph ${i}\n\n`;
+      renderer.update(text);
+    }
+    const pages = Array.from(target.querySelectorAll(":scope > .hn-md-page"));
+    expect(pages.length).toBe(Math.ceil((199 * 2) / PAGE_NODES));
+    for (const p of pages.slice(0, -1)) expect(p.childNodes.length).toBe(PAGE_NODES);
+    expect(target.lastElementChild!.tagName).toBe("P"); // the tail: the last paragraph, not finished yet
+    const one = document.createElement("div");
+    renderMarkdownStreaming(one, text);
+    expect(one.innerHTML).toBe(target.innerHTML);
+  }, 60_000);
+
   it("sanitizes every block it renders incrementally", () => {
     const target = document.createElement("div");
     const renderer = createIncrementalMarkdown(target);
@@ -208,6 +233,6 @@ describe("incremental markdown", () => {
     expect(target.querySelector(".hn-code")).toBe(block);
     const full = document.createElement("div");
     renderMarkdownInto(full, "gamma\n\n```\ncode\n```");
-    expect(target.innerHTML).toBe(full.innerHTML);
+    expect(flat(target)).toBe(full.innerHTML);
   });
 });

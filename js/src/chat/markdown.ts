@@ -150,7 +150,10 @@ function codeBlock(code: HTMLElement): HTMLElement {
   return block;
 }
 
-/** Replace `target`'s content with the rendered markdown, with a copy button on each code block. */
+/**
+ * Replace `target`'s content with the rendered markdown, with a copy button on each code block, in one
+ * piece (no pages; the incremental renderer's DOM equals this with its `div.hn-md-page`s unwrapped).
+ */
 export function renderMarkdownInto(target: HTMLElement, source: string): void {
   target.replaceChildren(htmlToNodes(md.render(source)));
 }
@@ -166,6 +169,13 @@ export function renderMarkdownInto(target: HTMLElement, source: string): void {
 // out only the last chunk; it is highlighted once, when its closing line arrives. Reference-style link
 // definitions are the one construct that reaches backwards: a new one triggers a full re-render.
 // Every block goes through the same markdown-it (html: false, safe links) + DOMPurify path.
+
+/**
+ * Finished top-level nodes are grouped into pages of this many (`div.hn-md-page`, layout-contained), so
+ * a change at the end lays out a few dozen pages and the last one, not thousands of blocks: without
+ * them the browser's layout of a 1 MB message grows with its block count on every update.
+ */
+export const PAGE_NODES = 64;
 
 /** Characters of an open fence per DOM chunk (a chunk ends at the first line end past this many). */
 export const OPEN_FENCE_CHUNK_CHARS = 4096;
@@ -299,12 +309,31 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
   let wholeText = false;
   const stats: MarkdownStats = { full: 0, tail: 0, fenceAppends: 0 };
 
+  let page: HTMLElement | null = null;
+  let pageNodes = 0;
+
   const reset = (): void => {
     target.replaceChildren();
     stable = 0;
     tailNodes = [];
     fence = null;
+    page = null;
+    pageNodes = 0;
     stats.full += 1;
+  };
+
+  /** Add finished nodes, in order, to the pages (before the tail). */
+  const appendFinished = (nodes: readonly ChildNode[]): void => {
+    for (const node of nodes) {
+      if (page === null || pageNodes >= PAGE_NODES) {
+        page = document.createElement("div");
+        page.className = "hn-md-page";
+        target.insertBefore(page, tailNodes[0] ?? null);
+        pageNodes = 0;
+      }
+      page.append(node);
+      pageNodes += 1;
+    }
   };
 
   /** Make `nodes` the tail; nodes already in place (an open fence, always last) are not moved. */
@@ -396,15 +425,11 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
               );
             });
       if (kept < 0 || previous === null) {
-        const anchor = tailNodes[0] ?? null;
-        for (const node of render(0, done)) target.insertBefore(node, anchor);
+        appendFinished(render(0, done));
       } else {
         appendToFence(previous, tokens[blocks[kept]!.from]!.content.slice(previous.shown));
-        const first = previous.nodes[0]!;
-        for (const node of render(0, kept)) target.insertBefore(node, first);
-        const after = previous.nodes[previous.nodes.length - 1]!.nextSibling;
-        for (const node of render(kept + 1, done)) target.insertBefore(node, after);
         tailNodes = tailNodes.filter((n) => !previous.nodes.includes(n));
+        appendFinished([...render(0, kept), ...previous.nodes, ...render(kept + 1, done)]);
       }
     }
     const live = blocks.slice(done, open === undefined ? blocks.length : blocks.length - 1);
