@@ -352,7 +352,7 @@ def batch_cpu_ms(trace: dict[str, Any]) -> list[float]:
 
 def summarize(samples: list[dict[str, float]], long_tasks: list[float], cpu: list[float]) -> dict[str, Any]:
     # Samples and marks come in the same order; the first batch of a stream (the empty message) has chars == 0.
-    pairs = [(s, c) for s, c in zip(samples, cpu) if s["chars"] > 0] if len(cpu) == len(samples) else []
+    pairs = [(s, c) for s, c in zip(samples, cpu, strict=True) if s["chars"] > 0] if len(cpu) == len(samples) else []
     streaming = [s for s in samples if s["chars"] > 0]
     ms = [s["ms"] for s in streaming]
     cpu_ms = [c for _, c in pairs]

@@ -15,6 +15,7 @@ def _msg(i: int, text: str) -> dict[str, Any]:
 
 
 def test_a_10000_message_session_keeps_the_newest_messages_and_says_how_many_are_left_out() -> None:
+    """Every MIME type holds the newest TRANSCRIPT_MAX_MESSAGES messages and a note counting the rest."""
     messages = [_msg(i, f"MESSAGE-{i:05d} " + "words " * 40) for i in range(10_000)]
     bundle = transcript_bundle(messages)
     omitted = 10_000 - TRANSCRIPT_MAX_MESSAGES
@@ -27,6 +28,7 @@ def test_a_10000_message_session_keeps_the_newest_messages_and_says_how_many_are
 
 
 def test_a_character_budget_bounds_huge_messages_but_always_shows_the_newest() -> None:
+    """Huge messages stop the transcript early, but the newest one is always there."""
     messages = [_msg(i, f"BIG-{i} " + "x" * 200_000) for i in range(5)]
     shown, omitted = bounded_messages(messages)
     assert [m["id"] for m in shown] == ["assistant:3", "user:4"] and omitted == 3
@@ -35,6 +37,7 @@ def test_a_character_budget_bounds_huge_messages_but_always_shows_the_newest() -
 
 
 def test_a_short_conversation_is_unchanged_and_has_no_note() -> None:
+    """Below the bounds nothing is left out and no note is added."""
     messages = [_msg(i, f"hello {i}") for i in range(4)]
     bundle = transcript_bundle(messages)
     assert all("not shown" not in text for text in bundle.values())

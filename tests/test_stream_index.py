@@ -84,10 +84,11 @@ def test_index_bytes_per_settled_message_stay_under_1_kb_at_2000_messages(widget
 
 
 def test_streaming_deltas_carry_no_index(widget: StreamingWidget) -> None:
+    """A message still streaming sends no entry and does not move settled_seq."""
     widget.reset([])
     wire = Recorded(widget)
     widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
-    for i in range(50):
+    for _ in range(50):
         widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "x"}])
         time.sleep(0.002)
     widget.flush()
@@ -109,6 +110,7 @@ def test_a_failed_push_sends_a_bumped_entry_so_views_resync(widget: StreamingWid
 
 
 def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget) -> None:
+    """A reset sends one snapshot and nothing else; settled_seq points at it."""
     widget.reset([])
     widget.push([{"op": "message", "message": _msg("user:1", "user", "q", "complete")}])
     widget.flush()
