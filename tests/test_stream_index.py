@@ -120,3 +120,20 @@ def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget
     assert len(snapshots) == 1 and snapshots[0]["revs"] == {"user:2": widget.index[0]["rev"]}
     assert [m["type"] for m in wire.sent] == ["snapshot"]  # no separate index traffic
     assert widget.settled_seq == snapshots[0]["seq"]
+
+
+def test_a_long_snapshot_is_preceded_by_its_newest_messages(widget: StreamingWidget) -> None:
+    """Views of a long conversation get the newest messages first (a partial snapshot), then the whole one."""
+    from hermes_notebook.widgets._stream import SNAPSHOT_FIRST_MESSAGES
+
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(SNAPSHOT_FIRST_MESSAGES + 50)]
+    widget.reset(history)
+    wire = Recorded(widget)
+    widget._dispatch(widget, {"type": "snapshot"}, [])
+    first, whole = wire.sent
+    assert first["partial"] is True and whole.get("partial") is None and first["seq"] == whole["seq"]
+    assert [m["id"] for m in first["messages"]] == [m["id"] for m in history[-SNAPSHOT_FIRST_MESSAGES:]]
+    assert set(first["revs"]) == {m["id"] for m in first["messages"]}
+    assert len(whole["messages"]) == len(history)
+    widget.reset(history[:3])
+    assert [m.get("partial") for m in wire.sent[2:]] == [None]  # short: the whole snapshot only

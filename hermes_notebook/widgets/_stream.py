@@ -55,6 +55,9 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 
+#: A snapshot of more messages than this is preceded by a ``partial`` one holding only the newest this many.
+SNAPSHOT_FIRST_MESSAGES = 100
+
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
 SPLICE_MIN_KEEP = 64
 
@@ -268,6 +271,12 @@ class StreamingWidget(anywidget.AnyWidget):
         with self._lock:
             messages = self.snapshot()
             revs = {mid: self._revs.get(mid, 0) for mid in self._store}
+            if len(messages) > SNAPSHOT_FIRST_MESSAGES:
+                # A long conversation: the newest messages first, so views paint before the whole history
+                # (megabytes at 10,000 messages) is serialized, sent and parsed.
+                newest = messages[-SNAPSHOT_FIRST_MESSAGES:]
+                self._send_custom({"type": "snapshot", "seq": seq, "messages": newest, "partial": True,
+                                   "revs": {m["id"]: revs[m["id"]] for m in newest}})
             self._send_custom({"type": "snapshot", "seq": seq, "messages": messages, "revs": revs})
 
     def _send_custom(self, content: dict[str, Any]) -> None:

@@ -133,7 +133,7 @@ export interface ChatState {
 export type KernelMsg =
   | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
   | { type: "index"; index: IndexEntry[] }
-  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number> };
+  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number>; partial?: boolean };
 
 export interface ImageAttachment {
   mime: string;

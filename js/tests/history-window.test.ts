@@ -63,6 +63,26 @@ describe("long histories", () => {
   });
 });
 
+describe("partial snapshot (the newest messages first)", () => {
+  it("paints the newest messages at once, then the whole snapshot replaces it without losing batches", () => {
+    const { model, run, ids } = setup();
+    const all = history(300);
+    const newest = all.slice(-100);
+    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true });
+    run();
+    expect(ids()).toEqual(newest.slice(-HISTORY_WINDOW).map((m) => m.id));
+    const last = all[all.length - 1]!;
+    // A batch between the two is shown now and replayed on the whole snapshot (applied once).
+    model.kernelSend({ type: "changes", seq: 6, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " more" }] });
+    model.kernelSend({ type: "snapshot", seq: 5, messages: all, revs: {} });
+    run();
+    expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
+    const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
+    expect(text.match(/more/g)).toHaveLength(1);
+    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
+  });
+});
+
 describe("scroll-follow with ResizeObserver", () => {
   it("never reads geometry right after an update; scrolls from the observer callback", () => {
     const observed: Element[] = [];

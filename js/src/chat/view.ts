@@ -211,6 +211,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (msg?.type === "index") {
       receiveIndex(msg.index);
       return;
+    } else if (msg?.type === "snapshot" && msg.partial === true) {
+      // The newest messages of a long conversation, ahead of the whole snapshot (same seq): shown at once,
+      // while batches stay buffered for the whole one, which follows right behind.
+      if (state.seq !== null && msg.seq < state.seq) return;
+      const waiting = state.seq === null ? state.buffer : [];
+      state = { ...receiveSnapshot(state, msg.seq, msg.messages, msg.revs), seq: null, buffer: waiting, missed: 0 };
+      root.dataset.live = "true";
     } else if (msg?.type === "snapshot") {
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
