@@ -118,7 +118,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
     if (start < 0) start = Math.max(0, all.length - HISTORY_WINDOW);
     windowStart = all[start]?.id ?? null;
-    earlier.hidden = start === 0;
+    if (earlier.hidden !== (start === 0)) earlier.hidden = start === 0; // an unchanged write still restyles
     return start === 0 ? all : all.slice(start);
   };
   const showEarlier = (): void => {
