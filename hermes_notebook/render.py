@@ -18,7 +18,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-__all__ = ["markdown_to_html", "transcript_bundle", "transcript_html", "transcript_markdown", "transcript_text"]
+__all__ = ["bounded_messages", "markdown_to_html", "transcript_bundle", "transcript_html", "transcript_markdown", "transcript_text"]
 
 Message = Mapping[str, Any]
 
@@ -219,10 +219,47 @@ def transcript_html(messages: Iterable[Message]) -> str:
     return "".join(chunks)
 
 
+# --- bounded transcripts -------------------------------------------------------------------------------
+
+#: A static transcript keeps at most this many of the newest messages (a 10,000-message session would
+#: otherwise put its whole history into every saved notebook, three times over).
+TRANSCRIPT_MAX_MESSAGES = 200
+#: ... and stops adding older messages once their text passes this many characters (the newest one always shows).
+TRANSCRIPT_MAX_CHARS = 500_000
+
+
+def bounded_messages(messages: Sequence[Message], max_messages: int = TRANSCRIPT_MAX_MESSAGES,
+                     max_chars: int = TRANSCRIPT_MAX_CHARS) -> tuple[Sequence[Message], int]:
+    """The newest messages that fit the bounds, and how many earlier ones were left out."""
+    kept = 0
+    chars = 0
+    for message in reversed(messages):
+        size = sum(len(str(p.get("text") or "")) + min(len(_result_text(p.get("result"))), RESULT_PREVIEW_CHARS)
+                   for p in _parts(message))
+        if kept >= max_messages or (kept > 0 and chars + size > max_chars):
+            break
+        kept += 1
+        chars += size
+    return messages[len(messages) - kept:], len(messages) - kept
+
+
+def _omitted_note(omitted: int) -> str:
+    return (f"{omitted:,} earlier message{'s' if omitted != 1 else ''} not shown here "
+            "(the live chat has the whole session).")
+
+
 def transcript_bundle(messages: Sequence[Message]) -> dict[str, str]:
-    """The MIME bundle a saved notebook keeps for viewers without a kernel."""
-    return {
-        "text/plain": transcript_text(messages),
-        "text/markdown": transcript_markdown(messages),
-        "text/html": transcript_html(messages),
+    """The MIME bundle a saved notebook keeps for viewers without a kernel: the newest messages, bounded
+    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out."""
+    shown, omitted = bounded_messages(messages)
+    bundle = {
+        "text/plain": transcript_text(shown),
+        "text/markdown": transcript_markdown(shown),
+        "text/html": transcript_html(shown),
     }
+    if omitted:
+        note = _omitted_note(omitted)
+        bundle["text/plain"] = f"[{note}]\n\n{bundle['text/plain']}"
+        bundle["text/markdown"] = f"*{note}*\n\n{bundle['text/markdown']}"
+        bundle["text/html"] = f'<p class="hn-omitted">{html.escape(note)}</p>{bundle["text/html"]}'
+    return bundle

@@ -285,37 +285,43 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
 
 
 class Wire:
-    """Everything the widget sends to its views, in order: custom messages and ``index`` updates."""
+    """Everything the widget sends to its views, in order: custom messages, the index entries riding in them,
+    and ``settled_seq`` updates."""
 
     def __init__(self, chat: Chat) -> None:
         self.items: list[tuple[str, Any]] = []
         self.custom_bytes = 0
         self.index_bytes = 0
         chat.send = self._send  # type: ignore[method-assign]
-        chat.observe(self._index, names="index")
+        chat.observe(self._settled_seq, names="settled_seq")
 
     def _send(self, content: dict[str, Any], buffers: Any = None) -> None:
         self.custom_bytes += len(json.dumps(content, separators=(",", ":")))
         self.items.append(("custom", json.loads(json.dumps(content))))
+        if "index" in content:
+            self.index_bytes += len(json.dumps(content["index"], separators=(",", ":")))
+            self.items.append(("index", json.loads(json.dumps(content["index"]))))
 
-    def _index(self, change: dict[str, Any]) -> None:
-        # What ipywidgets sends for it: the whole (compact) list, as JSON.
-        self.index_bytes += len(json.dumps({"method": "update", "state": {"index": change["new"]}, "buffer_paths": []},
-                                           separators=(",", ":")))
-        self.items.append(("index", json.loads(json.dumps(change["new"]))))
+    def _settled_seq(self, change: dict[str, Any]) -> None:
+        # What ipywidgets sends for it, as JSON (not part of the custom bytes).
+        self.index_bytes += len(json.dumps({"method": "update", "state": {"settled_seq": change["new"]},
+                                            "buffer_paths": []}, separators=(",", ":")))
+        self.items.append(("settled_seq", change["new"]))
 
     def indexes(self) -> list[list[dict[str, Any]]]:
         return [v for kind, v in self.items if kind == "index"]
 
 
 def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list[dict[str, Any]]]]:
-    """Follow the wire like a view that saw all of it: for each index update, the revs it holds at that point."""
+    """Follow the wire like a view that saw all of it: for each batch's index entries, the revs it holds then."""
     revs: dict[str, int] = {}
     seq = -1
     seen: list[tuple[dict[str, int], list[dict[str, Any]]]] = []
     for kind, value in items:
         if kind == "index":
             seen.append((dict(revs), value))
+        elif kind != "custom":
+            continue
         elif value["type"] == "snapshot" and value["seq"] >= seq:
             revs, seq = dict(value["revs"]), value["seq"]
         elif value["type"] == "changes" and value["seq"] > seq:
@@ -327,32 +333,37 @@ def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list
 
 
 def index_settled(chat: Chat, turn: FakeTurn) -> None:
-    """Wait until the index shows the turn's reply finished (it follows the last batch by up to a tick)."""
+    """Wait until the views were sent the turn's reply finished (its entry rides in a batch, up to a tick later)."""
     mid = f"assistant:{turn.id}"
-    eventually(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index), what="index settled")
+    eventually(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index)
+             and not chat._settled and not chat._coalescer._buffer, what="index settled")
 
 
 def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
-    """Deltas never touch the `index` traitlet; a message settling (the prompt, the reply's end) does."""
-    changes: list[list[dict[str, Any]]] = []
-    chat.observe(lambda change: changes.append(change["new"]), names="index")
+    """Deltas carry no index entries; a message settling (the prompt, the reply's end) sends its entry, once."""
+    wire = Wire(chat)
     start_turn(chat, conn)
     conn.feed("message.delta", text="first ")
     eventually(lambda: "first" in json.dumps(chat.snapshot()), what="reply started")
-    chat.flush()  # whatever index update the applied records call for has happened after this
-    assert len(changes) == 1  # the user message; the reply starting (streaming) is no boundary for the index
-    at_start = len(changes)
+    chat.flush()  # whatever the applied records call for has been sent after this
+    assert [[e["id"] for e in v] for v in wire.indexes()] == [[chat.index[0]["id"]]]  # the user message only
+    at_start = len(wire.indexes())
     for i in range(500):
         conn.feed("message.delta", text=f"{i} ")
     eventually(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
     chat.flush()
-    assert len(changes) == at_start
+    assert len(wire.indexes()) == at_start
     conn.feed("message.complete", status="complete")
     eventually(lambda: not chat.busy, what="turn end")
-    eventually(lambda: len(changes) == at_start + 1, what="end boundary")
+    eventually(lambda: len(wire.indexes()) == at_start + 1, what="end boundary")
     chat.flush()
-    assert len(changes) == at_start + 1
+    assert len(wire.indexes()) == at_start + 1
+    assert [e["status"] for e in wire.indexes()[-1]] == ["complete"]
     assert chat.index[-1]["status"] == "complete"
+    # settled_seq names the batch that carried the last entries.
+    last = [v for kind, v in wire.items if kind == "custom" and "index" in v][-1]
+    assert chat.settled_seq == last["seq"]
+    assert "index" not in chat.get_state()
 
 
 def test_index_is_compact_and_never_holds_part_text(chat: Chat, conn: FakeConnection) -> None:
@@ -368,7 +379,7 @@ def test_index_is_compact_and_never_holds_part_text(chat: Chat, conn: FakeConnec
     eventually(lambda: not chat.busy, what="turn end")
     index_settled(chat, turn)
     assert wire.indexes()
-    for value in [*wire.indexes(), chat.index, chat.get_state()["index"]]:
+    for value in [*wire.indexes(), chat.index]:
         for entry in value:
             assert set(entry) == {"id", "role", "status", "usage", "error", "rev"}
             assert isinstance(entry["rev"], int)
@@ -387,7 +398,7 @@ def test_index_revs_match_what_views_replay_and_never_run_ahead(chat: Chat, conn
     for i in range(150):
         conn.feed("message.delta", text=f"w{i} \u00e9\U0001f642 ")  # non-ASCII: UTF-16 counting on both sides
     browser(chat, type="send", text="second", images=[])  # queued: a boundary mid-stream
-    eventually(lambda: any(e["status"] == "queued" for e in chat.index), what="queued in the index")
+    eventually(lambda: any(e["status"] == "queued" for v in wire.indexes() for e in v), what="queued in the index")
     for i in range(150):
         conn.feed("message.delta", text=f"v{i} \U0001f642")
     conn.feed("message.complete", status="complete")
@@ -441,14 +452,13 @@ def test_reset_sends_the_content_once_as_a_snapshot(chat: Chat, conn: FakeConnec
     wire = Wire(chat)
     conn.histories["stored-2"] = [user_message("z", "HISTORY-MARKER other session").to_dict()]
     browser(chat, type="switch_session", session_id="stored-2")
-    eventually(lambda: chat.session_id == "stored-2" and wire.indexes(), what="switched")
+    eventually(lambda: chat.session_id == "stored-2" and wire.items, what="switched")
     snaps = [v for kind, v in wire.items if kind == "custom" and v["type"] == "snapshot"]
     assert len(snaps) == 1
     assert snaps[0]["messages"][0]["parts"][0]["text"] == "HISTORY-MARKER other session"
     assert snaps[0]["revs"] == {"user:z": chat.index[0]["rev"]}
-    kinds = [kind if kind == "index" else v["type"] for kind, v in wire.items]
-    assert kinds.index("snapshot") < kinds.index("index")  # content first, then the index pointing at it
-    assert "HISTORY-MARKER" not in json.dumps(wire.indexes())
+    assert chat.settled_seq == snaps[0]["seq"]  # a view that got the snapshot is not behind
+    assert wire.indexes() == []  # the snapshot implies every entry: none sent besides it
 
 
 def test_prompts_sent_while_busy_are_queued_then_run(chat: Chat, conn: FakeConnection) -> None:

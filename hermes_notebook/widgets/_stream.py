@@ -1,12 +1,16 @@
 """The streaming half of our widgets: change records in, coalesced custom messages out.
 
 Why not traitlets for everything: resending a whole message per delta costs O(n^2) bytes and floods the
-browser, and resending finished messages at every boundary costs the whole history per message. So the
-kernel keeps the full state here and content reaches views only as custom messages: live changes
-(append-only, coalesced, at most 30 batches a second) and ``snapshot`` answers. The synced ``index`` traitlet
-is compact: one ``{"id", "role", "status", "usage", "error", "rev"}`` entry per message, no part contents,
-updated only at message boundaries (after the batch holding the boundary record went out), so a re-rendered
-or reloaded view can tell which finished messages it lacks or holds a stale copy of, and ask for a snapshot.
+browser, and resending finished messages (or even a compact list of them) at every boundary costs the whole
+history per message. So the kernel keeps the full state here and everything reaches views as custom messages:
+live changes (append-only, coalesced, at most 30 batches a second) and ``snapshot`` answers. The conversation in
+brief, the *index* (one ``{"id", "role", "status", "usage", "error", "rev"}`` entry per message, no part contents),
+travels as changes too: a batch holding a record that leaves a message settled carries that message's entry
+(``"index": [...]``), and a snapshot implies the entries of every message it holds. So a settled message costs
+one entry (~100 bytes), not the whole index. The views compare the entries against what they hold, and ask for
+a snapshot for settled messages they lack or hold a stale copy of. One small synced traitlet, ``settled_seq`` (the
+seq of the last batch that carried index entries), lets a view that lost such a batch (custom messages are not
+replayed) notice; a gap in batch seqs tells it the same.
 
 ``rev`` is a per-message revision both sides compute from the change records alone: every record adds 1,
 except ``append``, which adds the length of its text in UTF-16 code units (JavaScript's ``length``). That sum
@@ -50,6 +54,9 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 #: The fields of a message that go into its ``index`` entry (plus ``rev``); never its parts.
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
+
+#: A snapshot of more messages than this is preceded by a ``partial`` one holding only the newest this many.
+SNAPSHOT_FIRST_MESSAGES = 100
 
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
 SPLICE_MIN_KEEP = 64
@@ -114,9 +121,9 @@ class StreamingWidget(anywidget.AnyWidget):
 
     #: "chat" shows the composer and session controls; "turn" shows only the conversation (for ``%hermes``).
     mode = traitlets.Unicode("chat").tag(sync=True)
-    #: The conversation in brief: ``[{"id", "role", "status", "usage", "error", "rev"}]`` in order, no part
-    #: contents; synced at message boundaries only (content goes through ``changes`` and ``snapshot``).
-    index = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: The seq of the last batch that carried index entries (or of the last reset's snapshot): a view behind it
+    #: lost a batch and asks for a snapshot. The index itself travels in the batches (see the module docstring).
+    settled_seq = traitlets.Int(0).tag(sync=True)
     #: True while a turn runs (shows the stop button).
     busy = traitlets.Bool(False).tag(sync=True)
     #: Prompts waiting behind the running turn.
@@ -131,7 +138,9 @@ class StreamingWidget(anywidget.AnyWidget):
         self._lock = threading.RLock()
         self._store: dict[str, dict[str, Any]] = {}
         self._revs: dict[str, int] = {}
-        self._index_due = False
+        #: messages settled since the last batch went out: their index entries ride in the next one
+        self._settled: dict[str, None] = {}
+        self._settled_seq_due: int | None = None
         self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
                                      loop=runtime.get_loop(), max_rate=max_rate)
         self._actions: dict[str, Callable[[dict[str, Any]], None]] = {"snapshot": self._on_snapshot_request}
@@ -159,15 +168,17 @@ class StreamingWidget(anywidget.AnyWidget):
                     if mid in self._store:
                         self._revs[mid] = self._revs.get(mid, 0) + 1 + sum(
                             change_weight(c) for c in changes if _target(c) == mid)
-                self._index_due = True
+                        self._settled[mid] = None
+                self._coalescer.flush()  # pending changes go first, carrying these entries if there are any
+                if self._settled:  # nothing was pending: the entries go on their own
+                    self._send_custom({"type": "index", "index": self._take_settled()})
                 raise
-            boundary = False
             for change in changes:
                 mid = _target(change)
                 self._revs[mid] = self._revs.get(mid, 0) + change_weight(change)
-                # Views compare only settled entries, so only a settled message makes the index due.
-                boundary = boundary or self._store[mid].get("status") != "streaming"
-            self._index_due = self._index_due or boundary
+                # Views compare only settled entries, so only a settled message's entry is sent.
+                if self._store[mid].get("status") != "streaming":
+                    self._settled[mid] = None
             self._coalescer.push(wire)
 
     def _apply(self, changes: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
@@ -209,15 +220,15 @@ class StreamingWidget(anywidget.AnyWidget):
         The content goes out once, as a ``snapshot`` message to every view; then the ``index`` follows.
         """
         with self._lock:
-            self._index_due = False
             self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
+            self._settled.clear()  # the snapshot implies every entry
             old, old_revs = self._store, self._revs
             self._store = {m["id"]: m for m in messages}
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
             # views go on applying its changes; any other replaced message gets a new rev.
             self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
             self._send_snapshot(self._coalescer.seq)
-            self._sync_index()
+            self.settled_seq = self._coalescer.seq
 
     def snapshot(self) -> list[dict[str, Any]]:
         """All messages as the views should show them now, live ones included."""
@@ -225,31 +236,47 @@ class StreamingWidget(anywidget.AnyWidget):
             return [dict(m) for m in self._store.values()]
 
     def flush(self) -> None:
-        """Send pending changes (and the index, if a boundary is pending) now instead of at the next tick."""
+        """Send pending changes (with the index entries of messages they settle) now instead of at the next tick."""
         self._coalescer.flush()
 
-    def _index_entries(self) -> list[dict[str, Any]]:
+    @property
+    def index(self) -> list[dict[str, Any]]:
+        """The conversation in brief, as the views hold it: ``[{"id", "role", "status", "usage", "error", "rev"}]``."""
         with self._lock:
-            return [{**{k: m.get(k) for k in INDEX_FIELDS}, "rev": self._revs.get(mid, 0)}
-                    for mid, m in self._store.items()]
+            return [self._entry(mid) for mid in self._store]
 
-    def _sync_index(self) -> None:
-        with self._lock:
-            self._index_due = False
-            self.index = self._index_entries()
+    def _entry(self, mid: str) -> dict[str, Any]:
+        message = self._store[mid]
+        return {**{k: message.get(k) for k in INDEX_FIELDS}, "rev": self._revs.get(mid, 0)}
+
+    def _take_settled(self) -> list[dict[str, Any]]:
+        entries = [self._entry(mid) for mid in self._settled if mid in self._store]
+        self._settled.clear()
+        return entries
 
     def _after_flush(self) -> None:
-        # Called under the lock right after a batch went out: the index never gets ahead of the changes.
-        if self._index_due:
-            self._sync_index()
+        # Called under the lock right after a batch went out: ``settled_seq`` never gets ahead of the changes.
+        if self._settled_seq_due is not None:
+            self.settled_seq, self._settled_seq_due = self._settled_seq_due, None
 
     def _send_changes(self, seq: int, changes: list[dict[str, Any]]) -> None:
-        self._send_custom({"type": "changes", "seq": seq, "changes": changes})
+        content: dict[str, Any] = {"type": "changes", "seq": seq, "changes": changes}
+        if self._settled:
+            # Computed now, under the lock: the revs include exactly the records of this batch and earlier ones.
+            content["index"] = self._take_settled()
+            self._settled_seq_due = seq
+        self._send_custom(content)
 
     def _send_snapshot(self, seq: int) -> None:
         with self._lock:
             messages = self.snapshot()
             revs = {mid: self._revs.get(mid, 0) for mid in self._store}
+            if len(messages) > SNAPSHOT_FIRST_MESSAGES:
+                # A long conversation: the newest messages first, so views paint before the whole history
+                # (megabytes at 10,000 messages) is serialized, sent and parsed.
+                newest = messages[-SNAPSHOT_FIRST_MESSAGES:]
+                self._send_custom({"type": "snapshot", "seq": seq, "messages": newest, "partial": True,
+                                   "revs": {m["id"]: revs[m["id"]] for m in newest}})
             self._send_custom({"type": "snapshot", "seq": seq, "messages": messages, "revs": revs})
 
     def _send_custom(self, content: dict[str, Any]) -> None:

@@ -112,7 +112,7 @@ export interface Connection {
   message: string | null;
 }
 
-/** One entry of the `index` traitlet: a message without its parts, plus its revision. */
+/** One index entry: a message without its parts, plus its revision (sent in `changes` batches). */
 export interface IndexEntry {
   id: string;
   role: Message["role"];
@@ -129,8 +129,8 @@ export interface ChatState {
   mode?: "chat" | "turn";
   /** True while history or a session switch loads (Chat only; not in docs/architecture.md yet). */
   loading?: boolean;
-  /** The conversation in brief (no part contents), synced at message boundaries. */
-  index: IndexEntry[];
+  /** Seq of the last batch that carried index entries: a view behind it lost a batch. */
+  settled_seq?: number;
   session: SessionInfo | null;
   sessions: SessionInfo[];
   connection: Connection | null;
@@ -143,8 +143,9 @@ export interface ChatState {
 
 /** Kernel -> browser. */
 export type KernelMsg =
-  | { type: "changes"; seq: number; changes: WireChange[] }
-  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number> };
+  | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
+  | { type: "index"; index: IndexEntry[] }
+  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number>; partial?: boolean };
 
 export interface ImageAttachment {
   mime: string;

@@ -45,7 +45,7 @@ export function interaction(fields: Partial<Interaction> & Pick<Interaction, "ki
 
 export function chatState(fields: Partial<ChatState> = {}): ChatState {
   return {
-    index: [],
+    settled_seq: 0,
     session: { id: "s1", title: "First session" },
     sessions: [{ id: "s1", title: "First session" }],
     connection: { status: "connected", retry_in: null, message: null },
@@ -56,7 +56,7 @@ export function chatState(fields: Partial<ChatState> = {}): ChatState {
   };
 }
 
-/** The `index` traitlet entry of a message at revision `rev`. */
+/** The index entry of a message at revision `rev`. */
 export function indexEntry(m: Message, rev: number): IndexEntry {
   return { id: m.id, role: m.role, status: m.status, usage: m.usage, error: m.error, rev };
 }

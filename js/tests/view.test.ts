@@ -48,7 +48,7 @@ afterEach(() => {
 
 describe("render and snapshot", () => {
   it("asks for a snapshot at once; the index alone shows no content", () => {
-    const { model, $$ } = setup({ index: [indexEntry(userMessage("t0", "hello"), 1)] });
+    const { model, $$ } = setup();
     expect($$(".hn-message")).toEqual([]);
     expect(model.sent).toEqual([{ type: "snapshot" }]);
   });
@@ -70,7 +70,7 @@ describe("render and snapshot", () => {
   });
 
   it("recovers a view created mid-stream: snapshot, then only newer deltas", () => {
-    const { frames, changes, snapshot, $ } = setup({ index: [indexEntry(userMessage("t1", "q"), 1)] });
+    const { frames, changes, snapshot, $ } = setup();
     // Deltas already in flight before the snapshot answer; the first two are part of the snapshot.
     changes(7, { op: "append", message_id: A, part_id: "text:0", text: "Hel" });
     changes(8, { op: "append", message_id: A, part_id: "text:0", text: "lo" });
@@ -94,7 +94,7 @@ describe("render and snapshot", () => {
   });
 });
 
-describe("the index traitlet and stale copies", () => {
+describe("index entries and stale copies", () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -113,7 +113,7 @@ describe("the index traitlet and stale copies", () => {
     const { model, frames, snapshot, changes, $ } = setup();
     snapshot(0, []);
     stream(changes);
-    model.kernelSet("index", [indexEntry(done("Hello"), 2 + 5 + 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(done("Hello"), 2 + 5 + 1)] });
     vi.advanceTimersByTime(1000);
     expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
     frames.run();
@@ -125,13 +125,13 @@ describe("the index traitlet and stale copies", () => {
     snapshot(0, []);
     stream(changes);
     // The kernel's copy went further than what reached this view (rev 9, ours is 8).
-    model.kernelSet("index", [indexEntry(done("Hello!"), 9)]);
-    model.kernelSet("index", [indexEntry(done("Hello!"), 9)]);
+    model.kernelSend({ type: "index", index: [indexEntry(done("Hello!"), 9)] });
+    model.kernelSend({ type: "index", index: [indexEntry(done("Hello!"), 9)] });
     expect(model.sentOfType("snapshot")).toHaveLength(1);
     vi.advanceTimersByTime(200);
     expect(model.sentOfType("snapshot")).toHaveLength(2);
     // While that request is in flight, more index updates don't add requests.
-    model.kernelSet("index", [indexEntry(done("Hello!"), 9), indexEntry(userMessage("t2", "next"), 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(done("Hello!"), 9), indexEntry(userMessage("t2", "next"), 1)] });
     vi.advanceTimersByTime(1000);
     expect(model.sentOfType("snapshot")).toHaveLength(2);
     snapshot(3, [done("Hello!"), userMessage("t2", "next")], { [A]: 9, "user:t2": 1 });
@@ -144,18 +144,18 @@ describe("the index traitlet and stale copies", () => {
   it("a finished message the view lacks triggers one request; one that a snapshot can't fix is not asked for in a loop", () => {
     const { model, snapshot } = setup();
     snapshot(0, []);
-    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(userMessage("t1", "q"), 1)] });
     vi.advanceTimersByTime(200);
     expect(model.sentOfType("snapshot")).toHaveLength(2);
     snapshot(0, [userMessage("t1", "q")], { "user:t1": 7 }); // disagrees with the index (a kernel bug)
     vi.advanceTimersByTime(1000);
-    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(userMessage("t1", "q"), 1)] });
     vi.advanceTimersByTime(1000);
     expect(model.sentOfType("snapshot")).toHaveLength(2);
   });
 
   it("a late batch after the snapshot does not duplicate text", () => {
-    const { model, frames, snapshot, changes, $ } = setup({ index: [indexEntry(done("Hello"), 8)] });
+    const { model, frames, snapshot, changes, $ } = setup();
     // Reload: the index says A is complete; the kernel flushed batch 3 before answering with seq 3.
     snapshot(3, [done("Hello")], { [A]: 8 });
     changes(3, { op: "append", message_id: A, part_id: "text:0", text: "lo" }, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
@@ -172,17 +172,50 @@ describe("the index traitlet and stale copies", () => {
     frames.run();
     // reset(): the kernel sends the new content once as a snapshot, then the index follows.
     snapshot(2, [userMessage("t7", "new session")], { "user:t7": 1 });
-    model.kernelSet("index", [indexEntry(userMessage("t7", "new session"), 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(userMessage("t7", "new session"), 1)] });
     vi.advanceTimersByTime(1000);
     frames.run();
     expect($$(".hn-message").map((m) => m.dataset.messageId)).toEqual(["user:t7"]);
     expect(model.sentOfType("snapshot")).toHaveLength(1);
   });
 
+  it("index entries riding in a batch are checked like the others", () => {
+    const { model, snapshot, changes } = setup();
+    snapshot(0, []);
+    model.sent.length = 0;
+    changes(1, { op: "message", message: userMessage("t1", "q") });
+    model.kernelSend({ type: "changes", seq: 2, changes: [], index: [indexEntry(userMessage("t1", "q"), 1), indexEntry(done("x"), 3)] });
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(1); // user:t1 matches; the assistant message is missing
+  });
+
+  it("a gap in batch seqs (a lost batch) triggers a snapshot request", () => {
+    const { model, snapshot, changes } = setup();
+    snapshot(0, [userMessage("t1", "q")], { "user:t1": 1 });
+    changes(1, { op: "message", message: message({ id: A }) });
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+    changes(3, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+  });
+
+  it("settled_seq ahead of what arrived (the last batch was lost) triggers one snapshot request", () => {
+    const { model, snapshot } = setup();
+    snapshot(4, [userMessage("t1", "q")], { "user:t1": 1 });
+    model.kernelSet("settled_seq", 4);
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+    model.kernelSet("settled_seq", 5);
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+    snapshot(4, [userMessage("t1", "q")], { "user:t1": 1 }); // can't fix it: asked once, not in a loop
+    vi.advanceTimersByTime(1000);
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+  });
+
   it("dispose cancels a pending stale check", () => {
     const { model, view, snapshot } = setup();
     snapshot(0, []);
-    model.kernelSet("index", [indexEntry(userMessage("t1", "q"), 1)]);
+    model.kernelSend({ type: "index", index: [indexEntry(userMessage("t1", "q"), 1)] });
     view.dispose();
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -406,7 +439,7 @@ describe("lifecycle", () => {
   });
 
   it("render then dispose leaves no listeners, timers or DOM behind", () => {
-    const model = new FakeModel<ChatState>(chatState({ index: [indexEntry(userMessage("t1", "q"), 1)] }));
+    const model = new FakeModel<ChatState>(chatState());
     const host = document.createElement("div");
     const cleanup = chat.render({ model, el: host });
     expect(model.listenerCount()).toBeGreaterThan(0);

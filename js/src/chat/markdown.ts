@@ -20,7 +20,7 @@ import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import MarkdownIt from "markdown-it";
+import MarkdownIt, { type Env, type Token } from "markdown-it";
 
 import { copyButton } from "../dom";
 
@@ -45,13 +45,29 @@ export function isSafeUrl(url: string): boolean {
   return SAFE_URL.test(url.replace(/[\u0000-\u0020\u007f-\u009f]/g, ""));
 }
 
+/**
+ * Longer code blocks are shown without colours: highlighting 200 KB takes the main thread for about a
+ * second, and nobody reads a block that long by its colours.
+ */
+export const HIGHLIGHT_MAX_CHARS = 50_000;
+
+/** Will a fence with this info string and content be highlighted (once finished)? */
+function highlightable(info: string, code: string): boolean {
+  const name = info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+  return code.length <= HIGHLIGHT_MAX_CHARS && name !== "" && hljs.getLanguage(name) !== undefined;
+}
+
+/** While set, fences are left unhighlighted (a fence still streaming is highlighted once, when it closes). */
+let deferHighlight = false;
+
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
   highlight: (code, lang) => {
+    if (deferHighlight || !highlightable(lang, code)) return "";
     const name = lang.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
-    if (name && hljs.getLanguage(name)) {
+    {
       return hljs.highlight(code, { language: name, ignoreIllegals: true }).value;
     }
     return ""; // markdown-it escapes it
@@ -105,18 +121,412 @@ export function markdownToHtml(source: string): string {
   return sanitizeHtml(md.render(source));
 }
 
-/** Replace `target`'s content with the rendered markdown, with a copy button on each code block. */
-export function renderMarkdownInto(target: HTMLElement, source: string): void {
-  const fragment = purifier().sanitize(md.render(source), { ...PURIFY, RETURN_DOM_FRAGMENT: true });
+/** Sanitized, live DOM nodes for rendered markdown HTML, with a copy button on each code block. */
+function htmlToNodes(html: string): DocumentFragment {
+  const fragment = purifier().sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
   // DOMPurify parses into its own inert document; adopt the nodes before they go live.
   document.adoptNode(fragment);
   for (const pre of Array.from(fragment.querySelectorAll("pre"))) {
     const code = pre.querySelector("code");
     if (code === null) continue;
-    const block = document.createElement("div");
-    block.className = "hn-code";
+    if (code.children.length === 0 && (code.textContent ?? "").length > OPEN_FENCE_CHUNK_CHARS) {
+      // Long plain code is laid out in chunks of lines, the same as while it streamed.
+      const text = code.textContent ?? "";
+      code.replaceChildren();
+      appendToFence({ code, chunk: newChunk(code), chunkChars: 0 }, text);
+    }
+    const block = codeBlock(code);
     pre.replaceWith(block);
-    block.append(copyButton(() => code.textContent ?? "", "Copy code"), pre);
+    block.append(pre);
   }
-  target.replaceChildren(fragment);
+  return fragment;
+}
+
+/** The wrapper of a code block, holding its copy button; the caller appends the <pre>. */
+function codeBlock(code: HTMLElement): HTMLElement {
+  const block = document.createElement("div");
+  block.className = "hn-code";
+  block.append(copyButton(() => code.textContent ?? "", "Copy code"));
+  return block;
+}
+
+/**
+ * Replace `target`'s content with the rendered markdown, with a copy button on each code block, in one
+ * piece (no pages; the incremental renderer's DOM equals this with its `div.hn-md-page`s unwrapped).
+ */
+export function renderMarkdownInto(target: HTMLElement, source: string): void {
+  target.replaceChildren(htmlToNodes(md.render(source)));
+}
+
+// ---- incremental rendering of a growing (streamed) text ------------------------------------------
+//
+// A streamed message only ever grows at its end, so everything but its last blocks is final: the
+// renderer keeps the DOM nodes of finished top-level blocks and, per update, parses and re-renders
+// only the text after them (the "tail"). A block is finished once a later block starts after a blank
+// line on a complete line (nothing appended afterwards can merge into or re-interpret it), or when it
+// is a fence whose closing line is complete. A fence still open at the end is shown unhighlighted and
+// grows by appending text (its content is only ever extended), in chunks of lines so the browser lays
+// out only the last chunk; it is highlighted once, when its closing line arrives. Reference-style link
+// definitions are the one construct that reaches backwards: a new one triggers a full re-render.
+// Every block goes through the same markdown-it (html: false, safe links) + DOMPurify path.
+
+/**
+ * Finished top-level nodes are grouped into pages of this many (`div.hn-md-page`, layout-contained), so
+ * a change at the end lays out a few dozen pages and the last one, not thousands of blocks: without
+ * them the browser's layout of a 1 MB message grows with its block count on every update.
+ */
+export const PAGE_NODES = 64;
+
+/** Characters of an open fence per DOM chunk (a chunk ends at the first line end past this many). */
+export const OPEN_FENCE_CHUNK_CHARS = 4096;
+
+/** Can this line close (or be) a fence? Cheap pre-check before re-parsing an open fence. */
+const FENCE_LINE = /(?:^|\n)[ \t]{0,3}(?:`{3,}|~{3,})/;
+const BLANK_LINE = /^[ \t]*$/;
+
+interface Group {
+  /** token range [from, to) of one top-level block */
+  from: number;
+  to: number;
+  /** source line range [start, end) within the parsed text */
+  start: number;
+  end: number;
+}
+
+interface OpenFence {
+  /** absolute offset of the fence's content (the line after the opener) in the source */
+  contentStart: number;
+  info: string;
+  /** characters of content shown so far */
+  shown: number;
+  code: HTMLElement;
+  chunk: HTMLElement;
+  chunkChars: number;
+  nodes: ChildNode[];
+}
+
+
+/** Top-level blocks of a token stream. */
+function groups(tokens: readonly Token[]): Group[] {
+  const out: Group[] = [];
+  let i = 0;
+  while (i < tokens.length) {
+    const first = tokens[i]!;
+    let j = i;
+    if (first.nesting === 1) {
+      let depth = 0;
+      for (; j < tokens.length; j++) {
+        depth += tokens[j]!.nesting;
+        if (depth === 0) break;
+      }
+    }
+    const map = first.map ?? [0, 0];
+    out.push({ from: i, to: j + 1, start: map[0], end: map[1] });
+    i = j + 1;
+  }
+  return out;
+}
+
+/** Offsets of each line start in `text` (line n starts at starts[n]; one past the end is text.length + 1). */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) starts.push(at + 1);
+  return starts;
+}
+
+/** A fence's DOM while it streams: unhighlighted text in line chunks, inert (textContent only). */
+function openFenceNodes(info: string, content: string): { nodes: ChildNode[]; fence: Omit<OpenFence, "contentStart" | "shown" | "nodes"> } {
+  const code = document.createElement("code");
+  const lang = md.utils.unescapeAll(info).trim().split(/(\s+)/g)[0] ?? ""; // as markdown-it's fence rule
+  if (lang) code.className = `language-${lang}`;
+  const pre = document.createElement("pre");
+  pre.append(code);
+  const fence = { info, code, chunk: newChunk(code), chunkChars: 0 };
+  appendToFence(fence, content);
+  const block = codeBlock(code);
+  block.append(pre);
+  return { nodes: [block, document.createTextNode("\n")], fence };
+}
+
+function newChunk(code: HTMLElement): HTMLElement {
+  const chunk = document.createElement("span");
+  chunk.className = "hn-code-chunk";
+  code.append(chunk);
+  return chunk;
+}
+
+/** Append text to an open fence, starting a new chunk after a line end once a chunk is full. */
+function appendToFence(fence: { code: HTMLElement; chunk: HTMLElement; chunkChars: number }, text: string): void {
+  let rest = text;
+  while (rest.length > 0) {
+    const room = OPEN_FENCE_CHUNK_CHARS - fence.chunkChars;
+    const cut = room <= 0 ? rest.indexOf("\n") : rest.indexOf("\n", room - 1);
+    const piece = cut < 0 ? rest : rest.slice(0, cut + 1);
+    const last = fence.chunk.lastChild;
+    if (last !== null && last.nodeType === Node.TEXT_NODE) (last as Text).appendData(piece);
+    else fence.chunk.append(piece);
+    fence.chunkChars += piece.length;
+    rest = rest.slice(piece.length);
+    if (cut >= 0) {
+      fence.chunk = newChunk(fence.code);
+      fence.chunkChars = 0;
+    }
+  }
+}
+
+export interface MarkdownStats {
+  /** full re-renders (a reset, a change that isn't an append, a reference definition) */
+  full: number;
+  /** tail re-renders (markdown-it parses of the text after the finished blocks) */
+  tail: number;
+  /** updates served by appending to an open fence, without parsing */
+  fenceAppends: number;
+}
+
+export interface IncrementalMarkdown {
+  /**
+   * Show `source` (normally the previous source plus appended text). `final`: the text is complete,
+   * so every block is rendered as finished (fences highlighted).
+   */
+  update(source: string, final?: boolean): void;
+  readonly stats: MarkdownStats;
+}
+
+/**
+ * Render a growing markdown text into `target`, re-rendering only what the new text can change.
+ * After each update the DOM equals a one-shot `renderMarkdownStreaming` of the same text (and, once
+ * final, a plain `renderMarkdownInto`).
+ */
+export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkdown {
+  let source = "";
+  let final = false;
+  /** source[0:stable] is rendered into finished blocks, which are final */
+  let stable = 0;
+  /** nodes after the finished blocks (always the last children of `target`) */
+  let tailNodes: ChildNode[] = [];
+  let fence: OpenFence | null = null;
+  /** a reference definition was seen: it can change links anywhere, so always render it all */
+  let wholeText = false;
+  const stats: MarkdownStats = { full: 0, tail: 0, fenceAppends: 0 };
+
+  let page: HTMLElement | null = null;
+  let pageNodes = 0;
+
+  const reset = (): void => {
+    target.replaceChildren();
+    stable = 0;
+    tailNodes = [];
+    fence = null;
+    page = null;
+    pageNodes = 0;
+    stats.full += 1;
+  };
+
+  /** Add finished nodes, in order, to the pages (before the tail). */
+  const appendFinished = (nodes: readonly ChildNode[]): void => {
+    for (const node of nodes) {
+      if (page === null || pageNodes >= PAGE_NODES) {
+        page = document.createElement("div");
+        page.className = "hn-md-page";
+        target.insertBefore(page, tailNodes[0] ?? null);
+        pageNodes = 0;
+      }
+      page.append(node);
+      pageNodes += 1;
+    }
+  };
+
+  /** Make `nodes` the tail; nodes already in place (an open fence, always last) are not moved. */
+  const replaceTail = (nodes: readonly ChildNode[]): void => {
+    const keep = new Set(nodes);
+    for (const node of tailNodes) if (!keep.has(node)) node.remove();
+    const firstKept = nodes.find((n) => n.parentNode === target) ?? null;
+    for (const node of nodes) if (node.parentNode !== target) target.insertBefore(node, firstKept);
+    tailNodes = [...nodes];
+  };
+
+  /** Fast path: the text only extended an open fence's content, with no line that could close it. */
+  const extendOpenFence = (next: string): boolean => {
+    if (fence === null || next.length <= source.length || !next.startsWith(source)) return false;
+    const lineStart = source.lastIndexOf("\n") + 1;
+    const fresh = next.slice(Math.max(lineStart, fence.contentStart));
+    if (FENCE_LINE.test(fresh)) return false;
+    const lastLine = next.lastIndexOf("\n") + 1;
+    const visible = lastLine > fence.contentStart && HELD_BACK.test(next.slice(lastLine)) ? lastLine : next.length;
+    appendToFence(fence, next.slice(fence.contentStart + fence.shown, visible));
+    fence.shown = visible - fence.contentStart;
+    stats.fenceAppends += 1;
+    return true;
+  };
+
+  const renderTail = (text: string): void => {
+    const tail = text.slice(stable);
+    const env: Env = {};
+    stats.tail += 1;
+    const tokens = md.parse(tail, env);
+    if (Object.keys(env.references ?? {}).length > 0 && !wholeText) {
+      wholeText = true;
+      if (stable > 0) {
+        reset();
+        renderTail(text);
+        return;
+      }
+    }
+    const blocks = groups(tokens);
+    const starts = lineStarts(tail);
+    const complete = (line: number): boolean => line + 1 < starts.length;
+    // How many leading blocks are finished (see the comment above OPEN_FENCE_CHUNK_CHARS).
+    let done = final ? blocks.length : 0;
+    for (let i = blocks.length - 1; i >= 0 && done === 0 && !wholeText; i--) {
+      const block = blocks[i]!;
+      const token = tokens[block.from]!;
+      if (token.type === "fence" && fenceClosed(tail, starts, block, token) && complete(block.end - 1)) {
+        done = i + 1;
+      } else if (i > 0 && complete(block.start) && BLANK_LINE.test(lineText(tail, starts, block.start - 1))) {
+        done = i;
+      }
+    }
+    const end = done < blocks.length ? starts[blocks[done]!.start]! : tail.length;
+    // A fence still open at the end (its opener line complete) is shown by appending (see OpenFence).
+    const last = blocks[blocks.length - 1];
+    const lastToken = last === undefined ? undefined : tokens[last.from]!;
+    // (Also a closed fence whose closing line isn't complete yet, when it won't be highlighted: its
+    // streamed DOM is then kept as it is when it seals.)
+    const open =
+      last !== undefined &&
+      lastToken !== undefined &&
+      done < blocks.length &&
+      lastToken.type === "fence" &&
+      complete(last.start) &&
+      /^[`~]{3}/.test(tail.slice(starts[last.start]!, starts[last.start]! + 3)) && // unindented: content is raw
+      (!fenceClosed(tail, starts, last, lastToken) || !highlightable(lastToken.info, lastToken.content))
+        ? last
+        : undefined;
+    const previous = fence;
+    fence = null;
+
+    const render = (from: number, to: number): ChildNode[] =>
+      from >= to
+        ? []
+        : Array.from(htmlToNodes(md.renderer.render(tokens.slice(blocks[from]!.from, blocks[to - 1]!.to), md.options, env)).childNodes);
+    if (done > 0) {
+      // The fence that streamed open, now sealed and not highlighted, keeps its nodes.
+      const kept =
+        previous === null
+          ? -1
+          : blocks.slice(0, done).findIndex((b) => {
+              const token = tokens[b.from]!;
+              return (
+                token.type === "fence" &&
+                stable + (starts[b.start + 1] ?? -1) === previous.contentStart &&
+                token.content.length > OPEN_FENCE_CHUNK_CHARS && // rendered the same way, chunked (htmlToNodes)
+                !highlightable(token.info, token.content) &&
+                token.content.startsWith(source.slice(previous.contentStart, previous.contentStart + previous.shown))
+              );
+            });
+      if (kept < 0 || previous === null) {
+        appendFinished(render(0, done));
+      } else {
+        appendToFence(previous, tokens[blocks[kept]!.from]!.content.slice(previous.shown));
+        tailNodes = tailNodes.filter((n) => !previous.nodes.includes(n));
+        appendFinished([...render(0, kept), ...previous.nodes, ...render(kept + 1, done)]);
+      }
+    }
+    const live = blocks.slice(done, open === undefined ? blocks.length : blocks.length - 1);
+    const nodes: ChildNode[] = [];
+    if (live.length > 0) {
+      deferHighlight = true; // a fence closed but not sealed yet is highlighted once, when it seals
+      try {
+        const html = md.renderer.render(tokens.slice(live[0]!.from, live[live.length - 1]!.to), md.options, env);
+        nodes.push(...Array.from(htmlToNodes(html).childNodes));
+      } finally {
+        deferHighlight = false;
+      }
+    }
+    if (open !== undefined) {
+      const token = tokens[open.from]!;
+      const contentStart = stable + starts[open.start + 1]!;
+      const content = withoutHeldBack(token.content);
+      const reuse =
+        previous !== null &&
+        previous.contentStart === contentStart &&
+        previous.info === token.info &&
+        content.startsWith(source.slice(contentStart, contentStart + previous.shown));
+      if (reuse) {
+        appendToFence(previous, content.slice(previous.shown));
+        previous.shown = content.length;
+        fence = previous;
+      } else {
+        const built = openFenceNodes(token.info, content);
+        fence = { ...built.fence, contentStart, shown: content.length, nodes: built.nodes };
+      }
+      nodes.push(...fence.nodes);
+    }
+    replaceTail(nodes);
+    stable += end;
+  };
+
+  const update = (raw: string, isFinal = false): void => {
+    // markdown-it's own normalization, done here so offsets agree with its line maps
+    const next = raw.includes("\r") || raw.includes("\0") ? raw.replace(/\r\n?/g, "\n").replace(/\0/g, "\uFFFD") : raw;
+    if (next === source && isFinal === final) return;
+    if (!isFinal && !final && !wholeText && extendOpenFence(next)) {
+      source = next;
+      return;
+    }
+    const kept = source.slice(0, stable);
+    if (wholeText || (final && !isFinal) || !next.startsWith(kept)) {
+      // Trailing whitespace trimmed off after the last finished block changes nothing rendered.
+      const trimmed = !wholeText && tailNodes.length === 0 && kept.startsWith(next) && BLANK_TAIL.test(kept.slice(next.length));
+      if (trimmed) {
+        stable = next.length;
+        source = next;
+        final = isFinal;
+        return;
+      }
+      reset();
+    }
+    final = isFinal;
+    renderTail(next);
+    source = next;
+  };
+
+  return { update, stats };
+}
+
+const BLANK_TAIL = /^\s*$/;
+
+/**
+ * An open fence's last, incomplete line that isn't shown yet: whitespace only (markdown-it drops it
+ * too) or fence characters only (it may become the closing line).
+ */
+const HELD_BACK = /^(?:[ \t]*|[ \t]{0,3}[`~]+[ \t]*)$/;
+
+function withoutHeldBack(content: string): string {
+  const lastLine = content.lastIndexOf("\n") + 1;
+  return lastLine < content.length && HELD_BACK.test(content.slice(lastLine)) ? content.slice(0, lastLine) : content;
+}
+
+function lineText(text: string, starts: readonly number[], line: number): string {
+  const from = starts[line] ?? text.length;
+  const to = line + 1 < starts.length ? starts[line + 1]! - 1 : text.length;
+  return text.slice(from, to);
+}
+
+/** Has this fence block a closing line (rather than running to the end of the text)? */
+function fenceClosed(text: string, starts: readonly number[], block: Group, token: Token): boolean {
+  if (block.end - block.start < 2) return false;
+  const closing = lineText(text, starts, block.end - 1).trim();
+  const char = token.markup[0]!;
+  return closing.length >= token.markup.length && [...closing].every((c) => c === char);
+}
+
+/**
+ * One-shot render with the streaming presentation: a fence still open (or not yet sealed) at the end
+ * is left unhighlighted, the open one in line chunks, as the incremental renderer shows them. With
+ * `final`, the same as `renderMarkdownInto`.
+ */
+export function renderMarkdownStreaming(target: HTMLElement, source: string, final = false): void {
+  target.replaceChildren();
+  createIncrementalMarkdown(target).update(source, final);
 }

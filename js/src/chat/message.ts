@@ -41,11 +41,12 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
     setAttr(el, "data-status", next.status);
     setText(status, STATUS_LABELS[next.status] ?? next.status);
     reconcile(parts, next.parts, partViews, (part) => createPartView(part, next.id, partCtx));
+    if (next.status !== "streaming") for (const { view } of partViews.values()) view.settle?.();
     setText(error, next.error ?? "");
-    error.hidden = !next.error;
+    if (error.hidden !== !next.error) error.hidden = !next.error; // an unchanged write still restyles
     const used = formatUsage(next.usage);
     setText(usage, used);
-    usage.hidden = used === "";
+    if (usage.hidden !== (used === "")) usage.hidden = used === "";
   };
   update(message);
   return { el, update };

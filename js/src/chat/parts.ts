@@ -5,7 +5,8 @@
 import { copyButton, h, setAttr, setText } from "../dom";
 import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
-import { renderMarkdownInto } from "./markdown";
+import { benchHooks } from "./bench";
+import { createIncrementalMarkdown, renderMarkdownInto } from "./markdown";
 
 /** Longest tool result shown before "Show all". */
 export const RESULT_PREVIEW_CHARS = 2000;
@@ -14,6 +15,8 @@ export interface PartView {
   readonly el: HTMLElement;
   part: Part;
   update(part: Part): void;
+  /** The message stopped streaming: render what was deferred (a fence's highlighting). */
+  settle?(): void;
 }
 
 export interface PartContext extends InteractionContext {
@@ -34,10 +37,19 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext):
   return view;
 }
 
+/** Markdown into `body`: incrementally (only the growing tail), or fully per update in the benchmark's naive mode. */
+function markdownTarget(body: HTMLElement): (text: string, final: boolean) => void {
+  if (benchHooks()?.naive) return (text) => renderMarkdownInto(body, text);
+  const renderer = createIncrementalMarkdown(body);
+  return (text, final) => renderer.update(text, final);
+}
+
 function textView(el: HTMLElement, role: PartContext["role"]): PartView {
   const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
   el.append(body);
+  const render = role === "user" ? null : markdownTarget(body);
   let shown: string | null = null;
+  let settled = false;
   return {
     el,
     part: null as unknown as Part,
@@ -45,8 +57,13 @@ function textView(el: HTMLElement, role: PartContext["role"]): PartView {
       this.part = part;
       if (part.text === shown) return;
       shown = part.text;
-      if (role === "user") setText(body, part.text);
-      else renderMarkdownInto(body, part.text);
+      if (render === null) setText(body, part.text);
+      else render(part.text, settled);
+    },
+    settle() {
+      if (settled) return;
+      settled = true;
+      if (render !== null && shown !== null) render(shown, true);
     },
   };
 }
@@ -56,7 +73,9 @@ function reasoningView(el: HTMLElement): PartView {
   const body = h("div", { class: "hn-markdown hn-reasoning-body" });
   const details = h("details", { class: "hn-reasoning" }, summary, body);
   el.append(details);
+  const render = markdownTarget(body);
   let shown: string | null = null;
+  let settled = false;
   const view: PartView = {
     el,
     part: null as unknown as Part,
@@ -65,8 +84,13 @@ function reasoningView(el: HTMLElement): PartView {
       // Closed reasoning isn't rendered at all; it catches up when opened.
       if (details.open && part.text !== shown) {
         shown = part.text;
-        renderMarkdownInto(body, part.text);
+        render(part.text, settled);
       }
+    },
+    settle() {
+      if (settled) return;
+      settled = true;
+      if (shown !== null) render(shown, true);
     },
   };
   details.addEventListener("toggle", () => view.update(view.part));

@@ -12,9 +12,11 @@ export function reconcile<T extends { id: string }, V extends ItemView<T>>(
   items: readonly T[],
   views: Map<string, { view: V; item: T }>,
   create: (item: T) => V,
+  /** the container's children before this node are not ours (e.g. a "show earlier" control) */
+  after: ChildNode | null = null,
 ): void {
   const seen = new Set<string>();
-  let cursor: ChildNode | null = container.firstChild;
+  let cursor: ChildNode | null = after === null ? container.firstChild : after.nextSibling;
   for (const item of items) {
     seen.add(item.id);
     let entry = views.get(item.id);

@@ -24,7 +24,8 @@
 //   .hn-composer textarea, .hn-send, .hn-stop, .hn-queued, .hn-attach, .hn-composer-error
 
 import { h, setAttr, setText } from "../dom";
-import type { ChatModel, Connection, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
+import { benchHooks } from "./bench";
+import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
@@ -33,6 +34,13 @@ import { awaitSnapshot, initialState, receiveChanges, receiveSnapshot, staleEntr
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
+
+/**
+ * Messages rendered at first from a long history (the newest ones); scrolling up to the top (or the
+ * "Show earlier messages" button) renders this many more. A 10,000-message session paints at once,
+ * and its DOM grows only as far as the reader goes back.
+ */
+export const HISTORY_WINDOW = 60;
 
 export interface ChatViewOptions {
   /** Schedules a render; defaults to requestAnimationFrame (tests pass their own). */
@@ -78,11 +86,15 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // The transcript isn't a live region (streaming would flood screen readers); `announcer` says
   // when a response starts and ends instead.
   const list = h("div", { class: "hn-messages", tabindex: 0, "aria-label": "Conversation" });
+  const earlier = h("button", { type: "button", class: "hn-earlier", hidden: true }, "Show earlier messages");
+  list.append(earlier);
   const announcer = h("div", { class: "hn-sr-only", role: "status", "aria-live": "polite" });
   const composer = createComposer(send);
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
   host.append(root);
-  const follower = followScroll(list);
+  const bench = benchHooks();
+  const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
+  const follower = followScroll(list, { synchronous: bench?.naive === true });
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
@@ -91,23 +103,59 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   });
 
   // ---- state ----
-  // Content comes only from `changes` and `snapshot` messages; the `index` traitlet says what exists.
+  // Content comes only from `changes` and `snapshot` messages; index entries (what exists, settled, at
+  // which rev) ride in them: a snapshot implies every entry, a batch carries those of messages it settled.
   let state: SyncState = initialState();
   const views = new Map<string, { view: MessageView; item: Message }>();
   const ctx = { send, answered: new Set<string>() };
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;
 
+  // The rendered window: messages from `windowStart` (an id, so appends and snapshots keep it) on.
+  let windowStart: string | null = null;
+  const visibleMessages = (): readonly Message[] => {
+    const all = state.messages;
+    let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
+    if (start < 0) start = Math.max(0, all.length - HISTORY_WINDOW);
+    windowStart = all[start]?.id ?? null;
+    if (earlier.hidden !== (start === 0)) earlier.hidden = start === 0; // an unchanged write still restyles
+    return start === 0 ? all : all.slice(start);
+  };
+  const showEarlier = (): void => {
+    const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
+    if (at <= 0) return;
+    windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
+    invalidate();
+  };
+  earlier.addEventListener("click", showEarlier);
+  // Reaching the top renders the next older slice; the browser's scroll anchoring keeps the reader's place.
+  const topObserver =
+    typeof IntersectionObserver === "function"
+      ? new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), {
+          root: list,
+          rootMargin: "600px 0px 0px 0px",
+        })
+      : null;
+  topObserver?.observe(earlier);
+
   const flush = (): void => {
     cancelFrame?.();
     cancelFrame = null;
-    reconcile(list, state.messages, views, (message) => createMessageView(message, ctx));
+    const started = bench?.samples ? performance.now() : 0;
+    if (bench?.samples) performance.mark("hn-batch"); // finds this frame in a trace (CPU time)
+    reconcile(list, visibleMessages(), views, (message) => createMessageView(message, ctx), earlier);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
       announcer.textContent = streaming ? "Hermes is responding" : "Hermes finished responding";
       wasStreaming = streaming;
     }
-    follower.afterUpdate();
+    follower.afterUpdate(list.lastElementChild);
+    if (bench?.samples) {
+      const script = performance.now() - started;
+      void list.offsetHeight; // measuring only: style and layout now, so they count for this batch
+      const ms = performance.now() - started;
+      bench.samples.push({ ms, script, chars: newestTextLength(state.messages), view: benchView });
+    }
   };
   const invalidate = (): void => {
     cancelFrame ??= schedule(flush);
@@ -128,14 +176,25 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // first. Each (message, rev) is asked for once: if a snapshot can't fix it, asking again won't.
   const staleDelay = options.staleDelay ?? STALE_DEBOUNCE_MS;
   const askedFor = new Map<string, number>();
+  const index = new Map<string, IndexEntry>();
+  let askedForSeq = 0;
   let staleTimer: ReturnType<typeof setTimeout> | null = null;
   const checkStale = (): void => {
     staleTimer = null;
     if (inFlight) return; // checked again when the answer lands
-    const stale = staleEntries(state, model.get("index") ?? []).filter((e) => askedFor.get(e.id) !== e.rev);
-    if (stale.length === 0) return;
+    // A batch that carried index entries never arrived (custom messages are not replayed).
+    const settledSeq = model.get("settled_seq") ?? 0;
+    const behind = state.seq !== null && settledSeq > state.seq && askedForSeq !== settledSeq;
+    const stale = staleEntries(state, [...index.values()]).filter((e) => askedFor.get(e.id) !== e.rev);
+    if (stale.length === 0 && !behind) return;
     for (const entry of stale) askedFor.set(entry.id, entry.rev);
+    if (behind) askedForSeq = settledSeq;
     requestSnapshot();
+  };
+  const receiveIndex = (entries: readonly IndexEntry[] | undefined): void => {
+    if (!Array.isArray(entries) || entries.length === 0) return;
+    for (const entry of entries) index.set(entry.id, entry);
+    scheduleStaleCheck();
   };
   const scheduleStaleCheck = (): void => {
     staleTimer ??= setTimeout(checkStale, staleDelay);
@@ -143,12 +202,30 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   listen("msg:custom", (msg: KernelMsg) => {
     if (msg?.type === "changes") {
+      // Batches go to every view with consecutive seqs: a gap means one was lost.
+      const gap = state.seq !== null && msg.seq > state.seq + 1;
       state = receiveChanges(state, { seq: msg.seq, changes: msg.changes });
       // A change about a message we don't have means we missed something: resync.
-      if (state.missed > 0 && state.seq !== null) requestSnapshot();
+      if ((state.missed > 0 || gap) && state.seq !== null) requestSnapshot();
+      receiveIndex(msg.index);
+    } else if (msg?.type === "index") {
+      receiveIndex(msg.index);
+      return;
+    } else if (msg?.type === "snapshot" && msg.partial === true) {
+      // The newest messages of a long conversation, ahead of the whole snapshot (same seq): shown at once,
+      // while batches stay buffered for the whole one, which follows right behind.
+      if (state.seq !== null && msg.seq < state.seq) return;
+      const waiting = state.seq === null ? state.buffer : [];
+      state = { ...receiveSnapshot(state, msg.seq, msg.messages, msg.revs), seq: null, buffer: waiting, missed: 0 };
+      root.dataset.live = "true";
     } else if (msg?.type === "snapshot") {
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      index.clear();
+      for (const m of msg.messages) {
+        const { id, role, status, usage, error } = m;
+        index.set(id, { id, role, status, usage, error, rev: msg.revs?.[id] ?? state.revs.get(id) ?? 0 });
+      }
       // Only a view that got content from a kernel replaces the static transcript (see chat.css).
       root.dataset.live = "true";
       scheduleStaleCheck();
@@ -157,7 +234,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     }
     invalidate();
   });
-  listen("change:index", scheduleStaleCheck);
+  listen("change:settled_seq", scheduleStaleCheck);
 
   const showSession = (): void => {
     const session = model.get("session");
@@ -223,9 +300,16 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       staleTimer = null;
       banners.dispose();
       follower.dispose();
+      topObserver?.disconnect();
       root.remove();
     },
   };
+}
+
+/** Characters of text in the newest message (what the benchmark plots per-batch cost against). */
+function newestTextLength(messages: readonly Message[]): number {
+  const last = messages[messages.length - 1];
+  return last === undefined ? 0 : last.parts.reduce((n, p) => n + (p.text?.length ?? 0), 0);
 }
 
 /** The connection banner, with a live countdown while reconnecting. */

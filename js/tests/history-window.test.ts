@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+import { followScroll } from "../src/chat/scroll";
+import { createChatView, HISTORY_WINDOW } from "../src/chat/view";
+import type { ChatState, Message } from "../src/types";
+import { FakeModel } from "./fake-model";
+import { chatState, message, textPart, userMessage } from "./fixtures";
+
+afterEach(() => {
+  document.body.replaceChildren();
+  vi.unstubAllGlobals();
+});
+
+function history(n: number): Message[] {
+  return Array.from({ length: n }, (_, i) =>
+    i % 2 === 0
+      ? userMessage(`t${i}`, `question ${i}`)
+      : message({ id: `assistant:${i}`, status: "complete", parts: [textPart("text:0", `answer **${i}**`)] }),
+  );
+}
+
+function setup() {
+  const model = new FakeModel<ChatState>(chatState());
+  const host = document.createElement("div");
+  document.body.append(host);
+  const frames: (() => void)[] = [];
+  const view = createChatView(model, host, { schedule: (cb) => (frames.push(cb), () => undefined) });
+  const run = () => frames.splice(0).forEach((cb) => cb());
+  const ids = () => Array.from(host.querySelectorAll<HTMLElement>(".hn-message")).map((m) => m.dataset.messageId);
+  return { model, host, view, run, ids };
+}
+
+describe("long histories", () => {
+  it("render the newest messages first and older ones on demand, keeping the window as messages arrive", () => {
+    const { model, host, run, ids } = setup();
+    const all = history(1_000);
+    model.kernelSend({ type: "snapshot", seq: 0, messages: all, revs: {} });
+    run();
+    expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
+    const earlier = host.querySelector<HTMLButtonElement>(".hn-earlier")!;
+    expect(earlier.hidden).toBe(false);
+    // New messages extend the window instead of sliding it (the first shown stays).
+    model.kernelSend({ type: "changes", seq: 1, changes: [{ op: "message", message: userMessage("new", "more?") }] });
+    run();
+    expect(ids()).toHaveLength(HISTORY_WINDOW + 1);
+    expect(ids()[0]).toBe(all[all.length - HISTORY_WINDOW]!.id);
+    // Reaching the top (or the button, by keyboard) renders the previous slice, before the first one shown.
+    const first = host.querySelector(".hn-message")!;
+    earlier.click();
+    run();
+    expect(ids()).toHaveLength(2 * HISTORY_WINDOW + 1);
+    expect(ids()[0]).toBe(all[all.length - 2 * HISTORY_WINDOW]!.id);
+    expect(host.querySelectorAll(".hn-message")[HISTORY_WINDOW]).toBe(first);
+    expect(host.querySelector(".hn-messages")!.firstElementChild).toBe(earlier);
+  });
+
+  it("a short conversation shows everything and no button", () => {
+    const { model, host, run, ids } = setup();
+    model.kernelSend({ type: "snapshot", seq: 0, messages: history(10), revs: {} });
+    run();
+    expect(ids()).toHaveLength(10);
+    expect(host.querySelector<HTMLButtonElement>(".hn-earlier")!.hidden).toBe(true);
+  });
+});
+
+describe("partial snapshot (the newest messages first)", () => {
+  it("paints the newest messages at once, then the whole snapshot replaces it without losing batches", () => {
+    const { model, run, ids } = setup();
+    const all = history(300);
+    const newest = all.slice(-100);
+    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true });
+    run();
+    expect(ids()).toEqual(newest.slice(-HISTORY_WINDOW).map((m) => m.id));
+    const last = all[all.length - 1]!;
+    // A batch between the two is shown now and replayed on the whole snapshot (applied once).
+    model.kernelSend({ type: "changes", seq: 6, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " more" }] });
+    model.kernelSend({ type: "snapshot", seq: 5, messages: all, revs: {} });
+    run();
+    expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
+    const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
+    expect(text.match(/more/g)).toHaveLength(1);
+    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
+  });
+});
+
+describe("scroll-follow with ResizeObserver", () => {
+  it("never reads geometry right after an update; scrolls from the observer callback", () => {
+    const observed: Element[] = [];
+    let callback: (() => void) | null = null;
+    vi.stubGlobal(
+      "ResizeObserver",
+      class {
+        constructor(cb: () => void) {
+          callback = cb;
+        }
+        observe(el: Element) {
+          observed.push(el);
+        }
+        unobserve() {}
+        disconnect() {}
+      },
+    );
+    const list = document.createElement("div");
+    let reads = 0;
+    Object.defineProperty(list, "clientHeight", { configurable: true, get: () => 100 });
+    Object.defineProperty(list, "scrollHeight", { configurable: true, get: () => (reads++, 1000) });
+    const follower = followScroll(list);
+    const a = document.createElement("div");
+    follower.afterUpdate(a);
+    follower.afterUpdate(a);
+    expect(reads).toBe(0); // no forced layout per update
+    expect(observed).toEqual([a]);
+    callback!();
+    expect(list.scrollTop).toBe(1000);
+    follower.dispose();
+  });
+});

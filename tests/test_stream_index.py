@@ -1,0 +1,139 @@
+"""The index as changes: entries ride in the batch that settles a message, never the whole list.
+
+``StreamingWidget`` on its own (what ``Chat`` and the ``%hermes`` live turn build on), with its sends recorded.
+The protocol is docs/architecture.md, "Widget comm protocol".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hermes_notebook.widgets._stream import StreamingWidget, change_weight
+
+
+def _part(pid: str, text: str) -> dict[str, Any]:
+    return {"id": pid, "kind": "text", "text": text, "name": None, "status": None, "arguments": None,
+            "preview": None, "result": None, "duration": None, "interaction": None}
+
+
+def _msg(mid: str, role: str, text: str, status: str) -> dict[str, Any]:
+    return {"id": mid, "role": role, "status": status, "parts": [_part("text:0", text)], "usage": None, "error": None}
+
+
+def _wait(predicate: Callable[[], Any], what: str) -> None:
+    deadline = time.monotonic() + 5
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached")
+        time.sleep(0.005)
+
+
+class Recorded:
+    def __init__(self, widget: StreamingWidget) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.settled_seqs: list[int] = []
+        widget.send = lambda content, buffers=None: self.sent.append(json.loads(json.dumps(content)))  # type: ignore[method-assign]
+        widget.observe(lambda change: self.settled_seqs.append(change["new"]), names="settled_seq")
+
+    def batches(self) -> list[dict[str, Any]]:
+        return [m for m in self.sent if m["type"] == "changes"]
+
+
+@pytest.fixture
+def widget() -> Any:
+    w = StreamingWidget(mode="turn")
+    yield w
+    w.close()
+
+
+def test_index_bytes_per_settled_message_stay_under_1_kb_at_2000_messages(widget: StreamingWidget) -> None:
+    """At 2,000 messages a settled message costs its own entry plus a settled_seq update, not the whole index."""
+    history = [_msg(f"user:{i}", "user", f"question {i} " * 20, "complete") for i in range(2000)]
+    widget.reset(history)
+    wire = Recorded(widget)
+    widget.push([{"op": "message", "message": _msg("user:new", "user", "next?", "complete")}])
+    widget.push([{"op": "message", "message": _msg("assistant:new", "assistant", "", "streaming")}])
+    for i in range(300):
+        widget.push([{"op": "append", "message_id": "assistant:new", "part_id": "text:0", "text": f"w{i} "}])
+    widget.push([{"op": "finish", "message_id": "assistant:new", "status": "complete", "usage": None, "error": None}])
+    widget.flush()
+    _wait(lambda: wire.batches() and not widget._coalescer._buffer, "batches sent")
+    entries = [e for b in wire.batches() for e in b.get("index", [])]
+    assert [e["id"] for e in entries] == ["user:new", "assistant:new"]  # one entry per settled message, once
+    index_bytes = sum(len(json.dumps(e, separators=(",", ":"))) for e in entries)
+    index_bytes += sum(len(json.dumps({"method": "update", "state": {"settled_seq": s}, "buffer_paths": []},
+                                      separators=(",", ":"))) for s in wire.settled_seqs)
+    assert index_bytes / 2 <= 1024, index_bytes
+    assert "index" not in widget.get_state()
+    # The entries agree with the kernel's index and with a replay of the batches (the views' revs).
+    revs: dict[str, int] = {}
+    for batch in wire.batches():
+        for c in batch["changes"]:
+            mid = c["message"]["id"] if c["op"] == "message" else c["message_id"]
+            revs[mid] = revs.get(mid, 0) + change_weight(c)
+        for entry in batch.get("index", []):
+            assert entry["rev"] == revs[entry["id"]]
+    kernel = {e["id"]: e for e in widget.index}
+    assert entries[-1] == kernel["assistant:new"] and entries[-1]["status"] == "complete"
+    assert widget.settled_seq == max(b["seq"] for b in wire.batches() if "index" in b)
+
+
+def test_streaming_deltas_carry_no_index(widget: StreamingWidget) -> None:
+    """A message still streaming sends no entry and does not move settled_seq."""
+    widget.reset([])
+    wire = Recorded(widget)
+    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
+    for _ in range(50):
+        widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "x"}])
+        time.sleep(0.002)
+    widget.flush()
+    _wait(lambda: wire.batches(), "batches")
+    assert all("index" not in b for b in wire.batches())
+    assert wire.settled_seqs == []
+
+
+def test_a_failed_push_sends_a_bumped_entry_so_views_resync(widget: StreamingWidget) -> None:
+    """Records that can't be applied leave the message at a rev no view holds, and that entry goes out."""
+    widget.reset([_msg("assistant:a", "assistant", "hi", "complete")])
+    wire = Recorded(widget)
+    before = widget.index[0]["rev"]
+    with pytest.raises(KeyError):
+        widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:9", "text": "lost"}])
+    sent = [e for m in wire.sent if m["type"] in ("index", "changes") for e in m.get("index", [])]
+    assert [e["id"] for e in sent] == ["assistant:a"]
+    assert sent[0]["rev"] == widget.index[0]["rev"] and sent[0]["rev"] != before
+
+
+def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget) -> None:
+    """A reset sends one snapshot and nothing else; settled_seq points at it."""
+    widget.reset([])
+    widget.push([{"op": "message", "message": _msg("user:1", "user", "q", "complete")}])
+    widget.flush()
+    wire = Recorded(widget)
+    widget.reset([_msg("user:2", "user", "other session", "complete")])
+    snapshots = [m for m in wire.sent if m["type"] == "snapshot"]
+    assert len(snapshots) == 1 and snapshots[0]["revs"] == {"user:2": widget.index[0]["rev"]}
+    assert [m["type"] for m in wire.sent] == ["snapshot"]  # no separate index traffic
+    assert widget.settled_seq == snapshots[0]["seq"]
+
+
+def test_a_long_snapshot_is_preceded_by_its_newest_messages(widget: StreamingWidget) -> None:
+    """Views of a long conversation get the newest messages first (a partial snapshot), then the whole one."""
+    from hermes_notebook.widgets._stream import SNAPSHOT_FIRST_MESSAGES
+
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(SNAPSHOT_FIRST_MESSAGES + 50)]
+    widget.reset(history)
+    wire = Recorded(widget)
+    widget._dispatch(widget, {"type": "snapshot"}, [])
+    first, whole = wire.sent
+    assert first["partial"] is True and whole.get("partial") is None and first["seq"] == whole["seq"]
+    assert [m["id"] for m in first["messages"]] == [m["id"] for m in history[-SNAPSHOT_FIRST_MESSAGES:]]
+    assert set(first["revs"]) == {m["id"] for m in first["messages"]}
+    assert len(whole["messages"]) == len(history)
+    widget.reset(history[:3])
+    assert [m.get("partial") for m in wire.sent[2:]] == [None]  # short: the whole snapshot only
