@@ -653,9 +653,10 @@ class _Table(list):  # type: ignore[type-arg]
         self.current = current
         self.empty = empty
 
-    def _cell(self, value: Any) -> str:
-        text = "" if value is None else str(value)
-        return text if len(text) <= 60 else text[:57] + "..."
+    def _cell(self, value: Any, column: str = "") -> str:
+        from ..formatting import table_cell  # times as local time + "N min ago", long text cut
+
+        return table_cell(column, value)
 
     def _repr_markdown_(self) -> str:
         if not self:
@@ -663,7 +664,7 @@ class _Table(list):  # type: ignore[type-arg]
         head = "| " + " | ".join(self.columns) + " |\n|" + "---|" * len(self.columns) + "\n"
         rows = []
         for row in self:
-            cells = [self._cell(row.get(c)).replace("|", "\\|").replace("\n", " ") for c in self.columns]
+            cells = [self._cell(row.get(c), c).replace("|", "\\|").replace("\n", " ") for c in self.columns]
             if row.get("id") == self.current:
                 cells[0] = f"**{cells[0]}** (current)"
             rows.append("| " + " | ".join(cells) + " |")
@@ -678,7 +679,7 @@ class _Table(list):  # type: ignore[type-arg]
         lines = []
         for row in self:
             mark = "*" if row.get("id") == self.current else " "
-            rest = "  ".join(self._cell(row.get(c)) for c in self.columns[1:] if row.get(c) not in (None, ""))
+            rest = "  ".join(self._cell(row.get(c), c) for c in self.columns[1:] if row.get(c) not in (None, ""))
             lines.append(f"{mark} {row.get(self.columns[0])}  {rest}")
         return "\n".join(lines)
 
