@@ -131,7 +131,7 @@ def run_in_lab_kernel(
     Why Lab's own kernel: it is the one the user's notebook gets (Lab's Python, environment and working
     directory), so a package that does not import there fails here too.
     """
-    from jupyter_client import BlockingKernelClient
+    from jupyter_client.blocking.client import BlockingKernelClient
 
     params = {"token": token}
     with httpx.Client(trust_env=False, timeout=30) as http:

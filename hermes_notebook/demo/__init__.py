@@ -9,6 +9,7 @@ JupyterLab on the notebook.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -81,9 +82,7 @@ def hermes_bin() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Find or install Hermes, put the quickstart in place, and run the demo launcher."""
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("jupyterlab") is None:
         say('the demo opens JupyterLab, which is not installed: pip install "hermes-notebook[demo]"')
         return 2
     from .._demo.launcher import main as launch
