@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,3 +40,19 @@ def clean_env(clone: Path | None = None) -> dict[str, str]:
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(ROOT)))
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def _tail(text: str, limit: int = 4000) -> str:
+    # pip on this kind of machine warns once per package about find-links folders that do not exist.
+    kept = "\n".join(line for line in text.splitlines() if not line.startswith("WARNING: Location"))
+    return kept[-limit:]
+
+
+def run_step(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> str:
+    """Run one step like a user's shell would; print its duration; on failure show both streams' tails."""
+    started = time.monotonic()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    print(f"{' '.join(argv[:4])} (in {cwd.name}): {time.monotonic() - started:.0f} s", file=sys.stderr)
+    assert done.returncode == 0, f"exit {done.returncode}\n--- stdout\n{_tail(done.stdout)}\n--- stderr\n{_tail(done.stderr)}"
+    return done.stdout

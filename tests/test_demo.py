@@ -23,20 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clones import clean_env, make_clone
+from clones import clean_env, make_clone, run_step
 
 QUICK_TESTS = ["tests/test_formatting.py", "tests/test_settings.py", "-x", "-q"]
 
 
-def run(clone: Path, argv: list[str], timeout: float) -> tuple[str, float]:
-    started = time.monotonic()
-    done = subprocess.run(argv, cwd=clone, env=clean_env(clone), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-    elapsed = time.monotonic() - started
-    output = done.stdout + done.stderr
-    print(f"{' '.join(argv[:2])} in {clone.name}: {elapsed:.0f} s", file=sys.stderr)
-    assert done.returncode == 0, output[-6000:]
-    return output, elapsed
+def run(clone: Path, argv: list[str], timeout: float) -> str:
+    return run_step(argv, clone, clean_env(clone), timeout)
 
 
 def git_status(clone: Path) -> str:
@@ -78,7 +71,7 @@ def clones(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def demo_first(clones: Path) -> Path:
     """Clone A: ``./demo --check`` first (it creates the venvs), then the tests."""
     clone = make_clone(clones / "demo-first" / "clone")
-    output, _ = run(clone, ["./demo", "--check"], timeout=1200)
+    output = run(clone, ["./demo", "--check"], timeout=1200)
     check_demo_output(clone, output)
     assert git_status(clone) == "", "setup left the clone dirty"
     return clone
@@ -86,7 +79,7 @@ def demo_first(clones: Path) -> Path:
 
 def test_demo_check_then_tests(demo_first: Path) -> None:
     """README order: ``./demo --check`` on a fresh clone, then ``./scripts/test``; setup leaves git clean."""
-    output, _ = run(demo_first, ["./scripts/test", *QUICK_TESTS], timeout=900)
+    output = run(demo_first, ["./scripts/test", *QUICK_TESTS], timeout=900)
     assert re.search(r"\d+ passed", output), output[-3000:]
     assert git_status(demo_first) == ""
 
@@ -94,10 +87,10 @@ def test_demo_check_then_tests(demo_first: Path) -> None:
 def test_tests_then_demo_check(clones: Path) -> None:
     """The other order: ``./scripts/test`` on a fresh clone, then ``./demo --check``."""
     clone = make_clone(clones / "tests-first" / "clone")
-    output, _ = run(clone, ["./scripts/test", *QUICK_TESTS], timeout=1500)
+    output = run(clone, ["./scripts/test", *QUICK_TESTS], timeout=1500)
     assert re.search(r"\d+ passed", output), output[-3000:]
     assert git_status(clone) == "", "setup left the clone dirty"
-    output, _ = run(clone, ["./demo", "--check"], timeout=300)
+    output = run(clone, ["./demo", "--check"], timeout=300)
     check_demo_output(clone, output)
     assert git_status(clone) == ""
 

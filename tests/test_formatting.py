@@ -18,6 +18,7 @@ DASHBOARD_USAGE = {
 
 
 def test_dashboard_usage_reads_as_tokens_and_context_not_raw_keys() -> None:
+    """The Dashboard's usage reads as tokens and a context fill; its raw key names never show."""
     line = usage_line(DASHBOARD_USAGE)
     assert line == "10 in · 5 out tokens · context 10 / 200,000 (0%)"
     for raw in ("context_used", "context_max", "compressions", "active_subagents"):
@@ -26,6 +27,7 @@ def test_dashboard_usage_reads_as_tokens_and_context_not_raw_keys() -> None:
 
 
 def test_api_usage_and_cost() -> None:
+    """API Server usage names, reasoning tokens and a reported cost read the same way."""
     assert usage_line({"input_tokens": 1200, "output_tokens": 34, "total_tokens": 1234}) == "1,200 in · 34 out tokens"
     assert usage_line({"prompt_tokens": 3, "completion_tokens": 4, "reasoning_tokens": 2}) == (
         "3 in · 4 out · 2 reasoning tokens"
@@ -37,6 +39,7 @@ def test_api_usage_and_cost() -> None:
 
 
 def test_ago() -> None:
+    """How long ago, in the words a person uses, for the past and the future."""
     assert [ago(s) for s in (5, 90, 300, 7200, 86400, 3 * 86400)] == [
         "just now", "2 min ago", "5 min ago", "2 h ago", "1 day ago", "3 days ago",
     ]
@@ -44,6 +47,7 @@ def test_ago() -> None:
 
 
 def test_local_time_from_epoch_float_iso_and_milliseconds() -> None:
+    """An epoch float (as Hermes stores started_at), milliseconds and ISO all read as local time + ago."""
     now = time.time()
     started = now - 5 * 60 - 3.25  # an epoch float, as Hermes stores started_at
     expected = datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M")
@@ -57,12 +61,14 @@ def test_local_time_from_epoch_float_iso_and_milliseconds() -> None:
 
 @pytest.mark.parametrize("column", ["started_at", "last_active", "next_run_at"])
 def test_table_cell_formats_time_columns(column: str) -> None:
+    """Time columns of the session and job tables show local time, never a raw float."""
     now = 1_800_000_000.0
     cell = table_cell(column, now - 120.5, now)
     assert cell.endswith("(2 min ago)") and "." not in cell
 
 
 def test_table_cell_cuts_long_text() -> None:
+    """Other cells are text, cut at 60 characters."""
     assert table_cell("preview", "x" * 100) == "x" * 57 + "..."
     assert table_cell("title", None) == ""
     assert table_cell("message_count", 3) == "3"

@@ -13,12 +13,11 @@ import json
 import re
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from clones import ROOT, clean_env, make_clone
+from clones import ROOT, clean_env, make_clone, run_step
 
 HERMES_BIN_DIR = ROOT / ".venv-hermes" / "bin"
 
@@ -50,22 +49,14 @@ print(json.dumps({"package": hermes_notebook.__file__, "notebook": str(notebook)
 '''
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> str:
-    started = time.monotonic()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-    print(f"{' '.join(argv[:4])}: {time.monotonic() - started:.0f} s", file=sys.stderr)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
-    return done.stdout + done.stderr
-
-
 @pytest.mark.hermes
 def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
+    """Built wheel, fresh venv outside a clone: packaged quickstart runs via nbclient; the demo module checks."""
     if not (HERMES_BIN_DIR / "hermes").exists():
         pytest.fail("no .venv-hermes: run scripts/setup")
     clone = make_clone(tmp_path / "src")
     env = clean_env()
-    _run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")],
+    run_step([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")],
          cwd=clone, env=env, timeout=900)
     (wheel,) = (tmp_path / "dist").glob("hermes_notebook-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -79,15 +70,15 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     outside = tmp_path / "user"
     outside.mkdir()
     venv = outside / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=outside, env=env, timeout=120)
+    run_step([sys.executable, "-m", "venv", str(venv)], cwd=outside, env=env, timeout=120)
     py = str(venv / "bin" / "python")
-    _run([py, "-m", "pip", "install", "--quiet", f"{wheel}[demo]", "nbclient", "nbformat"], cwd=outside, env=env,
+    run_step([py, "-m", "pip", "install", "--quiet", f"{wheel}[demo]", "nbclient", "nbformat"], cwd=outside, env=env,
          timeout=900)
 
     # hermes on PATH, as a user who installed it themselves would have it.
     user_env = {**env, "PATH": f"{HERMES_BIN_DIR}:{env['PATH']}", "XDG_DATA_HOME": str(outside / "data"),
                 "XDG_CACHE_HOME": str(outside / "cache")}
-    out = _run([py, "-c", RUN_QUICKSTART], cwd=outside, env=user_env, timeout=600)
+    out = run_step([py, "-c", RUN_QUICKSTART], cwd=outside, env=user_env, timeout=600)
     result = json.loads(out.strip().splitlines()[-1])
     site = str(venv / "lib")
     assert result["package"].startswith(site) and result["notebook"].startswith(site), result
@@ -96,7 +87,7 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     assert "Hello from the scripted model" in texts
     assert "You chose: B" in texts and "I thought about it" in texts
 
-    out = _run([py, "-m", "hermes_notebook.demo", "--check"], cwd=outside, env=user_env, timeout=300)
+    out = run_step([py, "-m", "hermes_notebook.demo", "--check"], cwd=outside, env=user_env, timeout=300)
     kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", out)
     assert kernel is not None, out
     assert kernel.group(1).startswith(site) and kernel.group(2).startswith("Hello from the scripted model")

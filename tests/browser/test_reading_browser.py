@@ -41,6 +41,7 @@ def picker_labels(nb: Any) -> list[str]:
 
 
 def test_usage_line_picker_label_and_sessions_time_read_as_words(open_notebook: Any) -> None:
+    """Usage line, picker labels and the sessions table's started_at read as words on the page."""
     nb = open_chat(open_notebook)
     # A brand-new session has no title and no stored prompt yet: the picker says so, not its stored id.
     labels = picker_labels(nb)
@@ -88,6 +89,7 @@ def test_usage_line_picker_label_and_sessions_time_read_as_words(open_notebook: 
 
 
 def test_escape_in_the_prompt_box_stops_a_running_turn(open_notebook: Any) -> None:
+    """Esc pressed in the prompt box interrupts a slow turn, like the Stop button."""
     nb = open_chat(open_notebook)
     send(nb, "SLOW 200")
     nb.page.wait_for_function(
