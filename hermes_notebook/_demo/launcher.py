@@ -56,7 +56,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="start everything, verify Lab and Hermes answer, then stop (for CI)",
+        help="start everything, verify Lab and Hermes, run one prompt in a Lab kernel, then stop (for CI)",
     )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
     parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
