@@ -124,7 +124,7 @@ def write_lab_settings(settings_dir: Path) -> None:
 
 
 def run_in_lab_kernel(
-    base: str, token: str, runtime_dir: Path, notebook: str, code: str, timeout: float = 120
+    base: str, token: str, runtime_dir: Path, notebook: str, code: str, timeout: float = 180
 ) -> tuple[str, str]:
     """Run ``code`` in a kernel the Lab server starts for ``notebook``; return the JSON list it printed last.
 
@@ -147,7 +147,7 @@ def run_in_lab_kernel(
         try:
             client.load_connection_file(str(runtime_dir / f"kernel-{kernel_id}.json"))
             client.start_channels()
-            client.wait_for_ready(timeout=60)
+            client.wait_for_ready(timeout=120)
             printed: list[str] = []
             errors: list[str] = []
 
