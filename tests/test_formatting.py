@@ -72,3 +72,16 @@ def test_table_cell_cuts_long_text() -> None:
     assert table_cell("preview", "x" * 100) == "x" * 57 + "..."
     assert table_cell("title", None) == ""
     assert table_cell("message_count", 3) == "3"
+
+
+def test_static_transcript_shows_the_same_usage_line() -> None:
+    """Saved notebooks (text/plain and HTML transcripts) read usage the same way, the rest in a hover title."""
+    from hermes_notebook.render import transcript_html, transcript_text
+
+    message = {"id": "assistant:t", "role": "assistant", "status": "complete", "error": None,
+               "usage": DASHBOARD_USAGE, "parts": [{"id": "text:0", "kind": "text", "text": "hi"}]}
+    assert "[10 in · 5 out tokens · context 10 / 200,000 (0%)]" in transcript_text([message])
+    html = transcript_html([message])
+    assert 'title="model fake-model, total 15, calls 1, compressions 0, active subagents 0"' in html
+    assert ">10 in · 5 out tokens · context 10 / 200,000 (0%)</div>" in html
+    assert "context_used" not in html
