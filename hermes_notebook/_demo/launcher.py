@@ -146,7 +146,9 @@ def run_in_lab_kernel(
         client = BlockingKernelClient()
         try:
             client.load_connection_file(str(runtime_dir / f"kernel-{kernel_id}.json"))
-            client.start_channels()
+            # No heartbeat channel: on a loaded machine a late heartbeat reads as "Kernel died" while the kernel
+            # is only slow to start; readiness is its kernel_info reply, and Lab reports a real death.
+            client.start_channels(hb=False)
             client.wait_for_ready(timeout=120)
             printed: list[str] = []
             errors: list[str] = []
