@@ -149,7 +149,12 @@ def run_in_lab_kernel(
             # No heartbeat channel: on a loaded machine a late heartbeat reads as "Kernel died" while the kernel
             # is only slow to start; readiness is its kernel_info reply, and Lab reports a real death.
             client.start_channels(hb=False)
-            client.wait_for_ready(timeout=120)
+            try:
+                client.wait_for_ready(timeout=120)
+            except RuntimeError as exc:
+                state = http.get(f"{base}/api/kernels/{kernel_id}", params=params)
+                detail = state.json().get("execution_state") if state.status_code == 200 else f"HTTP {state.status_code}"
+                raise RuntimeError(f"the Lab kernel did not start ({exc}; Lab says: {detail})") from exc
             printed: list[str] = []
             errors: list[str] = []
 
