@@ -53,6 +53,7 @@ def run_step(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) ->
     started = time.monotonic()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
-    print(f"{' '.join(argv[:4])} (in {cwd.name}): {time.monotonic() - started:.0f} s", file=sys.stderr)
+    shown = ' '.join(a if len(a) <= 60 else a[:57] + '...' for a in argv[:4]).replace(chr(10), ' ')
+    print(f"{shown} (in {cwd.name}): {time.monotonic() - started:.0f} s", file=sys.stderr)
     assert done.returncode == 0, f"exit {done.returncode}\n--- stdout\n{_tail(done.stdout)}\n--- stderr\n{_tail(done.stderr)}"
     return done.stdout
