@@ -18,6 +18,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from .formatting import usage_details, usage_line
+
 __all__ = ["bounded_messages", "markdown_to_html", "transcript_bundle", "transcript_html", "transcript_markdown", "transcript_text"]
 
 Message = Mapping[str, Any]
@@ -84,16 +86,7 @@ def _interaction_line(interaction: Mapping[str, Any]) -> str:
 
 
 def _usage_line(usage: Any) -> str:
-    if not isinstance(usage, Mapping):
-        return ""
-    parts = []
-    for label, keys in (("in", ("input", "input_tokens", "prompt_tokens")),
-                        ("out", ("output", "output_tokens", "completion_tokens")),
-                        ("total", ("total", "total_tokens"))):
-        value = next((usage[k] for k in keys if isinstance(usage.get(k), int)), None)
-        if value is not None:
-            parts.append(f"{label} {value}")
-    return f"tokens: {', '.join(parts)}" if parts else ""
+    return usage_line(usage)
 
 
 # --- text/plain -----------------------------------------------------------------------------------------
@@ -213,7 +206,9 @@ def transcript_html(messages: Iterable[Message]) -> str:
             chunks.append(f'<div class="hn-meta">error: {esc(str(message["error"]))}</div>')
         usage = _usage_line(message.get("usage"))
         if usage:
-            chunks.append(f'<div class="hn-meta">{esc(usage)}</div>')
+            details = usage_details(message.get("usage"))
+            title = f' title="{esc(details)}"' if details else ""
+            chunks.append(f'<div class="hn-meta hn-usage"{title}>{esc(usage)}</div>')
         chunks.append("</div>")
     chunks.append("</div>")
     return "".join(chunks)

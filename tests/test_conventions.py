@@ -140,6 +140,7 @@ LAYERS: dict[str, int] = {
     "runtime": 0,
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
+    "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "jobs.schedules": 1,  # pure rules the client validates with
     "jobs.validation": 1,
     "jobs.display": 1,  # Job's HTML, which the client's Job shows through
@@ -148,6 +149,7 @@ LAYERS: dict[str, int] = {
     "widgets": 4,
     "notebook": 5,  # the facade, the turn runner, magics
     "_demo": 6,
+    "demo": 6,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
     "": 6,  # the package __init__
 }
 

@@ -1,14 +1,17 @@
-"""``./demo`` from a clean copy of the tree: it starts a real Hermes and JupyterLab, answers, and stops cleanly.
+"""The newcomer path: the README's two commands, in either order, from a fresh clone with its own venvs.
 
-The copy holds exactly what a clone would once everything is committed (tracked files plus untracked ones that
-are not ignored). To keep the test quick it reuses the project's two venvs through ``HN_VENV`` and
-``HN_HERMES_VENV`` (scripts/setup then only checks them); creating them from nothing is what ``scripts/test``
-does on a fresh CI machine.
+Each test works in a git repository made from the tree as a clone would see it (tracked files plus untracked
+ones that are not ignored, committed in the copy), with no venvs, no JS build output and no node_modules. The
+copy's ``scripts/setup`` creates its own ``.venv`` / ``.venv-hermes`` (and ``scripts/test`` its own kernels):
+nothing here reads or writes the project's environments, and no ``PYTHONPATH`` points back at this tree, so a
+package that only imports from the repo root fails here. ``./demo --check`` runs one real prompt in a kernel
+JupyterLab starts for the quickstart notebook.
+
+Slow by nature (every venv is created from scratch): the durations are printed for the report.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -16,35 +19,22 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clones import clean_env, make_clone, run_step
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def clean_copy(tmp_path: Path) -> Path:
-    """The files a clone would have, copied to a temp dir (no venvs, no build output, no caches)."""
-    listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, check=True, capture_output=True,
-    ).stdout.decode().split("\0")
-    dest = tmp_path / "clone"
-    for name in filter(None, listing):
-        source = ROOT / name
-        if source.is_file():
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    assert (dest / "demo").exists() and not (dest / ".venv").exists()
-    return dest
+QUICK_TESTS = ["tests/test_formatting.py", "tests/test_settings.py", "-x", "-q"]
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
-    env.update(HN_VENV=str(ROOT / ".venv"), HN_HERMES_VENV=str(ROOT / ".venv-hermes"), PYTHONUNBUFFERED="1")
-    return env
+def run(clone: Path, argv: list[str], timeout: float) -> str:
+    return run_step(argv, clone, clean_env(clone), timeout)
+
+
+def git_status(clone: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
+                          check=True, capture_output=True, text=True).stdout
 
 
 def _ports(output: str) -> list[int]:
@@ -56,43 +46,82 @@ def _closed(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_demo_check_starts_and_stops(clean_copy: Path) -> None:
-    """``./demo --check`` starts Hermes and Lab, verifies both, stops them, and leaves no port open."""
-    started = time.monotonic()
-    done = subprocess.run(["./demo", "--check"], cwd=clean_copy, env=_env(), capture_output=True, text=True,
-                          timeout=240, stdin=subprocess.DEVNULL)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output
+def check_demo_output(clone: Path, output: str) -> None:
+    """``./demo --check`` verified Lab, both servers, the news setting, and a real prompt in a Lab kernel."""
     assert "SCRIPTED OFFLINE STAND-IN" in output
     assert "check: Lab page ok, API Server ok 0.19.0, Dashboard version 0.19.0" in output
-    assert "/lab/tree/quickstart.ipynb?token=" in output
+    assert "check: Lab will not ask about Jupyter news" in output
+    kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", output)
+    assert kernel is not None, output
+    # The clone's own package (its venv's editable install), not this tree's.
+    assert Path(kernel.group(1)).resolve() == (clone / "hermes_notebook" / "__init__.py").resolve()
+    assert kernel.group(2).startswith("Hello from the scripted model"), kernel.group(2)
     ports = _ports(output)
     assert len(ports) == 3 and all(_closed(p) for p in ports)
-    assert time.monotonic() - started < 240
 
 
-def test_demo_stops_everything_on_ctrl_c(clean_copy: Path) -> None:
+@pytest.fixture(scope="module")
+def clones(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    base = tmp_path_factory.mktemp("fresh-clones")
+    yield base
+    shutil.rmtree(base, ignore_errors=True)  # two sets of venvs: do not keep them around
+
+
+@pytest.fixture(scope="module")
+def demo_first(clones: Path) -> Path:
+    """Clone A: ``./demo --check`` first (it creates the venvs), then the tests."""
+    clone = make_clone(clones / "demo-first" / "clone")
+    output = run(clone, ["./demo", "--check"], timeout=1200)
+    check_demo_output(clone, output)
+    assert git_status(clone) == "", "setup left the clone dirty"
+    return clone
+
+
+def test_demo_check_then_tests(demo_first: Path) -> None:
+    """README order: ``./demo --check`` on a fresh clone, then ``./scripts/test``; setup leaves git clean."""
+    output = run(demo_first, ["./scripts/test", *QUICK_TESTS], timeout=900)
+    assert re.search(r"\d+ passed", output), output[-3000:]
+    assert git_status(demo_first) == ""
+
+
+def test_tests_then_demo_check(clones: Path) -> None:
+    """The other order: ``./scripts/test`` on a fresh clone, then ``./demo --check``."""
+    clone = make_clone(clones / "tests-first" / "clone")
+    output = run(clone, ["./scripts/test", *QUICK_TESTS], timeout=1500)
+    assert re.search(r"\d+ passed", output), output[-3000:]
+    assert git_status(clone) == "", "setup left the clone dirty"
+    output = run(clone, ["./demo", "--check"], timeout=300)
+    check_demo_output(clone, output)
+    assert git_status(clone) == ""
+
+
+def test_demo_stops_everything_on_ctrl_c(demo_first: Path) -> None:
     """Run until ready, press Ctrl+C (SIGINT): every process it started is gone and its ports are closed."""
-    proc = subprocess.Popen(["./demo", "--no-browser"], cwd=clean_copy, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
-    assert proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if "ready. Press Ctrl+C" in line:
-            break
-    output = "".join(lines)
-    assert "ready. Press Ctrl+C" in output, output
-    ports = _ports(output)
-    assert len(ports) == 3 and not any(_closed(p) for p in ports)
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, output + rest
-    assert "[demo] stopped" in rest
-    assert all(_closed(p) for p in ports)
-    print(f"demo stop took {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    proc = subprocess.Popen(["./demo", "--no-browser"], cwd=demo_first, env=clean_env(demo_first),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "ready. Press Ctrl+C" in line:
+                break
+        output = "".join(lines)
+        assert "ready. Press Ctrl+C" in output, output
+        ports = _ports(output)
+        assert len(ports) == 3 and not any(_closed(p) for p in ports)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, output + rest
+        assert "[demo] stopped" in rest
+        assert all(_closed(p) for p in ports)
+        print(f"demo stop took {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)

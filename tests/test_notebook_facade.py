@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import inspect
+import re
 import threading
 import time
 import uuid
@@ -198,6 +199,11 @@ def test_sessions_history_status(hermes_nb: Hermes, hermes: Any) -> None:
     rows = hermes_nb.sessions()
     assert reply.session_id in [r["id"] for r in rows]
     assert "(current)" in rows._repr_markdown_()
+    # started_at stays a number in the rows (for scripts) but reads as local time + "ago" in the table.
+    current = next(r for r in rows if r["id"] == reply.session_id)
+    assert isinstance(current["started_at"], (int, float))
+    assert re.search(r"\| \d{4}-\d\d-\d\d \d\d:\d\d \((just now|\d+ min ago)\) \|", rows._repr_markdown_())
+    assert str(current["started_at"]) not in rows._repr_markdown_() + str(rows)
     history = hermes_nb.history()
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[-1]["id"].startswith("assistant:hermes-row:")

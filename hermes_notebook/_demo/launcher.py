@@ -6,13 +6,15 @@ throwaway ``HERMES_HOME``); only the model is a scripted stand-in, and every ban
 their own ``~/.hermes/config.yaml``, they may use its ``model:`` section instead (their home is only read).
 
 Everything started here is stopped by PID on Ctrl+C (or SIGTERM), Lab first (it shuts its kernels down),
-then Hermes. ``--check`` starts everything, verifies the Lab URL and both Hermes servers, and stops.
+then Hermes. ``--check`` starts everything, verifies the Lab URL and both Hermes servers, runs one prompt in a
+kernel Lab starts for the quickstart notebook (so a package that does not import there fails), and stops.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -54,7 +56,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="start everything, verify Lab and Hermes answer, then stop (for CI)",
+        help="start everything, verify Lab and Hermes, run one prompt in a Lab kernel, then stop (for CI)",
     )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
     parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
@@ -94,6 +96,86 @@ def _user_model_overrides(home: Path) -> dict[str, Any]:
     return {"model": model}
 
 
+# Lab's own settings for the demo (its user settings dir is a throwaway one): no "Would you like to get
+# notified about official Jupyter news?" toast, no update checks.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+# What --check runs in a kernel Lab starts for the quickstart notebook: the import a user's first cell does,
+# from the notebook's folder (not the repo root, where the package would import from the working directory),
+# and one real prompt. The last line is read back.
+KERNEL_CHECK = """
+import json, hermes_notebook as hn
+reply = hn.connect().ask("Hello from ./demo --check", approve="deny")
+print(json.dumps([hn.__file__, reply.text]))
+"""
+
+
+def write_lab_settings(settings_dir: Path) -> None:
+    """Write :data:`LAB_SETTINGS` as JupyterLab user settings files."""
+    for rel, data in LAB_SETTINGS.items():
+        path = settings_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2))
+
+
+def run_in_lab_kernel(
+    base: str, token: str, runtime_dir: Path, notebook: str, code: str, timeout: float = 180
+) -> tuple[str, str]:
+    """Run ``code`` in a kernel the Lab server starts for ``notebook``; return the JSON list it printed last.
+
+    Why Lab's own kernel: it is the one the user's notebook gets (Lab's Python, environment and working
+    directory), so a package that does not import there fails here too.
+    """
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    params = {"token": token}
+    with httpx.Client(trust_env=False, timeout=30) as http:
+        created = http.post(
+            f"{base}/api/sessions",
+            params=params,
+            json={"path": notebook, "type": "notebook", "name": notebook, "kernel": {"name": "python3"}},
+        )
+        created.raise_for_status()
+        session = created.json()
+        kernel_id = session["kernel"]["id"]
+        client = BlockingKernelClient()
+        try:
+            client.load_connection_file(str(runtime_dir / f"kernel-{kernel_id}.json"))
+            # No heartbeat channel: on a loaded machine a late heartbeat reads as "Kernel died" while the kernel
+            # is only slow to start; readiness is its kernel_info reply, and Lab reports a real death.
+            client.start_channels(hb=False)
+            try:
+                client.wait_for_ready(timeout=120)
+            except RuntimeError as exc:
+                state = http.get(f"{base}/api/kernels/{kernel_id}", params=params)
+                detail = state.json().get("execution_state") if state.status_code == 200 else f"HTTP {state.status_code}"
+                raise RuntimeError(f"the Lab kernel did not start ({exc}; Lab says: {detail})") from exc
+            printed: list[str] = []
+            errors: list[str] = []
+
+            def collect(msg: dict[str, Any]) -> None:
+                content = msg["content"]
+                if msg["msg_type"] == "stream" and content.get("name") == "stdout":
+                    printed.append(content["text"])
+                elif msg["msg_type"] == "error":
+                    errors.append(f"{content.get('ename')}: {content.get('evalue')}")
+
+            reply = client.execute_interactive(code, timeout=timeout, output_hook=collect)
+            if reply["content"].get("status") != "ok" or errors:
+                raise RuntimeError(f"the Lab kernel failed: {'; '.join(errors) or reply['content']}")
+            lines = "".join(printed).strip().splitlines()
+            where, answer = json.loads(lines[-1])
+            return str(where), str(answer)
+        finally:
+            client.stop_channels()
+            http.delete(f"{base}/api/sessions/{session['id']}", params=params)
+
+
 class Demo:
     """The processes of one demo run, stopped in reverse order of starting."""
 
@@ -104,6 +186,8 @@ class Demo:
         self.lab_log: Path | None = None
         self.url = ""
         self._home: Path | None = None
+        self._runtime_dir = Path()
+        self._base = self._token = ""
 
     def start(self) -> None:
         """Start Hermes, then Lab, and print where to go."""
@@ -139,6 +223,8 @@ class Demo:
         lab_dir = self._home / "jupyter"
         for sub in ("config", "data", "runtime", "settings", "workspaces"):
             (lab_dir / sub).mkdir(parents=True, exist_ok=True)
+        write_lab_settings(lab_dir / "settings")
+        self._runtime_dir = lab_dir / "runtime"
         env = {
             **os.environ,
             "HERMES_API_URL": self.hermes.api_url,
@@ -161,6 +247,7 @@ class Demo:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             f"--LabApp.workspaces_dir={lab_dir / 'workspaces'}",
+            f"--LabApp.user_settings_dir={lab_dir / 'settings'}",
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             argv.append("--ServerApp.allow_root=True")
@@ -188,6 +275,7 @@ class Demo:
                     raise RuntimeError(f"JupyterLab did not start within 60 s; see {self.lab_log}")
                 time.sleep(0.1)
         self.url = f"{base}/lab/tree/{NOTEBOOK}?token={token}"
+        self._base, self._token = base, token
         say(f"JupyterLab         {self.url}")
 
     def check(self) -> None:
@@ -199,10 +287,20 @@ class Demo:
                 raise RuntimeError(f"the Lab URL answered HTTP {page.status_code}")
             health = http.get(f"{self.hermes.api_url}/health").json()
             status = http.get(f"{self.hermes.dashboard_url}/api/status").json()
+            news = http.get(
+                f"{self._base}/lab/api/settings/@jupyterlab/apputils-extension:notification",
+                params={"token": self._token},
+            ).json()
         say(
             f"check: Lab page ok, API Server {health.get('status')} {health.get('version', '')}, "
             f"Dashboard version {status.get('version')}"
         )
+        fetch_news = (news.get("settings") or {}).get("fetchNews")
+        if fetch_news != "false":
+            raise RuntimeError(f"JupyterLab would ask about Jupyter news (fetchNews={fetch_news!r})")
+        say("check: Lab will not ask about Jupyter news")
+        where, answer = run_in_lab_kernel(self._base, self._token, self._runtime_dir, NOTEBOOK, KERNEL_CHECK)
+        say(f"check: a Lab kernel imported hermes_notebook from {where} and Hermes answered: {answer}")
 
     def stop(self) -> None:
         """Stop Lab (SIGTERM to its process group, which also shuts its kernels down), then Hermes."""

@@ -11,6 +11,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..formatting import table_cell
 from ..render import transcript_bundle
 from . import shell
 
@@ -134,9 +135,8 @@ class Table(list):  # type: ignore[type-arg]
         self.current = current
         self.empty = empty
 
-    def _cell(self, value: Any) -> str:
-        text = "" if value is None else str(value)
-        return text if len(text) <= 60 else text[:57] + "..."
+    def _cell(self, value: Any, column: str = "") -> str:
+        return table_cell(column, value)  # times as local time + "N min ago", long text cut
 
     def _repr_markdown_(self) -> str:
         if not self:
@@ -144,7 +144,7 @@ class Table(list):  # type: ignore[type-arg]
         head = "| " + " | ".join(self.columns) + " |\n|" + "---|" * len(self.columns) + "\n"
         rows = []
         for row in self:
-            cells = [self._cell(row.get(c)).replace("|", "\\|").replace("\n", " ") for c in self.columns]
+            cells = [self._cell(row.get(c), c).replace("|", "\\|").replace("\n", " ") for c in self.columns]
             if row.get("id") == self.current:
                 cells[0] = f"**{cells[0]}** (current)"
             rows.append("| " + " | ".join(cells) + " |")
@@ -159,7 +159,7 @@ class Table(list):  # type: ignore[type-arg]
         lines = []
         for row in self:
             mark = "*" if row.get("id") == self.current else " "
-            rest = "  ".join(self._cell(row.get(c)) for c in self.columns[1:] if row.get(c) not in (None, ""))
+            rest = "  ".join(self._cell(row.get(c), c) for c in self.columns[1:] if row.get(c) not in (None, ""))
             lines.append(f"{mark} {row.get(self.columns[0])}  {rest}")
         return "\n".join(lines)
 

@@ -104,6 +104,8 @@ export type WireChange = Change | SpliceChange;
 export interface SessionInfo {
   id: string;
   title: string | null;
+  /** The start of the first prompt (stored sessions; shown until a title arrives). */
+  preview?: string | null;
 }
 export type ConnectionStatus = "connected" | "disconnected" | "reconnecting" | "reconnected";
 export interface Connection {

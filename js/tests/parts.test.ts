@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { formatUsage } from "../src/chat/message";
+import { createMessageView, formatUsage } from "../src/chat/message";
+import { summarizeUsage } from "../src/chat/usage";
 import { createPartView, formatDuration, RESULT_PREVIEW_CHARS, type PartContext } from "../src/chat/parts";
 import type { ViewMsg } from "../src/types";
 import { part, textPart, toolPart } from "./fixtures";
@@ -86,9 +87,40 @@ describe("formatting", () => {
   });
 
   it("formats usage from whichever fields are present", () => {
-    expect(formatUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })).toBe("10 in · 5 out · 15 total tokens");
-    expect(formatUsage({ cost_usd: 0.5, model: "x" })).toBe("Usage: cost_usd 0.5");
+    expect(formatUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })).toBe("10 in · 5 out tokens"); // the total is on hover
+    expect(formatUsage({ cost_usd: 0.5, model: "x" })).toBe("$0.50");
+    expect(formatUsage({ estimated_cost_usd: 0.00123 })).toBe("$0.0012");
     expect(formatUsage(null)).toBe("");
     expect(formatUsage({})).toBe("");
+  });
+
+  it("reads the Dashboard's usage: tokens, a context gauge, the rest on hover, no raw keys", () => {
+    // message.complete usage as Hermes 0.19.0 sends it (session-cumulative).
+    const usage = {
+      model: "fake-model", input: 10, output: 5, reasoning: 0, prompt: 10, completion: 5, total: 15, calls: 1,
+      context_used: 10, context_max: 200000, context_percent: 0, compressions: 0, active_subagents: 0,
+    };
+    const line = formatUsage(usage);
+    expect(line).toBe("10 in · 5 out tokens · context 10 / 200,000 (0%)");
+    expect(line).not.toMatch(/context_used|context_max|compressions|active_subagents/);
+    const s = summarizeUsage(usage)!;
+    expect(s.context).toMatchObject({ used: 10, max: 200000, percent: 0 });
+    expect(s.details).toBe("model fake-model, total 15, calls 1, compressions 0, active subagents 0");
+    expect(summarizeUsage({ input: 10, context_used: 50000, context_max: 200000 })!.context!.percent).toBe(25);
+  });
+
+  it("renders the usage line with a gauge and a hover title", () => {
+    const el = createMessageView(
+      { id: "assistant:t1", role: "assistant", status: "complete", parts: [], error: null,
+        usage: { input: 1200, output: 34, context_used: 50000, context_max: 200000, cost_usd: 0.0042, calls: 2 } },
+      { send: () => undefined, answered: new Map() } as never,
+    ).el;
+    const usage = el.querySelector<HTMLElement>(".hn-usage")!;
+    expect(usage.hidden).toBe(false);
+    expect(usage.textContent).toBe("1,200 in · 34 out tokens · context 50,000 / 200,000 (25%) · $0.0042");
+    expect(usage.title).toBe("calls 2");
+    const gauge = usage.querySelector<HTMLElement>(".hn-gauge[role=meter]")!;
+    expect(gauge.getAttribute("aria-valuenow")).toBe("50000");
+    expect(gauge.querySelector<HTMLElement>(".hn-gauge-fill")!.style.width).toBe("25%");
   });
 });

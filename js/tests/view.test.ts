@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import chat from "../src/chat";
-import { createChatView } from "../src/chat/view";
+import { createChatView, sessionLabel } from "../src/chat/view";
 import type { Change, ChatState, Message } from "../src/types";
 import { FakeModel } from "./fake-model";
 import { chatState, indexEntry, message, part, textPart, toolPart, userMessage } from "./fixtures";
@@ -83,6 +83,7 @@ describe("render and snapshot", () => {
     expect(m.querySelector(".hn-part[data-part-id='text:0']")!.textContent!.trim()).toBe("Hello world");
     expect(m.dataset.status).toBe("complete");
     expect(m.querySelector(".hn-usage")!.textContent).toBe("1,200 in · 34 out tokens");
+    expect(m.querySelector(".hn-usage")!.hasAttribute("title")).toBe(false);
   });
 
   it("asks for a new snapshot when a change refers to something it doesn't have", () => {
@@ -356,6 +357,50 @@ describe("header, banner and composer wiring", () => {
     model.kernelSet("session", { id: "s3", title: "Third" });
     expect($(".hn-title")!.textContent).toBe("Third");
     expect(Array.from(picker.options).map((o) => o.value)).toEqual(["s3", "s1", "s2"]);
+  });
+
+  it("labels sessions by title, else their first prompt, never by a stored id", () => {
+    const { model, $ } = setup({
+      session: { id: "20261203_081500_ab12cd", title: null },
+      sessions: [
+        { id: "20261203_081500_ab12cd", title: null, preview: "RUN ls -la in the   project folder" },
+        { id: "20261202_101010_ffffff", title: "Yesterday's digest", preview: "Summarise" },
+        { id: "20261201_090000_eeeeee", title: null, preview: null },
+      ],
+    });
+    const picker = $<HTMLSelectElement>("select.hn-session-picker")!;
+    const labels = () => Array.from(picker.options).map((o) => o.textContent);
+    expect(labels()).toEqual(["RUN ls -la in the project folder", "Yesterday's digest", "New session"]);
+    expect(Array.from(picker.options).map((o) => o.title)).toEqual([
+      "20261203_081500_ab12cd",
+      "20261202_101010_ffffff",
+      "20261201_090000_eeeeee",
+    ]);
+    // A brand-new session that is not listed yet has neither title nor preview.
+    model.kernelSet("session", { id: "20261203_090000_aaaaaa", title: null });
+    expect(labels()[0]).toBe("New session");
+    expect(labels().join(" ")).not.toContain("2026");
+    expect(sessionLabel({ id: "x", title: "t".repeat(80) })).toBe(`${"t".repeat(59)}…`);
+  });
+
+  it("Esc stops a running turn from the prompt box, and only while a turn runs", () => {
+    const { model, $ } = setup();
+    const input = $<HTMLTextAreaElement>(".hn-composer textarea")!;
+    const esc = () => {
+      const event = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+      input.dispatchEvent(event);
+      return event;
+    };
+    const idle = esc();
+    expect(model.sentOfType("stop")).toHaveLength(0);
+    expect(idle.defaultPrevented).toBe(false); // left to JupyterLab (command mode)
+    model.kernelSet("busy", true);
+    const running = esc();
+    expect(model.sentOfType("stop")).toHaveLength(1);
+    expect(running.defaultPrevented).toBe(true);
+    model.kernelSet("busy", false);
+    esc();
+    expect(model.sentOfType("stop")).toHaveLength(1);
   });
 
   it("shows the connection banner and counts down while reconnecting", () => {

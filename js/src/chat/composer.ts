@@ -1,5 +1,5 @@
 // The composer: prompt textarea, image attachments, send / stop, queued indicator.
-// Ctrl+Enter (Cmd+Enter on macOS) sends; Enter alone is a newline. Sending while Hermes is busy is
+// Ctrl+Enter (Cmd+Enter on macOS) sends; Enter alone is a newline; Esc stops a running turn. Sending while Hermes is busy is
 // allowed: the kernel queues the prompt and reports the count in the `queued` traitlet.
 
 import { h } from "../dom";
@@ -25,13 +25,13 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
   const textarea = h("textarea", {
     class: "hn-input",
     rows: 3,
-    placeholder: "Message Hermes (Ctrl+Enter to send)",
+    placeholder: "Message Hermes (Ctrl+Enter to send, Esc to stop)",
     "aria-label": "Message to Hermes",
   });
   const fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, tabindex: -1 });
   const attach = h("button", { type: "button", class: "hn-attach", "aria-label": "Attach images" }, "Attach image");
   const sendButton = h("button", { type: "button", class: "hn-send", title: "Send (Ctrl+Enter)" }, "Send");
-  const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response" }, "Stop");
+  const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response", title: "Stop (Esc)" }, "Stop");
   const queued = h("span", { class: "hn-queued", role: "status", hidden: true });
   const error = h("div", { class: "hn-composer-error", role: "alert", hidden: true });
   const list = h("ul", { class: "hn-attachments", "aria-label": "Attached images" });

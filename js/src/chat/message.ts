@@ -4,6 +4,7 @@ import { h, setAttr, setText } from "../dom";
 import type { Message, Part, Usage } from "../types";
 import { createPartView, type PartContext, type PartView } from "./parts";
 import { reconcile } from "./reconcile";
+import { formatUsage, summarizeUsage } from "./usage";
 import type { InteractionContext } from "./interactions";
 
 export interface MessageView {
@@ -44,35 +45,52 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
     if (next.status !== "streaming") for (const { view } of partViews.values()) view.settle?.();
     setText(error, next.error ?? "");
     if (error.hidden !== !next.error) error.hidden = !next.error; // an unchanged write still restyles
-    const used = formatUsage(next.usage);
-    setText(usage, used);
-    if (usage.hidden !== (used === "")) usage.hidden = used === "";
+    renderUsage(usage, next.usage);
   };
   update(message);
   return { el, update };
 }
 
-const USAGE_KEYS: [label: string, keys: string[]][] = [
-  ["in", ["input_tokens", "prompt_tokens"]],
-  ["out", ["output_tokens", "completion_tokens"]],
-  ["reasoning", ["reasoning_tokens"]],
-  ["total", ["total_tokens"]],
-];
-
-/** "1,200 in · 340 out · 1,540 total tokens" from whichever usage fields are present. */
-export function formatUsage(usage: Usage | null): string {
-  if (usage === null || typeof usage !== "object") return "";
-  const bits: string[] = [];
-  for (const [label, keys] of USAGE_KEYS) {
-    const key = keys.find((k) => typeof usage[k] === "number");
-    if (key !== undefined) bits.push(`${(usage[key] as number).toLocaleString("en-US")} ${label}`);
+/** The usage line: tokens in/out, a context gauge and the cost, with the other fields on hover. */
+function renderUsage(el: HTMLElement, usage: Usage | null): void {
+  const s = summarizeUsage(usage);
+  const text = formatUsage(usage);
+  const hide = s === null || text === "";
+  if (el.hidden !== hide) el.hidden = hide; // an unchanged write still restyles
+  if (s === null || text === "") {
+    el.replaceChildren();
+    setAttr(el, "title", null);
+    return;
   }
-  if (bits.length === 0) {
-    // Unknown shape: show its numeric fields as they are named.
-    for (const [key, value] of Object.entries(usage)) {
-      if (typeof value === "number") bits.push(`${key} ${value.toLocaleString("en-US")}`);
-    }
-    return bits.length === 0 ? "" : `Usage: ${bits.join(" · ")}`;
+  const key = JSON.stringify([text, s.details]);
+  if (el.dataset.key === key) return; // unchanged: keep the nodes
+  el.dataset.key = key;
+  const children: (Node | string)[] = [];
+  if (s.tokens) children.push(h("span", { class: "hn-usage-tokens" }, s.tokens));
+  if (s.context) {
+    const pct = Math.max(0, Math.min(100, s.context.percent));
+    const fill = h("span", { class: "hn-gauge-fill" });
+    fill.style.width = `${pct}%`;
+    children.push(
+      h(
+        "span",
+        { class: "hn-usage-context" },
+        h("span", {
+          class: "hn-gauge",
+          role: "meter",
+          "aria-label": "Context window used",
+          "aria-valuemin": 0,
+          "aria-valuemax": s.context.max,
+          "aria-valuenow": s.context.used,
+          "aria-valuetext": s.context.text,
+        }, fill),
+        s.context.text,
+      ),
+    );
   }
-  return `${bits.join(" · ")} tokens`;
+  if (s.cost) children.push(h("span", { class: "hn-usage-cost" }, s.cost));
+  el.replaceChildren(...children.flatMap((c, i) => (i === 0 ? [c] : [" · ", c])));
+  setAttr(el, "title", s.details || null);
 }
+
+export { formatUsage };

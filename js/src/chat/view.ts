@@ -21,6 +21,7 @@
 //   .hn-interaction input.hn-secret-input[type=password] + .hn-secret-submit (sudo/secret)
 //   .hn-code button.hn-copy                   copy button per code block
 //   .hn-usage                                 token usage of a message
+//   Esc anywhere in .hn-chat while busy      stop (same as .hn-stop)
 //   .hn-composer textarea, .hn-send, .hn-stop, .hn-queued, .hn-attach, .hn-composer-error
 
 import { h, setAttr, setText } from "../dom";
@@ -65,6 +66,13 @@ function animationFrame(callback: () => void): () => void {
   return () => clearTimeout(id);
 }
 
+/** What the picker shows for a session: its title, else the start of its first prompt; never a stored id. */
+export function sessionLabel(s: SessionInfo): string {
+  const text = (s.title || s.preview || "").replace(/\s+/g, " ").trim();
+  if (text === "") return "New session";
+  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
+}
+
 export function createChatView(model: ChatModel, host: HTMLElement, options: ChatViewOptions = {}): ChatView {
   const schedule = options.schedule ?? animationFrame;
   const listeners: [string, (...args: any[]) => void][] = [];
@@ -91,6 +99,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const announcer = h("div", { class: "hn-sr-only", role: "status", "aria-live": "polite" });
   const composer = createComposer(send);
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
+  // Esc stops a running turn from anywhere in the widget. Only while busy: otherwise Esc stays with
+  // JupyterLab (leaving the cell editor for command mode).
+  root.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || event.isComposing || !model.get("busy")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    send({ type: "stop" });
+  });
   host.append(root);
   const bench = benchHooks();
   const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
@@ -242,7 +258,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     setText(title, session?.title || (session ? "Untitled session" : "Hermes"));
     const all: SessionInfo[] = session && !sessions.some((s) => s.id === session.id) ? [session, ...sessions] : sessions;
     picker.replaceChildren(
-      ...all.map((s) => h("option", { value: s.id, selected: s.id === session?.id }, s.title || s.id)),
+      ...all.map((s) => h("option", { value: s.id, selected: s.id === session?.id, title: s.id }, sessionLabel(s))),
     );
     if (all.length === 0) picker.append(h("option", { value: "" }, "No sessions"));
     picker.value = session?.id ?? "";

@@ -1,0 +1,95 @@
+"""``pip install hermes-notebook`` users: a wheel built from the tree runs the quickstart outside a clone.
+
+The wheel is built from a fresh clone (its JS bundles built there with ``npm ci``) and installed in a new venv
+in a folder that is not a clone. There the packaged quickstart runs top to bottom with nbclient against a
+real Hermes 0.19.0, and ``python -m hermes_notebook.demo --check`` finds ``hermes`` on PATH, copies the
+quickstart to the user's data folder and answers one prompt in a kernel JupyterLab starts. The Hermes used is
+the project's ``.venv-hermes`` (run, never changed). Slow by nature: the durations are printed for the report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from clones import ROOT, clean_env, make_clone, run_step
+
+HERMES_BIN_DIR = ROOT / ".venv-hermes" / "bin"
+
+# Runs in the wheel's venv: start a real Hermes (the harness ships in the wheel), run the packaged quickstart.
+RUN_QUICKSTART = r'''
+import json, os, sys, tempfile
+from pathlib import Path
+import nbformat
+from nbclient import NotebookClient
+import hermes_notebook
+from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook.demo import packaged_notebook
+
+notebook = packaged_notebook("quickstart.ipynb")
+with LocalHermes() as hermes:
+    os.environ.update(HERMES_API_URL=hermes.api_url, HERMES_API_KEY=hermes.api_key,
+                      HERMES_DASHBOARD_URL=hermes.dashboard_url, HERMES_DASHBOARD_TOKEN=hermes.dashboard_token,
+                      HERMES_NOTEBOOK_UNATTENDED="1")
+    (hermes.workdir / "quickstart-scratch").mkdir(exist_ok=True)
+    nb = nbformat.read(notebook, as_version=4)
+    run_dir = tempfile.mkdtemp()
+    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": run_dir}}).execute()
+texts = []
+for cell in nb.cells:
+    for out in cell.get("outputs", []):
+        texts.append(out.get("text", "") + out.get("data", {}).get("text/plain", ""))
+print(json.dumps({"package": hermes_notebook.__file__, "notebook": str(notebook), "texts": texts,
+                  "errors": [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]}))
+'''
+
+
+@pytest.mark.hermes
+def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
+    """Built wheel, fresh venv outside a clone: packaged quickstart runs via nbclient; the demo module checks."""
+    if not (HERMES_BIN_DIR / "hermes").exists():
+        pytest.fail("no .venv-hermes: run scripts/setup")
+    clone = make_clone(tmp_path / "src")
+    env = clean_env()
+    run_step([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")],
+         cwd=clone, env=env, timeout=900)
+    (wheel,) = (tmp_path / "dist").glob("hermes_notebook-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for shipped in ("hermes_notebook/static/chat.js", "hermes_notebook/static/jobs.js",
+                    "hermes_notebook/demo/notebooks/quickstart.ipynb", "hermes_notebook/demo/__main__.py"):
+        assert shipped in names, shipped
+    assert not any(n.startswith(("scripts/", "tests/", "js/")) for n in names)
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True,
+                          check=True).stdout == "", "building the wheel left the clone dirty"
+
+    outside = tmp_path / "user"
+    outside.mkdir()
+    venv = outside / "venv"
+    run_step([sys.executable, "-m", "venv", str(venv)], cwd=outside, env=env, timeout=120)
+    py = str(venv / "bin" / "python")
+    run_step([py, "-m", "pip", "install", "--quiet", f"{wheel}[demo]", "nbclient", "nbformat"], cwd=outside, env=env,
+         timeout=900)
+
+    # hermes on PATH, as a user who installed it themselves would have it.
+    user_env = {**env, "PATH": f"{HERMES_BIN_DIR}:{env['PATH']}", "XDG_DATA_HOME": str(outside / "data"),
+                "XDG_CACHE_HOME": str(outside / "cache")}
+    out = run_step([py, "-c", RUN_QUICKSTART], cwd=outside, env=user_env, timeout=600)
+    result = json.loads(out.strip().splitlines()[-1])
+    site = str(venv / "lib")
+    assert result["package"].startswith(site) and result["notebook"].startswith(site), result
+    assert result["errors"] == []
+    texts = "\n".join(result["texts"])
+    assert "Hello from the scripted model" in texts
+    assert "You chose: B" in texts and "I thought about it" in texts
+
+    out = run_step([py, "-m", "hermes_notebook.demo", "--check"], cwd=outside, env=user_env, timeout=300)
+    kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", out)
+    assert kernel is not None, out
+    assert kernel.group(1).startswith(site) and kernel.group(2).startswith("Hello from the scripted model")
+    assert (outside / "data" / "hermes-notebook" / "demo" / "quickstart.ipynb").is_file()
+    assert "check: Lab will not ask about Jupyter news" in out
