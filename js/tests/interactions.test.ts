@@ -192,11 +192,11 @@ describe("clarify with several questions (newer Hermes)", () => {
     expect(sets.map((f) => Array.from(f.querySelectorAll<HTMLInputElement>("input.hn-question-choice")).map((i) => i.type)))
       .toEqual([["radio", "radio"], ["checkbox", "checkbox", "checkbox"], []]);
     const pick = (set: number, value: string) =>
-      sets[set].querySelector<HTMLInputElement>(`input[value="${value}"]`)!.click();
+      sets[set]!.querySelector<HTMLInputElement>(`input[value="${value}"]`)!.click();
     pick(0, "B");
     pick(1, "X");
     pick(1, "Z");
-    sets[2].querySelector<HTMLInputElement>("input.hn-answer")!.value = " Ann ";
+    sets[2]!.querySelector<HTMLInputElement>("input.hn-answer")!.value = " Ann ";
     const form = card().querySelector("form")!;
     form.dispatchEvent(new Event("submit", { cancelable: true }));
     form.dispatchEvent(new Event("submit", { cancelable: true }));
@@ -216,7 +216,7 @@ describe("clarify with several questions (newer Hermes)", () => {
   it("sends null for a question left empty and shows the answers once answered", () => {
     const { card, responses, patch } = setup(ask);
     card().querySelector("form")!.dispatchEvent(new Event("submit", { cancelable: true }));
-    expect(JSON.parse(responses()[0].response as string)).toEqual({ q0: null, q1: null, q2: null });
+    expect(JSON.parse(responses()[0]!.response as string)).toEqual({ q0: null, q1: null, q2: null });
     patch({ status: "answered", response: JSON.stringify({ q0: "A", q1: ["Y"], q2: null }) });
     expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: A; Y; (skipped)");
   });

@@ -93,7 +93,7 @@ export function renderInteraction(
 function multiQuestions(interaction: Interaction): ClarifyQuestion[] | null {
   const questions = interaction.questions;
   if (interaction.kind !== "clarify" || !questions || questions.length === 0) return null;
-  return questions.length > 1 || questions[0].multi_select ? questions : null;
+  return questions.length > 1 || questions[0]?.multi_select ? questions : null;
 }
 
 /**
@@ -147,7 +147,7 @@ function questionsForm(
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const answers: Record<string, string | string[] | null> = {};
-    questions.forEach((q, i) => (answers[q.qid] = readers[i]()));
+    questions.forEach((q, i) => (answers[q.qid] = readers[i]?.() ?? null));
     const shown = questions
       .map((q) => {
         const a = answers[q.qid];
