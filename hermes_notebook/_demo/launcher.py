@@ -30,7 +30,8 @@ from typing import Any
 
 import httpx
 
-from .local_hermes import PROVIDER_KEY_NAMES, REPO_ROOT, LocalHermes, free_port
+from .local_hermes import PROVIDER_KEY_NAMES, LocalHermes
+from .processes import REPO_ROOT, free_port
 
 __all__ = ["main"]
 
