@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import runtime
 from ..errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
+from ..inert import lines_html, redact_url, table_html
 from ..render import transcript_bundle
 from ..runtime import on_package_loop
 from ..settings import Settings
@@ -657,17 +658,8 @@ class _Table(list):  # type: ignore[type-arg]
         text = "" if value is None else str(value)
         return text if len(text) <= 60 else text[:57] + "..."
 
-    def _repr_markdown_(self) -> str:
-        if not self:
-            return f"_{self.empty}_"
-        head = "| " + " | ".join(self.columns) + " |\n|" + "---|" * len(self.columns) + "\n"
-        rows = []
-        for row in self:
-            cells = [self._cell(row.get(c)).replace("|", "\\|").replace("\n", " ") for c in self.columns]
-            if row.get("id") == self.current:
-                cells[0] = f"**{cells[0]}** (current)"
-            rows.append("| " + " | ".join(cells) + " |")
-        return head + "\n".join(rows)
+    def _repr_html_(self) -> str:
+        return table_html(self, self.columns, current=self.current, empty=self.empty, cell=self._cell)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -704,7 +696,7 @@ class Status(dict):  # type: ignore[type-arg]
             if name == "dashboard" and info.get("ok"):
                 extra = ", connected" if info.get("connected") else ", not connected"
             label = "API Server" if name == "api" else "Dashboard"
-            out.append(f"{label}: {info.get('url')} {state}{version}{extra}")
+            out.append(f"{label}: {redact_url(str(info.get('url')))} {state}{version}{extra}")
             if info.get("features"):
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
@@ -716,8 +708,8 @@ class Status(dict):  # type: ignore[type-arg]
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
-    def _repr_markdown_(self) -> str:
-        return "\n".join(f"- {line}" for line in self.lines())
+    def _repr_html_(self) -> str:
+        return lines_html(self.lines())
 
 
 # --- entry point --------------------------------------------------------------------------------------------

@@ -162,7 +162,6 @@ class Reply:
         bundle = transcript_bundle([self.message])
         if self.notes:
             bundle["text/plain"] += "".join(f"[note] {n}\n" for n in self.notes)
-            bundle["text/markdown"] += "".join(f"\n_Note: {n}_\n" for n in self.notes)
             bundle["text/html"] += "".join(
                 f'<div class="hn-meta" style="opacity:.8">Note: {html.escape(n)}</div>' for n in self.notes
             )

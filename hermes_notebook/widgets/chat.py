@@ -11,7 +11,7 @@ messages and snapshots; a compact ``index`` synced when a message settles), plus
 banner, busy/queued, notice).
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript
-(text/plain, text/markdown, text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
+(text/plain and text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
 updated at message boundaries. The widget's stylesheet hides that output while the live view is on the page;
 nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own output instead
 would re-create the live view and lose what the user was typing.
@@ -183,7 +183,6 @@ class Chat(StreamingWidget):
         bundle["text/html"] = (
             f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
         )
-        bundle["text/markdown"] = f"### {heading}\n\n{bundle['text/markdown']}"
         bundle["text/plain"] = f"{heading}\n\n{bundle['text/plain']}"
         return bundle
 
