@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import runtime
 from ..errors import HermesError, HermesTimeoutError, HermesUsageError
+from ..inert import CARD_LINES, reveal, reveal_lines
 from ..render import transcript_bundle
 from ..turns import apply_changes
 from .comm_pump import CommPump
@@ -424,8 +425,9 @@ def _normalize(request: Mapping[str, Any], answer: str, notes: list[str]) -> str
     choice = APPROVAL_ALIASES.get(choice, choice)
     allowed = list(request.get("choices") or APPROVAL_CHOICES)
     if choice not in allowed:
+        # Fail closed: an answer outside the offered choices is refused, never mapped onto another choice.
         notes.append(f"{answer!r} is not one of {allowed}; the command was denied")
-        return "deny" if "deny" in allowed else allowed[-1]
+        return "deny"
     return choice
 
 
@@ -440,29 +442,43 @@ def _check_policy(name: str, policy: Policy) -> None:
             raise HermesUsageError(f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}")
 
 
+def _print_command(command: str, limit: int | None) -> None:
+    """The command as it will run (hidden characters and blank runs made visible), and how much is not shown."""
+    lines, hidden = reveal_lines(command, limit if limit is not None else sys.maxsize)
+    print("Hermes wants to run:")
+    for line in lines:
+        print(f"  | {line}")
+    if hidden:
+        print(f"  ... {hidden} more line{'s' if hidden != 1 else ''} hidden (type 'show' to see them all)")
+
+
 def _prompt_text(request: Mapping[str, Any]) -> str:
     kind = request.get("kind")
     if kind == "approval":
         choices = list(request.get("choices") or APPROVAL_CHOICES)
-        print(f"Hermes wants to run: {request.get('command') or '(a command)'}")
+        command = str(request.get("command") or "(a command)")
+        _print_command(command, CARD_LINES)
         if request.get("description"):
-            print(f"  ({request['description']})")
+            print(f"  ({reveal(str(request['description']))})")
         while True:
             answer = input(f"Allow? [{'/'.join(choices)}] (Enter = deny): ").strip().lower() or "deny"
+            if answer == "show":
+                _print_command(command, None)
+                continue
             answer = APPROVAL_ALIASES.get(answer, answer)
             if answer in choices:
                 return answer
             print(f"  please type one of {', '.join(choices)}")
     if kind == "clarify":
-        print(f"Hermes asks: {request.get('question') or ''}")
+        print(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
         choices = list(request.get("choices") or [])
         for i, choice in enumerate(choices, 1):
-            print(f"  {i}) {choice}")
+            print(f"  {i}) {reveal(str(choice))}")
         answer = input("Your answer: ").strip()
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer
-    label = "sudo password" if kind == "sudo" else (request.get("question") or request.get("description") or "secret")
+    label = "sudo password" if kind == "sudo" else reveal(str(request.get("question") or request.get("description") or "secret"))
     return getpass.getpass(f"Hermes needs a {label} (Enter to skip): ")
 
 
