@@ -182,7 +182,7 @@ _HIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u180e\u2000-\u200f"
     "\u2028-\u202f\u205f-\u206f\u3000\u3164\ufeff\ufff9-\ufffb]"
 )
-_WHITESPACE_RUN = re.compile(r"[ \t]{%d,}" % WHITESPACE_RUN)
+_WHITESPACE_RUN = re.compile(rf"[ \t]{{{WHITESPACE_RUN},}}")
 
 
 def _mark(match: re.Match[str]) -> str:

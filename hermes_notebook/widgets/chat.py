@@ -20,8 +20,6 @@ would re-create the live view and lose what the user was typing.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import uuid
 from collections import deque
@@ -36,6 +34,7 @@ from ..errors import HermesError, HermesGatewayClosedError, redact
 from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
+from . import inbound
 from ._stream import StreamingWidget
 
 if TYPE_CHECKING:
@@ -47,9 +46,6 @@ log = logging.getLogger(__name__)
 
 #: The class of the element wrapping the static transcript; the live widget's CSS hides it.
 TRANSCRIPT_CLASS = "hn-transcript"
-
-#: Largest attachment accepted from the browser (decoded bytes); Hermes refuses far smaller bodies anyway.
-MAX_IMAGE_BYTES = 10 * 1024 * 1024
 
 #: Transcript updates closer together than this are merged (a burst of boundaries re-renders once).
 TRANSCRIPT_DEBOUNCE_S = 0.25
@@ -223,17 +219,9 @@ class Chat(StreamingWidget):
     # --- browser actions (comm thread): validate, then hand over to the loop -----------------------------
 
     def _on_send(self, content: dict[str, Any]) -> None:
-        text = content.get("text")
-        if not isinstance(text, str):
-            self.notice = "Nothing to send."
-            return
-        images: list[tuple[str, bytes]] = []
-        for item in content.get("images") or []:
-            image = _decode_image(item)
-            if isinstance(image, str):
-                self.notice = image
-                return
-            images.append(image)
+        # ``content`` was checked by inbound.validate (types, sizes, image count and types); decoding checks bytes.
+        text: str = content["text"]
+        images = inbound.decode_images(content["images"])
         if not text.strip() and not images:
             return
         self.notice = ""
@@ -243,32 +231,19 @@ class Chat(StreamingWidget):
         self._run(self._stop(), "stopping the turn")
 
     def _on_respond(self, content: dict[str, Any]) -> None:
-        request_id, response = content.get("request_id"), content.get("response")
-        if not isinstance(request_id, str) or not isinstance(response, str):
-            self.notice = "That answer could not be read."
-            return
-        key = (str(content.get("message_id")), request_id)
-        self._run(self._respond(key, response), "answering")
+        key = (content["message_id"], content["request_id"])
+        self._run(self._respond(key, content["response"], content["part_id"]), "answering")
 
     def _on_secret(self, content: dict[str, Any]) -> None:
-        # The value is taken out of the message at once and lives only in the coroutine that sends it.
-        value = content.pop("value", None)
-        request_id, kind = content.get("request_id"), content.get("kind")
-        if not isinstance(request_id, str) or kind not in ("sudo", "secret") or not isinstance(value, str):
-            self.notice = "That answer could not be read."
-            return
-        key = (str(content.get("message_id")), request_id)
-        self._run(self._send_secret(key, kind, value), "answering")
+        # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
+        key = (content["message_id"], content["request_id"])
+        self._run(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
 
     def _on_new_session(self, _content: dict[str, Any]) -> None:
         self._run(self._switch(None), "creating a new session")
 
     def _on_switch_session(self, content: dict[str, Any]) -> None:
-        session_id = content.get("session_id")
-        if not isinstance(session_id, str) or not session_id:
-            self.notice = "No session was chosen."
-            return
-        self._run(self._switch(session_id), "opening the session")
+        self._run(self._switch(content["session_id"]), "opening the session")
 
     def _on_refresh(self, _content: dict[str, Any]) -> None:
         self._run(self._refresh(), "refreshing")
@@ -283,6 +258,8 @@ class Chat(StreamingWidget):
                 await coro
             except asyncio.CancelledError:
                 raise
+            except inbound.Refused as exc:
+                self.notice = f"Refused: {exc}."
             except Exception as exc:
                 self._fail(what, exc)
 
@@ -385,6 +362,8 @@ class Chat(StreamingWidget):
         if self._ref is None:
             raise HermesError("the session is not open")
         user = user_message(prompt.turn_id, prompt.text).to_dict()
+        if self._turn_task is not None and len(self._queue) >= inbound.MAX_QUEUED_PROMPTS:
+            raise inbound.Refused(f"{len(self._queue)} prompts are already waiting; send this one when Hermes is done")
         if self._turn_task is not None:
             user["status"] = "queued"
             self._queue.append(prompt)
@@ -468,12 +447,15 @@ class Chat(StreamingWidget):
             return
         await self._conn.interrupt(self._ref)
 
-    async def _respond(self, key: tuple[str, str], response: str) -> None:
+    async def _respond(self, key: tuple[str, str], response: str, part_id: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
         request_id = key[1]
         if key in self._answered:
             self.notice = "That request was already answered."
             return
+        with self._lock:
+            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
+        inbound.check_answer(interaction, ("approval", "clarify"), response)
         turn = self._turn
         if turn is None or self._ref is None:
             self.notice = "That request is no longer waiting for an answer."
@@ -486,11 +468,14 @@ class Chat(StreamingWidget):
             self._answered.discard(key)
             raise
 
-    async def _send_secret(self, key: tuple[str, str], kind: str, value: str) -> None:
+    async def _send_secret(self, key: tuple[str, str], kind: str, value: str, part_id: str = "") -> None:
         request_id = key[1]
         if key in self._answered:
             self.notice = "That request was already answered."
             return
+        with self._lock:
+            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
+        inbound.check_answer(interaction, (kind,))
         turn = self._turn
         if turn is None:
             self.notice = "That request is no longer waiting for an answer."
@@ -575,26 +560,6 @@ def _session_entry(item: Any) -> dict[str, Any]:
 def _short(value: Any, limit: int = 200) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
-
-
-def _decode_image(item: Any) -> tuple[str, bytes] | str:
-    """``(mime, bytes)`` for an inline image from the browser, or the sentence telling why it was refused."""
-    if not isinstance(item, Mapping):
-        return "That attachment could not be read."
-    mime, data = item.get("mime"), item.get("data")
-    if not isinstance(mime, str) or not mime.startswith("image/"):
-        return f"Only images can be attached (got {mime or 'an unknown type'})."
-    if not isinstance(data, str):
-        return "That attachment could not be read."
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return "That image is not valid base64."
-    if not raw:
-        return "That image is empty."
-    if len(raw) > MAX_IMAGE_BYTES:
-        return f"That image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)."
-    return mime, raw
 
 
 def _banner(status: str, retry_in: float | None, message: str | None) -> dict[str, Any]:

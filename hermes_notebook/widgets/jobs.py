@@ -48,6 +48,7 @@ from ..errors import (
 from ..jobs import schedules
 from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
+from . import inbound
 from ._stream import STATIC
 
 __all__ = ["STATIC_CLASS", "Jobs"]
@@ -280,11 +281,13 @@ class Jobs(anywidget.AnyWidget):
 
     def handle_message(self, content: Any) -> concurrent.futures.Future[None] | None:
         """Handle one browser message (also the entry point for kernel-side tests); returns its future."""
-        if not isinstance(content, Mapping) or content.get("type") not in self._actions:
-            log.warning("ignoring an unknown message from the jobs view: %r", content)
+        try:
+            message = inbound.validate(content, inbound.JOBS_MESSAGES)
+        except inbound.Refused as exc:
+            log.warning("refused a message from the jobs view: %s", exc)
+            self.notice = {"kind": "error", "text": f"Refused a message from the view: {exc}."}
             return None
-        handler = self._actions[str(content["type"])]
-        return self.submit(self._guard(handler, dict(content)))
+        return self.submit(self._guard(self._actions[message["type"]], message))
 
     async def _guard(self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]],
                      content: dict[str, Any]) -> None:
@@ -314,6 +317,10 @@ class Jobs(anywidget.AnyWidget):
         job_id = content.get("id") or None
         given = content.get("fields")
         raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        if job_id and not any(row["id"] == job_id for row in self.jobs):
+            self._reply({"type": "save_result", "request": request, "ok": False, "field": None,
+                         "message": "no such job in this list; refresh and try again", "job": None})
+            return
         fields = _form_fields(raw, editing=bool(job_id))
         try:
             if job_id:
@@ -339,7 +346,11 @@ class Jobs(anywidget.AnyWidget):
             self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
                          "message": f"unknown action {action!r}"})
             return
-        name = next((row["name"] for row in self.jobs if row["id"] == job_id), job_id)
+        name = next((row["name"] for row in self.jobs if row["id"] == job_id), None)
+        if name is None:  # only jobs this view lists can be acted on
+            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
+                         "message": "no such job in this list; refresh and try again"})
+            return
         try:
             await calls[action](job_id)
         except HermesError as exc:
