@@ -132,12 +132,27 @@ def test_server_side_refusal_is_shown_inline(widget) -> None:
     assert result["ok"] is False and "threat pattern" in result["message"]
 
 
-def test_action_on_missing_job_reports_not_found(widget) -> None:
-    """An action on a job deleted elsewhere says so inline instead of raising into the comm."""
+def test_action_on_missing_job_reports_not_found(widget, hermes) -> None:
+    """An action on a listed job deleted elsewhere says so inline instead of raising into the comm."""
     w, rec = widget
-    _do(w, {"type": "action", "request": 1, "action": "pause", "id": "0123456789ab"})
+    name = f"gone {uuid.uuid4().hex[:6]}"
+    _do(w, {"type": "save", "request": 1, "id": None, "fields": {"name": name, "schedule": "every 1h", "prompt": "p"}})
+    row = _row(w, name)
+    assert row is not None
+    client = JobsClient(hermes.settings())
+    runtime.run_sync(client.delete(row["id"]))
+    runtime.run_sync(client.aclose())
+    _do(w, {"type": "action", "request": 2, "action": "pause", "id": row["id"]})
     result = rec.last("action_result")
     assert result["ok"] is False and "404" in result["message"] and w.notice["kind"] == "error"
+
+
+def test_action_on_an_unlisted_id_is_refused_without_a_request(widget) -> None:
+    """Only jobs the view lists can be acted on: any other id is refused before Hermes is asked."""
+    w, rec = widget
+    _do(w, {"type": "action", "request": 1, "action": "delete", "id": "0123456789ab"})
+    result = rec.last("action_result")
+    assert result["ok"] is False and result["message"] == "no such job in this list; refresh and try again"
 
 
 def test_no_key_in_widget_state_or_static_table(hermes, widget) -> None:

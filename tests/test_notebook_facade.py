@@ -63,7 +63,7 @@ def test_reply_fields(hermes_nb: Hermes) -> None:
     assert reply.usage and reply.usage.get("total")
     assert reply.message["role"] == "assistant" and reply.message["parts"] == reply.parts
     bundle = reply._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/markdown", "text/html"}
+    assert set(bundle) == {"text/plain", "text/html"}
     assert "the answer is 42" in bundle["text/plain"] and "<script" not in bundle["text/html"]
 
 
@@ -195,7 +195,7 @@ def test_sessions_history_status(hermes_nb: Hermes) -> None:
     reply = hermes_nb.ask("listing me", new=True)
     rows = hermes_nb.sessions()
     assert reply.session_id in [r["id"] for r in rows]
-    assert "(current)" in rows._repr_markdown_()
+    assert "(current)" in rows._repr_html_()
     history = hermes_nb.history()
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[-1]["id"].startswith("assistant:hermes-row:")
