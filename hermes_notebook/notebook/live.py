@@ -445,8 +445,8 @@ def _check_policy(name: str, policy: Policy) -> None:
 def _print_command(command: str, limit: int | None) -> None:
     """The command as it will run (hidden characters and blank runs made visible), and how much is not shown."""
     lines, hidden = reveal_lines(command, limit if limit is not None else sys.maxsize)
-    print("Hermes wants to run:")
-    for line in lines:
+    print(f"Hermes wants to run: {lines[0]}")
+    for line in lines[1:]:
         print(f"  | {line}")
     if hidden:
         print(f"  ... {hidden} more line{'s' if hidden != 1 else ''} hidden (type 'show' to see them all)")
