@@ -206,7 +206,7 @@ def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
         assert [m["id"] for m in chat.snapshot()] == ["user:h1"]
         assert [e["id"] for e in chat.index] == ["user:h1"]
         wait_for(lambda: chat.sessions, what="session list")
-        assert chat.sessions[0] == {"id": "stored-1", "title": "First", "preview": "hi"}
+        assert chat.sessions[0] == {"id": "stored-1", "title": "First"}  # no preview in synced state
         assert chat.session == {"id": "stored-1", "title": "First"}
     finally:
         chat.close()

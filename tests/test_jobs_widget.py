@@ -68,6 +68,7 @@ def test_form_creates_edits_and_row_actions_round_trip(widget) -> None:
             "fields": {"name": name, "schedule": "every 2h", "prompt": "edited", "skills": "", "repeat": ""}})
     row = _row(w, name)
     assert row["prompt"] == "edited" and row["schedule"] == "every 120m" and row["repeat_times"] is None
+    assert row["prompt_complete"] is True
 
     _do(w, {"type": "action", "request": 3, "action": "pause", "id": row["id"]})
     assert _row(w, name)["state"] == "paused" and rec.last("action_result")["ok"]
@@ -228,3 +229,16 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         assert facade.jobs.find(name) is None
     finally:
         facade.close()
+
+
+def test_full_prompts_stay_out_of_synced_state(widget) -> None:
+    """Rows carry only the start of a long prompt; the edit form gets the whole one as a reply."""
+    w, rec = widget
+    name = f"long {uuid.uuid4().hex[:6]}"
+    prompt = "RUN echo start " + "x" * 300 + " SECRET-TAIL"
+    _do(w, {"type": "save", "request": 1, "id": None, "fields": {"name": name, "schedule": "every 1h", "prompt": prompt}})
+    row = _row(w, name)
+    assert row is not None and row["prompt_complete"] is False and len(row["prompt"]) <= 80
+    assert "SECRET-TAIL" not in json.dumps(w.get_state())
+    _do(w, {"type": "get_prompt", "request": 2, "id": row["id"]})
+    assert rec.last("prompt") == {"type": "prompt", "request": 2, "id": row["id"], "ok": True, "prompt": prompt}

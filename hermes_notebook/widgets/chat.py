@@ -71,7 +71,7 @@ class Chat(StreamingWidget):
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    #: The session picker: ``[{"id", "title", "preview"}]``, most recent first.
+    #: The session picker: ``[{"id", "title"}]``, most recent first (no previews: this state is saved).
     sessions = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: True while history or a session switch is loading.
     loading = traitlets.Bool(False).tag(sync=True)
@@ -554,7 +554,8 @@ def _title_of(ref: Any) -> str | None:
 def _session_entry(item: Any) -> dict[str, Any]:
     get = item.get if isinstance(item, Mapping) else (lambda k, d=None: getattr(item, k, d))
     sid = get("id") or get("stored_id") or get("session_id")
-    return {"id": str(sid), "title": get("title") or None, "preview": get("preview") or None}
+    # No preview: synced state is saved with the notebook, and a first message can hold anything.
+    return {"id": str(sid), "title": get("title") or None}
 
 
 def _short(value: Any, limit: int = 200) -> str:

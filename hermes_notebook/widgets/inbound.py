@@ -156,6 +156,7 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "save": {"request": request_number, "id": optional(text(MAX_ID_CHARS)), "fields": form},
     "action": {"request": request_number, "action": one_of("pause", "resume", "run", "delete"),
                "id": text(MAX_ID_CHARS, empty=False)},
+    "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
 }
 
 # Fields a message may leave out (the view omits them when empty); every other listed field is required.

@@ -80,13 +80,27 @@ def _editable_schedule(job: Job) -> str:
     return job.schedule_display
 
 
+#: Characters of a job's prompt kept in the synced rows.
+PROMPT_PREVIEW_CHARS = 80
+
+
+def _prompt_preview(prompt: str) -> str:
+    flat = " ".join(prompt.split())
+    if flat == prompt and len(prompt) <= PROMPT_PREVIEW_CHARS:
+        return prompt
+    return flat[: PROMPT_PREVIEW_CHARS - 1] + "\u2026"
+
+
 def job_row(job: Job) -> dict[str, Any]:
     """One table row for the view: JSON-ready, only what the table and the edit form show."""
     latest = job.latest_execution or {}
     return {
         "id": job.id,
         "name": job.name,
-        "prompt": job.prompt,
+        # Only the start of the prompt: rows are synced state, saved with the notebook. The edit form fetches
+        # the whole prompt with a ``get_prompt`` message (a reply, never state).
+        "prompt": _prompt_preview(job.prompt),
+        "prompt_complete": _prompt_preview(job.prompt) == job.prompt,
         "schedule": job.schedule_display,
         "schedule_text": _editable_schedule(job),
         "schedule_kind": job.schedule.kind,
@@ -170,6 +184,7 @@ class Jobs(anywidget.AnyWidget):
             "check_schedule": self._on_check_schedule,
             "save": self._on_save,
             "action": self._on_action,
+            "get_prompt": self._on_get_prompt,
         }
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
@@ -337,6 +352,12 @@ class Jobs(anywidget.AnyWidget):
         self._reply({"type": "save_result", "request": request, "ok": True, "field": None, "message": "",
                      "job": job_row(job)})
         await self.refresh_async()
+
+    async def _on_get_prompt(self, content: dict[str, Any]) -> None:
+        """The whole prompt of a listed job, for the edit form (sent as a reply, never synced)."""
+        job = next((j for j in getattr(self, "_last_jobs", []) if j.id == content["id"]), None)
+        self._reply({"type": "prompt", "request": content["request"], "id": content["id"],
+                     "ok": job is not None, "prompt": job.prompt if job is not None else None})
 
     async def _on_action(self, content: dict[str, Any]) -> None:
         action, job_id, request = content.get("action"), str(content.get("id") or ""), content.get("request")
