@@ -39,6 +39,7 @@ __all__ = [
     "markdown_code",
     "markdown_fence",
     "redact_url",
+    "redact_urls",
     "reveal",
     "reveal_lines",
     "table_html",
@@ -87,6 +88,14 @@ def redact_url(url: str) -> str:
         return url
     host = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the userinfo of every URL in it replaced by ``***`` (error messages, logs)."""
+    return _USERINFO.sub(r"\1***@", text)
 
 
 # --- HTML -----------------------------------------------------------------------------------------------------

@@ -96,7 +96,9 @@ def _secret(value: str | Secret | None) -> Secret | None:
 def _clean_url(url: str, what: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
-        raise ValueError(f"{what} must start with http:// or https://, got {url!r}")
+        from .inert import redact_url
+
+        raise ValueError(f"{what} must start with http:// or https://, got {redact_url(url)!r}")
     return url
 
 

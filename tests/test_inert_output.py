@@ -245,3 +245,27 @@ def test_markdown_export_escapes_names_and_fences_longer_than_any_backtick_run()
     assert "&#42;boom&#42; &#60;b&#62;" in markdown
     rendered = JUPYTER_MD.render(markdown)
     assert "<script>" not in rendered and "&lt;script&gt;" in rendered
+
+
+def test_url_userinfo_is_never_shown() -> None:
+    """A password in a URL stays out of status output, reprs and error messages."""
+    from hermes_notebook.client._http import HttpTransport
+    from hermes_notebook.errors import HermesConnectionError
+    from hermes_notebook.settings import Settings
+
+    url = "https://alice:pa55word@hermes.example:8642"
+    status = Status(api={"url": url, "ok": True}, dashboard={"url": url, "ok": False, "error": f"no route to {url}"},
+                    via="dashboard", session=None)
+    bundle = displayed(status)
+    settings = Settings(api_url=url, dashboard_url=url, proxy="http://bob:hunter2@proxy.example:3128")
+    transport = HttpTransport(url, None)
+    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x"))]
+    import asyncio
+
+    asyncio.run(transport.aclose())
+    for text in texts:
+        assert "pa55word" not in text and "hunter2" not in text and "alice" not in text, text
+    assert "https://***@hermes.example:8642" in bundle["text/plain"]
+    with pytest.raises(ValueError, match=r"got 'ftp://\*\*\*@x'") as info:
+        Settings(api_url="ftp://carol:secret@x")
+    assert "secret" not in str(info.value)

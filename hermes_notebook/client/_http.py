@@ -35,6 +35,7 @@ from ..errors import (
     error_for_status,
     redact,
 )
+from ..inert import redact_url
 from ..settings import Secret, Settings, is_loopback
 
 __all__ = [
@@ -185,7 +186,7 @@ class HttpTransport:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
-        return f"<HttpTransport {self.base_url} key={'set' if self._secret else 'none'} {state}>"
+        return f"<HttpTransport {redact_url(self.base_url)} key={'set' if self._secret else 'none'} {state}>"
 
     def _check_open(self, what: str) -> None:
         if self._closed:
@@ -365,7 +366,7 @@ class ApiServerClient:
 
     def __repr__(self) -> str:
         state = "closed" if self._http.closed else "open"
-        return f"<{type(self).__name__} {self.url} key={'set' if self.settings.api_key else 'none'} {state}>"
+        return f"<{type(self).__name__} {redact_url(self.url)} key={'set' if self.settings.api_key else 'none'} {state}>"
 
 
 def api_server_transport(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import runtime
 from ..errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
-from ..inert import lines_html, redact_url, table_html
+from ..inert import lines_html, redact_urls, table_html
 from ..render import transcript_bundle
 from ..runtime import on_package_loop
 from ..settings import Settings
@@ -698,11 +698,11 @@ class Status(dict):  # type: ignore[type-arg]
             if name == "dashboard" and info.get("ok"):
                 extra = ", connected" if info.get("connected") else ", not connected"
             label = "API Server" if name == "api" else "Dashboard"
-            out.append(f"{label}: {redact_url(str(info.get('url')))} {state}{version}{extra}")
+            out.append(f"{label}: {info.get('url')} {state}{version}{extra}")
             if info.get("features"):
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
-        return out
+        return [redact_urls(line) for line in out]  # no URL shows its userinfo
 
     def __str__(self) -> str:
         return "\n".join(self.lines())

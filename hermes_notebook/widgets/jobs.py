@@ -48,6 +48,7 @@ from ..errors import (
 from ..jobs import schedules
 from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
+from ..inert import redact_url
 from . import inbound
 from ._stream import STATIC
 
@@ -173,7 +174,7 @@ class Jobs(anywidget.AnyWidget):
                          timezone=_tz_label(), **kwargs)
         self._client, self._owns_client = self._make_client(source)
         self._helpers = JobsHelpers(self._client)
-        self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
+        self.connection = {"status": "connecting", "message": None, "url": redact_url(self._client.settings.api_url)}
         self._closed = False
         self._static_id = f"hn-jobs-static-{uuid.uuid4().hex}"
         self._static_shown = False
@@ -246,7 +247,7 @@ class Jobs(anywidget.AnyWidget):
         except HermesError as exc:
             if generation == self._generation:
                 self.connection = {"status": "error", "message": _connection_message(exc),
-                                   "url": self._client.settings.api_url}
+                                   "url": redact_url(self._client.settings.api_url)}
             return
         finally:
             self.loading = False
@@ -254,7 +255,7 @@ class Jobs(anywidget.AnyWidget):
             return
         self._last_jobs = jobs
         self.jobs = [job_row(job) for job in jobs]
-        self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
+        self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
         self.updated_at = time.time() * 1000
         self._update_static()
 
