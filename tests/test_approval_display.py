@@ -61,6 +61,7 @@ def test_an_answer_outside_the_choices_is_refused(choices: list[str], answer: st
 
 
 def test_an_answer_among_the_choices_is_kept() -> None:
+    """An offered choice (or an alias of one) goes through unchanged, with no note."""
     notes: list[str] = []
     assert _normalize({"kind": "approval", "choices": ["once", "deny"]}, " Yes ", notes) == "once"
     assert notes == []

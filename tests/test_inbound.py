@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -14,12 +15,24 @@ from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.widgets import inbound
 from hermes_notebook.widgets.chat import Chat
 from hermes_notebook.widgets.jobs import Jobs
-
-from tests.test_chat_widget import FakeConnection, browser, chat, conn, start_turn, wait_for  # noqa: F401
+from tests.test_chat_widget import FakeConnection, browser, start_turn, wait_for
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 8).decode()
 IDS = {"message_id": "assistant:t1", "part_id": "tool:c1"}
+
+@pytest.fixture
+def conn() -> FakeConnection:
+    return FakeConnection()
+
+
+@pytest.fixture
+def chat(conn: FakeConnection) -> Iterator[Chat]:
+    widget = Chat(conn, session="stored-1")
+    widget.wait_ready(5)
+    yield widget
+    widget.close()
+
 
 MALFORMED: list[tuple[Any, str]] = [
     ("just a string", "a message must be an object, not str"),

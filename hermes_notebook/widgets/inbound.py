@@ -117,7 +117,7 @@ def images(name: str, value: Any) -> list[Mapping[str, Any]]:
     if len(value) > MAX_IMAGES:
         raise Refused(f"too many images ({len(value)}; at most {MAX_IMAGES} per prompt)")
     limit = 4 * ((MAX_IMAGE_BYTES + 2) // 3)
-    out = []
+    out: list[Mapping[str, Any]] = []
     for item in value:
         if not isinstance(item, Mapping):
             raise Refused("that attachment could not be read")

@@ -45,10 +45,10 @@ from ..errors import (
     HermesUsageError,
     HermesValidationError,
 )
+from ..inert import redact_url
 from ..jobs import schedules
 from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
-from ..inert import redact_url
 from . import inbound
 from ._stream import STATIC
 
