@@ -269,3 +269,16 @@ def test_url_userinfo_is_never_shown() -> None:
     with pytest.raises(ValueError, match=r"got 'ftp://\*\*\*@x'") as info:
         Settings(api_url="ftp://carol:secret@x")
     assert "secret" not in str(info.value)
+
+
+def test_kernel_and_front_end_read_one_link_policy() -> None:
+    """render.py and markdown.ts/reveal.ts use the same policy file; only http, https and mailto links pass."""
+    from hermes_notebook.inert import LINK_SCHEMES, is_safe_url
+
+    src = Path(__file__).parents[1] / "js" / "src" / "chat"
+    for name in ("markdown.ts", "reveal.ts"):
+        assert 'from "../../../hermes_notebook/link_policy.json"' in (src / name).read_text()
+    assert LINK_SCHEMES == ("http", "https", "mailto")
+    assert all(map(is_safe_url, ["https://a.example", "HTTP://a", "mailto:me@x", " https://x"]))
+    assert not any(map(is_safe_url, ["javascript:alert(1)", "java\tscript:x", "data:text/html,x", "/api/kernels",
+                                     "#frag", "vbscript:x", "file:///etc/passwd", "ftp://x"]))
