@@ -15,7 +15,8 @@ from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.widgets import inbound
 from hermes_notebook.widgets.chat import Chat
 from hermes_notebook.widgets.jobs import Jobs
-from tests.test_chat_widget import FakeConnection, browser, start_turn, wait_for
+from tests.helpers import eventually
+from tests.test_chat_widget import FakeConnection, browser, start_turn
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 8).decode()
@@ -46,7 +47,7 @@ MALFORMED: list[tuple[Any, str]] = [
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": PNG}] * 9}, "too many images (9"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/svg+xml", "data": PNG}]},
      "only PNG, JPEG, GIF and WebP images can be attached (got image/svg+xml)"),
-    ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "A" * (14 * 1024 * 1024)}]},
+    ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "A" * (4 * ((inbound.MAX_IMAGE_BYTES + 2) // 3) + 4)}]},
      "that image is too large"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "***"}]}, "not valid base64"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": JPEG}]}, "that file is not a PNG image"),
@@ -68,7 +69,7 @@ def test_malformed_messages_are_refused_and_change_nothing(
     """Wrong types, huge strings, bad images, unknown types: a notice saying what was wrong, no call, no change."""
     before = (list(conn.calls), json.dumps(chat.snapshot()), chat.queued, chat.busy)
     browser(chat, **content) if isinstance(content, dict) else chat._dispatch(chat, content, [])
-    wait_for(lambda: chat.notice, what="refusal notice")
+    eventually(lambda: chat.notice, what="refusal notice")
     assert chat.notice.startswith("Refused") and reason in chat.notice
     assert (conn.calls, json.dumps(chat.snapshot()), chat.queued, chat.busy) == before
 
@@ -77,7 +78,7 @@ def _approval(chat: Chat, conn: FakeConnection, choices: list[str]) -> None:
     start_turn(chat, conn, "DANGER x")
     conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf x")
     conn.feed("approval.request", command="rm -rf x", description="recursive delete", choices=choices)
-    wait_for(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
+    eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
 
 
 ANSWERS: list[tuple[dict[str, Any], str]] = [
@@ -102,20 +103,20 @@ def test_answers_must_match_a_pending_interaction(
     _approval(chat, conn, ["once", "deny"])
     before = (list(conn.calls), json.dumps(chat.snapshot()))
     browser(chat, **content)
-    wait_for(lambda: chat.notice, what="refusal notice")
+    eventually(lambda: chat.notice, what="refusal notice")
     assert chat.notice == f"Refused: {reason}."
     assert (conn.calls, json.dumps(chat.snapshot())) == before
     assert "hunter2" not in chat.notice
     # The real answer still goes through afterwards.
     browser(chat, type="respond", **IDS, request_id="approval-1", response="deny")
-    wait_for(lambda: ("respond", ("approval-1", "deny")) in conn.calls, what="the real answer")
+    eventually(lambda: ("respond", ("approval-1", "deny")) in conn.calls, what="the real answer")
 
 
 def test_always_is_refused_when_the_server_offered_no_choices(chat: Chat, conn: FakeConnection) -> None:
     """With no choices from the server the kernel accepts once/session/deny, like the card shows."""
     _approval(chat, conn, [])
     browser(chat, type="respond", **IDS, request_id="approval-1", response="always")
-    wait_for(lambda: chat.notice, what="refusal notice")
+    eventually(lambda: chat.notice, what="refusal notice")
     assert "not one of the offered choices (once, session, deny)" in chat.notice
     assert not any(c[0] == "respond" for c in conn.calls)
 
@@ -125,9 +126,9 @@ def test_the_queue_is_bounded(chat: Chat, conn: FakeConnection) -> None:
     start_turn(chat, conn, "first")
     for i in range(inbound.MAX_QUEUED_PROMPTS):
         browser(chat, type="send", text=f"queued {i}", images=[])
-    wait_for(lambda: chat.queued == inbound.MAX_QUEUED_PROMPTS, what="queue full")
+    eventually(lambda: chat.queued == inbound.MAX_QUEUED_PROMPTS, what="queue full")
     browser(chat, type="send", text="one too many", images=[])
-    wait_for(lambda: chat.notice, what="refusal notice")
+    eventually(lambda: chat.notice, what="refusal notice")
     assert "prompts are already waiting" in chat.notice and chat.queued == inbound.MAX_QUEUED_PROMPTS
     assert "one too many" not in json.dumps(chat.snapshot())
 

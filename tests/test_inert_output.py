@@ -21,9 +21,8 @@ from IPython.core.formatters import DisplayFormatter
 from markdown_it import MarkdownIt
 
 from hermes_notebook.client.jobs import Job
-from hermes_notebook.jobs.helpers import JobList
-from hermes_notebook.notebook.facade import Status, Transcript, _Table
-from hermes_notebook.notebook.live import Reply
+from hermes_notebook.jobs.display import JobList
+from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
 
 PAYLOADS: list[str] = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())["payloads"]
@@ -70,7 +69,7 @@ class _Inspector(HTMLParser):
 
 
 def _known_css() -> set[str]:
-    from hermes_notebook.jobs.helpers import _CSS as JOBS_CSS
+    from hermes_notebook.jobs.display import _CSS as JOBS_CSS
 
     return {_CSS, JOBS_CSS}
 
@@ -157,15 +156,15 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
     yield "Reply", Reply(message, notes=[payload])
     yield "Transcript", Transcript([{"id": "u", "role": "user", "parts": [{"kind": "text", "id": "p", "text": payload}]},
                                     message])
-    yield "sessions table", _Table(
+    yield "sessions table", Table(
         [{"id": payload, "title": payload, "preview": payload, "source": payload},
          {"id": "s2", "title": payload, "preview": payload, "source": payload}],
         columns=("id", "title", "preview", "source"), current=payload,
     )
-    yield "jobs table", _Table([{"id": payload, "name": payload, "schedule": payload, "state": payload,
+    yield "jobs table", Table([{"id": payload, "name": payload, "schedule": payload, "state": payload,
                                  "next_run_at": payload, "last_status": payload}],
                                columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty=payload)
-    yield "empty table", _Table([], columns=("id",), empty=payload)
+    yield "empty table", Table([], columns=("id",), empty=payload)
     yield "Status", Status(
         api={"url": payload, "ok": False, "error": payload, "version": payload},
         dashboard={"url": payload, "ok": True, "version": payload, "connected": True, "features": [payload]},
@@ -219,7 +218,7 @@ def test_markdown_export_is_inert(payload: str) -> None:
 
 def test_escaped_text_still_reads() -> None:
     """Escaping keeps the words: a hostile title is shown as text, not dropped."""
-    table = _Table([{"id": "s1", "title": "<b>bold</b> $x$"}], columns=("id", "title"))
+    table = Table([{"id": "s1", "title": "<b>bold</b> $x$"}], columns=("id", "title"))
     assert "&lt;b&gt;bold&lt;/b&gt; $x$" in displayed(table)["text/html"]
     assert "<b>bold</b> $x$" in displayed(table)["text/plain"]
 

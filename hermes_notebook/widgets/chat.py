@@ -1,4 +1,4 @@
-"""``Chat``: one Hermes session as a live widget in a notebook cell (issue 4).
+"""``Chat``: one Hermes session as a live widget in a notebook cell.
 
 Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`).
 The browser view talks only to this object through comm messages (``send``, ``stop``, ``respond``, ...), so
@@ -36,6 +36,7 @@ from ..settings import Settings
 from ..turns import user_message
 from . import inbound
 from ._stream import StreamingWidget
+from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
     from ..client import ListenerItem
@@ -60,7 +61,7 @@ class _Prompt:
     images: list[tuple[str, bytes]]
 
 
-class Chat(StreamingWidget):
+class Chat(StaticTwin, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
     ``Chat(connection_or_settings=None, session=None)``: pass a connected ``DashboardConnection`` (the facade
@@ -104,8 +105,7 @@ class Chat(StreamingWidget):
         self._answered: set[tuple[str, str]] = set()
         self._live_ids: set[str] = set()  # messages of the running turn (kept across history re-fetches)
         self._closed = False
-        self._transcript_id = f"hermes-chat-transcript-{uuid.uuid4().hex}"
-        self._transcript_shown = False
+        self._init_static_twin("hermes-chat-transcript")
         self._transcript_handle: asyncio.TimerHandle | None = None
         for name, handler in {
             "send": self._on_send,
@@ -152,24 +152,15 @@ class Chat(StreamingWidget):
             runtime.submit(self._shutdown())
         super().close()
 
-    # --- display: live widget + static transcript ------------------------------------------------------
+    # --- display: live widget + static transcript (StaticTwin) ------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if isinstance(data, dict) and "text/plain" in data:
-            title = (self.session or {}).get("title") or "Hermes chat"
-            data["text/plain"] = f"{title} (live chat widget; transcript below)"
-        return bundle
+    def _live_text(self) -> str:
+        title = (self.session or {}).get("title") or "Hermes chat"
+        return f"{title} (live chat widget; transcript below)"
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        display(data, metadata=metadata or None, raw=True)
-        display(self.transcript_bundle(), raw=True, display_id=self._transcript_id)
-        self._transcript_shown = True
+    def static_bundle(self) -> dict[str, str]:
+        """The static twin: :meth:`transcript_bundle`."""
+        return self.transcript_bundle()
 
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less viewers."""
@@ -183,19 +174,13 @@ class Chat(StreamingWidget):
         return bundle
 
     def _update_transcript(self) -> None:
-        if not self._transcript_shown or self._closed:
-            return
         self._transcript_handle = None
-        try:
-            from IPython.display import update_display
-
-            update_display(self.transcript_bundle(), raw=True, display_id=self._transcript_id)
-        except Exception:  # no kernel / display machinery: nothing to update
-            log.debug("could not update the static transcript", exc_info=True)
+        if not self._closed:
+            self.update_static()
 
     def _schedule_transcript(self) -> None:
         """Re-render the transcript soon (boundaries come in bursts; one update covers them)."""
-        if not self._transcript_shown:
+        if not self.static_shown:
             return
         loop = runtime.get_loop()
 

@@ -15,6 +15,10 @@ import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+# Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
+# length is checked first, so nothing larger is ever decoded.
+from ..client.dashboard.attachments import MAX_IMAGE_BYTES
+
 __all__ = [
     "CHAT_MESSAGES",
     "IMAGE_TYPES",
@@ -36,8 +40,6 @@ MAX_PROMPT_CHARS = 100_000
 MAX_QUEUED_PROMPTS = 20
 #: Images per prompt.
 MAX_IMAGES = 8
-#: Largest image (decoded bytes); the base64 length is checked first, so nothing larger is ever decoded.
-MAX_IMAGE_BYTES = 10 * 1024 * 1024
 #: Image types Hermes' models accept, with the bytes each file starts with.
 IMAGE_TYPES: Mapping[str, tuple[bytes, ...]] = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),

@@ -17,7 +17,6 @@ import {
   updatedAgo,
   WEEKDAYS,
 } from "./logic";
-import { JOBS_CSS } from "./styles";
 
 type Model = AnyModel<JobsState>;
 
@@ -117,7 +116,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(h("style", {}, JOBS_CSS), bar, this.notice, this.form, table);
+    this.root.append(bar, this.notice, this.form, table);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);
