@@ -31,6 +31,8 @@ import json
 import re
 from typing import Any
 
+from .inert import redact_urls
+
 __all__ = [
     "HermesAuthError",
     "HermesClosedError",
@@ -58,6 +60,10 @@ __all__ = [
 
 class HermesError(Exception):
     """Raised when hermes-notebook reports any failure on purpose; catch this to catch them all."""
+
+    def __init__(self, *args: object) -> None:
+        # A URL in a message never shows its userinfo (https://user:password@host).
+        super().__init__(*(redact_urls(a) if isinstance(a, str) else a for a in args))
 
 
 class HermesConnectionError(HermesError):

@@ -1,49 +1,114 @@
 """Sanitized rendering of messages for places without our front end.
 
 Model and tool output is untrusted. Markdown is rendered by markdown-it-py with raw HTML disabled (it is shown
-as text), links limited to http(s)/mailto and opened with ``rel="noopener noreferrer"``; every other string is
-HTML-escaped. The static transcript (``text/plain``, ``text/markdown``, ``text/html``) is what a saved
-notebook shows on GitHub, nbviewer or nbconvert, where no kernel and no widget JS run.
+as text), links limited by the shared link policy (:mod:`hermes_notebook.inert`: http, https, mailto) and opened
+with ``rel="noopener noreferrer"``; images are never loaded: each becomes a link naming its host, so a
+prompt-injected model cannot send data out in an image URL on every open of the notebook. Every other string
+goes through :mod:`hermes_notebook.inert`. The static transcript (``text/plain`` and ``text/html``) is what a
+saved notebook shows on GitHub, nbviewer or nbconvert, where no kernel and no widget JS run; there is no
+``text/markdown`` in it, because JupyterLab renders raw HTML inside trusted markdown output.
 
 Inputs are the message dicts of the turn model's contract (``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
 from .formatting import usage_details, usage_line
+from .inert import (
+    escape_html,
+    escape_markdown,
+    html_block,
+    is_safe_image_url,
+    is_safe_url,
+    markdown_code,
+    markdown_fence,
+    reveal,
+)
 
-__all__ = ["bounded_messages", "markdown_to_html", "transcript_bundle", "transcript_html", "transcript_markdown", "transcript_text"]
+__all__ = [
+    "bounded_messages",
+    "image_placeholder_html",
+    "markdown_is_inert",
+    "markdown_to_html",
+    "transcript_bundle",
+    "transcript_html",
+    "transcript_markdown",
+    "transcript_text",
+]
 
 Message = Mapping[str, Any]
 
 #: Tool results longer than this are cut in static transcripts (the live widget has "show all").
 RESULT_PREVIEW_CHARS = 2000
 
+
+def image_placeholder_html(src: str, alt: str) -> str:
+    """What an image in model output becomes: a link naming the host (nothing is fetched until a click)."""
+    label = f"image: {alt}" if alt else "image"
+    if not is_safe_image_url(src):
+        return f'<span class="hn-image-blocked">[{escape_html(label)}, not shown]</span>'
+    host = urlsplit(src.strip()).hostname or "unknown host"
+    return (f'<a class="hn-image-link" href="{escape_html(src.strip())}" target="_blank" '
+            f'rel="noopener noreferrer nofollow">[{escape_html(label)} from {escape_html(host)}]</a>')
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
-    # markdown-it's own validateLink already refuses javascript:, vbscript:, file: and non-image data: URLs.
+    md.validateLink = _valid_link  # type: ignore[method-assign]
 
     def render_link_open(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         tokens[idx].attrSet("rel", "noopener noreferrer")
         tokens[idx].attrSet("target", "_blank")
-        return renderer.renderToken(tokens, idx, options, env)
+        return str(renderer.renderToken(tokens, idx, options, env))
+
+    def render_image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        alt = "".join(child.content for child in token.children or ())
+        return image_placeholder_html(str(token.attrGet("src") or ""), alt)
 
     md.add_render_rule("link_open", render_link_open)
+    md.add_render_rule("image", render_image)
     return md
 
 
+def _valid_link(url: str) -> bool:
+    # Images go through the same check; a refused image stays literal text, an accepted one becomes a link.
+    return is_safe_url(url)
+
+
 def markdown_to_html(text: str) -> str:
-    """Render untrusted markdown to HTML in which no raw HTML, script or unsafe link survives."""
+    """Render untrusted markdown to HTML in which no raw HTML, script, unsafe link or loading image survives."""
     return _markdown().render(text)
+
+
+@lru_cache(maxsize=1)
+def _probe() -> MarkdownIt:
+    # Parses the way a permissive renderer would (raw HTML on, every link accepted) to find what could go live.
+    md = MarkdownIt("gfm-like", {"html": True, "linkify": False})
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
+
+
+def markdown_is_inert(text: str) -> bool:
+    """Would ``text`` stay inert in a markdown renderer that allows raw HTML? (no HTML, images or bad links)"""
+    stack = list(_probe().parse(text))
+    while stack:
+        token = stack.pop()
+        if token.type in ("html_block", "html_inline", "image"):
+            return False
+        if token.type == "link_open" and not is_safe_url(str(token.attrGet("href") or "")):
+            return False
+        stack.extend(token.children or ())
+    return "$" not in text and "\\(" not in text and "\\[" not in text
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -78,7 +143,7 @@ def _tool_summary(part: Mapping[str, Any]) -> str:
 
 def _interaction_line(interaction: Mapping[str, Any]) -> str:
     kind = interaction.get("kind", "request")
-    subject = interaction.get("command") or interaction.get("question") or interaction.get("description") or ""
+    subject = reveal(str(interaction.get("command") or interaction.get("question") or interaction.get("description") or ""))
     status = interaction.get("status", "pending")
     answer = interaction.get("response")
     tail = f" -> {answer}" if answer is not None and status == "answered" else ""
@@ -118,36 +183,41 @@ def transcript_text(messages: Iterable[Message]) -> str:
     return "\n".join(lines).rstrip() + "\n" if lines else "(empty conversation)\n"
 
 
-# --- text/markdown --------------------------------------------------------------------------------------
+# --- text/markdown (an export: displayed bundles carry text/html and text/plain) ------------------------------
 
-def _fence(text: str) -> str:
-    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
+def _model_markdown(text: str, *, quote: bool = False) -> str:
+    """Model markdown as is when it is inert in any renderer, else as a literal fenced block."""
+    if markdown_is_inert(text):
+        return "> " + text.replace("\n", "\n> ") if quote else text
+    return markdown_fence(text)
 
 
 def transcript_markdown(messages: Iterable[Message]) -> str:
-    """A markdown transcript. Model text is already markdown; tool output goes in fenced blocks."""
+    """A markdown transcript in which nothing is live even where raw HTML is rendered.
+
+    Names, statuses, errors and interactions are escaped; tool output goes in fences longer than any backtick
+    run inside; model text stays markdown when it has no HTML, image, unsafe link or math, else it is fenced.
+    """
     out: list[str] = []
     for message in messages:
         role = "**You**" if message.get("role") == "user" else "**Hermes**"
         status = message.get("status")
-        out.append(role + (f" _({status})_" if status not in (None, "complete", "streaming") else ""))
+        out.append(role + (f" _{escape_markdown(f'({status})')}_" if status not in (None, "complete", "streaming") else ""))
         for part in _parts(message):
             kind = part.get("kind")
             if kind == "text" and part.get("text"):
-                out.append(str(part["text"]))
+                out.append(_model_markdown(str(part["text"])))
             elif kind == "reasoning" and part.get("text"):
-                out.append("> " + str(part["text"]).replace("\n", "\n> "))
+                out.append(_model_markdown(str(part["text"]), quote=True))
             elif kind == "tool":
-                out.append(f"`{_tool_summary(part)}`")
+                out.append(markdown_code(_tool_summary(part)))
                 if part.get("interaction"):
-                    out.append(f"_{_interaction_line(part['interaction'])}_")
+                    out.append(f"_{escape_markdown(_interaction_line(part['interaction']))}_")
                 result = _result_text(part.get("result"))
                 if result:
-                    out.append(_fence(_clip(result)))
+                    out.append(markdown_fence(_clip(result)))
         if message.get("error"):
-            out.append(f"_error: {message['error']}_")
+            out.append(f"_error: {escape_markdown(message['error'])}_")
         out.append("")
     return "\n\n".join(out).strip() + "\n"
 
@@ -170,7 +240,7 @@ _CSS = (
 
 
 def _html_part(part: Mapping[str, Any]) -> str:
-    esc = html.escape
+    esc = escape_html
     kind = part.get("kind")
     if kind == "text":
         return f'<div class="hn-text">{markdown_to_html(str(part.get("text") or ""))}</div>'
@@ -191,7 +261,7 @@ def _html_part(part: Mapping[str, Any]) -> str:
 
 def transcript_html(messages: Iterable[Message]) -> str:
     """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables."""
-    esc = html.escape
+    esc = escape_html
     chunks = [f"<style>{_CSS}</style>", '<div class="hn-static">']
     for message in messages:
         is_user = message.get("role") == "user"
@@ -211,7 +281,7 @@ def transcript_html(messages: Iterable[Message]) -> str:
             chunks.append(f'<div class="hn-meta hn-usage"{title}>{esc(usage)}</div>')
         chunks.append("</div>")
     chunks.append("</div>")
-    return "".join(chunks)
+    return html_block("".join(chunks))
 
 
 # --- bounded transcripts -------------------------------------------------------------------------------
@@ -245,16 +315,15 @@ def _omitted_note(omitted: int) -> str:
 
 def transcript_bundle(messages: Sequence[Message]) -> dict[str, str]:
     """The MIME bundle a saved notebook keeps for viewers without a kernel: the newest messages, bounded
-    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out."""
+    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out. No text/markdown:
+    JupyterLab renders raw HTML inside trusted markdown, so only escaped HTML and plain text are offered."""
     shown, omitted = bounded_messages(messages)
     bundle = {
         "text/plain": transcript_text(shown),
-        "text/markdown": transcript_markdown(shown),
         "text/html": transcript_html(shown),
     }
     if omitted:
         note = _omitted_note(omitted)
         bundle["text/plain"] = f"[{note}]\n\n{bundle['text/plain']}"
-        bundle["text/markdown"] = f"*{note}*\n\n{bundle['text/markdown']}"
-        bundle["text/html"] = f'<p class="hn-omitted">{html.escape(note)}</p>{bundle["text/html"]}'
+        bundle["text/html"] = html_block(f'<p class="hn-omitted">{escape_html(note)}</p>') + bundle["text/html"]
     return bundle

@@ -6,16 +6,21 @@ are redacted, so a settings object can be printed, logged or shown in a notebook
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import NoReturn
+from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_API_URL",
     "DEFAULT_DASHBOARD_URL",
+    "InsecureTransportWarning",
     "Secret",
     "Settings",
+    "is_loopback",
 ]
 
 DEFAULT_API_URL = "http://127.0.0.1:8642"
@@ -25,6 +30,24 @@ ENV_API_URL = "HERMES_API_URL"
 ENV_API_KEY = "HERMES_API_KEY"
 ENV_DASHBOARD_URL = "HERMES_DASHBOARD_URL"
 ENV_DASHBOARD_TOKEN = "HERMES_DASHBOARD_TOKEN"
+#: Our own proxy setting. HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are ignored on purpose: they would hand the API key and
+#: the Dashboard token, in clear over http, to whatever proxy the environment names, even for 127.0.0.1.
+ENV_PROXY = "HERMES_PROXY"
+
+
+class InsecureTransportWarning(UserWarning):
+    """Credentials are about to travel over plain http to a host that is not this machine."""
+
+
+def is_loopback(url: str) -> bool:
+    """Is ``url``'s host this machine (``localhost``, 127.0.0.0/8, ``::1``)?"""
+    host = (urlsplit(url).hostname or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Secret:
@@ -73,7 +96,9 @@ def _secret(value: str | Secret | None) -> Secret | None:
 def _clean_url(url: str, what: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
-        raise ValueError(f"{what} must start with http:// or https://, got {url!r}")
+        from .inert import redact_url
+
+        raise ValueError(f"{what} must start with http:// or https://, got {redact_url(url)!r}")
     return url
 
 
@@ -92,12 +117,40 @@ class Settings:
     connect_timeout: float = 5.0
     #: Read timeout for non-streaming requests; agent calls can take minutes (httpx's 5 s is too short).
     request_timeout: float = 600.0
+    #: An HTTP(S) proxy for a remote Hermes behind one (``HERMES_PROXY``). Never used for loopback servers, and
+    #: the environment's ``HTTP_PROXY`` family is never used at all.
+    proxy: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_url", _clean_url(self.api_url, "the API Server URL"))
         object.__setattr__(self, "dashboard_url", _clean_url(self.dashboard_url, "the Dashboard URL"))
         object.__setattr__(self, "api_key", _secret(self.api_key))
         object.__setattr__(self, "dashboard_token", _secret(self.dashboard_token))
+        if self.proxy is not None:
+            object.__setattr__(self, "proxy", _clean_url(self.proxy, "the proxy URL") if self.proxy.strip() else None)
+
+    def __repr__(self) -> str:
+        from .inert import redact_url
+
+        proxy = None if self.proxy is None else redact_url(self.proxy)
+        return (f"Settings(api_url={redact_url(self.api_url)!r}, api_key={self.api_key!r}, "
+                f"dashboard_url={redact_url(self.dashboard_url)!r}, dashboard_token={self.dashboard_token!r}, "
+                f"connect_timeout={self.connect_timeout!r}, request_timeout={self.request_timeout!r}, proxy={proxy!r})")
+
+    def proxy_for(self, url: str) -> str | None:
+        """The proxy to reach ``url`` through: none for this machine, else the explicit ``proxy`` setting."""
+        return None if is_loopback(url) else self.proxy
+
+    @staticmethod
+    def warn_if_exposed(url: str, secret: Secret | None, what: str) -> None:
+        """Warn when ``secret`` would go in clear (plain http) to a host that is not this machine."""
+        if secret and url.startswith(("http://", "ws://")) and not is_loopback(url):
+            warnings.warn(
+                f"the {what} is sent over plain http to {urlsplit(url).hostname}: anyone on the network path can "
+                "read it; use https:// (or an SSH tunnel to 127.0.0.1)",
+                InsecureTransportWarning,
+                stacklevel=3,
+            )
 
     @classmethod
     def resolve(
@@ -107,6 +160,7 @@ class Settings:
         api_key: str | Secret | None = None,
         dashboard_url: str | None = None,
         dashboard_token: str | Secret | None = None,
+        proxy: str | None = None,
         env: Mapping[str, str] | None = None,
         **timeouts: float,
     ) -> Settings:
@@ -117,6 +171,7 @@ class Settings:
             api_key=_secret(api_key) or _secret(env.get(ENV_API_KEY) or None),
             dashboard_url=dashboard_url or env.get(ENV_DASHBOARD_URL) or DEFAULT_DASHBOARD_URL,
             dashboard_token=_secret(dashboard_token) or _secret(env.get(ENV_DASHBOARD_TOKEN) or None),
+            proxy=proxy or env.get(ENV_PROXY) or None,
             **timeouts,
         )
 

@@ -198,7 +198,7 @@ def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
         assert [m["id"] for m in chat.snapshot()] == ["user:h1"]
         assert [e["id"] for e in chat.index] == ["user:h1"]
         eventually(lambda: chat.sessions, what="session list")
-        assert chat.sessions[0] == {"id": "stored-1", "title": "First", "preview": "hi"}
+        assert chat.sessions[0] == {"id": "stored-1", "title": "First"}  # no preview in synced state
         assert chat.session == {"id": "stored-1", "title": "First"}
     finally:
         chat.close()
@@ -541,7 +541,7 @@ def test_no_credentials_in_widget_state(conn: FakeConnection) -> None:
 def test_refuses_non_image_attachments(chat: Chat, conn: FakeConnection) -> None:
     """A non-image attachment is refused with a notice and nothing is submitted; images pass through."""
     browser(chat, type="send", text="look", images=[{"mime": "application/pdf", "data": "JVBERg=="}])
-    assert "Only images" in chat.notice
+    assert "only PNG, JPEG, GIF and WebP images can be attached (got application/pdf)" in chat.notice
     assert not any(c[0] == "submit" for c in conn.calls)
     browser(chat, type="send", text="look", images=[{"mime": "image/png", "data": "iVBORw0KGgo="}])
     eventually(lambda: any(c[0] == "submit" for c in conn.calls), what="submit")
@@ -612,7 +612,7 @@ def test_static_transcript_is_displayed_and_updated(chat: Chat, conn: FakeConnec
     assert "application/vnd.jupyter.widget-view+json" in shown[0][0]
     transcript, kw = shown[1]
     assert kw["display_id"] and kw["raw"] is True
-    assert set(transcript) == {"text/plain", "text/markdown", "text/html"}
+    assert set(transcript) == {"text/plain", "text/html"}
     assert 'class="hn-transcript"' in transcript["text/html"]
     start_turn(chat, conn, "what is 2+2")
     conn.feed("message.delta", text="It is **4**.")

@@ -138,9 +138,9 @@ def test_one_image_limit_and_the_browser_stays_under_it() -> None:
     ]
     assert defined == ["hermes_notebook/client/dashboard/attachments.py"]
     from hermes_notebook.client.dashboard.attachments import MAX_IMAGE_BYTES
-    from hermes_notebook.widgets import chat
+    from hermes_notebook.widgets import inbound
 
-    assert chat.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES
+    assert inbound.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES  # the kernel's check of browser images (widgets/inbound.py)
     composer = (root / "js" / "src" / "chat" / "composer.ts").read_text(encoding="utf-8")
     match = re.search(r"export const MAX_IMAGE_BYTES = ([\d\s*]+);", composer)
     assert match is not None

@@ -138,6 +138,7 @@ LAYERS: dict[str, int] = {
     "settings": 0,
     "errors": 0,
     "runtime": 0,
+    "inert": 0,  # escaping and the link policy: no package imports, used from settings/errors up
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results

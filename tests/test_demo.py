@@ -46,6 +46,36 @@ def _closed(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
+def _assert_token_not_in_any_command_line(output: str) -> None:
+    """The Lab token travels by environment: no process's argv (readable by every local user) shows it."""
+    token = re.search(r"\?token=([\w-]+)", output)
+    assert token, output
+    shown = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if token.group(1).encode() in cmdline.read_bytes():
+                shown.append(cmdline.parent.name)
+        except OSError:  # the process went away
+            continue
+    assert shown == [], f"the Jupyter token is in the command line of pids {shown}"
+
+
+def _assert_api_server_allows_no_cross_origin_page(output: str) -> None:
+    """No ``*`` CORS on the demo's API Server: a page elsewhere gets no Access-Control-Allow-Origin."""
+    import httpx
+
+    api = re.search(r"Hermes API Server\s+(http://127\.0\.0\.1:\d+)", output)
+    assert api, output
+    with httpx.Client(trust_env=False, timeout=10) as http:
+        preflight = http.options(f"{api.group(1)}/v1/models", headers={
+            "Origin": "https://evil.example", "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization"})
+        simple = http.get(f"{api.group(1)}/health", headers={"Origin": "https://evil.example"})
+    for response in (preflight, simple):
+        assert "access-control-allow-origin" not in response.headers, dict(response.headers)
+
+
+
 def check_demo_output(clone: Path, output: str) -> None:
     """``./demo --check`` verified Lab, both servers, the news setting, and a real prompt in a Lab kernel."""
     assert "SCRIPTED OFFLINE STAND-IN" in output
@@ -114,6 +144,8 @@ def test_demo_stops_everything_on_ctrl_c(demo_first: Path) -> None:
         assert "ready. Press Ctrl+C" in output, output
         ports = _ports(output)
         assert len(ports) == 3 and not any(_closed(p) for p in ports)
+        _assert_token_not_in_any_command_line(output)
+        _assert_api_server_allows_no_cross_origin_page(output)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)

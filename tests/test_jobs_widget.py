@@ -68,6 +68,7 @@ def test_form_creates_edits_and_row_actions_round_trip(widget) -> None:
             "fields": {"name": name, "schedule": "every 2h", "prompt": "edited", "skills": "", "repeat": ""}})
     row = _row(w, name)
     assert row["prompt"] == "edited" and row["schedule"] == "every 120m" and row["repeat_times"] is None
+    assert row["prompt_complete"] is True
 
     _do(w, {"type": "action", "request": 3, "action": "pause", "id": row["id"]})
     assert _row(w, name)["state"] == "paused" and rec.last("action_result")["ok"]
@@ -132,12 +133,27 @@ def test_server_side_refusal_is_shown_inline(widget) -> None:
     assert result["ok"] is False and "threat pattern" in result["message"]
 
 
-def test_action_on_missing_job_reports_not_found(widget) -> None:
-    """An action on a job deleted elsewhere says so inline instead of raising into the comm."""
+def test_action_on_missing_job_reports_not_found(widget, hermes) -> None:
+    """An action on a listed job deleted elsewhere says so inline instead of raising into the comm."""
     w, rec = widget
-    _do(w, {"type": "action", "request": 1, "action": "pause", "id": "0123456789ab"})
+    name = f"gone {uuid.uuid4().hex[:6]}"
+    _do(w, {"type": "save", "request": 1, "id": None, "fields": {"name": name, "schedule": "every 1h", "prompt": "p"}})
+    row = _row(w, name)
+    assert row is not None
+    client = JobsClient(hermes.settings())
+    runtime.run_sync(client.delete(row["id"]))
+    runtime.run_sync(client.aclose())
+    _do(w, {"type": "action", "request": 2, "action": "pause", "id": row["id"]})
     result = rec.last("action_result")
     assert result["ok"] is False and "404" in result["message"] and w.notice["kind"] == "error"
+
+
+def test_action_on_an_unlisted_id_is_refused_without_a_request(widget) -> None:
+    """Only jobs the view lists can be acted on: any other id is refused before Hermes is asked."""
+    w, rec = widget
+    _do(w, {"type": "action", "request": 1, "action": "delete", "id": "0123456789ab"})
+    result = rec.last("action_result")
+    assert result["ok"] is False and result["message"] == "no such job in this list; refresh and try again"
 
 
 def test_no_key_in_widget_state_or_static_table(hermes, widget) -> None:
@@ -213,6 +229,19 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         assert facade.jobs.find(name) is None
     finally:
         facade.close()
+
+
+def test_full_prompts_stay_out_of_synced_state(widget) -> None:
+    """Rows carry only the start of a long prompt; the edit form gets the whole one as a reply."""
+    w, rec = widget
+    name = f"long {uuid.uuid4().hex[:6]}"
+    prompt = "RUN echo start " + "x" * 300 + " SECRET-TAIL"
+    _do(w, {"type": "save", "request": 1, "id": None, "fields": {"name": name, "schedule": "every 1h", "prompt": prompt}})
+    row = _row(w, name)
+    assert row is not None and row["prompt_complete"] is False and len(row["prompt"]) <= 80
+    assert "SECRET-TAIL" not in json.dumps(w.get_state())
+    _do(w, {"type": "get_prompt", "request": 2, "id": row["id"]})
+    assert rec.last("prompt") == {"type": "prompt", "request": 2, "id": row["id"], "ok": True, "prompt": prompt}
 
 
 def test_form_errors_come_from_the_exception_field_not_its_text() -> None:

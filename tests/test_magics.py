@@ -293,6 +293,15 @@ def test_turn_view_hands_a_secret_over_once_and_takes_it_out_of_the_message() ->
     answers: list[tuple[str, str]] = []
     view = TurnView(on_respond=lambda rid, value: answers.append((rid, value)))
     try:
+        stray = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:c1", "request_id": "s1",
+                 "kind": "sudo", "value": "pw-turn-view"}
+        view._dispatch(view, stray, [])  # nothing is waiting for it yet: refused, and nothing handed over
+        assert answers == [] and "not one this chat is waiting on" in view.notice and "value" not in stray
+        view.push([{"op": "message", "message": {
+            "id": "assistant:t1", "role": "assistant", "status": "streaming", "usage": None, "error": None,
+            "parts": [{"id": "tool:c1", "kind": "tool", "name": "terminal", "status": "running", "interaction": {
+                "kind": "sudo", "request_id": "s1", "status": "pending"}}]}}])
+        view.actions_seen.clear()
         content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:c1", "request_id": "s1",
                    "kind": "sudo", "value": "pw-turn-view"}
         view._dispatch(view, content, [])

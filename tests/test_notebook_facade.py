@@ -67,7 +67,7 @@ def test_reply_fields(hermes_nb: Hermes) -> None:
     assert reply.usage and reply.usage.get("total")
     assert reply.message["role"] == "assistant" and reply.message["parts"] == reply.parts
     bundle = reply._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/markdown", "text/html"}
+    assert set(bundle) == {"text/plain", "text/html"}
     assert "the answer is 42" in bundle["text/plain"] and "<script" not in bundle["text/html"]
 
 
@@ -198,12 +198,12 @@ def test_sessions_history_status(hermes_nb: Hermes, hermes: Any) -> None:
     reply = hermes_nb.ask("listing me", new=True)
     rows = hermes_nb.sessions()
     assert reply.session_id in [r["id"] for r in rows]
-    assert "(current)" in rows._repr_markdown_()
+    assert "(current)" in rows._repr_html_()
     # started_at stays a number in the rows (for scripts) but reads as local time + "ago" in the table.
     current = next(r for r in rows if r["id"] == reply.session_id)
     assert isinstance(current["started_at"], (int, float))
-    assert re.search(r"\| \d{4}-\d\d-\d\d \d\d:\d\d \((just now|\d+ min ago)\) \|", rows._repr_markdown_())
-    assert str(current["started_at"]) not in rows._repr_markdown_() + str(rows)
+    assert re.search(r"<td>\d{4}-\d\d-\d\d \d\d:\d\d \((just now|\d+ min ago)\)</td>", rows._repr_html_())
+    assert str(current["started_at"]) not in rows._repr_html_() + str(rows)
     history = hermes_nb.history()
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[-1]["id"].startswith("assistant:hermes-row:")

@@ -6,7 +6,13 @@ import re
 
 import pytest
 
-from hermes_notebook.render import markdown_to_html, transcript_bundle, transcript_html, transcript_text
+from hermes_notebook.render import (
+    markdown_to_html,
+    transcript_bundle,
+    transcript_html,
+    transcript_markdown,
+    transcript_text,
+)
 
 INJECTIONS = [
     "<script>alert(1)</script>",
@@ -64,11 +70,11 @@ def test_transcript_carries_text_tools_and_interactions() -> None:
     user = {"id": "user:t", "role": "user", "status": "complete", "usage": None, "error": None,
             "parts": [{"id": "text:0", "kind": "text", "text": "What is it?"}]}
     bundle = transcript_bundle([user, msg])
-    assert set(bundle) == {"text/plain", "text/markdown", "text/html"}
-    for text in bundle.values():
+    assert set(bundle) == {"text/plain", "text/html"}  # no text/markdown: Lab renders raw HTML in it
+    for text in [*bundle.values(), transcript_markdown([user, msg])]:
         assert "What is it?" in text and "42" in text and "terminal" in text and "deny" in text
     assert "<strong>answer</strong>" in bundle["text/html"]
-    assert "a.txt" in bundle["text/markdown"]
+    assert "a.txt" in transcript_markdown([user, msg])
 
 
 def test_html_transcript_escapes_tool_output() -> None:

@@ -234,6 +234,8 @@ class Demo:
             "HERMES_DASHBOARD_TOKEN": self.hermes.dashboard_token,
             "JUPYTER_CONFIG_DIR": str(lab_dir / "config"),
             "JUPYTER_RUNTIME_DIR": str(lab_dir / "runtime"),
+            # By environment, not argv: a command line is readable by every local user (ps, /proc/*/cmdline).
+            "JUPYTER_TOKEN": token,
         }
         argv = [
             sys.executable,
@@ -243,7 +245,6 @@ class Demo:
             f"--ServerApp.ip={LOOPBACK}",
             f"--ServerApp.port={port}",
             "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={self.args.notebooks}",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",

@@ -313,7 +313,7 @@ class LocalHermes:
                         "host": LOOPBACK,
                         "port": self._api_port,
                         "key": self._api_key,
-                        "cors_origins": "*",
+                        # No cors_origins: only the kernel calls the API Server; no web page may.
                     },
                 }
             },

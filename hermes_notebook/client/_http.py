@@ -35,7 +35,8 @@ from ..errors import (
     error_for_status,
     redact,
 )
-from ..settings import Secret, Settings
+from ..inert import redact_url
+from ..settings import Secret, Settings, is_loopback
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -142,6 +143,7 @@ class HttpTransport:
         auth_header: str = "Authorization",
         auth_scheme: str | None = "Bearer",
         missing_key_hint: str = "pass key=... or set HERMES_API_KEY",
+        proxy: str | None = None,
         # testing seam
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -150,11 +152,16 @@ class HttpTransport:
         self._connect_timeout = connect_timeout
         self._auth = _SecretAuth(secret, auth_header, auth_scheme) if secret else None
         self._missing_key_hint = missing_key_hint
+        Settings.warn_if_exposed(base_url, secret, "credential")
         self._client = httpx.AsyncClient(
             base_url=base_url,
             timeout=httpx.Timeout(request_timeout, connect=connect_timeout),
             transport=transport,
             headers={"Accept": "application/json"},
+            # Never the environment's proxy: HTTP_PROXY would receive the key in clear, even for 127.0.0.1.
+            # A remote Hermes behind a proxy gets one explicitly (Settings.proxy; never for loopback).
+            trust_env=False,
+            proxy=None if is_loopback(base_url) else proxy,
         )
         self._closed = False
 
@@ -179,7 +186,7 @@ class HttpTransport:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
-        return f"<HttpTransport {self.base_url} key={'set' if self._secret else 'none'} {state}>"
+        return f"<HttpTransport {redact_url(self.base_url)} key={'set' if self._secret else 'none'} {state}>"
 
     def _check_open(self, what: str) -> None:
         if self._closed:
@@ -359,7 +366,7 @@ class ApiServerClient:
 
     def __repr__(self) -> str:
         state = "closed" if self._http.closed else "open"
-        return f"<{type(self).__name__} {self.url} key={'set' if self.settings.api_key else 'none'} {state}>"
+        return f"<{type(self).__name__} {redact_url(self.url)} key={'set' if self.settings.api_key else 'none'} {state}>"
 
 
 def api_server_transport(
@@ -384,6 +391,7 @@ def api_server_transport(
         connect_timeout=settings.connect_timeout,
         request_timeout=settings.request_timeout,
         missing_key_hint="pass key=... or set HERMES_API_KEY",
+        proxy=settings.proxy_for(settings.api_url),
         transport=transport,
     )
     return settings, http

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
+from ..inert import html_block
 from . import schedules
 
 if TYPE_CHECKING:
@@ -119,15 +120,15 @@ def jobs_table_html(jobs: Iterable[Job], caption: str = "Hermes cron jobs") -> s
     rows = [_row(job) for job in jobs]
     head = "".join(f'<th scope="col">{c}</th>' for c in _COLUMNS)
     body = "".join(rows) or f'<tr><td colspan="{len(_COLUMNS)}"><i>No jobs.</i></td></tr>'
-    return (f"<style>{_CSS}</style><table class=\"hn-jobs-static\"><caption>{html.escape(caption)}</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return html_block(f"<style>{_CSS}</style><table class=\"hn-jobs-static\"><caption>{html.escape(caption)}</caption>"
+                      f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def job_html(job: Job) -> str:
     """``Job._repr_html_``: the job as a one-row table plus its prompt."""
     prompt = html.escape(job.prompt) if job.prompt else "<i>(no prompt)</i>"
     return (jobs_table_html([job], caption=f"Hermes cron job {job.name}")
-            + f'<details><summary>Prompt</summary><pre style="white-space:pre-wrap">{prompt}</pre></details>')
+            + html_block(f'<details><summary>Prompt</summary><pre style="white-space:pre-wrap">{prompt}</pre></details>'))
 
 
 def jobs_table_text(jobs: Sequence[Job]) -> str:

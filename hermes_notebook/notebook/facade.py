@@ -358,7 +358,9 @@ class Hermes:
 async def _dashboard_version(settings: Settings) -> str | None:
     import httpx
 
-    async with httpx.AsyncClient(trust_env=False, timeout=settings.connect_timeout) as http:
+    async with httpx.AsyncClient(
+        trust_env=False, proxy=settings.proxy_for(settings.dashboard_url), timeout=settings.connect_timeout,
+    ) as http:
         data = (await http.get(f"{settings.dashboard_url}/api/status")).json()
     return data.get("version") if isinstance(data, dict) else None
 

@@ -7,10 +7,12 @@ otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on 
 from __future__ import annotations
 
 import getpass
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import HermesUsageError
+from ..inert import CARD_LINES, reveal, reveal_lines
 from ..turns import APPROVAL_CHOICES
 
 __all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
@@ -34,8 +36,9 @@ def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) 
     choice = APPROVAL_ALIASES.get(choice, choice)
     allowed = list(request.get("choices") or APPROVAL_CHOICES)
     if choice not in allowed:
+        # Fail closed: an answer outside the offered choices is refused, never mapped onto another choice.
         notes.append(f"{answer!r} is not one of {allowed}; the command was denied")
-        return "deny" if "deny" in allowed else allowed[-1]
+        return "deny"
     return choice
 
 
@@ -51,28 +54,42 @@ def check_policy(name: str, policy: Policy) -> None:
             raise HermesUsageError(f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}")
 
 
+def _print_command(command: str, limit: int | None) -> None:
+    """The command as it will run (hidden characters and blank runs made visible), and how much is not shown."""
+    lines, hidden = reveal_lines(command, limit if limit is not None else sys.maxsize)
+    print(f"Hermes wants to run: {lines[0]}")
+    for line in lines[1:]:
+        print(f"  | {line}")
+    if hidden:
+        print(f"  ... {hidden} more line{'s' if hidden != 1 else ''} hidden (type 'show' to see them all)")
+
+
 def prompt_text(request: Mapping[str, Any]) -> str:
     """Ask for the answer on stdin (``getpass`` for a sudo password or secret: never echoed)."""
     kind = request.get("kind")
     if kind == "approval":
         choices = list(request.get("choices") or APPROVAL_CHOICES)
-        print(f"Hermes wants to run: {request.get('command') or '(a command)'}")
+        command = str(request.get("command") or "(a command)")
+        _print_command(command, CARD_LINES)
         if request.get("description"):
-            print(f"  ({request['description']})")
+            print(f"  ({reveal(str(request['description']))})")
         while True:
             answer = input(f"Allow? [{'/'.join(choices)}] (Enter = deny): ").strip().lower() or "deny"
+            if answer == "show":
+                _print_command(command, None)
+                continue
             answer = APPROVAL_ALIASES.get(answer, answer)
             if answer in choices:
                 return answer
             print(f"  please type one of {', '.join(choices)}")
     if kind == "clarify":
-        print(f"Hermes asks: {request.get('question') or ''}")
+        print(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
         choices = list(request.get("choices") or [])
         for i, choice in enumerate(choices, 1):
-            print(f"  {i}) {choice}")
+            print(f"  {i}) {reveal(str(choice))}")
         answer = input("Your answer: ").strip()
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer
-    label = "sudo password" if kind == "sudo" else (request.get("question") or request.get("description") or "secret")
+    label = "sudo password" if kind == "sudo" else reveal(str(request.get("question") or request.get("description") or "secret"))
     return getpass.getpass(f"Hermes needs a {label} (Enter to skip): ")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..formatting import table_cell
+from ..inert import lines_html, redact_urls, table_html
 from ..render import transcript_bundle
 from . import shell
 
@@ -21,7 +22,7 @@ __all__ = ["Reply", "Status", "Table", "Transcript"]
 class Reply:
     """The outcome of one turn: the assistant message and what happened around it.
 
-    ``str(reply)`` is the answer text; displayed, it is a static transcript (text, markdown and sanitized
+    ``str(reply)`` is the answer text; displayed, it is a static transcript (plain text and sanitized
     HTML), which is what a saved notebook keeps.
     """
 
@@ -112,11 +113,10 @@ class Reply:
         return self.bundle()
 
     def bundle(self) -> dict[str, str]:
-        """The static transcript: text/plain, text/markdown and sanitized text/html, with the notes."""
+        """The static transcript: text/plain and sanitized text/html, with the notes."""
         bundle = transcript_bundle([self.message])
         if self.notes:
             bundle["text/plain"] += "".join(f"[note] {n}\n" for n in self.notes)
-            bundle["text/markdown"] += "".join(f"\n_Note: {n}_\n" for n in self.notes)
             bundle["text/html"] += "".join(
                 f'<div class="hn-meta" style="opacity:.8">Note: {html.escape(n)}</div>' for n in self.notes
             )
@@ -138,17 +138,8 @@ class Table(list):  # type: ignore[type-arg]
     def _cell(self, value: Any, column: str = "") -> str:
         return table_cell(column, value)  # times as local time + "N min ago", long text cut
 
-    def _repr_markdown_(self) -> str:
-        if not self:
-            return f"_{self.empty}_"
-        head = "| " + " | ".join(self.columns) + " |\n|" + "---|" * len(self.columns) + "\n"
-        rows = []
-        for row in self:
-            cells = [self._cell(row.get(c), c).replace("|", "\\|").replace("\n", " ") for c in self.columns]
-            if row.get("id") == self.current:
-                cells[0] = f"**{cells[0]}** (current)"
-            rows.append("| " + " | ".join(cells) + " |")
-        return head + "\n".join(rows)
+    def _repr_html_(self) -> str:
+        return table_html(self, self.columns, current=self.current, empty=self.empty, cell=self._cell)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -189,7 +180,7 @@ class Status(dict):  # type: ignore[type-arg]
             if info.get("features"):
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
-        return out
+        return [redact_urls(line) for line in out]  # no URL shows its userinfo
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
@@ -197,5 +188,5 @@ class Status(dict):  # type: ignore[type-arg]
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
-    def _repr_markdown_(self) -> str:
-        return "\n".join(f"- {line}" for line in self.lines())
+    def _repr_html_(self) -> str:
+        return lines_html(self.lines())

@@ -43,6 +43,7 @@ import traitlets
 
 from .. import runtime
 from ..turns import apply_changes
+from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 
 __all__ = ["STATIC", "StreamingWidget", "change_weight"]
@@ -298,18 +299,23 @@ class StreamingWidget(anywidget.AnyWidget):
         self._actions[name] = handler
 
     def _dispatch(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-            log.warning("ignoring a malformed message from the browser view")
-            return
-        handler = self._actions.get(content["type"])
-        if handler is None:
-            log.warning("ignoring unknown browser message type %r", content["type"])
+        # Every browser message is checked once (shape, types, sizes) before a handler sees it.
+        try:
+            message = inbound.validate(content, inbound.CHAT_MESSAGES)
+            handler = self._actions.get(message["type"])
+            if handler is None:
+                raise inbound.Refused(f"this view does not handle {message['type']!r} messages")
+        except inbound.Refused as exc:
+            log.warning("refused a message from the browser view: %s", exc)
+            self.notice = f"Refused a message from the view: {exc}."
             return
         try:
-            handler(content)
+            handler(message)
+        except inbound.Refused as exc:
+            self.notice = f"Refused: {exc}."
         except Exception as exc:  # never let a click raise into the comm handler: show it instead
-            log.exception("handling %r failed", content["type"])
-            self.notice = f"{content['type']} failed: {exc}"
+            log.exception("handling %r failed", message["type"])
+            self.notice = f"{message['type']} failed: {exc}"
 
     def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
         with self._lock:

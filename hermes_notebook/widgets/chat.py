@@ -11,7 +11,7 @@ messages and snapshots; a compact ``index`` synced when a message settles), plus
 banner, busy/queued, notice).
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript
-(text/plain, text/markdown, text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
+(text/plain and text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
 updated at message boundaries. The widget's stylesheet hides that output while the live view is on the page;
 nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own output instead
 would re-create the live view and lose what the user was typing.
@@ -20,8 +20,6 @@ would re-create the live view and lose what the user was typing.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import uuid
 from collections import deque
@@ -32,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from .. import runtime
-from ..client.dashboard.attachments import MAX_IMAGE_BYTES
 from ..errors import HermesError, HermesGatewayClosedError, redact
 from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
+from . import inbound
 from ._stream import StreamingWidget
 from .static_twin import StaticTwin
 
@@ -74,7 +72,7 @@ class Chat(StaticTwin, StreamingWidget):
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    #: The session picker: ``[{"id", "title", "preview"}]``, most recent first.
+    #: The session picker: ``[{"id", "title"}]``, most recent first (no previews: this state is saved).
     sessions = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: True while history or a session switch is loading.
     loading = traitlets.Bool(False).tag(sync=True)
@@ -172,7 +170,6 @@ class Chat(StaticTwin, StreamingWidget):
         bundle["text/html"] = (
             f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
         )
-        bundle["text/markdown"] = f"### {heading}\n\n{bundle['text/markdown']}"
         bundle["text/plain"] = f"{heading}\n\n{bundle['text/plain']}"
         return bundle
 
@@ -207,17 +204,9 @@ class Chat(StaticTwin, StreamingWidget):
     # --- browser actions (comm thread): validate, then hand over to the loop -----------------------------
 
     def _on_send(self, content: dict[str, Any]) -> None:
-        text = content.get("text")
-        if not isinstance(text, str):
-            self.notice = "Nothing to send."
-            return
-        images: list[tuple[str, bytes]] = []
-        for item in content.get("images") or []:
-            image = _decode_image(item)
-            if isinstance(image, str):
-                self.notice = image
-                return
-            images.append(image)
+        # ``content`` was checked by inbound.validate (types, sizes, image count and types); decoding checks bytes.
+        text: str = content["text"]
+        images = inbound.decode_images(content["images"])
         if not text.strip() and not images:
             return
         self.notice = ""
@@ -227,32 +216,19 @@ class Chat(StaticTwin, StreamingWidget):
         self._run(self._stop(), "stopping the turn")
 
     def _on_respond(self, content: dict[str, Any]) -> None:
-        request_id, response = content.get("request_id"), content.get("response")
-        if not isinstance(request_id, str) or not isinstance(response, str):
-            self.notice = "That answer could not be read."
-            return
-        key = (str(content.get("message_id")), request_id)
-        self._run(self._respond(key, response), "answering")
+        key = (content["message_id"], content["request_id"])
+        self._run(self._respond(key, content["response"], content["part_id"]), "answering")
 
     def _on_secret(self, content: dict[str, Any]) -> None:
-        # The value is taken out of the message at once and lives only in the coroutine that sends it.
-        value = content.pop("value", None)
-        request_id, kind = content.get("request_id"), content.get("kind")
-        if not isinstance(request_id, str) or kind not in ("sudo", "secret") or not isinstance(value, str):
-            self.notice = "That answer could not be read."
-            return
-        key = (str(content.get("message_id")), request_id)
-        self._run(self._send_secret(key, kind, value), "answering")
+        # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
+        key = (content["message_id"], content["request_id"])
+        self._run(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
 
     def _on_new_session(self, _content: dict[str, Any]) -> None:
         self._run(self._switch(None), "creating a new session")
 
     def _on_switch_session(self, content: dict[str, Any]) -> None:
-        session_id = content.get("session_id")
-        if not isinstance(session_id, str) or not session_id:
-            self.notice = "No session was chosen."
-            return
-        self._run(self._switch(session_id), "opening the session")
+        self._run(self._switch(content["session_id"]), "opening the session")
 
     def _on_refresh(self, _content: dict[str, Any]) -> None:
         self._run(self._refresh(), "refreshing")
@@ -267,6 +243,8 @@ class Chat(StaticTwin, StreamingWidget):
                 await coro
             except asyncio.CancelledError:
                 raise
+            except inbound.Refused as exc:
+                self.notice = f"Refused: {exc}."
             except Exception as exc:
                 self._fail(what, exc)
 
@@ -369,6 +347,8 @@ class Chat(StaticTwin, StreamingWidget):
         if self._ref is None:
             raise HermesError("the session is not open")
         user = user_message(prompt.turn_id, prompt.text).to_dict()
+        if self._turn_task is not None and len(self._queue) >= inbound.MAX_QUEUED_PROMPTS:
+            raise inbound.Refused(f"{len(self._queue)} prompts are already waiting; send this one when Hermes is done")
         if self._turn_task is not None:
             user["status"] = "queued"
             self._queue.append(prompt)
@@ -452,12 +432,15 @@ class Chat(StaticTwin, StreamingWidget):
             return
         await self._conn.interrupt(self._ref)
 
-    async def _respond(self, key: tuple[str, str], response: str) -> None:
+    async def _respond(self, key: tuple[str, str], response: str, part_id: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
         request_id = key[1]
         if key in self._answered:
             self.notice = "That request was already answered."
             return
+        with self._lock:
+            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
+        inbound.check_answer(interaction, ("approval", "clarify"), response)
         turn = self._turn
         if turn is None or self._ref is None:
             self.notice = "That request is no longer waiting for an answer."
@@ -470,11 +453,14 @@ class Chat(StaticTwin, StreamingWidget):
             self._answered.discard(key)
             raise
 
-    async def _send_secret(self, key: tuple[str, str], kind: str, value: str) -> None:
+    async def _send_secret(self, key: tuple[str, str], kind: str, value: str, part_id: str = "") -> None:
         request_id = key[1]
         if key in self._answered:
             self.notice = "That request was already answered."
             return
+        with self._lock:
+            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
+        inbound.check_answer(interaction, (kind,))
         turn = self._turn
         if turn is None:
             self.notice = "That request is no longer waiting for an answer."
@@ -553,32 +539,13 @@ def _title_of(ref: Any) -> str | None:
 def _session_entry(item: Any) -> dict[str, Any]:
     get = item.get if isinstance(item, Mapping) else (lambda k, d=None: getattr(item, k, d))
     sid = get("id") or get("stored_id") or get("session_id")
-    return {"id": str(sid), "title": get("title") or None, "preview": get("preview") or None}
+    # No preview: synced state is saved with the notebook, and a first message can hold anything.
+    return {"id": str(sid), "title": get("title") or None}
 
 
 def _short(value: Any, limit: int = 200) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
-
-
-def _decode_image(item: Any) -> tuple[str, bytes] | str:
-    """``(mime, bytes)`` for an inline image from the browser, or the sentence telling why it was refused."""
-    if not isinstance(item, Mapping):
-        return "That attachment could not be read."
-    mime, data = item.get("mime"), item.get("data")
-    if not isinstance(mime, str) or not mime.startswith("image/"):
-        return f"Only images can be attached (got {mime or 'an unknown type'})."
-    if not isinstance(data, str):
-        return "That attachment could not be read."
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return "That image is not valid base64."
-    if not raw:
-        return "That image is empty."
-    if len(raw) > MAX_IMAGE_BYTES:
-        return f"That image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)."
-    return mime, raw
 
 
 def _banner(status: str, retry_in: float | None, message: str | None) -> dict[str, Any]:

@@ -43,10 +43,12 @@ from ..errors import (
     HermesError,
     HermesUsageError,
 )
+from ..inert import redact_url
 from ..jobs import schedules
 from ..jobs.api import JobsAPI
 from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
+from . import inbound
 from ._stream import STATIC
 from .static_twin import StaticTwin
 
@@ -79,13 +81,27 @@ def _editable_schedule(job: Job) -> str:
     return job.schedule_display
 
 
+#: Characters of a job's prompt kept in the synced rows.
+PROMPT_PREVIEW_CHARS = 80
+
+
+def _prompt_preview(prompt: str) -> str:
+    flat = " ".join(prompt.split())
+    if flat == prompt and len(prompt) <= PROMPT_PREVIEW_CHARS:
+        return prompt
+    return flat[: PROMPT_PREVIEW_CHARS - 1] + "\u2026"
+
+
 def job_row(job: Job) -> dict[str, Any]:
     """One table row for the view: JSON-ready, only what the table and the edit form show."""
     latest = job.latest_execution or {}
     return {
         "id": job.id,
         "name": job.name,
-        "prompt": job.prompt,
+        # Only the start of the prompt: rows are synced state, saved with the notebook. The edit form fetches
+        # the whole prompt with a ``get_prompt`` message (a reply, never state).
+        "prompt": _prompt_preview(job.prompt),
+        "prompt_complete": _prompt_preview(job.prompt) == job.prompt,
         "schedule": job.schedule_display,
         "schedule_text": _editable_schedule(job),
         "schedule_kind": job.schedule.kind,
@@ -159,7 +175,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
                          timezone=_tz_label(), **kwargs)
         self._client, self._owns_client = self._make_client(source)
         self._helpers = JobsAPI(self._client)
-        self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
+        self.connection = {"status": "connecting", "message": None, "url": redact_url(self._client.settings.api_url)}
         self._closed = False
         self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
@@ -169,6 +185,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             "check_schedule": self._on_check_schedule,
             "save": self._on_save,
             "action": self._on_action,
+            "get_prompt": self._on_get_prompt,
         }
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
@@ -230,7 +247,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         except HermesError as exc:
             if generation == self._generation:
                 self.connection = {"status": "error", "message": _connection_message(exc),
-                                   "url": self._client.settings.api_url}
+                                   "url": redact_url(self._client.settings.api_url)}
             return
         finally:
             self.loading = False
@@ -238,7 +255,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             return
         self._last_jobs = jobs
         self.jobs = [job_row(job) for job in jobs]
-        self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
+        self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
         self.updated_at = time.time() * 1000
         if not self._closed:
             self.update_static()
@@ -281,11 +298,13 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
 
     def handle_message(self, content: Any) -> concurrent.futures.Future[None] | None:
         """Handle one browser message (also the entry point for kernel-side tests); returns its future."""
-        if not isinstance(content, Mapping) or content.get("type") not in self._actions:
-            log.warning("ignoring an unknown message from the jobs view: %r", content)
+        try:
+            message = inbound.validate(content, inbound.JOBS_MESSAGES)
+        except inbound.Refused as exc:
+            log.warning("refused a message from the jobs view: %s", exc)
+            self.notice = {"kind": "error", "text": f"Refused a message from the view: {exc}."}
             return None
-        handler = self._actions[str(content["type"])]
-        return self.submit(self._guard(handler, dict(content)))
+        return self.submit(self._guard(self._actions[message["type"]], message))
 
     async def _guard(self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]],
                      content: dict[str, Any]) -> None:
@@ -315,6 +334,10 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         job_id = content.get("id") or None
         given = content.get("fields")
         raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        if job_id and not any(row["id"] == job_id for row in self.jobs):
+            self._reply({"type": "save_result", "request": request, "ok": False, "field": None,
+                         "message": "no such job in this list; refresh and try again", "job": None})
+            return
         fields = _form_fields(raw, editing=bool(job_id))
         try:
             if job_id:
@@ -332,6 +355,12 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
                      "job": job_row(job)})
         await self.refresh_async()
 
+    async def _on_get_prompt(self, content: dict[str, Any]) -> None:
+        """The whole prompt of a listed job, for the edit form (sent as a reply, never synced)."""
+        job = next((j for j in getattr(self, "_last_jobs", []) if j.id == content["id"]), None)
+        self._reply({"type": "prompt", "request": content["request"], "id": content["id"],
+                     "ok": job is not None, "prompt": job.prompt if job is not None else None})
+
     async def _on_action(self, content: dict[str, Any]) -> None:
         action, job_id, request = content.get("action"), str(content.get("id") or ""), content.get("request")
         calls = {"pause": self._client.pause, "resume": self._client.resume, "run": self._client.run,
@@ -340,7 +369,11 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
                          "message": f"unknown action {action!r}"})
             return
-        name = next((row["name"] for row in self.jobs if row["id"] == job_id), job_id)
+        name = next((row["name"] for row in self.jobs if row["id"] == job_id), None)
+        if name is None:  # only jobs this view lists can be acted on
+            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
+                         "message": "no such job in this list; refresh and try again"})
+            return
         try:
             await calls[action](job_id)
         except HermesError as exc:

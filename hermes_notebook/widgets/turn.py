@@ -18,6 +18,7 @@ from typing import Any
 
 import traitlets
 
+from . import inbound
 from ._stream import StreamingWidget
 
 __all__ = ["TurnView"]
@@ -51,26 +52,29 @@ class TurnView(StreamingWidget):
     def _count(self, name: str) -> None:
         self.actions_seen[name] = self.actions_seen.get(name, 0) + 1
 
+    def _pending(self, content: dict[str, Any], kinds: tuple[str, ...], response: str | None) -> None:
+        """Refuse an answer unless it is for a pending interaction of this turn, of that kind, among its choices."""
+        with self._lock:
+            interaction = inbound.find_interaction(
+                self._store.get(content["message_id"]), content["part_id"], content["request_id"])
+        inbound.check_answer(interaction, kinds, response)
+
     def _respond(self, content: dict[str, Any]) -> None:
+        # ``content`` was checked by inbound.validate in StreamingWidget._dispatch.
         self._count("respond")
-        request_id, response = content.get("request_id"), content.get("response")
-        if not isinstance(request_id, str) or not isinstance(response, str):
-            log.warning("ignoring a respond message without request_id/response")
-            return
+        self._pending(content, ("approval", "clarify"), content["response"])
         if self._on_respond is not None:
-            self._on_respond(request_id, response)
+            self._on_respond(content["request_id"], content["response"])
 
     def _secret(self, content: dict[str, Any]) -> None:
         # The value goes straight to the waiting turn and is sent once; it is never stored or logged here. It is
         # taken out of the comm message at once: the kernel keeps that message as its shell parent (and IPython
         # as ``parent_header``) until the next shell message arrives.
         self._count("secret")
-        request_id, value = content.get("request_id"), content.pop("value", None)
-        if not isinstance(request_id, str) or not isinstance(value, str):
-            log.warning("ignoring a secret message without request_id/value")
-            return
+        value = content.pop("value")
+        self._pending(content, (content["kind"],), None)
         if self._on_respond is not None:
-            self._on_respond(request_id, value)
+            self._on_respond(content["request_id"], value)
 
     def _stop(self, _content: dict[str, Any]) -> None:
         self._count("stop")

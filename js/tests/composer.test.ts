@@ -63,9 +63,20 @@ describe("composer", () => {
     const error = $(".hn-composer-error");
     expect(error.hidden).toBe(false);
     expect(error.getAttribute("role")).toBe("alert");
-    expect(error.textContent).toBe("Only images can be attached; refused: data.csv.");
+    expect(error.textContent).toBe("Only PNG, JPEG, GIF and WebP images can be attached; refused: data.csv.");
     await composer.submit();
     expect(sent).toEqual([{ type: "send", text: "", images: [{ mime: "image/png", data: "iVBORw0KGgo=" }] }]);
+  });
+
+  it("refuses SVG (it can carry script) and more than eight images", async () => {
+    const { sent, composer, $, pick } = setup();
+    pick([new File(["<svg onload=alert(1)>"], "x.svg", { type: "image/svg+xml" })]);
+    expect($(".hn-composer-error").textContent).toBe("Only PNG, JPEG, GIF and WebP images can be attached; refused: x.svg.");
+    pick(Array.from({ length: 9 }, (_, i) => new File([PNG], `p${i}.png`, { type: "image/png" })));
+    expect($(".hn-composer-error").textContent).toBe("At most 8 images per message.");
+    expect($(".hn-attachments").childElementCount).toBe(8);
+    await composer.submit();
+    expect((sent[0] as { images: unknown[] }).images).toHaveLength(8);
   });
 
   it("refuses images over the size limit", () => {

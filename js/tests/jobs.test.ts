@@ -8,7 +8,7 @@ const NOW = Date.parse("2030-03-01T08:00:00Z");
 
 function row(over: Partial<JobRow> = {}): JobRow {
   return {
-    id: "0123456789ab", name: "nightly report", prompt: "RUN echo hi", schedule: "0 2 * * *", schedule_text: "0 2 * * *",
+    id: "0123456789ab", name: "nightly report", prompt: "RUN echo hi", prompt_complete: true, schedule: "0 2 * * *", schedule_text: "0 2 * * *",
     schedule_kind: "cron", description: "every day at 02:00", state: "scheduled", enabled: true,
     next_run_at: "2030-03-02T02:00:00+00:00", last_run_at: null, last_status: null, last_error: null,
     last_delivery_error: null, repeat_times: null, repeat_completed: 0, repeat_text: "0 runs (no limit)",
@@ -173,6 +173,27 @@ describe("jobs view", () => {
     q<HTMLButtonElement>("jobs-new").click();
     q("jobs-form").dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
     expect(q("jobs-form").hidden).toBe(true);
+  });
+});
+
+describe("long prompts", () => {
+  it("fetches the whole prompt for editing and never saves the cut one", () => {
+    const { model, q } = mount({ jobs: [row({ prompt: "RUN echo start xxxx…", prompt_complete: false })] });
+    q<HTMLButtonElement>("job-edit").click();
+    const prompt = q<HTMLTextAreaElement>("job-form-prompt");
+    expect(prompt.value).toBe("");
+    expect(prompt.disabled).toBe(true);
+    const ask = model.sentOfType("get_prompt").at(-1)!;
+    expect(ask).toMatchObject({ type: "get_prompt", id: "0123456789ab" });
+    // Saved before the prompt arrives: the prompt is left out, so the job keeps its own.
+    q<HTMLButtonElement>("job-form-save").click();
+    expect(Object.keys(model.sentOfType("save").at(-1)!.fields as object)).not.toContain("prompt");
+    model.kernelSend({ type: "save_result", request: model.sentOfType("save").at(-1)!.request, ok: false, field: null, message: "x" });
+    model.kernelSend({ type: "prompt", request: ask.request, id: "0123456789ab", ok: true, prompt: "RUN echo start " + "x".repeat(300) });
+    expect(prompt.disabled).toBe(false);
+    expect(prompt.value).toBe("RUN echo start " + "x".repeat(300));
+    q<HTMLButtonElement>("job-form-save").click();
+    expect(model.sentOfType("save").at(-1)!.fields).toMatchObject({ prompt: "RUN echo start " + "x".repeat(300) });
   });
 });
 

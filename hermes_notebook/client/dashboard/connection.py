@@ -42,6 +42,7 @@ from ...errors import (
     HermesTimeoutError,
     HermesUsageError,
 )
+from ...inert import redact_url
 from ...settings import Secret, Settings
 from ...turns import Message, TransformOutput, TurnFolder
 from ...turns.events import Event
@@ -163,7 +164,7 @@ class DashboardConnection:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self._ws is not None else "disconnected"
-        return f"<DashboardConnection {self.url} {state} sessions={len(self._sessions)}>"
+        return f"<DashboardConnection {redact_url(self.url)} {state} sessions={len(self._sessions)}>"
 
     async def __aenter__(self) -> DashboardConnection:
         await self.connect()

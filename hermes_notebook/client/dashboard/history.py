@@ -32,6 +32,7 @@ async def fetch_history(
         auth_header="X-Hermes-Session-Token",
         auth_scheme=None,
         missing_key_hint="pass token=... or set HERMES_DASHBOARD_TOKEN",
+        proxy=settings.proxy_for(settings.dashboard_url),
     ) as http:
         try:
             body = await http.request_json("GET", path, params={"limit": limit} if limit else None)

@@ -63,6 +63,7 @@ async def dial(settings: Settings) -> ClientConnection:
             "HERMES_DASHBOARD_SESSION_TOKEN"
         )
     url = settings.dashboard_ws_url
+    settings.warn_if_exposed(url, token, "Dashboard token")
     try:
         return await ws_connect(
             f"{url}?token={quote(token.reveal(), safe='')}",
@@ -73,7 +74,9 @@ async def dial(settings: Settings) -> ClientConnection:
             # Loopback: compression only costs CPU on the per-delta path.
             compression=None,
             max_queue=1024,
-            proxy=None,
+            # Never the environment's proxy (websockets >= 15 follows HTTP_PROXY by default; the token is in
+            # the URL): only an explicit Settings.proxy, and never for loopback.
+            proxy=settings.proxy_for(url),
             open_timeout=settings.connect_timeout,
             close_timeout=2,
             logger=_WS_LOGGER,

@@ -5,8 +5,11 @@
 import { h } from "../dom";
 import type { ImageAttachment, ViewMsg } from "../types";
 
-/** Largest image accepted, before base64 (which adds a third). */
+/** Largest image accepted, before base64 (which adds a third). The kernel checks again (widgets/inbound.py). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+/** Image types the kernel accepts, and how many per prompt (widgets/inbound.py: IMAGE_TYPES, MAX_IMAGES). */
+export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+export const MAX_IMAGES = 8;
 
 export interface Composer {
   readonly el: HTMLElement;
@@ -28,7 +31,7 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     placeholder: "Message Hermes (Ctrl+Enter to send, Esc to stop)",
     "aria-label": "Message to Hermes",
   });
-  const fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, tabindex: -1 });
+  const fileInput = h("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, tabindex: -1 });
   const attach = h("button", { type: "button", class: "hn-attach", "aria-label": "Attach images" }, "Attach image");
   const sendButton = h("button", { type: "button", class: "hn-send", title: "Send (Ctrl+Enter)" }, "Send");
   const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response", title: "Stop (Esc)" }, "Stop");
@@ -52,13 +55,17 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
   };
 
   const addFiles = (files: readonly File[]): void => {
-    const refused = files.filter((f) => !f.type.startsWith("image/"));
-    const tooBig = files.filter((f) => f.type.startsWith("image/") && f.size > MAX_IMAGE_BYTES);
-    const ok = files.filter((f) => f.type.startsWith("image/") && f.size <= MAX_IMAGE_BYTES);
+    const image = (f: File): boolean => IMAGE_TYPES.includes(f.type);
+    const refused = files.filter((f) => !image(f));
+    const tooBig = files.filter((f) => image(f) && f.size > MAX_IMAGE_BYTES);
+    const fitting = files.filter((f) => image(f) && f.size <= MAX_IMAGE_BYTES);
+    const ok = fitting.slice(0, Math.max(0, MAX_IMAGES - pending.length));
     const problems: string[] = [];
     if (refused.length > 0) {
-      problems.push(`Only images can be attached; refused: ${refused.map((f) => f.name || f.type || "file").join(", ")}.`);
+      const names = refused.map((f) => f.name || f.type || "file").join(", ");
+      problems.push(`Only PNG, JPEG, GIF and WebP images can be attached; refused: ${names}.`);
     }
+    if (ok.length < fitting.length) problems.push(`At most ${MAX_IMAGES} images per message.`);
     if (tooBig.length > 0) {
       problems.push(`Images must be under ${MAX_IMAGE_BYTES / 1024 / 1024} MB; refused: ${tooBig.map((f) => f.name).join(", ")}.`);
     }

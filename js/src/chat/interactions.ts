@@ -8,6 +8,7 @@
 
 import { h } from "../dom";
 import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
+import { revealLines } from "./reveal";
 
 export interface InteractionContext {
   send(message: ViewMsg): void;
@@ -26,7 +27,8 @@ const APPROVAL_LABELS: Record<string, string> = {
   always: "Always allow",
   deny: "Deny",
 };
-const DEFAULT_APPROVAL_CHOICES = ["once", "session", "always", "deny"];
+// When the server names no choices, "always" is not offered: a permanent allow must be the server's own offer.
+const DEFAULT_APPROVAL_CHOICES = ["once", "session", "deny"];
 
 const STATUS_TEXT: Record<Interaction["status"], string> = {
   pending: "Waiting for your answer",
@@ -52,7 +54,7 @@ export function renderInteraction(
     "aria-label": `${TITLES[kind]} request`,
   });
   card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
-  if (interaction.command) card.append(h("pre", { class: "hn-interaction-command" }, h("code", {}, interaction.command)));
+  if (interaction.command) card.append(commandBlock(interaction.command));
   const questions = multiQuestions(interaction);
   if (interaction.question && !questions) {
     card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
@@ -159,6 +161,29 @@ function questionsForm(
   return form;
 }
 
+/**
+ * The command as it will run: wrapped, hidden characters and blank runs made visible (see reveal.ts), and the
+ * number of lines past the first screenful said out loud, with a button to show them.
+ */
+function commandBlock(command: string): HTMLElement {
+  const { lines, hidden } = revealLines(command);
+  const code = h("code", {}, lines.join("\n"));
+  const block = h("div", { class: "hn-interaction-command-block" }, h("pre", { class: "hn-interaction-command" }, code));
+  if (hidden > 0) {
+    const more = h(
+      "button",
+      { type: "button", class: "hn-command-more", "aria-expanded": "false" },
+      `${hidden} more line${hidden === 1 ? "" : "s"} hidden: show all`,
+    );
+    more.addEventListener("click", () => {
+      code.textContent = revealLines(command, Number.MAX_SAFE_INTEGER).lines.join("\n");
+      more.remove();
+    });
+    block.append(more);
+  }
+  return block;
+}
+
 const TITLES: Record<Interaction["kind"], string> = {
   approval: "Approval needed",
   clarify: "Hermes has a question",
@@ -258,7 +283,10 @@ function secretForm(
     type: "password",
     class: "hn-secret-input",
     "aria-label": label,
-    autocomplete: "off",
+    // Browsers ignore "off" on password fields; "new-password" keeps them from filling or saving the value.
+    autocomplete: "new-password",
+    "data-lpignore": "true",
+    "data-1p-ignore": "true",
     spellcheck: "false",
     disabled: !active,
   });

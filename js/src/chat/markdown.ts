@@ -2,7 +2,9 @@
 //
 // Two layers, so one mistake can't run content:
 // 1. markdown-it with `html: false` (raw HTML becomes text) and a link validator that accepts only
-//    http(s) and mailto targets;
+//    the schemes of hermes_notebook/link_policy.json (http, https, mailto; the kernel's render.py reads the
+//    same file); images are never loaded: each becomes a link naming its host, so a prompt-injected model
+//    cannot send data out in an image URL;
 // 2. DOMPurify over the rendered HTML (no scripts, event handlers, frames, forms or styles; only
 //    http(s)/mailto URIs), in case a markdown-it rule or plugin ever emits something unexpected.
 // Copy buttons are added after sanitizing, as real DOM with listeners, never as parsed HTML.
@@ -22,6 +24,7 @@ import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import MarkdownIt, { type Env, type Token } from "markdown-it";
 
+import policy from "../../../hermes_notebook/link_policy.json";
 import { copyButton } from "../dom";
 
 // A handful of common languages keeps the bundle small (all of highlight.js is ~1 MB minified;
@@ -36,13 +39,27 @@ hljs.registerAliases(["html", "svg"], { languageName: "xml" });
 hljs.registerAliases(["yml"], { languageName: "yaml" });
 hljs.registerAliases(["text", "txt"], { languageName: "plaintext" });
 
-const SAFE_URL = /^(?:https?:|mailto:)/i;
+const schemes = (list: string[]): RegExp => new RegExp(`^(?:${list.join("|")}):`, "i");
+const SAFE_URL = schemes(policy.link_schemes);
+const SAFE_IMAGE_URL = schemes(policy.image_schemes);
+// eslint-disable-next-line no-control-regex
+const URL_NOISE = /[\u0000-\u0020\u007f-\u009f]/g;
 
 /** Is this a link target content may use? (http, https, mailto; nothing relative or scripted) */
 export function isSafeUrl(url: string): boolean {
   // Browsers ignore control characters and whitespace inside a scheme ("java\tscript:").
   // eslint-disable-next-line no-control-regex
-  return SAFE_URL.test(url.replace(/[\u0000-\u0020\u007f-\u009f]/g, ""));
+  return SAFE_URL.test(url.replace(URL_NOISE, ""));
+}
+
+/** The host an image would be fetched from, or null when the image may not even be offered as a link. */
+export function imageHost(src: string): string | null {
+  if (!SAFE_IMAGE_URL.test(src.replace(URL_NOISE, ""))) return null;
+  try {
+    return new URL(src.trim()).hostname || "unknown host";
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -84,11 +101,26 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
+// An image is a link "[image: alt from host]"; nothing is fetched until the user clicks it.
+md.renderer.rules.image = (tokens, idx) => {
+  const token = tokens[idx]!;
+  const src = String(token.attrGet("src") ?? "");
+  const alt = (token.children ?? []).map((child) => child.content).join("");
+  const label = alt ? `image: ${alt}` : "image";
+  const host = imageHost(src);
+  const esc = md.utils.escapeHtml;
+  if (host === null) return `<span class="hn-image-blocked">[${esc(label)}, not shown]</span>`;
+  return `<a class="hn-image-link" href="${esc(src.trim())}">[${esc(label)} from ${esc(host)}]</a>`;
+};
+
 const PURIFY: Config = {
   ALLOWED_URI_REGEXP: SAFE_URL,
   ADD_ATTR: ["target"],
-  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
-  FORBID_ATTR: ["style"],
+  FORBID_TAGS: [
+    "style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed",
+    "img", "picture", "source", "video", "audio", "svg", "math", "link", "meta", "base",
+  ],
+  FORBID_ATTR: ["style", "srcset", "background", "poster", "ping"],
 };
 
 let hookInstalled = false;

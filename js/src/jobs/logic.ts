@@ -5,7 +5,10 @@
 export interface JobRow {
   id: string;
   name: string;
+  /** The start of the prompt only (rows are saved with the notebook); the form asks for the rest. */
   prompt: string;
+  /** false when `prompt` is cut: the edit form fetches the whole prompt with a `get_prompt` message. */
+  prompt_complete: boolean;
   schedule: string;
   schedule_text: string;
   schedule_kind: string;
@@ -162,7 +165,7 @@ export function formFromRow(row: JobRow): FormValues {
   return {
     name: row.name,
     schedule: row.schedule_text,
-    prompt: row.prompt,
+    prompt: row.prompt_complete === false ? "" : row.prompt,
     deliver: row.deliver ?? "local",
     skills: row.skills.join(", "),
     repeat: row.repeat_times === null ? "" : String(row.repeat_times),

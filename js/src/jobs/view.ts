@@ -35,6 +35,8 @@ export class JobsView {
   private request = 0;
   private lastCheck = 0;
   private pendingSave = 0;
+  /** The `get_prompt` request whose answer fills the prompt field (0: the field already holds the prompt). */
+  private pendingPrompt = 0;
   private editingId: string | null = null;
   private confirmingId: string | null = null;
   private readonly busyRows = new Map<number, string>();
@@ -366,6 +368,16 @@ export class JobsView {
     this.nameInput.value = values.name;
     this.scheduleInput.value = values.schedule;
     this.promptInput.value = values.prompt;
+    this.pendingPrompt = 0;
+    this.promptInput.disabled = false;
+    this.promptInput.placeholder = "";
+    if (row && row.prompt_complete === false) {
+      // Only the start of the prompt is in the synced rows: ask the kernel for all of it.
+      this.pendingPrompt = ++this.request;
+      this.promptInput.disabled = true;
+      this.promptInput.placeholder = "Loading the prompt…";
+      this.model.send({ type: "get_prompt", request: this.pendingPrompt, id: row.id });
+    }
     this.deliverInput.value = values.deliver;
     this.skillsInput.value = values.skills;
     this.repeatInput.value = values.repeat;
@@ -390,19 +402,17 @@ export class JobsView {
     this.pendingSave = request;
     this.saveButton.disabled = true;
     setText(this.formError, "");
-    this.model.send({
-      type: "save",
-      request,
-      id: this.editingId,
-      fields: {
-        name: this.nameInput.value,
-        schedule: this.scheduleInput.value,
-        prompt: this.promptInput.value,
-        deliver: this.deliverInput.value,
-        skills: this.skillsInput.value,
-        repeat: this.repeatInput.value,
-      },
-    });
+    const fields: Record<string, string> = {
+      name: this.nameInput.value,
+      schedule: this.scheduleInput.value,
+      prompt: this.promptInput.value,
+      deliver: this.deliverInput.value,
+      skills: this.skillsInput.value,
+      repeat: this.repeatInput.value,
+    };
+    // A prompt that never arrived is left out, so the kernel keeps the job's own (never a cut one).
+    if (this.pendingPrompt !== 0) delete fields.prompt;
+    this.model.send({ type: "save", request, id: this.editingId, fields });
   }
 
   // ---- kernel replies ----
@@ -428,6 +438,11 @@ export class JobsView {
       } else {
         setText(this.formError, String(msg.message));
       }
+    } else if (msg.type === "prompt" && msg.request === this.pendingPrompt && msg.id === this.editingId) {
+      this.pendingPrompt = 0;
+      this.promptInput.disabled = false;
+      this.promptInput.placeholder = "";
+      if (msg.ok && typeof msg.prompt === "string") this.promptInput.value = msg.prompt;
     } else if (msg.type === "action_result" && typeof msg.request === "number") {
       this.busyRows.delete(msg.request);
       this.renderRows();

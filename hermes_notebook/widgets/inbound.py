@@ -1,0 +1,245 @@
+"""The one check of what a browser view sends the kernel.
+
+A view's messages arrive over the comm from a page that also shows model output, so they are input like any
+other: wrong types, huge strings, unknown ids and answers nobody asked for must change nothing. Every widget
+passes each message through :func:`validate` (shape, types, sizes, per message type) before a handler sees
+it, and answers through :func:`check_answer` (is that interaction pending, of that kind, and is the answer
+one of its choices?). A refusal is a :class:`Refused` whose message says what was wrong; widgets show it as
+their notice line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+# Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
+# length is checked first, so nothing larger is ever decoded.
+from ..client.dashboard.attachments import MAX_IMAGE_BYTES
+
+__all__ = [
+    "CHAT_MESSAGES",
+    "IMAGE_TYPES",
+    "JOBS_MESSAGES",
+    "MAX_IMAGES",
+    "MAX_IMAGE_BYTES",
+    "MAX_PROMPT_CHARS",
+    "MAX_QUEUED_PROMPTS",
+    "Refused",
+    "check_answer",
+    "decode_images",
+    "find_interaction",
+    "validate",
+]
+
+#: Longest prompt accepted from the composer (characters).
+MAX_PROMPT_CHARS = 100_000
+#: Prompts waiting behind a running turn; one more is refused.
+MAX_QUEUED_PROMPTS = 20
+#: Images per prompt.
+MAX_IMAGES = 8
+#: Image types Hermes' models accept, with the bytes each file starts with.
+IMAGE_TYPES: Mapping[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
+MAX_ID_CHARS = 256
+MAX_ANSWER_CHARS = 10_000
+MAX_SECRET_CHARS = 10_000
+MAX_SCHEDULE_CHARS = 1_000
+MAX_FORM_CHARS = 200_000
+
+
+class Refused(ValueError):
+    """A browser message that was not acted on; the message says why, for the widget's notice line."""
+
+
+# --- field checks ---------------------------------------------------------------------------------------------
+
+Check = Callable[[str, Any], Any]
+
+
+def text(limit: int, *, empty: bool = True) -> Check:
+    def check(name: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise Refused(f"{name} must be text, not {_kind(value)}")
+        if len(value) > limit:
+            raise Refused(f"{name} is too long ({len(value)} characters; at most {limit})")
+        if not empty and not value:
+            raise Refused(f"{name} is empty")
+        return value
+
+    return check
+
+
+def one_of(*choices: str) -> Check:
+    def check(name: str, value: Any) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise Refused(f"{name} must be one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def optional(inner: Check) -> Check:
+    def check(name: str, value: Any) -> Any:
+        return None if value is None else inner(name, value)
+
+    return check
+
+
+def request_number(name: str, value: Any) -> int | str | None:
+    """The view's request counter, echoed back in the reply (a small int, or an id string)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
+        return value
+    raise Refused(f"{name} must be a request number")
+
+
+def form(name: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise Refused(f"{name} must be an object, not {_kind(value)}")
+    size = sum(len(v) if isinstance(v, str) else 16 for v in value.values()) + sum(map(len, map(str, value)))
+    if len(value) > 50 or size > MAX_FORM_CHARS:
+        raise Refused(f"{name} is too large")
+    return dict(value)
+
+
+def images(name: str, value: Any) -> list[Mapping[str, Any]]:
+    """The attachment list: count, types and base64 length are checked here, before anything is decoded."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Refused(f"{name} must be a list, not {_kind(value)}")
+    if len(value) > MAX_IMAGES:
+        raise Refused(f"too many images ({len(value)}; at most {MAX_IMAGES} per prompt)")
+    limit = 4 * ((MAX_IMAGE_BYTES + 2) // 3)
+    out: list[Mapping[str, Any]] = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            raise Refused("that attachment could not be read")
+        mime, data = item.get("mime"), item.get("data")
+        if mime not in IMAGE_TYPES:
+            shown = mime[:40] if isinstance(mime, str) and mime else "an unknown type"
+            raise Refused(f"only PNG, JPEG, GIF and WebP images can be attached (got {shown})")
+        if not isinstance(data, str):
+            raise Refused("that attachment could not be read")
+        if len(data) > limit:
+            raise Refused(f"that image is too large (more than {MAX_IMAGE_BYTES // (1024 * 1024)} MB)")
+        out.append({"mime": mime, "data": data})
+    return out
+
+
+# --- message shapes -------------------------------------------------------------------------------------------
+
+_IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "request_id": text(MAX_ID_CHARS, empty=False)}
+
+#: What the chat and turn views may send: type -> field -> check. Other keys are dropped.
+CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
+    "snapshot": {},
+    "send": {"text": text(MAX_PROMPT_CHARS), "images": images},
+    "stop": {},
+    "respond": {**_IDS, "response": text(MAX_ANSWER_CHARS)},
+    "secret": {**_IDS, "kind": one_of("sudo", "secret"), "value": text(MAX_SECRET_CHARS)},
+    "new_session": {},
+    "switch_session": {"session_id": text(MAX_ID_CHARS, empty=False)},
+    "refresh": {},
+}
+
+#: What the jobs view may send.
+JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
+    "refresh": {},
+    "check_schedule": {"request": request_number, "schedule": text(MAX_SCHEDULE_CHARS)},
+    "save": {"request": request_number, "id": optional(text(MAX_ID_CHARS)), "fields": form},
+    "action": {"request": request_number, "action": one_of("pause", "resume", "run", "delete"),
+               "id": text(MAX_ID_CHARS, empty=False)},
+    "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
+}
+
+# Fields a message may leave out (the view omits them when empty); every other listed field is required.
+_OPTIONAL = {"images", "request", "id"}
+
+
+def validate(content: object, messages: Mapping[str, Mapping[str, Check]]) -> dict[str, Any]:
+    """The checked message (``type`` plus its known fields), or :class:`Refused` saying what was wrong.
+
+    A ``secret`` message's ``value`` is popped from ``content`` (the comm keeps the original message around as
+    the kernel's parent header), so only the returned dict holds it.
+    """
+    if not isinstance(content, dict):
+        raise Refused(f"a message must be an object, not {_kind(content)}")
+    kind = content.get("type")
+    if not isinstance(kind, str) or kind not in messages:
+        shown = kind[:40] if isinstance(kind, str) else _kind(kind)
+        raise Refused(f"unknown message type {shown!r}")
+    out: dict[str, Any] = {"type": kind}
+    for name, check in messages[kind].items():
+        value = content.pop(name, None) if name == "value" else content.get(name)
+        if name not in content and name != "value" and name in _OPTIONAL:
+            out[name] = check(name, None) if name == "images" else None
+            continue
+        out[name] = check(name, value)
+    return out
+
+
+# --- answers --------------------------------------------------------------------------------------------------
+
+
+def find_interaction(message: Mapping[str, Any] | None, part_id: str, request_id: str) -> Mapping[str, Any] | None:
+    """The interaction ``request_id`` on tool part ``part_id`` of ``message`` (or on any part if no part id)."""
+    if not isinstance(message, Mapping):
+        return None
+    for part in message.get("parts") or ():
+        if not isinstance(part, Mapping) or (part_id and part.get("id") != part_id):
+            continue
+        interaction = part.get("interaction")
+        if isinstance(interaction, Mapping) and interaction.get("request_id") == request_id:
+            return interaction
+    return None
+
+
+#: Offered when an approval names no choices (the front end shows the same three: never "always").
+DEFAULT_APPROVAL_ANSWERS = ("once", "session", "deny")
+
+
+def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], response: str | None = None) -> None:
+    """Refuse an answer for an interaction that is not pending, of another kind, or outside its choices."""
+    if interaction is None:
+        raise Refused("that request is not one this chat is waiting on")
+    kind = interaction.get("kind")
+    if kind not in kinds:
+        raise Refused(f"that request asks for {kind or 'something else'}, not {' or '.join(kinds)}")
+    if interaction.get("status") != "pending":
+        raise Refused("that request is no longer waiting for an answer")
+    if kind == "approval" and response is not None:
+        choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_ANSWERS
+        if response not in choices:
+            raise Refused(f"{response[:40]!r} is not one of the offered choices ({', '.join(choices)})")
+
+
+def decode_images(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]:
+    """``(mime, bytes)`` for attachments :func:`validate` let through; the bytes must match the declared type."""
+    out = []
+    for item in items:
+        mime, data = str(item["mime"]), str(item["data"])
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise Refused("that image is not valid base64") from None
+        if not raw:
+            raise Refused("that image is empty")
+        if len(raw) > MAX_IMAGE_BYTES:
+            raise Refused(f"that image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)")
+        if not raw.startswith(IMAGE_TYPES[mime]) or (mime == "image/webp" and raw[8:12] != b"WEBP"):
+            raise Refused(f"that file is not a {mime.split('/')[1].upper()} image")
+        out.append((mime, raw))
+    return out
+
+
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__

