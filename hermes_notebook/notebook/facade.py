@@ -27,7 +27,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import runtime
 from ..errors import HermesError, HermesNotFoundError, HermesRPCError, HermesUsageError
@@ -35,8 +35,10 @@ from ..render import transcript_bundle
 from ..runtime import on_package_loop
 from ..settings import Settings
 from ..turns import TurnFolder
+from . import context as _context
 from . import live as _live
 from .comm_pump import CommPump, CommPumpWarning
+from .context import PromptPreview
 from .live import (
     VIAS,
     Policy,
@@ -103,6 +105,16 @@ class Hermes:
 
     # --- asking ---
 
+    @overload
+    def ask(self, prompt: str, *args: Any, preview: Literal[True], **kwargs: Any) -> PromptPreview: ...
+
+    @overload
+    def ask(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, preview: Literal[False] = False,
+    ) -> Reply: ...
+
     def ask(
         self,
         prompt: str,
@@ -114,14 +126,21 @@ class Hermes:
         instructions: str | None = None,
         model: str | None = None,
         images: Any = None,
-    ) -> Reply:
+        preview: bool = False,
+    ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
         In a notebook the turn streams into a live view whose buttons answer approvals and questions while
         this call waits; ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a
         callable given the request). ``via="api"`` uses the API Server's runs (no clarify there).
+        ``{name}``/``{expr}`` in the prompt are filled with summaries of the caller's values (``{{`` is a
+        literal brace); ``preview=True`` returns what would be sent and sends nothing.
         """
-        options = self._options(prompt, session, via, approve, clarify, new, instructions, model, images)
+        prepared = _context.prepare_ask(prompt, images)
+        if preview:
+            return prepared
+        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
+                                _context.merge_images(prepared, images))
         return self._run_blocking(options, timeout=self.timeout)
 
     async def ask_async(
@@ -138,7 +157,9 @@ class Hermes:
     ) -> Reply:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        options = self._options(prompt, session, via, approve, clarify, new, instructions, model, images)
+        prepared = _context.prepare_ask(prompt, images)
+        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
+                                _context.merge_images(prepared, images))
         handle = TurnHandle(self, options)
         presenter = _presenter_for(handle, blocking=False)
         handle._buttons = presenter.buttons

@@ -27,6 +27,7 @@ from traitlets import CFloat, Unicode
 
 from ..errors import HermesError, redact
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
+from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
@@ -125,9 +126,12 @@ class HermesMagics(Magics):
     @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
+    @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
+              "send nothing.")
+    @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
-              "chat [SESSION] | stop")
+              "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error)")
     @line_cell_magic
     def hermes(self, line: str, cell: str | None = None) -> Any:
         """Ask Hermes; the turn streams into this cell and the reply is the cell's value.
@@ -149,15 +153,21 @@ class HermesMagics(Magics):
         words = line.split(None, 1)
         if cell is None and words and words[0] in SUBCOMMANDS:
             return self._subcommand(words[0], words[1] if len(words) > 1 else "")
-        tokens, prompt = _split_options(line)
+        fix = cell is None and bool(words) and words[0] == "fix"
+        tokens, prompt = _split_options(words[1] if fix and len(words) > 1 else "" if fix else line)
         parser: MagicArgumentParser = HermesMagics.hermes.parser
         args = parser.parse_args(tokens)
         if cell is not None:
             if prompt:
                 raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
             prompt = cell.strip()
-        if not prompt:
+        if not prompt and not fix:
             raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
+        prepared = _context.fix_prompt(self.shell, prompt) if fix else _context.prepare_magic(
+            prompt, self.shell, raw=args.raw)
+        if args.dry_run:
+            return prepared
+        prompt = prepared.text
         if args.out is not None and not args.out.isidentifier():
             raise UsageError(f"-o needs a variable name, not {args.out!r}")
         hermes = self.facade
@@ -170,6 +180,8 @@ class HermesMagics(Magics):
             "instructions": args.instructions,
             "model": args.model,
         }
+        if prepared.images:
+            options["images"] = prepared.images
         if options["via"] == "api" and not args.clarify:
             options["clarify"] = None  # a configured clarify default does not block API runs
         if args.background:
