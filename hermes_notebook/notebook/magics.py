@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 from traitlets import CFloat, Unicode
 
@@ -133,6 +133,7 @@ class HermesMagics(Magics):
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error)")
     @line_cell_magic
+    @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
         """Ask Hermes; the turn streams into this cell and the reply is the cell's value.
 

@@ -1,0 +1,133 @@
+"""The kernel's values as prompt context, end to end: what the REAL Hermes handed the (scripted) model."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from hermes_notebook import connect
+from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook._demo.scripted_model import ScriptedModel
+from hermes_notebook.notebook import Reply
+from hermes_notebook.notebook.context import PromptPreview
+from hermes_notebook.notebook.magics import HermesMagics, load_ipython_extension
+
+
+@pytest.fixture
+def ip(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    for name, value in {
+        "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
+        "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+    }.items():
+        monkeypatch.setenv(name, value)
+    shell = InteractiveShell.instance()
+    load_ipython_extension(shell)
+    magics: HermesMagics = shell.magics_manager.registry["HermesMagics"]
+    yield shell
+    if magics._hermes is not None:
+        magics._hermes.close()
+        magics._hermes = None
+    for name in ("r", "df", "nums"):
+        shell.user_ns.pop(name, None)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def _sent(model: ScriptedModel, marker: str) -> str:
+    """The last user message the model received that contains ``marker``."""
+    for body in reversed(model.requests):
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        if users and marker in _text(users[-1].get("content")):
+            return _text(users[-1].get("content"))
+    raise AssertionError(f"the model never received {marker!r}")
+
+
+def _run(ip: InteractiveShell, code: str) -> Any:
+    result = ip.run_cell(code, store_history=True)
+    result.raise_error()
+    return result.result
+
+
+def test_dataframe_goes_as_its_summary(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    marker = f"df-{uuid.uuid4().hex[:8]}"
+    ip.user_ns["df"] = pd.DataFrame({"item": [f"row{i}" for i in range(500)], "price": [i / 2 for i in range(500)]})
+    reply = _run(ip, f"%hermes --new {marker} {{df}}")
+    assert isinstance(reply, Reply) and reply.ok
+    sent = _sent(scripted_model, marker)
+    assert "DataFrame: 500 rows × 2 columns" in sent
+    assert "price: float64" in sent and "row4" in sent
+    assert "row5 " not in sent and "row499" not in sent  # a head, not the whole frame
+
+
+def test_escaped_braces_are_sent_as_braces(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    marker = f"esc-{uuid.uuid4().hex[:8]}"
+    _run(ip, f"%hermes --new {marker} {{{{x}}}} and {{{{}}}}")
+    assert _sent(scripted_model, marker).endswith(f"{marker} {{x}} and {{}}")
+
+
+def test_undefined_name_fails_before_sending(
+    ip: InteractiveShell, scripted_model: ScriptedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = len(scripted_model.requests)
+    capsys.readouterr()
+    result = ip.run_cell("%hermes --new what is {not_defined_anywhere}?")
+    text = capsys.readouterr()
+    lines = [line for line in (text.out + text.err).splitlines() if line.strip()]
+    assert not result.success
+    assert lines == ["UsageError: {not_defined_anywhere} in the prompt: 'not_defined_anywhere' is not defined "
+                     "(write {{ and }} for literal braces)"]
+    assert len(scripted_model.requests) == before
+
+
+def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
+    ip: InteractiveShell, scripted_model: ScriptedModel
+) -> None:
+    before = len(scripted_model.requests)
+    ip.user_ns["nums"] = list(range(1000))
+    preview = _run(ip, "%hermes --dry-run --new summarise {nums}")
+    assert isinstance(preview, PromptPreview)
+    assert preview.text == "summarise list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
+    assert str(preview).startswith(f"dry run, nothing sent: {len(preview.text)} characters")
+    assert len(scripted_model.requests) == before
+
+
+def test_fix_sends_the_failing_cell_and_traceback_tail(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    marker = f"boom_{uuid.uuid4().hex[:8]}"
+    failed = ip.run_cell(f"def {marker}(rows):\n    return sum(rows) / len(rows)\n{marker}([])", store_history=True)
+    assert failed.error_in_exec is not None
+    reply = _run(ip, "%hermes fix --new")
+    assert isinstance(reply, Reply) and reply.ok and reply.text
+    sent = _sent(scripted_model, marker)
+    assert f"{marker}([])" in sent  # the cell's source
+    assert "ZeroDivisionError: division by zero" in sent
+    assert "return sum(rows) / len(rows)" in sent  # the traceback tail points at the failing line
+
+
+def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_model: ScriptedModel) -> None:
+    client = connect(hermes.settings())
+    try:
+        marker = f"ask-{uuid.uuid4().hex[:8]}"
+        before = len(scripted_model.requests)
+
+        def inside_a_function() -> Any:
+            local_rows = {"a": 1, "b": 2}
+            return client.ask(f"{marker} {{local_rows}}", via="api", preview=True)
+
+        preview = inside_a_function()
+        assert preview.text == f"{marker} dict of 2 items: 'a': 1, 'b': 2"
+        assert len(scripted_model.requests) == before
+        local_rows = [1, 2, 3]  # noqa: F841 - read by the prompt's placeholder
+        reply = client.ask(f"{marker} {{local_rows}}", via="api", new=True)
+        assert reply.ok
+        assert _sent(scripted_model, marker).endswith(f"{marker} list of 3 items: 1, 2, 3")
+    finally:
+        client.close()
