@@ -27,6 +27,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import runtime
@@ -90,6 +91,8 @@ class Hermes:
         self._resolve_lock: asyncio.Lock | None = None
         self._jobs: JobsAPI | None = None
         self._closed = False
+        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
+        self._replies: dict[str, list[Reply]] = {}
         #: The last turn started (``%hermes stop`` stops it).
         self.last_turn: TurnHandle | None = None
 
@@ -287,7 +290,9 @@ class Hermes:
                 )
         if message.get("status") == "interrupted" or message.get("status") == "cancelled":
             notes.append("the turn was interrupted")
-        return Reply(message, session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes)
+        reply = Reply(message, session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes)
+        self._replies.setdefault(handle.session_id or "", []).append(reply)  # export() keeps what history drops
+        return reply
 
     async def _run_interactions(
         self, handle: TurnHandle, changes: list[dict[str, Any]], seen: set[str],
@@ -572,6 +577,25 @@ class Hermes:
         except HermesNotFoundError:
             rows = []
         return Transcript([m.to_dict() for m in fold_history(rows)])
+
+    def export(
+        self, session: Any = None, path: str | Path = "hermes-conversation.md", *, format: str | None = None,  # noqa: A002
+        title: str | None = None,
+    ) -> Path:
+        """Write a conversation to ``path`` as Markdown, HTML or ``.ipynb`` (by suffix); returns the path.
+
+        ``session``: a session id or name (None: the current one), a :class:`Reply`, or a list of replies or
+        message dicts. The file holds no API key, token or secret value.
+        """
+        from .export import enrich, export_messages, messages_of
+
+        if session is None or isinstance(session, str):
+            key = self._aliases.get(session, session) if session is not None else self._current
+            messages = enrich(self.history(session), self._replies.get(key or "", []))
+        else:
+            messages = messages_of(session)
+        secrets = (self.settings.api_key, self.settings.dashboard_token)
+        return export_messages(messages, path, format=format, title=title, secrets=secrets)
 
     def status(self) -> Status:
         """Both servers: reachable or not, versions, capabilities, and this connection's state."""

@@ -31,7 +31,7 @@ from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
-SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop")
+SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export")
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
@@ -131,7 +131,8 @@ class HermesMagics(Magics):
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
-              "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error)")
+              "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
+              "export PATH [SESSION] (.md, .html or .ipynb)")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -268,6 +269,13 @@ class HermesMagics(Magics):
     def _cmd_chat(self, rest: str) -> Any:
         args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
         return self.facade.chat(args.session)
+
+    def _cmd_export(self, rest: str) -> Any:
+        args = self._parse("export", rest, (("path",), {"metavar": "PATH"}),
+                           (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
+        print(f"exported to {self.facade.export(args.session, args.path)}")
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)
