@@ -9,11 +9,16 @@ drift apart and type checkers see both.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.jobs import Job, JobsClient
+from ..errors import HermesUsageError
 from ..runtime import blocking, on_loop
 from .helpers import JobList, JobsHelpers
+from .runs import RunList, job_id_of, job_runs
+
+if TYPE_CHECKING:
+    from ..client.api import ApiClient
 
 __all__ = ["JobsAPI"]
 
@@ -25,8 +30,11 @@ class JobsAPI:
     package loop the first time it is needed, so building a ``JobsAPI`` does no I/O.
     """
 
-    def __init__(self, client: Callable[[], Awaitable[JobsClient]]) -> None:
+    def __init__(
+        self, client: Callable[[], Awaitable[JobsClient]], sessions: Callable[[], Awaitable[ApiClient]] | None = None,
+    ) -> None:
         self._client_factory = client
+        self._sessions_factory = sessions  # the API client whose stored sessions hold the cron runs
 
     async def _client(self) -> JobsClient:
         return await self._client_factory()
@@ -141,6 +149,16 @@ class JobsAPI:
         )
 
     ensure = blocking(ensure_async)
+
+    @on_loop
+    async def runs_async(self, job: Any, limit: int = 20) -> RunList:
+        """A job's recent runs, newest first (time, status, duration); ``run.transcript()`` opens one."""
+        if self._sessions_factory is None:
+            raise HermesUsageError("runs() needs the API Server client: use hermes_notebook.connect().jobs")
+        api = await self._sessions_factory()
+        return await job_runs(api, job_id_of(job), limit=limit, factory=self._sessions_factory)
+
+    runs = blocking(runs_async)
 
     @on_loop
     async def wait_for_run_async(self, job: Any, *, timeout: float = 150.0, poll: float = 2.0,

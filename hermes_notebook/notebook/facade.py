@@ -525,7 +525,7 @@ class Hermes:
         if self._jobs is None:
             from ..jobs.api import JobsAPI
 
-            self._jobs = JobsAPI(self._jobs_api_client)
+            self._jobs = JobsAPI(self._jobs_api_client, self._api_client)
         return self._jobs
 
     def jobs_widget(self) -> Any:
