@@ -21,6 +21,7 @@ from hermes_notebook.notebook.context import (
 
 
 def test_dataframe_summary_has_shape_dtypes_and_head_not_every_row() -> None:
+    """Dataframe summary has shape dtypes and head not every row."""
     df = pd.DataFrame({"city": [f"c{i}" for i in range(1000)], "temp": [float(i) for i in range(1000)]})
     text = summarize(df).text
     assert text.startswith("DataFrame: 1,000 rows × 2 columns")
@@ -30,6 +31,7 @@ def test_dataframe_summary_has_shape_dtypes_and_head_not_every_row() -> None:
 
 
 def test_series_array_and_collections_are_bounded_and_typed() -> None:
+    """Series array and collections are bounded and typed."""
     series = summarize(pd.Series(range(100), name="n")).text
     assert series.startswith("Series 'n': 100 values, dtype int64")
     import numpy as np
@@ -43,11 +45,13 @@ def test_series_array_and_collections_are_bounded_and_typed() -> None:
 
 
 def test_long_string_is_cut_with_a_marker() -> None:
+    """Long string is cut with a marker."""
     text = summarize("x" * 5000, limit=100).text
     assert text == "x" * 100 + "… [cut: 4,900 more characters]"
 
 
 def test_a_broken_repr_does_not_stop_the_prompt() -> None:
+    """A broken repr does not stop the prompt."""
     class Broken:
         def __repr__(self) -> str:
             raise RuntimeError("no")
@@ -56,6 +60,7 @@ def test_a_broken_repr_does_not_stop_the_prompt() -> None:
 
 
 def test_figure_goes_as_a_png_attachment() -> None:
+    """Figure goes as a png attachment."""
     class Figure:  # matplotlib is not installed here: the summary recognises the type by module and name
         dpi = 100
 
@@ -75,6 +80,7 @@ def test_figure_goes_as_a_png_attachment() -> None:
 
 
 def test_escapes_expressions_and_a_lone_brace() -> None:
+    """Escapes expressions and a lone brace."""
     preview = interpolate("{{x}} is {x + 1}; d[{k}] = {d['a']} }", {"x": 1, "k": "a", "d": {"a": [1, 2]}})
     assert preview.text == "{x} is 2; d[a] = list of 2 items: 1, 2 }"
     assert preview.values == [("x + 1", "int", 1), ("k", "str", 1), ("d['a']", "list", 21)]
@@ -91,6 +97,7 @@ def test_escapes_expressions_and_a_lone_brace() -> None:
     ],
 )
 def test_bad_placeholders_are_one_line_errors(template: str, message: str) -> None:
+    """Bad placeholders are one line errors."""
     with pytest.raises(PromptContextError) as info:
         interpolate(template, {})
     assert message in str(info.value) and "\n" not in str(info.value)
@@ -103,12 +110,13 @@ def shell() -> InteractiveShell:
 
 
 def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
+    """In out and err come from the shell."""
     shell.run_cell("value = 6 * 7\nvalue", store_history=True)
     count = shell.execution_count - 1
     failing = shell.run_cell("def helper():\n    return {}['missing']\nhelper()", store_history=True)
     assert failing.error_in_exec is not None
     preview = interpolate(f"{{In[{count}]}} gave {{Out[{count}]}}; then {{Err}}", shell.user_ns, shell=shell)
-    assert preview.text.startswith(f"```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call last):")
+    assert preview.text.startswith("```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call last):")
     assert "return {}['missing']" in preview.text  # the traceback tail names the failing line
     info = last_error(shell)
     assert info.cell_source == "def helper():\n    return {}['missing']\nhelper()\n"
@@ -117,6 +125,7 @@ def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
 
 
 def test_err_before_any_error_is_a_clear_error() -> None:
+    """Err before any error is a clear error."""
     code = textwrap.dedent("""
         import sys
         from hermes_notebook.notebook.context import PromptContextError, interpolate
@@ -130,6 +139,7 @@ def test_err_before_any_error_is_a_clear_error() -> None:
 
 
 def test_summaries_do_not_import_pandas() -> None:
+    """Summaries do not import pandas."""
     code = textwrap.dedent("""
         import sys
         from hermes_notebook.notebook.context import interpolate

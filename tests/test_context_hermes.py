@@ -58,6 +58,7 @@ def _run(ip: InteractiveShell, code: str) -> Any:
 
 
 def test_dataframe_goes_as_its_summary(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    """Dataframe goes as its summary."""
     marker = f"df-{uuid.uuid4().hex[:8]}"
     ip.user_ns["df"] = pd.DataFrame({"item": [f"row{i}" for i in range(500)], "price": [i / 2 for i in range(500)]})
     reply = _run(ip, f"%hermes --new {marker} {{df}}")
@@ -69,6 +70,7 @@ def test_dataframe_goes_as_its_summary(ip: InteractiveShell, scripted_model: Scr
 
 
 def test_escaped_braces_are_sent_as_braces(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    """Escaped braces are sent as braces."""
     marker = f"esc-{uuid.uuid4().hex[:8]}"
     _run(ip, f"%hermes --new {marker} {{{{x}}}} and {{{{}}}}")
     assert _sent(scripted_model, marker).endswith(f"{marker} {{x}} and {{}}")
@@ -77,6 +79,7 @@ def test_escaped_braces_are_sent_as_braces(ip: InteractiveShell, scripted_model:
 def test_undefined_name_fails_before_sending(
     ip: InteractiveShell, scripted_model: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Undefined name fails before sending."""
     before = len(scripted_model.requests)
     capsys.readouterr()
     result = ip.run_cell("%hermes --new what is {not_defined_anywhere}?")
@@ -91,6 +94,7 @@ def test_undefined_name_fails_before_sending(
 def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
     ip: InteractiveShell, scripted_model: ScriptedModel
 ) -> None:
+    """Dry run shows what would be sent and sends nothing."""
     before = len(scripted_model.requests)
     ip.user_ns["nums"] = list(range(1000))
     preview = _run(ip, "%hermes --dry-run --new summarise {nums}")
@@ -101,6 +105,7 @@ def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
 
 
 def test_fix_sends_the_failing_cell_and_traceback_tail(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+    """Fix sends the failing cell and traceback tail."""
     marker = f"boom_{uuid.uuid4().hex[:8]}"
     failed = ip.run_cell(f"def {marker}(rows):\n    return sum(rows) / len(rows)\n{marker}([])", store_history=True)
     assert failed.error_in_exec is not None
@@ -113,13 +118,14 @@ def test_fix_sends_the_failing_cell_and_traceback_tail(ip: InteractiveShell, scr
 
 
 def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_model: ScriptedModel) -> None:
+    """Ask fills from the callers namespace."""
     client = connect(hermes.settings())
     try:
         marker = f"ask-{uuid.uuid4().hex[:8]}"
         before = len(scripted_model.requests)
 
         def inside_a_function() -> Any:
-            local_rows = {"a": 1, "b": 2}
+            local_rows = {"a": 1, "b": 2}  # noqa: F841 - read by the prompt's placeholder
             return client.ask(f"{marker} {{local_rows}}", via="api", preview=True)
 
         preview = inside_a_function()

@@ -39,6 +39,7 @@ CONVERSATION = [
 
 
 def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
+    """Markdown collapses tools keeps usage and escapes html."""
     text = to_markdown(CONVERSATION, title="My run")
     assert text.startswith("# My run\n\n### You\n\nfirst &lt;b>question&lt;/b>")
     assert "<details><summary>Tool terminal({&quot;command&quot;: &quot;rm -rf ./x&quot;}) — complete, 0.25 s</summary>" in text
@@ -49,6 +50,7 @@ def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
 
 
 def test_html_is_a_page_without_live_markup() -> None:
+    """Html is a page without live markup."""
     page = to_html(CONVERSATION, title="My <run>")
     assert page.startswith("<!DOCTYPE html>") and "<title>My &lt;run&gt;</title>" in page
     assert "<script>" not in page and "&lt;script&gt;" in page
@@ -56,6 +58,7 @@ def test_html_is_a_page_without_live_markup() -> None:
 
 
 def test_ipynb_has_a_cell_per_prompt_and_reply_and_validates() -> None:
+    """Ipynb has a cell per prompt and reply and validates."""
     notebook = nbformat.from_dict(to_ipynb(CONVERSATION))
     nbformat.validate(notebook)
     assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"]
@@ -68,14 +71,17 @@ def test_ipynb_has_a_cell_per_prompt_and_reply_and_validates() -> None:
      "AKIAABCDEFGHIJKLMNOP"],
 )
 def test_scrub_removes_key_shapes(secret: str) -> None:
+    """Scrub removes key shapes."""
     assert secret not in scrub(f"before {secret} after")
 
 
 def test_scrub_removes_the_given_secrets() -> None:
+    """Scrub removes the given secrets."""
     assert scrub("token is abcd-1234-efgh", ["abcd-1234-efgh"]) == "token is ********"
 
 
 def test_format_comes_from_the_suffix(tmp_path: Path) -> None:
+    """Format comes from the suffix."""
     for name in ("a.md", "b.html", "c.ipynb"):
         assert export_messages(CONVERSATION, tmp_path / name).stat().st_size > 100
     assert json.loads((tmp_path / "c.ipynb").read_text())["nbformat"] == 4
@@ -84,6 +90,7 @@ def test_format_comes_from_the_suffix(tmp_path: Path) -> None:
 
 
 def test_enrich_puts_live_replies_in_place_of_stored_copies() -> None:
+    """Enrich puts live replies in place of stored copies."""
     stored = [_message("user", _text("q1")), _message("assistant", _text("a1")),
               _message("user", _text("q2")), _message("assistant", {"kind": "tool", "name": "t"}, _text("a2"))]
     live = Reply(_message("assistant", TOOL, _text("a2"), usage={"total": 3}), prompt="q2")
@@ -93,6 +100,7 @@ def test_enrich_puts_live_replies_in_place_of_stored_copies() -> None:
 
 
 def test_reply_to_markdown_has_prompt_and_answer() -> None:
+    """Reply to markdown has prompt and answer."""
     reply = Reply(_message("assistant", _text("the answer")), prompt="the question")
     assert reply.to_markdown() == "### You\n\nthe question\n\n### Hermes\n\nthe answer\n"
 
@@ -101,6 +109,7 @@ def test_reply_to_markdown_has_prompt_and_answer() -> None:
 
 
 def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes: LocalHermes, tmp_path: Path) -> None:
+    """Export of a session with a tool call and an approval."""
     client = connect(hermes.settings())
     try:
         marker = f"export-{uuid.uuid4().hex[:8]}"

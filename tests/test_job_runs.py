@@ -16,6 +16,7 @@ from hermes_notebook.notebook import Hermes
 
 
 def test_run_status_from_the_session_row() -> None:
+    """Run status from the session row."""
     assert run_status({"ended_at": None}) == "running"
     assert run_status({"ended_at": 1.0, "end_reason": "cron_complete"}) == "ok"
     assert run_status({"ended_at": 1.0, "end_reason": "cron_error"}) == "error"
@@ -23,6 +24,7 @@ def test_run_status_from_the_session_row() -> None:
 
 
 def test_a_run_row_needs_a_cron_id_and_reports_its_duration() -> None:
+    """A run row needs a cron id and reports its duration."""
     run = JobRun.from_session({"id": "cron_ab12_20261202_103235", "started_at": 10.0, "ended_at": 12.5,
                                "end_reason": "cron_complete"})
     assert (run.job_id, run.status, run.duration) == ("ab12", "ok", 2.5)
@@ -35,6 +37,7 @@ def test_a_run_row_needs_a_cron_id_and_reports_its_duration() -> None:
 @pytest.mark.parametrize(("job_id", "limit", "message"), [("../x", 5, "a job id is letters and digits"),
                                                           ("ab12", 0, "limit must be between 1 and 200")])
 def test_bad_arguments_fail_before_any_request(job_id: str, limit: int, message: str) -> None:
+    """Bad arguments fail before any request."""
     with pytest.raises(HermesUsageError, match=message):
         runtime.run_sync(job_runs(None, job_id, limit=limit))  # type: ignore[arg-type]
 
@@ -54,6 +57,7 @@ def ran(hermes: LocalHermes) -> Iterator[tuple[Hermes, Any, str]]:
 
 
 def test_runs_lists_the_triggered_run(ran: tuple[Hermes, Any, str]) -> None:
+    """Runs lists the triggered run."""
     client, job, _ = ran
     runs = client.jobs.runs(job)
     assert len(runs) == 1
@@ -65,6 +69,7 @@ def test_runs_lists_the_triggered_run(ran: tuple[Hermes, Any, str]) -> None:
 
 
 def test_a_runs_transcript_shows_the_prompt_the_tool_call_and_the_answer(ran: tuple[Hermes, Any, str]) -> None:
+    """A runs transcript shows the prompt the tool call and the answer."""
     client, job, marker = ran
     transcript = client.jobs.runs(job)[0].transcript()
     roles = [m["role"] for m in transcript]

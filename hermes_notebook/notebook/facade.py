@@ -109,7 +109,11 @@ class Hermes:
     # --- asking ---
 
     @overload
-    def ask(self, prompt: str, *args: Any, preview: Literal[True], **kwargs: Any) -> PromptPreview: ...
+    def ask(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, *, preview: Literal[True],
+    ) -> PromptPreview: ...
 
     @overload
     def ask(
