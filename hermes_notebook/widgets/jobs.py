@@ -49,6 +49,7 @@ from ..jobs import schedules
 from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from ._stream import STATIC
+from .job_runs import RunsHandler, finished_runs_notice
 
 __all__ = ["STATIC_CLASS", "Jobs"]
 
@@ -170,6 +171,8 @@ class Jobs(anywidget.AnyWidget):
             "save": self._on_save,
             "action": self._on_action,
         }
+        self._runs = RunsHandler(self._client.settings, self._reply)  # run list + read-only transcripts
+        self._actions.update(runs=self._runs.on_runs, transcript=self._runs.on_transcript)
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
@@ -237,7 +240,10 @@ class Jobs(anywidget.AnyWidget):
         if generation != self._generation:  # a newer refresh (e.g. the toggle) superseded this one
             return
         self._last_jobs = jobs
-        self.jobs = [job_row(job) for job in jobs]
+        before, self.jobs = self.jobs, [job_row(job) for job in jobs]
+        finished = finished_runs_notice(before, self.jobs)
+        if finished:
+            self.notice = {"kind": "info", "text": finished}
         self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
         self.updated_at = time.time() * 1000
         self._update_static()
@@ -251,6 +257,7 @@ class Jobs(anywidget.AnyWidget):
                 runtime.call_soon(task.cancel)
             if self._owns_client:
                 runtime.submit(self._client.aclose())
+            runtime.submit(self._runs.aclose())
         super().close()
 
     # --- auto refresh ---------------------------------------------------------------------------------

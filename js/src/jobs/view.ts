@@ -17,6 +17,7 @@ import {
   updatedAgo,
   WEEKDAYS,
 } from "./logic";
+import { RUNS_CSS, RunsPanel } from "./runs";
 import { JOBS_CSS } from "./styles";
 
 type Model = AnyModel<JobsState>;
@@ -70,6 +71,8 @@ export class JobsView {
   private readonly saveButton = h("button", { type: "submit", "data-testid": "job-form-save" }, "Save job");
   // table
   private readonly tbody = h("tbody");
+  // a job's runs and one run's transcript (./runs.ts)
+  private readonly runs = new RunsPanel((msg) => this.model.send(msg), () => ++this.request);
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
@@ -115,7 +118,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(h("style", {}, JOBS_CSS), bar, this.notice, this.form, table);
+    this.root.append(h("style", {}, JOBS_CSS + RUNS_CSS), bar, this.notice, this.form, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);
@@ -236,6 +239,7 @@ export class JobsView {
         "aria-label": `Run ${row.name} now`,
         title: "Marks the job due; it starts on the scheduler's next tick (within about a minute)",
       }),
+      button("Runs", "job-runs-open", () => this.runs.show(row), { "aria-label": `Runs of ${row.name}` }),
       button("Edit", "job-edit", () => this.openForm(row), { "aria-label": `Edit ${row.name}` }),
       button("Delete", "job-delete", () => {
         this.confirmingId = row.id;
@@ -410,6 +414,7 @@ export class JobsView {
 
   onMessage(msg: Reply): void {
     if (!msg || typeof msg !== "object") return;
+    if (this.runs.onMessage(msg)) return;
     if (msg.type === "schedule_check" && msg.request === this.lastCheck) {
       if (msg.ok) {
         const runs = ((msg.next_runs as string[]) ?? []).map((t) => formatTime(t)).join(", ");
