@@ -80,3 +80,44 @@ def test_a_runs_transcript_shows_the_prompt_the_tool_call_and_the_answer(ran: tu
     assert tools and tools[0]["name"] == "terminal" and marker in str(tools[0]["result"])
     assert f"Command output:\n```\n{marker}\n```" in transcript[1]["parts"][-1]["text"]
     assert marker in transcript._repr_mimebundle_()["text/html"]
+
+
+def test_jobs_widget_lists_runs_and_sends_a_transcript(ran: tuple[Hermes, Any, str], hermes: LocalHermes) -> None:
+    """The widget's ``runs`` and ``transcript`` messages answer with the run rows and its messages."""
+    from hermes_notebook.widgets import Jobs
+
+    _, job, marker = ran
+    widget = Jobs(hermes.settings(), auto_refresh=0, refresh=False)
+    sent: list[dict[str, Any]] = []
+    widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    try:
+        for message in ({"type": "runs", "request": 1, "id": job.id},
+                        {"type": "transcript", "request": 2, "run_id": "api_not_a_run"}):
+            future = widget.handle_message(message)
+            assert future is not None
+            future.result(30)
+        runs, refused = sent
+        assert runs["type"] == "runs_result" and runs["ok"] and runs["request"] == 1
+        assert [r["status"] for r in runs["runs"]] == ["ok"] and runs["runs"][0]["id"].startswith(f"cron_{job.id}_")
+        assert refused == {"type": "transcript_result", "request": 2, "run_id": "api_not_a_run", "ok": False,
+                           "messages": [], "message": "'api_not_a_run' is not a cron run"}
+        future = widget.handle_message({"type": "transcript", "request": 3, "run_id": runs["runs"][0]["id"]})
+        assert future is not None
+        future.result(30)
+        opened = sent[-1]
+        assert opened["ok"] and [m["role"] for m in opened["messages"]] == ["user", "assistant"]
+        assert marker in str(opened["messages"][1])
+        assert hermes.api_key not in str(sent)
+    finally:
+        widget.close()
+
+
+def test_a_refresh_that_sees_a_new_run_says_so() -> None:
+    """A newer ``last_run_at`` after a refresh becomes a notice naming the job and its status."""
+    from hermes_notebook.widgets.job_runs import finished_runs_notice
+
+    before = [{"id": "a", "name": "nightly", "last_run_at": None}, {"id": "b", "name": "other", "last_run_at": "t1"}]
+    after = [{"id": "a", "name": "nightly", "last_run_at": "t2", "last_status": "ok"},
+             {"id": "b", "name": "other", "last_run_at": "t1"}, {"id": "c", "name": "new", "last_run_at": "t3"}]
+    assert finished_runs_notice(before, after) == "'nightly' finished a run (ok). Open Runs to see what it did."
+    assert finished_runs_notice(after, after) is None
