@@ -29,6 +29,7 @@ interface KernelMsg {
 export const RUNS_CSS = `
 .hn-jobs-live .hn-runs{border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:6px 8px;
   display:flex;flex-direction:column;gap:6px}
+.hn-jobs-live .hn-runs[hidden],.hn-jobs-live .hn-run-transcript[hidden]{display:none}
 .hn-jobs-live .hn-runs-head{display:flex;align-items:center;gap:8px}
 .hn-jobs-live .hn-runs-head strong{margin-right:auto}
 .hn-jobs-live .hn-run-transcript{border-top:1px solid var(--jp-border-color2,#ccc);padding-top:6px;
