@@ -37,6 +37,7 @@ from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
 from ._stream import StreamingWidget
+from .chat_export import on_export
 
 if TYPE_CHECKING:
     from ..client import ListenerItem
@@ -121,6 +122,7 @@ class Chat(StreamingWidget):
             "refresh": self._on_refresh,
         }.items():
             self.on_action(name, handler)
+        self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
         self.ready = self._run(self._open(session), "opening the chat")
 

@@ -7,6 +7,7 @@
 //   .hn-header .hn-title                      session title
 //   select.hn-session-picker                  session picker (`sessions`); change -> switch_session
 //   button.hn-new-session, button.hn-refresh  new_session, refresh
+//   select.hn-export-format, button.hn-export export -> the kernel writes the file, the notice names it
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
 //   .hn-notice                                the `notice` traitlet
 //   .hn-loading                               shown while `loading` (history / session switch)
@@ -26,6 +27,7 @@
 import { h, setAttr, setText } from "../dom";
 import type { ChatModel, Connection, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
+import { createExportControl } from "./export";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
@@ -71,7 +73,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const picker = h("select", { class: "hn-session-picker", "aria-label": "Session" });
   const newSession = h("button", { type: "button", class: "hn-new-session" }, "New session");
   const refresh = h("button", { type: "button", class: "hn-refresh", "aria-label": "Refresh history" }, "Refresh");
-  const header = h("div", { class: "hn-header" }, title, h("span", { class: "hn-spacer" }), picker, newSession, refresh);
+  const exporter = createExportControl(send);
+  const header = h("div", { class: "hn-header" }, title, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
