@@ -150,6 +150,20 @@ class Hermes:
                                 _context.merge_images(prepared, images))
         return self._run_blocking(options, timeout=self.timeout)
 
+    @overload
+    async def ask_async(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, *, preview: Literal[True],
+    ) -> PromptPreview: ...
+
+    @overload
+    async def ask_async(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, preview: Literal[False] = False,
+    ) -> Reply: ...
+
     async def ask_async(
         self,
         prompt: str,
@@ -161,10 +175,13 @@ class Hermes:
         instructions: str | None = None,
         model: str | None = None,
         images: Any = None,
-    ) -> Reply:
+        preview: bool = False,
+    ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
         prepared = _context.prepare_ask(prompt, images)
+        if preview:
+            return prepared
         options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
                                 _context.merge_images(prepared, images))
         handle = TurnHandle(self, options)
