@@ -148,3 +148,26 @@ def test_summaries_do_not_import_pandas() -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
+    """``ask``/``ask_async`` with ``preview=True`` fill from the calling function and send nothing."""
+    import asyncio
+
+    from hermes_notebook import connect
+
+    client = connect(api_url="http://127.0.0.1:9", api_key="k" * 8)  # nothing is contacted by a preview
+    try:
+        rows = list(range(30))
+        assert client.ask("{len(rows)} rows: {rows}", via="api", preview=True).text.startswith(
+            "30 rows: list of 30 items: 0, 1")
+
+        async def inside() -> str:
+            name = "async caller"
+            return (await client.ask_async("hi {name}", via="api", preview=True)).text
+
+        assert asyncio.run(inside()) == "hi async caller"
+        with pytest.raises(PromptContextError, match="'missing' is not defined"):
+            client.ask("{missing}", via="api")
+    finally:
+        client.close()
