@@ -139,7 +139,7 @@ class Jobs(anywidget.AnyWidget):
     loading = traitlets.Bool(False).tag(sync=True)
     #: ``{"status": "connecting" | "connected" | "error", "message": str | None, "url": str}``.
     connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
-    #: A one-line notice: ``{"kind": "info" | "error", "text": str}`` or empty.
+    #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished a run).
     notice = traitlets.Dict({}).tag(sync=True)
     #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as schedules.py).
     presets = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -243,7 +243,7 @@ class Jobs(anywidget.AnyWidget):
         before, self.jobs = self.jobs, [job_row(job) for job in jobs]
         finished = finished_runs_notice(before, self.jobs)
         if finished:
-            self.notice = {"kind": "info", "text": finished}
+            self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
         self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
         self.updated_at = time.time() * 1000
         self._update_static()

@@ -28,6 +28,7 @@ import { h, setAttr, setText } from "../dom";
 import type { ChatModel, Connection, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
 import { createExportControl } from "./export";
+import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
@@ -86,6 +87,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
   host.append(root);
   const follower = followScroll(list);
+  const notifyPending = createPendingNotifier(root); // a toast when an approval waits off-screen (../notify.ts)
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
@@ -105,6 +107,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     cancelFrame?.();
     cancelFrame = null;
     reconcile(list, state.messages, views, (message) => createMessageView(message, ctx));
+    notifyPending(state.messages);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
       announcer.textContent = streaming ? "Hermes is responding" : "Hermes finished responding";

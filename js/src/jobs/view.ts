@@ -17,6 +17,7 @@ import {
   updatedAgo,
   WEEKDAYS,
 } from "./logic";
+import { notify } from "../notify";
 import { RUNS_CSS, RunsPanel } from "./runs";
 import { JOBS_CSS } from "./styles";
 
@@ -38,6 +39,7 @@ export class JobsView {
   private lastCheck = 0;
   private pendingSave = 0;
   private editingId: string | null = null;
+  private lastRunNotice: string | null = null;
   private confirmingId: string | null = null;
   private readonly busyRows = new Map<number, string>();
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
@@ -161,6 +163,8 @@ export class JobsView {
     const notice = this.model.get("notice") ?? {};
     setText(this.notice, notice.text ?? "");
     setAttr(this.notice, "data-kind", notice.kind ?? null);
+    if (notice.kind === "run" && notice.text && notice.text !== this.lastRunNotice) notify(notice.text, "success");
+    this.lastRunNotice = notice.kind === "run" ? notice.text ?? null : this.lastRunNotice;
     this.tick();
     this.renderRows();
   }
