@@ -171,3 +171,13 @@ def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
             client.ask("{missing}", via="api")
     finally:
         client.close()
+
+
+def test_code_in_the_prompt_is_sent_as_written() -> None:
+    """Braces inside fenced blocks and inline code stay code; placeholders around them are still filled."""
+    template = ("Why does this fail with {n} rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+                "and `{x}` vs {n}\n~~~\n{unclosed\n")
+    preview = interpolate(template, {"n": 3})
+    assert preview.text == ("Why does this fail with 3 rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+                            "and `{x}` vs 3\n~~~\n{unclosed\n")
+    assert preview.values == [("n", "int", 1), ("n", "int", 1)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import linecache
+import re
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
@@ -317,15 +318,31 @@ def _render(expr: str, value: Any, shell: Any) -> Summary:
     return summarize(value)
 
 
+#: Markdown code: a fenced block (to its closing fence, or the end) or an inline span. Braces in code are code.
+_CODE = re.compile(r"(^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\2[ \t]*$|\Z)|`[^`\n]+`)", re.M | re.S)
+
+
 def interpolate(template: str, namespace: Mapping[str, Any], *, shell: Any = None) -> PromptPreview:
     """Fill every ``{expr}`` from ``namespace`` with its summary; ``{{``/``}}`` are literal braces.
 
-    Raises :class:`PromptContextError` (one line, before anything is sent) for an undefined name, an
-    expression that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is.
+    Code in the prompt (fenced blocks and inline backtick spans) is sent as written: a pasted dict literal or
+    f-string stays code. Raises :class:`PromptContextError` (one line, before anything is sent) for an
+    undefined name, an expression that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is.
     """
-    out: list[str] = []
-    images: list[tuple[str, bytes]] = []
-    values: list[tuple[str, str, int]] = []
+    result = PromptPreview("")
+    last = 0
+    pieces: list[str] = []
+    for code in _CODE.finditer(template):
+        _fill(template[last:code.start()], namespace, shell, pieces, result)
+        pieces.append(code.group(0))
+        last = code.end()
+    _fill(template[last:], namespace, shell, pieces, result)
+    result.text = "".join(pieces)
+    return result
+
+
+def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str], result: PromptPreview) -> None:
+    images, values = result.images, result.values
     i = 0
     while i < len(template):
         char = template[i]
@@ -348,7 +365,6 @@ def interpolate(template: str, namespace: Mapping[str, Any], *, shell: Any = Non
         else:
             out.append(char)
             i += 1
-    return PromptPreview("".join(out), images, values)
 
 
 def caller_namespace(depth: int = 2) -> dict[str, Any]:
