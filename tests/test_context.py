@@ -158,12 +158,12 @@ def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
 
     client = connect(api_url="http://127.0.0.1:9", api_key="k" * 8)  # nothing is contacted by a preview
     try:
-        rows = list(range(30))
+        rows = list(range(30))  # noqa: F841 - read by the prompt's placeholder
         assert client.ask("{len(rows)} rows: {rows}", via="api", preview=True).text.startswith(
             "30 rows: list of 30 items: 0, 1")
 
         async def inside() -> str:
-            name = "async caller"
+            name = "async caller"  # noqa: F841 - read by the prompt's placeholder
             return (await client.ask_async("hi {name}", via="api", preview=True)).text
 
         assert asyncio.run(inside()) == "hi async caller"

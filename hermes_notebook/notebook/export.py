@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import HermesUsageError, redact
 from ..render import transcript_html
 
-__all__ = ["FORMATS", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
+__all__ = ["FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
 
 Message = Mapping[str, Any]
 
@@ -282,3 +282,12 @@ def export_messages(
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
+
+
+def conversation(
+    source: Any, stored: Sequence[Message] | None, replies: Sequence[Any], path: str | Path, *,
+    format: str | None = None, title: str | None = None, secrets: Sequence[object] = (),  # noqa: A002
+) -> Path:
+    """``Hermes.export``: the stored history enriched with the live replies, or the replies/messages given."""
+    messages = enrich(stored, replies) if stored is not None else messages_of(source)
+    return export_messages(messages, path, format=format, title=title, secrets=secrets)

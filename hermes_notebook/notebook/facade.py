@@ -599,24 +599,15 @@ class Hermes:
             rows = []
         return Transcript([m.to_dict() for m in fold_history(rows)])
 
-    def export(
-        self, session: Any = None, path: str | Path = "hermes-conversation.md", *, format: str | None = None,  # noqa: A002
-        title: str | None = None,
-    ) -> Path:
-        """Write a conversation to ``path`` as Markdown, HTML or ``.ipynb`` (by suffix); returns the path.
+    def export(self, session: Any = None, path: str | Path = "hermes-conversation.md", **options: Any) -> Path:
+        """Write a conversation (session id or name, None: the current one; a Reply; replies or message dicts) to
+        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret."""
+        from .export import conversation
 
-        ``session``: a session id or name (None: the current one), a :class:`Reply`, or a list of replies or
-        message dicts. The file holds no API key, token or secret value.
-        """
-        from .export import enrich, export_messages, messages_of
-
-        if session is None or isinstance(session, str):
-            key = self._aliases.get(session, session) if session is not None else self._current
-            messages = enrich(self.history(session), self._replies.get(key or "", []))
-        else:
-            messages = messages_of(session)
-        secrets = (self.settings.api_key, self.settings.dashboard_token)
-        return export_messages(messages, path, format=format, title=title, secrets=secrets)
+        key = self._aliases.get(session, session) if isinstance(session, str) else self._current
+        stored = self.history(session) if session is None or isinstance(session, str) else None
+        return conversation(session, stored, self._replies.get(key or "", []), path,
+                            secrets=(self.settings.api_key, self.settings.dashboard_token), **options)
 
     def status(self) -> Status:
         """Both servers: reachable or not, versions, capabilities, and this connection's state."""
