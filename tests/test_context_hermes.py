@@ -137,3 +137,16 @@ def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_mode
         assert _sent(scripted_model, marker).endswith(f"{marker} list of 3 items: 1, 2, 3")
     finally:
         client.close()
+
+
+def test_magic_export_writes_the_current_session(
+    ip: InteractiveShell, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``%hermes export PATH`` writes the notebook's session and says where."""
+    marker = f"magic-export-{uuid.uuid4().hex[:8]}"
+    _run(ip, f"%hermes --new {marker}")
+    capsys.readouterr()
+    _run(ip, f"%hermes export {tmp_path}/session.md")
+    assert capsys.readouterr().out.strip() == f"exported to {tmp_path}/session.md"
+    text = (tmp_path / "session.md").read_text()
+    assert text.startswith("### You\n\n" + marker) and f"You said: {marker}" in text
