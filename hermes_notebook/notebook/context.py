@@ -244,7 +244,10 @@ def last_error(shell: Any = None) -> ErrorInfo:
 
 def fix_prompt(shell: Any = None, question: str = "") -> PromptPreview:
     """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question."""
-    err = last_error(shell)
+    try:
+        err = last_error(shell)
+    except PromptContextError as exc:
+        raise PromptContextError(f"{exc} (a prompt that starts with 'fix': %hermes -- fix ...)") from None
     ask = question.strip() or "Why does this fail, and how do I fix it?"
     parts = [f"My notebook cell raised {err.type}. {ask}"]
     if err.cell_source:

@@ -1,4 +1,4 @@
-"""Browser test of the Jobs widget's run list: a REALLY triggered run appears and opens as a transcript."""
+"""Browser tests of issue 14: a REALLY triggered cron run listed and opened in the Jobs widget; the chat Export button."""
 
 from __future__ import annotations
 
@@ -44,3 +44,29 @@ def test_a_triggered_run_is_listed_and_opens_read_only(open_notebook: Any, herme
     finally:
         client.jobs.delete(job.id)
         client.close()
+
+
+def test_chat_export_button_writes_a_file_next_to_the_notebook(open_notebook: Any, hermes: Any) -> None:
+    """Export (Notebook format, by keyboard) writes the conversation beside the notebook; the notice names it."""
+    nb = open_notebook(["import hermes_notebook as hn", "chat = hn.Chat()\nchat"])
+    nb.run_all()
+    page = nb.page
+    page.locator(".hn-chat").wait_for(state="visible")
+    nb.wait_kernel("chat.ready.done() and chat.session is not None")
+    marker = f"export-browser-{uuid.uuid4().hex[:8]}"
+    page.get_by_role("textbox", name="Message to Hermes").fill(marker)
+    page.locator(".hn-send").click()
+    reply = page.locator(".hn-message[data-role='assistant'][data-status='complete']")
+    expect(reply).to_contain_text(marker, timeout=90_000)  # the first turn builds the agent
+    page.get_by_role("combobox", name="Export format").select_option("ipynb")
+    page.get_by_role("button", name="Export the conversation to a file next to the notebook").focus()
+    page.keyboard.press("Enter")
+    notice = page.locator(".hn-notice")
+    expect(notice).to_contain_text("Exported to ")
+    path = notice.inner_text().removeprefix("Exported to ").strip()
+    assert path.endswith(".ipynb")
+    info = nb.kernel_eval(
+        f"(lambda p: [str(p.parent) == __import__('os').getcwd(), {marker!r} in p.read_text(), "
+        f"{hermes.dashboard_token!r} in p.read_text()])(__import__('pathlib').Path({path!r}))"
+    )
+    assert info == [True, True, False]
