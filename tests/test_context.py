@@ -181,3 +181,17 @@ def test_code_in_the_prompt_is_sent_as_written() -> None:
     assert preview.text == ("Why does this fail with 3 rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
                             "and `{x}` vs 3\n~~~\n{unclosed\n")
     assert preview.values == [("n", "int", 1), ("n", "int", 1)]
+
+
+def test_raw_sends_text_with_braces_as_written() -> None:
+    """``ask(raw(text))`` fills nothing, for text that is already formatted (JSON, f-strings)."""
+    import hermes_notebook as hn
+
+    client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
+    try:
+        json_text = '{"a": {"b": 1}}'
+        assert client.ask(hn.raw(f"Explain {json_text}"), via="api", preview=True).text == f"Explain {json_text}"
+        with pytest.raises(PromptContextError):
+            client.ask(f"Explain {json_text}", via="api", preview=True)
+    finally:
+        client.close()

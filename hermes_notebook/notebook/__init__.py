@@ -4,6 +4,7 @@ presenters, the comm pump that keeps buttons working while a cell blocks, and th
 
 from __future__ import annotations
 
+from .context import raw
 from .facade import Hermes, Reply, TurnHandle, connect
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "raw"]

@@ -25,6 +25,7 @@ from ..errors import HermesUsageError
 __all__ = [
     "PromptContextError",
     "PromptPreview",
+    "RawPrompt",
     "Summary",
     "caller_namespace",
     "fix_prompt",
@@ -33,6 +34,7 @@ __all__ = [
     "merge_images",
     "prepare_ask",
     "prepare_magic",
+    "raw",
     "summarize",
 ]
 
@@ -50,6 +52,15 @@ CELL_CHARS = 4000
 
 class PromptContextError(HermesUsageError):
     """Raised when a placeholder in a prompt cannot be filled (undefined name, bad expression, no error yet)."""
+
+
+class RawPrompt(str):
+    """A prompt sent exactly as written: ``ask(raw(text))`` fills no ``{placeholder}`` (for text with braces)."""
+
+
+def raw(text: str) -> RawPrompt:
+    """Mark ``text`` to be sent as written, e.g. ``hermes.ask(raw(f"Explain {json_text}"))``."""
+    return RawPrompt(text)
 
 
 @dataclass(frozen=True)
@@ -388,6 +399,8 @@ def prepare_ask(prompt: object, images: Sequence[Any] | None = None) -> PromptPr
     """``ask``'s prompt with its placeholders filled from the namespace of ``ask``'s caller."""
     if not isinstance(prompt, str):
         raise HermesUsageError(f"the prompt must be a string, not {type(prompt).__name__}")
+    if isinstance(prompt, RawPrompt):
+        return PromptPreview(str(prompt))
     return interpolate(prompt, caller_namespace(3), shell=_shell())
 
 
