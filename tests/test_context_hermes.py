@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -51,6 +53,10 @@ def _sent(model: ScriptedModel, marker: str) -> str:
     raise AssertionError(f"the model never received {marker!r}")
 
 
+def _never_sent(model: ScriptedModel, marker: str) -> None:
+    assert not any(marker in json.dumps(body) for body in list(model.requests)), f"{marker!r} reached the model"
+
+
 def _run(ip: InteractiveShell, code: str) -> Any:
     result = ip.run_cell(code, store_history=True)
     result.raise_error()
@@ -80,28 +86,29 @@ def test_undefined_name_fails_before_sending(
     ip: InteractiveShell, scripted_model: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Undefined name fails before sending."""
-    before = len(scripted_model.requests)
+    marker = f"undefined-{uuid.uuid4().hex[:8]}"
     capsys.readouterr()
-    result = ip.run_cell("%hermes --new what is {not_defined_anywhere}?")
+    result = ip.run_cell(f"%hermes --new {marker} what is {{not_defined_anywhere}}?")
     text = capsys.readouterr()
     lines = [line for line in (text.out + text.err).splitlines() if line.strip()]
     assert not result.success
     assert lines == ["UsageError: {not_defined_anywhere} in the prompt: 'not_defined_anywhere' is not defined "
                      "(write {{ and }} for literal braces)"]
-    assert len(scripted_model.requests) == before
+    _never_sent(scripted_model, marker)
 
 
 def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
     ip: InteractiveShell, scripted_model: ScriptedModel
 ) -> None:
     """Dry run shows what would be sent and sends nothing."""
-    before = len(scripted_model.requests)
+    marker = f"dry-{uuid.uuid4().hex[:8]}"
     ip.user_ns["nums"] = list(range(1000))
-    preview = _run(ip, "%hermes --dry-run --new summarise {nums}")
+    preview = _run(ip, f"%hermes --dry-run --new {marker} {{nums}}")
     assert isinstance(preview, PromptPreview)
-    assert preview.text == "summarise list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
+    assert preview.text == f"{marker} list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
     assert str(preview).startswith(f"dry run, nothing sent: {len(preview.text)} characters")
-    assert len(scripted_model.requests) == before
+    time.sleep(1)  # anything sent would have reached the model by now
+    _never_sent(scripted_model, marker)
 
 
 def test_fix_sends_the_failing_cell_and_traceback_tail(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
@@ -122,7 +129,6 @@ def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_mode
     client = connect(hermes.settings())
     try:
         marker = f"ask-{uuid.uuid4().hex[:8]}"
-        before = len(scripted_model.requests)
 
         def inside_a_function() -> Any:
             local_rows = {"a": 1, "b": 2}  # noqa: F841 - read by the prompt's placeholder
@@ -130,7 +136,7 @@ def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_mode
 
         preview = inside_a_function()
         assert preview.text == f"{marker} dict of 2 items: 'a': 1, 'b': 2"
-        assert len(scripted_model.requests) == before
+        _never_sent(scripted_model, marker)
         local_rows = [1, 2, 3]  # noqa: F841 - read by the prompt's placeholder
         reply = client.ask(f"{marker} {{local_rows}}", via="api", new=True)
         assert reply.ok
