@@ -154,11 +154,15 @@ class HermesProtocolError(HermesError):
 
 
 class HermesUsageError(HermesError, ValueError):
-    """Raised when an argument is wrong, before anything is sent to a server."""
+    """Raised when an argument is wrong, before anything is sent to a server.
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    ``param`` names the argument (e.g. a job's ``"name"``), so a form can show the error next to its field.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None, param: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.param = param
 
 
 class HermesUnsupportedAttachmentError(HermesUsageError):

@@ -22,6 +22,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from hermes_notebook.settings import Settings
+from tests.helpers import eventually_async
 
 __all__ = ["REPLY", "FakeDashboard", "event", "plain_turn"]
 
@@ -135,11 +136,7 @@ class FakeDashboard:
 
     async def wait_for(self, method: str, count: int = 1, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Wait until ``count`` requests of ``method`` arrived."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while len(self.requests(method)) < count:
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError(f"{method} x{count} did not arrive within {timeout} s")
-            await asyncio.sleep(0.005)
+        await eventually_async(lambda: len(self.requests(method)) >= count, timeout, f"{method} x{count}")
         return self.requests(method)
 
     # --- server side -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from hermes_notebook.client.dashboard.backoff import (
     Backoff,
 )
 from tests.fake_ws_server import FakeDashboard
+from tests.helpers import eventually_async
 
 SCHEDULE = [1, 2, 4, 8, 16, 30, 30]
 
@@ -73,7 +74,7 @@ async def test_connection_reconnects_on_the_schedule_and_resets_after_success() 
         first_live = ref.live_id
         conn.listen(ref, items.append)
         await fake.stop()  # killed: sockets aborted, port closed
-        await _until(lambda: any(i.status == "reconnected" for i in items))
+        await eventually_async(lambda: any(i.status == "reconnected" for i in items))
         assert slept == SCHEDULE
         statuses = [i.status for i in items if i.kind == "connection"]
         assert statuses[0] == "disconnected" and statuses[-1] == "reconnected"
@@ -83,7 +84,7 @@ async def test_connection_reconnects_on_the_schedule_and_resets_after_success() 
 
         slept.clear()
         await fake.drop()
-        await _until(lambda: [i.status for i in items].count("reconnected") == 2)
+        await eventually_async(lambda: [i.status for i in items].count("reconnected") == 2)
         assert slept == [1.0]  # reset after the successful reconnect
         assert (await (await conn.submit(ref, "after"))).status == "complete"
     finally:
@@ -117,7 +118,7 @@ async def test_failed_resubscribe_is_reported_and_retried() -> None:
         conn.listen(ref, items.append)
         fake.handlers["session.resume"] = flaky_resume
         await fake.drop()
-        await _until(lambda: any(i.status == "reconnected" for i in items))
+        await eventually_async(lambda: any(i.status == "reconnected" for i in items))
         assert [k for k, _ in errors] == ["listen", "listen"]
         assert slept == [1.0, 1.0, 2.0]  # connect after 1 s (then reset), resume retried after 1 s and 2 s
         await conn.close()
@@ -132,17 +133,10 @@ async def test_reconnect_false_only_reports_the_drop() -> None:
         ref = await conn.create_session()
         conn.listen(ref, items.append)
         await fake.drop()
-        await _until(lambda: bool(items))
+        await eventually_async(lambda: bool(items))
         await asyncio.sleep(0.05)
         assert [(i.status, i.retry_in) for i in items] == [("disconnected", None)]
         assert fake.handshakes == 1
         await conn.connect()  # an explicit connect() resumes the listened session
         assert fake.handshakes == 2 and [i.status for i in items] == ["disconnected", "reconnected"]
         await conn.close()
-
-
-async def _until(predicate: Any, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.005)

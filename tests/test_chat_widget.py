@@ -26,21 +26,11 @@ from hermes_notebook.turns import TurnFolder, user_message
 from hermes_notebook.turns.events import Event
 from hermes_notebook.widgets import Chat
 from hermes_notebook.widgets._stream import change_weight
+from tests.helpers import eventually
 
 API_KEY = "sk-test-api-key-0123456789abcdef"
 TOKEN = "dash-token-0123456789abcdef"
 SUDO_PASSWORD = "hunter2-very-secret"
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
-    """Poll until ``predicate()`` is truthy (the chat works on the package loop thread)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise AssertionError(f"{what} not reached within {timeout} s")
 
 
 class FakeTurn:
@@ -190,7 +180,7 @@ def chat(conn: FakeConnection):
 
 def start_turn(chat: Chat, conn: FakeConnection, text: str = "hello") -> FakeTurn:
     browser(chat, type="send", text=text, images=[])
-    wait_for(lambda: conn.turns and chat.busy, what="turn started")
+    eventually(lambda: conn.turns and chat.busy, what="turn started")
     return conn.turns[-1]
 
 
@@ -205,7 +195,7 @@ def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
         assert ("resume", "stored-1") in conn.calls and ("history", "stored-1") in conn.calls
         assert [m["id"] for m in chat.snapshot()] == ["user:h1"]
         assert [e["id"] for e in chat.index] == ["user:h1"]
-        wait_for(lambda: chat.sessions, what="session list")
+        eventually(lambda: chat.sessions, what="session list")
         assert chat.sessions[0] == {"id": "stored-1", "title": "First", "preview": "hi"}
         assert chat.session == {"id": "stored-1", "title": "First"}
     finally:
@@ -230,17 +220,17 @@ def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: F
     for word in ["Hi", " there", ", friend"]:
         conn.feed("message.delta", text=word)
     conn.feed("message.complete", text="Hi there, friend", status="complete", usage={"input": 3, "output": 4})
-    wait_for(lambda: not chat.busy, what="turn end")
+    eventually(lambda: not chat.busy, what="turn end")
     final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
     assert final["status"] == "complete" and final["parts"][0]["text"] == "Hi there, friend"
     assert final["usage"] == {"input": 3, "output": 4}
-    entry = wait_for(lambda: next((e for e in chat.index if e["id"] == final["id"] and e["status"] == "complete"), None),
+    entry = eventually(lambda: next((e for e in chat.index if e["id"] == final["id"] and e["status"] == "complete"), None),
                      what="index entry")
     assert entry["usage"] == {"input": 3, "output": 4} and entry["role"] == "assistant"
     # The turn's own user message is not shown twice.
     assert sum(m["role"] == "user" for m in chat.snapshot()) == 1
     ops = lambda: [c["op"] for b in sent.of("changes") for c in b["changes"]]  # noqa: E731
-    wait_for(lambda: "finish" in ops(), what="finish streamed")
+    eventually(lambda: "finish" in ops(), what="finish streamed")
     assert "append" in ops()
 
 
@@ -258,8 +248,8 @@ def test_coalesces_20000_deltas_to_at_most_30_batches_per_second(chat: Chat, con
 
     runtime.run_sync(paced(), timeout=30)
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: not chat.busy, what="turn end")
-    wait_for(lambda: any(c["op"] == "finish" for b in sent.of("changes") for c in b["changes"]), what="last batch")
+    eventually(lambda: not chat.busy, what="turn end")
+    eventually(lambda: any(c["op"] == "finish" for b in sent.of("changes") for c in b["changes"]), what="last batch")
     times = [t for t, c in sent.items if c["type"] == "changes"]
     assert len(times) >= 10
     worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
@@ -279,7 +269,7 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
     sent = Sent(chat)
     start_turn(chat, conn)
     conn.feed("message.delta", text="part one ")
-    wait_for(lambda: "part one" in json.dumps(chat.snapshot()), what="first delta")
+    eventually(lambda: "part one" in json.dumps(chat.snapshot()), what="first delta")
     browser(chat, type="snapshot")
     snap = sent.of("snapshot")[-1]
     before = [b["seq"] for b in sent.of("changes")]
@@ -287,7 +277,7 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
     live = next(m for m in snap["messages"] if m["id"].startswith("assistant:"))
     assert live["status"] == "streaming" and live["parts"][0]["text"] == "part one "
     conn.feed("message.delta", text="part two")
-    wait_for(lambda: any(b["seq"] > snap["seq"] for b in sent.of("changes")), what="a newer batch")
+    eventually(lambda: any(b["seq"] > snap["seq"] for b in sent.of("changes")), what="a newer batch")
     newer = [b for b in sent.of("changes") if b["seq"] > snap["seq"]]
     assert any(c.get("text") == "part two" for b in newer for c in b["changes"])
 
@@ -337,7 +327,7 @@ def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list
 def index_settled(chat: Chat, turn: FakeTurn) -> None:
     """Wait until the index shows the turn's reply finished (it follows the last batch by up to a tick)."""
     mid = f"assistant:{turn.id}"
-    wait_for(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index), what="index settled")
+    eventually(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index), what="index settled")
 
 
 def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
@@ -346,19 +336,19 @@ def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> N
     chat.observe(lambda change: changes.append(change["new"]), names="index")
     start_turn(chat, conn)
     conn.feed("message.delta", text="first ")
-    wait_for(lambda: "first" in json.dumps(chat.snapshot()), what="reply started")
-    time.sleep(0.1)
+    eventually(lambda: "first" in json.dumps(chat.snapshot()), what="reply started")
+    chat.flush()  # whatever index update the applied records call for has happened after this
     assert len(changes) == 1  # the user message; the reply starting (streaming) is no boundary for the index
     at_start = len(changes)
     for i in range(500):
         conn.feed("message.delta", text=f"{i} ")
-    wait_for(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
-    time.sleep(0.1)
+    eventually(lambda: "499" in json.dumps(chat.snapshot()), what="deltas applied")
+    chat.flush()
     assert len(changes) == at_start
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: not chat.busy, what="turn end")
-    wait_for(lambda: len(changes) == at_start + 1, what="end boundary")
-    time.sleep(0.1)
+    eventually(lambda: not chat.busy, what="turn end")
+    eventually(lambda: len(changes) == at_start + 1, what="end boundary")
+    chat.flush()
     assert len(changes) == at_start + 1
     assert chat.index[-1]["status"] == "complete"
 
@@ -373,7 +363,7 @@ def test_index_is_compact_and_never_holds_part_text(chat: Chat, conn: FakeConnec
     for i in range(200):
         conn.feed("message.delta", text=f"REPLY-MARKER{i} ")
     conn.feed("message.complete", status="complete", usage={"input": 5, "output": 200})
-    wait_for(lambda: not chat.busy, what="turn end")
+    eventually(lambda: not chat.busy, what="turn end")
     index_settled(chat, turn)
     assert wire.indexes()
     for value in [*wire.indexes(), chat.index, chat.get_state()["index"]]:
@@ -395,14 +385,14 @@ def test_index_revs_match_what_views_replay_and_never_run_ahead(chat: Chat, conn
     for i in range(150):
         conn.feed("message.delta", text=f"w{i} \u00e9\U0001f642 ")  # non-ASCII: UTF-16 counting on both sides
     browser(chat, type="send", text="second", images=[])  # queued: a boundary mid-stream
-    wait_for(lambda: any(e["status"] == "queued" for e in chat.index), what="queued in the index")
+    eventually(lambda: any(e["status"] == "queued" for e in chat.index), what="queued in the index")
     for i in range(150):
         conn.feed("message.delta", text=f"v{i} \U0001f642")
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: len(conn.turns) == 2, what="second turn")
+    eventually(lambda: len(conn.turns) == 2, what="second turn")
     conn.feed("message.delta", text="short")
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: not chat.busy, what="both turns")
+    eventually(lambda: not chat.busy, what="both turns")
     index_settled(chat, conn.turns[-1])
     seen = replay_revs(wire.items)
     assert len(seen) >= 3
@@ -429,7 +419,7 @@ def test_streamed_reply_bytes_stay_under_1_5x(chat: Chat, conn: FakeConnection) 
 
     runtime.run_sync(paced(), timeout=30)
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: not chat.busy, what="turn end")
+    eventually(lambda: not chat.busy, what="turn end")
     index_settled(chat, turn)
     reply = len("".join(chunks))
     custom = chat.bytes_sent - before
@@ -449,7 +439,7 @@ def test_reset_sends_the_content_once_as_a_snapshot(chat: Chat, conn: FakeConnec
     wire = Wire(chat)
     conn.histories["stored-2"] = [user_message("z", "HISTORY-MARKER other session").to_dict()]
     browser(chat, type="switch_session", session_id="stored-2")
-    wait_for(lambda: chat.session_id == "stored-2" and wire.indexes(), what="switched")
+    eventually(lambda: chat.session_id == "stored-2" and wire.indexes(), what="switched")
     snaps = [v for kind, v in wire.items if kind == "custom" and v["type"] == "snapshot"]
     assert len(snaps) == 1
     assert snaps[0]["messages"][0]["parts"][0]["text"] == "HISTORY-MARKER other session"
@@ -463,12 +453,12 @@ def test_prompts_sent_while_busy_are_queued_then_run(chat: Chat, conn: FakeConne
     """A prompt sent during a turn waits in the kernel (queued count, queued message) and runs after it."""
     start_turn(chat, conn, "first")
     browser(chat, type="send", text="second", images=[])
-    wait_for(lambda: chat.queued == 1, what="queued")
+    eventually(lambda: chat.queued == 1, what="queued")
     queued = [m for m in chat.snapshot() if m["status"] == "queued"]
     assert [m["parts"][0]["text"] for m in queued] == ["second"]
     assert [c for c in conn.calls if c[0] == "submit"] == [("submit", ("first", None))]
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: len(conn.turns) == 2, what="second submit")
+    eventually(lambda: len(conn.turns) == 2, what="second submit")
     assert chat.queued == 0 and chat.busy
     assert not [m for m in chat.snapshot() if m["status"] == "queued"]
 
@@ -477,9 +467,9 @@ def test_stop_interrupts_and_drops_the_queue(chat: Chat, conn: FakeConnection) -
     """The stop button interrupts the running turn and cancels queued prompts."""
     start_turn(chat, conn, "first")
     browser(chat, type="send", text="later", images=[])
-    wait_for(lambda: chat.queued == 1, what="queued")
+    eventually(lambda: chat.queued == 1, what="queued")
     browser(chat, type="stop")
-    wait_for(lambda: not chat.busy, what="turn end")
+    eventually(lambda: not chat.busy, what="turn end")
     assert ("interrupt", "stored-1") in conn.calls
     assert chat.queued == 0 and len(conn.turns) == 1
     statuses = {m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.snapshot()}
@@ -492,11 +482,11 @@ def test_approval_answer_goes_once_and_is_recorded(chat: Chat, conn: FakeConnect
     start_turn(chat, conn, "DANGER x")
     conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf x")
     conn.feed("approval.request", command="rm -rf x", description="recursive delete", choices=["once", "deny"])
-    wait_for(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
+    eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
     browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="deny")
-    wait_for(lambda: '"answered"' in json.dumps(chat.snapshot()), what="answered")
+    eventually(lambda: '"answered"' in json.dumps(chat.snapshot()), what="answered")
     browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
-    wait_for(lambda: "already answered" in chat.notice, what="refusal notice")
+    eventually(lambda: "already answered" in chat.notice, what="refusal notice")
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
 
@@ -507,16 +497,16 @@ def test_secret_value_is_sent_once_and_never_kept(conn: FakeConnection) -> None:
         sent = Sent(chat)
         start_turn(chat, conn, "RUN sudo ls")
         conn.feed("sudo.request", request_id="s1")
-        wait_for(lambda: '"s1"' in json.dumps(chat.snapshot()), what="sudo shown")
+        eventually(lambda: '"s1"' in json.dumps(chat.snapshot()), what="sudo shown")
         content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:sudo-s1", "request_id": "s1",
                    "kind": "sudo", "value": SUDO_PASSWORD}
         chat._dispatch(chat, content, [])
-        wait_for(lambda: any(c[0] == "request" for c in conn.calls), what="sudo.respond")
+        eventually(lambda: any(c[0] == "request" for c in conn.calls), what="sudo.respond")
         assert conn.calls[-1] == ("request", ("sudo.respond", "s1", ["password", "request_id"]))
         assert conn.last_secret_ok
         assert "value" not in content  # taken out of the comm message at once
         conn.feed("message.complete", status="complete")
-        wait_for(lambda: not chat.busy, what="turn end")
+        eventually(lambda: not chat.busy, what="turn end")
         everything = json.dumps([chat.get_state(), [c for _, c in sent.items], chat.transcript_bundle()], default=str)
         for secret in (SUDO_PASSWORD, API_KEY, TOKEN):
             assert secret not in everything
@@ -542,7 +532,7 @@ def test_refuses_non_image_attachments(chat: Chat, conn: FakeConnection) -> None
     assert "Only images" in chat.notice
     assert not any(c[0] == "submit" for c in conn.calls)
     browser(chat, type="send", text="look", images=[{"mime": "image/png", "data": "iVBORw0KGgo="}])
-    wait_for(lambda: any(c[0] == "submit" for c in conn.calls), what="submit")
+    eventually(lambda: any(c[0] == "submit" for c in conn.calls), what="submit")
     assert conn.calls[-1] == ("submit", ("look", [("image/png", b"\x89PNG\r\n\x1a\n")]))
 
 
@@ -550,7 +540,7 @@ def test_errors_become_a_notice_not_a_traceback(chat: Chat, conn: FakeConnection
     """A failing submit leaves the chat usable and says what failed in one line."""
     conn.submit_error = HermesRPCError("session busy", code=4009)
     browser(chat, type="send", text="hi", images=[])
-    wait_for(lambda: chat.notice, what="notice")
+    eventually(lambda: chat.notice, what="notice")
     assert "session busy" in chat.notice and "Traceback" not in chat.notice
     assert not chat.busy
 
@@ -565,7 +555,7 @@ def test_disconnect_banner_and_history_refetch_on_reconnect(chat: Chat, conn: Fa
     fetches = sum(c == ("history", "stored-1") for c in conn.calls)
     conn.notify(kind="connection", status="reconnected", retry_in=None, error=None)
     assert chat.connection["status"] == "reconnected"
-    wait_for(lambda: any(m["id"] == "user:gap" for m in chat.snapshot()), what="history re-fetched")
+    eventually(lambda: any(m["id"] == "user:gap" for m in chat.snapshot()), what="history re-fetched")
     assert sum(c == ("history", "stored-1") for c in conn.calls) == fetches + 1
 
 
@@ -573,13 +563,13 @@ def test_history_refetch_during_a_turn_keeps_the_live_turn(chat: Chat, conn: Fak
     """A reconnect's history re-fetch that lands mid-turn keeps the streaming turn, which then finishes."""
     turn = start_turn(chat, conn, "long one")
     conn.feed("message.delta", text="streaming ")
-    wait_for(lambda: "streaming" in json.dumps(chat.snapshot()), what="delta")
+    eventually(lambda: "streaming" in json.dumps(chat.snapshot()), what="delta")
     conn.histories["stored-1"] = [user_message("old", "from history").to_dict()]
     conn.notify(kind="connection", status="reconnected", retry_in=None, error=None)
-    wait_for(lambda: any(m["id"] == "user:old" for m in chat.snapshot()), what="history applied")
+    eventually(lambda: any(m["id"] == "user:old" for m in chat.snapshot()), what="history applied")
     conn.feed("message.delta", text="on")
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: not chat.busy, what="turn end")
+    eventually(lambda: not chat.busy, what="turn end")
     ids = [m["id"] for m in chat.snapshot()]
     assert ids[0] == "user:old" and f"assistant:{turn.id}" in ids
     final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
@@ -590,11 +580,11 @@ def test_session_switch_and_new_session(chat: Chat, conn: FakeConnection) -> Non
     """The picker resumes another session with its history; "new session" starts an empty one."""
     conn.histories["stored-2"] = [user_message("z", "other session").to_dict()]
     browser(chat, type="switch_session", session_id="stored-2")
-    wait_for(lambda: chat.session_id == "stored-2", what="switched")
+    eventually(lambda: chat.session_id == "stored-2", what="switched")
     assert [m["id"] for m in chat.snapshot()] == ["user:z"]
     assert [e["id"] for e in chat.index] == ["user:z"]
     browser(chat, type="new_session")
-    wait_for(lambda: chat.session_id == "stored-new", what="new session")
+    eventually(lambda: chat.session_id == "stored-new", what="new session")
     assert chat.snapshot() == [] and chat.index == []
 
 
@@ -615,7 +605,7 @@ def test_static_transcript_is_displayed_and_updated(chat: Chat, conn: FakeConnec
     start_turn(chat, conn, "what is 2+2")
     conn.feed("message.delta", text="It is **4**.")
     conn.feed("message.complete", status="complete")
-    wait_for(lambda: updates and "It is" in updates[-1][0]["text/plain"], what="transcript update")
+    eventually(lambda: updates and "It is" in updates[-1][0]["text/plain"], what="transcript update")
     html = updates[-1][0]["text/html"]
     assert "what is 2+2" in html and "<strong>4</strong>" in html
     assert updates[-1][1]["display_id"] == kw["display_id"]
@@ -651,11 +641,11 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
                         return message["id"], part["id"], inter["request_id"]
             return None
 
-        message_id, part_id, request_id = wait_for(pending, 30, "a pending sudo request")
+        message_id, part_id, request_id = eventually(pending, 30, "a pending sudo request")
         content = {"type": "secret", "message_id": message_id, "part_id": part_id, "request_id": request_id,
                    "kind": "sudo", "value": password}
         browser(chat, **content)
-        wait_for(lambda: not chat.busy, 60, "the end of the turn")
+        eventually(lambda: not chat.busy, 60, "the end of the turn")
         chat.flush()
         final = next(m for m in chat.snapshot() if m["id"] == message_id)
         tool = next(p for p in final["parts"] if p["id"] == part_id)

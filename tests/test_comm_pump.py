@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,9 @@ print("CELL1", bool(seen))
 """
 
 
-def _collect(client: Any, until_idle_of: str, timeout: float = 30) -> list[dict[str, Any]]:
+def _read_until(client: Any, done: Callable[[dict[str, Any]], bool], timeout: float = 30,
+                what: str = "the awaited kernel message") -> list[dict[str, Any]]:
+    """IOPub messages up to and including the first for which ``done(msg)`` is true."""
     messages = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,10 +93,29 @@ def _collect(client: Any, until_idle_of: str, timeout: float = 30) -> list[dict[
         except Exception:  # queue.Empty
             continue
         messages.append(msg)
-        if (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
-                and msg["parent_header"].get("msg_id") == until_idle_of):
+        if done(msg):
             return messages
-    raise AssertionError("the kernel did not finish in time")
+    raise AssertionError(f"{what} did not arrive in time")
+
+
+def _collect(client: Any, until_idle_of: str, timeout: float = 30) -> list[dict[str, Any]]:
+    return _read_until(
+        client,
+        lambda msg: msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
+        and msg["parent_header"].get("msg_id") == until_idle_of,
+        timeout,
+        "the kernel going idle after the last cell",
+    )
+
+
+def _pumping(client: Any, cell: str) -> list[dict[str, Any]]:
+    """Wait until ``cell`` (a BLOCKING_CELL) prints that its pump runs: from then on it blocks in the pump loop."""
+    return _read_until(
+        client,
+        lambda msg: msg["msg_type"] == "stream" and msg["parent_header"].get("msg_id") == cell
+        and "PUMP" in msg["content"]["text"],
+        what="cell 1's PUMP line",
+    )
 
 
 def _stdout(messages: list[dict[str, Any]], msg_id: str) -> str:
@@ -108,10 +129,10 @@ def test_click_is_handled_while_the_cell_blocks(kernel: Any) -> None:
     cell1 = client.execute(BLOCKING_CELL)
     cell2 = client.execute("print('CELL2', seen[0][0], seen[0][1])")
     cell3 = client.execute("print('CELL3')")
-    time.sleep(1.0)  # cell 1 is blocking now, cells 2 and 3 are queued behind it
+    messages = _pumping(client, cell1)  # cell 1 is blocking now, cells 2 and 3 are queued behind it
     sent = time.time()
     client.shell_channel.send(client.session.msg("comm_msg", {"comm_id": "hn-test-comm", "data": {"choice": "once"}}))
-    messages = _collect(client, cell3)
+    messages += _collect(client, cell3)
     assert "PUMP True" in _stdout(messages, cell1)
     assert "CELL1 True" in _stdout(messages, cell1)
     assert "CELL2 {'choice': 'once'} True" in _stdout(messages, cell2)
@@ -130,7 +151,7 @@ def test_interrupt_while_pumping(kernel: Any) -> None:
     client, manager = kernel
     cell1 = client.execute(BLOCKING_CELL.replace("< 15", "< 30"))
     cell2 = client.execute("print('CELL2 ran')")
-    time.sleep(1.0)
+    _pumping(client, cell1)
     t0 = time.monotonic()
     manager.interrupt_kernel()
     deadline = time.monotonic() + 10

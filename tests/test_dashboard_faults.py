@@ -22,6 +22,7 @@ from hermes_notebook.errors import (
     HermesUnsupportedAttachmentError,
 )
 from tests.fake_ws_server import REPLY, FakeDashboard, event
+from tests.helpers import eventually_async
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -50,13 +51,6 @@ async def conn(fake: FakeDashboard, errors: Errors) -> AsyncIterator[DashboardCo
     await connection.connect()
     yield connection
     await connection.close()
-
-
-async def _wait(predicate: Any, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.005)
 
 
 async def test_bad_frames_are_reported_and_do_not_disturb_other_sessions(
@@ -150,7 +144,7 @@ async def test_drop_between_two_deltas_fails_turn_and_requests(
     turn = await conn.submit(ref, "go")
     pending = asyncio.ensure_future(conn.request("x.never", {}))
     await fake.wait_for("x.never")
-    await _wait(lambda: len(turn.changes) >= 3)
+    await eventually_async(lambda: len(turn.changes) >= 3)
     await fake.drop()
     with pytest.raises(HermesGatewayClosedError):
         await turn
@@ -199,7 +193,7 @@ async def test_unsolicited_turn_goes_to_listeners(fake: FakeDashboard, conn: Das
                   event("message.delta", sid, {"text": "background result"}),
                   event("message.complete", sid, {"text": "background result", "status": "complete"})):
         await fake.send(frame)
-    await _wait(lambda: len(items) == 5)
+    await eventually_async(lambda: len(items) == 5)
     assert [i.event.type for i in items if i.event] == [
         "status.update", "message.start", "message.start", "message.delta", "message.complete"]
     turn_ids = {i.turn_id for i in items[1:]}
@@ -333,7 +327,7 @@ async def test_respond_routes_each_interaction_kind(fake: FakeDashboard, conn: D
         event("clarify.request", sid, {"request_id": "c1", "question": "A or B?", "choices": ["A", "B"]}),
     ])
     turn = await conn.submit(ref, "go")
-    await _wait(lambda: len(turn.message.parts) == 3 or any(
+    await eventually_async(lambda: len(turn.message.parts) == 3 or any(
         p.interaction and p.interaction.request_id == "c1" for p in turn.message.parts))
     await conn.respond(ref, "approval-1", "deny")
     await conn.respond(ref, "s1", "hunter2")

@@ -12,7 +12,9 @@ import pytest
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import Job, JobsClient
 from hermes_notebook.errors import HermesTimeoutError, HermesUsageError, HermesValidationError
-from hermes_notebook.jobs.helpers import JobList, JobsHelpers, job_html, job_to_dict, validate_job
+from hermes_notebook.jobs.api import JobsAPI
+from hermes_notebook.jobs.display import JobList, job_html, job_to_dict
+from hermes_notebook.jobs.validation import validate_job
 
 
 @pytest.fixture
@@ -24,9 +26,9 @@ def client(hermes) -> Iterator[JobsClient]:
 
 
 @pytest.fixture
-def helpers(client: JobsClient) -> Iterator[JobsHelpers]:
+def helpers(client: JobsClient) -> Iterator[JobsAPI]:
     """Blocking helpers over ``client``; removes the jobs the test created."""
-    h = JobsHelpers(client)
+    h = JobsAPI(client)
     before = {job.id for job in h.list(include_disabled=True)}
     yield h
     for job in h.list(include_disabled=True):
@@ -52,7 +54,7 @@ def _recording_client() -> tuple[JobsClient, list[httpx.Request]]:
 def test_bad_schedule_raises_before_any_request(schedule: str) -> None:
     """create() and ensure() refuse a schedule Hermes would refuse without sending a single request."""
     client, seen = _recording_client()
-    helpers = JobsHelpers(client)
+    helpers = JobsAPI(client)
     with pytest.raises(HermesValidationError) as info:
         helpers.create(name="x", schedule=schedule, prompt="hi")
     assert info.value.status is None and "Example that works" in str(info.value)
@@ -84,7 +86,7 @@ def test_validate_job_requires_and_normalises() -> None:
     }
 
 
-def test_every_scripting_call_round_trips(helpers: JobsHelpers, client: JobsClient) -> None:
+def test_every_scripting_call_round_trips(helpers: JobsAPI, client: JobsClient) -> None:
     """create, find, list, update, pause, resume, run and delete each change what the server reports."""
     name = _name("roundtrip")
     job = helpers.create(name=name, schedule="0 9 * * 1-5", prompt="hello", skills=["alpha"], repeat=5)
@@ -113,7 +115,7 @@ def test_every_scripting_call_round_trips(helpers: JobsHelpers, client: JobsClie
     assert helpers.find(name) is None
 
 
-def test_ensure_twice_leaves_one_job_and_sends_no_change(helpers: JobsHelpers) -> None:
+def test_ensure_twice_leaves_one_job_and_sends_no_change(helpers: JobsAPI) -> None:
     """Create-or-update by name is idempotent: the second call returns the same job, unchanged."""
     name = _name("ensure")
     first = helpers.ensure(name=name, schedule="every 30m", prompt="report")
@@ -123,18 +125,18 @@ def test_ensure_twice_leaves_one_job_and_sends_no_change(helpers: JobsHelpers) -
     assert len(helpers.find_all(name)) == 1
 
 
-def test_ensure_updates_only_what_changed(helpers: JobsHelpers) -> None:
+def test_ensure_updates_only_what_changed(helpers: JobsAPI) -> None:
     """A changed prompt or schedule updates the existing job in place; a paused job stays paused."""
     name = _name("ensure-update")
     first = helpers.ensure(name=name, schedule="every 30m", prompt="one")
-    runtime.run_sync(helpers._client.pause(first.id))
+    helpers.pause(first.id)
     second = helpers.ensure(name=name, schedule="0 7 * * *", prompt="two")
     assert second.id == first.id
     assert (second.prompt, second.schedule.expr, second.state) == ("two", "0 7 * * *", "paused")
     assert len(helpers.find_all(name)) == 1
 
 
-def test_find_refuses_ambiguous_names(helpers: JobsHelpers) -> None:
+def test_find_refuses_ambiguous_names(helpers: JobsAPI) -> None:
     """Hermes allows duplicate names; find() then says which ids share it instead of guessing."""
     name = _name("dup")
     a = helpers.create(name=name, schedule="every 1h")
@@ -144,7 +146,7 @@ def test_find_refuses_ambiguous_names(helpers: JobsHelpers) -> None:
     assert a.id in str(info.value) and b.id in str(info.value)
 
 
-def test_server_side_rejection_is_a_clear_error(helpers: JobsHelpers, client: JobsClient) -> None:
+def test_server_side_rejection_is_a_clear_error(helpers: JobsAPI, client: JobsClient) -> None:
     """A value only the server refuses (its prompt guards) raises HermesValidationError with its sentence."""
     with pytest.raises(HermesValidationError) as lifecycle:
         helpers.create(name=_name("guard"), schedule="every 1h", prompt="RUN hermes gateway restart")
@@ -162,7 +164,7 @@ def test_server_side_rejection_is_a_clear_error(helpers: JobsHelpers, client: Jo
     assert raw.value.status == 500 and "Invalid schedule" in str(raw.value)
 
 
-def test_list_shows_as_table_and_plain_dicts(helpers: JobsHelpers) -> None:
+def test_list_shows_as_table_and_plain_dicts(helpers: JobsAPI) -> None:
     """JobList renders an escaped HTML table and converts to flat dicts for pandas."""
     name = _name("<b>table</b>")
     job = helpers.create(name=name, schedule="0 9 * * *", prompt="x")
@@ -178,14 +180,14 @@ def test_list_shows_as_table_and_plain_dicts(helpers: JobsHelpers) -> None:
     assert isinstance(jobs[:1], JobList)
 
 
-def test_wait_for_run_times_out_with_an_explanation(helpers: JobsHelpers) -> None:
+def test_wait_for_run_times_out_with_an_explanation(helpers: JobsAPI) -> None:
     """Waiting on a job that is not due raises HermesTimeoutError naming the scheduler tick."""
     job = helpers.create(name=_name("nowait"), schedule="0 0 1 1 *", prompt="x")
     with pytest.raises(HermesTimeoutError, match="scheduler's next tick"):
         helpers.wait_for_run(job, timeout=0.5, poll=0.1)
 
 
-def test_run_and_wait_sees_the_result_of_a_real_run(helpers: JobsHelpers) -> None:
+def test_run_and_wait_sees_the_result_of_a_real_run(helpers: JobsAPI) -> None:
     """A triggered job runs on the next scheduler tick against the fake model; last_run_at/last_status update."""
     job = helpers.create(name=_name("run"), schedule="every 1d", prompt="RUN echo from-helpers")
     started = datetime.now(timezone.utc)

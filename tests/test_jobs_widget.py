@@ -213,3 +213,49 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         assert facade.jobs.find(name) is None
     finally:
         facade.close()
+
+
+def test_form_errors_come_from_the_exception_field_not_its_text() -> None:
+    """The form puts an error next to the field the exception names in ``param``; the wording plays no part."""
+    from hermes_notebook.errors import HermesUsageError
+    from hermes_notebook.jobs.validation import validate_job
+    from hermes_notebook.widgets.jobs import _field_of
+
+    for fields, param in [({"name": " "}, "name"), ({"prompt": "p" * 5001}, "prompt"), ({"repeat": 0}, "repeat"),
+                          ({"skills": [1]}, "skills"), ({"deliver": ""}, "deliver"), ({"schedule": "@daily"}, "schedule")]:
+        with pytest.raises(HermesUsageError if param != "schedule" else ValueError) as info:
+            validate_job(**fields)
+        assert _field_of(info.value) == param, fields
+    assert _field_of(HermesUsageError("name must be 1 to 200 characters")) is None  # text alone says nothing
+    assert _field_of(HermesUsageError("anything", param="enabled")) is None  # not a field of the form
+
+
+def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
+    """The widget's CSS is js/src/jobs.css only (the view injects none), and each class it styles is rendered."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    assert ".hn-jobs-live" in str(Jobs._css)  # the anywidget _css is the built js/src/jobs.css (npm run build)
+    view = "".join(p.read_text(encoding="utf-8") for p in (root / "js" / "src" / "jobs").glob("*.ts"))
+    assert '"style"' not in view and "<style" not in view
+    css = (root / "js" / "src" / "jobs.css").read_text(encoding="utf-8")
+    kernel = (root / "hermes_notebook" / "widgets" / "jobs.py").read_text(encoding="utf-8")
+    unused = sorted(c for c in set(re.findall(r"\.(hn-[\w-]+)", css)) if c not in view and c not in kernel)
+    assert unused == []
+
+
+def test_include_disabled_has_one_default_everywhere() -> None:
+    """Client, jobs API and widget all hide paused and finished jobs unless asked (the server's default)."""
+    import inspect
+
+    from hermes_notebook.jobs.api import JobsAPI
+
+    defaults = {
+        "client": inspect.signature(JobsClient.list).parameters["include_disabled"].default,
+        "api": inspect.signature(JobsAPI.list).parameters["include_disabled"].default,
+        "api_async": inspect.signature(JobsAPI.list_async).parameters["include_disabled"].default,
+        "widget": inspect.signature(Jobs.__init__).parameters["include_disabled"].default,
+        "widget_trait": Jobs.class_traits()["include_disabled"].default_value,
+    }
+    assert set(defaults.values()) == {False}, defaults

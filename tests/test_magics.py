@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.notebook import Reply, TurnHandle
 from hermes_notebook.notebook.magics import HermesMagics, _split_options, load_ipython_extension
+from tests.helpers import eventually
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, hermes: LocalHermes, **override: str) -> None:
@@ -175,9 +176,7 @@ def test_subcommands(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -
 def test_stop_subcommand_stops_a_background_turn(ip: InteractiveShell) -> None:
     """``%hermes stop`` interrupts the running ``-b`` turn within a second."""
     handle = run(ip, "%hermes -b --new SLOW 40")
-    deadline = time.monotonic() + 20
-    while "tick 1" not in handle.text and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: "tick 1" in handle.text, timeout=20, what="the turn's second tick")
     stopped_at = time.monotonic()
     run(ip, "%hermes stop")
     reply = handle.wait(timeout=10)
@@ -273,7 +272,7 @@ def test_terminal_asks_approvals_with_input(
         asked.append((prompt, threading.current_thread() is threading.main_thread()))
         return "once"
 
-    monkeypatch.setattr("hermes_notebook.notebook.live._stdin_allowed", lambda: True)
+    monkeypatch.setattr("hermes_notebook.notebook.shell.stdin_allowed", lambda: True)
     monkeypatch.setattr("builtins.input", fake_input)
     workdir.mkdir()
     capsys.readouterr()

@@ -17,12 +17,13 @@ import hermes_notebook as hn
 from hermes_notebook.errors import HermesAuthError, HermesUsageError
 from hermes_notebook.notebook import Hermes, Reply
 from hermes_notebook.settings import Settings
+from tests.helpers import eventually
 
 
 @pytest.fixture(autouse=True)
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
-    monkeypatch.setattr("hermes_notebook.notebook.live._ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
 
 
 @pytest.fixture
@@ -48,7 +49,8 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert list(sync.parameters) == list(async_.parameters)
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
-        "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "preview",
+        "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
+        "preview",
     ]
 
 
@@ -143,9 +145,7 @@ def test_ask_async(hermes_nb: Hermes) -> None:
 def test_stop_a_started_turn(hermes_nb: Hermes) -> None:
     """``start`` returns a handle; ``stop()`` interrupts the turn on the server within a second."""
     handle = hermes_nb.start("SLOW 40", new=True)
-    deadline = time.monotonic() + 20
-    while "tick 1" not in handle.text and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: "tick 1" in handle.text, timeout=20, what="the turn's second tick")
     t0 = time.monotonic()
     handle.stop()
     reply = handle.wait(timeout=10)

@@ -1,6 +1,6 @@
 """Start the real Hermes Agent servers locally, offline, against the scripted model.
 
-:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (config as in ``running-offline.md``), then runs
+:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (an offline config: the scripted model as the only provider), then runs
 ``hermes gateway run`` (the API Server) and ``hermes dashboard`` on free loopback ports, each in its own
 process group, and waits until both answer. Only the model is fake; everything else is the real Hermes.
 It is shared by the tests and the demo, so it installs nothing and touches nothing outside its home.
@@ -13,182 +13,40 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import copy
 import json
 import os
 import re
 import secrets
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
 from ..settings import Secret, Settings
+from .processes import (
+    LOOPBACK,
+    PROVIDER_KEY_NAMES,
+    REFUSAL,
+    REPO_ROOT,
+    SCRUB_NAMES,
+    SCRUB_PREFIXES,
+    HermesStartError,
+    ServerProcess,
+    deep_merge,
+    find_hermes_bin,
+    free_port,
+    installed_version,
+    to_yaml,
+)
 from .scripted_model import MODEL_ID, ScriptedModel
 
 __all__ = ["PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LOOPBACK = "127.0.0.1"
-DEFAULT_HERMES_VERSION = "0.19.0"
-# Inherited variables that would point Hermes at another home, key, provider or terminal setup.
-_SCRUB_PREFIXES = ("HERMES_", "API_SERVER_", "OPENAI_", "TERMINAL_", "TIRITH_")
-#: Model-provider keys a user's shell may hold: never passed to a scripted Hermes, passed through (only these)
-#: when the demo uses the user's own model.
-PROVIDER_KEY_NAMES = (
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "NOUS_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "TOGETHER_API_KEY",
-)
-_SCRUB_NAMES = frozenset(PROVIDER_KEY_NAMES)
-_REFUSAL = re.compile(r"Refusing to start[^\n]*")
-
-
-class HermesStartError(RuntimeError):
-    """A Hermes server did not become healthy; the message ends with the tail of its log."""
-
-
-def find_hermes_bin(explicit: str | os.PathLike[str] | None = None) -> str:
-    """``explicit``, else ``$HERMES_BIN``, else ``<repo>/.venv-hermes/bin/hermes``, else ``hermes`` on PATH."""
-    candidates = [explicit, os.environ.get("HERMES_BIN"), REPO_ROOT / ".venv-hermes" / "bin" / "hermes"]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    if explicit or os.environ.get("HERMES_BIN"):
-        raise HermesStartError(f"the hermes binary {explicit or os.environ['HERMES_BIN']!r} does not exist")
-    found = shutil.which("hermes")
-    if found:
-        return found
-    raise HermesStartError(
-        "no hermes binary: run .ci/run (it creates .venv-hermes), or create it by hand with "
-        "`python3 -m venv .venv-hermes && .venv-hermes/bin/pip install hermes-agent==0.19.0 aiohttp`, "
-        "or set HERMES_BIN"
-    )
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A port that was free a moment ago (bind to 0 and release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def deep_merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``overrides`` merged in recursively (mappings merge, everything else replaces)."""
-    merged = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-def to_yaml(data: Mapping[str, Any], indent: int = 0) -> str:
-    """Readable YAML for nested mappings of scalars and lists (scalars written as JSON, which YAML reads)."""
-    lines: list[str] = []
-    pad = "  " * indent
-    for key, value in data.items():
-        if isinstance(value, Mapping) and value:
-            lines.append(f"{pad}{key}:")
-            lines.append(to_yaml(value, indent + 1))
-        else:
-            lines.append(f"{pad}{key}: {json.dumps(value)}")
-    return "\n".join(lines)
-
-
-def _installed_version(hermes_bin: str) -> str:
-    """The hermes-agent version from the venv's metadata (no slow ``hermes --version``)."""
-    venv = Path(hermes_bin).resolve().parent.parent
-    for dist in venv.glob("lib/python*/site-packages/hermes_agent-*.dist-info"):
-        return dist.name.removeprefix("hermes_agent-").removesuffix(".dist-info")
-    return DEFAULT_HERMES_VERSION
-
-
-class _Process:
-    """One server process in its own process group, logging to a file; stopped by PID only."""
-
-    def __init__(self, name: str, argv: list[str], *, cwd: Path, env: dict[str, str], log: Path) -> None:
-        self.name, self.argv, self.cwd, self.env, self.log = name, argv, cwd, env, log
-        self.popen: subprocess.Popen[bytes] | None = None
-        self._log_file: IO[bytes] | None = None
-        self._log_offset = 0
-
-    @property
-    def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def start(self) -> None:
-        self._log_file = open(self.log, "ab")  # noqa: SIM115 - closed in wait()
-        self._log_offset = self._log_file.tell()
-        self._log_file.write(f"\n=== {time.strftime('%H:%M:%S')} {' '.join(self.argv)}\n".encode())
-        self._log_file.flush()
-        self.popen = subprocess.Popen(
-            self.argv,
-            cwd=self.cwd,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def log_text(self) -> str:
-        """What this run of the process has logged so far."""
-        try:
-            with open(self.log, "rb") as f:
-                f.seek(self._log_offset)
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    @staticmethod
-    def _exited_unreaped(pid: int) -> bool:
-        try:
-            return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:
-            return True
-
-    def signal(self, sig: int) -> None:
-        if self.popen is not None and self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.popen.pid, sig)  # pgid == pid: start_new_session made it a group leader
-
-    def wait(self, deadline: float) -> None:
-        """Wait for exit until ``deadline``, then SIGKILL the group; always reaps and closes the log.
-
-        The leader is left a zombie (``WNOWAIT``) until its group has been killed, so its PID, which is
-        also the group id, cannot have been reused by an unrelated process when we signal it.
-        """
-        if self.popen is not None:
-            pid = self.popen.pid
-            while time.monotonic() < deadline and not self._exited_unreaped(pid):
-                time.sleep(0.02)
-            # Whatever is left in the group (the leader after the grace, or a shell the agent started) goes.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            self.popen.wait(timeout=10)
-            self.popen = None
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
-
 
 class LocalHermes:
     """The real Hermes API Server and Dashboard on loopback, in a temp ``HERMES_HOME``, for tests and demos.
@@ -240,9 +98,9 @@ class LocalHermes:
         self._dashboard_port = free_port() if dashboard else 0
         #: The in-process scripted model (``None`` when ``model_url`` was given or it runs as a subprocess).
         self.model: ScriptedModel | None = None
-        self._model_proc: _Process | None = None
-        self._gateway: _Process | None = None
-        self._dashboard: _Process | None = None
+        self._model_proc: ServerProcess | None = None
+        self._gateway: ServerProcess | None = None
+        self._dashboard: ServerProcess | None = None
         self._http = httpx.Client(trust_env=False, timeout=httpx.Timeout(5.0))
         #: Seconds the last :meth:`start` took until every server was healthy.
         self.startup_seconds: float | None = None
@@ -423,11 +281,11 @@ class LocalHermes:
         for sub in ("", "work", "logs"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
         # A fresh update-check cache, or the Dashboard asks PyPI on first WebSocket use.
-        update = {"ts": time.time(), "behind": 0, "rev": None, "ver": _installed_version(self.hermes_bin)}
+        update = {"ts": time.time(), "behind": 0, "rev": None, "ver": installed_version(self.hermes_bin)}
         (self.home / ".update_check").write_text(json.dumps(update))
 
     def config(self) -> dict[str, Any]:
-        """The ``config.yaml`` contents (see running-offline.md), with the overrides merged in."""
+        """The ``config.yaml`` contents (offline: the scripted model is the only provider), with the overrides merged in."""
         base: dict[str, Any] = {
             "model": {
                 "default": MODEL_ID,
@@ -473,7 +331,7 @@ class LocalHermes:
             self._model_url = self.model.base_url
             return
         port = free_port()
-        self._model_proc = _Process(
+        self._model_proc = ServerProcess(
             "scripted-model",
             [sys.executable, "-m", "hermes_notebook._demo.scripted_model", "--port", str(port)],
             cwd=self.home,
@@ -489,7 +347,7 @@ class LocalHermes:
 
     def _env(self, **extra: str) -> dict[str, str]:
         env = {
-            k: v for k, v in os.environ.items() if not k.startswith(_SCRUB_PREFIXES) and k not in _SCRUB_NAMES
+            k: v for k, v in os.environ.items() if not k.startswith(SCRUB_PREFIXES) and k not in SCRUB_NAMES
         }
         env.update(
             HERMES_HOME=str(self.home),
@@ -502,12 +360,12 @@ class LocalHermes:
         env.update(extra)
         return env
 
-    def _spawn(self, name: str, args: list[str], log: Path, **env: str) -> _Process:
-        proc = _Process(name, [self.hermes_bin, *args], cwd=self.workdir, env=self._env(**env), log=log)
+    def _spawn(self, name: str, args: list[str], log: Path, **env: str) -> ServerProcess:
+        proc = ServerProcess(name, [self.hermes_bin, *args], cwd=self.workdir, env=self._env(**env), log=log)
         proc.start()
         return proc
 
-    def _spawn_dashboard(self) -> _Process:
+    def _spawn_dashboard(self) -> ServerProcess:
         args = [
             "dashboard",
             "--host",
@@ -527,7 +385,7 @@ class LocalHermes:
         return self._http.get(url, headers=headers)
 
     def _wait(
-        self, proc: _Process, healthy: Callable[[], bool], refuse: re.Pattern[str] | None = None
+        self, proc: ServerProcess, healthy: Callable[[], bool], refuse: re.Pattern[str] | None = None
     ) -> None:
         """Poll ``healthy`` until it holds; fail at once if the process exits or logs a refusal."""
         deadline = time.monotonic() + self._startup_timeout
@@ -560,13 +418,13 @@ class LocalHermes:
                 )
             return True
 
-        self._wait(self._gateway, healthy, refuse=_REFUSAL)
+        self._wait(self._gateway, healthy, refuse=REFUSAL)
 
     def _wait_dashboard_healthy(self) -> None:
         assert self._dashboard is not None
         self._wait(self._dashboard, lambda: self._get(f"{self.dashboard_url}/api/status").status_code == 200)
 
     @staticmethod
-    def _tail(proc: _Process, lines: int = 40) -> str:
+    def _tail(proc: ServerProcess, lines: int = 40) -> str:
         text = proc.log_text().strip().splitlines()[-lines:]
         return f"--- last lines of {proc.log} ---\n" + "\n".join(text)

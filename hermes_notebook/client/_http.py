@@ -7,7 +7,7 @@ REST routes) goes through :class:`HttpTransport`. It owns one ``httpx.AsyncClien
   in a message, a repr or a log line (httpx itself masks ``Authorization`` in header reprs);
 - serialises JSON bodies itself and refuses bodies over :data:`MAX_BODY_BYTES` before sending, because the
   API Server turns a chunked oversize body into a misleading 400 "Invalid JSON"
-  (api-server-protocol.md §8);
+  (docs/protocol/api-server.md §8);
 - turns error answers into exceptions with :func:`~hermes_notebook.errors.error_for_status`, naming the
   endpoint ("POST /v1/runs");
 - uses the settings' request timeout for ordinary calls and :data:`STREAM_READ_TIMEOUT` between bytes of a
@@ -47,11 +47,11 @@ __all__ = [
     "translate_errors",
 ]
 
-#: The API Server's body limit (``client_max_size``, api:124; api-server-protocol.md §8).
+#: The API Server's body limit (``client_max_size``, api:124; docs/protocol/api-server.md §8).
 MAX_BODY_BYTES = 10_000_000
 
 #: Longest silence tolerated inside an SSE stream, in seconds. The server sends ``: keepalive`` after 30 s
-#: without an event (api-server-protocol.md §3 "Wire format", §5, §8), so three missed keepalives mean the
+#: without an event (docs/protocol/api-server.md §3 "Wire format", §5, §8), so three missed keepalives mean the
 #: connection is dead, not that the agent is slow. ``None`` would wait forever on a half-open socket.
 STREAM_READ_TIMEOUT: float | None = 95.0
 
@@ -127,7 +127,7 @@ class HttpTransport:
     """An ``httpx.AsyncClient`` for one server, with auth, timeouts and error translation.
 
     ``auth_header``/``auth_scheme`` select the header: ``Authorization: Bearer <key>`` for the API Server
-    (api-server-protocol.md §1 "Auth"), ``X-Hermes-Session-Token: <token>`` (scheme ``None``) for the
+    (docs/protocol/api-server.md §1 "Auth"), ``X-Hermes-Session-Token: <token>`` (scheme ``None``) for the
     Dashboard's REST routes. ``transport`` is for tests of pure request building (``httpx.MockTransport``).
     """
 
@@ -188,7 +188,7 @@ class HttpTransport:
     def _check_ready(self, endpoint: str, auth: bool) -> None:
         self._check_open(f"call {endpoint}")
         if auth and self._auth is None:
-            # The API Server refuses to start without a key (api-server-protocol.md §1), so a keyless
+            # The API Server refuses to start without a key (docs/protocol/api-server.md §1), so a keyless
             # request can only be a configuration mistake: say so instead of showing a bare 401.
             raise HermesUsageError(
                 f"{endpoint} needs a key, but none is configured: {self._missing_key_hint}"

@@ -1,6 +1,6 @@
 """Async client for Hermes cron jobs on the API Server (``/api/jobs``) and the typed :class:`Job`.
 
-Section numbers (§7) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). The jobs routes
+Section numbers (§7) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0). The jobs routes
 differ from the rest of the API: errors are ``{"error": str}``, and any exception, including a bad schedule or
 a one-shot time in the past, comes back as HTTP 500; this client reports those as HermesValidationError.
 """
@@ -14,7 +14,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..errors import HermesUsageError, HermesValidationError
+from ..errors import HermesValidationError
+from ..jobs.validation import (
+    MAX_NAME_LENGTH,
+    MAX_PROMPT_LENGTH,
+    UPDATABLE_FIELDS,
+    check_deliver,
+    check_job_id,
+    check_name,
+    check_prompt,
+    check_repeat,
+    check_schedule_text,
+    check_skills,
+    update_body,
+)
 from ._http import ApiServerClient
 
 __all__ = [
@@ -26,21 +39,6 @@ __all__ = [
     "JobSchedule",
     "JobsClient",
 ]
-
-#: Fields ``PATCH /api/jobs/{id}`` applies; the server silently drops any other key (§7 "Endpoints").
-UPDATABLE_FIELDS = frozenset({"name", "schedule", "prompt", "deliver", "skills", "repeat", "enabled"})
-MAX_NAME_LENGTH = 200
-MAX_PROMPT_LENGTH = 5000
-
-_JOB_ID_RE = re.compile(r"^[a-f0-9]{12}$")
-
-
-def _check_job_id(job_id: object) -> str:
-    """The server answers 400 for anything but 12 lowercase hex characters (``uuid4().hex[:12]``)."""
-    if not isinstance(job_id, str) or not _JOB_ID_RE.fullmatch(job_id):
-        raise HermesUsageError(f"a job id is 12 lowercase hex characters; got {job_id!r}")
-    return job_id
-
 
 def _parse_time(value: object) -> datetime | None:
     """ISO-8601 with offset in the configured Hermes timezone, or null (§7 "Job object")."""
@@ -165,7 +163,7 @@ class Job:
 
     def _repr_html_(self) -> str:
         """A one-job table for notebooks (escaped: names and prompts are user text)."""
-        from ..jobs.helpers import job_html
+        from ..jobs.display import job_html  # a lower layer: the rendering needs only the schedule rules
 
         return job_html(self)
 
@@ -193,7 +191,7 @@ class JobsClient(ApiServerClient):
 
     async def get(self, job_id: str) -> Job:
         """One job; HermesNotFoundError if there is none."""
-        return await self._job("GET", f"/api/jobs/{_check_job_id(job_id)}")
+        return await self._job("GET", f"/api/jobs/{check_job_id(job_id)}")
 
     # --- writing ---
 
@@ -211,15 +209,15 @@ class JobsClient(ApiServerClient):
         ISO time, or a bare duration like ``2h`` (a one-shot). ``deliver`` defaults to ``local`` server-side.
         ``repeat`` is a positive number of runs (omit for forever; one-shots default to 1).
         """
-        body: dict[str, Any] = {"name": _check_name(name), "schedule": _check_schedule(schedule)}
+        body: dict[str, Any] = {"name": check_name(name), "schedule": check_schedule_text(schedule)}
         if prompt is not None:
-            body["prompt"] = _check_prompt(prompt)
+            body["prompt"] = check_prompt(prompt)
         if deliver is not None:
-            body["deliver"] = _check_str(deliver, "deliver")
+            body["deliver"] = check_deliver(deliver)
         if skills is not None:
-            body["skills"] = _check_skills(skills)
+            body["skills"] = check_skills(skills)
         if repeat is not None:
-            body["repeat"] = _check_repeat(repeat)  # create takes the bare int (api:4183)
+            body["repeat"] = check_repeat(repeat)  # create takes the bare int (api:4183)
         return await self._job("POST", "/api/jobs", json_body=body, schedule=schedule)
 
     async def update(self, job_id: str, **fields: Any) -> Job:
@@ -229,35 +227,28 @@ class JobsClient(ApiServerClient):
         bare int as-is, which breaks the job's next run (§7 "PATCH pitfalls"). ``enabled=False`` leaves
         ``state: scheduled``; use :meth:`pause` to pause.
         """
-        _check_job_id(job_id)
-        unknown = sorted(set(fields) - UPDATABLE_FIELDS)
-        if unknown:
-            raise HermesUsageError(
-                f"cannot update {', '.join(unknown)}; updatable fields: {', '.join(sorted(UPDATABLE_FIELDS))}"
-            )
-        if not fields:
-            raise HermesUsageError("update() needs at least one field to change")
-        body = {key: _CHECKS[key](value) for key, value in fields.items()}
+        check_job_id(job_id)
+        body = update_body(fields)
         return await self._job("PATCH", f"/api/jobs/{job_id}", json_body=body, schedule=fields.get("schedule"))
 
     async def pause(self, job_id: str) -> Job:
         """Pause: ``enabled: false``, ``state: paused`` (hidden from :meth:`list` unless include_disabled)."""
-        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/pause")
+        return await self._job("POST", f"/api/jobs/{check_job_id(job_id)}/pause")
 
     async def resume(self, job_id: str) -> Job:
         """Resume; ``next_run_at`` is recomputed from now (a one-shot whose time passed is refused)."""
-        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/resume")
+        return await self._job("POST", f"/api/jobs/{check_job_id(job_id)}/resume")
 
     async def run(self, job_id: str) -> Job:
         """Ask for a run soon. This only sets ``next_run_at`` to now (and enables the job); the job runs on
         the scheduler's next tick, up to 60 s later, and only while a gateway or ``hermes cron tick`` runs.
         The returned job still shows the previous ``last_run_at``; poll :meth:`get` for ``last_status``.
         """
-        return await self._job("POST", f"/api/jobs/{_check_job_id(job_id)}/run")
+        return await self._job("POST", f"/api/jobs/{check_job_id(job_id)}/run")
 
     async def delete(self, job_id: str) -> None:
         """Delete the job and its output directory."""
-        await self._http.request_json("DELETE", f"/api/jobs/{_check_job_id(job_id)}")
+        await self._http.request_json("DELETE", f"/api/jobs/{check_job_id(job_id)}")
 
     async def _job(
         self, method: str, path: str, *, json_body: object = None, schedule: str | None = None
@@ -282,68 +273,3 @@ class JobsClient(ApiServerClient):
 
 
 _SCHEDULE_ERROR = re.compile(r"schedule|duration|timestamp|cron|interval|one-shot|in the past", re.IGNORECASE)
-
-
-# --- validation before sending (the server 500s on some of these, e.g. a non-string name) --------------------
-
-
-def _check_str(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise HermesUsageError(f"{what} must be a string; got {type(value).__name__}")
-    return value
-
-
-def _check_name(value: object) -> str:
-    name = _check_str(value, "name").strip()
-    if not name or len(name) > MAX_NAME_LENGTH:
-        raise HermesUsageError(f"name must be 1 to {MAX_NAME_LENGTH} characters")
-    return name
-
-
-def _check_schedule(value: object) -> str:
-    schedule = _check_str(value, "schedule").strip()
-    if not schedule:
-        raise HermesUsageError("schedule must not be empty")
-    return schedule
-
-
-def _check_prompt(value: object) -> str:
-    prompt = _check_str(value, "prompt")
-    if len(prompt) > MAX_PROMPT_LENGTH:
-        raise HermesUsageError(f"prompt must be at most {MAX_PROMPT_LENGTH} characters; got {len(prompt)}")
-    return prompt
-
-
-def _check_skills(value: object) -> builtins.list[str] | str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Sequence) and all(isinstance(s, str) for s in value):
-        return builtins.list(value)
-    raise HermesUsageError("skills must be a skill name or a list of skill names")
-
-
-def _check_repeat(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise HermesUsageError(f"repeat must be a positive integer; got {value!r}")
-    return value
-
-
-def _repeat_object(value: object) -> dict[str, int | None]:
-    return {"times": None if value is None else _check_repeat(value), "completed": 0}
-
-
-def _check_enabled(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise HermesUsageError(f"enabled must be True or False; got {value!r}")
-    return value
-
-
-_CHECKS = {
-    "name": _check_name,
-    "schedule": _check_schedule,
-    "prompt": _check_prompt,
-    "deliver": lambda v: _check_str(v, "deliver"),
-    "skills": _check_skills,
-    "repeat": _repeat_object,
-    "enabled": _check_enabled,
-}

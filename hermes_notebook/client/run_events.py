@@ -1,6 +1,6 @@
 """Typed events of an API Server run and :class:`RunEventStream`, the one reader of a run's event stream.
 
-Section numbers (§N) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). Import these
+Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0). Import these
 names from :mod:`hermes_notebook.client.api`, which re-exports them; this module only keeps ``api.py`` small.
 
 Run events: the stream at ``GET /v1/runs/{id}/events`` has exactly one consumer and no resume (§3 "Late
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import HermesConnectionError, HermesNotFoundError
 from ..turns.events import Event
+from ..turns.model import APPROVAL_CHOICES
 from .streams import AsyncStream
 
 if TYPE_CHECKING:  # api.py imports this module; these names are only annotations here
@@ -48,7 +49,6 @@ __all__ = [
 logger = logging.getLogger("hermes_notebook.client.api")
 
 #: Answers accepted by ``POST /v1/runs/{id}/approval`` (§3 "Approvals on /v1/runs").
-APPROVAL_CHOICES = ("once", "session", "always", "deny")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,6 +1,6 @@
 """Async iterators over the API Server's streamed answers: chat completions and responses.
 
-Section numbers (§N) refer to ``shared/hermes/api-server-protocol.md`` (hermes-agent 0.19.0). Import these
+Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0). Import these
 names from :mod:`hermes_notebook.client.api`, which re-exports them; this module only keeps ``api.py`` small.
 :class:`AsyncStream` is also the base of :class:`~hermes_notebook.client.run_events.RunEventStream`.
 """

@@ -1,52 +1,116 @@
-"""``hermes.jobs``: the cron-jobs client for notebook code, blocking with ``*_async`` twins.
+"""``hermes.jobs``: Hermes cron jobs for notebook code, one class, blocking with ``*_async`` twins.
 
-Why one definition per operation: each operation is written once as ``name_async`` (a coroutine that runs on
-the package loop whichever loop awaits it, :func:`hermes_notebook.runtime.on_loop`), and ``name`` is derived
-from it by :func:`hermes_notebook.runtime.blocking` with the same signature and docstring, so the two never
-drift apart and type checkers see both.
+Each operation is written once as ``name_async`` (a coroutine that runs on the package loop whichever loop
+awaits it, :func:`hermes_notebook.runtime.on_loop`) and ``name`` is derived from it by
+:func:`hermes_notebook.runtime.blocking` with the same signature and docstring, so the two never drift apart.
+
+Beyond the HTTP client (:class:`~hermes_notebook.client.jobs.JobsClient`) it adds what scripting needs:
+validation before any request (:func:`~hermes_notebook.jobs.validation.validate_job`; the server answers a bad
+schedule with HTTP 500 and a parser dump), find by name, create-or-update by name (:meth:`JobsAPI.ensure`: a
+notebook run twice leaves one job), and waiting for a triggered run (:meth:`JobsAPI.wait_for_run`:
+``POST /api/jobs/{id}/run`` only marks the job due; it runs on the scheduler's next 60 s tick).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..client.jobs import Job, JobsClient
-from ..errors import HermesUsageError
+from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
 from ..runtime import blocking, on_loop
-from .helpers import JobList, JobsHelpers
+from . import schedules
+from .display import JobList
 from .runs import RunList, job_id_of, job_runs
+from .validation import validate_job
 
 if TYPE_CHECKING:
     from ..client.api import ApiClient
 
-__all__ = ["JobsAPI"]
+__all__ = ["DEFAULT_WAIT_TIMEOUT", "JobsAPI"]
+
+#: The Hermes scheduler ticks every 60 s; a triggered job can take a tick plus its own run time.
+DEFAULT_WAIT_TIMEOUT = 150.0
+
+_VALIDATED = ("name", "schedule", "prompt", "deliver", "skills", "repeat")
+
+
+@contextmanager
+def _server_refusal(what: str) -> Iterator[None]:
+    """Say "Hermes refused the job" for the jobs API's HTTP 500 answers to values it does not like.
+
+    Why: our checks already passed the schedule, so a 500 here is another rule of the server (e.g. its
+    gateway-lifecycle guard on prompts); the server's own sentence is the useful part, not the status.
+    """
+    try:
+        yield
+    except HermesValidationError as exc:
+        if exc.status != 500:
+            raise
+        detail = " ".join((exc.server_message or "no details").split())
+        raise HermesValidationError(
+            f"Hermes refused the job {what!r}: {detail}", status=exc.status, endpoint=exc.endpoint,
+            server_message=exc.server_message, param=exc.param or _refused_field(detail),
+        ) from exc
+
+
+def _refused_field(detail: str) -> str | None:
+    """The field a server refusal is about, when its sentence says (the server sends only text)."""
+    text = detail.lower()
+    if "prompt" in text and ("threat" in text or "blocked" in text):
+        return "prompt"
+    return None
+
+
+def _same_schedule(job: Job, wanted: schedules.Schedule) -> bool:
+    """Whether the stored schedule already means ``wanted`` (so create-or-update sends nothing)."""
+    stored = job.schedule
+    if stored.kind != wanted.kind:
+        return False
+    if wanted.kind == "cron":
+        return stored.expr == wanted.expr
+    if wanted.kind == "interval":
+        return stored.minutes == wanted.minutes
+    # A one-shot duration ("30m") is relative to when it was sent: the same text counts as unchanged, so
+    # re-running a notebook does not push the job's time back.
+    if wanted.minutes is not None:
+        return stored.display == wanted.display
+    return stored.run_at is not None and wanted.run_at is not None and stored.run_at == wanted.run_at
 
 
 class JobsAPI:
     """Hermes cron jobs (the API Server's ``/api/jobs``), blocking; every method has an ``*_async`` twin.
 
-    ``client`` is an awaitable factory returning the :class:`JobsClient` to use; it is created on the
-    package loop the first time it is needed, so building a ``JobsAPI`` does no I/O.
+    ``client`` is a :class:`JobsClient`, or an awaitable factory returning one (created on the package loop the
+    first time it is needed, so building a ``JobsAPI`` does no I/O). ``list()`` hides paused and finished jobs,
+    as the server does; ``list(include_disabled=True)`` shows them.
     """
 
     def __init__(
-        self, client: Callable[[], Awaitable[JobsClient]], sessions: Callable[[], Awaitable[ApiClient]] | None = None,
+        self, client: JobsClient | Callable[[], Awaitable[JobsClient]],
+        sessions: Callable[[], Awaitable[ApiClient]] | None = None,
     ) -> None:
-        self._client_factory = client
+        self._client_or_factory = client
         self._sessions_factory = sessions  # the API client whose stored sessions hold the cron runs
 
     async def _client(self) -> JobsClient:
-        return await self._client_factory()
+        source = self._client_or_factory
+        return source if isinstance(source, JobsClient) else await source()
 
     def __repr__(self) -> str:
-        return "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id)>"
+        return "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id), find(name), ensure(...)>"
+
+    # ---- reading ----
 
     @on_loop
-    async def list_async(self, include_disabled: bool = True) -> JobList:
-        """All jobs (paused ones included unless ``include_disabled=False``) as a ``JobList``: an HTML table
-        in a notebook, ``to_dicts()`` for pandas."""
-        return await (await self._helpers()).list_async(include_disabled)
+    async def list_async(self, include_disabled: bool = False) -> JobList:
+        """The jobs as a :class:`JobList` (an HTML table in a notebook, ``to_dicts()`` for pandas); paused and
+        finished ones only with ``include_disabled=True``."""
+        return JobList(await (await self._client()).list(include_disabled=include_disabled))
 
     list = blocking(list_async)
 
@@ -57,31 +121,7 @@ class JobsAPI:
 
     get = blocking(get_async)
 
-    @on_loop
-    async def create_async(
-        self,
-        *,
-        name: str,
-        schedule: str,
-        prompt: str | None = None,
-        deliver: str | None = None,
-        skills: Any = None,
-        repeat: int | None = None,
-    ) -> Job:
-        """Create a job (``schedule``: cron, ``every 30m``, ``30m``, or an ISO time); every field is checked
-        before anything is sent, so a bad schedule raises HermesValidationError naming it."""
-        return await (await self._helpers()).create_async(
-            name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills, repeat=repeat
-        )
-
-    create = blocking(create_async)
-
-    @on_loop
-    async def update_async(self, job_id: str, **fields: Any) -> Job:
-        """Change some fields of a job (checked before sending, like :meth:`create`)."""
-        return await (await self._helpers()).update_async(job_id, **fields)
-
-    update = blocking(update_async)
+    # ---- state changes ----
 
     @on_loop
     async def pause_async(self, job_id: str) -> Job:
@@ -111,44 +151,87 @@ class JobsAPI:
 
     delete = blocking(delete_async)
 
-    # ------------------------------------------------------------------------------------------------------
-    # Scripting helpers users expect (implemented in hermes_notebook/jobs/helpers.py)
-    # ------------------------------------------------------------------------------------------------------
-
-    async def _helpers(self) -> JobsHelpers:
-        return JobsHelpers(await self._client())
+    # ---- validated create / update ----
 
     @on_loop
-    async def find_async(self, name: str) -> Job | None:
-        """The one job with this exact name (paused ones included), or None; an error if several share it."""
-        return await (await self._helpers()).find_async(name)
+    async def create_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+                           skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
+        """Create a job after validating every field (a bad schedule raises before any request)."""
+        fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
+                              repeat=repeat, require=("name", "schedule"))
+        with _server_refusal(fields["name"]):
+            return await (await self._client()).create(**fields)
 
-    find = blocking(find_async)
+    create = blocking(create_async)
 
     @on_loop
-    async def find_all_async(self, name: str) -> Any:
-        """Every job with this exact name, as a ``JobList``."""
-        return await (await self._helpers()).find_all_async(name)
+    async def update_async(self, job_id: str, **fields: Any) -> Job:
+        """Update a job after validating the changed fields (``enabled`` passes through)."""
+        known = {k: v for k, v in fields.items() if k in _VALIDATED}
+        checked = validate_job(**known)
+        if "repeat" in fields:
+            checked["repeat"] = fields["repeat"] if fields["repeat"] is None else checked["repeat"]  # None: forever
+        checked.update({k: v for k, v in fields.items() if k not in _VALIDATED})  # JobsClient checks the rest
+        with _server_refusal(job_id):
+            return await (await self._client()).update(job_id, **checked)
+
+    update = blocking(update_async)
+
+    # ---- find ----
+
+    @on_loop
+    async def find_all_async(self, name: str) -> JobList:
+        """Every job with exactly this name, paused and finished ones included."""
+        return JobList(await (await self._client()).list(include_disabled=True)).by_name(name)
 
     find_all = blocking(find_all_async)
 
     @on_loop
-    async def ensure_async(
-        self,
-        *,
-        name: str,
-        schedule: str,
-        prompt: str | None = None,
-        deliver: str | None = None,
-        skills: Any = None,
-        repeat: int | None = None,
-    ) -> Job:
-        """Create the job called ``name`` or update it to match: running a notebook twice leaves one job."""
-        return await (await self._helpers()).ensure_async(
-            name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills, repeat=repeat
-        )
+    async def find_async(self, name: str) -> Job | None:
+        """The one job with this name, or ``None``; HermesUsageError if several share it (say which)."""
+        found = await self.find_all_async(name)
+        if len(found) > 1:
+            ids = ", ".join(job.id for job in found)
+            raise HermesUsageError(f"{len(found)} jobs are named {name!r} (ids {ids}); use an id instead")
+        return found[0] if found else None
+
+    find = blocking(find_async)
+
+    # ---- create or update ----
+
+    @on_loop
+    async def ensure_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
+                           skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
+        """Create the job called ``name``, or bring the existing one in line: running twice leaves one job.
+
+        Only fields that differ are sent (none at all when nothing changed). Fields left ``None`` are not
+        touched on an existing job. A paused job stays paused.
+        """
+        fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
+                              repeat=repeat, require=("name", "schedule"))
+        existing = await self.find_async(fields["name"])
+        if existing is None:
+            with _server_refusal(fields["name"]):
+                return await (await self._client()).create(**fields)
+        changes: dict[str, Any] = {}
+        if not _same_schedule(existing, schedules.parse(fields["schedule"])):
+            changes["schedule"] = fields["schedule"]
+        if "prompt" in fields and fields["prompt"] != existing.prompt:
+            changes["prompt"] = fields["prompt"]
+        if "deliver" in fields and fields["deliver"] != existing.deliver:
+            changes["deliver"] = fields["deliver"]
+        if "skills" in fields and list(fields["skills"]) != list(existing.skills):
+            changes["skills"] = fields["skills"]
+        if "repeat" in fields and fields["repeat"] != existing.repeat.times:
+            changes["repeat"] = fields["repeat"]
+        if not changes:
+            return existing
+        with _server_refusal(existing.name):
+            return await (await self._client()).update(existing.id, **changes)
 
     ensure = blocking(ensure_async)
+
+    # ---- trigger and wait ----
 
     @on_loop
     async def runs_async(self, job: Any, limit: int = 20) -> RunList:
@@ -161,21 +244,45 @@ class JobsAPI:
     runs = blocking(runs_async)
 
     @on_loop
-    async def wait_for_run_async(self, job: Any, *, timeout: float = 150.0, poll: float = 2.0,
-                           raise_on_error: bool = False) -> Job:
-        """Wait until a triggered job's ``last_run_at`` changes (runs start on the 60 s scheduler tick)."""
-        return await (await self._helpers()).wait_for_run_async(
-            job, timeout=timeout, poll=poll, raise_on_error=raise_on_error
-        )
+    async def wait_for_run_async(self, job: Job | str, *, since: datetime | None | str = "job",
+                                 timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
+                                 raise_on_error: bool = False) -> Job:
+        """Wait until the job's ``last_run_at`` moves past ``since``, and return the updated job.
+
+        ``since`` defaults to the ``last_run_at`` of the ``job`` you pass (the one ``run()`` returned still
+        has the previous value), or to the current one if you pass an id. Raises HermesTimeoutError after
+        ``timeout`` s (runs start on the scheduler's 60 s tick, and only while the gateway runs), and
+        HermesRunError if ``raise_on_error`` and the run's ``last_status`` is ``error``.
+        """
+        job_id = job.id if isinstance(job, Job) else job
+        if since == "job":
+            baseline = job.last_run_at if isinstance(job, Job) else (await (await self._client()).get(job_id)).last_run_at
+        else:
+            baseline = since if isinstance(since, datetime) or since is None else None
+        deadline = time.monotonic() + timeout
+        while True:
+            current = await (await self._client()).get(job_id)
+            if current.last_run_at is not None and current.last_run_at != baseline:
+                if raise_on_error and current.last_status == "error":
+                    raise HermesRunError(f"job {current.name!r} ran and failed: {current.last_error or 'no details'}",
+                                         status="error")
+                return current
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise HermesTimeoutError(
+                    f"job {current.name!r} ({job_id}) did not finish a run within {timeout:g} s; runs start on the "
+                    "scheduler's next tick (every 60 s) and only while the Hermes gateway is running"
+                )
+            await asyncio.sleep(min(poll, remaining))
 
     wait_for_run = blocking(wait_for_run_async)
 
     @on_loop
-    async def run_and_wait_async(self, job: Any, *, timeout: float = 150.0, poll: float = 2.0,
-                           raise_on_error: bool = False) -> Job:
-        """Trigger a run and wait for its result (``last_run_at``, ``last_status``, ``last_error``)."""
-        return await (await self._helpers()).run_and_wait_async(
-            job, timeout=timeout, poll=poll, raise_on_error=raise_on_error
-        )
+    async def run_and_wait_async(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
+                                 raise_on_error: bool = False) -> Job:
+        """Trigger a run (due on the next scheduler tick) and wait for its result."""
+        job_id = job.id if isinstance(job, Job) else job
+        before = await (await self._client()).run(job_id)
+        return await self.wait_for_run_async(before, timeout=timeout, poll=poll, raise_on_error=raise_on_error)
 
     run_and_wait = blocking(run_and_wait_async)

@@ -6,7 +6,7 @@ work (``@daily``, ``MON``). This module repeats the server's decision procedure 
 schedule that passes here is accepted by the server and one that fails here would have been refused. Failing
 schedules get a message that says what is wrong and an example that works.
 
-The grammar (api-server-protocol.md §7, checked against the real function in ``tests/test_schedules.py``):
+The grammar (docs/protocol/api-server.md §7, checked against the real function in ``tests/test_schedules.py``):
 
 - ``every <N><unit>``: a recurring interval; one number and one unit (``m``, ``h``, ``d`` and their long forms).
 - five space-separated numeric cron fields (``minute hour day-of-month month day-of-week``), each matching

@@ -5,7 +5,7 @@ clarify and stop buttons it shows must reach the kernel while it waits. A blocke
 the shell channel (ipykernel 6), nor the inproc socket the shell-channel thread forwards to it (ipykernel 7),
 so a click would only be handled after the cell (and the cells queued behind it) finished.
 
-The pump (approach C of ``blocking-clicks.md``, measured on ipykernel 6.29, 7.3 and 7.4) drains that stream
+The pump (the approach that worked when we measured ipykernel 6.29, 7.3 and 7.4) drains that stream
 on the main thread: ``comm_open`` / ``comm_msg`` / ``comm_close`` are dispatched at once, with the comm
 message as the kernel parent and busy/idle status around it; everything else (the queued ``execute_request``
 of the next cells) is held in arrival order and handed back through the kernel's own path when the pump

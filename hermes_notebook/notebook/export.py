@@ -20,10 +20,12 @@ from typing import Any
 from ..errors import HermesUsageError, redact
 from ..render import transcript_html
 
-__all__ = ["FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
+__all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
 
 Message = Mapping[str, Any]
 
+#: Where ``Hermes.export`` writes when given no path (the working directory, usually beside the notebook).
+DEFAULT_PATH = Path("hermes-conversation").with_suffix(".md")
 #: File suffix -> export format.
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".ipynb": "ipynb"}
 #: Tool output longer than this is cut in an export (the session keeps all of it).

@@ -190,7 +190,8 @@ class HermesMagics(Magics):
             result: Any = hermes.start(prompt, **options)
         else:
             timeout = args.timeout if args.timeout is not None else (self.timeout or None)
-            result = hermes._run_blocking(hermes._options(prompt, **options), timeout=timeout)
+            # already filled above (or --raw): raw() stops ask() from filling {placeholders} a second time
+            result = hermes.ask(_context.raw(prompt), timeout=timeout, **options)
         if args.out is not None:
             assert self.shell is not None
             self.shell.user_ns[args.out] = result
@@ -257,14 +258,14 @@ class HermesMagics(Magics):
 
     def _cmd_jobs(self, rest: str) -> Any:
         self._parse("jobs", rest)
-        from .facade import _Table
+        from .results import Table
 
         rows = [
             {"id": j.id, "name": j.name, "schedule": j.schedule_display, "state": j.state,
              "next_run_at": j.next_run_at, "last_status": j.last_status}
             for j in self.facade.jobs.list()
         ]
-        return _Table(rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs")
+        return Table(rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs")
 
     def _cmd_chat(self, rest: str) -> Any:
         args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))

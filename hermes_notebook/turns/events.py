@@ -4,10 +4,10 @@ Two servers stream turn events and they disagree on framing:
 
 * the Dashboard sends JSON-RPC 2.0 notifications over ``/api/ws``:
   ``{"jsonrpc":"2.0","method":"event","params":{"type":T,"session_id":SID,"payload":{...}}}``
-  (dashboard-protocol.md §2 "Events", §4). ``payload`` is omitted when empty (``message.start``) and
+  (docs/protocol/dashboard.md §2 "Events", §4). ``payload`` is omitted when empty (``message.start``) and
   ``gateway.ready`` has no ``session_id``;
 * the API Server sends one JSON object per SSE ``data:`` line on ``GET /v1/runs/{id}/events``, with the event
-  name in the ``"event"`` key and the fields flat beside it (api-server-protocol.md §3 "Where events come
+  name in the ``"event"`` key and the fields flat beside it (docs/protocol/api-server.md §3 "Where events come
   from", "Wire format").
 
 :class:`Event` is the one shape the turn model reads. Parsing sits on the hot path (the Dashboard connection
@@ -34,7 +34,7 @@ __all__ = [
 Dialect = Literal["dashboard", "run"]
 
 # Events that belong to a turn and that the turn model reads or deliberately ignores
-# (dashboard-protocol.md §4.1 turn events, §4.2 blocking prompts).
+# (docs/protocol/dashboard.md §4.1 turn events, §4.2 blocking prompts).
 DASHBOARD_TURN_EVENT_TYPES: frozenset[str] = frozenset(
     {
         "message.start",
@@ -58,7 +58,7 @@ DASHBOARD_TURN_EVENT_TYPES: frozenset[str] = frozenset(
     }
 )
 
-# Every event type hermes-agent 0.19.0 emits on /api/ws (dashboard-protocol.md §2, §4.1-§4.3).
+# Every event type hermes-agent 0.19.0 emits on /api/ws (docs/protocol/dashboard.md §2, §4.1-§4.3).
 DASHBOARD_EVENT_TYPES: frozenset[str] = DASHBOARD_TURN_EVENT_TYPES | frozenset(
     {
         "gateway.ready",
@@ -93,7 +93,7 @@ DASHBOARD_EVENT_TYPES: frozenset[str] = DASHBOARD_TURN_EVENT_TYPES | frozenset(
     }
 )
 
-# Every event GET /v1/runs/{id}/events emits (api-server-protocol.md §3 "Where events come from";
+# Every event GET /v1/runs/{id}/events emits (docs/protocol/api-server.md §3 "Where events come from";
 # there is no run.started on /v1/runs).
 RUN_EVENT_TYPES: frozenset[str] = frozenset(
     {
@@ -112,14 +112,14 @@ RUN_EVENT_TYPES: frozenset[str] = frozenset(
 KNOWN_EVENT_TYPES: Mapping[str, frozenset[str]] = {"dashboard": DASHBOARD_EVENT_TYPES, "run": RUN_EVENT_TYPES}
 
 # Events after which a turn is over. A Dashboard turn ends at message.complete or error
-# (dashboard-protocol.md §4.1); a run ends at one of its run.* events, and a reader must stop there rather
-# than wait for EOF (api-server-protocol.md §3 "Late connect, reconnect, several readers").
+# (docs/protocol/dashboard.md §4.1); a run ends at one of its run.* events, and a reader must stop there rather
+# than wait for EOF (docs/protocol/api-server.md §3 "Late connect, reconnect, several readers").
 TERMINAL_EVENT_TYPES: Mapping[str, frozenset[str]] = {
     "dashboard": frozenset({"message.complete", "error"}),
     "run": frozenset({"run.completed", "run.failed", "run.cancelled"}),
 }
 
-# SSE keys that describe the envelope, not the event (api-server-protocol.md §3: "all also have run_id and
+# SSE keys that describe the envelope, not the event (docs/protocol/api-server.md §3: "all also have run_id and
 # timestamp").
 _RUN_ENVELOPE_KEYS = ("event", "run_id", "timestamp")
 
@@ -148,7 +148,7 @@ class Event:
     def from_dashboard_frame(cls, obj: Any) -> Event | None:
         """A decoded ``/api/ws`` frame -> Event, or None for replies, requests and malformed frames.
 
-        Shape per dashboard-protocol.md §2: ``params.payload`` is omitted when empty, ``params.session_id`` is
+        Shape per docs/protocol/dashboard.md §2: ``params.payload`` is omitted when empty, ``params.session_id`` is
         absent on ``gateway.ready`` and ``""`` on ``skin.changed`` (both become None).
         """
         # Hot path: exact type checks and inlined slot stores (see the module docstring).
@@ -176,7 +176,7 @@ class Event:
     def from_run_sse(cls, obj: Any) -> Event | None:
         """A decoded run SSE ``data:`` object -> Event (dialect "run"), or None if it has no ``"event"`` name.
 
-        The payload is the object minus ``event``, ``run_id`` and ``timestamp`` (api-server-protocol.md §3).
+        The payload is the object minus ``event``, ``run_id`` and ``timestamp`` (docs/protocol/api-server.md §3).
         """
         if type(obj) is not dict:
             return None

@@ -1,4 +1,4 @@
-"""The anywidget views: ``Chat`` (issue 4), ``TurnView`` (the ``%hermes`` live turn) and ``Jobs``.
+"""The anywidget views: ``Chat``, ``TurnView`` (the ``%hermes`` live turn) and ``Jobs``.
 
 ``Chat`` is imported eagerly; the others load on first use so a missing or broken optional view never
 breaks ``from hermes_notebook.widgets import Chat``.

@@ -1,4 +1,4 @@
-"""``Chat``: one Hermes session as a live widget in a notebook cell (issue 4).
+"""``Chat``: one Hermes session as a live widget in a notebook cell.
 
 Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`).
 The browser view talks only to this object through comm messages (``send``, ``stop``, ``respond``, ...), so
@@ -32,12 +32,14 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from .. import runtime
+from ..client.dashboard.attachments import MAX_IMAGE_BYTES
 from ..errors import HermesError, HermesGatewayClosedError, redact
 from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
 from ._stream import StreamingWidget
 from .chat_export import on_export
+from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
     from ..client import ListenerItem
@@ -48,9 +50,6 @@ log = logging.getLogger(__name__)
 
 #: The class of the element wrapping the static transcript; the live widget's CSS hides it.
 TRANSCRIPT_CLASS = "hn-transcript"
-
-#: Largest attachment accepted from the browser (decoded bytes); Hermes refuses far smaller bodies anyway.
-MAX_IMAGE_BYTES = 10 * 1024 * 1024
 
 #: Transcript updates closer together than this are merged (a burst of boundaries re-renders once).
 TRANSCRIPT_DEBOUNCE_S = 0.25
@@ -65,7 +64,7 @@ class _Prompt:
     images: list[tuple[str, bytes]]
 
 
-class Chat(StreamingWidget):
+class Chat(StaticTwin, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
     ``Chat(connection_or_settings=None, session=None)``: pass a connected ``DashboardConnection`` (the facade
@@ -109,8 +108,7 @@ class Chat(StreamingWidget):
         self._answered: set[tuple[str, str]] = set()
         self._live_ids: set[str] = set()  # messages of the running turn (kept across history re-fetches)
         self._closed = False
-        self._transcript_id = f"hermes-chat-transcript-{uuid.uuid4().hex}"
-        self._transcript_shown = False
+        self._init_static_twin("hermes-chat-transcript")
         self._transcript_handle: asyncio.TimerHandle | None = None
         for name, handler in {
             "send": self._on_send,
@@ -158,24 +156,15 @@ class Chat(StreamingWidget):
             runtime.submit(self._shutdown())
         super().close()
 
-    # --- display: live widget + static transcript ------------------------------------------------------
+    # --- display: live widget + static transcript (StaticTwin) ------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if isinstance(data, dict) and "text/plain" in data:
-            title = (self.session or {}).get("title") or "Hermes chat"
-            data["text/plain"] = f"{title} (live chat widget; transcript below)"
-        return bundle
+    def _live_text(self) -> str:
+        title = (self.session or {}).get("title") or "Hermes chat"
+        return f"{title} (live chat widget; transcript below)"
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        display(data, metadata=metadata or None, raw=True)
-        display(self.transcript_bundle(), raw=True, display_id=self._transcript_id)
-        self._transcript_shown = True
+    def static_bundle(self) -> dict[str, str]:
+        """The static twin: :meth:`transcript_bundle`."""
+        return self.transcript_bundle()
 
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less viewers."""
@@ -190,19 +179,13 @@ class Chat(StreamingWidget):
         return bundle
 
     def _update_transcript(self) -> None:
-        if not self._transcript_shown or self._closed:
-            return
         self._transcript_handle = None
-        try:
-            from IPython.display import update_display
-
-            update_display(self.transcript_bundle(), raw=True, display_id=self._transcript_id)
-        except Exception:  # no kernel / display machinery: nothing to update
-            log.debug("could not update the static transcript", exc_info=True)
+        if not self._closed:
+            self.update_static()
 
     def _schedule_transcript(self) -> None:
         """Re-render the transcript soon (boundaries come in bursts; one update covers them)."""
-        if not self._transcript_shown:
+        if not self.static_shown:
             return
         loop = runtime.get_loop()
 

@@ -1,4 +1,4 @@
-"""``Jobs``: manage Hermes cron jobs from a notebook cell by clicking (issue 6).
+"""``Jobs``: manage Hermes cron jobs from a notebook cell by clicking.
 
 Where things run: every request happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`)
 through a :class:`JobsClient`; the browser view only sends small custom messages (``refresh``,
@@ -11,7 +11,7 @@ Hermes 0.19.0 accepts) before anything is sent; the answer carries the message a
 description and the next three run times. Server-side refusals come back inline too.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
-(:func:`jobs_helpers.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
+(:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
 stylesheet hides it, viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
@@ -28,7 +28,6 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any
@@ -43,13 +42,14 @@ from ..errors import (
     HermesConnectionError,
     HermesError,
     HermesUsageError,
-    HermesValidationError,
 )
 from ..jobs import schedules
-from ..jobs.helpers import JobsHelpers, jobs_table_html, repeat_text, schedule_description
+from ..jobs.api import JobsAPI
+from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from ._stream import STATIC
 from .job_runs import RunsHandler, finished_runs_notice
+from .static_twin import StaticTwin
 
 __all__ = ["STATIC_CLASS", "Jobs"]
 
@@ -116,7 +116,7 @@ def _tz_label() -> str:
     return now.strftime("%Z") or now.strftime("%z")
 
 
-class Jobs(anywidget.AnyWidget):
+class Jobs(StaticTwin, anywidget.AnyWidget):
     """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
 
     ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a :class:`JobsClient`
@@ -126,6 +126,7 @@ class Jobs(anywidget.AnyWidget):
 
     _esm = STATIC / "jobs.js"
     _css = STATIC / "jobs.css"
+    live_text = "Hermes cron jobs (live widget; a static table follows)"
 
     #: Table rows (see :func:`job_row`), in the server's order.
     jobs = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -158,11 +159,10 @@ class Jobs(anywidget.AnyWidget):
         super().__init__(include_disabled=include_disabled, auto_refresh=auto_refresh, presets=_preset_dicts(),
                          timezone=_tz_label(), **kwargs)
         self._client, self._owns_client = self._make_client(source)
-        self._helpers = JobsHelpers(self._client)
+        self._helpers = JobsAPI(self._client)
         self.connection = {"status": "connecting", "message": None, "url": self._client.settings.api_url}
         self._closed = False
-        self._static_id = f"hn-jobs-static-{uuid.uuid4().hex}"
-        self._static_shown = False
+        self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
         self._actions: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
@@ -246,7 +246,8 @@ class Jobs(anywidget.AnyWidget):
             self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
         self.connection = {"status": "connected", "message": None, "url": self._client.settings.api_url}
         self.updated_at = time.time() * 1000
-        self._update_static()
+        if not self._closed:
+            self.update_static()
 
     def close(self) -> None:
         """Stop auto-refresh, close the client if this widget opened it, and close the widget."""
@@ -380,32 +381,6 @@ class Jobs(anywidget.AnyWidget):
             "text/plain": f"Hermes cron jobs\n{text}",
         }
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        if isinstance(data, dict) and "text/plain" in data:
-            data["text/plain"] = "Hermes cron jobs (live widget; a static table follows)"
-        return bundle
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        display(data, metadata=metadata or None, raw=True)
-        display(self.static_bundle(), raw=True, display_id=self._static_id)
-        self._static_shown = True
-
-    def _update_static(self) -> None:
-        if not self._static_shown or self._closed:
-            return
-        try:
-            from IPython.display import update_display
-
-            update_display(self.static_bundle(), raw=True, display_id=self._static_id)
-        except Exception:  # no display machinery (plain script)
-            log.debug("could not update the static jobs table", exc_info=True)
-
 
 def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
     """Form values -> job fields. Blank optional fields are left out; on edit a blank repeat means forever."""
@@ -434,17 +409,14 @@ def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
     return fields
 
 
+#: The form's fields; an error whose ``param`` is one of them is shown next to it.
+FORM_FIELDS = ("name", "schedule", "prompt", "repeat", "skills", "deliver")
+
+
 def _field_of(exc: HermesError) -> str | None:
-    """Which form field an error belongs to, so the view can show it next to that field."""
-    if isinstance(exc, HermesValidationError) and getattr(exc, "param", None) == "schedule":
-        return "schedule"
-    text = str(exc).lower()
-    for field in ("name", "schedule", "prompt", "repeat", "skills", "deliver"):
-        if text.startswith(f"a job {field}") or text.startswith(f"{field} ") or f"a job needs a {field}" in text:
-            return field
-    if "prompt" in text and ("threat" in text or "blocked" in text):
-        return "prompt"
-    return None
+    """Which form field an error belongs to: its ``param`` (set where the value was checked or refused)."""
+    param = getattr(exc, "param", None)
+    return param if param in FORM_FIELDS else None
 
 
 def _plain(exc: HermesError) -> str:

@@ -2,7 +2,7 @@
 
 Seed 000 ("发出的请求"): only inline ``image/*`` attachments; anything else raises an error whose code is
 ``UNSUPPORTED_ATTACHMENT`` without sending a request. The Dashboard takes images through ``image.attach_bytes``
-(base64, at most 25 MB, dashboard-protocol.md §3.1 prompt.submit).
+(base64, at most 25 MB, docs/protocol/dashboard.md §3.1 prompt.submit).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def extension(mime: str) -> str:
 
 
 def prepare_images(images: Iterable[ImageInput] | None) -> list[tuple[str, bytes]]:
-    """Validate every attachment before anything is sent (seed 000 "发出的请求": inline image/* only)."""
+    """Validate every attachment before anything is sent (inline image/* only: docs/protocol/dashboard.md §3.1)."""
     out: list[tuple[str, bytes]] = []
     for item in images or ():
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):

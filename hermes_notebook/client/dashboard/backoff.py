@@ -1,4 +1,4 @@
-"""The reconnect delay policy of the Dashboard connection (DESIGN.md "DashboardConnection").
+"""The reconnect delay policy of the Dashboard connection (docs/architecture.md, ``client/dashboard/``).
 
 After a drop the connection waits :data:`BACKOFF_MIN_DELAY` before the first attempt, multiplies the wait by
 :data:`BACKOFF_FACTOR` after each failure, never waits longer than :data:`BACKOFF_MAX_DELAY`, and starts over

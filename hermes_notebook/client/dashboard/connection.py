@@ -1,7 +1,7 @@
 """``DashboardConnection``: JSON-RPC 2.0 over the Dashboard's ``/api/ws``, REST history, and reconnects.
 
-It mirrors the seed adapter's connection API (seeds/000, DESIGN.md "DashboardConnection") on top of what
-hermes-agent 0.19.0 actually does (shared/hermes/dashboard-protocol.md, cited as §n):
+It offers the connection API of docs/architecture.md (``client/dashboard/``) on top of what
+hermes-agent 0.19.0 actually does (docs/protocol/dashboard.md, cited as §n):
 
 - Events carry no turn id, and a turn's events may arrive before the ``prompt.submit`` reply (§8.2), so a
   turn is opened for its session *before* the request is sent and events go, in order, to the oldest open

@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 framing for the Dashboard's ``/api/ws`` and the table of requests awaiting a reply.
 
-Wire rules this encodes (dashboard-protocol.md §2 "WebSocket framing"):
+Wire rules this encodes (docs/protocol/dashboard.md §2 "WebSocket framing"):
 
 - one JSON object per text frame in both directions; never newline-batch two requests (the server answers
   -32700) and never send binary (the server closes with ``receive_failed``);

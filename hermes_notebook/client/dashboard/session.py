@@ -1,6 +1,6 @@
 """The caller's handle on a Dashboard session, listener items, and per-session event routing.
 
-Events carry no turn id (dashboard-protocol.md §8.2), so :class:`_Session` routes each event of its session to
+Events carry no turn id (docs/protocol/dashboard.md §8.2), so :class:`_Session` routes each event of its session to
 the oldest open turn, or to a turn nobody submitted here (§7 "Synthetic turns"), and hands it to listeners.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import HermesError
-from ...turns import TurnFolder
+from ...turns import ChangeRecord, TurnFolder
 from ...turns.events import Event
 from .turn import Turn
 
@@ -53,7 +53,7 @@ class ListenerItem:
     session: SessionRef | None = None
     event: Event | None = None
     turn_id: str | None = None
-    changes: list[dict[str, Any]] | None = None
+    changes: list[ChangeRecord] | None = None
     status: Literal["disconnected", "reconnecting", "reconnected"] | None = None
     retry_in: float | None = None
     error: BaseException | None = None
@@ -79,7 +79,7 @@ class _Session:
 
     def feed(self, event: Event) -> None:
         """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
-        changes: list[dict[str, Any]] | None = None
+        changes: list[ChangeRecord] | None = None
         turn_id: str | None = None
         folder = self.unsolicited
         if folder is not None:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import HermesError, HermesRunError
-from ...turns import Message, TurnFolder, user_message
+from ...turns import ChangeRecord, Message, TurnFolder, user_message
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class Turn:
       :class:`~hermes_notebook.errors.HermesRunError` if the turn ended ``error`` and
       :class:`~hermes_notebook.errors.HermesGatewayClosedError` if the connection dropped first.
     - ``status``: ``submitting`` until the server answers, then ``queued`` (the session was busy; it runs as
-      its own turn later, dashboard-protocol.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the text
+      its own turn later, docs/protocol/dashboard.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the text
       joined the running turn), and finally the message status (``complete``, ``interrupted``, ``error``,
       ``cancelled``).
     """
@@ -51,7 +51,7 @@ class Turn:
         self._error: HermesError | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._followers: list[Turn] = []
-        self._changes: list[dict[str, Any]] = [{"op": "message", "message": self.user_message.to_dict()}]
+        self._changes: list[ChangeRecord] = [{"op": "message", "message": self.user_message.to_dict()}]
         self._changes.extend(folder.begin("streaming"))
 
     # --- public ------------------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class Turn:
         return self._done
 
     @property
-    def changes(self) -> list[dict[str, Any]]:
+    def changes(self) -> list[ChangeRecord]:
         """Every change record so far (a copy of the list)."""
         return list(self._changes)
 
@@ -85,7 +85,7 @@ class Turn:
         """Stop the session's running turn (``session.interrupt``); a queued turn is dropped with it."""
         await self._conn.interrupt(self.ref)
 
-    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()
 
     def __await__(self) -> Generator[Any, None, Message]:
@@ -96,7 +96,7 @@ class Turn:
 
     # --- consumer side -----------------------------------------------------------------------------------
 
-    async def _iterate(self) -> AsyncIterator[dict[str, Any]]:
+    async def _iterate(self) -> AsyncIterator[ChangeRecord]:
         changes = self._changes
         i = 0
         while True:
@@ -132,7 +132,7 @@ class Turn:
 
     # --- producer side (the connection) ------------------------------------------------------------------
 
-    def _push(self, changes: list[dict[str, Any]]) -> None:
+    def _push(self, changes: list[ChangeRecord]) -> None:
         self._changes.extend(changes)
         waiter = self._waiter
         if waiter is not None:
@@ -140,7 +140,7 @@ class Turn:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def _apply(self, event: Event) -> list[dict[str, Any]]:
+    def _apply(self, event: Event) -> list[ChangeRecord]:
         """Fold one event of this session; the caller pops the turn once :attr:`done`."""
         if not self._started and event.type in DASHBOARD_TURN_EVENT_TYPES:
             self._started = True

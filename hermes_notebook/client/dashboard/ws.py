@@ -1,6 +1,6 @@
 """Opening the Dashboard WebSocket: options from the protocol, errors as HermesErrors, the token kept secret.
 
-The token can only travel in the URL query (``?token=``, dashboard-protocol.md §1.4). That URL must never reach
+The token can only travel in the URL query (``?token=``, docs/protocol/dashboard.md §1.4). That URL must never reach
 a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI`` quotes the
 URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and such causes are not chained.
 It also logs every frame at DEBUG with the start and end of its payload, and ``sudo.respond`` /

@@ -26,22 +26,6 @@ interface KernelMsg {
   [key: string]: unknown;
 }
 
-export const RUNS_CSS = `
-.hn-jobs-live .hn-runs{border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:6px 8px;
-  display:flex;flex-direction:column;gap:6px}
-.hn-jobs-live .hn-runs[hidden],.hn-jobs-live .hn-run-transcript[hidden]{display:none}
-.hn-jobs-live .hn-runs-head{display:flex;align-items:center;gap:8px}
-.hn-jobs-live .hn-runs-head strong{margin-right:auto}
-.hn-jobs-live .hn-run-transcript{border-top:1px solid var(--jp-border-color2,#ccc);padding-top:6px;
-  max-height:32em;overflow:auto}
-.hn-jobs-live .hn-run-transcript .hn-message{margin:4px 0;padding:4px 6px;border-radius:3px}
-.hn-jobs-live .hn-run-transcript .hn-user{background:var(--jp-layout-color2,rgba(127,127,127,.08))}
-.hn-jobs-live .hn-run-transcript .hn-role{font-weight:600}
-.hn-jobs-live .hn-run-transcript pre,.hn-jobs-live .hn-run-text{white-space:pre-wrap;overflow-wrap:anywhere}
-.hn-jobs-live .hn-run-tool{border-left:3px solid var(--jp-brand-color1,#1976d2);padding:2px 8px;margin:4px 0;
-  font-family:var(--jp-code-font-family,monospace)}
-`;
-
 /** "2.4 s" / "1 min 5 s" / "running". */
 export function formatDuration(seconds: number | null): string {
   if (seconds === null || !Number.isFinite(seconds)) return "running";

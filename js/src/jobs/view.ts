@@ -18,8 +18,7 @@ import {
   WEEKDAYS,
 } from "./logic";
 import { notify } from "../notify";
-import { RUNS_CSS, RunsPanel } from "./runs";
-import { JOBS_CSS } from "./styles";
+import { RunsPanel } from "./runs";
 
 type Model = AnyModel<JobsState>;
 
@@ -120,7 +119,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(h("style", {}, JOBS_CSS + RUNS_CSS), bar, this.notice, this.form, table, this.runs.el);
+    this.root.append(bar, this.notice, this.form, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);

@@ -1,0 +1,234 @@
+"""What the scripted model answers: the keyword table of :mod:`hermes_notebook._demo.scripted_model`, as
+a pure function of the request body (:func:`plan_reply`), with no server around it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "MARKDOWN_REPLY",
+    "MODEL_ID",
+    "THINKRUN_REASONING",
+    "THINK_REASONING",
+    "USAGE",
+    "Reply",
+    "ToolCall",
+    "plan_reply",
+    "prompt_of",
+]
+
+MODEL_ID = "fake-model"
+DANGER_DEFAULT_DIR = "hermes-danger-demo"
+THINK_REASONING = "Let me think about this. Step 1: read the question. Step 2: answer it."
+THINK_TEXT = "I thought about it: the answer is 42."
+THINKRUN_REASONING = "Let me think about this. I will run the command."
+CLARIFY_DEFAULT_QUESTION = "Pick A or B?"
+CLARIFY_CHOICES = ("A", "B")
+SLOW_DEFAULT_TICKS = 60
+LONG_DEFAULT_CHARS = 2000
+USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+MARKDOWN_REPLY = (
+    "# Scripted markdown\n"
+    "\n"
+    "Some **bold** text, some `inline code` and a [link](https://example.com/docs).\n"
+    "\n"
+    "- first item\n"
+    "- second item\n"
+    "\n"
+    "```python\n"
+    "def greet(name):\n"
+    '    return f"Hello, {name}!"\n'
+    "```\n"
+    "\n"
+    'Inline HTML that must stay inert: <script>alert(1)</script> <img src="x" onerror="alert(2)">\n'
+)
+# Paths Hermes probes at agent build time to guess the server type; a 404 makes it move on quickly.
+_SAFE_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the scripted model asks Hermes to run."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    id: str = field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted model response: reasoning, then text, then tool calls (any may be empty).
+
+    A ``str`` text/reasoning is split into word-pair deltas; a sequence of strings is sent as exactly those
+    deltas. ``status`` other than 200 makes the response an HTTP error instead.
+    """
+
+    text: str | Sequence[str] = ""
+    reasoning: str | Sequence[str] = ""
+    tool_calls: Sequence[ToolCall] = ()
+    status: int = 200
+    #: Seconds between deltas; ``None`` uses the model's default delay.
+    delay: float | None = None
+
+    def text_deltas(self) -> list[str]:
+        return _deltas(self.text)
+
+    def reasoning_deltas(self) -> list[str]:
+        return _deltas(self.reasoning)
+
+
+def _deltas(value: str | Sequence[str]) -> list[str]:
+    if not isinstance(value, str):
+        return [v for v in value if v]
+    # Two words per delta, keeping the whitespace, like a real tokenizer-ish stream.
+    words = re.findall(r"\S+\s*|\s+", value)
+    return ["".join(words[i : i + 2]) for i in range(0, len(words), 2)]
+
+
+def _content_text(content: Any) -> str:
+    """The text of a message ``content`` (a string, or a list of OpenAI content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return "" if content is None else str(content)
+
+
+def prompt_of(body: Mapping[str, Any]) -> str:
+    """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
+            paragraphs = [p for p in paragraphs if p]
+            return paragraphs[-1] if paragraphs else ""
+    return ""
+
+
+def _offered_tools(body: Mapping[str, Any]) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+        if name:
+            names.add(name)
+    return names
+
+
+def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """Tool results at the end of the conversation (the model must now answer them), else ``None``."""
+    results: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        results.append(_content_text(message.get("content")))
+    return list(reversed(results)) if results else None
+
+
+def _title_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
+    text = _content_text(messages[-1].get("content")) if messages else ""
+    first = text.split("\n\n", 1)[0].removeprefix("User:").strip()
+    words = first.split()[:6]
+    return Reply(text=" ".join(words)[:60] or "Scripted conversation")
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _follow_up(keyword: str, results: list[str]) -> Reply:
+    """The final answer once Hermes has sent back the tool results."""
+    raw = "\n".join(results).strip()
+    data = _loads(raw) if len(results) == 1 else None
+    if keyword in ("RUN", "THINKRUN"):
+        if isinstance(data, dict) and "output" in data:
+            output = str(data.get("output") or data.get("error") or "").rstrip("\n")
+            code = data.get("exit_code", 0)
+            head = "Command output:" if code in (0, None) else f"Command output (exit code {code}):"
+        else:
+            output, head = raw, "Command output:"
+        return Reply(text=f"{head}\n```\n{output}\n```")
+    if keyword == "DANGER":
+        if isinstance(data, dict) and (
+            data.get("status") == "blocked" or "BLOCKED" in str(data.get("error"))
+        ):
+            return Reply(text=f"Dangerous command was blocked:\n```\n{data.get('error')}\n```")
+        if "BLOCKED" in raw or "denied" in raw.lower():
+            return Reply(text=f"Dangerous command was blocked:\n```\n{raw}\n```")
+        return Reply(text=f"Dangerous command ran:\n```\n{raw}\n```")
+    if keyword == "CLARIFY":
+        if isinstance(data, dict):
+            answer = str(data.get("user_response") or data.get("error") or "").strip()
+        else:
+            answer = raw
+        return Reply(text=f"You chose: {answer or '(no answer)'}")
+    return Reply(text=f"Tool result:\n```\n{raw}\n```")
+
+
+def _tool_or_refusal(offered: set[str], call: ToolCall, reasoning: str = "") -> Reply:
+    if call.name not in offered:
+        return Reply(
+            text=f"[scripted model] tool '{call.name}' was not offered by Hermes.", reasoning=reasoning
+        )
+    return Reply(reasoning=reasoning, tool_calls=[call])
+
+
+def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
+    """Choose the scripted reply for one chat-completions request body (pure; see the module docstring)."""
+    messages: list[Mapping[str, Any]] = list(body.get("messages") or [])
+    system = " ".join(_content_text(m.get("content")) for m in messages if m.get("role") == "system")
+    if "descriptive title" in system and not body.get("tools"):
+        return _title_reply(messages)
+
+    paragraph = prompt_of(body)
+    keyword, _, rest = paragraph.partition(" ")
+    rest = rest.strip()
+    results = _pending_tool_results(messages)
+    if results is not None:
+        return _follow_up(keyword, results)
+
+    offered = _offered_tools(body)
+    if keyword == "THINK":
+        return Reply(reasoning=THINK_REASONING, text=THINK_TEXT)
+    if keyword in ("RUN", "THINKRUN") and rest:
+        reasoning = THINKRUN_REASONING if keyword == "THINKRUN" else ""
+        return _tool_or_refusal(offered, ToolCall("terminal", {"command": rest}), reasoning)
+    if keyword == "DANGER":
+        target = rest.split()[0].removeprefix("./") if rest else ""
+        if not _SAFE_DIR.match(target) or ".." in target:
+            target = DANGER_DEFAULT_DIR
+        return _tool_or_refusal(offered, ToolCall("terminal", {"command": f"rm -rf ./{target}"}))
+    if keyword == "CLARIFY":
+        question = rest or CLARIFY_DEFAULT_QUESTION
+        return _tool_or_refusal(
+            offered, ToolCall("clarify", {"question": question, "choices": list(CLARIFY_CHOICES)})
+        )
+    if keyword == "SLOW":
+        ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
+        return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)
+    if (match := re.fullmatch(r"FAIL(\d{3})?", keyword)) is not None:
+        return Reply(status=int(match.group(1) or 500))
+    if keyword == "MARKDOWN":
+        return Reply(text=MARKDOWN_REPLY)
+    if keyword == "LONG":
+        n = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else LONG_DEFAULT_CHARS
+        return Reply(text=_long_text(n), delay=0.0)
+    return Reply(text=f"Hello from the scripted model. You said: {paragraph}")
+
+
+def _long_text(n: int) -> list[str]:
+    """Exactly ``n`` characters (no trailing whitespace, so nothing is trimmed) in 10-character deltas."""
+    words = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. "
+    text = (words * (n // len(words) + 1))[:n]
+    if text and text[-1].isspace():
+        text = text[:-1] + "."
+    return [text[i : i + 10] for i in range(0, len(text), 10)]

@@ -1,0 +1,78 @@
+"""Who answers an approval, clarify, sudo or secret request, and how an answer is checked.
+
+A policy (``approve=`` / ``clarify=``: a choice string or a callable given the request dict) answers first;
+otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on the main thread.
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import HermesUsageError
+from ..turns import APPROVAL_CHOICES
+
+__all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
+
+#: A policy: a fixed answer, or a callable given the request dict (kind, command/question, choices, ...)
+#: returning the answer (``None`` means "ask interactively after all").
+Policy = str | Callable[[dict[str, Any]], str | None] | None
+
+#: Friendlier spellings accepted for approval answers (the servers know only the four choices).
+APPROVAL_ALIASES = {
+    "approve": "once", "approved": "once", "allow": "once", "yes": "once", "y": "once", "ok": "once",
+    "no": "deny", "n": "deny", "reject": "deny", "denied": "deny",
+}
+
+
+def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) -> str:
+    """An approval answer as one of the request's choices (an unknown one denies, with a note)."""
+    if request.get("kind") != "approval":
+        return answer
+    choice = answer.strip().lower()
+    choice = APPROVAL_ALIASES.get(choice, choice)
+    allowed = list(request.get("choices") or APPROVAL_CHOICES)
+    if choice not in allowed:
+        notes.append(f"{answer!r} is not one of {allowed}; the command was denied")
+        return "deny" if "deny" in allowed else allowed[-1]
+    return choice
+
+
+def check_policy(name: str, policy: Policy) -> None:
+    """Raise ``HermesUsageError`` naming ``name=`` when the policy is neither a known choice nor a callable."""
+    if policy is None or callable(policy):
+        return
+    if not isinstance(policy, str):
+        raise HermesUsageError(f"{name}= must be a string or a callable, not {type(policy).__name__}")
+    if name == "approve":
+        choice = APPROVAL_ALIASES.get(policy.strip().lower(), policy.strip().lower())
+        if choice not in APPROVAL_CHOICES:
+            raise HermesUsageError(f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}")
+
+
+def prompt_text(request: Mapping[str, Any]) -> str:
+    """Ask for the answer on stdin (``getpass`` for a sudo password or secret: never echoed)."""
+    kind = request.get("kind")
+    if kind == "approval":
+        choices = list(request.get("choices") or APPROVAL_CHOICES)
+        print(f"Hermes wants to run: {request.get('command') or '(a command)'}")
+        if request.get("description"):
+            print(f"  ({request['description']})")
+        while True:
+            answer = input(f"Allow? [{'/'.join(choices)}] (Enter = deny): ").strip().lower() or "deny"
+            answer = APPROVAL_ALIASES.get(answer, answer)
+            if answer in choices:
+                return answer
+            print(f"  please type one of {', '.join(choices)}")
+    if kind == "clarify":
+        print(f"Hermes asks: {request.get('question') or ''}")
+        choices = list(request.get("choices") or [])
+        for i, choice in enumerate(choices, 1):
+            print(f"  {i}) {choice}")
+        answer = input("Your answer: ").strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1]
+        return answer
+    label = "sudo password" if kind == "sudo" else (request.get("question") or request.get("description") or "secret")
+    return getpass.getpass(f"Hermes needs a {label} (Enter to skip): ")

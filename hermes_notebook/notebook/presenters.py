@@ -1,0 +1,134 @@
+"""How a turn is shown in a cell: a live :class:`~hermes_notebook.widgets.turn.TurnView` in a kernel, streamed
+text in terminal IPython, nothing in plain Python; at the end each leaves a static result behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import sys
+import threading
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from . import shell
+from .results import Reply
+
+if TYPE_CHECKING:
+    from ..widgets.turn import TurnView
+    from .handle import TurnHandle
+
+__all__ = ["Presenter", "TextPresenter", "WidgetPresenter", "presenter_for"]
+
+log = logging.getLogger(__name__)
+
+
+class Presenter:
+    """Shows a turn somewhere; the base class shows nothing."""
+
+    buttons = False
+
+    def finish(self, reply: Reply) -> None:
+        """The turn ended: leave a static result behind."""
+
+    def drain(self) -> None:
+        """Main-thread housekeeping between pump rounds."""
+
+
+class WidgetPresenter(Presenter):
+    """A :class:`TurnView` under a display id; at the end that output becomes the static transcript."""
+
+    buttons = True
+
+    def __init__(self, handle: TurnHandle) -> None:
+        from IPython.display import display
+
+        from ..widgets.turn import TurnView
+
+        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop)
+        self.view.busy = True  # shows the stop button while the turn runs
+        self.display_id = uuid.uuid4().hex
+        handle.add_listener(self.view.push)
+        self.execution_count = getattr(shell.ipython(), "execution_count", None)
+        display(self.view, display_id=self.display_id)
+
+    def finish(self, reply: Reply) -> None:
+        from IPython.display import update_display
+
+        self.view.busy = False
+        update_display(reply.bundle(), raw=True, display_id=self.display_id)
+        reply.shown_live(self.display_id, self.execution_count)
+        with contextlib.suppress(Exception):
+            self.view.close()
+
+
+class TextPresenter(Presenter):
+    """Terminal IPython: prints the answer as it streams and a line per tool."""
+
+    def __init__(self, handle: TurnHandle, *, direct: bool = False) -> None:
+        self._queue: queue.Queue[list[Any]] = queue.Queue()
+        self._kinds: dict[str, str] = {}
+        self._direct = direct
+        self._open_line = False
+        handle.add_listener(self._queue.put if not direct else self._print)
+
+    def drain(self) -> None:
+        while True:
+            try:
+                changes = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._print(changes)
+
+    def _write(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self._open_line = not text.endswith("\n")
+
+    def _print(self, changes: list[Any]) -> None:
+        for change in changes:
+            op = change.get("op")
+            if op == "part":
+                part = change["part"]
+                self._kinds[part["id"]] = part["kind"]
+                if part["kind"] == "tool":
+                    self._write(("\n" if self._open_line else "") + f"[tool] {part.get('name') or 'tool'}: "
+                                f"{part.get('preview') or part.get('arguments') or ''}\n")
+                elif part["kind"] == "reasoning":
+                    self._write(("\n" if self._open_line else "") + "[thinking] " + part.get("text", ""))
+                else:
+                    self._write(("\n" if self._open_line else "") + part.get("text", ""))
+            elif op == "append":
+                self._write(change["text"])
+            elif op == "patch":
+                status = change["fields"].get("status")
+                if status in ("error", "cancelled"):
+                    self._write(("\n" if self._open_line else "") + f"[tool {status}]\n")
+            elif op == "finish":
+                if self._open_line:
+                    self._write("\n")
+                if change.get("error"):
+                    self._write(f"[error] {change['error']}\n")
+
+    def finish(self, reply: Reply) -> None:
+        self.drain()
+        for note in reply.notes:
+            self._write(f"[note] {note}\n")
+        reply.shown_live(None, getattr(shell.ipython(), "execution_count", None))
+
+
+def presenter_for(handle: TurnHandle, *, blocking: bool, show: bool = True) -> Presenter:
+    on_main = threading.current_thread() is threading.main_thread()
+    where = shell.environment()
+    if not show or not on_main:
+        return Presenter()
+    if where == "kernel":
+        try:
+            return WidgetPresenter(handle)
+        except Exception as exc:  # widgets unusable here: fall back to text
+            log.warning("cannot show the live view (%s); showing text", exc)
+            return TextPresenter(handle, direct=not blocking)
+    if where == "terminal":
+        return TextPresenter(handle, direct=not blocking)
+    return Presenter()

@@ -1,0 +1,207 @@
+"""What a finished turn and the facade's listings give back, each with a notebook repr.
+
+:class:`Reply` is one turn (its ``str`` is the answer; displayed, a static transcript that a saved notebook
+keeps); :class:`Transcript`, :class:`Table` and :class:`Status` are ``history()``, ``sessions()``/jobs tables and
+``status()``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..render import transcript_bundle
+from . import shell
+
+__all__ = ["Reply", "Status", "Table", "Transcript"]
+
+
+class Reply:
+    """The outcome of one turn: the assistant message and what happened around it.
+
+    ``str(reply)`` is the answer text; displayed, it is a static transcript (text, markdown and sanitized
+    HTML), which is what a saved notebook keeps.
+    """
+
+    def __init__(
+        self,
+        message: Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        prompt: str = "",
+        via: str = "dashboard",
+        notes: Sequence[str] = (),
+    ) -> None:
+        self.message: dict[str, Any] = dict(message)
+        self.session_id = session_id
+        self.prompt = prompt
+        self.via = via
+        #: Sentences about things the transcript does not show by itself (an approval nobody answered, ...).
+        self.notes: list[str] = list(notes)
+        self._live: tuple[str | None, int | None] | None = None  # (display id, execution count) of the live view
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        """The message parts (reasoning, text, tool), in order."""
+        return list(self.message.get("parts") or [])
+
+    @property
+    def text(self) -> str:
+        """The answer: the text parts joined by blank lines."""
+        return "\n\n".join(p["text"] for p in self.parts if p.get("kind") == "text" and p.get("text"))
+
+    @property
+    def reasoning(self) -> str:
+        """The model's reasoning, if it streamed any (Dashboard only)."""
+        return "\n\n".join(p["text"] for p in self.parts if p.get("kind") == "reasoning" and p.get("text"))
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool parts: ``name``, ``status``, ``preview``/``arguments``, ``result``, ``interaction``."""
+        return [p for p in self.parts if p.get("kind") == "tool"]
+
+    @property
+    def status(self) -> str:
+        """``complete``, ``interrupted``, ``error`` or ``cancelled``."""
+        return str(self.message.get("status"))
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """Token usage as the server reported it (Dashboard values are session totals)."""
+        return self.message.get("usage")
+
+    @property
+    def error(self) -> str | None:
+        """The server's error message when the turn failed."""
+        return self.message.get("error")
+
+    @property
+    def ok(self) -> bool:
+        """True when the turn completed normally."""
+        return self.status == "complete"
+
+    def to_markdown(self) -> str:
+        """This turn (prompt and reply) as Markdown that reads well on GitHub; tools collapsed, no secrets."""
+        from .export import messages_of, to_markdown
+
+        return to_markdown(messages_of(self))
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        text = self.text
+        short = text if len(text) <= 60 else text[:57] + "..."
+        tools = f", {len(self.tools)} tool(s)" if self.tools else ""
+        return f"<Reply {self.status}{tools}: {short!r}>"
+
+    def shown_live(self, display_id: str | None, execution_count: int | None) -> None:
+        """Record that this turn was already shown in cell ``execution_count`` (under ``display_id``, if a view).
+
+        When the reply is also that cell's value it is then shown once, not twice.
+        """
+        self._live = (display_id, execution_count)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        # ``%hermes``/``ask`` already showed this turn in the cell (a live view turned transcript, or text
+        # printed as it streamed). When the reply is also that same cell's value, show it once.
+        live, self._live = self._live, None
+        if live is not None and shell.same_cell(live[1]):
+            display_id = live[0]
+            if display_id is None:
+                return {"text/plain": repr(self)}
+            from IPython.display import update_display
+
+            update_display({"text/plain": ""}, raw=True, display_id=display_id)
+        return self.bundle()
+
+    def bundle(self) -> dict[str, str]:
+        """The static transcript: text/plain, text/markdown and sanitized text/html, with the notes."""
+        bundle = transcript_bundle([self.message])
+        if self.notes:
+            bundle["text/plain"] += "".join(f"[note] {n}\n" for n in self.notes)
+            bundle["text/markdown"] += "".join(f"\n_Note: {n}_\n" for n in self.notes)
+            bundle["text/html"] += "".join(
+                f'<div class="hn-meta" style="opacity:.8">Note: {html.escape(n)}</div>' for n in self.notes
+            )
+        return bundle
+
+
+class Table(list):  # type: ignore[type-arg]
+    """A list of row dicts that shows as a table."""
+
+    def __init__(
+        self, rows: list[dict[str, Any]], *, columns: Sequence[str], current: str | None = None,
+        empty: str = "no sessions yet",
+    ) -> None:
+        super().__init__(rows)
+        self.columns = tuple(columns)
+        self.current = current
+        self.empty = empty
+
+    def _cell(self, value: Any) -> str:
+        text = "" if value is None else str(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def _repr_markdown_(self) -> str:
+        if not self:
+            return f"_{self.empty}_"
+        head = "| " + " | ".join(self.columns) + " |\n|" + "---|" * len(self.columns) + "\n"
+        rows = []
+        for row in self:
+            cells = [self._cell(row.get(c)).replace("|", "\\|").replace("\n", " ") for c in self.columns]
+            if row.get("id") == self.current:
+                cells[0] = f"**{cells[0]}** (current)"
+            rows.append("| " + " | ".join(cells) + " |")
+        return head + "\n".join(rows)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def __str__(self) -> str:
+        if not self:
+            return f"({self.empty})"
+        lines = []
+        for row in self:
+            mark = "*" if row.get("id") == self.current else " "
+            rest = "  ".join(self._cell(row.get(c)) for c in self.columns[1:] if row.get(c) not in (None, ""))
+            lines.append(f"{mark} {row.get(self.columns[0])}  {rest}")
+        return "\n".join(lines)
+
+
+class Transcript(list):  # type: ignore[type-arg]
+    """Message dicts that display as a static transcript."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return transcript_bundle(self)
+
+
+class Status(dict):  # type: ignore[type-arg]
+    """``Hermes.status()``: a dict that reads well in a notebook."""
+
+    def lines(self) -> list[str]:
+        """One line per server, then the connection state."""
+        out = []
+        for name in ("api", "dashboard"):
+            info = self.get(name) or {}
+            state = "ok" if info.get("ok") else f"unavailable ({info.get('error', 'unknown')})"
+            version = f", Hermes {info['version']}" if info.get("version") else ""
+            extra = ""
+            if name == "dashboard" and info.get("ok"):
+                extra = ", connected" if info.get("connected") else ", not connected"
+            label = "API Server" if name == "api" else "Dashboard"
+            out.append(f"{label}: {info.get('url')} {state}{version}{extra}")
+            if info.get("features"):
+                out.append(f"  features: {', '.join(info['features'])}")
+        out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join(f"- {line}" for line in self.lines())

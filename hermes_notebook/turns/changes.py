@@ -1,0 +1,193 @@
+"""The JSON contract every view shares: Message/Part/Interaction dicts and the change records that edit them.
+
+These are the Python halves of the TypeScript types in ``js/src/types.ts`` (a test compares the keys) and of the
+tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain dicts: Python
+views use it, and the tests use it to prove the change stream reproduces ``folder.message.to_dict()``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "AppendChange",
+    "ChangeRecord",
+    "FinishChange",
+    "InteractionDict",
+    "InteractionKind",
+    "InteractionStatus",
+    "MessageChange",
+    "MessageDict",
+    "MessageStatus",
+    "PartChange",
+    "PartDict",
+    "PartFields",
+    "PartKind",
+    "PatchChange",
+    "Role",
+    "ToolStatus",
+    "apply_changes",
+]
+
+MessageStatus = Literal["streaming", "queued", "complete", "interrupted", "error", "cancelled"]
+Role = Literal["user", "assistant"]
+PartKind = Literal["reasoning", "text", "tool"]
+ToolStatus = Literal["running", "completed", "error", "cancelled"]
+InteractionKind = Literal["approval", "clarify", "sudo", "secret"]
+InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
+
+
+class InteractionDict(TypedDict):
+    """A blocking request from the server hanging on a tool part; a sudo/secret ``response`` is ``"********"``."""
+
+    kind: InteractionKind
+    request_id: str
+    status: InteractionStatus
+    command: str | None
+    question: str | None
+    description: str | None
+    choices: list[str]
+    response: str | None
+
+
+class PartDict(TypedDict):
+    """One part of a message: every field present, the ones its kind does not use are None."""
+
+    id: str
+    kind: PartKind
+    text: str
+    name: str | None
+    status: ToolStatus | None
+    arguments: str | dict[str, Any] | None
+    preview: str | None
+    result: Any
+    duration: float | None
+    interaction: InteractionDict | None
+
+
+class PartFields(TypedDict, total=False):
+    """The fields a ``patch`` record may set: any of a part's except ``id`` and ``kind``."""
+
+    text: str
+    name: str | None
+    status: ToolStatus | None
+    arguments: str | dict[str, Any] | None
+    preview: str | None
+    result: Any
+    duration: float | None
+    interaction: InteractionDict | None
+
+
+class MessageDict(TypedDict):
+    """A user or assistant message with its ordered parts."""
+
+    id: str
+    role: Role
+    status: MessageStatus
+    parts: list[PartDict]
+    usage: dict[str, Any] | None
+    error: str | None
+
+
+class MessageChange(TypedDict):
+    """Add (or replace) a whole message."""
+
+    op: Literal["message"]
+    message: MessageDict
+
+
+class PartChange(TypedDict):
+    """Add a part at the end of a message, or replace the part with that id in place."""
+
+    op: Literal["part"]
+    message_id: str
+    part: PartDict
+
+
+class AppendChange(TypedDict):
+    """Append to a text or reasoning part's ``text`` (the hot path: one per streamed delta)."""
+
+    op: Literal["append"]
+    message_id: str
+    part_id: str
+    text: str
+
+
+class PatchChange(TypedDict):
+    """Set some fields of a part (``status``, ``result``, ``interaction``, the trimmed ``text``, ...)."""
+
+    op: Literal["patch"]
+    message_id: str
+    part_id: str
+    fields: PartFields
+
+
+class FinishChange(TypedDict):
+    """The message ended."""
+
+    op: Literal["finish"]
+    message_id: str
+    status: MessageStatus
+    usage: dict[str, Any] | None
+    error: str | None
+
+
+ChangeRecord = MessageChange | PartChange | AppendChange | PatchChange | FinishChange
+
+
+def _find_part(message: dict[str, Any], part_id: str) -> dict[str, Any]:
+    for part in message["parts"]:
+        if part["id"] == part_id:
+            return part
+    raise KeyError(f"no part {part_id!r} in message {message['id']!r}")
+
+
+def apply_changes(
+    messages: dict[str, dict[str, Any]], changes: Sequence[Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Apply change records in order to ``{message id: message dict}`` (in place; also returned).
+
+    Values are copied, so the records stay untouched. Consecutive appends to one part are joined once.
+    Raises ``KeyError`` for an unknown message or part and ``ValueError`` for an unknown op.
+    """
+    pending: list[str] = []
+    target: dict[str, Any] | None = None
+    for change in changes:
+        op = change["op"]
+        if op == "append":
+            part = _find_part(messages[change["message_id"]], change["part_id"])
+            if part is not target:
+                if target is not None:
+                    target["text"] += "".join(pending)
+                target, pending = part, []
+            pending.append(change["text"])
+            continue
+        if target is not None:
+            target["text"] += "".join(pending)
+            target, pending = None, []
+        if op == "message":
+            message = copy.deepcopy(dict(change["message"]))
+            messages[message["id"]] = message
+        elif op == "part":
+            new = copy.deepcopy(dict(change["part"]))
+            parts = messages[change["message_id"]]["parts"]
+            for i, part in enumerate(parts):
+                if part["id"] == new["id"]:
+                    parts[i] = new
+                    break
+            else:
+                parts.append(new)
+        elif op == "patch":
+            _find_part(messages[change["message_id"]], change["part_id"]).update(copy.deepcopy(dict(change["fields"])))
+        elif op == "finish":
+            message = messages[change["message_id"]]
+            message["status"] = change["status"]
+            message["usage"] = copy.deepcopy(change["usage"])
+            message["error"] = change["error"]
+        else:
+            raise ValueError(f"unknown change op {op!r}")
+    if target is not None:
+        target["text"] += "".join(pending)
+    return messages

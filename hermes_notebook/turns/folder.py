@@ -1,0 +1,408 @@
+"""TurnFolder: the events of one assistant turn in, a Message and per-event change records out.
+
+Everything a view shows of a turn is decided here, once, for both servers and for history. The per-event
+handlers of each dialect live in :mod:`.dialects`; they are the folder's other half and use its
+underscore methods, which nothing outside ``turns/`` touches. Per-delta work is O(1): text is kept as a list
+of chunks and joined only when a snapshot is asked for. No I/O.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+from .changes import (
+    ChangeRecord,
+    InteractionKind,
+    InteractionStatus,
+    MessageStatus,
+    PartFields,
+    PatchChange,
+    ToolStatus,
+)
+from .dialects import HANDLERS
+from .events import Event
+from .model import (
+    DEFAULT_APPROVAL_CHOICES,
+    REDACTED,
+    Interaction,
+    Message,
+    Part,
+    Source,
+    TransformContext,
+    TransformOutput,
+)
+from .payload import choices_or_none, text_or_none, timed_out
+
+__all__ = ["END_STATUSES", "TurnFolder"]
+
+END_STATUSES = frozenset({"complete", "interrupted", "error", "cancelled"})
+
+
+
+class TurnFolder:
+    """Folds the events of one assistant turn into a :class:`Message`, returning change records per event.
+
+    ``apply`` is O(1) per text delta. The first call (or :meth:`begin`) emits the ``message`` op; the event that
+    ends the turn (``message.complete``, ``error``, ``run.completed|failed|cancelled``) or :meth:`finish` emits
+    the end-of-turn patches and ``finish``; after that every call returns ``[]``.
+    """
+
+    __slots__ = (
+        "turn_id", "source", "message_id", "_transform", "_msg", "_started", "_done", "_segment", "_parts",
+        "_chunks", "_text_id", "_text_chunks", "_reasoning_id", "_reasoning_chunks", "_has_text",
+        "_has_reasoning", "_running", "_run_tools", "_run_tool_count", "_interactions", "_approval_count",
+        "_approval_fifo", "_synthetic",
+    )
+
+    def __init__(
+        self, turn_id: str, *, source: Source = "live", transform_output: TransformOutput | None = None
+    ) -> None:
+        self.turn_id = turn_id
+        self.source = source
+        self.message_id = f"assistant:{turn_id}"
+        self._transform = transform_output
+        self._msg = Message(self.message_id, "assistant")
+        self._started = False
+        self._done = False
+        self._segment = 0  # N in reasoning:N / text:N; +1 after each tool part (contract, "Ids")
+        self._parts: dict[str, Part] = {}
+        self._chunks: dict[str, list[str]] = {}  # text/reasoning part id -> chunks not yet joined
+        self._text_id = ""  # the current segment's text part, once it exists ("" before)
+        self._text_chunks: list[str] | None = None
+        self._reasoning_id = ""
+        self._reasoning_chunks: list[str] | None = None
+        self._has_text = False
+        self._has_reasoning = False
+        self._running: list[Part] = []  # running tool parts, oldest first
+        self._run_tools: dict[str, deque[Part]] = {}  # run dialect: tool name -> running parts, oldest first
+        self._run_tool_count = 0
+        self._interactions: dict[str, Part] = {}  # request id -> the part holding it
+        self._approval_count = 0
+        self._approval_fifo: deque[str] = deque()  # approvals in server order, for approval.responded
+        self._synthetic: set[str] = set()  # tool parts made only to hold an interaction
+
+    # -- public ----------------------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """True once the turn has ended (terminal event or :meth:`finish`)."""
+        return self._done
+
+    @property
+    def message(self) -> Message:
+        """A snapshot of the message so far (a copy: it does not change as more events arrive)."""
+        self._sync()
+        return self._msg.copy()
+
+    def ended_message(self) -> Message:
+        """The message itself, not a copy, once the turn has ended (for a folder about to be discarded).
+
+        History folding uses it to skip a copy per turn; raises ``RuntimeError`` while the turn is still open.
+        """
+        if not self._done:
+            raise RuntimeError("ended_message() is only available after the turn has ended")
+        return self._msg
+
+    def pending(self) -> list[Interaction]:
+        """Copies of the interactions still waiting for an answer, in request order (approvals resolve FIFO)."""
+        out = []
+        for rid in self._interactions:
+            part = self._pending_part(rid)
+            if part is not None and part.interaction is not None:
+                out.append(part.interaction.copy())
+        return out
+
+    def begin(self, status: Literal["streaming", "queued"] = "streaming") -> list[ChangeRecord]:
+        """Emit the ``message`` op now (e.g. right after ``prompt.submit``); ``queued`` when the server queued it.
+
+        Idempotent: returns ``[]`` when the message was already emitted with that status.
+        """
+        if self._done or (self._started and self._msg.status == status):
+            return []
+        self._started = True
+        self._msg.status = status
+        self._sync()
+        return [{"op": "message", "message": self._msg.to_dict()}]
+
+    def apply(self, event: Event) -> list[ChangeRecord]:
+        """Fold one event; returns its change records in order (``[]`` for ignored events and after the end)."""
+        if self._done:
+            return []
+        chunks = self._text_chunks
+        if chunks is not None and event.type == "message.delta" and self._transform is None:
+            # The hot path (most frames of a turn), inlined: one chunk append and one record, no lookups.
+            text = event.payload.get("text" if event.dialect == "dashboard" else "delta")
+            if text and type(text) is str:
+                chunks.append(text)
+                return [{"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}]
+            return []
+        handler = HANDLERS[event.dialect].get(event.type)
+        if self._started:
+            changes = handler(self, event) if handler is not None else []
+        else:
+            changes = self.begin()
+            if handler is not None:
+                changes.extend(handler(self, event))
+        if self._transform is not None:
+            ctx = TransformContext(self.source, self.turn_id, self.message_id, changes)
+            replaced = self._transform(event, ctx)
+            if replaced is not None:
+                # The folder's own state keeps following the default handling; the hook shapes what views see.
+                return list(replaced)
+        return changes
+
+    def finish(self, status: MessageStatus | str, error: str | None = None) -> list[ChangeRecord]:
+        """End the turn from outside (e.g. the connection dropped): same end-of-turn rules, then ``finish``."""
+        if status not in END_STATUSES:
+            raise ValueError(f"finish status must be one of {sorted(END_STATUSES)}, not {status!r}")
+        if self._done:
+            return []
+        changes = self.begin() if not self._started else []
+        changes.extend(self._end(cast(MessageStatus, status), None, error))
+        return changes
+
+    def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
+        """Record the view's answer to a pending interaction, so views and history agree (sends nothing).
+
+        A sudo password or secret value is recorded as ``"********"``. Returns ``[]`` when ``request_id`` is
+        unknown or no longer pending.
+        """
+        part = self._pending_part(request_id)
+        if part is None or self._done:
+            return []
+        if part.interaction is not None and part.interaction.kind in ("sudo", "secret"):
+            response = REDACTED
+        return self._resolve(part, "answered", response)
+
+    # -- text ------------------------------------------------------------------------------------------------
+
+    def _add_text(self, text: str) -> list[ChangeRecord]:
+        chunks = self._text_chunks
+        if chunks is not None:
+            chunks.append(text)
+            return [{"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}]
+        # A new text part. The server prefixes the first text after a tool round with "\n\n"
+        # (run_agent.py:5158-5214; docs/protocol/api-server.md §3 message.delta, docs/protocol/dashboard.md §4.4 "Tool").
+        # It is a separator for terminals, not content: history rows store the text without it, so stripping
+        # leading whitespace until real text arrives keeps live and history identical and avoids empty parts.
+        text = text.lstrip()
+        if not text:
+            return []
+        pid = f"text:{self._segment}"
+        part = Part(pid, "text", text)
+        self._text_id = pid
+        self._text_chunks = self._chunks[pid] = [text]
+        self._has_text = True
+        return self._add_part(part)
+
+    def _final_text(self, final: str) -> list[ChangeRecord]:
+        """Reconcile the streamed text with the final reply text of message.complete / run.completed.
+
+        Nothing streamed: the final text becomes the text part (a failed call, streaming off). The current text
+        part is a proper prefix of it: deltas were lost (a reconnect; the API client's synthesized terminal event
+        after a lost stream), so the part is patched to the full text. The last segment has no text and the
+        final text appears nowhere yet: it is added. Otherwise the streamed text stands.
+        """
+        final = final.strip()
+        if not final:
+            return []
+        if not self._has_text:
+            return self._add_text(final)
+        chunks = self._text_chunks
+        if chunks is None:
+            self._sync()
+            streamed = "".join(p.text for p in self._msg.parts if p.kind == "text")
+            return [] if final in streamed else self._add_text(final)
+        current = "".join(chunks).rstrip()
+        if len(final) <= len(current) or not final.startswith(current):
+            return []
+        chunks[:] = [final]
+        part = self._parts[self._text_id]
+        part.text = final
+        return [self._patch(part, {"text": final})]
+
+    def _add_reasoning(self, text: str) -> list[ChangeRecord]:
+        chunks = self._reasoning_chunks
+        if chunks is not None:
+            chunks.append(text)
+            return [{"op": "append", "message_id": self.message_id, "part_id": self._reasoning_id, "text": text}]
+        # Same rule as text: leading whitespace of a reasoning block is layout, and an all-blank start would
+        # otherwise leave an empty part behind after the end-of-turn trim.
+        text = text.lstrip()
+        if not text:
+            return []
+        pid = f"reasoning:{self._segment}"
+        part = Part(pid, "reasoning", text)
+        self._reasoning_id = pid
+        self._reasoning_chunks = self._chunks[pid] = [text]
+        self._has_reasoning = True
+        return self._add_part(part)
+
+    def _sync(self) -> None:
+        # Join pending chunks into Part.text (amortised: each chunk is joined once per snapshot).
+        for pid, chunks in self._chunks.items():
+            if len(chunks) > 1:
+                joined = "".join(chunks)
+                chunks[:] = [joined]
+                self._parts[pid].text = joined
+
+    # -- parts -----------------------------------------------------------------------------------------------
+
+    def _add_part(self, part: Part) -> list[ChangeRecord]:
+        self._msg.parts.append(part)
+        self._parts[part.id] = part
+        return [{"op": "part", "message_id": self.message_id, "part": part.to_dict()}]
+
+    def _add_tool(self, part: Part) -> list[ChangeRecord]:
+        # A tool part closes the segment: later reasoning/text go to reasoning:N+1 / text:N+1 (contract, "Ids").
+        self._segment += 1
+        self._text_id, self._text_chunks = "", None
+        self._reasoning_id, self._reasoning_chunks = "", None
+        if part.status == "running":
+            self._running.append(part)
+        return self._add_part(part)
+
+    def _patch(self, part: Part, fields: PartFields) -> PatchChange:
+        return {"op": "patch", "message_id": self.message_id, "part_id": part.id, "fields": fields}
+
+    def _complete_tool(
+        self, part: Part, status: ToolStatus, *, result: Any = ..., duration: float | None = None,
+        arguments: Any = None, name: str | None = None,
+    ) -> list[ChangeRecord]:
+        if part.status == "running":
+            self._running.remove(part)
+        fields: PartFields = {"status": status}
+        part.status = status
+        if name and name != part.name:
+            part.name = fields["name"] = name
+        if arguments is not None:
+            part.arguments = fields["arguments"] = arguments
+        if result is not ...:
+            part.result = fields["result"] = result
+        if duration is not None:
+            part.duration = fields["duration"] = duration
+        inter = part.interaction
+        if inter is not None and inter.status == "pending":
+            # The tool finished without our answer: the server stopped waiting (timeout, another client, or an
+            # interrupt). Keep the buttons from staying live. An answered interaction stays answered.
+            inter.status = "expired" if timed_out(part.result) else "cancelled"
+            fields["interaction"] = inter.to_dict()
+        return [self._patch(part, fields)]
+
+    # -- interactions ----------------------------------------------------------------------------------------
+
+    def _attach(self, inter: Interaction, prefer_name: str | None = None) -> list[ChangeRecord]:
+        """Hang ``inter`` on the most recent running tool (of ``prefer_name`` first), else a synthetic part."""
+        target = None
+        candidates = [p for p in reversed(self._running) if p.interaction is None or p.interaction.status != "pending"]
+        if prefer_name is not None:
+            target = next((p for p in candidates if p.name == prefer_name), None)
+        if target is None and candidates:
+            target = candidates[0]
+        if target is None:
+            suffix = inter.request_id if inter.kind == "approval" else f"{inter.kind}-{inter.request_id}"
+            part = Part(f"tool:{suffix}", "tool", name=inter.kind, status="running", interaction=inter)
+            self._synthetic.add(part.id)
+            self._interactions[inter.request_id] = part
+            return self._add_tool(part)
+        target.interaction = inter
+        self._interactions[inter.request_id] = target
+        return [self._patch(target, {"interaction": inter.to_dict()})]
+
+    def _resolve(self, part: Part, status: InteractionStatus, response: str | None = None) -> list[ChangeRecord]:
+        inter = part.interaction
+        assert inter is not None
+        inter.status = status
+        if response is not None:
+            inter.response = response
+        fields: PartFields = {"interaction": inter.to_dict()}
+        if part.id in self._synthetic and part.status == "running":
+            # A part made only for the interaction lives exactly as long as the interaction does.
+            part.status = fields["status"] = "completed" if status == "answered" else "cancelled"
+            self._running.remove(part)
+        return [self._patch(part, fields)]
+
+    def _on_approval_request(self, event: Event) -> list[ChangeRecord]:
+        # approval.request has no request id on either server; approvals resolve FIFO
+        # (docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so number them.
+        p = event.payload
+        self._approval_count += 1
+        rid = f"approval-{self._approval_count}"
+        self._approval_fifo.append(rid)
+        choices = choices_or_none(p.get("choices"))
+        inter = Interaction(
+            "approval", rid, command=text_or_none(p.get("command")), description=text_or_none(p.get("description")),
+            choices=list(DEFAULT_APPROVAL_CHOICES) if choices is None else choices,
+        )
+        return self._attach(inter)
+
+    def _on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]:
+        # clarify/sudo/secret.request carry their own request_id (docs/protocol/dashboard.md §4.2).
+        p = event.payload
+        rid = p.get("request_id")
+        rid = str(rid) if rid is not None else f"{kind}-{len(self._interactions) + 1}"
+        if rid in self._interactions:  # a repeated request: the first one stands
+            return []
+        if kind == "secret":
+            inter = Interaction(kind, rid, question=text_or_none(p.get("prompt")), description=text_or_none(p.get("env_var")))
+        else:
+            inter = Interaction(kind, rid, question=text_or_none(p.get("question")), choices=choices_or_none(p.get("choices")) or [])
+        return self._attach(inter, "clarify" if kind == "clarify" else None)
+
+    def _on_expire(self, event: Event) -> list[ChangeRecord]:
+        # sudo.expire / secret.expire {request_id} after 120 s / 300 s (docs/protocol/dashboard.md §4.2).
+        rid = event.payload.get("request_id")
+        part = None if rid is None else self._pending_part(str(rid))
+        return [] if part is None else self._resolve(part, "expired")
+
+    def _pending_part(self, request_id: str) -> Part | None:
+        """The part holding the still-pending interaction ``request_id`` (a part's interaction can be replaced)."""
+        part = self._interactions.get(request_id)
+        inter = None if part is None else part.interaction
+        if inter is None or inter.request_id != request_id or inter.status != "pending":
+            return None
+        return part
+
+    # -- end of turn -----------------------------------------------------------------------------------------
+
+    def _end(self, status: MessageStatus, usage: Any, error: str | None) -> list[ChangeRecord]:
+        # Contract "End of turn": trim trailing whitespace of text/reasoning, cancel pending interactions, cancel
+        # running tools unless the turn completed normally, then finish.
+        self._sync()
+        changes: list[ChangeRecord] = []
+        for part in self._msg.parts:
+            if part.kind != "tool":
+                text = part.text
+                trimmed = text.rstrip()
+                if trimmed != text:
+                    part.text = trimmed
+                    self._chunks[part.id][:] = [trimmed]
+                    changes.append(self._patch(part, {"text": trimmed}))
+                continue
+            fields: PartFields = {}
+            inter = part.interaction
+            if inter is not None and inter.status == "pending":
+                inter.status = "cancelled"
+                fields["interaction"] = inter.to_dict()
+                if part.id in self._synthetic and part.status == "running":
+                    part.status = fields["status"] = "cancelled"
+            if part.status == "running" and status != "complete":
+                part.status = fields["status"] = "cancelled"
+            if fields:
+                changes.append(self._patch(part, fields))
+        self._running.clear()
+        msg = self._msg
+        msg.status = status
+        msg.usage = dict(usage) if isinstance(usage, Mapping) else None
+        msg.error = error
+        self._done = True
+        changes.append(
+            {
+                "op": "finish", "message_id": self.message_id, "status": status,
+                "usage": None if msg.usage is None else dict(msg.usage), "error": error,
+            }
+        )
+        return changes
+

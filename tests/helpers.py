@@ -1,0 +1,42 @@
+"""Shared test helpers: wait until something observable happens, never for a fixed time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: Seconds between polls: short enough that a wait ends within a few ms of the condition.
+POLL_INTERVAL = 0.005
+
+
+def eventually(predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition") -> T:
+    """Poll ``predicate()`` on this thread until it is truthy and return that value.
+
+    Raises ``AssertionError`` naming ``what`` after ``timeout`` seconds. For state other threads change (the
+    package loop, a server, a kernel).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what} not reached within {timeout} s")
+        time.sleep(POLL_INTERVAL)
+
+
+async def eventually_async(predicate: Callable[[], T], timeout: float = 5.0, what: str = "condition") -> T:
+    """:func:`eventually` for a coroutine: polls with ``asyncio.sleep`` so the running loop keeps working."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if loop.time() >= deadline:
+            raise AssertionError(f"{what} not reached within {timeout} s")
+        await asyncio.sleep(POLL_INTERVAL)

@@ -1,0 +1,150 @@
+"""The Python and TypeScript halves of the view contract agree: turns/changes.py against js/src/types.ts.
+
+The TypeScript file is read as text (no node needed): each ``export interface`` gives its keys, each
+``export type X = "a" | "b"`` its string literals. A key or literal added on one side only fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from hermes_notebook.turns import changes
+
+TYPES_TS = Path(__file__).resolve().parent.parent / "js" / "src" / "types.ts"
+
+# TypeScript interface -> the TypedDict that mirrors it.
+INTERFACES = {
+    "Interaction": changes.InteractionDict,
+    "Part": changes.PartDict,
+    "Message": changes.MessageDict,
+    "MessageChange": changes.MessageChange,
+    "PartChange": changes.PartChange,
+    "AppendChange": changes.AppendChange,
+    "PatchChange": changes.PatchChange,
+    "FinishChange": changes.FinishChange,
+}
+LITERALS = {
+    "MessageStatus": changes.MessageStatus,
+    "PartKind": changes.PartKind,
+    "ToolStatus": changes.ToolStatus,
+    "InteractionKind": changes.InteractionKind,
+    "InteractionStatus": changes.InteractionStatus,
+}
+
+
+def _strip_comments(source: str) -> str:
+    source = re.sub(r"/\*.*?\*/", "", source, flags=re.S)
+    return re.sub(r"//[^\n]*", "", source)
+
+
+def ts_interfaces(source: str) -> dict[str, dict[str, str]]:
+    """``{interface name: {key: type text}}`` for every top-level ``export interface`` (one key per line)."""
+    found: dict[str, dict[str, str]] = {}
+    for match in re.finditer(r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S):
+        keys: dict[str, str] = {}
+        for line in match.group(2).splitlines():
+            field = re.match(r"\s*(\w+)\??\s*:\s*(.+?);?\s*$", line)
+            if field:
+                keys[field.group(1)] = field.group(2)
+        found[match.group(1)] = keys
+    return found
+
+
+def ts_string_unions(source: str) -> dict[str, set[str]]:
+    """``{type name: {literals}}`` for every ``export type X = "a" | "b";`` made only of string literals."""
+    found: dict[str, set[str]] = {}
+    for match in re.finditer(r"export type (\w+)\s*=\s*([^;]+);", _strip_comments(source)):
+        members = [m.strip() for m in match.group(2).split("|")]
+        if members and all(re.fullmatch(r'"[^"]*"', m) for m in members):
+            found[match.group(1)] = {m.strip('"') for m in members}
+    return found
+
+
+def _literal_values(alias: object) -> set[str]:
+    return {str(value) for value in typing.get_args(alias)}
+
+
+@pytest.fixture(scope="module")
+def ts_source() -> str:
+    return TYPES_TS.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("ts_name", "typed_dict"), INTERFACES.items(), ids=list(INTERFACES))
+def test_typed_dict_keys_match_the_typescript_interface(ts_source: str, ts_name: str, typed_dict: type) -> None:
+    """Each change record and Message/Part/Interaction TypedDict has exactly the keys of its TS interface."""
+    interfaces = ts_interfaces(ts_source)
+    assert ts_name in interfaces, f"js/src/types.ts has no interface {ts_name}"
+    assert sorted(typed_dict.__annotations__) == sorted(interfaces[ts_name])
+
+
+@pytest.mark.parametrize("name", LITERALS, ids=list(LITERALS))
+def test_status_and_kind_literals_match_the_typescript_unions(ts_source: str, name: str) -> None:
+    """Every Literal alias (statuses, kinds) allows exactly the strings of the TS union of the same name."""
+    unions = ts_string_unions(ts_source)
+    assert name in unions, f"js/src/types.ts has no string union {name}"
+    assert _literal_values(LITERALS[name]) == unions[name]
+
+
+def test_change_ops_match_the_typescript_op_literals(ts_source: str) -> None:
+    """Each change record's ``op`` Literal is the op string its TS interface declares."""
+    interfaces = ts_interfaces(ts_source)
+    for ts_name in ("MessageChange", "PartChange", "AppendChange", "PatchChange", "FinishChange"):
+        python_op = _literal_values(typing.get_type_hints(INTERFACES[ts_name])["op"])
+        assert python_op == {interfaces[ts_name]["op"].strip('"')}, ts_name
+    assert {f"{t}" for t in typing.get_args(changes.ChangeRecord)} == {
+        f"{INTERFACES[name]}" for name in ("MessageChange", "PartChange", "AppendChange", "PatchChange", "FinishChange")
+    }
+
+
+def test_patch_fields_are_part_keys_without_id_and_kind(ts_source: str) -> None:
+    """A patch may set any Part field but ``id`` and ``kind`` (TS: ``Partial<Omit<Part, "id" | "kind">>``)."""
+    interfaces = ts_interfaces(ts_source)
+    assert interfaces["PatchChange"]["fields"].replace(" ", "") == 'Partial<Omit<Part,"id"|"kind">>'
+    assert set(changes.PartFields.__annotations__) == set(interfaces["Part"]) - {"id", "kind"}
+    assert changes.PartFields.__required_keys__ == frozenset()
+
+
+def test_the_parsers_see_a_difference() -> None:
+    """The TS readers pick up keys, optional keys and unions, and skip comments (a self-test)."""
+    source = (
+        "// export interface Ghost { x: number; }\n"
+        "export interface A {\n  a: string;\n  /** doc */\n  b?: number | null;\n}\n"
+        'export type U = "x" | "y";\nexport type V = U | "z";\n'
+    )
+    assert ts_interfaces(source) == {"A": {"a": "string", "b": "number | null"}}
+    assert ts_string_unions(source) == {"U": {"x", "y"}}
+
+
+def test_message_role_literal_matches_the_typescript_field(ts_source: str) -> None:
+    """``Role`` allows exactly the strings of the TS ``Message.role`` union."""
+    role = ts_interfaces(ts_source)["Message"]["role"]
+    assert _literal_values(changes.Role) == {m.strip().strip('"') for m in role.split("|")}
+
+
+def test_one_image_limit_and_the_browser_stays_under_it() -> None:
+    """``MAX_IMAGE_BYTES`` is defined once in the package; the composer's limit never lets through what it refuses."""
+    import ast
+
+    root = TYPES_TS.parent.parent.parent
+    defined = [
+        f"{path.relative_to(root)}"
+        for path in (root / "hermes_notebook").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MAX_IMAGE_BYTES" for t in node.targets)
+    ]
+    assert defined == ["hermes_notebook/client/dashboard/attachments.py"]
+    from hermes_notebook.client.dashboard.attachments import MAX_IMAGE_BYTES
+    from hermes_notebook.widgets import chat
+
+    assert chat.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES
+    composer = (root / "js" / "src" / "chat" / "composer.ts").read_text(encoding="utf-8")
+    match = re.search(r"export const MAX_IMAGE_BYTES = ([\d\s*]+);", composer)
+    assert match is not None
+    browser_limit = 1
+    for factor in match.group(1).split("*"):
+        browser_limit *= int(factor)
+    assert 0 < browser_limit <= MAX_IMAGE_BYTES

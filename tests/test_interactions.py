@@ -1,0 +1,84 @@
+"""notebook/interactions.py and notebook/sessions.py: answers to interactions, and which session an ask continues."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.notebook.handle import TurnOptions
+from hermes_notebook.notebook.interactions import check_policy, normalize_answer, prompt_text
+from hermes_notebook.notebook.sessions import SessionBook
+
+APPROVAL = {"kind": "approval", "request_id": "approval-1", "command": "rm -rf x", "choices": ["once", "deny"]}
+
+
+def test_approval_answers_are_normalised_and_unknown_ones_deny_with_a_note() -> None:
+    """Aliases map to the server's choices; an answer the request does not offer denies and says why."""
+    notes: list[str] = []
+    assert normalize_answer(APPROVAL, " Yes ", notes) == "once"
+    assert normalize_answer(APPROVAL, "reject", notes) == "deny"
+    assert notes == []
+    assert normalize_answer(APPROVAL, "always", notes) == "deny"  # not offered by this request
+    assert notes == ["'always' is not one of ['once', 'deny']; the command was denied"]
+    assert normalize_answer({"kind": "clarify"}, " B ", notes) == " B "  # only approvals are normalised
+
+
+def test_policies_are_checked_before_anything_is_sent() -> None:
+    """A policy is a known approval choice (or alias), any clarify string, or a callable."""
+    check_policy("approve", "approve")
+    check_policy("approve", lambda request: "once")
+    check_policy("clarify", "whatever")
+    with pytest.raises(HermesUsageError, match="approve= must be one of"):
+        check_policy("approve", "maybe")
+    with pytest.raises(HermesUsageError, match="must be a string or a callable"):
+        check_policy("clarify", 3)  # type: ignore[arg-type]
+
+
+def test_text_prompts_ask_until_the_answer_is_a_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Approval prompts repeat on a wrong answer; clarify takes a choice number; secrets use getpass."""
+    answers = iter(["perhaps", "y"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert prompt_text(APPROVAL) == "once"
+    monkeypatch.setattr("builtins.input", lambda prompt="": "2")
+    assert prompt_text({"kind": "clarify", "question": "A or B?", "choices": ["A", "B"]}) == "B"
+    asked: list[str] = []
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": asked.append(prompt) or "pw")
+    assert prompt_text({"kind": "sudo", "request_id": "s1"}) == "pw"
+    assert asked == ["Hermes needs a sudo password (Enter to skip): "]
+
+
+def _options(**kwargs: Any) -> TurnOptions:
+    values: dict[str, Any] = {"prompt": "x", "session": None, "via": "api", "approve": None, "clarify": None,
+                              "new": False, "instructions": None, "model": None, "images": None}
+    values.update(kwargs)
+    return TurnOptions(**values)
+
+
+def test_api_sessions_continue_start_and_follow_names() -> None:
+    """The first ask starts a session, later ones continue it; new=True starts another; a name becomes an alias."""
+    book = SessionBook()
+
+    async def main() -> list[str]:
+        first = await book.api_session(_options())
+        again = await book.api_session(_options())
+        named = await book.api_session(_options(new=True, session="report"))
+        by_name = await book.api_session(_options(session="report"))
+        assert book.key("report") == named and book.key(None) == by_name
+        return [first, again, named, by_name]
+
+    first, again, named, by_name = asyncio.run(main())
+    assert first == again and first.startswith("nb_") and named != first and by_name == named
+    assert book.current == named
+
+
+def test_turn_locks_are_per_session() -> None:
+    """One lock per session key, the same object each time."""
+    book = SessionBook()
+
+    async def main() -> None:
+        assert book.turn_lock("a") is book.turn_lock("a") and book.turn_lock("a") is not book.turn_lock("b")
+
+    asyncio.run(main())

@@ -1,0 +1,184 @@
+"""The turn runner (notebook/runner.py): one skeleton, a Dashboard driver and an API driver, on the real servers.
+
+The runner is driven directly here (no facade): a :class:`TurnRunner` over our own clients, turns started as
+:class:`TurnHandle` s. What the facade adds on top (presenters, the blocking wait) is tested in
+test_notebook_facade.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_notebook import runtime
+from hermes_notebook.client.api import ApiClient
+from hermes_notebook.client.dashboard import DashboardConnection
+from hermes_notebook.notebook.handle import TurnHandle, TurnOptions
+from hermes_notebook.notebook.runner import TurnRunner, answer_pending, reply_for
+from hermes_notebook.notebook.sessions import SessionBook
+from hermes_notebook.settings import Settings
+from hermes_notebook.turns import ChangeRecord, MessageDict, TurnFolder
+from hermes_notebook.turns.events import Event
+from tests.helpers import eventually
+
+VIAS = ("dashboard", "api")
+
+
+class Clients:
+    """Our real clients, created on the package loop on first use and closed at the end."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.dashboard_conn: DashboardConnection | None = None
+        self.api_client: ApiClient | None = None
+
+    async def dashboard(self) -> DashboardConnection:
+        if self.dashboard_conn is None:
+            self.dashboard_conn = DashboardConnection(self.settings)
+        if not self.dashboard_conn.connected:
+            await self.dashboard_conn.connect()
+        return self.dashboard_conn
+
+    async def api(self) -> ApiClient:
+        if self.api_client is None:
+            self.api_client = ApiClient(self.settings)
+        return self.api_client
+
+    async def close(self) -> None:
+        if self.dashboard_conn is not None:
+            await self.dashboard_conn.close()
+        if self.api_client is not None:
+            await self.api_client.aclose()
+
+
+@pytest.fixture
+def runner(settings: Settings) -> Iterator[TurnRunner]:
+    """A runner with its own session book over fresh clients."""
+    clients = Clients(settings)
+    yield TurnRunner(SessionBook(), dashboard=clients.dashboard, api=clients.api)
+    runtime.run_sync(clients.close(), timeout=10)
+
+
+def options(prompt: str, via: str, **kwargs: Any) -> TurnOptions:
+    values: dict[str, Any] = {"session": None, "approve": None, "clarify": None, "new": False,
+                              "instructions": None, "model": None, "images": None}
+    values.update(kwargs)
+    return TurnOptions(prompt=prompt, via=via, **values)
+
+
+def start(runner: TurnRunner, prompt: str, via: str, **kwargs: Any) -> TurnHandle:
+    return TurnHandle(options(prompt, via, **kwargs), runner.run).start()
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_both_drivers_give_a_reply_whose_records_rebuild_the_message(runner: TurnRunner, via: str) -> None:
+    """Each driver ends in a complete Reply; the records pushed to listeners rebuild exactly its message."""
+    handle = TurnHandle(options(f"runner hello {via}", via, new=True), runner.run)
+    batches: list[list[Any]] = []
+    handle.add_listener(batches.append)
+    reply = handle.start().future.result(timeout=60)
+    assert reply.ok and reply.via == via and reply.text.endswith(f"runner hello {via}")
+    assert reply.session_id == handle.session_id == runner.book.current and reply.session_id
+    assert handle.message == reply.message
+    records = [change for batch in batches for change in batch]
+    assert records[0]["op"] == "message" and records[-1]["op"] == "finish"
+    assert all(c["message"]["role"] == "assistant" for c in records if c["op"] == "message")  # user record dropped
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_a_stop_before_the_turn_starts_interrupts_it_once_armed(runner: TurnRunner, via: str) -> None:
+    """``stop()`` before the driver has armed its interrupt still stops the turn as soon as it is armed."""
+    handle = TurnHandle(options("SLOW 40", via, new=True), runner.run)
+    handle.stop()
+    reply = handle.start().future.result(timeout=60)  # the server honours an early interrupt at its next check
+    assert reply.status in ("interrupted", "cancelled") and "tick 39" not in reply.text
+    assert "the turn was interrupted" in reply.notes
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_cancelling_the_turn_interrupts_it_on_the_server(runner: TurnRunner, via: str) -> None:
+    """Cancelling the runner's task (what a timed-out wait does) sends the interrupt; the session is free again."""
+    first = start(runner, "SLOW 40", via, new=True)
+    eventually(lambda: "tick 1" in first.text, timeout=20, what="the turn's second tick")
+    first.future.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        first.future.result(timeout=5)
+    t0 = time.monotonic()
+    after = start(runner, "after the cancel", via, session=first.session_id).future.result(timeout=30)
+    assert after.ok and after.text.endswith("after the cancel")
+    assert time.monotonic() - t0 < 8  # not queued behind the 40 ticks (10 s) of the cancelled turn
+
+
+def test_turns_on_one_session_run_one_at_a_time(runner: TurnRunner) -> None:
+    """A second turn to a busy session waits for the first (the session's turn lock) instead of interrupting it."""
+    first = start(runner, "SLOW 6", "dashboard", new=True)
+    eventually(lambda: first.session_id is not None, what="the first turn's session")
+    second = start(runner, "second in line", "dashboard", session=first.session_id)
+    first_reply = first.future.result(timeout=30)
+    second_reply = second.future.result(timeout=30)
+    assert first_reply.ok and "tick 5" in first_reply.text
+    assert second_reply.ok and second_reply.session_id == first_reply.session_id
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_a_policy_answers_the_approval_through_the_driver(runner: TurnRunner, via: str, workdir: Path) -> None:
+    """The skeleton hands a pending approval to the policy and the driver sends the answer to its server."""
+    workdir.mkdir()
+    reply = start(runner, f"DANGER {workdir.name}", via, approve="deny", new=True).future.result(timeout=60)
+    assert workdir.exists() and "blocked" in reply.text
+    assert reply.tools[0]["interaction"]["status"] == "answered"
+    assert reply.tools[0]["interaction"]["response"] == "deny"
+
+
+def test_answer_pending_starts_one_answer_per_request() -> None:
+    """A pending interaction seen again (a repeated patch) is answered once; answered ones are left alone."""
+    folder = TurnFolder("t1")
+    records: list[ChangeRecord] = folder.apply(Event("tool.start", {"tool_id": "c1", "name": "terminal"}))
+    records += folder.apply(Event("approval.request", {"command": "rm -rf x"}))
+    pending = [c for c in records if c["op"] == "patch"]
+    answered = folder.answer("approval-1", "deny")
+    handle = TurnHandle(options("x", "dashboard", approve="deny"), _never_run)
+    sent: list[tuple[str, str]] = []
+
+    async def respond(request: dict[str, Any], value: str) -> None:
+        sent.append((request["request_id"], value))
+
+    async def main() -> None:
+        tasks: set[asyncio.Task[None]] = set()
+        seen: set[str] = set()
+        answer_pending(handle, records + pending + answered, seen, respond, tasks)
+        await asyncio.gather(*tasks)
+        assert seen == {"approval-1"}
+
+    asyncio.run(main())
+    assert sent == [("approval-1", "deny")]
+
+
+def test_reply_notes_say_what_the_transcript_does_not() -> None:
+    """An expired approval and an interrupted turn each add a note; a clean turn adds none."""
+    handle = TurnHandle(options("x", "api"), _never_run)
+    handle.notes.append("earlier note")
+    expired = {"kind": "approval", "request_id": "approval-1", "status": "expired", "command": "rm -rf x",
+               "question": None, "description": None, "choices": [], "response": None}
+    message: MessageDict = {
+        "id": "assistant:t", "role": "assistant", "status": "interrupted", "usage": None, "error": None,
+        "parts": [{"id": "tool:c1", "kind": "tool", "text": "", "name": "terminal", "status": "cancelled",
+                   "arguments": None, "preview": None, "result": None, "duration": None,
+                   "interaction": expired}],  # type: ignore[typeddict-item]
+    }
+    reply = reply_for(handle, message)
+    assert reply.notes[0] == "earlier note"
+    assert "nobody answered the approval request (rm -rf x)" in reply.notes[1]
+    assert reply.notes[2] == "the turn was interrupted"
+    clean = reply_for(TurnHandle(options("x", "api"), _never_run), {**message, "status": "complete", "parts": []})
+    assert clean.notes == [] and clean.via == "api"
+
+
+async def _never_run(handle: TurnHandle) -> Any:
+    raise AssertionError("this handle is never started")
