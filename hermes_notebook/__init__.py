@@ -25,6 +25,7 @@ __all__ = [
     "__version__",
     "connect",
     "load_ipython_extension",
+    "raw",
     "schedules",
     "unload_ipython_extension",
 ]
@@ -33,6 +34,7 @@ _LAZY = {
     "connect": ".notebook",
     "Hermes": ".notebook",
     "Reply": ".notebook",
+    "raw": ".notebook",
     "Chat": ".widgets",
     "Jobs": ".widgets",
 }

@@ -149,6 +149,7 @@ LAYERS: dict[str, int] = {
     "jobs": 3,  # scripting helpers and the jobs API on top of the client
     "widgets": 4,
     "notebook": 5,  # the facade, the turn runner, magics
+    "notebook.export": 1,  # conversation files from message dicts (pure); the chat widget's Export uses it
     "_demo": 6,
     "demo": 6,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
     "": 6,  # the package __init__

@@ -53,6 +53,7 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
         "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
+        "preview",
     ]
 
 

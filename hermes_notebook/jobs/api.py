@@ -18,14 +18,18 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.jobs import Job, JobsClient
 from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
 from ..runtime import blocking, on_loop
 from . import schedules
 from .display import JobList
+from .runs import RunList, job_id_of, job_runs
 from .validation import validate_job
+
+if TYPE_CHECKING:
+    from ..client.api import ApiClient
 
 __all__ = ["DEFAULT_WAIT_TIMEOUT", "JobsAPI"]
 
@@ -86,8 +90,12 @@ class JobsAPI:
     as the server does; ``list(include_disabled=True)`` shows them.
     """
 
-    def __init__(self, client: JobsClient | Callable[[], Awaitable[JobsClient]]) -> None:
+    def __init__(
+        self, client: JobsClient | Callable[[], Awaitable[JobsClient]],
+        sessions: Callable[[], Awaitable[ApiClient]] | None = None,
+    ) -> None:
         self._client_or_factory = client
+        self._sessions_factory = sessions  # the API client whose stored sessions hold the cron runs
 
     async def _client(self) -> JobsClient:
         source = self._client_or_factory
@@ -224,6 +232,16 @@ class JobsAPI:
     ensure = blocking(ensure_async)
 
     # ---- trigger and wait ----
+
+    @on_loop
+    async def runs_async(self, job: Any, limit: int = 20) -> RunList:
+        """A job's recent runs, newest first (time, status, duration); ``run.transcript()`` opens one."""
+        if self._sessions_factory is None:
+            raise HermesUsageError("runs() needs the API Server client: use hermes_notebook.connect().jobs")
+        api = await self._sessions_factory()
+        return await job_runs(api, job_id_of(job), limit=limit, factory=self._sessions_factory)
+
+    runs = blocking(runs_async)
 
     @on_loop
     async def wait_for_run_async(self, job: Job | str, *, since: datetime | None | str = "job",

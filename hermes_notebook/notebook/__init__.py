@@ -9,6 +9,7 @@ an ask continues), ``interactions`` (policies and text prompts), ``presenters`` 
 
 from __future__ import annotations
 
+from .context import raw
 from .facade import Hermes, Reply, TurnHandle, connect
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "raw"]

@@ -19,13 +19,17 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import runtime
 from ..errors import HermesError, HermesNotFoundError, HermesTimeoutError, HermesUsageError
 from ..runtime import on_package_loop
 from ..settings import Settings
 from ..turns import fold_history
+from . import context as _context
+from .context import PromptPreview
+from .export import DEFAULT_PATH, conversation
 from .handle import VIAS, TurnHandle, TurnOptions, Via
 from .interactions import Policy, check_policy
 from .presenters import WidgetPresenter, presenter_for
@@ -82,6 +86,20 @@ class Hermes:
 
     # --- asking ---
 
+    @overload
+    def ask(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, timeout: float | None = None, *, preview: Literal[True],
+    ) -> PromptPreview: ...
+
+    @overload
+    def ask(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, timeout: float | None = None, preview: Literal[False] = False,
+    ) -> Reply: ...
+
     def ask(
         self,
         prompt: str,
@@ -94,17 +112,38 @@ class Hermes:
         model: str | None = None,
         images: Any = None,
         timeout: float | None = None,
-    ) -> Reply:
+        preview: bool = False,
+    ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
         In a notebook the turn streams into a live view whose buttons answer approvals and questions while
         this call waits; ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a
         callable given the request). ``via="api"`` uses the API Server's runs (no clarify there). After
         ``timeout`` seconds (default :attr:`timeout`) the turn is interrupted and ``HermesTimeoutError`` raised.
+        ``{name}``/``{expr}`` in the prompt are filled with summaries of the caller's values (``{{`` is a
+        literal brace); ``preview=True`` returns what would be sent and sends nothing.
         """
-        options = self._options(prompt, session, via, approve, clarify, new, instructions, model, images)
+        prepared = _context.prepare_ask(prompt, images)
+        if preview:
+            return prepared
+        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
+                                _context.merge_images(prepared, images))
         handle = self.last_turn = TurnHandle(options, self._runner.run)
         return run_blocking(handle, timeout=self.timeout if timeout is None else timeout)
+
+    @overload
+    async def ask_async(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, timeout: float | None = None, *, preview: Literal[True],
+    ) -> PromptPreview: ...
+
+    @overload
+    async def ask_async(
+        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
+        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
+        images: Any = None, timeout: float | None = None, preview: Literal[False] = False,
+    ) -> Reply: ...
 
     async def ask_async(
         self,
@@ -118,10 +157,15 @@ class Hermes:
         model: str | None = None,
         images: Any = None,
         timeout: float | None = None,
-    ) -> Reply:
+        preview: bool = False,
+    ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        options = self._options(prompt, session, via, approve, clarify, new, instructions, model, images)
+        prepared = _context.prepare_ask(prompt, images)
+        if preview:
+            return prepared
+        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
+                                _context.merge_images(prepared, images))
         handle = TurnHandle(options, self._runner.run)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
@@ -239,7 +283,7 @@ class Hermes:
         if self._jobs is None:
             from ..jobs.api import JobsAPI
 
-            self._jobs = JobsAPI(self._jobs_api_client)
+            self._jobs = JobsAPI(self._jobs_api_client, self._api_client)
         return self._jobs
 
     def jobs_widget(self) -> Any:
@@ -289,6 +333,14 @@ class Hermes:
         except HermesNotFoundError:
             rows = []
         return Transcript([m.to_dict() for m in fold_history(rows)])
+
+    def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
+        """Write a conversation (session id or name, None: the current one; a Reply; replies or message dicts) to
+        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret."""
+        key = self._book.key(session if isinstance(session, str) else None)
+        stored = self.history(session) if session is None or isinstance(session, str) else None
+        return conversation(session, stored, self._runner.replies.get(key or "", []), path,
+                            secrets=(self.settings.api_key, self.settings.dashboard_token), **options)
 
     def status(self) -> Status:
         """Both servers: reachable or not, versions, capabilities, and this connection's state."""

@@ -21,16 +21,17 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 from traitlets import CFloat, Unicode
 
 from ..errors import HermesError, redact
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
+from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
-SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop")
+SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export")
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
@@ -125,10 +126,15 @@ class HermesMagics(Magics):
     @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
+    @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
+              "send nothing.")
+    @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
-              "chat [SESSION] | stop")
+              "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
+              "export PATH [SESSION] (.md, .html or .ipynb)")
     @line_cell_magic
+    @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
         """Ask Hermes; the turn streams into this cell and the reply is the cell's value.
 
@@ -149,15 +155,21 @@ class HermesMagics(Magics):
         words = line.split(None, 1)
         if cell is None and words and words[0] in SUBCOMMANDS:
             return self._subcommand(words[0], words[1] if len(words) > 1 else "")
-        tokens, prompt = _split_options(line)
+        fix = cell is None and bool(words) and words[0] == "fix"
+        tokens, prompt = _split_options(words[1] if fix and len(words) > 1 else "" if fix else line)
         parser: MagicArgumentParser = HermesMagics.hermes.parser
         args = parser.parse_args(tokens)
         if cell is not None:
             if prompt:
                 raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
             prompt = cell.strip()
-        if not prompt:
+        if not prompt and not fix:
             raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
+        prepared = _context.fix_prompt(self.shell, prompt) if fix else _context.prepare_magic(
+            prompt, self.shell, raw=args.raw)
+        if args.dry_run:
+            return prepared
+        prompt = prepared.text
         if args.out is not None and not args.out.isidentifier():
             raise UsageError(f"-o needs a variable name, not {args.out!r}")
         hermes = self.facade
@@ -170,13 +182,16 @@ class HermesMagics(Magics):
             "instructions": args.instructions,
             "model": args.model,
         }
+        if prepared.images:
+            options["images"] = prepared.images
         if options["via"] == "api" and not args.clarify:
             options["clarify"] = None  # a configured clarify default does not block API runs
         if args.background:
             result: Any = hermes.start(prompt, **options)
         else:
             timeout = args.timeout if args.timeout is not None else (self.timeout or None)
-            result = hermes.ask(prompt, timeout=timeout, **options)
+            # already filled above (or --raw): raw() stops ask() from filling {placeholders} a second time
+            result = hermes.ask(_context.raw(prompt), timeout=timeout, **options)
         if args.out is not None:
             assert self.shell is not None
             self.shell.user_ns[args.out] = result
@@ -255,6 +270,13 @@ class HermesMagics(Magics):
     def _cmd_chat(self, rest: str) -> Any:
         args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
         return self.facade.chat(args.session)
+
+    def _cmd_export(self, rest: str) -> Any:
+        args = self._parse("export", rest, (("path",), {"metavar": "PATH"}),
+                           (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
+        print(f"exported to {self.facade.export(args.session, args.path)}")
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)

@@ -83,6 +83,12 @@ class Reply:
         """True when the turn completed normally."""
         return self.status == "complete"
 
+    def to_markdown(self) -> str:
+        """This turn (prompt and reply) as Markdown that reads well on GitHub; tools collapsed, no secrets."""
+        from .export import messages_of, to_markdown
+
+        return to_markdown(messages_of(self))
+
     def __str__(self) -> str:
         return self.text
 

@@ -303,6 +303,8 @@ class TurnRunner:
         self.book = book
         self._dashboard = dashboard
         self._api = api
+        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
+        self.replies: dict[str, list[Reply]] = {}
 
     async def run(self, handle: TurnHandle) -> Reply:
         """Drive ``handle``'s turn to its end (package loop)."""
@@ -311,4 +313,6 @@ class TurnRunner:
             DashboardDriver(self._dashboard, self.book, options) if options.via == "dashboard"
             else ApiDriver(self._api, self.book, options)
         )
-        return await run_turn(handle, driver, self.book)
+        reply = await run_turn(handle, driver, self.book)
+        self.replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
+        return reply

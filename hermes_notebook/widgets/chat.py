@@ -36,6 +36,7 @@ from ..settings import Settings
 from ..turns import user_message
 from . import inbound
 from ._stream import StreamingWidget
+from .chat_export import on_export
 from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ class Chat(StaticTwin, StreamingWidget):
             "refresh": self._on_refresh,
         }.items():
             self.on_action(name, handler)
+        self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
         self.ready = self._run(self._open(session), "opening the chat")
 

@@ -50,6 +50,7 @@ from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..settings import Settings
 from . import inbound
 from ._stream import STATIC
+from .job_runs import RunsHandler, finished_runs_notice
 from .static_twin import StaticTwin
 
 __all__ = ["STATIC_CLASS", "Jobs"]
@@ -155,7 +156,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     loading = traitlets.Bool(False).tag(sync=True)
     #: ``{"status": "connecting" | "connected" | "error", "message": str | None, "url": str}``.
     connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
-    #: A one-line notice: ``{"kind": "info" | "error", "text": str}`` or empty.
+    #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished a run).
     notice = traitlets.Dict({}).tag(sync=True)
     #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as schedules.py).
     presets = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -187,6 +188,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             "action": self._on_action,
             "get_prompt": self._on_get_prompt,
         }
+        self._runs = RunsHandler(self._client.settings, self._reply)  # run list + read-only transcripts
+        self._actions.update(runs=self._runs.on_runs, transcript=self._runs.on_transcript)
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
@@ -254,7 +257,10 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         if generation != self._generation:  # a newer refresh (e.g. the toggle) superseded this one
             return
         self._last_jobs = jobs
-        self.jobs = [job_row(job) for job in jobs]
+        before, self.jobs = self.jobs, [job_row(job) for job in jobs]
+        finished = finished_runs_notice(before, self.jobs)
+        if finished:
+            self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
         self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
         self.updated_at = time.time() * 1000
         if not self._closed:
@@ -269,6 +275,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
                 runtime.call_soon(task.cancel)
             if self._owns_client:
                 runtime.submit(self._client.aclose())
+            runtime.submit(self._runs.aclose())
         super().close()
 
     # --- auto refresh ---------------------------------------------------------------------------------

@@ -171,7 +171,8 @@ export type ViewMsg =
     }
   | { type: "new_session" }
   | { type: "switch_session"; session_id: string }
-  | { type: "refresh" };
+  | { type: "refresh" }
+  | { type: "export"; format: "md" | "html" | "ipynb" };
 
 // ---- the anywidget model, typed over its state (after @anywidget/types AnyModel<T>) ----
 

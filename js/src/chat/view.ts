@@ -7,6 +7,7 @@
 //   .hn-header .hn-title                      session title
 //   select.hn-session-picker                  session picker (`sessions`); change -> switch_session
 //   button.hn-new-session, button.hn-refresh  new_session, refresh
+//   select.hn-export-format, button.hn-export export -> the kernel writes the file, the notice names it
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
 //   .hn-notice                                the `notice` traitlet
 //   .hn-loading                               shown while `loading` (history / session switch)
@@ -28,6 +29,8 @@ import { h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
 import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
+import { createExportControl } from "./export";
+import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
@@ -87,7 +90,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const picker = h("select", { class: "hn-session-picker", "aria-label": "Session" });
   const newSession = h("button", { type: "button", class: "hn-new-session" }, "New session");
   const refresh = h("button", { type: "button", class: "hn-refresh", "aria-label": "Refresh history" }, "Refresh");
-  const header = h("div", { class: "hn-header" }, title, h("span", { class: "hn-spacer" }), picker, newSession, refresh);
+  const exporter = createExportControl(send);
+  const header = h("div", { class: "hn-header" }, title, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
@@ -111,6 +115,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const bench = benchHooks();
   const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
   const follower = followScroll(list, { synchronous: bench?.naive === true });
+  const notifyPending = createPendingNotifier(root); // a toast when an approval waits off-screen (../notify.ts)
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
@@ -160,6 +165,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     const started = bench?.samples ? performance.now() : 0;
     if (bench?.samples) performance.mark("hn-batch"); // finds this frame in a trace (CPU time)
     reconcile(list, visibleMessages(), views, (message) => createMessageView(message, ctx), earlier);
+    notifyPending(state.messages);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
       announcer.textContent = streaming ? "Hermes is responding" : "Hermes finished responding";

@@ -47,7 +47,7 @@ export interface JobsState {
   updated_at: number | null;
   loading: boolean;
   connection: Connection;
-  notice: { kind?: "info" | "error"; text?: string };
+  notice: { kind?: "info" | "error" | "run"; text?: string };
   presets: Preset[];
   timezone: string;
 }

@@ -17,6 +17,8 @@ import {
   updatedAgo,
   WEEKDAYS,
 } from "./logic";
+import { notify } from "../notify";
+import { RunsPanel } from "./runs";
 
 type Model = AnyModel<JobsState>;
 
@@ -38,6 +40,7 @@ export class JobsView {
   /** The `get_prompt` request whose answer fills the prompt field (0: the field already holds the prompt). */
   private pendingPrompt = 0;
   private editingId: string | null = null;
+  private lastRunNotice: string | null = null;
   private confirmingId: string | null = null;
   private readonly busyRows = new Map<number, string>();
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
@@ -71,6 +74,8 @@ export class JobsView {
   private readonly saveButton = h("button", { type: "submit", "data-testid": "job-form-save" }, "Save job");
   // table
   private readonly tbody = h("tbody");
+  // a job's runs and one run's transcript (./runs.ts)
+  private readonly runs = new RunsPanel((msg) => this.model.send(msg), () => ++this.request);
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
@@ -116,7 +121,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(bar, this.notice, this.form, table);
+    this.root.append(bar, this.notice, this.form, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);
@@ -159,6 +164,8 @@ export class JobsView {
     const notice = this.model.get("notice") ?? {};
     setText(this.notice, notice.text ?? "");
     setAttr(this.notice, "data-kind", notice.kind ?? null);
+    if (notice.kind === "run" && notice.text && notice.text !== this.lastRunNotice) notify(notice.text, "success");
+    this.lastRunNotice = notice.kind === "run" ? notice.text ?? null : this.lastRunNotice;
     this.tick();
     this.renderRows();
   }
@@ -237,6 +244,7 @@ export class JobsView {
         "aria-label": `Run ${row.name} now`,
         title: "Marks the job due; it starts on the scheduler's next tick (within about a minute)",
       }),
+      button("Runs", "job-runs-open", () => this.runs.show(row), { "aria-label": `Runs of ${row.name}` }),
       button("Edit", "job-edit", () => this.openForm(row), { "aria-label": `Edit ${row.name}` }),
       button("Delete", "job-delete", () => {
         this.confirmingId = row.id;
@@ -419,6 +427,7 @@ export class JobsView {
 
   onMessage(msg: Reply): void {
     if (!msg || typeof msg !== "object") return;
+    if (this.runs.onMessage(msg)) return;
     if (msg.type === "schedule_check" && msg.request === this.lastCheck) {
       if (msg.ok) {
         const runs = ((msg.next_runs as string[]) ?? []).map((t) => formatTime(t)).join(", ");

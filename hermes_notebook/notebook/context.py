@@ -1,0 +1,418 @@
+"""The kernel's values as prompt context: ``{name}``, ``{expr}``, ``{In[n]}``, ``{Out[n]}``, ``{Err}``.
+
+Why a module of its own: a prompt that quotes a DataFrame should not paste megabytes of ``str(df)`` into the
+model, and a typo in a placeholder should fail before anything is sent. Each value becomes a bounded, typed
+summary (:func:`summarize`); a figure becomes an image attachment. ``{{`` and ``}}`` are literal braces.
+
+Nothing here imports pandas, numpy or matplotlib: values are recognised by their type's module and name, so
+the summaries work when those libraries are installed and cost nothing when they are not.
+"""
+
+from __future__ import annotations
+
+import html
+import linecache
+import re
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from ..errors import HermesUsageError
+
+__all__ = [
+    "PromptContextError",
+    "PromptPreview",
+    "RawPrompt",
+    "Summary",
+    "caller_namespace",
+    "fix_prompt",
+    "interpolate",
+    "last_error",
+    "merge_images",
+    "prepare_ask",
+    "prepare_magic",
+    "raw",
+    "summarize",
+]
+
+#: Characters one value may take in a prompt (a cut value says how much was left out).
+VALUE_CHARS = 2000
+#: Rows of a DataFrame/Series head.
+HEAD_ROWS = 5
+#: Items of a list/dict/set shown before the rest is cut.
+MAX_ITEMS = 20
+#: Traceback lines kept for ``{Err}`` and ``%hermes fix`` (the tail is where the error is).
+TRACEBACK_LINES = 20
+#: Characters of a cell's source quoted by ``%hermes fix``.
+CELL_CHARS = 4000
+
+
+class PromptContextError(HermesUsageError):
+    """Raised when a placeholder in a prompt cannot be filled (undefined name, bad expression, no error yet)."""
+
+
+class RawPrompt(str):
+    """A prompt sent exactly as written: ``ask(raw(text))`` fills no ``{placeholder}`` (for text with braces)."""
+
+
+def raw(text: str) -> RawPrompt:
+    """Mark ``text`` to be sent as written, e.g. ``hermes.ask(raw(f"Explain {json_text}"))``."""
+    return RawPrompt(text)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One value as it goes into the prompt: text, and images to attach (PNG of a figure)."""
+
+    kind: str
+    text: str
+    images: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass
+class PromptPreview:
+    """Exactly what a prompt will send: the text, the attachments, and what each placeholder became."""
+
+    text: str
+    images: list[tuple[str, bytes]] = field(default_factory=list)
+    #: (placeholder, kind, characters) for every ``{...}`` that was filled.
+    values: list[tuple[str, str, int]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Bytes sent: the prompt in UTF-8 plus the attachments."""
+        return len(self.text.encode()) + sum(len(data) for _, data in self.images)
+
+    def header(self) -> str:
+        chars = len(self.text)
+        images = sum(len(data) for _, data in self.images)
+        line = f"dry run, nothing sent: {chars:,} characters ({len(self.text.encode()):,} bytes)"
+        if self.images:
+            line += f" + {len(self.images)} image(s) ({images:,} bytes)"
+        filled = ", ".join(f"{{{p}}} -> {k} ({n:,} chars)" for p, k, n in self.values)
+        return line + (f"\nfilled: {filled}" if filled else "")
+
+    def __str__(self) -> str:
+        return f"{self.header()}\n---\n{self.text}"
+
+    def __repr__(self) -> str:
+        return f"<PromptPreview {len(self.text)} chars, {len(self.images)} image(s)>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        return (f'<div class="hn-preview"><div style="opacity:.8">{esc(self.header())}</div>'
+                f'<pre style="white-space:pre-wrap">{esc(self.text)}</pre></div>')
+
+
+# --- value summaries --------------------------------------------------------------------------------------
+
+
+def _type_of(value: Any) -> tuple[str, str]:
+    cls = type(value)
+    return (cls.__module__ or "").split(".", 1)[0], cls.__name__
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… [cut: {len(text) - limit:,} more characters]"
+
+
+def _short_repr(value: Any, limit: int = 200) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not stop the prompt
+        text = f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
+    return _cut(text, limit)
+
+
+def _frame_summary(value: Any, limit: int) -> Summary:
+    rows, cols = value.shape
+    dtypes = ", ".join(f"{name}: {dtype}" for name, dtype in list(value.dtypes.items())[:40])
+    if len(value.columns) > 40:
+        dtypes += f", … [{len(value.columns) - 40} more columns]"
+    head = value.head(HEAD_ROWS).to_string(max_cols=20, max_colwidth=40)
+    text = f"DataFrame: {rows:,} rows × {cols:,} columns\ndtypes: {dtypes}\nhead({HEAD_ROWS}):\n{head}"
+    return Summary("DataFrame", _cut(text, limit))
+
+
+def _series_summary(value: Any, limit: int) -> Summary:
+    head = value.head(HEAD_ROWS).to_string(max_rows=HEAD_ROWS)
+    text = f"Series {value.name!r}: {len(value):,} values, dtype {value.dtype}\nhead({HEAD_ROWS}):\n{head}"
+    return Summary("Series", _cut(text, limit))
+
+
+def _array_summary(value: Any, limit: int) -> Summary:
+    import numpy  # only reached for a numpy value, so numpy is loaded already
+
+    body = numpy.array2string(value, threshold=MAX_ITEMS * 5, edgeitems=3, max_line_width=100)
+    return Summary("ndarray", _cut(f"ndarray shape={tuple(value.shape)} dtype={value.dtype}\n{body}", limit))
+
+
+def _figure_summary(value: Any) -> Summary:
+    import io
+
+    buffer = io.BytesIO()
+    value.savefig(buffer, format="png", bbox_inches="tight")
+    width, height = (int(x) for x in value.get_size_inches() * value.dpi)
+    return Summary("figure", f"[figure {width}×{height} px, attached as an image]", (("image/png", buffer.getvalue()),))
+
+
+def _collection_summary(value: Any, limit: int) -> Summary:
+    name = type(value).__name__
+    items = list(value.items()) if isinstance(value, Mapping) else list(value)
+    shown = []
+    for item in items[:MAX_ITEMS]:
+        if isinstance(value, Mapping):
+            key, val = item
+            shown.append(f"{_short_repr(key, 60)}: {_short_repr(val)}")
+        else:
+            shown.append(_short_repr(item))
+    body = ", ".join(shown)
+    if len(items) > MAX_ITEMS:
+        body += f", … [{len(items) - MAX_ITEMS:,} more items]"
+    return Summary(name, _cut(f"{name} of {len(items):,} items: {body}", limit))
+
+
+def summarize(value: Any, limit: int = VALUE_CHARS) -> Summary:
+    """A bounded, typed summary of a value for a prompt (never the whole of a large value)."""
+    module, name = _type_of(value)
+    if isinstance(value, str):
+        return Summary("str", _cut(value, limit))
+    if value is None or isinstance(value, (bool, int, float, complex)):
+        return Summary(type(value).__name__, repr(value))
+    if isinstance(value, BaseException):
+        return Summary("exception", _cut(f"{type(value).__name__}: {value}", limit))
+    if module == "pandas" and name == "DataFrame":
+        return _frame_summary(value, limit)
+    if module == "pandas" and name == "Series":
+        return _series_summary(value, limit)
+    if module == "numpy" and name == "ndarray":
+        return _array_summary(value, limit)
+    if module == "matplotlib" and name == "Figure" and hasattr(value, "savefig"):
+        return _figure_summary(value)
+    if isinstance(value, (list, tuple, set, frozenset, Mapping)):
+        return _collection_summary(value, limit)
+    return Summary(name, _cut(f"{name}: {_short_repr(value, limit)}", limit))
+
+
+# --- the last error ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """The last exception the notebook showed: what it was, where, and the cell that raised it."""
+
+    type: str
+    message: str
+    traceback_tail: str
+    cell_source: str | None
+    cell_label: str | None
+
+    def summary(self) -> str:
+        return f"{self.type}: {self.message}\n{self.traceback_tail}"
+
+
+def _user_frames(tb: TracebackType | None) -> TracebackType | None:
+    """Skip IPython's own frames at the top of a cell's traceback."""
+    while tb is not None and "IPython" in tb.tb_frame.f_code.co_filename.replace("\\", "/").split("/"):
+        tb = tb.tb_next
+    return tb
+
+
+def _cell_of(tb: TracebackType | None, shell: Any) -> tuple[str | None, str | None]:
+    names: Mapping[str, int] = getattr(getattr(shell, "compile", None), "_filename_map", {}) or {}
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in names or filename.startswith("<ipython-input-"):
+            source = "".join(linecache.getlines(filename))
+            label = f"In[{names[filename]}]" if filename in names else filename
+            return (source or None), label
+        tb = tb.tb_next
+    return None, None
+
+
+def last_error(shell: Any = None) -> ErrorInfo:
+    """The exception the notebook last showed (``sys.last_value``); :class:`PromptContextError` if none."""
+    value = getattr(sys, "last_value", None)
+    if not isinstance(value, BaseException):
+        raise PromptContextError("no error yet: {Err} and %hermes fix need a cell that raised an exception")
+    tb = _user_frames(getattr(sys, "last_traceback", None) or value.__traceback__)
+    lines = "".join(traceback.format_exception(type(value), value, tb)).rstrip("\n").splitlines()
+    tail = "\n".join(lines[-TRACEBACK_LINES:])
+    if len(lines) > TRACEBACK_LINES:
+        tail = f"Traceback (… {len(lines) - TRACEBACK_LINES} earlier lines cut):\n{tail}"
+    source, label = _cell_of(tb, shell)
+    message = " ".join(str(value).split())
+    return ErrorInfo(type(value).__name__, _cut(message, 500), _cut(tail, VALUE_CHARS), source, label)
+
+
+def fix_prompt(shell: Any = None, question: str = "") -> PromptPreview:
+    """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question."""
+    try:
+        err = last_error(shell)
+    except PromptContextError as exc:
+        raise PromptContextError(f"{exc} (a prompt that starts with 'fix': %hermes -- fix ...)") from None
+    ask = question.strip() or "Why does this fail, and how do I fix it?"
+    parts = [f"My notebook cell raised {err.type}. {ask}"]
+    if err.cell_source:
+        fence = "````" if "```" in err.cell_source else "```"
+        parts.append(f"Cell {err.cell_label}:\n{fence}python\n{_cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}")
+    parts.append(f"Error:\n```\n{err.summary()}\n```")
+    text = "\n\n".join(parts)
+    return PromptPreview(text, values=[("Err", "error", len(err.summary()))])
+
+
+# --- interpolation ----------------------------------------------------------------------------------------
+
+_OPEN = "([{"
+_CLOSE = {")": "(", "]": "[", "}": "{"}
+
+
+def _placeholder_end(template: str, start: int) -> int:
+    """Index of the ``}`` closing the placeholder opened at ``start`` (brackets and quotes nest)."""
+    stack: list[str] = []
+    quote: str | None = None
+    i = start + 1
+    while i < len(template):
+        char = template[i]
+        if quote is not None:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char in _OPEN:
+            stack.append(char)
+        elif char in _CLOSE:
+            if not stack:
+                if char == "}":
+                    return i
+                break
+            if stack.pop() != _CLOSE[char]:
+                break
+        i += 1
+    snippet = template[start:start + 40]
+    raise PromptContextError(f"unclosed placeholder {snippet!r} in the prompt (write {{{{ and }}}} for literal braces)")
+
+
+def _evaluate(expr: str, namespace: Mapping[str, Any], shell: Any) -> Any:
+    if expr == "Err" and "Err" not in namespace:
+        return last_error(shell)
+    try:
+        code = compile(expr, "<hermes prompt>", "eval")
+    except SyntaxError as exc:
+        raise PromptContextError(
+            f"cannot read {{{expr}}} in the prompt: {exc.msg} (write {{{{ and }}}} for literal braces)"
+        ) from None
+    try:
+        return eval(code, {"__builtins__": __builtins__}, dict(namespace))  # noqa: S307 - the user's own cell
+    except NameError as exc:
+        missing = getattr(exc, "name", None) or str(exc)
+        raise PromptContextError(
+            f"{{{expr}}} in the prompt: {missing!r} is not defined (write {{{{ and }}}} for literal braces)"
+        ) from None
+    except Exception as exc:
+        raise PromptContextError(f"{{{expr}}} in the prompt raised {type(exc).__name__}: {exc}") from None
+
+
+def _render(expr: str, value: Any, shell: Any) -> Summary:
+    if isinstance(value, ErrorInfo):
+        return Summary("error", value.summary())
+    if expr.replace(" ", "").startswith("In[") and isinstance(value, str):
+        fence = "````" if "```" in value else "```"
+        return Summary("cell", f"{fence}python\n{_cut(value.rstrip(), CELL_CHARS)}\n{fence}")
+    return summarize(value)
+
+
+#: Markdown code: a fenced block (to its closing fence, or the end) or an inline span. Braces in code are code.
+_CODE = re.compile(r"(^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\2[ \t]*$|\Z)|`[^`\n]+`)", re.M | re.S)
+
+
+def interpolate(template: str, namespace: Mapping[str, Any], *, shell: Any = None) -> PromptPreview:
+    """Fill every ``{expr}`` from ``namespace`` with its summary; ``{{``/``}}`` are literal braces.
+
+    Code in the prompt (fenced blocks and inline backtick spans) is sent as written: a pasted dict literal or
+    f-string stays code. Raises :class:`PromptContextError` (one line, before anything is sent) for an
+    undefined name, an expression that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is.
+    """
+    result = PromptPreview("")
+    last = 0
+    pieces: list[str] = []
+    for code in _CODE.finditer(template):
+        _fill(template[last:code.start()], namespace, shell, pieces, result)
+        pieces.append(code.group(0))
+        last = code.end()
+    _fill(template[last:], namespace, shell, pieces, result)
+    result.text = "".join(pieces)
+    return result
+
+
+def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str], result: PromptPreview) -> None:
+    images, values = result.images, result.values
+    i = 0
+    while i < len(template):
+        char = template[i]
+        if char == "{" and template.startswith("{{", i):
+            out.append("{")
+            i += 2
+        elif char == "}" and template.startswith("}}", i):
+            out.append("}")
+            i += 2
+        elif char == "{":
+            end = _placeholder_end(template, i)
+            expr = template[i + 1:end].strip()
+            if not expr:
+                raise PromptContextError("empty placeholder {} in the prompt (write {{}} for literal braces)")
+            summary = _render(expr, _evaluate(expr, namespace, shell), shell)
+            out.append(summary.text)
+            images.extend(summary.images)
+            values.append((expr, summary.kind, len(summary.text)))
+            i = end + 1
+        else:
+            out.append(char)
+            i += 1
+
+
+def caller_namespace(depth: int = 2) -> dict[str, Any]:
+    """The globals and locals of the code that called our caller (a notebook cell: the user namespace)."""
+    frame = sys._getframe(depth)
+    return {**frame.f_globals, **frame.f_locals}
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return None
+    return get_ipython()
+
+
+def prepare_ask(prompt: object, images: Sequence[Any] | None = None) -> PromptPreview:
+    """``ask``'s prompt with its placeholders filled from the namespace of ``ask``'s caller."""
+    if not isinstance(prompt, str):
+        raise HermesUsageError(f"the prompt must be a string, not {type(prompt).__name__}")
+    if isinstance(prompt, RawPrompt):
+        return PromptPreview(str(prompt))
+    return interpolate(prompt, caller_namespace(3), shell=_shell())
+
+
+def prepare_magic(prompt: str, shell: Any, *, raw: bool = False) -> PromptPreview:
+    """``%hermes``'s prompt filled from the user namespace (``raw``: sent as written)."""
+    if raw:
+        return PromptPreview(prompt)
+    return interpolate(prompt, getattr(shell, "user_ns", {}) or {}, shell=shell)
+
+
+def merge_images(preview: PromptPreview, images: Any) -> Any:
+    """The caller's own ``images=`` followed by the figures the placeholders attached (None when neither)."""
+    if not preview.images:
+        return list(images) if images is not None and not isinstance(images, list) else images
+    return list(images or ()) + list(preview.images)

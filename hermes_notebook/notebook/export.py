@@ -1,0 +1,295 @@
+"""Take a conversation away as a document: Markdown, a standalone HTML page, or a notebook (``.ipynb``).
+
+Why its own module: the exports must read well where no kernel runs (GitHub, nbviewer) and must never carry
+a secret. Every export goes through :func:`scrub`, which removes the connection's API key and Dashboard token,
+bearer/token parameters, and strings shaped like provider keys. Model text is untrusted: raw HTML in it is
+escaped outside code, so a reply cannot inject markup into the page that shows the export.
+
+Input is the turn model's message dicts (``docs/architecture.md``): ``{"role", "parts", "status", "usage"}``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import HermesUsageError, redact
+from ..render import transcript_html
+
+__all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
+
+Message = Mapping[str, Any]
+
+#: Where ``Hermes.export`` writes when given no path (the working directory, usually beside the notebook).
+DEFAULT_PATH = Path("hermes-conversation").with_suffix(".md")
+#: File suffix -> export format.
+FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".ipynb": "ipynb"}
+#: Tool output longer than this is cut in an export (the session keeps all of it).
+RESULT_CHARS = 4000
+
+_KEY_SHAPES = [
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),       # OpenAI/Anthropic-style API keys
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),              # GitHub tokens
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),           # Slack tokens
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                      # AWS access key ids
+    re.compile(r"(?i)\b(api[_-]?key|token|secret|password)(\s*[=:]\s*)[^\s\"'`,;]{6,}"),
+]
+
+
+def scrub(text: str, secrets: Sequence[object] = ()) -> str:
+    """``text`` without the given secret values, bearer/token parameters or anything shaped like a key."""
+    text = redact(text, *secrets)
+    for pattern in _KEY_SHAPES:
+        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex == 2 else "") + "********", text)
+    return text
+
+
+# --- what a conversation is -------------------------------------------------------------------------------
+
+
+def messages_of(source: Any) -> list[dict[str, Any]]:
+    """Message dicts from a :class:`Reply`, a list of replies and/or message dicts, or a transcript."""
+    if hasattr(source, "message") and hasattr(source, "prompt"):  # a Reply
+        source = [source]
+    if not isinstance(source, Iterable) or isinstance(source, (str, bytes, Mapping)):
+        raise HermesUsageError(f"cannot export a {type(source).__name__}: pass a session id, a Reply or messages")
+    out: list[dict[str, Any]] = []
+    for item in source:
+        if hasattr(item, "message") and hasattr(item, "prompt"):
+            if item.prompt:
+                out.append({"role": "user", "parts": [{"kind": "text", "text": item.prompt}], "status": "complete"})
+            out.append(dict(item.message))
+        elif isinstance(item, Mapping):
+            out.append(dict(item))
+        else:
+            raise HermesUsageError(f"cannot export a {type(item).__name__} inside a conversation")
+    return out
+
+
+def _text_of(message: Message) -> str:
+    return "\n\n".join(str(p.get("text")) for p in message.get("parts") or () if p.get("kind") == "text" and p.get("text"))
+
+
+def enrich(history: Sequence[Message], replies: Sequence[Any]) -> list[dict[str, Any]]:
+    """The stored history, with each reply this kernel saw live put in place of its stored copy.
+
+    Why: the server's stored transcript drops what happened around a tool call (the approval asked and its
+    answer, durations, usage); the live :class:`Reply` has all of it. A reply replaces the stored assistant
+    message with the same text, matched from the end so a session continued elsewhere still lines up.
+    """
+    out = [dict(m) for m in history]
+    pending = list(replies)
+    for index in range(len(out) - 1, -1, -1):
+        if not pending:
+            break
+        if out[index].get("role") != "assistant":
+            continue
+        text = _text_of(out[index])
+        for back in range(len(pending) - 1, -1, -1):
+            if _text_of(pending[back].message) == text:
+                out[index] = dict(pending[back].message)
+                del pending[back:]
+                break
+    return out
+
+
+# --- pieces shared by the formats ---------------------------------------------------------------------------
+
+_FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.DOTALL)
+
+
+def _inert_markdown(text: str) -> str:
+    """Model markdown with raw HTML escaped outside code (code blocks and spans are shown verbatim anyway)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE_LINE.match(line)
+        if fence is not None:
+            out.append(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            out.append(line)
+            continue
+        pieces, last = [], 0
+        for span in _CODE_SPAN.finditer(line):
+            pieces.append(line[last:span.start()].replace("<", "&lt;"))
+            pieces.append(span.group(0))
+            last = span.end()
+        pieces.append(line[last:].replace("<", "&lt;"))
+        out.append("".join(pieces))
+    return "\n".join(out)
+
+
+def _fence(text: str, info: str = "") -> str:
+    longest = max((len(m.group(0)) for m in re.finditer(r"`{3,}", text)), default=2)
+    ticks = "`" * (longest + 1)
+    return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def _result(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        try:
+            value = json.dumps(value, ensure_ascii=False, indent=2)
+        except (TypeError, ValueError):
+            value = str(value)
+    if len(value) > RESULT_CHARS:
+        value = value[:RESULT_CHARS] + f"\n… ({len(value) - RESULT_CHARS:,} more characters)"
+    return value
+
+
+def _usage(usage: Any) -> str:
+    if not isinstance(usage, Mapping):
+        return ""
+    found = []
+    for label, keys in (("in", ("input", "input_tokens", "prompt_tokens")),
+                        ("out", ("output", "output_tokens", "completion_tokens")),
+                        ("total", ("total", "total_tokens"))):
+        value = next((usage[k] for k in keys if isinstance(usage.get(k), int)), None)
+        if value is not None:
+            found.append(f"{label} {value:,}")
+    return "tokens: " + ", ".join(found) if found else ""
+
+
+def _interaction(inter: Mapping[str, Any]) -> str:
+    subject = inter.get("command") or inter.get("question") or inter.get("description") or ""
+    status = inter.get("status", "pending")
+    answer = inter.get("response")
+    shown = f" → {answer}" if answer is not None and status == "answered" else ""
+    return f"{inter.get('kind', 'request')}: {subject} [{status}{shown}]"
+
+
+def _tool_markdown(part: Mapping[str, Any]) -> str:
+    args = part.get("preview") or part.get("arguments") or ""
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False)
+    if len(args) > 120:
+        args = args[:117] + "..."
+    duration = part.get("duration")
+    timing = f", {duration:.2f} s" if isinstance(duration, (int, float)) else ""
+    summary = html.escape(f"Tool {part.get('name') or 'tool'}({args}) — {part.get('status') or 'unknown'}{timing}")
+    body = []
+    if part.get("interaction"):
+        body.append(html.escape(_interaction(part["interaction"])))
+    result = _result(part.get("result"))
+    if result:
+        body.append(_fence(result))
+    inner = "\n\n".join(body) or "(no output)"
+    return f"<details><summary>{summary}</summary>\n\n{inner}\n\n</details>"
+
+
+def _message_markdown(message: Message, *, heading: bool = True) -> str:
+    """One message: a role heading, its text, tools collapsed, and the usage line."""
+    is_user = message.get("role") == "user"
+    out = []
+    if heading:
+        status = message.get("status")
+        label = "You" if is_user else "Hermes"
+        out.append(f"### {label}" + (f" _({status})_" if status not in (None, "complete", "streaming") else ""))
+    for part in message.get("parts") or ():
+        kind = part.get("kind")
+        if kind == "text" and part.get("text"):
+            out.append(_inert_markdown(str(part["text"])))
+        elif kind == "reasoning" and part.get("text"):
+            out.append(f"<details><summary>Reasoning</summary>\n\n{_fence(str(part['text']))}\n\n</details>")
+        elif kind == "tool":
+            out.append(_tool_markdown(part))
+        elif kind == "marker" and part.get("text"):
+            out.append(f"_— {html.escape(str(part['text']))} —_")
+    if message.get("error"):
+        out.append(f"_error: {html.escape(str(message['error']))}_")
+    usage = _usage(message.get("usage"))
+    if usage and not is_user:
+        out.append(f"<sub>{usage}</sub>")
+    return "\n\n".join(out)
+
+
+# --- the formats ----------------------------------------------------------------------------------------------
+
+
+def to_markdown(messages: Iterable[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
+    """A Markdown document: one section per message, tools in ``<details>`` (GitHub renders them collapsed)."""
+    chunks = [f"# {_inert_markdown(title)}"] if title else []
+    chunks.extend(_message_markdown(m) for m in messages)
+    return scrub("\n\n".join(chunks).strip() + "\n", secrets)
+
+
+def to_html(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
+    """A standalone, sanitized HTML page (no script; model HTML is shown as text)."""
+    heading = html.escape(title or "Hermes conversation")
+    body = transcript_html(messages)
+    page = (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{heading}</title>\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "</head>\n<body style=\"margin:2em auto;max-width:62em\">\n"
+        f"<h1 style=\"font-family:system-ui,sans-serif\">{heading}</h1>\n{body}\n</body>\n</html>\n"
+    )
+    return scrub(page, secrets)
+
+
+def to_ipynb(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> dict[str, Any]:
+    """An nbformat 4 notebook: one markdown cell per prompt and one per reply; usage in the cell's metadata."""
+    cells: list[dict[str, Any]] = []
+    if title:
+        cells.append(_cell(f"# {_inert_markdown(title)}", {}, secrets))
+    for message in messages:
+        role = "user" if message.get("role") == "user" else "assistant"
+        meta: dict[str, Any] = {"role": role}
+        for key in ("status", "usage", "id"):
+            if message.get(key) is not None:
+                meta[key] = message[key]
+        cells.append(_cell(_message_markdown(message), {"hermes": meta}, secrets))
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"hermes": {"exported_by": "hermes-notebook"}, "language_info": {"name": "python"}},
+        "cells": cells,
+    }
+
+
+def _cell(source: str, metadata: dict[str, Any], secrets: Sequence[object]) -> dict[str, Any]:
+    import uuid
+
+    meta = json.loads(scrub(json.dumps(metadata), secrets)) if metadata else {}
+    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": meta, "source": scrub(source, secrets)}
+
+
+def export_messages(
+    messages: Sequence[Message], path: str | Path, *, format: str | None = None,  # noqa: A002 - the user's word
+    title: str | None = None, secrets: Sequence[object] = (),
+) -> Path:
+    """Write ``messages`` to ``path`` as Markdown, HTML or ``.ipynb`` (from ``format`` or the suffix)."""
+    target = Path(path).expanduser()
+    kind = format or FORMATS.get(target.suffix.lower())
+    if kind not in ("markdown", "html", "ipynb"):
+        raise HermesUsageError(
+            f"cannot tell the export format of {target.name!r}: use a .md, .html or .ipynb name, or format="
+        )
+    if kind == "markdown":
+        text = to_markdown(messages, title=title, secrets=secrets)
+    elif kind == "html":
+        text = to_html(messages, title=title, secrets=secrets)
+    else:
+        text = json.dumps(to_ipynb(messages, title=title, secrets=secrets), ensure_ascii=False, indent=1) + "\n"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def conversation(
+    source: Any, stored: Sequence[Message] | None, replies: Sequence[Any], path: str | Path, *,
+    format: str | None = None, title: str | None = None, secrets: Sequence[object] = (),  # noqa: A002
+) -> Path:
+    """``Hermes.export``: the stored history enriched with the live replies, or the replies/messages given."""
+    messages = enrich(stored, replies) if stored is not None else messages_of(source)
+    return export_messages(messages, path, format=format, title=title, secrets=secrets)

@@ -1,0 +1,89 @@
+"""The jobs widget's run list and read-only run transcripts, and the "a run finished" notice.
+
+Why separate from :mod:`hermes_notebook.widgets.jobs`: the table of jobs manages jobs; this answers "what did
+the job actually do?". It handles two browser messages and answers each with one kernel message; the
+transcript goes as turn-model message dicts, which the view renders read-only with the chat's renderers.
+
+Browser -> kernel: ``{"type": "runs", "request", "id": job_id}``, ``{"type": "transcript", "request", "run_id"}``.
+Kernel -> browser: ``{"type": "runs_result", "request", "id", "ok", "runs": [JobRun.to_dict()], "message"}``,
+``{"type": "transcript_result", "request", "run_id", "ok", "messages": [...], "message"}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HermesError
+from ..jobs.runs import RUN_ID, job_runs, run_transcript
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..client.api import ApiClient
+
+__all__ = ["RunsHandler", "finished_runs_notice"]
+
+#: Runs listed per job in the widget.
+RUNS_SHOWN = 10
+
+
+class RunsHandler:
+    """Answers the jobs view's ``runs`` and ``transcript`` messages (on the package loop)."""
+
+    def __init__(self, settings: Settings, reply: Callable[[dict[str, Any]], None]) -> None:
+        self._settings = settings
+        self._reply = reply
+        self._api: ApiClient | None = None
+
+    async def _client(self) -> ApiClient:
+        if self._api is None:
+            from ..client.api import ApiClient
+
+            self._api = ApiClient(self._settings)
+        return self._api
+
+    async def on_runs(self, content: dict[str, Any]) -> None:
+        job_id, request = str(content.get("id") or ""), content.get("request")
+        try:
+            runs = await job_runs(await self._client(), job_id, limit=RUNS_SHOWN, factory=self._client)
+        except HermesError as exc:
+            self._reply({"type": "runs_result", "request": request, "id": job_id, "ok": False, "runs": [],
+                         "message": f"Could not list the runs: {exc}"})
+            return
+        self._reply({"type": "runs_result", "request": request, "id": job_id, "ok": True,
+                     "runs": runs.to_dicts(), "message": ""})
+
+    async def on_transcript(self, content: dict[str, Any]) -> None:
+        run_id, request = str(content.get("run_id") or ""), content.get("request")
+        if not RUN_ID.match(run_id):
+            self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": False,
+                         "messages": [], "message": f"{run_id!r} is not a cron run"})
+            return
+        try:
+            messages = await run_transcript(await self._client(), run_id)
+        except HermesError as exc:
+            self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": False,
+                         "messages": [], "message": f"Could not open the run: {exc}"})
+            return
+        self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": True,
+                     "messages": list(messages), "message": ""})
+
+    async def aclose(self) -> None:
+        if self._api is not None:
+            with contextlib.suppress(Exception):
+                await self._api.aclose()
+            self._api = None
+
+
+def finished_runs_notice(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> str | None:
+    """"Job X finished a run (ok)" when a refresh shows a newer ``last_run_at`` than the one before it."""
+    seen = {row.get("id"): row.get("last_run_at") for row in before}
+    done = [
+        f"{row.get('name')!r} finished a run ({row.get('last_status') or 'unknown'})"
+        for row in after
+        if row.get("id") in seen and row.get("last_run_at") and row.get("last_run_at") != seen[row.get("id")]
+    ]
+    if not done:
+        return None
+    return "; ".join(done) + ". Open Runs to see what it did."

@@ -1,0 +1,197 @@
+"""Prompt context without a server: value summaries, placeholder filling, the last error, previews."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from hermes_notebook.notebook.context import (
+    PromptContextError,
+    fix_prompt,
+    interpolate,
+    last_error,
+    summarize,
+)
+
+
+def test_dataframe_summary_has_shape_dtypes_and_head_not_every_row() -> None:
+    """Dataframe summary has shape dtypes and head not every row."""
+    df = pd.DataFrame({"city": [f"c{i}" for i in range(1000)], "temp": [float(i) for i in range(1000)]})
+    text = summarize(df).text
+    assert text.startswith("DataFrame: 1,000 rows × 2 columns")
+    assert "temp: float64" in text
+    assert "c4" in text and "c5 " not in text and "c999" not in text
+    assert len(text) < 400
+
+
+def test_series_array_and_collections_are_bounded_and_typed() -> None:
+    """Series array and collections are bounded and typed."""
+    series = summarize(pd.Series(range(100), name="n")).text
+    assert series.startswith("Series 'n': 100 values, dtype int64")
+    import numpy as np
+
+    array = summarize(np.zeros((100, 100))).text
+    assert array.startswith("ndarray shape=(100, 100) dtype=float64") and "..." in array
+    big = summarize(list(range(10_000))).text
+    assert big.startswith("list of 10,000 items: 0, 1") and "… [9,980 more items]" in big
+    mapping = summarize({"a": 1, "b": [1, 2]}).text
+    assert mapping == "dict of 2 items: 'a': 1, 'b': [1, 2]"
+
+
+def test_long_string_is_cut_with_a_marker() -> None:
+    """Long string is cut with a marker."""
+    text = summarize("x" * 5000, limit=100).text
+    assert text == "x" * 100 + "… [cut: 4,900 more characters]"
+
+
+def test_a_broken_repr_does_not_stop_the_prompt() -> None:
+    """A broken repr does not stop the prompt."""
+    class Broken:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    assert "repr failed: RuntimeError" in summarize(Broken()).text
+
+
+def test_figure_goes_as_a_png_attachment() -> None:
+    """Figure goes as a png attachment."""
+    class Figure:  # matplotlib is not installed here: the summary recognises the type by module and name
+        dpi = 100
+
+        def get_size_inches(self) -> Any:
+            import numpy as np
+
+            return np.array([6.4, 4.8])
+
+        def savefig(self, buffer: Any, format: str, bbox_inches: str) -> None:  # noqa: A002 - matplotlib's name
+            buffer.write(b"\x89PNG\r\n\x1a\nfake")
+
+    Figure.__module__ = "matplotlib.figure"
+    preview = interpolate("plot: {fig}", {"fig": Figure()})
+    assert preview.text == "plot: [figure 640×480 px, attached as an image]"
+    assert preview.images == [("image/png", b"\x89PNG\r\n\x1a\nfake")]
+    assert "1 image(s) (12 bytes)" in str(preview)
+
+
+def test_escapes_expressions_and_a_lone_brace() -> None:
+    """Escapes expressions and a lone brace."""
+    preview = interpolate("{{x}} is {x + 1}; d[{k}] = {d['a']} }", {"x": 1, "k": "a", "d": {"a": [1, 2]}})
+    assert preview.text == "{x} is 2; d[a] = list of 2 items: 1, 2 }"
+    assert preview.values == [("x + 1", "int", 1), ("k", "str", 1), ("d['a']", "list", 21)]
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("what is {nope}?", "{nope} in the prompt: 'nope' is not defined"),
+        ("{a", "unclosed placeholder '{a'"),
+        ("{}", "empty placeholder {}"),
+        ("{1 +}", "cannot read {1 +} in the prompt"),
+        ("{1/0}", "{1/0} in the prompt raised ZeroDivisionError: division by zero"),
+    ],
+)
+def test_bad_placeholders_are_one_line_errors(template: str, message: str) -> None:
+    """Bad placeholders are one line errors."""
+    with pytest.raises(PromptContextError) as info:
+        interpolate(template, {})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.fixture
+def shell() -> InteractiveShell:
+    ip = InteractiveShell.instance()
+    return ip
+
+
+def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
+    """In out and err come from the shell."""
+    shell.run_cell("value = 6 * 7\nvalue", store_history=True)
+    count = shell.execution_count - 1
+    failing = shell.run_cell("def helper():\n    return {}['missing']\nhelper()", store_history=True)
+    assert failing.error_in_exec is not None
+    preview = interpolate(f"{{In[{count}]}} gave {{Out[{count}]}}; then {{Err}}", shell.user_ns, shell=shell)
+    assert preview.text.startswith("```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call last):")
+    assert "return {}['missing']" in preview.text  # the traceback tail names the failing line
+    info = last_error(shell)
+    assert info.cell_source == "def helper():\n    return {}['missing']\nhelper()\n"
+    fix = fix_prompt(shell, "")
+    assert "Cell In[" in fix.text and "helper()" in fix.text and "KeyError: 'missing'" in fix.text
+
+
+def test_err_before_any_error_is_a_clear_error() -> None:
+    """Err before any error is a clear error."""
+    code = textwrap.dedent("""
+        import sys
+        from hermes_notebook.notebook.context import PromptContextError, interpolate
+        try:
+            interpolate("{Err}", {})
+        except PromptContextError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("no error yet")
+
+
+def test_summaries_do_not_import_pandas() -> None:
+    """Summaries do not import pandas."""
+    code = textwrap.dedent("""
+        import sys
+        from hermes_notebook.notebook.context import interpolate
+        interpolate("{x} {y}", {"x": list(range(50)), "y": "text"})
+        print(sorted(m for m in ("pandas", "numpy", "matplotlib") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
+    """``ask``/``ask_async`` with ``preview=True`` fill from the calling function and send nothing."""
+    import asyncio
+
+    from hermes_notebook import connect
+
+    client = connect(api_url="http://127.0.0.1:9", api_key="k" * 8)  # nothing is contacted by a preview
+    try:
+        rows = list(range(30))  # noqa: F841 - read by the prompt's placeholder
+        assert client.ask("{len(rows)} rows: {rows}", via="api", preview=True).text.startswith(
+            "30 rows: list of 30 items: 0, 1")
+
+        async def inside() -> str:
+            name = "async caller"  # noqa: F841 - read by the prompt's placeholder
+            return (await client.ask_async("hi {name}", via="api", preview=True)).text
+
+        assert asyncio.run(inside()) == "hi async caller"
+        with pytest.raises(PromptContextError, match="'missing' is not defined"):
+            client.ask("{missing}", via="api")
+    finally:
+        client.close()
+
+
+def test_code_in_the_prompt_is_sent_as_written() -> None:
+    """Braces inside fenced blocks and inline code stay code; placeholders around them are still filled."""
+    template = ("Why does this fail with {n} rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+                "and `{x}` vs {n}\n~~~\n{unclosed\n")
+    preview = interpolate(template, {"n": 3})
+    assert preview.text == ("Why does this fail with 3 rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+                            "and `{x}` vs 3\n~~~\n{unclosed\n")
+    assert preview.values == [("n", "int", 1), ("n", "int", 1)]
+
+
+def test_raw_sends_text_with_braces_as_written() -> None:
+    """``ask(raw(text))`` fills nothing, for text that is already formatted (JSON, f-strings)."""
+    import hermes_notebook as hn
+
+    client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
+    try:
+        json_text = '{"a": {"b": 1}}'
+        assert client.ask(hn.raw(f"Explain {json_text}"), via="api", preview=True).text == f"Explain {json_text}"
+        with pytest.raises(PromptContextError):
+            client.ask(f"Explain {json_text}", via="api", preview=True)
+    finally:
+        client.close()

@@ -1,0 +1,137 @@
+"""Exports of a conversation: Markdown, HTML and .ipynb that read well elsewhere and hold no secret."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from hermes_notebook import connect
+from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.notebook import Reply
+from hermes_notebook.notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
+
+
+def _message(role: str, *parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"role": role, "status": "complete", "parts": list(parts), **extra}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"kind": "text", "text": text}
+
+
+TOOL = {
+    "kind": "tool", "name": "terminal", "status": "complete", "arguments": {"command": "rm -rf ./x"}, "duration": 0.25,
+    "result": {"output": "", "exit_code": 0},
+    "interaction": {"kind": "approval", "command": "rm -rf ./x", "status": "answered", "response": "once"},
+}
+CONVERSATION = [
+    _message("user", _text("first <b>question</b>")),
+    _message("assistant", TOOL, _text("Done. <script>alert(1)</script> `<kept>`\n```\n<also kept>\n```"),
+             usage={"input": 10, "output": 5, "total": 15}),
+]
+
+
+def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
+    """Markdown collapses tools keeps usage and escapes html."""
+    text = to_markdown(CONVERSATION, title="My run")
+    assert text.startswith("# My run\n\n### You\n\nfirst &lt;b>question&lt;/b>")
+    assert "<details><summary>Tool terminal({&quot;command&quot;: &quot;rm -rf ./x&quot;}) — complete, 0.25 s</summary>" in text
+    assert "approval: rm -rf ./x [answered → once]" in text
+    assert "&lt;script>alert(1)&lt;/script> `<kept>`\n```\n<also kept>\n```" in text
+    assert "<sub>tokens: in 10, out 5, total 15</sub>" in text
+    assert text.index("### You") < text.index("### Hermes")
+
+
+def test_html_is_a_page_without_live_markup() -> None:
+    """Html is a page without live markup."""
+    page = to_html(CONVERSATION, title="My <run>")
+    assert page.startswith("<!DOCTYPE html>") and "<title>My &lt;run&gt;</title>" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    HTMLParser().feed(page)
+
+
+def test_ipynb_has_a_cell_per_prompt_and_reply_and_validates() -> None:
+    """Ipynb has a cell per prompt and reply and validates."""
+    notebook = nbformat.from_dict(to_ipynb(CONVERSATION))
+    nbformat.validate(notebook)
+    assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"]
+    assert notebook.cells[1].metadata["hermes"]["usage"] == {"input": 10, "output": 5, "total": 15}
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["sk-abcdefghijklmnopqrstuvwx", "ghp_abcdefghijklmnopqrstuvwxyz0123", "Bearer abc.def.ghi", "api_key=hunter2hunter2",
+     "AKIAABCDEFGHIJKLMNOP"],
+)
+def test_scrub_removes_key_shapes(secret: str) -> None:
+    """Scrub removes key shapes."""
+    assert secret not in scrub(f"before {secret} after")
+
+
+def test_scrub_removes_the_given_secrets() -> None:
+    """Scrub removes the given secrets."""
+    assert scrub("token is abcd-1234-efgh", ["abcd-1234-efgh"]) == "token is ********"
+
+
+def test_format_comes_from_the_suffix(tmp_path: Path) -> None:
+    """Format comes from the suffix."""
+    for name in ("a.md", "b.html", "c.ipynb"):
+        assert export_messages(CONVERSATION, tmp_path / name).stat().st_size > 100
+    assert json.loads((tmp_path / "c.ipynb").read_text())["nbformat"] == 4
+    with pytest.raises(HermesUsageError, match=r"cannot tell the export format of 'd.txt'"):
+        export_messages(CONVERSATION, tmp_path / "d.txt")
+
+
+def test_enrich_puts_live_replies_in_place_of_stored_copies() -> None:
+    """Enrich puts live replies in place of stored copies."""
+    stored = [_message("user", _text("q1")), _message("assistant", _text("a1")),
+              _message("user", _text("q2")), _message("assistant", {"kind": "tool", "name": "t"}, _text("a2"))]
+    live = Reply(_message("assistant", TOOL, _text("a2"), usage={"total": 3}), prompt="q2")
+    merged = enrich(stored, [live])
+    assert merged[:3] == stored[:3]
+    assert merged[3]["usage"] == {"total": 3} and merged[3]["parts"][0]["interaction"]["response"] == "once"
+
+
+def test_reply_to_markdown_has_prompt_and_answer() -> None:
+    """Reply to markdown has prompt and answer."""
+    reply = Reply(_message("assistant", _text("the answer")), prompt="the question")
+    assert reply.to_markdown() == "### You\n\nthe question\n\n### Hermes\n\nthe answer\n"
+
+
+# --- against the real servers ------------------------------------------------------------------------------------
+
+
+def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes: LocalHermes, tmp_path: Path) -> None:
+    """Export of a session with a tool call and an approval."""
+    client = connect(hermes.settings())
+    try:
+        marker = f"export-{uuid.uuid4().hex[:8]}"
+        first = client.ask(f"{marker} my key is {hermes.api_key} and token {hermes.dashboard_token}", new=True)
+        assert first.ok
+        danger = client.ask("DANGER", approve="deny")
+        assert danger.tools and danger.tools[0]["interaction"]["kind"] == "approval"
+        assert client.ask("RUN echo exported-output").ok
+        paths = [client.export(None, tmp_path / f"conversation.{ext}") for ext in ("md", "html", "ipynb")]
+    finally:
+        client.close()
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert hermes.api_key not in text and hermes.dashboard_token not in text, path.name
+        order = [text.index(marker), text.index("DANGER"), text.index("Dangerous command was blocked"),
+                 text.index("echo exported-output")]
+        assert order == sorted(order), path.name
+    markdown = paths[0].read_text()
+    assert "approval: rm -rf ./hermes-danger-demo [answered → deny]" in markdown
+    assert "<summary>Tool terminal(" in markdown and "tokens: in" in markdown
+    notebook = nbformat.read(paths[2], as_version=4)
+    nbformat.validate(notebook)
+    assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"] * 3
+    assert any("usage" in c.metadata["hermes"] for c in notebook.cells)
+    HTMLParser().feed(paths[1].read_text())
