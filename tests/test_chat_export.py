@@ -25,9 +25,10 @@ def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def test_export_button_writes_the_conversation_next_to_the_notebook(
-    hermes: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hermes_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``export`` writes md/ipynb into the kernel's directory, names the file in the notice, and scrubs secrets."""
+    hermes = hermes_factory()  # its own server: the token typed below must not reach other tests' sessions
     monkeypatch.chdir(tmp_path)  # a notebook's kernel runs in the notebook's directory
     settings = hermes.settings()
     marker = f"chat-export-{uuid.uuid4().hex[:8]}"

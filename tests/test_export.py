@@ -12,7 +12,6 @@ import nbformat
 import pytest
 
 from hermes_notebook import connect
-from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.notebook import Reply
 from hermes_notebook.notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
@@ -108,8 +107,9 @@ def test_reply_to_markdown_has_prompt_and_answer() -> None:
 # --- against the real servers ------------------------------------------------------------------------------------
 
 
-def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes: LocalHermes, tmp_path: Path) -> None:
+def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes_factory: Any, tmp_path: Path) -> None:
     """Export of a session with a tool call and an approval."""
+    hermes = hermes_factory()  # its own server: the secrets typed below must not reach other tests' sessions
     client = connect(hermes.settings())
     try:
         marker = f"export-{uuid.uuid4().hex[:8]}"
