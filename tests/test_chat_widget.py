@@ -86,6 +86,7 @@ class FakeConnection:
     def __init__(self, history: list[dict[str, Any]] | None = None) -> None:
         self.settings = Settings(api_key=API_KEY, dashboard_token=TOKEN)
         self.calls: list[tuple[str, Any]] = []
+        self.turn_ids: list[str | None] = []  # the turn_id each submit was given
         self.turns: list[FakeTurn] = []
         self.histories: dict[str, list[dict[str, Any]]] = {"stored-1": list(history or [])}
         self.listeners: list[Callable[[Any], None]] = []
@@ -110,10 +111,11 @@ class FakeConnection:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
 
-    async def submit(self, ref: Ref, text: str, images: Any = None) -> FakeTurn:
+    async def submit(self, ref: Ref, text: str, images: Any = None, *, turn_id: str | None = None) -> FakeTurn:
         self.calls.append(("submit", (text, images)))
         if self.submit_error is not None:
             raise self.submit_error
+        self.turn_ids.append(turn_id)
         turn = FakeTurn(f"t{len(self.turns) + 1}", text)
         self.turns.append(turn)
         return turn
@@ -675,3 +677,11 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
         assert not leaks
     finally:
         chat.close()
+
+
+def test_live_user_and_reply_share_the_turn_id(chat: Chat, conn: FakeConnection) -> None:
+    """The user message shown before sending is ``user:<id>``, and the turn is submitted under that same id
+    (``DashboardConnection.submit(turn_id=)`` then names the reply ``assistant:<id>``: tests/test_dashboard.py)."""
+    start_turn(chat, conn, "same turn please")
+    users = [m["id"] for m in chat.snapshot() if m["role"] == "user"]
+    assert conn.turn_ids and users == [f"user:{conn.turn_ids[-1]}"], (users, conn.turn_ids)

@@ -526,7 +526,8 @@ def _new_turn_id() -> str:
 
 
 async def _submit(conn: Any, ref: Any, prompt: _Prompt) -> Any:
-    return await conn.submit(ref, prompt.text, images=prompt.images or None)
+    # The user message shown before sending is ``user:<turn id>``: the reply shares that id (the contract).
+    return await conn.submit(ref, prompt.text, images=prompt.images or None, turn_id=prompt.turn_id)
 
 
 def _message_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
