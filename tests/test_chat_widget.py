@@ -86,6 +86,9 @@ class FakeConnection:
     def __init__(self, history: list[dict[str, Any]] | None = None) -> None:
         self.settings = Settings(api_key=API_KEY, dashboard_token=TOKEN)
         self.calls: list[tuple[str, Any]] = []
+        self.turn_ids: list[str | None] = []  # the turn_id each submit was given
+        self.more_sessions: list[dict[str, Any]] = []
+        self.change_listeners: list[Callable[[str], None]] = []
         self.turns: list[FakeTurn] = []
         self.histories: dict[str, list[dict[str, Any]]] = {"stored-1": list(history or [])}
         self.listeners: list[Callable[[Any], None]] = []
@@ -104,16 +107,22 @@ class FakeConnection:
         return list(self.histories.get(stored_id, []))
 
     async def sessions(self) -> list[dict[str, Any]]:
-        return [{"id": "stored-1", "title": "First", "preview": "hi"}, {"id": "stored-2", "title": None, "preview": ""}]
+        return [{"id": "stored-1", "title": "First", "preview": "hi"}, {"id": "stored-2", "title": None, "preview": ""},
+                *self.more_sessions]
+
+    def on_change(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        self.change_listeners.append(callback)
+        return lambda: self.change_listeners.remove(callback)
 
     def listen(self, stored_id: str, callback: Callable[[Any], None]) -> Callable[[], None]:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
 
-    async def submit(self, ref: Ref, text: str, images: Any = None) -> FakeTurn:
+    async def submit(self, ref: Ref, text: str, images: Any = None, *, turn_id: str | None = None) -> FakeTurn:
         self.calls.append(("submit", (text, images)))
         if self.submit_error is not None:
             raise self.submit_error
+        self.turn_ids.append(turn_id)
         turn = FakeTurn(f"t{len(self.turns) + 1}", text)
         self.turns.append(turn)
         return turn
@@ -675,3 +684,28 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
         assert not leaks
     finally:
         chat.close()
+
+
+def test_live_user_and_reply_share_the_turn_id(chat: Chat, conn: FakeConnection) -> None:
+    """The user message shown before sending is ``user:<id>``, and the turn is submitted under that same id
+    (``DashboardConnection.submit(turn_id=)`` then names the reply ``assistant:<id>``: tests/test_dashboard.py)."""
+    start_turn(chat, conn, "same turn please")
+    users = [m["id"] for m in chat.snapshot() if m["role"] == "user"]
+    assert conn.turn_ids and users == [f"user:{conn.turn_ids[-1]}"], (users, conn.turn_ids)
+
+
+def test_sessions_changed_elsewhere_refreshes_the_picker(chat: Chat, conn: FakeConnection) -> None:
+    """A newer Dashboard's ``sessions.changed`` (on_change "sessions") re-lists the picker; other kinds do not."""
+    assert len(conn.change_listeners) == 1
+    conn.more_sessions.append({"id": "stored-3", "title": "Made elsewhere", "preview": ""})
+    conn.change_listeners[0]("cron")
+    chat.flush()
+    assert "stored-3" not in json.dumps(chat.sessions)
+    runtime.run_sync(_on_loop(lambda: conn.change_listeners[0]("sessions")), timeout=5)
+    eventually(lambda: "stored-3" in json.dumps(chat.sessions), what="picker re-listed")
+    chat.close()
+    eventually(lambda: conn.change_listeners == [], what="listener removed on close")
+
+
+async def _on_loop(call: Callable[[], None]) -> None:
+    call()  # the connection calls listeners on the package loop

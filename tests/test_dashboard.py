@@ -17,7 +17,7 @@ import pytest_asyncio
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef, Turn
 from hermes_notebook.client.dashboard.backoff import Backoff
-from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError
+from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError, HermesUsageError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.both_servers]
 
@@ -75,6 +75,16 @@ async def test_plain_turn_streams_and_matches_message_complete(conn: DashboardCo
     assert "".join(streamed).strip() == message.parts[0].text
     assert message.usage and message.usage["total"] > 0
     assert turn.status == "complete" and message.id == f"assistant:{turn.id}"
+
+
+async def test_submit_names_the_turn_when_asked(conn: DashboardConnection, session: SessionRef) -> None:
+    """``submit(turn_id=)`` names the turn, so a view's early user message and the reply share one turn id;
+    an empty id is refused before anything is sent."""
+    turn = await conn.submit(session, "hello named turn", turn_id="view-turn-7")
+    message = await turn
+    assert turn.id == "view-turn-7" and message.id == "assistant:view-turn-7" and message.status == "complete"
+    with pytest.raises(HermesUsageError, match="turn_id"):
+        await conn.submit(session, "never sent", turn_id=" ")
 
 
 async def test_thinkrun_parts_and_history_are_equal(conn: DashboardConnection) -> None:

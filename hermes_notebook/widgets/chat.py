@@ -100,6 +100,7 @@ class Chat(StaticTwin, StreamingWidget):
         self._requested_session = session
         self._ref: Any = None
         self._off: Callable[[], None] | None = None
+        self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
         self._queue: deque[_Prompt] = deque()
         self._turn: Any = None
         self._turn_task: asyncio.Task[None] | None = None
@@ -272,6 +273,8 @@ class Chat(StaticTwin, StreamingWidget):
         self.loading = True
         try:
             conn = await self._connection()
+            if self._off_change is None and hasattr(conn, "on_change"):
+                self._off_change = conn.on_change(self._on_change)
             await self._open_session(conn, session)
         finally:
             self.loading = False
@@ -480,6 +483,11 @@ class Chat(StaticTwin, StreamingWidget):
 
     # -- connection banner --
 
+    def _on_change(self, kind: str) -> None:
+        """A newer Dashboard says a list changed elsewhere (another client, a cron run): re-list the picker."""
+        if kind == "sessions" and not self._closed:
+            self._run(self._refresh_sessions(), "listing sessions")
+
     def _on_listen(self, item: ListenerItem) -> None:
         """Listener callback of the connection (any thread): drive the banner; re-fetch after a reconnect."""
         kind = item.kind
@@ -512,6 +520,9 @@ class Chat(StaticTwin, StreamingWidget):
         if self._off is not None:
             self._off()
             self._off = None
+        if self._off_change is not None:
+            self._off_change()
+            self._off_change = None
         if self._turn_task is not None:
             self._turn_task.cancel()
         if self._owns_conn and self._conn is not None:
@@ -526,7 +537,8 @@ def _new_turn_id() -> str:
 
 
 async def _submit(conn: Any, ref: Any, prompt: _Prompt) -> Any:
-    return await conn.submit(ref, prompt.text, images=prompt.images or None)
+    # The user message shown before sending is ``user:<turn id>``: the reply shares that id (the contract).
+    return await conn.submit(ref, prompt.text, images=prompt.images or None, turn_id=prompt.turn_id)
 
 
 def _message_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:

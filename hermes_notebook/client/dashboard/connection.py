@@ -580,9 +580,17 @@ class DashboardConnection:
     # --- turns -----------------------------------------------------------------------------------------
 
     async def submit(
-        self, ref: SessionRef | str, text: str, images: Iterable[ImageInput] | None = None
+        self,
+        ref: SessionRef | str,
+        text: str,
+        images: Iterable[ImageInput] | None = None,
+        *,
+        turn_id: str | None = None,
     ) -> Turn:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
+
+        ``turn_id`` names the turn (its messages are ``user:<id>`` and ``assistant:<id>``); a view that showed
+        the user message before sending passes its id so both messages of the turn share it. Default: a new id.
 
         ``images``: ``(mime_type, bytes)`` pairs with an ``image/*`` type, or paths of image files; anything else
         raises :class:`HermesUnsupportedAttachmentError` before anything is sent. Images are queued with
@@ -590,6 +598,8 @@ class DashboardConnection:
         """
         if not isinstance(text, str):
             raise HermesUsageError(f"the prompt must be a string, not {type(text).__name__}")
+        if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
+            raise HermesUsageError(f"turn_id must be a non-empty string, not {turn_id!r}")
         attachments = prepare_images(images)
         self._check_open()
         if not isinstance(ref, SessionRef):
@@ -610,7 +620,7 @@ class DashboardConnection:
                 # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
                 # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
                 params["queued"] = True
-            turn = self._open_turn(session, text)
+            turn = self._open_turn(session, text, turn_id)
             try:
                 result = await self._call("prompt.submit", params)
             except HermesRPCError as exc:
@@ -623,9 +633,9 @@ class DashboardConnection:
             return turn
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _open_turn(self, session: _Session, text: str) -> Turn:
+    def _open_turn(self, session: _Session, text: str, turn_id: str | None = None) -> Turn:
         # Opened before prompt.submit is sent: its first events can beat the reply (§8.2).
-        turn_id = uuid.uuid4().hex[:12]
+        turn_id = turn_id or uuid.uuid4().hex[:12]
         folder = TurnFolder(turn_id, transform_output=self._transform_output)
         turn = Turn(self, session.ref, turn_id, text, folder)
         session.turns.append(turn)
