@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -158,3 +160,20 @@ def test_jobs_view_messages_are_checked_too() -> None:
     finally:
         w.close()
         runtime.run_sync(client.aclose())
+
+
+def _sent_types(folder: str) -> set[str]:
+    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``)."""
+    root = Path(__file__).resolve().parents[1] / "js" / "src" / folder
+    found: set[str] = set()
+    for path in root.rglob("*.ts"):
+        found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_every_message_the_views_send_is_one_the_kernel_checks() -> None:
+    """A view message the check does not know is refused as hostile: every type the front end sends is listed."""
+    chat, jobs = _sent_types("chat"), _sent_types("jobs")
+    assert {"send", "export"} <= chat and {"save", "runs", "transcript"} <= jobs
+    assert chat - set(inbound.CHAT_MESSAGES) == set()
+    assert jobs - set(inbound.JOBS_MESSAGES) == set()

@@ -149,6 +149,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "new_session": {},
     "switch_session": {"session_id": text(MAX_ID_CHARS, empty=False)},
     "refresh": {},
+    "export": {"format": one_of("md", "html", "ipynb")},
 }
 
 #: What the jobs view may send.
@@ -159,6 +160,8 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "action": {"request": request_number, "action": one_of("pause", "resume", "run", "delete"),
                "id": text(MAX_ID_CHARS, empty=False)},
     "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
+    "runs": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
+    "transcript": {"request": request_number, "run_id": text(MAX_ID_CHARS, empty=False)},
 }
 
 # Fields a message may leave out (the view omits them when empty); every other listed field is required.
