@@ -20,6 +20,8 @@ export function notify(message: string, kind: Kind = "info", host: unknown = glo
 
 interface PendingLike {
   id: string;
+  readonly role?: string;
+  readonly status?: string;
   readonly parts: readonly { id: string; interaction: { kind: string; status: string; request_id: string; command: string | null; question: string | null } | null }[];
 }
 
@@ -27,7 +29,11 @@ interface PendingLike {
 export function createPendingNotifier(el: HTMLElement, host: unknown = globalThis): (messages: readonly PendingLike[]) => void {
   const told = new Set<string>();
   return (messages) => {
-    for (const message of messages) {
+    // Only the open turn can hold a pending prompt (a turn's end cancels them): walk back from the newest
+    // message and stop at the first settled reply, so a batch costs the same at 10 or 10,000 messages.
+    let start = messages.length;
+    while (start > 0 && !settledReply(messages[start - 1]!)) start--;
+    for (const message of messages.slice(start)) {
       for (const part of message.parts) {
         const inter = part.interaction;
         if (!inter || inter.status !== "pending") continue;
@@ -41,6 +47,12 @@ export function createPendingNotifier(el: HTMLElement, host: unknown = globalThi
       }
     }
   };
+}
+
+const SETTLED = new Set(["complete", "interrupted", "error", "cancelled"]);
+
+function settledReply(message: PendingLike): boolean {
+  return message.role === "assistant" && message.status !== undefined && SETTLED.has(message.status);
 }
 
 function isOnScreen(el: HTMLElement): boolean {
