@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +10,7 @@ import nbformat
 import pytest
 
 from hermes_notebook.widgets import Chat
-
-
-def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.helpers import eventually
 
 
 def test_export_button_writes_the_conversation_next_to_the_notebook(
@@ -36,13 +25,13 @@ def test_export_button_writes_the_conversation_next_to_the_notebook(
     try:
         chat.wait_ready(30)
         chat.send_prompt(f"RUN echo {marker} {settings.dashboard_token.reveal()}")
-        _wait(lambda: any(m["role"] == "assistant" and m["status"] == "complete" for m in chat.snapshot()),
+        eventually(lambda: any(m["role"] == "assistant" and m["status"] == "complete" for m in chat.snapshot()),
               60, "the reply")
-        _wait(lambda: not chat.busy, 30, "the end of the turn")
+        eventually(lambda: not chat.busy, 30, "the end of the turn")
         for fmt in ("md", "ipynb"):
             chat.notice = ""
             chat._dispatch(chat, {"type": "export", "format": fmt}, [])
-            _wait(lambda: chat.notice.startswith("Exported to "), 30, f"the {fmt} export")
+            eventually(lambda: chat.notice.startswith("Exported to "), 30, f"the {fmt} export")
             path = Path(chat.notice.removeprefix("Exported to "))
             assert path.parent == tmp_path.resolve() and path.suffix == f".{fmt}"
             text = path.read_text(encoding="utf-8")

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from hermes_notebook.widgets._stream import StreamingWidget, change_weight
+from tests.helpers import eventually
 
 
 def _part(pid: str, text: str) -> dict[str, Any]:
@@ -24,13 +24,6 @@ def _part(pid: str, text: str) -> dict[str, Any]:
 def _msg(mid: str, role: str, text: str, status: str) -> dict[str, Any]:
     return {"id": mid, "role": role, "status": status, "parts": [_part("text:0", text)], "usage": None, "error": None}
 
-
-def _wait(predicate: Callable[[], Any], what: str) -> None:
-    deadline = time.monotonic() + 5
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached")
-        time.sleep(0.005)
 
 
 class Recorded:
@@ -62,7 +55,7 @@ def test_index_bytes_per_settled_message_stay_under_1_kb_at_2000_messages(widget
         widget.push([{"op": "append", "message_id": "assistant:new", "part_id": "text:0", "text": f"w{i} "}])
     widget.push([{"op": "finish", "message_id": "assistant:new", "status": "complete", "usage": None, "error": None}])
     widget.flush()
-    _wait(lambda: wire.batches() and not widget._coalescer._buffer, "batches sent")
+    eventually(lambda: wire.batches() and not widget._coalescer._buffer, what="batches sent")
     entries = [e for b in wire.batches() for e in b.get("index", [])]
     assert [e["id"] for e in entries] == ["user:new", "assistant:new"]  # one entry per settled message, once
     index_bytes = sum(len(json.dumps(e, separators=(",", ":"))) for e in entries)
@@ -92,7 +85,7 @@ def test_streaming_deltas_carry_no_index(widget: StreamingWidget) -> None:
         widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "x"}])
         time.sleep(0.002)
     widget.flush()
-    _wait(lambda: wire.batches(), "batches")
+    eventually(lambda: wire.batches(), what="batches")
     assert all("index" not in b for b in wire.batches())
     assert wire.settled_seqs == []
 
