@@ -19,6 +19,7 @@ from hermes_notebook.errors import (
     HermesGatewayClosedError,
     HermesProtocolError,
     HermesRPCError,
+    HermesRunError,
     HermesUnsupportedAttachmentError,
 )
 from tests.fake_ws_server import REPLY, FakeDashboard, event
@@ -380,3 +381,75 @@ async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_fram
     states = {p.interaction.request_id: (p.interaction.status, p.interaction.reason)
               for p in message.parts if p.interaction is not None}
     assert states == {"srq-a1": ("answered", None), "srq-c1": ("expired", "timeout")}
+
+
+def _active_list(statuses: list[str]) -> Any:
+    """A ``session.active_list`` handler answering each call with the next status for every session."""
+
+    async def handler(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
+        status = statuses.pop(0) if len(statuses) > 1 else statuses[0]
+        rows = [{"id": f"live{n}", "status": status} for n in range(1, server._count + 1)]
+        await server._reply(ws, frame, {"sessions": rows})
+
+    return handler
+
+
+async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """0.19.0 answers ``streaming``, then drops a turn stopped before its agent is ready with no event at all;
+    once the session is idle the turn ends cancelled instead of waiting forever."""
+    ref = await conn.create_session()
+    fake.script(ref.live_id, [REPLY])  # accepted, then nothing: the cancel check returned silently
+    fake.handlers["session.active_list"] = _active_list(["starting", "working", "idle"])
+    turn = await conn.submit(ref, "SLOW 40")
+    await turn.interrupt()
+    message = await asyncio.wait_for(turn._result(), 10)
+    assert message.status == "cancelled" and message.error is None
+    assert len(fake.requests("session.active_list")) == 3
+    assert len(fake.requests("session.interrupt")) == 1
+    assert not conn._sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
+
+
+async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """A stop that landed before the agent cleared its interrupt flag is lost: it goes again at message.start."""
+    ref = await conn.create_session()
+    sid = ref.live_id
+    fake.script(sid, [REPLY])
+    fake.handlers["session.active_list"] = _active_list(["working"])
+    turn = await conn.submit(ref, "SLOW 40")
+    await turn.interrupt()
+    await fake.wait_for("session.active_list")
+    await fake.send(event("message.start", sid))
+    await fake.wait_for("session.interrupt", count=2)
+    await fake.send(event("message.complete", sid, {"text": "tick 0", "status": "interrupted"}))
+    assert (await turn).status == "interrupted"
+
+
+async def test_a_newer_servers_error_for_a_turn_stopped_before_it_started_is_a_cancel(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """Newer servers say "Turn cancelled before the agent was ready" as an ``error`` event: ours, not a failure."""
+    ref = await conn.create_session()
+    sid = ref.live_id
+    fake.script(sid, [REPLY])
+    fake.handlers["session.active_list"] = _active_list(["starting"])
+    turn = await conn.submit(ref, "SLOW 40")
+    await turn.interrupt()
+    await fake.send(event("error", sid, {"message": "Turn cancelled before the agent was ready"}))
+    message = await asyncio.wait_for(turn._result(), 5)
+    assert message.status == "cancelled" and message.error is None
+
+
+async def test_an_error_before_a_turn_starts_without_a_stop_is_still_an_error(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """Without our stop, an ``error`` before message.start stays the failure it is (agent init failed)."""
+    ref = await conn.create_session()
+    sid = ref.live_id
+    fake.script(sid, [REPLY, event("error", sid, {"message": "agent initialization failed"})])
+    turn = await conn.submit(ref, "hello")
+    with pytest.raises(HermesRunError, match="agent initialization failed"):
+        await asyncio.wait_for(turn._result(), 5)

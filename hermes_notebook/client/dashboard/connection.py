@@ -46,7 +46,7 @@ from ...inert import redact_url
 from ...settings import Secret, Settings
 from ...turns import Message, TransformOutput, TurnFolder
 from ...turns.events import Event
-from . import prompts, replay
+from . import early_stop, prompts, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
 from .history import fetch_history
@@ -678,6 +678,9 @@ class DashboardConnection:
             if not turn._started and turn._status == "queued":
                 session.turns.remove(turn)
                 turn._end("cancelled")
+            elif not turn._started and not turn._done:  # the server may drop it silently, or lose the stop
+                turn._stop_sent = True
+                self._spawn(early_stop.follow_up(self, session, turn))
 
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
         """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).

@@ -35,7 +35,8 @@ class Turn:
     """
 
     __slots__ = (
-        "_changes", "_conn", "_done", "_error", "_folder", "_followers", "_started", "_status", "_waiter",
+        "_changes", "_conn", "_done", "_error", "_folder", "_followers", "_started", "_status", "_stop_sent",
+        "_waiter",
         "id", "ref", "text",
     )
 
@@ -47,6 +48,7 @@ class Turn:
         self._folder = folder
         self._status = "submitting"
         self._started = False
+        self._stop_sent = False  # session.interrupt went out before the turn started (see .early_stop)
         self._done = False
         self._error: HermesError | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -142,6 +144,10 @@ class Turn:
 
     def _apply(self, event: Event) -> list[ChangeRecord]:
         """Fold one event of this session; the caller pops the turn once :attr:`done`."""
+        if not self._started and self._stop_sent and event.type == "error":
+            # A newer server's word for a turn stopped before its agent was ready: ours, not a failure.
+            self._end("cancelled")
+            return []
         if not self._started and event.type in DASHBOARD_TURN_EVENT_TYPES:
             self._started = True
             self._status = "streaming"
