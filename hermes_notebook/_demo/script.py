@@ -8,10 +8,11 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "BIG_USAGE",
     "MARKDOWN_REPLY",
     "MODEL_ID",
     "THINKRUN_REASONING",
@@ -38,6 +39,8 @@ CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+# Over half of the 200k context local_hermes declares: Hermes compacts before its next model call.
+BIG_USAGE = {"prompt_tokens": 150_000, "completion_tokens": 5, "total_tokens": 150_005}
 MARKDOWN_REPLY = (
     "# Scripted markdown\n"
     "\n"
@@ -78,6 +81,8 @@ class Reply:
     reasoning: str | Sequence[str] = ""
     tool_calls: Sequence[ToolCall] = ()
     status: int = 200
+    #: The usage the response reports; ``None`` means :data:`USAGE`.
+    usage: Mapping[str, int] | None = None
     #: Seconds between deltas; ``None`` uses the model's default delay.
     delay: float | None = None
 
@@ -188,7 +193,7 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
     """The final answer once Hermes has sent back the tool results."""
     raw = "\n".join(results).strip()
     data = _loads(raw) if len(results) == 1 else None
-    if keyword in ("RUN", "THINKRUN"):
+    if keyword in ("RUN", "THINKRUN", "BIGCONTEXT"):
         if isinstance(data, dict) and "output" in data:
             output = str(data.get("output") or data.get("error") or "").rstrip("\n")
             code = data.get("exit_code", 0)
@@ -238,6 +243,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     offered = _offered_tools(body)
     if keyword == "THINK":
         return Reply(reasoning=THINK_REASONING, text=THINK_TEXT)
+    if keyword == "BIGCONTEXT" and rest:
+        return replace(_tool_or_refusal(offered, ToolCall("terminal", {"command": rest})), usage=BIG_USAGE)
     if keyword in ("RUN", "THINKRUN") and rest:
         reasoning = THINKRUN_REASONING if keyword == "THINKRUN" else ""
         return _tool_or_refusal(offered, ToolCall("terminal", {"command": rest}), reasoning)

@@ -39,12 +39,16 @@ prompt                    reply
                           (HTTP 500)", ...}}``
 ``MARKDOWN``              :data:`MARKDOWN_REPLY` (heading, list, python code block, inline HTML, a link)
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
+``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
+                          compression threshold of the 200k context the local config declares), so Hermes
+                          compacts the context mid-turn before it sends the tool result back
 ========================  ==================================================================================
 
 A newer Hermes appends a ``[System note: ...]`` paragraph to the very first message of a fresh home; such
 trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
 ``[scripted model] tool '<name>' was not offered by Hermes.``. Session-title requests get the first words
-of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens.
+of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens
+(``BIGCONTEXT`` aside).
 
 Use it in-process (``model = ScriptedModel(); port = model.start(); ...; model.stop()``; ``model.requests``
 holds every request body received; ``model.push(Reply(...))`` queues a custom reply for the next agent
@@ -63,7 +67,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -94,7 +98,9 @@ from .script import (
 _PROBE_PATHS = {"/api/v1/models", "/api/tags", "/v1/props", "/props", "/version"}
 
 
-def _chunk(delta: dict[str, Any], *, cid: str, finish: str | None = None, usage: bool = False) -> bytes:
+def _chunk(
+    delta: dict[str, Any], *, cid: str, finish: str | None = None, usage: Mapping[str, int] | None = None
+) -> bytes:
     payload: dict[str, Any] = {
         "id": cid,
         "object": "chat.completion.chunk",
@@ -102,8 +108,8 @@ def _chunk(delta: dict[str, Any], *, cid: str, finish: str | None = None, usage:
         "model": MODEL_ID,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
-    if usage:
-        payload["usage"] = USAGE
+    if usage is not None:
+        payload["usage"] = dict(usage)
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
@@ -126,7 +132,7 @@ def _stream_chunks(reply: Reply, cid: str) -> Iterator[tuple[bytes, bool]]:
         for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
             yield _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, cid=cid), True
     finish = "tool_calls" if reply.tool_calls else "stop"
-    yield _chunk({}, cid=cid, finish=finish, usage=True), False
+    yield _chunk({}, cid=cid, finish=finish, usage=reply.usage or USAGE), False
     yield b"data: [DONE]\n\n", False
 
 
@@ -151,7 +157,7 @@ def _completion(reply: Reply, cid: str) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
         ],
-        "usage": USAGE,
+        "usage": dict(reply.usage or USAGE),
     }
 
 

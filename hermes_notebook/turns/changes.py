@@ -34,7 +34,7 @@ __all__ = [
 
 MessageStatus = Literal["streaming", "queued", "complete", "interrupted", "error", "cancelled"]
 Role = Literal["user", "assistant"]
-PartKind = Literal["reasoning", "text", "tool"]
+PartKind = Literal["reasoning", "text", "tool", "marker"]
 ToolStatus = Literal["running", "completed", "error", "cancelled"]
 InteractionKind = Literal["approval", "clarify", "sudo", "secret"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
@@ -61,7 +61,11 @@ class InteractionDict(InteractionExtras):
 
 
 class PartDict(TypedDict):
-    """One part of a message: every field present, the ones its kind does not use are None."""
+    """One part of a message: every field present, the ones its kind does not use are None.
+
+    A ``marker`` part (``marker:N``) is a line in the conversation that is no one's words, e.g. a context
+    compression; it uses ``text`` only.
+    """
 
     id: str
     kind: PartKind

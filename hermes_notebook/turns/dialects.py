@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import compression
 from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
 from .events import Event
 from .model import Part
@@ -124,8 +125,20 @@ def _d_message_complete(f: TurnFolder, e: Event) -> list[ChangeRecord]:
         changes.extend(f._add_reasoning(reasoning))
     # A failed turn's text is the error message (compute-host crash: {text:"Error: …", status:"error"}).
     error = (text.strip() or None) if status == "error" and type(text) is str else None
+    changes.extend(f._on_compressions(compression.compressions_of(p.get("usage")), compression.UNANNOUNCED))
     changes.extend(f._end(status, p.get("usage"), error))
     return changes
+
+
+def _d_status_update(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+    # status.update {kind, text} (§4.1): "compacting" is a context compaction inside the turn, which then keeps
+    # streaming; a newer server's "warn" right after may say it refused to compact (see .compression).
+    kind = e.payload.get("kind")
+    if kind == "compacting":
+        return f._on_compacting(compression.COMPACTED)
+    if compression.is_refusal(kind, e.payload.get("text")):
+        return f._on_refused(compression.REFUSED)
+    return []
 
 
 def _d_error(f: TurnFolder, e: Event) -> list[ChangeRecord]:
@@ -147,6 +160,7 @@ _DASHBOARD: dict[str, Handler] = {
     "sudo.expire": _expire,
     "secret.expire": _expire,
     "request.cancel": on_request_cancel,
+    "status.update": _d_status_update,
     "message.complete": _d_message_complete,
     "error": _d_error,
 }

@@ -53,11 +53,16 @@ class TurnFolder:
         "turn_id", "source", "message_id", "_transform", "_msg", "_started", "_done", "_segment", "_parts",
         "_chunks", "_text_id", "_text_chunks", "_reasoning_id", "_reasoning_chunks", "_has_text",
         "_has_reasoning", "_running", "_run_tools", "_run_tool_count", "_interactions", "_approval_count",
-        "_approval_fifo", "_synthetic",
+        "_approval_fifo", "_synthetic", "_compressions", "_marker_count",
     )
 
     def __init__(
-        self, turn_id: str, *, source: Source = "live", transform_output: TransformOutput | None = None
+        self,
+        turn_id: str,
+        *,
+        source: Source = "live",
+        transform_output: TransformOutput | None = None,
+        compressions: int | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.source = source
@@ -82,6 +87,10 @@ class TurnFolder:
         self._approval_count = 0
         self._approval_fifo: deque[str] = deque()  # approvals in server order, for approval.responded
         self._synthetic: set[str] = set()  # tool parts made only to hold an interaction
+        # The session's usage.compressions when the turn opened (None: unknown) and the markers added so far:
+        # a count that grew at the end with no marker shown means a compaction nobody announced.
+        self._compressions = compressions
+        self._marker_count = 0
 
     # -- public ----------------------------------------------------------------------------------------------
 
@@ -175,6 +184,54 @@ class TurnFolder:
         if part.interaction is not None and part.interaction.kind in ("sudo", "secret"):
             response = REDACTED
         return self._resolve(part, "answered", response)
+
+    def add_marker(self, text: str) -> list[ChangeRecord]:
+        """Add a ``marker`` part (e.g. a compression that happened before this turn); text after it streams on
+        in a new text part. Returns ``[]`` once the turn has ended or for a blank text."""
+        text = text.strip()
+        if self._done or not text:
+            return []
+        changes = self.begin() if not self._started else []
+        changes.extend(self._add_marker(text))
+        return changes
+
+    # -- markers ---------------------------------------------------------------------------------------------
+
+    def _add_marker(self, text: str) -> list[ChangeRecord]:
+        # Like a tool part, a marker closes the segment: text after it goes to text:N+1, so the turn keeps
+        # streaming below the marker instead of into the text above it.
+        self._marker_count += 1
+        self._segment += 1
+        self._text_id, self._text_chunks = "", None
+        self._reasoning_id, self._reasoning_chunks = "", None
+        return self._add_part(Part(f"marker:{self._marker_count}", "marker", text))
+
+    def _last_marker(self) -> Part | None:
+        """The last part when it is a marker (nothing was added after it)."""
+        parts = self._msg.parts
+        return parts[-1] if parts and parts[-1].kind == "marker" else None
+
+    def _on_compacting(self, text: str) -> list[ChangeRecord]:
+        # One compaction can be announced several times (a newer server retries before the next model call):
+        # one marker until something else happens.
+        last = self._last_marker()
+        if last is not None:
+            return []
+        return self._add_marker(text)
+
+    def _on_refused(self, text: str) -> list[ChangeRecord]:
+        last = self._last_marker()
+        if last is None or last.text == text:
+            return []
+        last.text = text
+        return [self._patch(last, {"text": text})]
+
+    def _on_compressions(self, count: int | None, text: str) -> list[ChangeRecord]:
+        """At the end of the turn: a grown ``usage.compressions`` with no marker shown adds one."""
+        base = self._compressions
+        if count is None or base is None or count <= base or self._marker_count:
+            return []
+        return self._add_marker(text)
 
     # -- text ------------------------------------------------------------------------------------------------
 
@@ -380,6 +437,8 @@ class TurnFolder:
         self._sync()
         changes: list[ChangeRecord] = []
         for part in self._msg.parts:
+            if part.kind == "marker":
+                continue
             if part.kind != "tool":
                 text = part.text
                 trimmed = text.rstrip()

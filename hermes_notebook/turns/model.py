@@ -106,7 +106,7 @@ class Interaction:
 
 @dataclass(slots=True)
 class Part:
-    """One part of a message: ``reasoning:N`` / ``text:N`` (with ``text``) or ``tool:<id>`` (tool fields)."""
+    """One part of a message: ``reasoning:N`` / ``text:N`` / ``marker:N`` (with ``text``) or ``tool:<id>``."""
 
     id: str
     kind: PartKind

@@ -46,7 +46,7 @@ from ...inert import redact_url
 from ...settings import Secret, Settings
 from ...turns import Message, TransformOutput, TurnFolder
 from ...turns.events import Event
-from . import early_stop, prompts, replay
+from . import compaction, early_stop, prompts, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
 from .history import fetch_history
@@ -636,8 +636,9 @@ class DashboardConnection:
     def _open_turn(self, session: _Session, text: str, turn_id: str | None = None) -> Turn:
         # Opened before prompt.submit is sent: its first events can beat the reply (§8.2).
         turn_id = turn_id or uuid.uuid4().hex[:12]
-        folder = TurnFolder(turn_id, transform_output=self._transform_output)
+        folder = TurnFolder(turn_id, transform_output=self._transform_output, compressions=session.compressions)
         turn = Turn(self, session.ref, turn_id, text, folder)
+        session.open_marker(turn)  # a compression since the previous turn
         session.turns.append(turn)
         return turn
 
@@ -664,6 +665,10 @@ class DashboardConnection:
                 turn._follow(session.turns[0])
             else:
                 turn._end("complete")
+
+    async def compress(self, ref: SessionRef, focus_topic: str | None = None) -> dict[str, Any]:
+        """Compress the session's context now (``session.compress``); its next turn opens with a marker."""
+        return await compaction.compress_session(self, await self._live(ref), focus_topic)
 
     async def interrupt(self, ref: SessionRef) -> None:
         """Stop the session's running turn (``session.interrupt``, §3.1).

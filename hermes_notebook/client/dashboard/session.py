@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import HermesError
 from ...turns import ChangeRecord, TurnFolder
+from ...turns.compression import BETWEEN_TURNS, compressions_of
 from ...turns.events import Event
 from .turn import Turn
 
@@ -23,6 +24,7 @@ __all__ = ["Listener", "ListenerItem", "SessionRef"]
 
 Listener = Callable[["ListenerItem"], Any]
 _META_EVENTS = frozenset({"session.info", "session.title"})
+_COUNTING_EVENTS = frozenset({"session.info", "message.complete"})  # their usage.compressions is authoritative
 
 
 @dataclass(eq=False)
@@ -68,8 +70,8 @@ class _Session:
     """Routing state of one session on this connection: its open turns, in submit order (§8.2)."""
 
     __slots__ = (
-        "buffer", "conn", "epoch", "last_seq", "listeners", "ref", "suspended", "turns", "unsolicited",
-        "unsolicited_count",
+        "buffer", "compressions", "conn", "epoch", "last_seq", "listeners", "marker_note", "ref", "shown",
+        "suspended", "turns", "unsolicited", "unsolicited_count",
     )
 
     def __init__(self, conn: DashboardConnection, ref: SessionRef) -> None:
@@ -86,6 +88,11 @@ class _Session:
         self.turns: deque[Turn] = deque()
         self.unsolicited: TurnFolder | None = None
         self.unsolicited_count = 0
+        # Context compression between turns: the session's usage.compressions as last reported, the count the
+        # conversation already shows (a marker, or the baseline), and the marker text of our own compress().
+        self.compressions: int | None = None
+        self.shown: int | None = None
+        self.marker_note: str | None = None
 
     def feed(self, event: Event) -> None:
         """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
@@ -109,6 +116,8 @@ class _Session:
             turn_id = folder.turn_id
         if event.type in _META_EVENTS:
             self.on_meta(event)
+        if event.type in _COUNTING_EVENTS:
+            self.count_compressions(event)
         listeners = self.listeners
         if listeners:
             self.conn._deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
@@ -129,6 +138,30 @@ class _Session:
             conn._sessions[stored] = conn._sessions.pop(old, self)
             if old in conn._listeners:
                 conn._set_listeners(stored, conn._listeners.pop(old) + conn._listeners.get(stored, []))
+
+    def count_compressions(self, event: Event) -> None:
+        """Follow usage.compressions; a turn's own message.complete shows its compactions itself."""
+        count = compressions_of(event.payload.get("usage"))
+        if count is None:
+            return
+        self.compressions = count
+        if self.shown is None or event.type == "message.complete":
+            self.shown = count
+
+    def note_compression(self, text: str, count: int | None) -> None:
+        """Our own ``session.compress`` succeeded: the next turn opens with ``text`` as its marker."""
+        self.marker_note = text
+        if count is not None:
+            self.compressions = count
+
+    def open_marker(self, turn: Turn) -> None:
+        """Start a new turn with a marker when the context was compressed since the previous one."""
+        note, self.marker_note = self.marker_note, None
+        grown = self.compressions is not None and self.shown is not None and self.compressions > self.shown
+        if note is not None or grown:
+            turn._push(turn._folder.add_marker(note or BETWEEN_TURNS))
+        if self.compressions is not None:
+            self.shown = self.compressions
 
     def open_unsolicited(self) -> TurnFolder:
         self.unsolicited_count += 1

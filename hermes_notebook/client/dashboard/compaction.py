@@ -1,0 +1,35 @@
+"""``session.compress``: compress a Dashboard session's context on request, and remember to show it.
+
+The server answers with counts (docs/protocol/dashboard.md §3 ``session.compress``); the session's next turn
+opens with a ``marker`` part saying what happened (see :mod:`hermes_notebook.turns.compression`). The answer's
+``messages`` (the whole compacted transcript) and ``info`` (the full session info) are not passed on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import HermesUsageError
+from ...turns.compression import compress_result_text, compressions_of
+
+if TYPE_CHECKING:
+    from .connection import DashboardConnection
+    from .session import _Session
+
+__all__ = ["compress_session"]
+
+_DROPPED_KEYS = ("messages", "info", "host_ack")
+
+
+async def compress_session(conn: DashboardConnection, session: _Session, focus_topic: str | None) -> dict[str, Any]:
+    """Call ``session.compress`` (4009 while a turn runs) and queue the marker for the session's next turn."""
+    if focus_topic is not None and not isinstance(focus_topic, str):
+        raise HermesUsageError(f"focus_topic must be a string, not {type(focus_topic).__name__}")
+    params: dict[str, Any] = {"session_id": session.ref.live_id}
+    if focus_topic and focus_topic.strip():
+        params["focus_topic"] = focus_topic.strip()
+    answer = await conn._call("session.compress", params)
+    result = {k: v for k, v in answer.items() if k not in _DROPPED_KEYS} if isinstance(answer, Mapping) else {}
+    session.note_compression(compress_result_text(result), compressions_of(result.get("usage")))
+    return result
