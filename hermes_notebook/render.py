@@ -174,6 +174,8 @@ def transcript_text(messages: Iterable[Message]) -> str:
                 lines.append("[tool] " + _tool_summary(part))
                 if part.get("interaction"):
                     lines.append("  " + _interaction_line(part["interaction"]))
+            elif kind == "marker" and part.get("text"):
+                lines.append(f"--- {part['text']} ---")
         if message.get("error"):
             lines.append(f"[error] {message['error']}")
         usage = _usage_line(message.get("usage"))
@@ -216,6 +218,8 @@ def transcript_markdown(messages: Iterable[Message]) -> str:
                 result = _result_text(part.get("result"))
                 if result:
                     out.append(markdown_fence(_clip(result)))
+            elif kind == "marker" and part.get("text"):
+                out.append(f"_— {escape_markdown(str(part['text']))} —_")
         if message.get("error"):
             out.append(f"_error: {escape_markdown(message['error'])}_")
         out.append("")
@@ -236,6 +240,8 @@ _CSS = (
     ".hn-static pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--jp-cell-editor-background,"
     "rgba(127,127,127,.08));padding:6px;border-radius:3px}"
     ".hn-static .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
+    ".hn-static .hn-marker{text-align:center;color:var(--jp-ui-font-color2,#666);font-size:smaller;margin:6px 0;"
+    "border-top:1px solid var(--jp-border-color2,#ccc);padding-top:2px}"
 )
 
 
@@ -256,6 +262,9 @@ def _html_part(part: Mapping[str, Any]) -> str:
             body.append(f"<details><summary>Result</summary><pre>{esc(_clip(result))}</pre></details>")
         body.append("</div>")
         return "".join(body)
+    if kind == "marker":
+        text = esc(str(part.get("text") or ""))
+        return f'<div class="hn-marker" role="separator" aria-label="{text}">{text}</div>'
     return ""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HermesUsageError, redact
+from ..inert import escape_markdown
 from ..render import transcript_html
 
 __all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
@@ -204,7 +205,7 @@ def _message_markdown(message: Message, *, heading: bool = True) -> str:
         elif kind == "tool":
             out.append(_tool_markdown(part))
         elif kind == "marker" and part.get("text"):
-            out.append(f"_— {html.escape(str(part['text']))} —_")
+            out.append(f"_— {escape_markdown(part['text'])} —_")
     if message.get("error"):
         out.append(f"_error: {html.escape(str(message['error']))}_")
     usage = _usage(message.get("usage"))

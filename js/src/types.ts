@@ -3,7 +3,7 @@
 // traitlets and custom messages). Change them only together with that document.
 
 export type MessageStatus = "streaming" | "queued" | "complete" | "interrupted" | "error" | "cancelled";
-export type PartKind = "reasoning" | "text" | "tool";
+export type PartKind = "reasoning" | "text" | "tool" | "marker";
 export type ToolStatus = "running" | "completed" | "error" | "cancelled";
 export type InteractionKind = "approval" | "clarify" | "sudo" | "secret";
 export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";

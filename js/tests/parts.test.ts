@@ -124,3 +124,40 @@ describe("formatting", () => {
     expect(gauge.querySelector<HTMLElement>(".hn-gauge-fill")!.style.width).toBe("25%");
   });
 });
+
+describe("marker", () => {
+  it("is a centered inert divider whose text screen readers get as its name", () => {
+    const text = "Context compressed: 8 → 6 messages <img src=x onerror=alert(1)>";
+    const view = createPartView(part({ id: "marker:1", kind: "marker", text }), "assistant:t", context());
+    const line = view.el.querySelector<HTMLElement>(".hn-marker")!;
+    expect(view.el.dataset.kind).toBe("marker");
+    expect(line.getAttribute("role")).toBe("separator");
+    expect(line.getAttribute("aria-label")).toBe(text);
+    expect(line.querySelector(".hn-marker-text")!.textContent).toBe(text);
+    expect(view.el.querySelector("img")).toBeNull(); // shown as text, never as markup
+    expect(view.el.querySelector("button, a, input")).toBeNull(); // nothing to act on
+    view.update(part({ id: "marker:1", kind: "marker", text: "Context compression skipped" }));
+    expect(line.getAttribute("aria-label")).toBe("Context compression skipped");
+    expect(view.el.querySelector(".hn-marker")).toBe(line);
+  });
+
+  it("sits between the parts of a streaming message, with the text after it in its own part", () => {
+    const view = createMessageView(
+      {
+        id: "assistant:t",
+        role: "assistant",
+        status: "streaming",
+        parts: [
+          toolPart("tool:c1", { name: "terminal", status: "completed" }),
+          part({ id: "marker:1", kind: "marker", text: "Context compressed" }),
+          textPart("text:2", "Command output"),
+        ],
+        usage: null,
+        error: null,
+      },
+      context(),
+    );
+    const kinds = [...view.el.querySelectorAll<HTMLElement>(".hn-part")].map((el) => el.dataset.kind);
+    expect(kinds).toEqual(["tool", "marker", "text"]);
+  });
+});

@@ -32,7 +32,9 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext):
       ? toolView(el, ids, ctx)
       : part.kind === "reasoning"
         ? reasoningView(el)
-        : textView(el, ctx.role);
+        : part.kind === "marker"
+          ? markerView(el)
+          : textView(el, ctx.role);
   view.update(part);
   return view;
 }
@@ -64,6 +66,23 @@ function textView(el: HTMLElement, role: PartContext["role"]): PartView {
       if (settled) return;
       settled = true;
       if (render !== null && shown !== null) render(shown, true);
+    },
+  };
+}
+
+/** A line in the conversation that is no one's words (a context compression): a centered divider, plain text. */
+function markerView(el: HTMLElement): PartView {
+  const label = h("span", { class: "hn-marker-text" });
+  const line = h("div", { class: "hn-marker", role: "separator", "aria-orientation": "horizontal" }, label);
+  el.append(line);
+  return {
+    el,
+    part: null as unknown as Part,
+    update(part) {
+      this.part = part;
+      setText(label, part.text);
+      // A separator's content is presentational to assistive technology: its name is what is read.
+      setAttr(line, "aria-label", part.text);
     },
   };
 }

@@ -13,7 +13,7 @@
 //   .hn-loading                               shown while `loading` (history / session switch)
 //   .hn-messages                              the scrolling transcript
 //   .hn-message[data-message-id][data-role][data-status]
-//   .hn-part[data-part-id][data-kind]         kind: reasoning|text|tool
+//   .hn-part[data-part-id][data-kind]         kind: reasoning|text|tool|marker (.hn-marker[role=separator])
 //   .hn-reasoning (a <details>)               reasoning, collapsed by default
 //   .hn-tool[data-status] .hn-tool-name, .hn-tool-status, .hn-tool-duration, .hn-tool-result, .hn-show-all
 //   .hn-interaction[data-kind][data-status][data-request-id] button[data-choice]
