@@ -334,6 +334,21 @@ class Hermes:
             rows = []
         return Transcript([m.to_dict() for m in fold_history(rows)])
 
+    def compress(self, session: str | None = None, focus_topic: str | None = None) -> dict[str, Any]:
+        """Compress a Dashboard session's context now (the current session by default): Hermes summarizes earlier
+        messages, and the session's next reply opens with a marker saying so. Returns the server's counts
+        (``before_messages``, ``after_messages``, ``before_tokens``, ``after_tokens``, ``summary``, ``usage``)."""
+        return runtime.run_sync(self._compress(session, focus_topic))
+
+    async def _compress(self, session: str | None, focus_topic: str | None) -> dict[str, Any]:
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("compress() needs the Dashboard (a dashboard token): the API Server cannot compress")
+        key = self._book.key(session)
+        if key is None:
+            raise HermesUsageError("there is no session to compress yet: ask something first, or name a session")
+        conn = await self._dashboard_conn()
+        return await conn.compress(await self._book.known_dashboard_ref(conn, key), focus_topic)
+
     def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
         """Write a conversation (session id or name, None: the current one; a Reply; replies or message dicts) to
         ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret."""

@@ -89,6 +89,14 @@ class SessionBook:
             self.current = ref.stored_id
             return ref
 
+    async def known_dashboard_ref(self, conn: DashboardConnection, key: str) -> SessionRef:
+        """The live ref of a stored session this book already knows, or resumed now (and kept)."""
+        async with self._resolving():
+            ref = self._refs.get(key)
+            if ref is None:
+                ref = self._refs[key] = await conn.resume(key)
+            return ref
+
     async def api_session(self, options: TurnOptions) -> str:
         """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current."""
         async with self._resolving():

@@ -139,6 +139,15 @@ class Chat(StaticTwin, StreamingWidget):
         """Interrupt the running turn (and drop queued prompts), like the stop button."""
         self._run(self._stop(), "stopping the turn")
 
+    def compress(self, focus_topic: str | None = None) -> None:
+        """Compress the open session's context now (``session.compress``); the next reply opens with a marker."""
+        self._run(self._compress(focus_topic), "compressing the context")
+
+    async def _compress(self, focus_topic: str | None) -> None:
+        conn = await self._connection()
+        if self._ref is not None:
+            await conn.compress(self._ref, focus_topic)
+
     def refresh(self) -> None:
         """Re-fetch the session's history and the session list."""
         self._run(self._refresh(), "refreshing")

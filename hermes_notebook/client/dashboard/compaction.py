@@ -7,10 +7,11 @@ opens with a ``marker`` part saying what happened (see :mod:`hermes_notebook.tur
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import HermesUsageError
+from ...errors import HermesRPCError, HermesUsageError
 from ...turns.compression import compress_result_text, compressions_of
 
 if TYPE_CHECKING:
@@ -20,16 +21,34 @@ if TYPE_CHECKING:
 __all__ = ["compress_session"]
 
 _DROPPED_KEYS = ("messages", "info", "host_ack")
+BUSY = 4009  # "session busy": a turn is running (§1 error codes)
+# The server sends message.complete before it marks the session idle, so a compress right after a turn can
+# still be told "busy": retry for this long while we know of no open turn.
+SETTLE_SECONDS = 3.0
+_RETRY_EVERY = 0.1
 
 
 async def compress_session(conn: DashboardConnection, session: _Session, focus_topic: str | None) -> dict[str, Any]:
-    """Call ``session.compress`` (4009 while a turn runs) and queue the marker for the session's next turn."""
+    """Call ``session.compress`` and queue the marker for the session's next turn.
+
+    Raises :class:`HermesRPCError` 4009 while a turn of the session runs (after :data:`SETTLE_SECONDS` of
+    retries when the turn already ended here and the server has not caught up).
+    """
     if focus_topic is not None and not isinstance(focus_topic, str):
         raise HermesUsageError(f"focus_topic must be a string, not {type(focus_topic).__name__}")
     params: dict[str, Any] = {"session_id": session.ref.live_id}
     if focus_topic and focus_topic.strip():
         params["focus_topic"] = focus_topic.strip()
-    answer = await conn._call("session.compress", params)
+    deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+    while True:
+        try:
+            answer = await conn._call("session.compress", params)
+            break
+        except HermesRPCError as exc:
+            idle = not session.turns and session.unsolicited is None
+            if exc.code != BUSY or not idle or asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(_RETRY_EVERY)
     result = {k: v for k, v in answer.items() if k not in _DROPPED_KEYS} if isinstance(answer, Mapping) else {}
     session.note_compression(compress_result_text(result), compressions_of(result.get("usage")))
     return result
