@@ -36,6 +36,7 @@ def _messages(marker_text: str) -> list[dict[str, Any]]:
 
 
 def test_plain_text_and_markdown_transcripts_show_the_marker_between_the_texts() -> None:
+    """The text transcript shows the marker line in place; the markdown one escapes it (no live markup)."""
     text = transcript_text(_messages(COMPACTED))  # type: ignore[arg-type]
     assert text.index("Before the squeeze.") < text.index(f"--- {COMPACTED} ---") < text.index("After the squeeze.")
     md = transcript_markdown(_messages(HOSTILE))  # type: ignore[arg-type]
@@ -45,6 +46,7 @@ def test_plain_text_and_markdown_transcripts_show_the_marker_between_the_texts()
 
 
 def test_html_transcript_marker_is_an_escaped_separator() -> None:
+    """The static HTML transcript gives the marker role=separator with an escaped label, between the texts."""
     html = transcript_html(_messages(HOSTILE))  # type: ignore[arg-type]
     assert 'class="hn-marker" role="separator" aria-label="Context compressed &lt;script&gt;' in html
     assert "<script>" not in html
@@ -52,6 +54,7 @@ def test_html_transcript_marker_is_an_escaped_separator() -> None:
 
 
 def test_exports_keep_the_marker_in_order_and_inert() -> None:
+    """Markdown, HTML and ipynb exports keep the marker between the texts, with nothing live in it."""
     messages = _messages(HOSTILE)
     md = to_markdown(messages)
     assert "<script>" not in md and "](javascript:" not in md
