@@ -49,8 +49,11 @@ async def _run(conn: DashboardConnection, ref: SessionRef, text: str) -> tuple[A
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_compress_between_turns_opens_the_next_turn_with_a_marker(conn: DashboardConnection) -> None:
-    """compress() answers with the counts; the next turn opens with a marker saying them, then streams its reply."""
+async def test_compress_between_turns_opens_the_next_turn_with_a_marker(
+    conn: DashboardConnection, hermes_server: str
+) -> None:
+    """compress() answers with the counts; the next turn opens with a marker saying them, then streams its reply.
+    History shows the stored summary as a marker too, never as someone's message."""
     ref = await _warm_session(conn)
     result = await conn.compress(ref)
     assert result["status"] == "compressed" and result["before_messages"] == 2 * WARM_UP_TURNS
@@ -65,6 +68,12 @@ async def test_compress_between_turns_opens_the_next_turn_with_a_marker(conn: Da
     assert part_ids[:2] == ["marker:1", "text:1"]
     again, _ = await _run(conn, ref, "and once more")
     assert [p.kind for p in again.parts] == ["text"]  # shown once
+    history = await conn.history(ref.stored_id)
+    texts = [p.text for m in history for p in m.parts if p.kind == "text"]
+    assert not [t for t in texts if t.startswith(("[CONTEXT", "[PRIOR CONTEXT"))]
+    if result["after_messages"] < result["before_messages"]:  # 0.19.0 compacts; the newer server refuses
+        assert [(p.kind, p.text) for p in history[0].parts] == [("marker", COMPACTED)]
+    assert texts[-1] == "Hello from the scripted model. You said: and once more"
 
 
 @pytest.mark.asyncio(loop_scope="module")

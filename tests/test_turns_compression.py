@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hermes_notebook.turns import TurnFolder, apply_changes
+from hermes_notebook.turns import TurnFolder, apply_changes, fold_history
 from hermes_notebook.turns.compression import (
     BETWEEN_TURNS,
     COMPACTED,
@@ -157,3 +157,25 @@ def test_add_marker_rules() -> None:
     assert folder.message.parts[0].text == BETWEEN_TURNS and folder.message.status == "interrupted"
     assert folder.add_marker("late") == []
     assert _replayed(changes, folder.message_id) == folder.message.to_dict()
+
+
+def test_history_shows_the_stored_compaction_summary_as_a_marker() -> None:
+    """A summary row (0.19.0 stores it as an assistant row leading the segment; the handoff can also be a user
+    row) folds into the live marker, and the conversation after it is unchanged."""
+    rows = [
+        {"id": 7, "role": "assistant", "content": "[PRIOR CONTEXT — for reference only; not a new message]\n## Goal"},
+        {"id": 8, "role": "user", "content": "hello number 3"},
+        {"id": 9, "role": "assistant", "content": "Hello from the scripted model. You said: hello number 3"},
+        {"id": 10, "role": "user", "content": "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted"},
+        {"id": 11, "role": "user", "content": "after"},
+        {"id": 12, "role": "assistant", "content": "Hello from the scripted model. You said: after"},
+    ]
+    messages = fold_history(rows)
+    shape = [(m.role, [(p.kind, p.text) for p in m.parts]) for m in messages]
+    assert shape == [
+        ("assistant", [("marker", COMPACTED)]),
+        ("user", [("text", "hello number 3")]),
+        ("assistant", [("text", "Hello from the scripted model. You said: hello number 3"), ("marker", COMPACTED)]),
+        ("user", [("text", "after")]),
+        ("assistant", [("text", "Hello from the scripted model. You said: after")]),
+    ]

@@ -26,9 +26,10 @@ __all__ = [
     "compress_result_text",
     "compressions_of",
     "is_refusal",
+    "is_summary_text",
 ]
 
-COMPACTED = "Context compressed: earlier messages were summarized so the turn can continue"
+COMPACTED = "Context compressed: earlier messages were summarized"
 REFUSED = "Context compression skipped: the summary would not have been shorter, nothing was dropped"
 UNANNOUNCED = "Context compressed during this turn"
 BETWEEN_TURNS = "Context compressed since the previous turn"
@@ -45,6 +46,16 @@ def compressions_of(usage: Any) -> int | None:
 def is_refusal(kind: Any, text: Any) -> bool:
     """A newer Dashboard's ``status.update {kind: "warn"}`` saying the compaction just attempted was refused."""
     return kind == "warn" and isinstance(text, str) and "compression refused" in text.lower()
+
+
+# How a stored compaction summary row starts (both servers write one after compacting; REST history returns
+# it as an ordinary user or assistant row): the current handoff, the legacy one, and the merged-context header.
+_SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:", "[PRIOR CONTEXT — for reference only")
+
+
+def is_summary_text(text: str) -> bool:
+    """A history row that is Hermes' compaction summary (shown as a marker, not as anyone's message)."""
+    return text.lstrip().startswith(_SUMMARY_PREFIXES)
 
 
 def _count(value: Any) -> int | None:

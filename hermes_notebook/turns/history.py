@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from .compression import is_summary_text
 from .events import Event
 from .folder import TurnFolder
 from .model import Message, TransformOutput, user_message
@@ -72,7 +73,8 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
     Each user row starts a turn ``hermes-row:<user row id>``. Per assistant row: one ``reasoning.delta`` and one
     ``message.delta`` with the whole content, then ``tool.start`` + ``tool.complete`` per tool call (tool_id = the
     call id, result from the matching tool row); one ``message.complete`` closes each turn. System rows are
-    skipped; rows before the first user row form a turn named after their first row.
+    skipped; rows before the first user row form a turn named after their first row. A compaction summary row
+    (user or assistant) becomes ``status.update {kind: "compacting"}``, so it folds into a marker as live.
     """
     rows = list(rows)
     tool_rows: dict[str, Mapping[str, Any]] = {}
@@ -98,6 +100,13 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
 
     for row in rows:
         role = row.get("role")
+        if role in ("user", "assistant") and is_summary_text(_content_text(row.get("content"))):
+            # Hermes' compaction summary: shown as the marker a live turn shows (status.update "compacting").
+            if events is None:
+                events = []
+                turns.append(HistoryTurn(f"hermes-row:{row.get('id')}", None, events))
+            events.append(Event("status.update", {"kind": "compacting"}, session_id))
+            continue
         if role == "user":
             close()
             events = []
