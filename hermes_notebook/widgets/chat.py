@@ -139,9 +139,11 @@ class Chat(StaticTwin, StreamingWidget):
         """Interrupt the running turn (and drop queued prompts), like the stop button."""
         self._run(self._stop(), "stopping the turn")
 
-    def compress(self, focus_topic: str | None = None) -> None:
-        """Compress the open session's context now (``session.compress``); the next reply opens with a marker."""
-        self._run(self._compress(focus_topic), "compressing the context")
+    def compress(self, focus_topic: str | None = None) -> Any:
+        """Compress the open session's context now (``session.compress``); the next reply opens with a marker.
+
+        Returns a future done once the server answered; a failure shows as the notice line."""
+        return self._run(self._compress(focus_topic), "compressing the context")
 
     async def _compress(self, focus_topic: str | None) -> None:
         conn = await self._connection()
