@@ -27,11 +27,12 @@ from traitlets import CFloat, Unicode
 
 from ..errors import HermesError, redact
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
+from ..turns.compression import compress_result_text
 from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
-SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export")
+SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress")
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
@@ -132,7 +133,7 @@ class HermesMagics(Magics):
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
-              "export PATH [SESSION] (.md, .html or .ipynb)")
+              "export PATH [SESSION] (.md, .html or .ipynb) | compress [SESSION] (summarize earlier messages)")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -277,6 +278,12 @@ class HermesMagics(Magics):
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
         print(f"exported to {self.facade.export(args.session, args.path)}")
+
+    def _cmd_compress(self, rest: str) -> Any:
+        args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes compress SESSION, or ask something first")
+        print(compress_result_text(self.facade.compress(args.session)))
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)
