@@ -441,9 +441,9 @@ MAX_MODULE_LINES = 500
 # Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
 LONG_MODULES: dict[str, tuple[int, str]] = {
     "hermes_notebook/client/dashboard/connection.py": (
-        810,
-        "the asyncio shell still holds frame routing and seq bookkeeping; moving them into a sans-I/O core "
-        "(next to prompts.py and replay.py, which already left it) is what brings it under the limit",
+        700,
+        "the asyncio shell around the sans-I/O core (core.py): sockets, awaiting replies, reconnects, callbacks, "
+        "and the public API's docstrings; the reconnect loop is the part to move out next",
     ),
     "hermes_notebook/jobs/schedules.py": (
         740,

@@ -408,7 +408,7 @@ async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
     assert message.status == "cancelled" and message.error is None
     assert len(fake.requests("session.active_list")) == 3
     assert len(fake.requests("session.interrupt")) == 1
-    assert not conn._sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
+    assert not conn._core.sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
 
 
 async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(

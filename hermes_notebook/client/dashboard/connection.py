@@ -16,17 +16,19 @@ Newer Dashboards are told apart by feature detection, never by version: each soc
 (0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and drops are caught up from the
 server's replay ring (``replay.py``).
 
-Everything on the per-frame path is O(1), creates no task and formats no log line.
+This module is the asyncio shell: sockets, awaiting replies, reconnects, callbacks. Frames are handled, and the
+routing state kept, by the sans-I/O :class:`~.core.DashboardCore`; after each frame the shell sends what the core
+queued, resolves replies and calls listeners. Everything on the per-frame path is O(1), creates no task and
+formats no log line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import inspect
-import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
@@ -35,23 +37,19 @@ from websockets.exceptions import ConnectionClosed
 
 from ...errors import (
     HermesClosedError,
-    HermesError,
     HermesGatewayClosedError,
-    HermesProtocolError,
     HermesRPCError,
     HermesTimeoutError,
     HermesUsageError,
 )
 from ...inert import redact_url
 from ...settings import Secret, Settings
-from ...turns import Message, TransformOutput, TurnFolder
-from ...turns.events import Event
+from ...turns import Message, TransformOutput
 from . import early_stop, prompts, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
+from .core import DashboardCore
 from .history import fetch_history
-from .rpc import PendingRequests, encode_request
-from .server_requests import ServerRequest, prompt_event
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
 from .ws import close_detail, dial
@@ -109,22 +107,14 @@ class DashboardConnection:
         self._settings: Settings = self._resolve_settings()
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._pending = PendingRequests()
-        self._sessions: dict[str, _Session] = {}  # stored id -> routing state (kept across reconnects)
-        self._by_live: dict[str, _Session] = {}  # live id -> routing state (this socket only)
-        self._listeners: dict[str, list[Listener]] = {}  # stored id -> callbacks (copy-on-write lists)
+        self._core = DashboardCore(transform_output)  # sessions, turns, pending ids, server requests, seqs
         self._told_disconnected: set[str] = set()
-        self._generation = 0
         self._ever_connected = False
         self._closed = False
         self._connect_lock: asyncio.Lock | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        # Features of the server behind the current socket (detected, never read from a version string).
-        self._ready: Mapping[str, Any] = {}  # gateway.ready payload
-        self._server_request_methods: frozenset[str] | None = None  # client.capabilities reply, None = 0.19.0
-        self._open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
         self._change_listeners: list[OnChange] = []
         self._dropped_at = 0.0
         self._drop_text = ""
@@ -164,7 +154,7 @@ class DashboardConnection:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self._ws is not None else "disconnected"
-        return f"<DashboardConnection {redact_url(self.url)} {state} sessions={len(self._sessions)}>"
+        return f"<DashboardConnection {redact_url(self.url)} {state} sessions={len(self._core.sessions)}>"
 
     async def __aenter__(self) -> DashboardConnection:
         await self.connect()
@@ -208,11 +198,8 @@ class DashboardConnection:
                 await ws.close()
                 raise HermesClosedError("the Dashboard connection was closed while connecting")
             self._ws = ws
-            self._generation += 1
+            self._core.new_socket()
             self._ever_connected = True
-            self._by_live.clear()
-            self._ready = {}
-            self._server_request_methods = None
             self._reader = asyncio.ensure_future(self._read_loop(ws))
             try:
                 await prompts.handshake(self)
@@ -223,13 +210,12 @@ class DashboardConnection:
     @property
     def server_requests(self) -> bool:
         """True when the server behind this socket sends prompts as server requests (newer Dashboards)."""
-        return self._server_request_methods is not None
+        return self._core.server_requests
 
     @property
     def replay_epoch(self) -> str | None:
         """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
-        epoch = self._ready.get("replay_epoch")
-        return epoch if isinstance(epoch, str) else None
+        return self._core.replay_epoch
 
     def on_change(self, callback: OnChange) -> Callable[[], None]:
         """Call ``callback(kind)`` on a newer Dashboard's refetch broadcasts (``sessions``, ``cron``...).
@@ -246,11 +232,14 @@ class DashboardConnection:
     # --- the read loop (hot path) ----------------------------------------------------------------------
 
     async def _read_loop(self, ws: ClientConnection) -> None:
-        handle = self._handle_frame
+        core = self._core
+        receive, flush = core.receive, self._flush
         cause: BaseException | None = None
         try:
             async for raw in ws:
-                handle(raw)
+                receive(raw)
+                if core.output_waiting:
+                    flush()
         except ConnectionClosed as exc:
             cause = exc
         except Exception as exc:  # noqa: BLE001 - any failure of the socket is a drop, reported below
@@ -258,54 +247,33 @@ class DashboardConnection:
         finally:
             self._on_drop(ws, cause)
 
-    def _handle_frame(self, raw: str | bytes) -> None:
-        """One inbound frame: an event, a reply, or a fault for ``on_error("frame")``; never raises."""
-        try:
-            if type(raw) is not str:
-                raise HermesProtocolError(f"the Dashboard sent a binary frame of {len(raw)} bytes")
-            # The C scanner directly: json.loads adds two Python-level calls per frame, and the server never
-            # pads frames (send_text(json.dumps(obj)), §2), so anything after the object is a fault.
-            obj, end = _scan(raw, 0)
-            if end != len(raw) and raw[end:].strip():
-                raise ValueError("extra data after the JSON value")
-            if type(obj) is not dict:
-                raise HermesProtocolError(f"the Dashboard sent a JSON {type(obj).__name__}, not an object")
-            method = obj.get("method")
-            if method == "event":
-                event = _from_frame(obj)
-                if event is None:
-                    raise HermesProtocolError("the Dashboard sent an event without params.type")
-                sid = event.session_id
-                session = self._by_live.get(sid) if sid else None
-                if session is not None:
-                    etype = event.type
-                    if etype == "request.cancel":
-                        self._open_requests.pop(str(event.payload.get("id")), None)
-                    elif etype == "message.complete" and self._open_requests:
-                        prompts.forget_requests(self, session.ref.live_id)  # settled elsewhere (another client) without a cancel
-                    seq = obj["params"].get("seq")
-                    if type(seq) is int:  # newer Dashboards number every session event (per live id)
-                        session.feed_seq(seq, event)
-                    else:
-                        session.feed(event)
-                elif not sid:
-                    prompts.on_broadcast(self, event)
-                return
-            if method is not None and "id" in obj:
-                prompts.on_server_request(self, obj, method)
-                return
-            if "result" in obj or "error" in obj:
-                if not self._pending.resolve(obj):
-                    raise HermesProtocolError(
-                        f"the Dashboard sent a reply for unknown request id {obj.get('id')!r}: "
-                        f"{str(obj.get('error') or obj.get('result'))[:120]}"
-                    )
-                return
-            raise HermesProtocolError(f"the Dashboard sent a frame that is neither event nor reply: {raw[:120]!r}")
-        except Exception as exc:  # noqa: BLE001 - a bad frame must not end the read loop
-            if isinstance(exc, (ValueError, StopIteration)) and not isinstance(exc, HermesError):
-                exc = HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {raw[:120]!r}")
-            self._report("frame", exc)
+    def _flush(self) -> None:
+        """Act on what the core queued: frames to send, replies, listener items, broadcasts, faults."""
+        core = self._core
+        for frame in core.data_to_send():
+            self._send_soon(frame)
+        for future, result, error in core.replies_received():
+            if not future.done():
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+        for listeners, item in core.items_received():
+            self._deliver(listeners, item)
+        for kind in core.changes_received():
+            for callback in self._change_listeners:
+                try:
+                    callback(kind)
+                except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
+                    self._report("listener", exc)
+        for fault in core.faults_received():
+            self._report("frame", fault)
+
+    def _send_soon(self, frame: str) -> None:
+        """Send a frame from the read loop (which cannot await); a closed socket just drops it."""
+        ws = self._ws
+        if ws is not None:
+            self._spawn(_send_quietly(ws, frame))
 
     # --- drops and reconnects --------------------------------------------------------------------------
 
@@ -315,28 +283,23 @@ class DashboardConnection:
         self._ws = None
         self._reader = None
         detail = close_detail(cause)
-        self._pending.fail_all(
-            lambda method: HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
-        )
+        for method, future in self._core.fail_requests():
+            if not future.done():
+                future.set_exception(
+                    HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
+                )
         text = f"The Dashboard connection closed before the turn finished{detail}."
         # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
         # are caught up after the reconnect (session.events.since) instead of failing.
-        lossless = self._reconnect is not None and self.replay_epoch is not None and not self._closed
-        for session in self._sessions.values():
-            session.buffer = None
-            if lossless and (session.turns or session.unsolicited is not None):
-                session.suspended = True
-            else:
-                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
-        self._by_live.clear()
+        self._core.dropped(text, self._reconnect is not None and self.replay_epoch is not None and not self._closed)
         if self._closed:
             return
         self._dropped_at = asyncio.get_running_loop().time()
         self._drop_text = text
-        will_retry = self._reconnect is not None and (bool(self._listeners) or replay.has_suspended(self))
+        will_retry = self._reconnect is not None and (bool(self._core.listeners) or self._core.has_suspended())
         retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
         error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
-        for stored_id in list(self._listeners):
+        for stored_id in list(self._core.listeners):
             self._told_disconnected.add(stored_id)
             self._notify(stored_id, "disconnected", retry_in, error)
         if will_retry:
@@ -349,11 +312,12 @@ class DashboardConnection:
     def _wants_maintenance(self) -> bool:
         if self._closed or self._reconnect is None:
             return False
-        wanted = replay.maintained(self)
+        core = self._core
+        wanted = core.maintained()
         if not wanted:
             return False
         return self._ws is None or any(
-            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation or s.suspended
+            (s := core.sessions.get(sid)) is None or s.ref._generation != core.generation or s.suspended
             for sid in wanted
         )
 
@@ -373,7 +337,7 @@ class DashboardConnection:
                     return
                 except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
                     logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
-                    for stored_id in list(self._listeners):
+                    for stored_id in list(self._core.listeners):
                         self._notify(stored_id, "reconnecting", delay, exc)
                     replay.give_up_suspended(self)
                     continue
@@ -400,9 +364,9 @@ class DashboardConnection:
     async def _resubscribe(self) -> list[str]:
         """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
         failed: list[str] = []
-        for stored_id in replay.maintained(self):
-            session = self._sessions.get(stored_id)
-            if session is not None and session.ref._generation == self._generation and not session.suspended:
+        for stored_id in self._core.maintained():
+            session = self._core.sessions.get(stored_id)
+            if session is not None and session.ref._generation == self._core.generation and not session.suspended:
                 continue
             try:
                 await self.resume(stored_id)
@@ -431,12 +395,12 @@ class DashboardConnection:
         on_sent = None
         if value_key is not None and "request_id" in params:
             request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
-            if request_id in self._open_requests:
+            if request_id in self._core.open_requests:
                 # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
                 # the answer goes back as the request's result frame.
                 await prompts.answer_server_request(self, request_id, value)
                 return {"ok": True}
-            on_sent = lambda: prompts.mark_answered(self, request_id, value)  # noqa: E731
+            on_sent = lambda: self._core.mark_answered(request_id, value)  # noqa: E731
         return await self._call(method, params, on_sent)
 
     async def _call(
@@ -445,11 +409,12 @@ class DashboardConnection:
         ws = self._ws
         if ws is None:
             raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection is closed")
-        request_id, future = self._pending.add(method)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        request_id, frame = self._core.request(method, params, future)
         try:
-            await ws.send(encode_request(request_id, method, params))
+            await ws.send(frame)
         except BaseException as exc:
-            self._pending.discard(request_id)
+            self._core.forget_request(request_id)
             # The read loop may already have failed this future on the same drop: retrieve it, or asyncio logs
             # "Future exception was never retrieved" for a future nobody will ever await.
             if future.done():
@@ -465,12 +430,11 @@ class DashboardConnection:
         try:
             return await asyncio.wait_for(future, self._settings.request_timeout)
         except (TimeoutError, asyncio.TimeoutError):
-            self._pending.discard(request_id)
             raise HermesTimeoutError(
                 f"{method} got no reply within {self._settings.request_timeout:g} s"
             ) from None
         finally:
-            self._pending.discard(request_id)
+            self._core.forget_request(request_id)
 
     # --- sessions --------------------------------------------------------------------------------------
 
@@ -482,7 +446,8 @@ class DashboardConnection:
         await self._ensure_connected()
         result = await self._call("session.create", params)
         ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
-        self._bind(ref)
+        self._core.bind(ref)
+        self._flush()
         return ref
 
     async def resume(self, stored_id: str | SessionRef) -> SessionRef:
@@ -494,59 +459,20 @@ class DashboardConnection:
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         await self._ensure_connected()
         result = await self._call("session.resume", {"session_id": key})
-        stored = str(result.get("session_key") or result.get("resumed") or key)
-        session = self._sessions.get(stored) or self._sessions.get(key)
-        ref = session.ref if session is not None else SessionRef(str(result["session_id"]), stored)
-        old_live = ref.live_id
-        ref.live_id = str(result["session_id"])
-        ref.stored_id = stored
-        if isinstance(result.get("info"), Mapping) and result["info"].get("title"):
-            ref.title = str(result["info"]["title"])
-        if self._by_live.get(old_live) is session and old_live != ref.live_id:
-            self._by_live.pop(old_live, None)
-        epoch = self.replay_epoch
-        catch_up = (
-            session is not None and epoch is not None and session.epoch == epoch and old_live == ref.live_id
-            and session.last_seq > 0
-        )
-        if session is not None and catch_up:
-            session.buffer = []  # live events from now on wait until the gap is filled
-        session = self._bind(ref)
-        await replay.catch_up(self, session, result, catch_up, epoch)
+        ref, session, catch_up = self._core.resumed(key, result)
+        await replay.catch_up(self, session, result, catch_up, self.replay_epoch)
         inflight = result.get("inflight")
         if result.get("running") and session.unsolicited is None and not session.turns:
-            replay.seed_inflight(self, session, inflight if isinstance(inflight, Mapping) else {})
+            replay.seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
+        self._flush()
         return ref
-
-    def _bind(self, ref: SessionRef) -> _Session:
-        session = self._sessions.get(ref.stored_id)
-        if session is None or session.ref is not ref:
-            session = self._sessions[ref.stored_id] = _Session(self, ref)
-            session.epoch = self.replay_epoch
-        ref._generation = self._generation
-        session.listeners = self._listeners.get(ref.stored_id)
-        self._by_live[ref.live_id] = session
-        for request in [r for r in self._open_requests.values() if r.session_id == ref.live_id]:
-            event = prompt_event(request)
-            if event is not None:
-                session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
-        return session
-
-    def _set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
-        if callbacks:
-            self._listeners[stored_id] = callbacks
-        else:
-            self._listeners.pop(stored_id, None)
-        session = self._sessions.get(stored_id)
-        if session is not None:
-            session.listeners = callbacks or None
 
     async def _live(self, ref: SessionRef) -> _Session:
         """The routing state of ``ref`` on the current socket, resuming it first if the socket is newer."""
         await self._ensure_connected()
-        if ref._generation != self._generation or ref.live_id not in self._by_live:
+        if ref._generation != self._core.generation or ref.live_id not in self._core.by_live:
             await self.resume(ref)
-        return self._by_live[ref.live_id]
+        return self._core.by_live[ref.live_id]
 
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
@@ -568,13 +494,9 @@ class DashboardConnection:
         """
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         await self._ensure_connected()
-        self._set_listeners(key, [])
-        session = self._sessions.pop(key, None)
-        if session is not None:
-            session.end_turns("cancelled", None, None)
-            if session.ref._generation == self._generation:
-                self._by_live.pop(session.ref.live_id, None)
-                await self._call("session.close", {"session_id": session.ref.live_id})
+        live_id = self._core.forget_session(key)
+        if live_id is not None:
+            await self._call("session.close", {"session_id": live_id})
         await self._call("session.delete", {"session_id": key})
 
     # --- turns -----------------------------------------------------------------------------------------
@@ -620,50 +542,18 @@ class DashboardConnection:
                 # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
                 # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
                 params["queued"] = True
-            turn = self._open_turn(session, text, turn_id)
+            turn = self._core.open_turn(session, text, turn_id, self)
             try:
                 result = await self._call("prompt.submit", params)
             except HermesRPCError as exc:
-                self._drop_turn(session, turn)
+                self._core.drop_turn(session, turn)
                 if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
                     ref._generation = -1
                     continue
                 raise
-            self._accept(session, turn, result.get("status") if isinstance(result, Mapping) else None)
+            self._core.accept(session, turn, result.get("status") if isinstance(result, Mapping) else None)
             return turn
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _open_turn(self, session: _Session, text: str, turn_id: str | None = None) -> Turn:
-        # Opened before prompt.submit is sent: its first events can beat the reply (§8.2).
-        turn_id = turn_id or uuid.uuid4().hex[:12]
-        folder = TurnFolder(turn_id, transform_output=self._transform_output)
-        turn = Turn(self, session.ref, turn_id, text, folder)
-        session.turns.append(turn)
-        return turn
-
-    def _drop_turn(self, session: _Session, turn: Turn) -> None:
-        if turn in session.turns:
-            session.turns.remove(turn)
-        turn._end("cancelled")
-
-    def _accept(self, session: _Session, turn: Turn, status: object) -> None:
-        turn._on_reply(status)
-        if turn._done or turn not in session.turns:
-            return
-        if status == "queued":
-            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
-            # runs, and ends, with the turn queued before it.
-            earlier = [t for t in session.turns if t is not turn and t._status == "queued" and not t._started]
-            if earlier:
-                session.turns.remove(turn)
-                turn._follow(earlier[-1])
-        elif status in ("steered", "redirected"):
-            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
-            session.turns.remove(turn)
-            if session.turns:
-                turn._follow(session.turns[0])
-            else:
-                turn._end("complete")
 
     async def interrupt(self, ref: SessionRef) -> None:
         """Stop the session's running turn (``session.interrupt``, §3.1).
@@ -705,15 +595,16 @@ class DashboardConnection:
         """
         self._check_open()
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
-        self._set_listeners(key, [*self._listeners.get(key, []), callback])
-        session = self._sessions.get(key)
-        if self._ws is not None and (session is None or session.ref._generation != self._generation):
+        core = self._core
+        core.set_listeners(key, [*core.listeners.get(key, []), callback])
+        session = core.sessions.get(key)
+        if self._ws is not None and (session is None or session.ref._generation != core.generation):
             self._spawn(self._subscribe(key))
         elif self._ws is None and self._ever_connected and self._reconnect is not None:
             self._start_reconnect()
 
         def off() -> None:
-            self._set_listeners(key, [c for c in self._listeners.get(key, []) if c is not callback])
+            core.set_listeners(key, [c for c in core.listeners.get(key, []) if c is not callback])
 
         return off
 
@@ -732,9 +623,9 @@ class DashboardConnection:
                 self._report("listener", exc)
 
     def _notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
-        listeners = self._listeners.get(stored_id)
+        listeners = self._core.listeners.get(stored_id)
         if listeners:
-            session = self._sessions.get(stored_id)
+            session = self._core.sessions.get(stored_id)
             item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
                                 error=error)
             self._deliver(listeners, item)
@@ -775,16 +666,17 @@ class DashboardConnection:
         for task in (self._reconnect_task, *self._background):
             if task is not None:
                 task.cancel()
-        for session in self._sessions.values():
-            session.end_turns("cancelled", None, None)
-        self._pending.fail_all(lambda method: HermesClosedError(f"{method} got no reply: the connection was closed"))
+        self._core.end_all("cancelled")
+        for method, future in self._core.fail_requests():
+            if not future.done():
+                future.set_exception(HermesClosedError(f"{method} got no reply: the connection was closed"))
         ws, reader = self._ws, self._reader
         if ws is not None:
             await ws.close()
         if reader is not None:
             await asyncio.gather(reader, return_exceptions=True)
         self._ws = None
-        self._listeners.clear()
+        self._core.listeners.clear()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -793,9 +685,9 @@ class DashboardConnection:
 
 # --- helpers -----------------------------------------------------------------------------------------------
 
-_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-_from_frame = Event.from_dashboard_frame
-
+async def _send_quietly(ws: ClientConnection, frame: str) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        await ws.send(frame)
 
 
 async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:
