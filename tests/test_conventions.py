@@ -441,9 +441,9 @@ MAX_MODULE_LINES = 500
 # Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
 LONG_MODULES: dict[str, tuple[int, str]] = {
     "hermes_notebook/client/dashboard/connection.py": (
-        700,
-        "the asyncio shell around the sans-I/O core (core.py): sockets, awaiting replies, reconnects, callbacks, "
-        "and the public API's docstrings; the reconnect loop is the part to move out next",
+        575,
+        "the asyncio shell around the sans-I/O core (core.py): sockets, awaiting replies, callbacks and the public "
+        "API with its docstrings; running user callbacks (listeners, on_change, on_error) is the part to move out next",
     ),
     "hermes_notebook/jobs/schedules.py": (
         740,

@@ -45,14 +45,14 @@ from ...errors import (
 from ...inert import redact_url
 from ...settings import Secret, Settings
 from ...turns import Message, TransformOutput
-from . import early_stop, prompts, replay
+from . import early_stop, prompts, reconnect, replay
 from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
 from .backoff import Backoff
 from .core import DashboardCore
 from .history import fetch_history
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
-from .ws import close_detail, dial
+from .ws import dial, resolve_settings
 
 __all__ = ["MAX_IMAGE_BYTES", "Backoff", "DashboardConnection", "ListenerItem", "SessionRef", "Turn"]
 
@@ -122,20 +122,7 @@ class DashboardConnection:
     # --- settings --------------------------------------------------------------------------------------
 
     def _resolve_settings(self) -> Settings:
-        source = self._source
-        if callable(source) and not isinstance(source, (str, Settings)):
-            settings = source()
-        elif isinstance(source, Settings):
-            settings = source
-        else:
-            url = source
-            if isinstance(url, str) and url.startswith(("ws://", "wss://")):
-                url = "http" + url[2:]
-                url = url[: -len("/api/ws")] if url.endswith("/api/ws") else url
-            settings = Settings.resolve(dashboard_url=url, dashboard_token=self._token)
-        if self._token is not None and settings.dashboard_token != self._token:
-            settings = settings.with_(dashboard_token=self._token)
-        return settings
+        return resolve_settings(self._source, self._token)
 
     @property
     def url(self) -> str:
@@ -169,9 +156,9 @@ class DashboardConnection:
         """Open the socket (if not open) and resume every listened session."""
         self._check_open()
         await self._open()
-        failed = await self._resubscribe()
+        failed = await reconnect.resubscribe(self)
         if failed and self._reconnect is not None:
-            self._start_reconnect()
+            reconnect.start(self)
 
     async def _ensure_connected(self) -> None:
         self._check_open()
@@ -245,7 +232,7 @@ class DashboardConnection:
         except Exception as exc:  # noqa: BLE001 - any failure of the socket is a drop, reported below
             cause = exc
         finally:
-            self._on_drop(ws, cause)
+            reconnect.on_drop(self, ws, cause)
 
     def _flush(self) -> None:
         """Act on what the core queued: frames to send, replies, listener items, broadcasts, faults."""
@@ -274,112 +261,6 @@ class DashboardConnection:
         ws = self._ws
         if ws is not None:
             self._spawn(_send_quietly(ws, frame))
-
-    # --- drops and reconnects --------------------------------------------------------------------------
-
-    def _on_drop(self, ws: ClientConnection, cause: BaseException | None) -> None:
-        if self._ws is not ws:
-            return
-        self._ws = None
-        self._reader = None
-        detail = close_detail(cause)
-        for method, future in self._core.fail_requests():
-            if not future.done():
-                future.set_exception(
-                    HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
-                )
-        text = f"The Dashboard connection closed before the turn finished{detail}."
-        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
-        # are caught up after the reconnect (session.events.since) instead of failing.
-        self._core.dropped(text, self._reconnect is not None and self.replay_epoch is not None and not self._closed)
-        if self._closed:
-            return
-        self._dropped_at = asyncio.get_running_loop().time()
-        self._drop_text = text
-        will_retry = self._reconnect is not None and (bool(self._core.listeners) or self._core.has_suspended())
-        retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
-        error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
-        for stored_id in list(self._core.listeners):
-            self._told_disconnected.add(stored_id)
-            self._notify(stored_id, "disconnected", retry_in, error)
-        if will_retry:
-            self._start_reconnect()
-
-    def _start_reconnect(self) -> None:
-        if self._reconnect_task is None or self._reconnect_task.done():
-            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
-
-    def _wants_maintenance(self) -> bool:
-        if self._closed or self._reconnect is None:
-            return False
-        core = self._core
-        wanted = core.maintained()
-        if not wanted:
-            return False
-        return self._ws is None or any(
-            (s := core.sessions.get(sid)) is None or s.ref._generation != core.generation or s.suspended
-            for sid in wanted
-        )
-
-    async def _reconnect_loop(self) -> None:
-        """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
-        assert self._reconnect is not None
-        delays = iter(self._reconnect)
-        while self._wants_maintenance():
-            delay = next(delays)
-            await self._pause(delay)
-            if not self._wants_maintenance():
-                break
-            if self._ws is None:
-                try:
-                    await self._open()
-                except HermesClosedError:
-                    return
-                except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
-                    logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
-                    for stored_id in list(self._core.listeners):
-                        self._notify(stored_id, "reconnecting", delay, exc)
-                    replay.give_up_suspended(self)
-                    continue
-            ws = self._ws
-            failed = await self._resubscribe()
-            if not failed and ws is not None and self._ws is ws:
-                # Reset only once the sessions are back on a socket that is still open: a server that accepts
-                # and then drops (or fails every resume) keeps the waits growing.
-                delays = iter(self._reconnect)
-
-    async def _pause(self, delay: float) -> None:
-        """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        self._wake.clear()
-        sleeper = asyncio.ensure_future(self._sleep(delay))
-        waker = asyncio.ensure_future(self._wake.wait())
-        try:
-            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            waker.cancel()
-
-    async def _resubscribe(self) -> list[str]:
-        """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
-        failed: list[str] = []
-        for stored_id in self._core.maintained():
-            session = self._core.sessions.get(stored_id)
-            if session is not None and session.ref._generation == self._core.generation and not session.suspended:
-                continue
-            try:
-                await self.resume(stored_id)
-            except HermesClosedError:
-                return failed
-            except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
-                failed.append(stored_id)
-                self._report("listen", exc)
-                continue
-            if stored_id in self._told_disconnected:
-                self._told_disconnected.discard(stored_id)
-                self._notify(stored_id, "reconnected", None, None)
-        return failed
 
     # --- requests --------------------------------------------------------------------------------------
 
@@ -601,7 +482,7 @@ class DashboardConnection:
         if self._ws is not None and (session is None or session.ref._generation != core.generation):
             self._spawn(self._subscribe(key))
         elif self._ws is None and self._ever_connected and self._reconnect is not None:
-            self._start_reconnect()
+            reconnect.start(self)
 
         def off() -> None:
             core.set_listeners(key, [c for c in core.listeners.get(key, []) if c is not callback])
@@ -609,9 +490,9 @@ class DashboardConnection:
         return off
 
     async def _subscribe(self, stored_id: str) -> None:
-        failed = await self._resubscribe()
+        failed = await reconnect.resubscribe(self)
         if failed and self._reconnect is not None:
-            self._start_reconnect()
+            reconnect.start(self)
 
     def _deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
         for callback in listeners:
@@ -621,14 +502,6 @@ class DashboardConnection:
                     self._spawn(_await_listener(self, result))
             except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
                 self._report("listener", exc)
-
-    def _notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
-        listeners = self._core.listeners.get(stored_id)
-        if listeners:
-            session = self._core.sessions.get(stored_id)
-            item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
-                                error=error)
-            self._deliver(listeners, item)
 
     def _report(self, kind: str, error: BaseException) -> None:
         if self._on_error is not None:
