@@ -3,12 +3,8 @@
 It offers the connection API of docs/architecture.md (``client/dashboard/``) on top of what
 hermes-agent 0.19.0 actually does (docs/protocol/dashboard.md, cited as §n):
 
-- Events carry no turn id, and a turn's events may arrive before the ``prompt.submit`` reply (§8.2), so a
-  turn is opened for its session *before* the request is sent and events go, in order, to the oldest open
-  turn of their session. A busy session answers ``queued`` and runs the text as its own turn after the
-  running one ends (§3.1, §7).
-- Events of a session with no open turn (goal continuations, background notifications, a turn still running
-  after a reconnect, §7 "Synthetic turns") are folded on their own and handed to ``listen`` callbacks.
+- A turn is opened for its session *before* ``prompt.submit`` is sent, as its events may beat the reply; how
+  events find their turn is the core's (``core.py``).
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
@@ -25,12 +21,10 @@ formats no log line.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -46,8 +40,9 @@ from ...inert import redact_url
 from ...settings import Secret, Settings
 from ...turns import Message, TransformOutput
 from . import early_stop, prompts, reconnect, replay
-from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
+from .attachments import MAX_IMAGE_BYTES, ImageInput, attach_params, prepare_images
 from .backoff import Backoff
+from .callbacks import Callbacks, OnChange, OnError
 from .core import DashboardCore
 from .history import fetch_history
 from .session import Listener, ListenerItem, SessionRef, _Session
@@ -57,11 +52,6 @@ from .ws import dial, resolve_settings
 __all__ = ["MAX_IMAGE_BYTES", "Backoff", "DashboardConnection", "ListenerItem", "SessionRef", "Turn"]
 
 logger = logging.getLogger(__name__)
-
-ErrorKind = Literal["frame", "listener", "listen"]
-OnError = Callable[[str, BaseException], Any]
-#: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
-OnChange = Callable[[str], Any]
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -101,7 +91,6 @@ class DashboardConnection:
         self._source = url_or_settings
         self._token = token if token is None or isinstance(token, Secret) else Secret(token)
         self._reconnect: Backoff | None = Backoff() if reconnect is True else (reconnect or None)
-        self._on_error = on_error
         self._transform_output = transform_output
         self._sleep = sleep
         self._settings: Settings = self._resolve_settings()
@@ -114,8 +103,7 @@ class DashboardConnection:
         self._connect_lock: asyncio.Lock | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
-        self._background: set[asyncio.Task[Any]] = set()
-        self._change_listeners: list[OnChange] = []
+        self._callbacks = Callbacks(on_error)  # listeners, on_change, on_error, and the tasks they start
         self._dropped_at = 0.0
         self._drop_text = ""
 
@@ -209,12 +197,7 @@ class DashboardConnection:
 
         Returns ``off()``. 0.19.0 never sends them; callers keep their own refresh paths too.
         """
-        self._change_listeners = [*self._change_listeners, callback]
-
-        def off() -> None:
-            self._change_listeners = [c for c in self._change_listeners if c is not callback]
-
-        return off
+        return self._callbacks.on_change(callback)
 
     # --- the read loop (hot path) ----------------------------------------------------------------------
 
@@ -245,22 +228,19 @@ class DashboardConnection:
                     future.set_exception(error)
                 else:
                     future.set_result(result)
+        callbacks = self._callbacks
         for listeners, item in core.items_received():
-            self._deliver(listeners, item)
+            callbacks.deliver(listeners, item)
         for kind in core.changes_received():
-            for callback in self._change_listeners:
-                try:
-                    callback(kind)
-                except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
-                    self._report("listener", exc)
+            callbacks.changed(kind)
         for fault in core.faults_received():
-            self._report("frame", fault)
+            callbacks.report("frame", fault)
 
     def _send_soon(self, frame: str) -> None:
         """Send a frame from the read loop (which cannot await); a closed socket just drops it."""
         ws = self._ws
         if ws is not None:
-            self._spawn(_send_quietly(ws, frame))
+            self._callbacks.spawn(_send_quietly(ws, frame))
 
     # --- requests --------------------------------------------------------------------------------------
 
@@ -272,17 +252,7 @@ class DashboardConnection:
         """
         await self._ensure_connected()
         params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
-        value_key = prompts.RESPOND_VALUE_KEYS.get(method)
-        on_sent = None
-        if value_key is not None and "request_id" in params:
-            request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
-            if request_id in self._core.open_requests:
-                # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
-                # the answer goes back as the request's result frame.
-                await prompts.answer_server_request(self, request_id, value)
-                return {"ok": True}
-            on_sent = lambda: self._core.mark_answered(request_id, value)  # noqa: E731
-        return await self._call(method, params, on_sent)
+        return await prompts.request(self, method, params)
 
     async def _call(
         self, method: str, params: Mapping[str, Any], on_sent: Callable[[], None] | None = None
@@ -410,19 +380,8 @@ class DashboardConnection:
         for attempt in (1, 2):
             session = await self._live(ref)
             for mime, data in attachments:
-                await self._call(
-                    "image.attach_bytes",
-                    {
-                        "session_id": ref.live_id,
-                        "content_base64": base64.b64encode(data).decode("ascii"),
-                        "ext": extension(mime),
-                    },
-                )
-            params: dict[str, Any] = {"session_id": ref.live_id, "text": text}
-            if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
-                # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
-                # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
-                params["queued"] = True
+                await self._call("image.attach_bytes", attach_params(ref.live_id, mime, data))
+            params = self._core.submit_params(session, text)
             turn = self._core.open_turn(session, text, turn_id, self)
             try:
                 result = await self._call("prompt.submit", params)
@@ -451,7 +410,7 @@ class DashboardConnection:
                 turn._end("cancelled")
             elif not turn._started and not turn._done:  # the server may drop it silently, or lose the stop
                 turn._stop_sent = True
-                self._spawn(early_stop.follow_up(self, session, turn))
+                self._callbacks.spawn(early_stop.follow_up(self, session, turn))
 
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
         """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).
@@ -480,7 +439,7 @@ class DashboardConnection:
         core.set_listeners(key, [*core.listeners.get(key, []), callback])
         session = core.sessions.get(key)
         if self._ws is not None and (session is None or session.ref._generation != core.generation):
-            self._spawn(self._subscribe(key))
+            self._callbacks.spawn(self._subscribe(key))
         elif self._ws is None and self._ever_connected and self._reconnect is not None:
             reconnect.start(self)
 
@@ -493,29 +452,6 @@ class DashboardConnection:
         failed = await reconnect.resubscribe(self)
         if failed and self._reconnect is not None:
             reconnect.start(self)
-
-    def _deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
-        for callback in listeners:
-            try:
-                result = callback(item)
-                if inspect.isawaitable(result):
-                    self._spawn(_await_listener(self, result))
-            except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
-                self._report("listener", exc)
-
-    def _report(self, kind: str, error: BaseException) -> None:
-        if self._on_error is not None:
-            try:
-                self._on_error(kind, error)
-                return
-            except Exception:  # noqa: BLE001 - fall back to the log
-                logger.exception("on_error(%r) raised", kind)
-        logger.warning("Dashboard %s error: %s", kind, error, exc_info=kind == "listener")
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     # --- history ---------------------------------------------------------------------------------------
 
@@ -536,9 +472,9 @@ class DashboardConnection:
         if self._closed:
             return
         self._closed = True
-        for task in (self._reconnect_task, *self._background):
-            if task is not None:
-                task.cancel()
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+        self._callbacks.cancel()
         self._core.end_all("cancelled")
         for method, future in self._core.fail_requests():
             if not future.done():
@@ -561,10 +497,3 @@ class DashboardConnection:
 async def _send_quietly(ws: ClientConnection, frame: str) -> None:
     with contextlib.suppress(ConnectionClosed):
         await ws.send(frame)
-
-
-async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:
-    try:
-        await awaitable
-    except Exception as exc:  # noqa: BLE001
-        conn._report("listener", exc)

@@ -14,6 +14,12 @@ that the asyncio shell (:class:`~.connection.DashboardConnection`) drains after 
 Nothing here awaits, sleeps, reads a clock or touches a socket, so the real transcripts of both servers replay
 through it without one (tests/test_dashboard_core.py). Protocol notes: docs/protocol/dashboard.md (§n) and
 docs/protocol/dashboard-newer.md.
+
+Routing (0.19.0 events carry no turn id, §8.2): a turn is opened for its session before its ``prompt.submit``
+goes out, and a session's events go, in order, to its oldest open turn. A busy session answers ``queued`` and
+runs the text as its own turn after the running one (§3.1, §7). Events of a session with no open turn (goal
+continuations, background notifications, a turn still running after a reconnect: §7 "Synthetic turns") are
+folded on their own and handed to listeners. Newer servers number events (``seq``): duplicates are dropped.
 """
 
 from __future__ import annotations
@@ -392,6 +398,15 @@ class DashboardCore:
         turn = Turn(owner, session.ref, turn_id, text, folder)
         session.turns.append(turn)
         return turn
+
+    def submit_params(self, session: _Session, text: str) -> dict[str, Any]:
+        """``prompt.submit`` params. A newer server redirects a busy session's running turn by default;
+        ``queued`` keeps 0.19.0's "runs after the current turn" (a key only newer servers know: sent only to
+        them, as 4000 rejects unknown keys)."""
+        params: dict[str, Any] = {"session_id": session.ref.live_id, "text": text}
+        if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
+            params["queued"] = True
+        return params
 
     def drop_turn(self, session: _Session, turn: Turn) -> None:
         """A prompt the server refused: its turn ends ``cancelled`` and takes no events."""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .session import SessionRef, _Session
     from .turn import Turn
 
-__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_request", "handshake"]
+__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_request", "handshake", "request"]
 
 logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
 # 0.19.0: answers to blocking prompts and the parameter that carries the answer
@@ -49,6 +49,23 @@ async def handshake(conn: DashboardConnection) -> None:
             logger.warning("client.capabilities failed; prompts may be withdrawn by the server: %s", exc)
         return
     conn._core.set_capabilities(result)
+
+
+async def request(conn: DashboardConnection, method: str, params: dict[str, Any]) -> Any:
+    """``DashboardConnection.request``: answers sent as ``*.respond`` calls also mark the interaction answered.
+
+    A newer Dashboard asks by server request and no longer has those RPCs (-32601), so an answer to one of its
+    open requests goes back as the request's result frame instead.
+    """
+    value_key = RESPOND_VALUE_KEYS.get(method)
+    on_sent = None
+    if value_key is not None and "request_id" in params:
+        request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
+        if request_id in conn._core.open_requests:
+            await answer_server_request(conn, request_id, value)
+            return {"ok": True}
+        on_sent = lambda: conn._core.mark_answered(request_id, value)  # noqa: E731
+    return await conn._call(method, params, on_sent)
 
 
 async def answer(

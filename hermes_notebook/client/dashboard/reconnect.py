@@ -133,7 +133,7 @@ async def resubscribe(conn: DashboardConnection) -> list[str]:
             return failed
         except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
             failed.append(stored_id)
-            conn._report("listen", exc)
+            conn._callbacks.report("listen", exc)
             continue
         if stored_id in conn._told_disconnected:
             conn._told_disconnected.discard(stored_id)
@@ -150,4 +150,4 @@ def notify(
         session = conn._core.sessions.get(stored_id)
         item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
                             error=error)
-        conn._deliver(listeners, item)
+        conn._callbacks.deliver(listeners, item)
