@@ -181,7 +181,8 @@ def test_0190_approvals_and_clarify_end_answered() -> None:
     ]
 
 
-@pytest.mark.parametrize("path", [p for p in NEWER if p.stem != "newer_handshake"], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in NEWER if p.stem in ANSWERS or "cancel" in p.stem or "interrupt" in p.stem
+                                  or "timeout" in p.stem], ids=lambda p: p.stem)
 def test_newer_captures_answer_server_requests_like_the_real_client(path: Path) -> None:
     """Newer server: features detected from the frames, each prompt answered with the captured result frame,
     every turn ends as message.complete says, and the seq watermark is the last seq seen."""
@@ -375,3 +376,28 @@ def test_a_session_bound_late_shows_a_prompt_that_came_first() -> None:
     assert [(i.event.type, i.event.payload["request_id"]) for i in items if i.event] == [
         ("approval.request", srq["id"])
     ]
+
+
+def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
+    """A three-question clarify answered from the card becomes one clarify.lock per question, equal to the
+    locks the capturing client sent (the last one resolved the request on the real server). One question, or a
+    server that refused locks, gets the result frame instead (no lock params)."""
+    path = FIXTURES / "newer" / "newer_clarify_lockall.jsonl"
+    rows = frames(path)
+    cut = next(i for i, (d, f) in enumerate(rows) if f.get("method") == "clarify") + 1
+    replay = Replay(path).run(stop_after=cut)
+    srq = rows[cut - 1][1]
+    captured = [f["params"] for d, f in rows if d == "send" and f.get("method") == "clarify.lock"][:3]
+    ours = replay.core.lock_params(srq["id"], json.dumps({"q0": "A", "q1": ["X", "Y"], "q2": None}))
+
+    def plain(params: dict[str, Any]) -> dict[str, Any]:  # a multi-select answer is a JSON array string
+        answer = params["answer"]
+        return {**params, "answer": json.loads(answer) if isinstance(answer, str) and answer[:1] == "[" else answer}
+
+    assert ours is not None and [plain(p) for p in ours] == [plain(p) for p in captured]
+    replay.core.clarify_locks = False
+    assert replay.core.lock_params(srq["id"], "A") is None
+    one = {**srq, "id": "srq-one", "params": {**srq["params"], "questions": srq["params"]["questions"][:1]}}
+    replay.core.clarify_locks = None
+    replay.core.receive(json.dumps(one))
+    assert replay.core.lock_params("srq-one", "A") is None

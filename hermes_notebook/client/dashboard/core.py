@@ -74,6 +74,7 @@ class DashboardCore:
         self.ready: Mapping[str, Any] = {}  # gateway.ready payload
         self.server_request_methods: frozenset[str] | None = None  # client.capabilities reply; None = 0.19.0
         self.restarted = False  # the last gateway.ready named a replay epoch other than the one before it
+        self.clarify_locks: bool | None = None  # clarify.lock on this socket: None untried, False refused
         self._last_epoch: str | None = None
         self._next_id = 0  # JSON-RPC ids keep counting across sockets: a late reply never matches a new request
         self._pending: dict[int, tuple[str, Any]] = {}  # id -> (method, the caller's handle)
@@ -103,6 +104,7 @@ class DashboardCore:
         self.by_live.clear()
         self.ready = {}
         self.server_request_methods = None
+        self.clarify_locks = None
 
     def set_capabilities(self, result: object) -> None:
         """The ``client.capabilities`` reply: which server request methods this server sends."""
@@ -280,6 +282,23 @@ class DashboardCore:
         if request is None:
             raise HermesUsageError(f"no pending interaction {request_id!r}")
         return encode_result(request_id, answer_result(request, response))
+
+    def lock_params(self, request_id: str, response: str) -> list[dict[str, Any]] | None:
+        """``clarify.lock`` params answering a multi-question clarify one question at a time, or None when the
+        answer goes as one result frame (another prompt, one question, or a server without locks).
+
+        Locks are acknowledged and kept by the server across a drop (docs/protocol/dashboard-newer.md §2.3);
+        a result frame gets no reply, so an answer lost to a drop would vanish unnoticed. The last lock
+        resolves the request.
+        """
+        request = self.open_requests.get(request_id)
+        if request is None or request.method != "clarify" or not self.server_requests or self.clarify_locks is False:
+            return None
+        questions = request.params.get("questions")
+        if not isinstance(questions, list) or len(questions) < 2:
+            return None
+        answers = answer_result(request, response)["answers"]
+        return [{"request_id": request_id, "question_id": qid, "answer": value} for qid, value in answers.items()]
 
     def answered(self, request_id: str, response: str) -> None:
         """The answer to a server request is on the wire: close the request and record it on its turn."""

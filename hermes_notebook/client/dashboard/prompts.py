@@ -9,6 +9,7 @@ Routing request frames to their session's turn and refusing what we cannot show 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
@@ -109,6 +110,10 @@ async def answer_server_request(conn: DashboardConnection, request_id: str, resp
     """Send the result frame for an open server request and record the answer (no reply comes back)."""
     frame = conn._core.answer_frame(request_id, response)
     await conn._ensure_connected()
+    locks = conn._core.lock_params(request_id, response)
+    if locks is not None and await _lock(conn, request_id, locks):
+        conn._core.answered(request_id, response)
+        return
     ws = conn._ws
     if ws is None:
         raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection is closed")
@@ -119,3 +124,27 @@ async def answer_server_request(conn: DashboardConnection, request_id: str, resp
     finally:
         del frame  # it may hold a sudo password or secret value
     conn._core.answered(request_id, response)
+
+
+async def _lock(conn: DashboardConnection, request_id: str, locks: list[dict[str, Any]]) -> bool:
+    """Send a clarify's answers with ``clarify.lock``, one acknowledged call per question.
+
+    False when the server has no such method (-32601: the result frame goes instead). A lock answered
+    ``expired`` means the request settled on the server first (timed out, or answered by another client).
+    """
+    for params in locks:
+        try:
+            result = await conn._call("clarify.lock", params)
+        except HermesRPCError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            conn._core.clarify_locks = False
+            return False
+        conn._core.clarify_locks = True
+        if isinstance(result, Mapping) and result.get("status") == "expired":
+            conn._core.open_requests.pop(request_id, None)
+            raise HermesUsageError(
+                f"clarify {request_id} was already settled by the server (it expired or was answered elsewhere); "
+                "the answer was not taken"
+            )
+    return True
