@@ -144,9 +144,7 @@ class DashboardConnection:
         """Open the socket (if not open) and resume every listened session."""
         self._check_open()
         await self._open()
-        failed = await reconnect.resubscribe(self)
-        if failed and self._reconnect is not None:
-            reconnect.start(self)
+        await reconnect.bring_back(self)
 
     async def _ensure_connected(self) -> None:
         self._check_open()
@@ -439,7 +437,7 @@ class DashboardConnection:
         core.set_listeners(key, [*core.listeners.get(key, []), callback])
         session = core.sessions.get(key)
         if self._ws is not None and (session is None or session.ref._generation != core.generation):
-            self._callbacks.spawn(self._subscribe(key))
+            self._callbacks.spawn(reconnect.bring_back(self))
         elif self._ws is None and self._ever_connected and self._reconnect is not None:
             reconnect.start(self)
 
@@ -447,11 +445,6 @@ class DashboardConnection:
             core.set_listeners(key, [c for c in core.listeners.get(key, []) if c is not callback])
 
         return off
-
-    async def _subscribe(self, stored_id: str) -> None:
-        failed = await reconnect.resubscribe(self)
-        if failed and self._reconnect is not None:
-            reconnect.start(self)
 
     # --- history ---------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from .ws import close_detail
 if TYPE_CHECKING:
     from .connection import DashboardConnection
 
-__all__ = ["notify", "on_drop", "resubscribe", "start"]
+__all__ = ["bring_back", "notify", "on_drop", "resubscribe", "start"]
 
 logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
 
@@ -118,6 +118,12 @@ async def _pause(conn: DashboardConnection, delay: float) -> None:
     finally:
         sleeper.cancel()
         waker.cancel()
+
+
+async def bring_back(conn: DashboardConnection) -> None:
+    """Resume what belongs on the current socket now; what fails is retried by the reconnect loop."""
+    if await resubscribe(conn) and conn._reconnect is not None:
+        start(conn)
 
 
 async def resubscribe(conn: DashboardConnection) -> list[str]:
