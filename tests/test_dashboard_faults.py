@@ -21,6 +21,7 @@ from hermes_notebook.errors import (
     HermesRPCError,
     HermesRunError,
     HermesUnsupportedAttachmentError,
+    HermesUsageError,
 )
 from tests.fake_ws_server import REPLY, FakeDashboard, event
 from tests.helpers import eventually_async
@@ -408,7 +409,7 @@ async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
     assert message.status == "cancelled" and message.error is None
     assert len(fake.requests("session.active_list")) == 3
     assert len(fake.requests("session.interrupt")) == 1
-    assert not conn._sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
+    assert not conn._core.sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
 
 
 async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
@@ -453,3 +454,73 @@ async def test_an_error_before_a_turn_starts_without_a_stop_is_still_an_error(
     turn = await conn.submit(ref, "hello")
     with pytest.raises(HermesRunError, match="agent initialization failed"):
         await asyncio.wait_for(turn._result(), 5)
+
+
+async def _newer_capabilities(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
+    """``client.capabilities`` as a newer server answers it: prompts come as server requests."""
+    await server._reply(ws, frame, {"server_requests": ["approval", "clarify", "sudo", "secret"]})
+
+
+def _clarify_lock(answers: list[Any]) -> Any:
+    """A ``clarify.lock`` handler answering each call with the next scripted result (an error dict or a result)."""
+
+    async def handler(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
+        answer = answers.pop(0)
+        if "code" in answer:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "error": answer}))
+        else:
+            await server._reply(ws, frame, answer)
+
+    return handler
+
+
+async def _two_question_clarify(fake: FakeDashboard, errors: Errors) -> tuple[DashboardConnection, Any, Any]:
+    fake.handlers["client.capabilities"] = _newer_capabilities
+    conn = DashboardConnection(fake.settings(), reconnect=False, on_error=errors)
+    await conn.connect()
+    ref = await conn.create_session()
+    sid = ref.live_id
+    clarify = {"jsonrpc": "2.0", "id": "srq-c2", "method": "clarify", "params": {"session_id": sid, "questions": [
+        {"qid": "q0", "question": "Pick one", "choices": ["A (Recommended)", "B"], "multi_select": False},
+        {"qid": "q1", "question": "Your name?", "choices": None, "multi_select": False}]}}
+    fake.script(sid, [REPLY, event("message.start", sid), clarify, 0.5,
+                      event("message.complete", sid, {"text": "done", "status": "complete"})])
+    turn = await conn.submit(ref, "go")
+    await eventually_async(lambda: len(turn._folder.pending()) == 1)
+    return conn, ref, turn
+
+
+async def test_a_clarify_answer_settled_first_on_the_server_says_so(fake: FakeDashboard, errors: Errors) -> None:
+    """A multi-question answer goes as acknowledged clarify.lock calls; one the server answers ``expired``
+    (the request settled there first, e.g. timed out) raises naming the request instead of vanishing."""
+    fake.handlers["clarify.lock"] = _clarify_lock([{"status": "ok", "remaining": ["q1"]}, {"status": "expired"}])
+    conn, ref, turn = await _two_question_clarify(fake, errors)
+    try:
+        with pytest.raises(HermesUsageError, match="srq-c2 was already settled"):
+            await conn.respond(ref, "srq-c2", json.dumps({"q0": "B", "q1": "Ann"}))
+        assert [f["params"] for f in fake.requests("clarify.lock")] == [
+            {"request_id": "srq-c2", "question_id": "q0", "answer": "B"},
+            {"request_id": "srq-c2", "question_id": "q1", "answer": "Ann"},
+        ]
+        assert not [f for f in fake.received if isinstance(f, dict) and f.get("id") == "srq-c2"]
+        await turn
+    finally:
+        await conn.close()
+
+
+async def test_a_server_without_clarify_lock_gets_the_result_frame(fake: FakeDashboard, errors: Errors) -> None:
+    """A server that does not know clarify.lock (-32601) gets the whole answer as one result frame, and the
+    interaction is recorded answered."""
+    fake.handlers["clarify.lock"] = _clarify_lock([{"code": -32601, "message": "unknown method: clarify.lock"}])
+    conn, ref, turn = await _two_question_clarify(fake, errors)
+    try:
+        await conn.respond(ref, "srq-c2", json.dumps({"q0": "B", "q1": None}))
+        await eventually_async(lambda: any(isinstance(f, dict) and f.get("id") == "srq-c2" for f in fake.received))
+        assert [f for f in fake.received if isinstance(f, dict) and f.get("id") == "srq-c2"] == [
+            {"jsonrpc": "2.0", "id": "srq-c2", "result": {"answers": {"q0": "B", "q1": None}}}
+        ]
+        message = await turn
+        inter = next(p.interaction for p in message.parts if p.interaction is not None)
+        assert inter.status == "answered" and len(fake.requests("clarify.lock")) == 1
+    finally:
+        await conn.close()

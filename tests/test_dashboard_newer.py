@@ -19,6 +19,7 @@ import pytest_asyncio
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.client.dashboard import Backoff, DashboardConnection, ListenerItem, Turn
 from hermes_notebook.errors import HermesGatewayClosedError
+from tests.helpers import eventually_async
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.servers("newer")]
@@ -67,7 +68,8 @@ async def test_the_handshake_detects_server_requests(conn: DashboardConnection) 
 
 
 async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(conn: DashboardConnection) -> None:
-    """CLARIFY3 shows one interaction listing three questions; a JSON answer per qid reaches the model."""
+    """CLARIFY3 shows one interaction listing three questions; a JSON answer per qid reaches the model, sent
+    question by question with clarify.lock."""
     ref = await conn.create_session()
     turn = await conn.submit(ref, "CLARIFY3")
     inter = _interaction(await _first(turn, _pending))
@@ -78,6 +80,7 @@ async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(
     assert questions[1]["multi_select"] and questions[2]["choices"] == []
     answer = json.dumps({"q0": "B", "q1": ["X", "Z"], "q2": "Ann"})
     await conn.respond(ref, inter["request_id"], answer)
+    assert conn._core.clarify_locks is True  # sent as acknowledged clarify.lock calls, the last one resolving it
     message = await turn
     assert message.parts[-1].text == "You chose: B; X, Z; Ann"
 
@@ -192,3 +195,29 @@ async def test_refetch_broadcasts_reach_on_change(conn: DashboardConnection) -> 
         await asyncio.sleep(0.05)
     off()
     assert "sessions" in kinds
+
+
+async def test_cron_changed_refreshes_the_jobs_widget(hermes: LocalHermes) -> None:
+    """The facade's jobs widget follows the Dashboard's change feed: a job created elsewhere shows on the
+    newer server's ``cron.changed`` broadcast, with the timed refresh turned off."""
+    import hermes_notebook as hn
+    from hermes_notebook.client.jobs import JobsClient
+
+    facade = hn.connect(hermes.settings())
+    widget = facade.jobs_widget()
+    widget.auto_refresh = 0  # only the change feed can bring the new job in
+    client = JobsClient(hermes.settings())
+    name = f"followed {uuid.uuid4().hex[:6]}"
+    job = None
+    try:
+        await asyncio.to_thread(widget.wait_idle)
+        await eventually_async(lambda: bool(widget._unfollow), 20, "the widget following the Dashboard")
+        assert all(row["name"] != name for row in widget.jobs)
+        job = await client.create(name=name, schedule="0 9 * * 1", prompt="hello")
+        await eventually_async(lambda: any(row["name"] == name for row in widget.jobs), 20, "the new job shown")
+    finally:
+        if job is not None:
+            await client.delete(job.id)
+        await client.aclose()
+        await asyncio.to_thread(widget.close)
+        await asyncio.to_thread(facade.close)

@@ -292,7 +292,19 @@ class Hermes:
             from ..widgets.jobs import Jobs
         except ImportError as exc:
             raise HermesUsageError("the jobs widget is not available in this version of hermes-notebook") from exc
-        return Jobs(self)
+        widget = Jobs(self)
+        if self.settings.dashboard_token:
+            runtime.submit(self._follow_job_changes(widget))
+        return widget
+
+    async def _follow_job_changes(self, widget: Any) -> None:
+        """A newer Dashboard broadcasts ``cron.changed``: the jobs widget refreshes on it (else it keeps polling)."""
+        try:
+            conn = await self._dashboard_conn()
+        except HermesError as exc:
+            log.info("jobs widget: no Dashboard change feed (%s); refreshing on a timer only", exc)
+            return
+        widget.follow(conn.on_change)
 
     def sessions(self, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""

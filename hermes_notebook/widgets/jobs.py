@@ -181,6 +181,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
+        self._unfollow: list[Callable[[], None]] = []  # off() of each change feed followed
+        self._change_refresh: concurrent.futures.Future[None] | None = None
         self._actions: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
             "refresh": self._on_refresh,
             "check_schedule": self._on_check_schedule,
@@ -273,10 +275,28 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             task = self._refresh_task
             if task is not None:
                 runtime.call_soon(task.cancel)
+            for off in self._unfollow:
+                off()
             if self._owns_client:
                 runtime.submit(self._client.aclose())
             runtime.submit(self._runs.aclose())
         super().close()
+
+    def follow(self, on_change: Callable[[Callable[[str], Any]], Callable[[], None]]) -> None:
+        """Refresh as soon as a change feed says the jobs changed, not only at the next timed refresh.
+
+        ``on_change`` is a Dashboard connection's ``on_change``: a newer Dashboard broadcasts ``cron.changed``
+        (0.19.0 never does; the timed refresh stays on either way). Broadcasts during a refresh are folded into
+        one more refresh.
+        """
+        self._unfollow.append(on_change(self._on_change))
+
+    def _on_change(self, kind: str) -> None:
+        if kind != "cron" or self._closed:
+            return
+        running = self._change_refresh
+        if running is None or running.done():
+            self._change_refresh = runtime.submit(self.refresh_async())
 
     # --- auto refresh ---------------------------------------------------------------------------------
 

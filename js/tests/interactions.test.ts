@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { createChatView } from "../src/chat/view";
 import type { ChatState, Interaction } from "../src/types";
@@ -230,6 +230,27 @@ describe("clarify with several questions (newer Hermes)", () => {
     ]);
     expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Sent: B; X, Z; Ann");
     expect(Array.from(card().querySelectorAll<HTMLInputElement>("input")).every((i) => i.disabled)).toBe(true);
+  });
+
+  it("answers on Enter from a radio button or a text field, once, and keeps the key from the notebook", () => {
+    const { card, responses } = setup(ask);
+    const outside = vi.fn();
+    document.body.addEventListener("keydown", outside);
+    const radio = card().querySelector<HTMLInputElement>('input[value="A"]')!;
+    radio.click();
+    const enter = (target: Element, init: KeyboardEventInit = {}) => {
+      const event = new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true, ...init });
+      target.dispatchEvent(event);
+      return event;
+    };
+    expect(enter(radio, { shiftKey: true }).defaultPrevented).toBe(false);
+    expect(responses()).toEqual([]);
+    const pressed = enter(radio);
+    expect(pressed.defaultPrevented).toBe(true);
+    expect(outside).toHaveBeenCalledTimes(1); // only the Shift+Enter one got past the card
+    enter(card().querySelector<HTMLInputElement>("input.hn-answer")!);
+    expect(responses().map((r) => JSON.parse(r.response as string))).toEqual([{ q0: "A", q1: null, q2: null }]);
+    document.body.removeEventListener("keydown", outside);
   });
 
   it("sends null for a question left empty and shows the answers once answered", () => {

@@ -7,6 +7,7 @@ Seed 000 ("发出的请求"): only inline ``image/*`` attachments; anything else
 
 from __future__ import annotations
 
+import base64
 import mimetypes
 import os
 from collections.abc import Iterable
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from ...errors import HermesUnsupportedAttachmentError, HermesUsageError
 
-__all__ = ["MAX_IMAGE_BYTES", "ImageInput", "extension", "prepare_images"]
+__all__ = ["MAX_IMAGE_BYTES", "ImageInput", "attach_params", "extension", "prepare_images"]
 
 #: ``image.attach_bytes`` refuses images over 25 MB (§3.1, §7 "Other limits"); we refuse first.
 MAX_IMAGE_BYTES = 25 * 1024 * 1024
@@ -25,6 +26,11 @@ ImageInput = tuple[str, bytes] | str | os.PathLike[str]
 def extension(mime: str) -> str:
     ext = mimetypes.guess_extension(mime) or "." + mime.split("/", 1)[1].split("+", 1)[0]
     return ext.lstrip(".")
+
+
+def attach_params(live_id: str, mime: str, data: bytes) -> dict[str, str]:
+    """``image.attach_bytes`` params: the image is queued for the session's next ``prompt.submit``."""
+    return {"session_id": live_id, "content_base64": base64.b64encode(data).decode("ascii"), "ext": extension(mime)}
 
 
 def prepare_images(images: Iterable[ImageInput] | None) -> list[tuple[str, bytes]]:

@@ -3,12 +3,8 @@
 It offers the connection API of docs/architecture.md (``client/dashboard/``) on top of what
 hermes-agent 0.19.0 actually does (docs/protocol/dashboard.md, cited as §n):
 
-- Events carry no turn id, and a turn's events may arrive before the ``prompt.submit`` reply (§8.2), so a
-  turn is opened for its session *before* the request is sent and events go, in order, to the oldest open
-  turn of their session. A busy session answers ``queued`` and runs the text as its own turn after the
-  running one ends (§3.1, §7).
-- Events of a session with no open turn (goal continuations, background notifications, a turn still running
-  after a reconnect, §7 "Synthetic turns") are folded on their own and handed to ``listen`` callbacks.
+- A turn is opened for its session *before* ``prompt.submit`` is sent, as its events may beat the reply; how
+  events find their turn is the core's (``core.py``).
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
@@ -16,54 +12,46 @@ Newer Dashboards are told apart by feature detection, never by version: each soc
 (0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and drops are caught up from the
 server's replay ring (``replay.py``).
 
-Everything on the per-frame path is O(1), creates no task and formats no log line.
+This module is the asyncio shell: sockets, awaiting replies, reconnects, callbacks. Frames are handled, and the
+routing state kept, by the sans-I/O :class:`~.core.DashboardCore`; after each frame the shell sends what the core
+queued, resolves replies and calls listeners. Everything on the per-frame path is O(1), creates no task and
+formats no log line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import inspect
-import json
+import contextlib
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from ...errors import (
     HermesClosedError,
-    HermesError,
     HermesGatewayClosedError,
-    HermesProtocolError,
     HermesRPCError,
     HermesTimeoutError,
     HermesUsageError,
 )
 from ...inert import redact_url
 from ...settings import Secret, Settings
-from ...turns import Message, TransformOutput, TurnFolder
-from ...turns.events import Event
-from . import compaction, early_stop, prompts, replay
-from .attachments import MAX_IMAGE_BYTES, ImageInput, extension, prepare_images
+from ...turns import Message, TransformOutput
+from . import compaction, early_stop, prompts, reconnect, replay
+from .attachments import MAX_IMAGE_BYTES, ImageInput, attach_params, prepare_images
 from .backoff import Backoff
+from .callbacks import Callbacks, OnChange, OnError
+from .core import DashboardCore
 from .history import fetch_history
-from .rpc import PendingRequests, encode_request
-from .server_requests import ServerRequest, prompt_event
 from .session import Listener, ListenerItem, SessionRef, _Session
 from .turn import Turn
-from .ws import close_detail, dial
+from .ws import dial, resolve_settings
 
 __all__ = ["MAX_IMAGE_BYTES", "Backoff", "DashboardConnection", "ListenerItem", "SessionRef", "Turn"]
 
 logger = logging.getLogger(__name__)
-
-ErrorKind = Literal["frame", "listener", "listen"]
-OnError = Callable[[str, BaseException], Any]
-#: ``on_change(kind)`` for a newer Dashboard's "refetch" broadcasts: ``sessions``, ``cron``, ``platforms``...
-OnChange = Callable[[str], Any]
 
 
 # --- the connection --------------------------------------------------------------------------------------
@@ -103,49 +91,26 @@ class DashboardConnection:
         self._source = url_or_settings
         self._token = token if token is None or isinstance(token, Secret) else Secret(token)
         self._reconnect: Backoff | None = Backoff() if reconnect is True else (reconnect or None)
-        self._on_error = on_error
         self._transform_output = transform_output
         self._sleep = sleep
         self._settings: Settings = self._resolve_settings()
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._pending = PendingRequests()
-        self._sessions: dict[str, _Session] = {}  # stored id -> routing state (kept across reconnects)
-        self._by_live: dict[str, _Session] = {}  # live id -> routing state (this socket only)
-        self._listeners: dict[str, list[Listener]] = {}  # stored id -> callbacks (copy-on-write lists)
+        self._core = DashboardCore(transform_output)  # sessions, turns, pending ids, server requests, seqs
         self._told_disconnected: set[str] = set()
-        self._generation = 0
         self._ever_connected = False
         self._closed = False
         self._connect_lock: asyncio.Lock | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
-        self._background: set[asyncio.Task[Any]] = set()
-        # Features of the server behind the current socket (detected, never read from a version string).
-        self._ready: Mapping[str, Any] = {}  # gateway.ready payload
-        self._server_request_methods: frozenset[str] | None = None  # client.capabilities reply, None = 0.19.0
-        self._open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
-        self._change_listeners: list[OnChange] = []
+        self._callbacks = Callbacks(on_error)  # listeners, on_change, on_error, and the tasks they start
         self._dropped_at = 0.0
         self._drop_text = ""
 
     # --- settings --------------------------------------------------------------------------------------
 
     def _resolve_settings(self) -> Settings:
-        source = self._source
-        if callable(source) and not isinstance(source, (str, Settings)):
-            settings = source()
-        elif isinstance(source, Settings):
-            settings = source
-        else:
-            url = source
-            if isinstance(url, str) and url.startswith(("ws://", "wss://")):
-                url = "http" + url[2:]
-                url = url[: -len("/api/ws")] if url.endswith("/api/ws") else url
-            settings = Settings.resolve(dashboard_url=url, dashboard_token=self._token)
-        if self._token is not None and settings.dashboard_token != self._token:
-            settings = settings.with_(dashboard_token=self._token)
-        return settings
+        return resolve_settings(self._source, self._token)
 
     @property
     def url(self) -> str:
@@ -164,7 +129,7 @@ class DashboardConnection:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self._ws is not None else "disconnected"
-        return f"<DashboardConnection {redact_url(self.url)} {state} sessions={len(self._sessions)}>"
+        return f"<DashboardConnection {redact_url(self.url)} {state} sessions={len(self._core.sessions)}>"
 
     async def __aenter__(self) -> DashboardConnection:
         await self.connect()
@@ -179,9 +144,7 @@ class DashboardConnection:
         """Open the socket (if not open) and resume every listened session."""
         self._check_open()
         await self._open()
-        failed = await self._resubscribe()
-        if failed and self._reconnect is not None:
-            self._start_reconnect()
+        await reconnect.bring_back(self)
 
     async def _ensure_connected(self) -> None:
         self._check_open()
@@ -208,11 +171,8 @@ class DashboardConnection:
                 await ws.close()
                 raise HermesClosedError("the Dashboard connection was closed while connecting")
             self._ws = ws
-            self._generation += 1
+            self._core.new_socket()
             self._ever_connected = True
-            self._by_live.clear()
-            self._ready = {}
-            self._server_request_methods = None
             self._reader = asyncio.ensure_future(self._read_loop(ws))
             try:
                 await prompts.handshake(self)
@@ -223,199 +183,62 @@ class DashboardConnection:
     @property
     def server_requests(self) -> bool:
         """True when the server behind this socket sends prompts as server requests (newer Dashboards)."""
-        return self._server_request_methods is not None
+        return self._core.server_requests
 
     @property
     def replay_epoch(self) -> str | None:
         """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
-        epoch = self._ready.get("replay_epoch")
-        return epoch if isinstance(epoch, str) else None
+        return self._core.replay_epoch
 
     def on_change(self, callback: OnChange) -> Callable[[], None]:
         """Call ``callback(kind)`` on a newer Dashboard's refetch broadcasts (``sessions``, ``cron``...).
 
         Returns ``off()``. 0.19.0 never sends them; callers keep their own refresh paths too.
         """
-        self._change_listeners = [*self._change_listeners, callback]
-
-        def off() -> None:
-            self._change_listeners = [c for c in self._change_listeners if c is not callback]
-
-        return off
+        return self._callbacks.on_change(callback)
 
     # --- the read loop (hot path) ----------------------------------------------------------------------
 
     async def _read_loop(self, ws: ClientConnection) -> None:
-        handle = self._handle_frame
+        core = self._core
+        receive, flush = core.receive, self._flush
         cause: BaseException | None = None
         try:
             async for raw in ws:
-                handle(raw)
+                receive(raw)
+                if core.output_waiting:
+                    flush()
         except ConnectionClosed as exc:
             cause = exc
         except Exception as exc:  # noqa: BLE001 - any failure of the socket is a drop, reported below
             cause = exc
         finally:
-            self._on_drop(ws, cause)
+            reconnect.on_drop(self, ws, cause)
 
-    def _handle_frame(self, raw: str | bytes) -> None:
-        """One inbound frame: an event, a reply, or a fault for ``on_error("frame")``; never raises."""
-        try:
-            if type(raw) is not str:
-                raise HermesProtocolError(f"the Dashboard sent a binary frame of {len(raw)} bytes")
-            # The C scanner directly: json.loads adds two Python-level calls per frame, and the server never
-            # pads frames (send_text(json.dumps(obj)), §2), so anything after the object is a fault.
-            obj, end = _scan(raw, 0)
-            if end != len(raw) and raw[end:].strip():
-                raise ValueError("extra data after the JSON value")
-            if type(obj) is not dict:
-                raise HermesProtocolError(f"the Dashboard sent a JSON {type(obj).__name__}, not an object")
-            method = obj.get("method")
-            if method == "event":
-                event = _from_frame(obj)
-                if event is None:
-                    raise HermesProtocolError("the Dashboard sent an event without params.type")
-                sid = event.session_id
-                session = self._by_live.get(sid) if sid else None
-                if session is not None:
-                    etype = event.type
-                    if etype == "request.cancel":
-                        self._open_requests.pop(str(event.payload.get("id")), None)
-                    elif etype == "message.complete" and self._open_requests:
-                        prompts.forget_requests(self, session.ref.live_id)  # settled elsewhere (another client) without a cancel
-                    seq = obj["params"].get("seq")
-                    if type(seq) is int:  # newer Dashboards number every session event (per live id)
-                        session.feed_seq(seq, event)
-                    else:
-                        session.feed(event)
-                elif not sid:
-                    prompts.on_broadcast(self, event)
-                return
-            if method is not None and "id" in obj:
-                prompts.on_server_request(self, obj, method)
-                return
-            if "result" in obj or "error" in obj:
-                if not self._pending.resolve(obj):
-                    raise HermesProtocolError(
-                        f"the Dashboard sent a reply for unknown request id {obj.get('id')!r}: "
-                        f"{str(obj.get('error') or obj.get('result'))[:120]}"
-                    )
-                return
-            raise HermesProtocolError(f"the Dashboard sent a frame that is neither event nor reply: {raw[:120]!r}")
-        except Exception as exc:  # noqa: BLE001 - a bad frame must not end the read loop
-            if isinstance(exc, (ValueError, StopIteration)) and not isinstance(exc, HermesError):
-                exc = HermesProtocolError(f"the Dashboard sent a frame that is not JSON: {raw[:120]!r}")
-            self._report("frame", exc)
+    def _flush(self) -> None:
+        """Act on what the core queued: frames to send, replies, listener items, broadcasts, faults."""
+        core = self._core
+        for frame in core.data_to_send():
+            self._send_soon(frame)
+        for future, result, error in core.replies_received():
+            if not future.done():
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+        callbacks = self._callbacks
+        for listeners, item in core.items_received():
+            callbacks.deliver(listeners, item)
+        for kind in core.changes_received():
+            callbacks.changed(kind)
+        for fault in core.faults_received():
+            callbacks.report("frame", fault)
 
-    # --- drops and reconnects --------------------------------------------------------------------------
-
-    def _on_drop(self, ws: ClientConnection, cause: BaseException | None) -> None:
-        if self._ws is not ws:
-            return
-        self._ws = None
-        self._reader = None
-        detail = close_detail(cause)
-        self._pending.fail_all(
-            lambda method: HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
-        )
-        text = f"The Dashboard connection closed before the turn finished{detail}."
-        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
-        # are caught up after the reconnect (session.events.since) instead of failing.
-        lossless = self._reconnect is not None and self.replay_epoch is not None and not self._closed
-        for session in self._sessions.values():
-            session.buffer = None
-            if lossless and (session.turns or session.unsolicited is not None):
-                session.suspended = True
-            else:
-                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
-        self._by_live.clear()
-        if self._closed:
-            return
-        self._dropped_at = asyncio.get_running_loop().time()
-        self._drop_text = text
-        will_retry = self._reconnect is not None and (bool(self._listeners) or replay.has_suspended(self))
-        retry_in = self._reconnect.min_delay if will_retry and self._reconnect else None
-        error = HermesGatewayClosedError(f"the Dashboard connection to {self.url} closed{detail}")
-        for stored_id in list(self._listeners):
-            self._told_disconnected.add(stored_id)
-            self._notify(stored_id, "disconnected", retry_in, error)
-        if will_retry:
-            self._start_reconnect()
-
-    def _start_reconnect(self) -> None:
-        if self._reconnect_task is None or self._reconnect_task.done():
-            self._reconnect_task = asyncio.ensure_future(self._reconnect_loop())
-
-    def _wants_maintenance(self) -> bool:
-        if self._closed or self._reconnect is None:
-            return False
-        wanted = replay.maintained(self)
-        if not wanted:
-            return False
-        return self._ws is None or any(
-            (s := self._sessions.get(sid)) is None or s.ref._generation != self._generation or s.suspended
-            for sid in wanted
-        )
-
-    async def _reconnect_loop(self) -> None:
-        """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
-        assert self._reconnect is not None
-        delays = iter(self._reconnect)
-        while self._wants_maintenance():
-            delay = next(delays)
-            await self._pause(delay)
-            if not self._wants_maintenance():
-                break
-            if self._ws is None:
-                try:
-                    await self._open()
-                except HermesClosedError:
-                    return
-                except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
-                    logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
-                    for stored_id in list(self._listeners):
-                        self._notify(stored_id, "reconnecting", delay, exc)
-                    replay.give_up_suspended(self)
-                    continue
-            ws = self._ws
-            failed = await self._resubscribe()
-            if not failed and ws is not None and self._ws is ws:
-                # Reset only once the sessions are back on a socket that is still open: a server that accepts
-                # and then drops (or fails every resume) keeps the waits growing.
-                delays = iter(self._reconnect)
-
-    async def _pause(self, delay: float) -> None:
-        """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        self._wake.clear()
-        sleeper = asyncio.ensure_future(self._sleep(delay))
-        waker = asyncio.ensure_future(self._wake.wait())
-        try:
-            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            waker.cancel()
-
-    async def _resubscribe(self) -> list[str]:
-        """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
-        failed: list[str] = []
-        for stored_id in replay.maintained(self):
-            session = self._sessions.get(stored_id)
-            if session is not None and session.ref._generation == self._generation and not session.suspended:
-                continue
-            try:
-                await self.resume(stored_id)
-            except HermesClosedError:
-                return failed
-            except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
-                failed.append(stored_id)
-                self._report("listen", exc)
-                continue
-            if stored_id in self._told_disconnected:
-                self._told_disconnected.discard(stored_id)
-                self._notify(stored_id, "reconnected", None, None)
-        return failed
+    def _send_soon(self, frame: str) -> None:
+        """Send a frame from the read loop (which cannot await); a closed socket just drops it."""
+        ws = self._ws
+        if ws is not None:
+            self._callbacks.spawn(_send_quietly(ws, frame))
 
     # --- requests --------------------------------------------------------------------------------------
 
@@ -427,17 +250,7 @@ class DashboardConnection:
         """
         await self._ensure_connected()
         params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
-        value_key = prompts.RESPOND_VALUE_KEYS.get(method)
-        on_sent = None
-        if value_key is not None and "request_id" in params:
-            request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
-            if request_id in self._open_requests:
-                # A newer Dashboard asked by server request: the 0.19.0 *.respond RPCs are gone (-32601), so
-                # the answer goes back as the request's result frame.
-                await prompts.answer_server_request(self, request_id, value)
-                return {"ok": True}
-            on_sent = lambda: prompts.mark_answered(self, request_id, value)  # noqa: E731
-        return await self._call(method, params, on_sent)
+        return await prompts.request(self, method, params)
 
     async def _call(
         self, method: str, params: Mapping[str, Any], on_sent: Callable[[], None] | None = None
@@ -445,11 +258,12 @@ class DashboardConnection:
         ws = self._ws
         if ws is None:
             raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection is closed")
-        request_id, future = self._pending.add(method)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        request_id, frame = self._core.request(method, params, future)
         try:
-            await ws.send(encode_request(request_id, method, params))
+            await ws.send(frame)
         except BaseException as exc:
-            self._pending.discard(request_id)
+            self._core.forget_request(request_id)
             # The read loop may already have failed this future on the same drop: retrieve it, or asyncio logs
             # "Future exception was never retrieved" for a future nobody will ever await.
             if future.done():
@@ -465,12 +279,11 @@ class DashboardConnection:
         try:
             return await asyncio.wait_for(future, self._settings.request_timeout)
         except (TimeoutError, asyncio.TimeoutError):
-            self._pending.discard(request_id)
             raise HermesTimeoutError(
                 f"{method} got no reply within {self._settings.request_timeout:g} s"
             ) from None
         finally:
-            self._pending.discard(request_id)
+            self._core.forget_request(request_id)
 
     # --- sessions --------------------------------------------------------------------------------------
 
@@ -482,7 +295,8 @@ class DashboardConnection:
         await self._ensure_connected()
         result = await self._call("session.create", params)
         ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
-        self._bind(ref)
+        self._core.bind(ref)
+        self._flush()
         return ref
 
     async def resume(self, stored_id: str | SessionRef) -> SessionRef:
@@ -494,59 +308,20 @@ class DashboardConnection:
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         await self._ensure_connected()
         result = await self._call("session.resume", {"session_id": key})
-        stored = str(result.get("session_key") or result.get("resumed") or key)
-        session = self._sessions.get(stored) or self._sessions.get(key)
-        ref = session.ref if session is not None else SessionRef(str(result["session_id"]), stored)
-        old_live = ref.live_id
-        ref.live_id = str(result["session_id"])
-        ref.stored_id = stored
-        if isinstance(result.get("info"), Mapping) and result["info"].get("title"):
-            ref.title = str(result["info"]["title"])
-        if self._by_live.get(old_live) is session and old_live != ref.live_id:
-            self._by_live.pop(old_live, None)
-        epoch = self.replay_epoch
-        catch_up = (
-            session is not None and epoch is not None and session.epoch == epoch and old_live == ref.live_id
-            and session.last_seq > 0
-        )
-        if session is not None and catch_up:
-            session.buffer = []  # live events from now on wait until the gap is filled
-        session = self._bind(ref)
-        await replay.catch_up(self, session, result, catch_up, epoch)
+        ref, session, catch_up = self._core.resumed(key, result)
+        await replay.catch_up(self, session, result, catch_up, self.replay_epoch)
         inflight = result.get("inflight")
         if result.get("running") and session.unsolicited is None and not session.turns:
-            replay.seed_inflight(self, session, inflight if isinstance(inflight, Mapping) else {})
+            replay.seed_inflight(session, inflight if isinstance(inflight, Mapping) else {})
+        self._flush()
         return ref
-
-    def _bind(self, ref: SessionRef) -> _Session:
-        session = self._sessions.get(ref.stored_id)
-        if session is None or session.ref is not ref:
-            session = self._sessions[ref.stored_id] = _Session(self, ref)
-            session.epoch = self.replay_epoch
-        ref._generation = self._generation
-        session.listeners = self._listeners.get(ref.stored_id)
-        self._by_live[ref.live_id] = session
-        for request in [r for r in self._open_requests.values() if r.session_id == ref.live_id]:
-            event = prompt_event(request)
-            if event is not None:
-                session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
-        return session
-
-    def _set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
-        if callbacks:
-            self._listeners[stored_id] = callbacks
-        else:
-            self._listeners.pop(stored_id, None)
-        session = self._sessions.get(stored_id)
-        if session is not None:
-            session.listeners = callbacks or None
 
     async def _live(self, ref: SessionRef) -> _Session:
         """The routing state of ``ref`` on the current socket, resuming it first if the socket is newer."""
         await self._ensure_connected()
-        if ref._generation != self._generation or ref.live_id not in self._by_live:
+        if ref._generation != self._core.generation or ref.live_id not in self._core.by_live:
             await self.resume(ref)
-        return self._by_live[ref.live_id]
+        return self._core.by_live[ref.live_id]
 
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
@@ -568,13 +343,9 @@ class DashboardConnection:
         """
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         await self._ensure_connected()
-        self._set_listeners(key, [])
-        session = self._sessions.pop(key, None)
-        if session is not None:
-            session.end_turns("cancelled", None, None)
-            if session.ref._generation == self._generation:
-                self._by_live.pop(session.ref.live_id, None)
-                await self._call("session.close", {"session_id": session.ref.live_id})
+        live_id = self._core.forget_session(key)
+        if live_id is not None:
+            await self._call("session.close", {"session_id": live_id})
         await self._call("session.delete", {"session_id": key})
 
     # --- turns -----------------------------------------------------------------------------------------
@@ -607,64 +378,20 @@ class DashboardConnection:
         for attempt in (1, 2):
             session = await self._live(ref)
             for mime, data in attachments:
-                await self._call(
-                    "image.attach_bytes",
-                    {
-                        "session_id": ref.live_id,
-                        "content_base64": base64.b64encode(data).decode("ascii"),
-                        "ext": extension(mime),
-                    },
-                )
-            params: dict[str, Any] = {"session_id": ref.live_id, "text": text}
-            if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
-                # A newer server redirects a busy session's running turn by default; ``queued`` keeps 0.19.0's
-                # "runs after the current turn" (a key only newer servers know: gated, as 4000 rejects extras).
-                params["queued"] = True
-            turn = self._open_turn(session, text, turn_id)
+                await self._call("image.attach_bytes", attach_params(ref.live_id, mime, data))
+            params = self._core.submit_params(session, text)
+            turn = self._core.open_turn(session, text, turn_id, self)
             try:
                 result = await self._call("prompt.submit", params)
             except HermesRPCError as exc:
-                self._drop_turn(session, turn)
+                self._core.drop_turn(session, turn)
                 if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
                     ref._generation = -1
                     continue
                 raise
-            self._accept(session, turn, result.get("status") if isinstance(result, Mapping) else None)
+            self._core.accept(session, turn, result.get("status") if isinstance(result, Mapping) else None)
             return turn
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _open_turn(self, session: _Session, text: str, turn_id: str | None = None) -> Turn:
-        # Opened before prompt.submit is sent: its first events can beat the reply (§8.2).
-        turn_id = turn_id or uuid.uuid4().hex[:12]
-        folder = TurnFolder(turn_id, transform_output=self._transform_output, compressions=session.compressions)
-        turn = Turn(self, session.ref, turn_id, text, folder)
-        session.open_marker(turn)  # a compression since the previous turn
-        session.turns.append(turn)
-        return turn
-
-    def _drop_turn(self, session: _Session, turn: Turn) -> None:
-        if turn in session.turns:
-            session.turns.remove(turn)
-        turn._end("cancelled")
-
-    def _accept(self, session: _Session, turn: Turn, status: object) -> None:
-        turn._on_reply(status)
-        if turn._done or turn not in session.turns:
-            return
-        if status == "queued":
-            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
-            # runs, and ends, with the turn queued before it.
-            earlier = [t for t in session.turns if t is not turn and t._status == "queued" and not t._started]
-            if earlier:
-                session.turns.remove(turn)
-                turn._follow(earlier[-1])
-        elif status in ("steered", "redirected"):
-            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
-            session.turns.remove(turn)
-            if session.turns:
-                turn._follow(session.turns[0])
-            else:
-                turn._end("complete")
 
     async def compress(self, ref: SessionRef, focus_topic: str | None = None) -> dict[str, Any]:
         """Compress the session's context now (``session.compress``); its next turn opens with a marker."""
@@ -685,7 +412,7 @@ class DashboardConnection:
                 turn._end("cancelled")
             elif not turn._started and not turn._done:  # the server may drop it silently, or lose the stop
                 turn._stop_sent = True
-                self._spawn(early_stop.follow_up(self, session, turn))
+                self._callbacks.spawn(early_stop.follow_up(self, session, turn))
 
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
         """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).
@@ -710,53 +437,18 @@ class DashboardConnection:
         """
         self._check_open()
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
-        self._set_listeners(key, [*self._listeners.get(key, []), callback])
-        session = self._sessions.get(key)
-        if self._ws is not None and (session is None or session.ref._generation != self._generation):
-            self._spawn(self._subscribe(key))
+        core = self._core
+        core.set_listeners(key, [*core.listeners.get(key, []), callback])
+        session = core.sessions.get(key)
+        if self._ws is not None and (session is None or session.ref._generation != core.generation):
+            self._callbacks.spawn(reconnect.bring_back(self))
         elif self._ws is None and self._ever_connected and self._reconnect is not None:
-            self._start_reconnect()
+            reconnect.start(self)
 
         def off() -> None:
-            self._set_listeners(key, [c for c in self._listeners.get(key, []) if c is not callback])
+            core.set_listeners(key, [c for c in core.listeners.get(key, []) if c is not callback])
 
         return off
-
-    async def _subscribe(self, stored_id: str) -> None:
-        failed = await self._resubscribe()
-        if failed and self._reconnect is not None:
-            self._start_reconnect()
-
-    def _deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
-        for callback in listeners:
-            try:
-                result = callback(item)
-                if inspect.isawaitable(result):
-                    self._spawn(_await_listener(self, result))
-            except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
-                self._report("listener", exc)
-
-    def _notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
-        listeners = self._listeners.get(stored_id)
-        if listeners:
-            session = self._sessions.get(stored_id)
-            item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
-                                error=error)
-            self._deliver(listeners, item)
-
-    def _report(self, kind: str, error: BaseException) -> None:
-        if self._on_error is not None:
-            try:
-                self._on_error(kind, error)
-                return
-            except Exception:  # noqa: BLE001 - fall back to the log
-                logger.exception("on_error(%r) raised", kind)
-        logger.warning("Dashboard %s error: %s", kind, error, exc_info=kind == "listener")
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     # --- history ---------------------------------------------------------------------------------------
 
@@ -777,19 +469,20 @@ class DashboardConnection:
         if self._closed:
             return
         self._closed = True
-        for task in (self._reconnect_task, *self._background):
-            if task is not None:
-                task.cancel()
-        for session in self._sessions.values():
-            session.end_turns("cancelled", None, None)
-        self._pending.fail_all(lambda method: HermesClosedError(f"{method} got no reply: the connection was closed"))
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+        self._callbacks.cancel()
+        self._core.end_all("cancelled")
+        for method, future in self._core.fail_requests():
+            if not future.done():
+                future.set_exception(HermesClosedError(f"{method} got no reply: the connection was closed"))
         ws, reader = self._ws, self._reader
         if ws is not None:
             await ws.close()
         if reader is not None:
             await asyncio.gather(reader, return_exceptions=True)
         self._ws = None
-        self._listeners.clear()
+        self._core.listeners.clear()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -798,13 +491,6 @@ class DashboardConnection:
 
 # --- helpers -----------------------------------------------------------------------------------------------
 
-_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-_from_frame = Event.from_dashboard_frame
-
-
-
-async def _await_listener(conn: DashboardConnection, awaitable: Awaitable[Any]) -> None:
-    try:
-        await awaitable
-    except Exception as exc:  # noqa: BLE001
-        conn._report("listener", exc)
+async def _send_quietly(ws: ClientConnection, frame: str) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        await ws.send(frame)

@@ -1,23 +1,21 @@
-"""The connection's side of server -> client prompts: the capability handshake, routing request frames to their
-session's turn, refusing what we cannot show, and sending answers back as result frames.
+"""The connection's side of prompts: the capability handshake, and answers sent back (a newer server's result
+frames, or 0.19.0's ``*.respond`` RPCs).
 
-The pure mapping (request -> prompt event, answer string -> result object) is in :mod:`.server_requests`.
+Routing request frames to their session's turn and refusing what we cannot show is the core's
+(:mod:`.core`); the pure mapping (request -> prompt event, answer string -> result object) is in
+:mod:`.server_requests`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from ...errors import HermesGatewayClosedError, HermesRPCError, HermesUsageError
-from ...turns.events import Event
-from .rpc import encode_error, encode_result
-from .server_requests import PROMPT_METHODS, ServerRequest, answer_result, prompt_event
+from .core import METHOD_NOT_FOUND
 
 if TYPE_CHECKING:
     from ...turns import TurnFolder
@@ -25,11 +23,9 @@ if TYPE_CHECKING:
     from .session import SessionRef, _Session
     from .turn import Turn
 
-__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_request", "forget_requests", "handshake", "mark_answered", "on_broadcast",
-           "on_server_request", "send_soon"]
+__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_request", "handshake", "request"]
 
 logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
-METHOD_NOT_FOUND = -32601
 # 0.19.0: answers to blocking prompts and the parameter that carries the answer
 # (docs/protocol/dashboard.md §3.1, §4.2).
 RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
@@ -53,56 +49,24 @@ async def handshake(conn: DashboardConnection) -> None:
         if exc.code != METHOD_NOT_FOUND:
             logger.warning("client.capabilities failed; prompts may be withdrawn by the server: %s", exc)
         return
-    methods = result.get("server_requests") if isinstance(result, Mapping) else None
-    conn._server_request_methods = frozenset(
-        m for m in (methods if isinstance(methods, list) else PROMPT_METHODS) if isinstance(m, str)
-    )
+    conn._core.set_capabilities(result)
 
 
-def on_broadcast(conn: DashboardConnection, event: Event) -> None:
-    """Session-less events: ``gateway.ready`` (features) and newer servers' ``*.changed`` refetch signals."""
-    kind = event.type
-    if kind == "gateway.ready":
-        conn._ready = event.payload
-    elif kind.endswith(".changed") and conn._change_listeners:
-        for callback in conn._change_listeners:
-            try:
-                callback(kind[: -len(".changed")])
-            except Exception as exc:  # noqa: BLE001 - one bad callback must not stop the others
-                conn._report("listener", exc)
+async def request(conn: DashboardConnection, method: str, params: dict[str, Any]) -> Any:
+    """``DashboardConnection.request``: answers sent as ``*.respond`` calls also mark the interaction answered.
 
-
-def on_server_request(conn: DashboardConnection, obj: Mapping[str, Any], method: object) -> None:
-    """A server -> client request: a prompt becomes an interaction of its session; anything else is refused."""
-    request_id = obj.get("id")
-    params = obj.get("params")
-    if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
-        request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
-        event = prompt_event(request)
-        if event is not None:
-            conn._open_requests[request_id] = request
-            session = conn._by_live.get(request.session_id)
-            if session is not None:
-                session.feed(event)
-            # else: the server only asks clients attached to the session, so a resume of it is under way
-            # (its reply was read, its binding not yet made): _bind shows the prompt. Never refused: an
-            # error answer would withdraw it for every client.
-            return
-    # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
-    send_soon(conn, encode_error(request_id, METHOD_NOT_FOUND, f"method not handled by this client: {method}"))
-
-
-def forget_requests(conn: DashboardConnection, live_id: str) -> None:
-    """Drop the open prompts of a session whose turn ended (settled elsewhere, without a cancel)."""
-    for request_id in [k for k, r in conn._open_requests.items() if r.session_id == live_id]:
-        del conn._open_requests[request_id]
-
-
-def send_soon(conn: DashboardConnection, frame: str) -> None:
-    """Send a frame from the read loop (which cannot await); a closed socket just drops it."""
-    ws = conn._ws
-    if ws is not None:
-        conn._spawn(_send_quietly(ws, frame))
+    A newer Dashboard asks by server request and no longer has those RPCs (-32601), so an answer to one of its
+    open requests goes back as the request's result frame instead.
+    """
+    value_key = RESPOND_VALUE_KEYS.get(method)
+    on_sent = None
+    if value_key is not None and "request_id" in params:
+        request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
+        if request_id in conn._core.open_requests:
+            await answer_server_request(conn, request_id, value)
+            return {"ok": True}
+        on_sent = lambda: conn._core.mark_answered(request_id, value)  # noqa: E731
+    return await conn._call(method, params, on_sent)
 
 
 async def answer(
@@ -111,7 +75,7 @@ async def answer(
 ) -> None:
     """Answer an interaction: a newer server's request by its result frame, else 0.19.0's ``*.respond`` RPCs."""
     folder, inter, turn = found
-    if request_id in conn._open_requests:
+    if request_id in conn._core.open_requests:
         if inter.kind == "approval" and inter.choices and response not in inter.choices:
             raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
         await answer_server_request(conn, request_id, response)
@@ -144,11 +108,12 @@ async def answer(
 
 async def answer_server_request(conn: DashboardConnection, request_id: str, response: str) -> None:
     """Send the result frame for an open server request and record the answer (no reply comes back)."""
-    request = conn._open_requests.get(request_id)
-    if request is None:
-        raise HermesUsageError(f"no pending interaction {request_id!r}")
-    frame = encode_result(request_id, answer_result(request, response))
+    frame = conn._core.answer_frame(request_id, response)
     await conn._ensure_connected()
+    locks = conn._core.lock_params(request_id, response)
+    if locks is not None and await _lock(conn, request_id, locks):
+        conn._core.answered(request_id, response)
+        return
     ws = conn._ws
     if ws is None:
         raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection is closed")
@@ -158,22 +123,28 @@ async def answer_server_request(conn: DashboardConnection, request_id: str, resp
         raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection closed") from None
     finally:
         del frame  # it may hold a sudo password or secret value
-    conn._open_requests.pop(request_id, None)
-    mark_answered(conn, request_id, response)
+    conn._core.answered(request_id, response)
 
 
-def mark_answered(conn: DashboardConnection, request_id: str, value: str) -> None:
-    """Record an answer on the open turn holding the interaction (sudo/secret values redacted by the model)."""
-    for session in conn._sessions.values():
-        found = session.find_interaction(request_id)
-        if found is not None:
-            folder, _, turn = found
-            changes = folder.answer(request_id, value)
-            if turn is not None and changes:
-                turn._push(changes)
-            return
+async def _lock(conn: DashboardConnection, request_id: str, locks: list[dict[str, Any]]) -> bool:
+    """Send a clarify's answers with ``clarify.lock``, one acknowledged call per question.
 
-
-async def _send_quietly(ws: ClientConnection, frame: str) -> None:
-    with contextlib.suppress(ConnectionClosed):
-        await ws.send(frame)
+    False when the server has no such method (-32601: the result frame goes instead). A lock answered
+    ``expired`` means the request settled on the server first (timed out, or answered by another client).
+    """
+    for params in locks:
+        try:
+            result = await conn._call("clarify.lock", params)
+        except HermesRPCError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            conn._core.clarify_locks = False
+            return False
+        conn._core.clarify_locks = True
+        if isinstance(result, Mapping) and result.get("status") == "expired":
+            conn._core.open_requests.pop(request_id, None)
+            raise HermesUsageError(
+                f"clarify {request_id} was already settled by the server (it expired or was answered elsewhere); "
+                "the answer was not taken"
+            )
+    return True

@@ -19,36 +19,24 @@ from .server_requests import PROMPT_METHODS, ServerRequest, prompt_event
 
 if TYPE_CHECKING:
     from .connection import DashboardConnection
+    from .core import DashboardCore
     from .session import _Session
 
-__all__ = ["LOSSLESS_RECONNECT_WINDOW", "catch_up", "give_up_suspended", "has_suspended", "maintained",
-           "restore_requests", "seed_inflight"]
+__all__ = ["LOSSLESS_RECONNECT_WINDOW", "catch_up", "give_up_suspended", "restore_requests", "seed_inflight", "settle"]
 
 #: Seconds open turns are kept across a drop (newer Dashboards) before they fail like on 0.19.0.
 LOSSLESS_RECONNECT_WINDOW = 60.0
 _from_frame = Event.from_dashboard_frame
 
 
-def has_suspended(conn: DashboardConnection) -> bool:
-    """True while some session keeps open turns across a drop."""
-    return any(s.suspended for s in conn._sessions.values())
-
-
-def maintained(conn: DashboardConnection) -> list[str]:
-    """Stored ids to bring back after a drop: listened sessions and sessions with turns kept open."""
-    ids = list(conn._listeners)
-    ids.extend(k for k, s in conn._sessions.items() if s.suspended and k not in conn._listeners)
-    return ids
-
-
 def give_up_suspended(conn: DashboardConnection) -> None:
     """Open turns kept across a drop fail once the server has been away longer than the catch-up window."""
-    if conn._ws is not None or not has_suspended(conn):
+    if conn._ws is not None or not conn._core.has_suspended():
         return
     if asyncio.get_running_loop().time() - conn._dropped_at < LOSSLESS_RECONNECT_WINDOW:
         return
     text = conn._drop_text
-    for session in conn._sessions.values():
+    for session in conn._core.sessions.values():
         if session.suspended:
             session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
 
@@ -56,7 +44,24 @@ def give_up_suspended(conn: DashboardConnection) -> None:
 async def catch_up(
     conn: DashboardConnection, session: _Session, resumed: Mapping[str, Any], same_stream: bool, epoch: str | None
 ) -> None:
-    """After a (re)resume on a newer server: fill the event gap, restore open prompts, or end kept turns.
+    """After a (re)resume on a newer server: ask for the event gap (same stream only), then :func:`settle`."""
+    since: Any = None
+    failure: HermesError | None = None
+    if same_stream:
+        try:
+            since = await conn._call(
+                "session.events.since", {"session_id": session.ref.live_id, "last_seen": session.last_seq}
+            )
+        except HermesError as exc:
+            failure = exc
+    settle(conn._core, session, resumed, same_stream, epoch, since, failure)
+
+
+def settle(
+    core: DashboardCore, session: _Session, resumed: Mapping[str, Any], same_stream: bool, epoch: str | None,
+    since: object = None, failure: HermesError | None = None,
+) -> None:
+    """Fill the event gap, restore open prompts, or end kept turns (no I/O: ``since`` is the server's answer).
 
     Same epoch and live id: ``session.events.since`` replays what was emitted while we were away, so an open
     turn continues; a new epoch (the Dashboard restarted: its turns died with it) or a truncated ring ends the
@@ -65,13 +70,8 @@ async def catch_up(
     source: Mapping[str, Any] = resumed
     ended: str | None = None
     if same_stream:
-        since: Any = None
-        try:
-            since = await conn._call(
-                "session.events.since", {"session_id": session.ref.live_id, "last_seen": session.last_seq}
-            )
-        except HermesError as exc:
-            ended = f"The Dashboard connection dropped and the missed events could not be fetched ({exc})."
+        if failure is not None:
+            ended = f"The Dashboard connection dropped and the missed events could not be fetched ({failure})."
         buffered, session.buffer = session.buffer or [], None
         if isinstance(since, Mapping) and since.get("truncated"):
             ended = ("The Dashboard connection dropped for so long that part of this turn was lost; "
@@ -98,10 +98,10 @@ async def catch_up(
         session.last_seq = 0
     session.suspended = False
     session.epoch = epoch
-    restore_requests(conn, session, source.get("open_requests"))
+    restore_requests(core, session, source.get("open_requests"))
 
 
-def restore_requests(conn: DashboardConnection, session: _Session, entries: object) -> None:
+def restore_requests(core: DashboardCore, session: _Session, entries: object) -> None:
     """Prompts still open on the server (``open_requests``): answerable again by their original id."""
     if not isinstance(entries, list):
         return
@@ -112,13 +112,13 @@ def restore_requests(conn: DashboardConnection, session: _Session, entries: obje
         if not (isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS):
             continue
         request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
-        conn._open_requests[request_id] = request
+        core.open_requests[request_id] = request
         event = prompt_event(request)
         if event is not None:
             session.feed(event)  # the turn model ignores an id it already shows
 
 
-def seed_inflight(conn: DashboardConnection, session: _Session, inflight: Mapping[str, Any]) -> None:
+def seed_inflight(session: _Session, inflight: Mapping[str, Any]) -> None:
     """A turn still running when we resumed: start its folder with the text so far.
 
     See docs/protocol/dashboard.md §5 (parked sessions) and docs/protocol/dashboard-newer.md §4.2.

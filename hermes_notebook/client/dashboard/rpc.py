@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 framing for the Dashboard's ``/api/ws`` and the table of requests awaiting a reply.
+"""JSON-RPC 2.0 framing for the Dashboard's ``/api/ws`` (the core matches replies to requests).
 
 Wire rules this encodes (docs/protocol/dashboard.md §2 "WebSocket framing"):
 
@@ -11,14 +11,13 @@ Wire rules this encodes (docs/protocol/dashboard.md §2 "WebSocket framing"):
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ...errors import HermesRPCError
 
-__all__ = ["PendingRequests", "encode_error", "encode_request", "encode_result", "rpc_error"]
+__all__ = ["encode_error", "encode_request", "encode_result", "rpc_error"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -48,51 +47,3 @@ def rpc_error(error: object, method: str | None) -> HermesRPCError:
     code_int = code if isinstance(code, int) else None
     where = method or "a request"
     return HermesRPCError(f"{where} failed: {text} (code {code_int})", code=code_int, method=method)
-
-
-class PendingRequests:
-    """Requests sent and not yet answered: ``id -> (future, method)``.
-
-    Ids are small integers, unique per connection object (they keep counting across reconnects, so a late
-    reply from an old socket can never be taken for a new request's).
-    """
-
-    __slots__ = ("_next_id", "_pending")
-
-    def __init__(self) -> None:
-        self._next_id = 0
-        self._pending: dict[int, tuple[asyncio.Future[Any], str]] = {}
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-    def add(self, method: str) -> tuple[int, asyncio.Future[Any]]:
-        """Reserve an id and the future its reply will resolve."""
-        self._next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = (future, method)
-        return self._next_id, future
-
-    def discard(self, request_id: int) -> None:
-        """Forget a request whose caller stopped waiting (cancelled or timed out)."""
-        self._pending.pop(request_id, None)
-
-    def resolve(self, obj: Mapping[str, Any]) -> bool:
-        """Settle the future for a reply frame; False when no request has that id."""
-        entry = self._pending.pop(obj.get("id"), None)  # type: ignore[arg-type]
-        if entry is None:
-            return False
-        future, method = entry
-        if not future.done():
-            if "error" in obj and obj["error"] is not None:
-                future.set_exception(rpc_error(obj["error"], method))
-            else:
-                future.set_result(obj.get("result"))
-        return True
-
-    def fail_all(self, make_error: Callable[[str], BaseException]) -> None:
-        """Fail every waiting request (the socket is gone); ``make_error(method)`` builds each exception."""
-        pending, self._pending = self._pending, {}
-        for future, method in pending.values():
-            if not future.done():
-                future.set_exception(make_error(method))

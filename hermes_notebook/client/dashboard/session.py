@@ -18,7 +18,7 @@ from ...turns.events import Event
 from .turn import Turn
 
 if TYPE_CHECKING:
-    from .connection import DashboardConnection
+    from .core import DashboardCore
 
 __all__ = ["Listener", "ListenerItem", "SessionRef"]
 
@@ -70,12 +70,12 @@ class _Session:
     """Routing state of one session on this connection: its open turns, in submit order (§8.2)."""
 
     __slots__ = (
-        "buffer", "compressions", "conn", "epoch", "last_seq", "listeners", "marker_note", "ref", "shown",
+        "buffer", "compressions", "core", "epoch", "last_seq", "listeners", "marker_note", "ref", "shown",
         "suspended", "turns", "unsolicited", "unsolicited_count",
     )
 
-    def __init__(self, conn: DashboardConnection, ref: SessionRef) -> None:
-        self.conn = conn
+    def __init__(self, core: DashboardCore, ref: SessionRef) -> None:
+        self.core = core
         self.ref = ref
         # Lossless reconnects (newer Dashboards): the last ``seq`` applied and the replay epoch it belongs to;
         # ``buffer`` holds live events while a catch-up (session.events.since) is in flight; ``suspended`` marks
@@ -84,7 +84,7 @@ class _Session:
         self.epoch: str | None = None
         self.buffer: list[tuple[int, Event]] | None = None
         self.suspended = False
-        self.listeners: list[Listener] | None = None  # conn._listeners[ref.stored_id], kept in sync by conn
+        self.listeners: list[Listener] | None = None  # core.listeners[ref.stored_id], kept in sync by the core
         self.turns: deque[Turn] = deque()
         self.unsolicited: TurnFolder | None = None
         self.unsolicited_count = 0
@@ -120,7 +120,7 @@ class _Session:
             self.count_compressions(event)
         listeners = self.listeners
         if listeners:
-            self.conn._deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
+            self.core.deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
 
     def on_meta(self, event: Event) -> None:
         """session.title renames the ref; session.info may carry a rotated stored id (§5 "Two ids")."""
@@ -133,11 +133,11 @@ class _Session:
         stored = payload.get("stored_session_id")
         if isinstance(stored, str) and stored and stored != self.ref.stored_id:
             # Auto-compression rotates the stored id: follow it, listeners included.
-            conn, old = self.conn, self.ref.stored_id
+            core, old = self.core, self.ref.stored_id
             self.ref.stored_id = stored
-            conn._sessions[stored] = conn._sessions.pop(old, self)
-            if old in conn._listeners:
-                conn._set_listeners(stored, conn._listeners.pop(old) + conn._listeners.get(stored, []))
+            core.sessions[stored] = core.sessions.pop(old, self)
+            if old in core.listeners:
+                core.set_listeners(stored, core.listeners.pop(old) + core.listeners.get(stored, []))
 
     def count_compressions(self, event: Event) -> None:
         """Follow usage.compressions; a turn's own message.complete shows its compactions itself."""
@@ -166,7 +166,7 @@ class _Session:
     def open_unsolicited(self) -> TurnFolder:
         self.unsolicited_count += 1
         turn_id = f"unsolicited-{self.ref.stored_id}-{self.unsolicited_count}"
-        self.unsolicited = TurnFolder(turn_id, transform_output=self.conn._transform_output)
+        self.unsolicited = TurnFolder(turn_id, transform_output=self.core.transform_output)
         return self.unsolicited
 
     def feed_seq(self, seq: int, event: Event) -> None:

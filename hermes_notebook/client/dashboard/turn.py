@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
-from ...errors import HermesError, HermesRunError
+from ...errors import HermesError, HermesRunError, HermesUsageError
 from ...turns import ChangeRecord, Message, TurnFolder, user_message
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
@@ -40,7 +40,7 @@ class Turn:
         "id", "ref", "text",
     )
 
-    def __init__(self, conn: DashboardConnection, ref: SessionRef, turn_id: str, text: str, folder: TurnFolder):
+    def __init__(self, conn: DashboardConnection | None, ref: SessionRef, turn_id: str, text: str, folder: TurnFolder):
         self._conn = conn
         self.ref = ref
         self.id = turn_id
@@ -85,6 +85,8 @@ class Turn:
 
     async def interrupt(self) -> None:
         """Stop the session's running turn (``session.interrupt``); a queued turn is dropped with it."""
+        if self._conn is None:
+            raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
         await self._conn.interrupt(self.ref)
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -29,7 +30,7 @@ from ...errors import (
 )
 from ...settings import Secret, Settings
 
-__all__ = ["close_detail", "dial"]
+__all__ = ["close_detail", "dial", "resolve_settings"]
 
 
 class _RedactingLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -52,6 +53,26 @@ class _RedactingLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
 
 
 _WS_LOGGER = _RedactingLogger(logging.getLogger("hermes_notebook.client.dashboard.ws"), {})
+
+
+def resolve_settings(
+    source: str | Settings | Callable[[], Settings] | None, token: Secret | None
+) -> Settings:
+    """The settings for the next connection attempt: a URL (``ws://.../api/ws`` accepted), Settings, a callable
+    returning Settings, or None for ``Settings.resolve()``; an explicit ``token`` wins over the settings' own."""
+    if callable(source) and not isinstance(source, (str, Settings)):
+        settings = source()
+    elif isinstance(source, Settings):
+        settings = source
+    else:
+        url = source
+        if isinstance(url, str) and url.startswith(("ws://", "wss://")):
+            url = "http" + url[2:]
+            url = url[: -len("/api/ws")] if url.endswith("/api/ws") else url
+        settings = Settings.resolve(dashboard_url=url, dashboard_token=token)
+    if token is not None and settings.dashboard_token != token:
+        settings = settings.with_(dashboard_token=token)
+    return settings
 
 
 async def dial(settings: Settings) -> ClientConnection:

@@ -100,8 +100,8 @@ function multiQuestions(interaction: Interaction): ClarifyQuestion[] | null {
 
 /**
  * One card, one answer per question: radio buttons (pick one) or checkboxes (pick any) plus a free-text field
- * ("Other", or the only field of an open question). Sent once, as a JSON object keyed by question id; an
- * unanswered question is null (skipped).
+ * ("Other", or the only field of an open question). Sent once (the button, or Enter in any field), as a JSON
+ * object keyed by question id; an unanswered question is null (skipped).
  */
 function questionsForm(
   questions: ClarifyQuestion[],
@@ -146,6 +146,15 @@ function questionsForm(
     });
   });
   form.append(h("button", { type: "submit", class: "hn-answer-submit", disabled: !active }, "Answer"));
+  // Enter answers from any field of the card, a radio button or checkbox included (browsers submit only from
+  // text fields); it stays here rather than reaching JupyterLab's notebook shortcuts.
+  form.addEventListener("keydown", (event) => {
+    const target = event.target as HTMLElement;
+    if (event.key !== "Enter" || event.isComposing || event.shiftKey || target.tagName !== "INPUT") return;
+    event.preventDefault();
+    event.stopPropagation();
+    form.requestSubmit();
+  });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const answers: Record<string, string | string[] | null> = {};
