@@ -103,8 +103,9 @@ def test_a_failed_push_sends_a_bumped_entry_so_views_resync(widget: StreamingWid
 
 
 def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget) -> None:
-    """A reset sends one snapshot and nothing else; settled_seq points at it."""
+    """With a view, a reset sends one snapshot and nothing else; settled_seq points at it."""
     widget.reset([])
+    widget._dispatch(widget, {"type": "snapshot"}, [])  # a view exists: it asked for its first snapshot
     widget.push([{"op": "message", "message": _msg("user:1", "user", "q", "complete")}])
     widget.flush()
     wire = Recorded(widget)
@@ -113,6 +114,47 @@ def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget
     assert len(snapshots) == 1 and snapshots[0]["revs"] == {"user:2": widget.index[0]["rev"]}
     assert [m["type"] for m in wire.sent] == ["snapshot"]  # no separate index traffic
     assert widget.settled_seq == snapshots[0]["seq"]
+
+
+def test_reset_before_any_view_builds_no_snapshot(widget: StreamingWidget, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history loaded before the widget is displayed is not built or sent for nobody; the first view's
+    request gets it, and from then on resets reach the views."""
+    built: list[int] = []
+    snapshot = widget.snapshot
+    monkeypatch.setattr(widget, "snapshot", lambda: built.append(1) or snapshot())
+    wire = Recorded(widget)
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(500)]
+    widget.reset(history)
+    assert wire.sent == [] and built == []
+    assert widget.settled_seq == 0  # no batch went out yet; a view's first snapshot covers seq 0
+    widget._dispatch(widget, {"type": "snapshot"}, [])  # the first view asks
+    whole = [m for m in wire.sent if m["type"] == "snapshot" and not m.get("partial")]
+    assert [m["id"] for m in whole[0]["messages"]] == [m["id"] for m in history] and built == [1]
+    wire.sent.clear()
+    widget.reset(history[:2])  # a view exists now: the reset reaches it
+    assert [(m["type"], len(m["messages"])) for m in wire.sent] == [("snapshot", 2)]
+
+
+def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -> None:
+    """Per-append cost must not grow with the message: an append to a 4 MB part allocates about its own size,
+    not another 4 MB (a joined copy). Reading the message still shows every append in order."""
+    import tracemalloc
+
+    widget.reset([])
+    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "x" * 4_000_000, "streaming")}])
+    widget.flush()
+    tracemalloc.start()
+    try:
+        for i in range(200):
+            widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}>"}])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak  # joining onto the 4 MB text even once would allocate > 4 MB
+    widget.flush()
+    text = widget.snapshot()[0]["parts"][0]["text"]
+    assert text == "x" * 4_000_000 + "".join(f"<{i}>" for i in range(200))
+    assert widget.index[0]["rev"] == 1 + len(text) - 4_000_000  # the message record, then each appended char
 
 
 def test_a_long_snapshot_is_preceded_by_its_newest_messages(widget: StreamingWidget) -> None:
