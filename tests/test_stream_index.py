@@ -116,23 +116,20 @@ def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget
     assert widget.settled_seq == snapshots[0]["seq"]
 
 
-def test_reset_before_any_view_builds_no_snapshot(widget: StreamingWidget, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reset_before_any_view_sends_no_snapshot(widget: StreamingWidget) -> None:
     """A history loaded before the widget is displayed is not built or sent for nobody; the first view's
     request gets it, and from then on resets reach the views."""
-    built: list[int] = []
-    snapshot = widget.snapshot
-    monkeypatch.setattr(widget, "snapshot", lambda: built.append(1) or snapshot())
     wire = Recorded(widget)
-    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(500)]
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(50)]
     widget.reset(history)
-    assert wire.sent == [] and built == []
+    assert wire.sent == []
     assert widget.settled_seq == 0  # no batch went out yet; a view's first snapshot covers seq 0
     widget._dispatch(widget, {"type": "snapshot"}, [])  # the first view asks
-    whole = [m for m in wire.sent if m["type"] == "snapshot" and not m.get("partial")]
-    assert [m["id"] for m in whole[0]["messages"]] == [m["id"] for m in history] and built == [1]
+    assert [(m["type"], [x["id"] for x in m["messages"]]) for m in wire.sent] == [
+        ("snapshot", [m["id"] for m in history])]
     wire.sent.clear()
     widget.reset(history[:2])  # a view exists now: the reset reaches it
-    assert [(m["type"], len(m["messages"])) for m in wire.sent] == [("snapshot", 2)]
+    assert [(m["type"], len(m["messages"]), m["reset"]) for m in wire.sent] == [("snapshot", 2, True)]
 
 
 def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -> None:
@@ -157,18 +154,28 @@ def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -
     assert widget.index[0]["rev"] == 1 + len(text) - 4_000_000  # the message record, then each appended char
 
 
-def test_a_long_snapshot_is_preceded_by_its_newest_messages(widget: StreamingWidget) -> None:
-    """Views of a long conversation get the newest messages first (a partial snapshot), then the whole one."""
+def test_a_long_snapshot_holds_only_its_newest_messages_until_a_view_asks_for_the_whole(
+        widget: StreamingWidget) -> None:
+    """Views of a long conversation get its newest messages (a partial snapshot saying how many precede them);
+    the whole conversation goes out only when a view asks for it."""
     from hermes_notebook.widgets._stream import SNAPSHOT_FIRST_MESSAGES
 
     history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(SNAPSHOT_FIRST_MESSAGES + 50)]
     widget.reset(history)
     wire = Recorded(widget)
     widget._dispatch(widget, {"type": "snapshot"}, [])
-    first, whole = wire.sent
-    assert first["partial"] is True and whole.get("partial") is None and first["seq"] == whole["seq"]
+    [first] = wire.sent
+    assert first["partial"] is True and first["older"] == 50 and "reset" not in first
     assert [m["id"] for m in first["messages"]] == [m["id"] for m in history[-SNAPSHOT_FIRST_MESSAGES:]]
     assert set(first["revs"]) == {m["id"] for m in first["messages"]}
-    assert len(whole["messages"]) == len(history)
+    widget._dispatch(widget, {"type": "snapshot", "whole": True}, [])
+    whole = wire.sent[1]
+    assert whole.get("partial") is None and whole["seq"] == first["seq"] and len(whole["messages"]) == len(history)
+    assert whole["revs"] == {e["id"]: e["rev"] for e in widget.index}
+    widget.reset(history)  # a reset of a long conversation: its newest messages, marked as a reset
+    assert [(m.get("partial"), m.get("reset"), len(m["messages"])) for m in wire.sent[2:]] == [
+        (True, True, SNAPSHOT_FIRST_MESSAGES)]
     widget.reset(history[:3])
-    assert [m.get("partial") for m in wire.sent[2:]] == [None]  # short: the whole snapshot only
+    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[3:]] == [(None, 3)]  # short: all of it
+    widget._dispatch(widget, {"type": "snapshot", "whole": "yes"}, [])  # checked like every browser message
+    assert len(wire.sent) == 4 and "whole must be true or false" in widget.notice

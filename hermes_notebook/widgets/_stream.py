@@ -23,9 +23,11 @@ trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "kee
 
 Every view asks for a snapshot when it is created (custom messages sent before a view exists are lost) and then
 applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot only once some view has asked for
-one: before that, no view exists that could use it, and building and serialising a long history (megabytes at
-10,000 messages) for nobody would cost the cell that displays the widget most of its first paint. Every send (change batches, snapshots, index updates) happens
-under the widget's lock, so seqs go out in order and a snapshot holds exactly the batches up to its ``seq``.
+one: before that no view exists that could use it. A snapshot of a long conversation holds only its newest
+``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); a view asks for the whole one when it is scrolled up
+to the oldest message it holds. So a 10,000-message history is not built, serialised and parsed (megabytes) before
+its first paint. Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go
+out in order and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
 value; interaction responses for sudo/secret are already redacted by the turn model.
@@ -58,7 +60,7 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 
-#: A snapshot of more messages than this is preceded by a ``partial`` one holding only the newest this many.
+#: A snapshot holds at most this many messages (the newest; ``partial``) unless a view asks for the ``whole`` one.
 SNAPSHOT_FIRST_MESSAGES = 100
 
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
@@ -235,7 +237,7 @@ class StreamingWidget(anywidget.AnyWidget):
             # views go on applying its changes; any other replaced message gets a new rev.
             self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
             if self._viewed:
-                self._send_snapshot(self._coalescer.seq)
+                self._send_snapshot(self._coalescer.seq, reset=True)
             self.settled_seq = self._coalescer.seq
 
     def snapshot(self) -> list[dict[str, Any]]:
@@ -275,17 +277,24 @@ class StreamingWidget(anywidget.AnyWidget):
             self._settled_seq_due = seq
         self._send_custom(content)
 
-    def _send_snapshot(self, seq: int) -> None:
+    def _send_snapshot(self, seq: int, *, whole: bool = False, reset: bool = False) -> None:
+        """Send the conversation as of ``seq``: only its newest messages if it is long, unless ``whole``.
+
+        A view paints a long conversation from its newest messages; serialising, sending and parsing the whole of
+        it (megabytes at 10,000 messages) would hold up that first paint, so the rest is sent only when a view
+        scrolls up to the oldest message it holds and asks for it (``{"type": "snapshot", "whole": true}``).
+        """
         with self._lock:
-            messages = self.snapshot()
-            revs = {mid: self._revs.get(mid, 0) for mid in self._store}
-            if len(messages) > SNAPSHOT_FIRST_MESSAGES:
-                # A long conversation: the newest messages first, so views paint before the whole history
-                # (megabytes at 10,000 messages) is serialized, sent and parsed.
-                newest = messages[-SNAPSHOT_FIRST_MESSAGES:]
-                self._send_custom({"type": "snapshot", "seq": seq, "messages": newest, "partial": True,
-                                   "revs": {m["id"]: revs[m["id"]] for m in newest}})
-            self._send_custom({"type": "snapshot", "seq": seq, "messages": messages, "revs": revs})
+            content: dict[str, Any] = {"type": "snapshot", "seq": seq}
+            ids = list(self._store)
+            if not whole and len(ids) > SNAPSHOT_FIRST_MESSAGES:
+                ids = ids[-SNAPSHOT_FIRST_MESSAGES:]
+                content.update(partial=True, older=len(self._store) - len(ids))
+            content["messages"] = [dict(self._store[mid]) for mid in ids]
+            content["revs"] = {mid: self._revs.get(mid, 0) for mid in ids}
+            if reset:
+                content["reset"] = True
+            self._send_custom(content)
 
     def _send_custom(self, content: dict[str, Any]) -> None:
         # Not named ``_send``: that is ipywidgets' own method for state updates (``_send(msg, buffers)``),
@@ -324,11 +333,11 @@ class StreamingWidget(anywidget.AnyWidget):
             log.exception("handling %r failed", message["type"])
             self.notice = f"{message['type']} failed: {exc}"
 
-    def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
+    def _on_snapshot_request(self, content: dict[str, Any]) -> None:
         with self._lock:
             self._viewed = True
             seq = self._coalescer.snapshot_seq()  # flushes pending changes (and a pending index) first
-            self._send_snapshot(seq)
+            self._send_snapshot(seq, whole=content.get("whole") is True)
 
 
 def _approx_size(content: dict[str, Any]) -> int:

@@ -147,7 +147,17 @@ export interface ChatState {
 export type KernelMsg =
   | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
   | { type: "index"; index: IndexEntry[] }
-  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number>; partial?: boolean };
+  | {
+      type: "snapshot";
+      seq: number;
+      messages: Message[];
+      revs?: Record<string, number>;
+      /** only the newest messages: `older` more precede them in the kernel, sent on `{type: "snapshot", whole: true}` */
+      partial?: boolean;
+      older?: number;
+      /** sent by a reset (a new conversation), not in answer to some view's request */
+      reset?: boolean;
+    };
 
 export interface ImageAttachment {
   mime: string;
@@ -157,7 +167,7 @@ export interface ImageAttachment {
 
 /** Browser -> kernel. */
 export type ViewMsg =
-  | { type: "snapshot" }
+  | { type: "snapshot"; whole?: boolean }
   | { type: "send"; text: string; images: ImageAttachment[] }
   | { type: "stop" }
   | { type: "respond"; message_id: string; part_id: string; request_id: string; response: string }

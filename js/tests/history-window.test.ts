@@ -64,22 +64,55 @@ describe("long histories", () => {
 });
 
 describe("partial snapshot (the newest messages first)", () => {
-  it("paints the newest messages at once, then the whole snapshot replaces it without losing batches", () => {
-    const { model, run, ids } = setup();
+  it("paints the newest messages, and asks for the rest only when scrolled up to the oldest one held", () => {
+    const { model, host, run, ids } = setup();
     const all = history(300);
     const newest = all.slice(-100);
-    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true });
+    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true, older: 200 });
     run();
     expect(ids()).toEqual(newest.slice(-HISTORY_WINDOW).map((m) => m.id));
     const last = all[all.length - 1]!;
-    // A batch between the two is shown now and replayed on the whole snapshot (applied once).
+    // The partial snapshot is the view's state: batches apply on it at once, nothing else is awaited.
     model.kernelSend({ type: "changes", seq: 6, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " more" }] });
-    model.kernelSend({ type: "snapshot", seq: 5, messages: all, revs: {} });
     run();
-    expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
+    expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }]); // only the one at creation
+    const earlier = host.querySelector<HTMLButtonElement>(".hn-earlier")!;
+    earlier.click(); // the rest of what is held
+    run();
+    expect(ids()).toEqual(newest.map((m) => m.id));
+    expect(earlier.hidden).toBe(false); // the kernel holds 200 more
+    earlier.click(); // at the oldest held: ask for the whole conversation
+    expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }, { type: "snapshot", whole: true }]);
+    // A batch while waiting is shown now and replayed on the whole snapshot (applied once).
+    model.kernelSend({ type: "changes", seq: 7, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " again" }] });
+    const whole = all.map((m) => (m.id === last.id ? { ...m, parts: [{ ...m.parts[0]!, text: m.parts[0]!.text + " more" }] } : m));
+    model.kernelSend({ type: "snapshot", seq: 6, messages: whole, revs: {} });
+    run();
+    // The slice before the oldest held is rendered right away (the reader asked for it).
+    expect(ids()).toEqual(all.slice(-100 - HISTORY_WINDOW).map((m) => m.id));
     const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
     expect(text.match(/more/g)).toHaveLength(1);
-    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
+    expect(text.match(/again/g)).toHaveLength(1);
+  });
+
+  it("ignores another view's partial answer, but a reset's replaces the conversation", () => {
+    const { model, host, run, ids } = setup();
+    const all = history(300);
+    model.kernelSend({ type: "snapshot", seq: 5, messages: all, revs: {} });
+    run();
+    model.kernelSend({ type: "snapshot", seq: 5, messages: all.slice(-100), revs: {}, partial: true, older: 200 });
+    run();
+    expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
+    for (let i = 0; i < 300 / HISTORY_WINDOW; i++) {
+      host.querySelector<HTMLButtonElement>(".hn-earlier")!.click();
+      run();
+    }
+    expect(ids()).toEqual(all.map((m) => m.id)); // it still holds everything: nothing asked again
+    expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }]);
+    const other = history(150).map((m) => ({ ...m, id: `other-${m.id}` }));
+    model.kernelSend({ type: "snapshot", seq: 6, messages: other.slice(-100), revs: {}, partial: true, older: 50, reset: true });
+    run();
+    expect(ids()).toEqual(other.slice(-HISTORY_WINDOW).map((m) => m.id));
   });
 });
 

@@ -134,16 +134,26 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   // The rendered window: messages from `windowStart` (an id, so appends and snapshots keep it) on.
   let windowStart: string | null = null;
+  // Messages the kernel holds before the first one here: a long conversation's snapshot brings only its newest
+  // messages; the rest comes (a whole snapshot) when the reader scrolls up to the oldest one held.
+  let older = 0;
+  let wantEarlier = false;
   const visibleMessages = (): readonly Message[] => {
     const all = state.messages;
     let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
     if (start < 0) start = Math.max(0, all.length - HISTORY_WINDOW);
     windowStart = all[start]?.id ?? null;
-    if (earlier.hidden !== (start === 0)) earlier.hidden = start === 0; // an unchanged write still restyles
+    const hidden = start === 0 && older === 0;
+    if (earlier.hidden !== hidden) earlier.hidden = hidden; // an unchanged write still restyles
     return start === 0 ? all : all.slice(start);
   };
   const showEarlier = (): void => {
     const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
+    if (at === 0 && older > 0) {
+      wantEarlier = true; // shown once the whole conversation is here
+      requestSnapshot(true);
+      return;
+    }
     if (at <= 0) return;
     windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
     invalidate();
@@ -185,11 +195,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // At most one snapshot request in flight: any snapshot answer (ours, another view's, or a reset's)
   // settles it, since the kernel sends every custom message to every view.
   let inFlight = false;
-  const requestSnapshot = (): void => {
-    if (inFlight) return;
+  const requestSnapshot = (whole = false): void => {
+    if (inFlight) return; // a `wantEarlier` whole request is made again when the answer lands
     inFlight = true;
     state = awaitSnapshot(state);
-    send({ type: "snapshot" });
+    send(whole ? { type: "snapshot", whole: true } : { type: "snapshot" });
   };
 
   // Stale check: settled messages in the index that this view lacks or holds at another rev. The
@@ -233,16 +243,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (msg?.type === "index") {
       receiveIndex(msg.index);
       return;
-    } else if (msg?.type === "snapshot" && msg.partial === true) {
-      // The newest messages of a long conversation, ahead of the whole snapshot (same seq): shown at once,
-      // while batches stay buffered for the whole one, which follows right behind.
-      if (state.seq !== null && msg.seq < state.seq) return;
-      const waiting = state.seq === null ? state.buffer : [];
-      state = { ...receiveSnapshot(state, msg.seq, msg.messages, msg.revs), seq: null, buffer: waiting, missed: 0 };
-      root.dataset.live = "true";
     } else if (msg?.type === "snapshot") {
+      // Another view's first answer, only the newest messages: this view, not waiting, holds them already.
+      if (msg.partial === true && msg.reset !== true && !inFlight && state.seq !== null) return;
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      older = msg.partial === true && typeof msg.older === "number" ? Math.max(0, msg.older) : 0;
+      if (msg.reset === true) wantEarlier = false; // another conversation: the reader starts at its end
       index.clear();
       for (const m of msg.messages) {
         const { id, role, status, usage, error } = m;
@@ -251,6 +258,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       // Only a view that got content from a kernel replaces the static transcript (see chat.css).
       root.dataset.live = "true";
       scheduleStaleCheck();
+      if (wantEarlier && older > 0) requestSnapshot(true);
+      else if (wantEarlier) {
+        wantEarlier = false;
+        showEarlier();
+      }
     } else {
       return;
     }
