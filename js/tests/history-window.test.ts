@@ -77,22 +77,28 @@ describe("partial snapshot (the newest messages first)", () => {
     run();
     expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }]); // only the one at creation
     const earlier = host.querySelector<HTMLButtonElement>(".hn-earlier")!;
-    earlier.click(); // the rest of what is held
+    earlier.click(); // the rest of what is held, and (the next slice would reach past it) ask for the whole
     run();
     expect(ids()).toEqual(newest.map((m) => m.id));
     expect(earlier.hidden).toBe(false); // the kernel holds 200 more
-    earlier.click(); // at the oldest held: ask for the whole conversation
+    earlier.click(); // at the oldest held, the whole conversation already asked for: nothing more to ask
     expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }, { type: "snapshot", whole: true }]);
     // A batch while waiting is shown now and replayed on the whole snapshot (applied once).
     model.kernelSend({ type: "changes", seq: 7, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " again" }] });
     const whole = all.map((m) => (m.id === last.id ? { ...m, parts: [{ ...m.parts[0]!, text: m.parts[0]!.text + " more" }] } : m));
     model.kernelSend({ type: "snapshot", seq: 6, messages: whole, revs: {} });
     run();
-    // The slice before the oldest held is rendered right away (the reader asked for it).
+    // The slice before the oldest held is rendered right away (the reader asked for it), once.
     expect(ids()).toEqual(all.slice(-100 - HISTORY_WINDOW).map((m) => m.id));
+    expect(earlier.hidden).toBe(false);
     const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
     expect(text.match(/more/g)).toHaveLength(1);
     expect(text.match(/again/g)).toHaveLength(1);
+    // Another view's whole answer later changes nothing here (no second slice shown unasked).
+    const now = whole.map((m) => (m.id === last.id ? { ...m, parts: [{ ...m.parts[0]!, text: m.parts[0]!.text + " again" }] } : m));
+    model.kernelSend({ type: "snapshot", seq: 7, messages: now, revs: {} });
+    run();
+    expect(ids()).toHaveLength(100 + HISTORY_WINDOW);
   });
 
   it("ignores another view's partial answer, but a reset's replaces the conversation", () => {

@@ -149,10 +149,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
   const showEarlier = (): void => {
     const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
-    if (at === 0 && older > 0) {
-      wantEarlier = true; // shown once the whole conversation is here
+    if (older > 0 && at - HISTORY_WINDOW < 0) {
+      // The next slice reaches past the oldest message held: ask for the whole conversation now, and show
+      // the slice before the first one shown once it is here.
+      wantEarlier = true;
       requestSnapshot(true);
-      return;
     }
     if (at <= 0) return;
     windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
