@@ -154,28 +154,39 @@ def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -
     assert widget.index[0]["rev"] == 1 + len(text) - 4_000_000  # the message record, then each appended char
 
 
-def test_a_long_snapshot_holds_only_its_newest_messages_until_a_view_asks_for_the_whole(
+def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page_at_a_time(
         widget: StreamingWidget) -> None:
     """Views of a long conversation get its newest messages (a partial snapshot saying how many precede them);
-    the whole conversation goes out only when a view asks for it."""
-    from hermes_notebook.widgets._stream import SNAPSHOT_FIRST_MESSAGES
+    older ones go out a page at a time, on request, as of the seq of the last batch sent."""
+    from hermes_notebook.widgets._stream import OLDER_PAGE_MESSAGES, SNAPSHOT_FIRST_MESSAGES
 
-    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(SNAPSHOT_FIRST_MESSAGES + 50)]
+    n = SNAPSHOT_FIRST_MESSAGES + OLDER_PAGE_MESSAGES + 50
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(n)]
     widget.reset(history)
     wire = Recorded(widget)
     widget._dispatch(widget, {"type": "snapshot"}, [])
     [first] = wire.sent
-    assert first["partial"] is True and first["older"] == 50 and "reset" not in first
+    assert first["partial"] is True and first["older"] == n - SNAPSHOT_FIRST_MESSAGES and "reset" not in first
     assert [m["id"] for m in first["messages"]] == [m["id"] for m in history[-SNAPSHOT_FIRST_MESSAGES:]]
     assert set(first["revs"]) == {m["id"] for m in first["messages"]}
-    widget._dispatch(widget, {"type": "snapshot", "whole": True}, [])
-    whole = wire.sent[1]
-    assert whole.get("partial") is None and whole["seq"] == first["seq"] and len(whole["messages"]) == len(history)
-    assert whole["revs"] == {e["id"]: e["rev"] for e in widget.index}
+    oldest_held = first["messages"][0]["id"]
+    widget.push([{"op": "message", "message": _msg("user:new", "user", "more?", "complete")}])  # pending
+    widget._dispatch(widget, {"type": "older", "before": oldest_held}, [])
+    batch, page = wire.sent[1:]
+    assert batch["type"] == "changes" and page["type"] == "older"  # pending changes go out first
+    assert page["seq"] == batch["seq"] and page["before"] == oldest_held and page["older"] == 50
+    assert [m["id"] for m in page["messages"]] == [m["id"] for m in history[50:-SNAPSHOT_FIRST_MESSAGES]]
+    assert page["revs"] == {e["id"]: e["rev"] for e in widget.index[50:-SNAPSHOT_FIRST_MESSAGES - 1]}
+    widget._dispatch(widget, {"type": "older", "before": page["messages"][0]["id"]}, [])
+    assert [m["id"] for m in wire.sent[-1]["messages"]] == [m["id"] for m in history[:50]]
+    assert wire.sent[-1]["older"] == 0
+    widget._dispatch(widget, {"type": "older", "before": "user:gone"}, [])  # e.g. a reset came in between
+    assert wire.sent[-1]["messages"] == [] and wire.sent[-1]["older"] == 0
+    sent = len(wire.sent)
     widget.reset(history)  # a reset of a long conversation: its newest messages, marked as a reset
-    assert [(m.get("partial"), m.get("reset"), len(m["messages"])) for m in wire.sent[2:]] == [
+    assert [(m.get("partial"), m.get("reset"), len(m["messages"])) for m in wire.sent[sent:]] == [
         (True, True, SNAPSHOT_FIRST_MESSAGES)]
     widget.reset(history[:3])
-    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[3:]] == [(None, 3)]  # short: all of it
-    widget._dispatch(widget, {"type": "snapshot", "whole": "yes"}, [])  # checked like every browser message
-    assert len(wire.sent) == 4 and "whole must be true or false" in widget.notice
+    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[sent + 1:]] == [(None, 3)]  # short: all of it
+    widget._dispatch(widget, {"type": "older", "before": 7}, [])  # checked like every browser message
+    assert len(wire.sent) == sent + 2 and "before must be text" in widget.notice

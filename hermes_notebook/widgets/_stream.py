@@ -24,9 +24,9 @@ trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "kee
 Every view asks for a snapshot when it is created (custom messages sent before a view exists are lost) and then
 applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot only once some view has asked for
 one: before that no view exists that could use it. A snapshot of a long conversation holds only its newest
-``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); a view asks for the whole one when it is scrolled up
-to the oldest message it holds. So a 10,000-message history is not built, serialised and parsed (megabytes) before
-its first paint. Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go
+``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); when the reader scrolls up to the oldest message a view
+holds, it asks for the ``OLDER_PAGE_MESSAGES`` before it (``{"type": "older", "before": id}``). So a 10,000-message
+history is never built, serialised and parsed in one piece (megabytes: a long frame) before or while it is read. Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go
 out in order and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
@@ -60,8 +60,10 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 
-#: A snapshot holds at most this many messages (the newest; ``partial``) unless a view asks for the ``whole`` one.
+#: A snapshot holds at most this many messages (the newest; ``partial``); views ask for older ones a page at a time.
 SNAPSHOT_FIRST_MESSAGES = 100
+#: Messages per ``older`` answer (about 200 KB of JSON for typical chat messages: a few ms to parse).
+OLDER_PAGE_MESSAGES = 500
 
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
 SPLICE_MIN_KEEP = 64
@@ -151,7 +153,8 @@ class StreamingWidget(anywidget.AnyWidget):
         self._viewed = False
         self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
                                      loop=runtime.get_loop(), max_rate=max_rate)
-        self._actions: dict[str, Callable[[dict[str, Any]], None]] = {"snapshot": self._on_snapshot_request}
+        self._actions: dict[str, Callable[[dict[str, Any]], None]] = {
+            "snapshot": self._on_snapshot_request, "older": self._on_older_request}
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
@@ -277,17 +280,13 @@ class StreamingWidget(anywidget.AnyWidget):
             self._settled_seq_due = seq
         self._send_custom(content)
 
-    def _send_snapshot(self, seq: int, *, whole: bool = False, reset: bool = False) -> None:
-        """Send the conversation as of ``seq``: only its newest messages if it is long, unless ``whole``.
-
-        A view paints a long conversation from its newest messages; serialising, sending and parsing the whole of
-        it (megabytes at 10,000 messages) would hold up that first paint, so the rest is sent only when a view
-        scrolls up to the oldest message it holds and asks for it (``{"type": "snapshot", "whole": true}``).
-        """
+    def _send_snapshot(self, seq: int, *, reset: bool = False) -> None:
+        """Send the conversation as of ``seq``: only its newest messages if it is long (``older`` says how many
+        precede them; views fetch those a page at a time as the reader scrolls up)."""
         with self._lock:
             content: dict[str, Any] = {"type": "snapshot", "seq": seq}
             ids = list(self._store)
-            if not whole and len(ids) > SNAPSHOT_FIRST_MESSAGES:
+            if len(ids) > SNAPSHOT_FIRST_MESSAGES:
                 ids = ids[-SNAPSHOT_FIRST_MESSAGES:]
                 content.update(partial=True, older=len(self._store) - len(ids))
             content["messages"] = [dict(self._store[mid]) for mid in ids]
@@ -337,7 +336,24 @@ class StreamingWidget(anywidget.AnyWidget):
         with self._lock:
             self._viewed = True
             seq = self._coalescer.snapshot_seq()  # flushes pending changes (and a pending index) first
-            self._send_snapshot(seq, whole=content.get("whole") is True)
+            self._send_snapshot(seq)
+
+    def _on_older_request(self, content: dict[str, Any]) -> None:
+        """The page of messages before ``before`` (the oldest a view holds), as of the current ``seq``.
+
+        Consistent without a snapshot: every batch up to that ``seq`` went out before the answer, and a view that
+        got a change for a message it did not hold yet has asked for a snapshot already. An unknown ``before`` (a
+        reset came in between) gets an empty page, which the view ignores like any page not fitting what it holds.
+        """
+        with self._lock:
+            seq = self._coalescer.snapshot_seq()
+            ids = list(self._store)
+            at = ids.index(content["before"]) if content["before"] in self._store else 0
+            page = ids[max(0, at - OLDER_PAGE_MESSAGES):at]
+            self._send_custom({"type": "older", "seq": seq, "before": content["before"],
+                               "messages": [dict(self._store[mid]) for mid in page],
+                               "revs": {mid: self._revs.get(mid, 0) for mid in page},
+                               "older": max(0, at - OLDER_PAGE_MESSAGES)})
 
 
 def _approx_size(content: dict[str, Any]) -> int:

@@ -92,12 +92,6 @@ def optional(inner: Check) -> Check:
     return check
 
 
-def flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise Refused(f"{name} must be true or false, not {_kind(value)}")
-    return value
-
-
 def request_number(name: str, value: Any) -> int | str | None:
     """The view's request counter, echoed back in the reply (a small int, or an id string)."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53):
@@ -147,7 +141,8 @@ _IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "reques
 
 #: What the chat and turn views may send: type -> field -> check. Other keys are dropped.
 CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
-    "snapshot": {"whole": optional(flag)},  # whole: every message, not only the newest (a long conversation)
+    "snapshot": {},
+    "older": {"before": text(MAX_ID_CHARS, empty=False)},  # a page of the messages before this one
     "send": {"text": text(MAX_PROMPT_CHARS), "images": images},
     "stop": {},
     "respond": {**_IDS, "response": text(MAX_ANSWER_CHARS)},
@@ -171,7 +166,7 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
 }
 
 # Fields a message may leave out (the view omits them when empty); every other listed field is required.
-_OPTIONAL = {"images", "request", "id", "whole"}
+_OPTIONAL = {"images", "request", "id"}
 
 
 def validate(content: object, messages: Mapping[str, Mapping[str, Check]]) -> dict[str, Any]:

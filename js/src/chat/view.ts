@@ -34,7 +34,15 @@ import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
-import { awaitSnapshot, initialState, receiveChanges, receiveSnapshot, staleEntries, type SyncState } from "./state";
+import {
+  awaitSnapshot,
+  initialState,
+  prependOlder,
+  receiveChanges,
+  receiveSnapshot,
+  staleEntries,
+  type SyncState,
+} from "./state";
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
@@ -135,9 +143,16 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // The rendered window: messages from `windowStart` (an id, so appends and snapshots keep it) on.
   let windowStart: string | null = null;
   // Messages the kernel holds before the first one here: a long conversation's snapshot brings only its newest
-  // messages; the rest comes (a whole snapshot) when the reader scrolls up to the oldest one held.
+  // messages; older ones come a page at a time when the reader scrolls up to the oldest one held.
   let older = 0;
   let wantEarlier = false;
+  let olderInFlight = false;
+  const requestOlder = (): void => {
+    const first = state.messages[0];
+    if (olderInFlight || state.seq === null || first === undefined) return;
+    olderInFlight = true;
+    send({ type: "older", before: first.id });
+  };
   const visibleMessages = (): readonly Message[] => {
     const all = state.messages;
     let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
@@ -150,10 +165,10 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const showEarlier = (): void => {
     const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
     if (older > 0 && at - HISTORY_WINDOW < 0) {
-      // The next slice reaches past the oldest message held: ask for the whole conversation now, and show
-      // the slice before the first one shown once it is here.
+      // The next slice reaches past the oldest message held: ask for the page before it now, and show the
+      // slice before the first one shown once it is here.
       wantEarlier = true;
-      requestSnapshot(true);
+      requestOlder();
     }
     if (at <= 0) return;
     windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
@@ -196,11 +211,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // At most one snapshot request in flight: any snapshot answer (ours, another view's, or a reset's)
   // settles it, since the kernel sends every custom message to every view.
   let inFlight = false;
-  const requestSnapshot = (whole = false): void => {
-    if (inFlight) return; // a `wantEarlier` whole request is made again when the answer lands
+  const requestSnapshot = (): void => {
+    if (inFlight) return;
     inFlight = true;
     state = awaitSnapshot(state);
-    send(whole ? { type: "snapshot", whole: true } : { type: "snapshot" });
+    send({ type: "snapshot" });
   };
 
   // Stale check: settled messages in the index that this view lacks or holds at another rev. The
@@ -259,8 +274,23 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       // Only a view that got content from a kernel replaces the static transcript (see chat.css).
       root.dataset.live = "true";
       scheduleStaleCheck();
-      if (wantEarlier && older > 0) requestSnapshot(true);
+      if (wantEarlier && older > 0) requestOlder();
       else if (wantEarlier) {
+        wantEarlier = false;
+        showEarlier();
+      }
+    } else if (msg?.type === "older") {
+      olderInFlight = false;
+      const next = prependOlder(state, msg.seq, msg.before, msg.messages, msg.revs);
+      // A page that no longer fits is dropped; a resync's snapshot (or the reader's next scroll) asks again.
+      if (next === null) return;
+      state = next;
+      older = Math.max(0, msg.older);
+      for (const m of msg.messages) {
+        const { id, role, status, usage, error } = m;
+        index.set(id, { id, role, status, usage, error, rev: msg.revs[id] ?? 0 });
+      }
+      if (wantEarlier) {
         wantEarlier = false;
         showEarlier();
       }
