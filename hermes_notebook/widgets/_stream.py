@@ -62,8 +62,8 @@ INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 #: A snapshot holds at most this many messages (the newest; ``partial``); views ask for older ones a page at a time.
 SNAPSHOT_FIRST_MESSAGES = 100
-#: Messages per ``older`` answer (about 200 KB of JSON for typical chat messages: a few ms to parse).
-OLDER_PAGE_MESSAGES = 500
+#: Messages per ``older`` answer (about 90 KB of JSON for typical chat messages: a few ms to parse).
+OLDER_PAGE_MESSAGES = 200
 
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
 SPLICE_MIN_KEEP = 64
