@@ -16,6 +16,10 @@ No browser is involved, so these are the kernel's numbers alone (the browser's o
 ``bench_streaming_browser.py``). ``--feeders 1`` pushes all ten streams from one thread (like the package loop
 that feeds real chats); the default, 10, gives each widget its own thread.
 
+``--no-kernel`` measures the kernel side's own part in this process instead (no comm traffic): the cost of one
+``push`` of an ``append`` into ten widgets, over the first and the last 200 KB of a 1 MB reply, so a cost that
+grows with the text already streamed shows as a ratio above 1.
+
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_ten_widgets.py`` (``--json`` for machine output).
 """
 
@@ -193,15 +197,48 @@ def run(size: int, rate: int, tick: float, feeders: int) -> dict[str, Any]:
     }
 
 
+def run_without_kernel(size: int, chunk: int = 50) -> dict[str, Any]:
+    """Per-append cost of ``StreamingWidget.push`` into ten widgets, early in the reply vs late in it."""
+    from hermes_notebook.widgets._stream import StreamingWidget
+
+    part = {"id": "text:0", "kind": "text", "text": "", "name": None, "status": None, "arguments": None,
+            "preview": None, "result": None, "duration": None, "interaction": None}
+    widgets = [StreamingWidget(mode="turn") for _ in range(10)]
+    for i, w in enumerate(widgets):
+        w.push([{"op": "message", "message": {"id": f"a{i}", "role": "assistant", "status": "streaming",
+                                              "parts": [dict(part)], "usage": None, "error": None}}])
+    text = "x" * chunk
+    steps = size // chunk
+    window = max(1, steps // 5)  # the first and the last fifth (200 KB of a 1 MB reply)
+    times: list[float] = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        for i, w in enumerate(widgets):
+            w.push([{"op": "append", "message_id": f"a{i}", "part_id": "text:0", "text": text}])
+        times.append(time.perf_counter() - t)
+    for w in widgets:
+        w.flush()
+        w.close()
+    early = sum(times[:window]) / (window * 10) * 1e6
+    late = sum(times[-window:]) / (window * 10) * 1e6
+    return {"size": size, "chunk": chunk, "appends": steps * 10, "push_us_first_fifth": round(early, 1),
+            "push_us_last_fifth": round(late, 1), "late_over_early": round(late / early, 2),
+            "total_s": round(sum(times), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1_000_000, help="reply chars per widget (default 1 MB)")
     parser.add_argument("--rate", type=int, default=100_000, help="chars per second per widget (default 100000)")
     parser.add_argument("--tick", type=float, default=0.005, help="seconds between appends (default 0.005)")
     parser.add_argument("--feeders", type=int, default=10, help="feeding threads (default 10, one per widget)")
+    parser.add_argument("--no-kernel", action="store_true", help="only the in-process push cost (see above)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.size, args.rate, args.tick, args.feeders)
+    if args.no_kernel:
+        result = run_without_kernel(args.size)
+    else:
+        result = run(args.size, args.rate, args.tick, args.feeders)
     if args.json:
         print(json.dumps(result))
         return
