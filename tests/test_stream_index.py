@@ -190,3 +190,17 @@ def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page
     assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[sent + 1:]] == [(None, 3)]  # short: all of it
     widget._dispatch(widget, {"type": "older", "before": 7}, [])  # checked like every browser message
     assert len(wire.sent) == sent + 2 and "before must be text" in widget.notice
+
+
+def test_a_live_message_kept_across_a_reset_keeps_appends_made_meanwhile(widget: StreamingWidget) -> None:
+    """Chat's history re-fetch keeps a live reply as the same object; appends that arrive between reading it and
+    the reset (queued, not joined yet) are still in it afterwards, and its rev carries on."""
+    widget.reset([])
+    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "ab"}])
+    live = list(widget._store.values())  # what Chat._apply_history keeps
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "c"}])
+    rev = widget.index[0]["rev"]
+    widget.reset([_msg("user:1", "user", "q", "complete"), *live])
+    assert [m["parts"][0]["text"] for m in widget.snapshot()] == ["q", "abc"]
+    assert widget.index[1]["rev"] == rev

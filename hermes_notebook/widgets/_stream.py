@@ -26,8 +26,9 @@ applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot on
 one: before that no view exists that could use it. A snapshot of a long conversation holds only its newest
 ``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); when the reader scrolls up to the oldest message a view
 holds, it asks for the ``OLDER_PAGE_MESSAGES`` before it (``{"type": "older", "before": id}``). So a 10,000-message
-history is never built, serialised and parsed in one piece (megabytes: a long frame) before or while it is read. Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go
-out in order and a snapshot holds exactly the batches up to its ``seq``.
+history is never built, serialised and parsed in one piece (megabytes: a long frame) before or while it is read.
+Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go out in order
+and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
 value; interaction responses for sudo/secret are already redacted by the turn model.
@@ -237,7 +238,8 @@ class StreamingWidget(anywidget.AnyWidget):
             old, old_revs = self._store, self._revs
             self._store = MessageStore(messages)
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
-            # views go on applying its changes; any other replaced message gets a new rev.
+            # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also joins
+            # the old store's pending appends into that shared object, so the new store holds all its text.)
             self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
             if self._viewed:
                 self._send_snapshot(self._coalescer.seq, reset=True)
@@ -332,7 +334,7 @@ class StreamingWidget(anywidget.AnyWidget):
             log.exception("handling %r failed", message["type"])
             self.notice = f"{message['type']} failed: {exc}"
 
-    def _on_snapshot_request(self, content: dict[str, Any]) -> None:
+    def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
         with self._lock:
             self._viewed = True
             seq = self._coalescer.snapshot_seq()  # flushes pending changes (and a pending index) first
