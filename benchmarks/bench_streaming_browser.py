@@ -18,7 +18,8 @@ What it measures (one JupyterLab, one Chromium, one kernel, one run):
    while rAF timestamps record frame lengths.
 3. ``ten``: ten widgets streaming at once from ten kernel threads (30 KB/s each, a push every 20 ms); each view's
    applied batches per second, and the round trip of an ``execute_request`` (``1``) sent every 100 ms meanwhile,
-   measured by the page's kernel client (so it includes the page's own busy time).
+   measured by the page's kernel client (so it includes the page's own busy time), and by a second client of our
+   own connected straight to the kernel (the kernel's own latency).
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_streaming_browser.py`` (needs ``js`` built and
 ``/usr/bin/chromium``; ``--json`` for machine output; ``--rate`` bytes/s, default 100000).
@@ -35,6 +36,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -240,6 +242,27 @@ JS_TEN = """async ({path, seconds}) => {""" + JS_PRELUDE + """
   }
   return rtts;
 }"""
+
+
+def _direct_rtts(runtime_dir: Path, seconds: float, out: list[float]) -> None:
+    """``1+1`` round trips from our own client to the notebook's kernel (its connection file), every 100 ms."""
+    from jupyter_client import BlockingKernelClient
+
+    [connection] = sorted(runtime_dir.glob("kernel-*.json"))
+    client = BlockingKernelClient(connection_file=str(connection))
+    client.load_connection_file()
+    client.start_channels(iopub=False, stdin=False, hb=False, control=False)
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            s = time.perf_counter()
+            msg_id = client.execute("1+1", silent=True, store_history=False)
+            while client.get_shell_msg(timeout=30)["parent_header"].get("msg_id") != msg_id:
+                pass
+            out.append((time.perf_counter() - s) * 1000)
+            time.sleep(0.1)
+    finally:
+        client.stop_channels()
 
 
 def _free_port() -> int:
@@ -450,7 +473,11 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                 page.evaluate("() => { window.__hnBench.samples.length = 0; }")
                 t_start = page.evaluate("() => performance.now()")
                 exec_("for _i, _w in enumerate(ten): stream(_w, f'ten{_i}', text=REPLY[:300_000], rate=30_000, tick=0.02)")
+                direct: list[float] = []
+                side = threading.Thread(target=_direct_rtts, args=(base / "runtime", 8.0, direct), daemon=True)
+                side.start()
                 rtts = page.evaluate(JS_TEN, {"path": path, "seconds": 8})
+                side.join(60)
                 samples = page.evaluate("() => window.__hnBench.samples")
                 t_end = page.evaluate("() => performance.now()")
                 # samples are per flush of any of the ten views; per view: count them by view id
@@ -467,6 +494,10 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                     "exec_rtt_p95_ms": round(percentile(rtts, 95), 1),
                     "exec_rtt_max_ms": round(max(rtts, default=0.0), 1),
                     "exec_count": len(rtts),
+                    # the same, from a second client straight to the kernel's shell channel (no page, no server)
+                    "direct_exec_rtt_p50_ms": round(percentile(direct, 50), 1),
+                    "direct_exec_rtt_p95_ms": round(percentile(direct, 95), 1),
+                    "direct_exec_rtt_max_ms": round(max(direct, default=0.0), 1),
                 }
             page.close()
             context.close()

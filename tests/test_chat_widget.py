@@ -457,7 +457,9 @@ def test_streamed_reply_bytes_stay_under_1_5x(chat: Chat, conn: FakeConnection) 
 
 
 def test_reset_sends_the_content_once_as_a_snapshot(chat: Chat, conn: FakeConnection) -> None:
-    """A session switch replaces the conversation with one snapshot message; the index follows, without text."""
+    """A session switch replaces the conversation with one snapshot message to the views; the index follows,
+    without text."""
+    browser(chat, type="snapshot")  # a view exists (it asked for its first snapshot)
     wire = Wire(chat)
     conn.histories["stored-2"] = [user_message("z", "HISTORY-MARKER other session").to_dict()]
     browser(chat, type="switch_session", session_id="stored-2")

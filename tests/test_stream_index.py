@@ -103,8 +103,9 @@ def test_a_failed_push_sends_a_bumped_entry_so_views_resync(widget: StreamingWid
 
 
 def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget) -> None:
-    """A reset sends one snapshot and nothing else; settled_seq points at it."""
+    """With a view, a reset sends one snapshot and nothing else; settled_seq points at it."""
     widget.reset([])
+    widget._dispatch(widget, {"type": "snapshot"}, [])  # a view exists: it asked for its first snapshot
     widget.push([{"op": "message", "message": _msg("user:1", "user", "q", "complete")}])
     widget.flush()
     wire = Recorded(widget)
@@ -115,18 +116,91 @@ def test_reset_implies_every_entry_and_moves_settled_seq(widget: StreamingWidget
     assert widget.settled_seq == snapshots[0]["seq"]
 
 
-def test_a_long_snapshot_is_preceded_by_its_newest_messages(widget: StreamingWidget) -> None:
-    """Views of a long conversation get the newest messages first (a partial snapshot), then the whole one."""
-    from hermes_notebook.widgets._stream import SNAPSHOT_FIRST_MESSAGES
+def test_reset_before_any_view_sends_no_snapshot(widget: StreamingWidget) -> None:
+    """A history loaded before the widget is displayed is not built or sent for nobody; the first view's
+    request gets it, and from then on resets reach the views."""
+    wire = Recorded(widget)
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(50)]
+    widget.reset(history)
+    assert wire.sent == []
+    assert widget.settled_seq == 0  # no batch went out yet; a view's first snapshot covers seq 0
+    widget._dispatch(widget, {"type": "snapshot"}, [])  # the first view asks
+    assert [(m["type"], [x["id"] for x in m["messages"]]) for m in wire.sent] == [
+        ("snapshot", [m["id"] for m in history])]
+    wire.sent.clear()
+    widget.reset(history[:2])  # a view exists now: the reset reaches it
+    assert [(m["type"], len(m["messages"]), m["reset"]) for m in wire.sent] == [("snapshot", 2, True)]
 
-    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(SNAPSHOT_FIRST_MESSAGES + 50)]
+
+def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -> None:
+    """Per-append cost must not grow with the message: an append to a 4 MB part allocates about its own size,
+    not another 4 MB (a joined copy). Reading the message still shows every append in order."""
+    import tracemalloc
+
+    widget.reset([])
+    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "x" * 4_000_000, "streaming")}])
+    widget.flush()
+    tracemalloc.start()
+    try:
+        for i in range(200):
+            widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}>"}])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak  # joining onto the 4 MB text even once would allocate > 4 MB
+    widget.flush()
+    text = widget.snapshot()[0]["parts"][0]["text"]
+    assert text == "x" * 4_000_000 + "".join(f"<{i}>" for i in range(200))
+    assert widget.index[0]["rev"] == 1 + len(text) - 4_000_000  # the message record, then each appended char
+
+
+def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page_at_a_time(
+        widget: StreamingWidget) -> None:
+    """Views of a long conversation get its newest messages (a partial snapshot saying how many precede them);
+    older ones go out a page at a time, on request, as of the seq of the last batch sent."""
+    from hermes_notebook.widgets._stream import OLDER_PAGE_MESSAGES, SNAPSHOT_FIRST_MESSAGES
+
+    n = SNAPSHOT_FIRST_MESSAGES + OLDER_PAGE_MESSAGES + 50
+    history = [_msg(f"user:{i}", "user", f"q{i}", "complete") for i in range(n)]
     widget.reset(history)
     wire = Recorded(widget)
     widget._dispatch(widget, {"type": "snapshot"}, [])
-    first, whole = wire.sent
-    assert first["partial"] is True and whole.get("partial") is None and first["seq"] == whole["seq"]
+    [first] = wire.sent
+    assert first["partial"] is True and first["older"] == n - SNAPSHOT_FIRST_MESSAGES and "reset" not in first
     assert [m["id"] for m in first["messages"]] == [m["id"] for m in history[-SNAPSHOT_FIRST_MESSAGES:]]
     assert set(first["revs"]) == {m["id"] for m in first["messages"]}
-    assert len(whole["messages"]) == len(history)
+    oldest_held = first["messages"][0]["id"]
+    widget.push([{"op": "message", "message": _msg("user:new", "user", "more?", "complete")}])  # pending
+    widget._dispatch(widget, {"type": "older", "before": oldest_held}, [])
+    batch, page = wire.sent[1:]
+    assert batch["type"] == "changes" and page["type"] == "older"  # pending changes go out first
+    assert page["seq"] == batch["seq"] and page["before"] == oldest_held and page["older"] == 50
+    assert [m["id"] for m in page["messages"]] == [m["id"] for m in history[50:-SNAPSHOT_FIRST_MESSAGES]]
+    assert page["revs"] == {e["id"]: e["rev"] for e in widget.index[50:-SNAPSHOT_FIRST_MESSAGES - 1]}
+    widget._dispatch(widget, {"type": "older", "before": page["messages"][0]["id"]}, [])
+    assert [m["id"] for m in wire.sent[-1]["messages"]] == [m["id"] for m in history[:50]]
+    assert wire.sent[-1]["older"] == 0
+    widget._dispatch(widget, {"type": "older", "before": "user:gone"}, [])  # e.g. a reset came in between
+    assert wire.sent[-1]["messages"] == [] and wire.sent[-1]["older"] == 0
+    sent = len(wire.sent)
+    widget.reset(history)  # a reset of a long conversation: its newest messages, marked as a reset
+    assert [(m.get("partial"), m.get("reset"), len(m["messages"])) for m in wire.sent[sent:]] == [
+        (True, True, SNAPSHOT_FIRST_MESSAGES)]
     widget.reset(history[:3])
-    assert [m.get("partial") for m in wire.sent[2:]] == [None]  # short: the whole snapshot only
+    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[sent + 1:]] == [(None, 3)]  # short: all of it
+    widget._dispatch(widget, {"type": "older", "before": 7}, [])  # checked like every browser message
+    assert len(wire.sent) == sent + 2 and "before must be text" in widget.notice
+
+
+def test_a_live_message_kept_across_a_reset_keeps_appends_made_meanwhile(widget: StreamingWidget) -> None:
+    """Chat's history re-fetch keeps a live reply as the same object; appends that arrive between reading it and
+    the reset (queued, not joined yet) are still in it afterwards, and its rev carries on."""
+    widget.reset([])
+    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "ab"}])
+    live = list(widget._store.values())  # what Chat._apply_history keeps
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "c"}])
+    rev = widget.index[0]["rev"]
+    widget.reset([_msg("user:1", "user", "q", "complete"), *live])
+    assert [m["parts"][0]["text"] for m in widget.snapshot()] == ["q", "abc"]
+    assert widget.index[1]["rev"] == rev

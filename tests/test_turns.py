@@ -23,6 +23,7 @@ from hermes_notebook.turns import (
     history_events,
     user_message,
 )
+from hermes_notebook.turns.changes import MessageStore
 from hermes_notebook.turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -571,6 +572,10 @@ def test_change_stream_reproduces_message(label: str, items: list[Item]) -> None
     assert folder.done, label
     wire = json.loads(json.dumps(changes))
     assert apply_changes({}, wire) == {folder.message_id: folder.message.to_dict()}
+    store = MessageStore()  # the widgets' store: one record at a time, reading only at the end
+    for change in wire:
+        store.apply([change])
+    assert dict(store) == {folder.message_id: folder.message.to_dict()}
     assert sum(c["op"] == "finish" for c in changes) == 1 and changes[-1]["op"] == "finish"
     assert sum(c["op"] == "message" for c in changes) == 1 and changes[0]["op"] == "message"
 
@@ -582,6 +587,29 @@ def test_apply_changes_rejects_unknown_ops_and_ids() -> None:
     msgs = apply_changes({}, [{"op": "message", "message": user_message("t", "hi").to_dict()}])
     with pytest.raises(KeyError):
         apply_changes(msgs, [{"op": "append", "message_id": "user:t", "part_id": "text:9", "text": "x"}])
+
+
+def test_message_store_joins_appends_only_when_read() -> None:
+    """Appends queue on the part (its text lags in raw()), any read or other record of the message joins them,
+    a replaced part drops what was queued for the old one, and unknown ids fail like apply_changes."""
+    store = MessageStore([user_message("t", "hi").to_dict()])
+    reply = {"id": "assistant:t", "role": "assistant", "status": "streaming", "usage": None, "error": None,
+             "parts": [{**store["user:t"]["parts"][0], "id": "text:0", "text": "a"}]}
+    store.apply([{"op": "message", "message": reply}])
+    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": t} for t in "bcd" * 200])
+    assert store.raw("assistant:t")["parts"][0]["text"] == "a"  # not joined yet
+    assert store["assistant:t"]["parts"][0]["text"] == "a" + "bcd" * 200
+    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "e"},
+                 {"op": "patch", "message_id": "assistant:t", "part_id": "text:0", "fields": {"status": None}}])
+    assert store.raw("assistant:t")["parts"][0]["text"].endswith("de")  # the patch joined first
+    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "lost"},
+                 {"op": "part", "message_id": "assistant:t", "part": {**reply["parts"][0], "text": "new"}}])
+    assert [m["parts"][0]["text"] for m in store.values()] == ["hi", "new"]
+    with pytest.raises(KeyError):
+        store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:9", "text": "x"}])
+    with pytest.raises(ValueError, match="unknown change op"):
+        store.apply([{"op": "nope", "message_id": "assistant:t"}])
+    assert "assistant:t" in store and len(store) == 2 and "other" not in store
 
 
 # -- history ------------------------------------------------------------------------------------------------------

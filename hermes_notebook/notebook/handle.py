@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from .. import runtime
 from ..errors import HermesError
-from ..turns import apply_changes
+from ..turns.changes import MessageStore
 from .interactions import Policy, normalize_answer, prompt_text
 from .results import Reply
 from .wait import wait_blocking
@@ -83,7 +83,7 @@ class TurnHandle:
         self.buttons = False
         self.text_prompts = False
         self._lock = threading.Lock()
-        self._store: dict[str, dict[str, Any]] = {}
+        self._store = MessageStore()  # appends cost O(their own text), not O(the reply so far)
         self._message_id: str | None = None
         self._listeners: list[Listener] = []
         self._future: concurrent.futures.Future[Reply] | None = None
@@ -120,7 +120,7 @@ class TurnHandle:
             for change in batch:
                 if change.get("op") == "message":
                     self._message_id = change["message"]["id"]
-            apply_changes(self._store, batch)
+            self._store.apply(batch)
             listeners = list(self._listeners)
         for listener in listeners:
             try:

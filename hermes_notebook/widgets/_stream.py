@@ -21,9 +21,14 @@ On the wire a ``patch`` that replaces a part's whole ``text`` while keeping most
 trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "keep", "text"}``: keep the first
 ``keep`` UTF-16 units, then append ``text``. It weighs 1, like the patch it stands for.
 
-A view created mid-stream asks for a snapshot (custom messages sent before a view exists are lost) and then
-applies only changes with a larger ``seq``. Every send (change batches, snapshots, index updates) happens
-under the widget's lock, so seqs go out in order and a snapshot holds exactly the batches up to its ``seq``.
+Every view asks for a snapshot when it is created (custom messages sent before a view exists are lost) and then
+applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot only once some view has asked for
+one: before that no view exists that could use it. A snapshot of a long conversation holds only its newest
+``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); when the reader scrolls up to the oldest message a view
+holds, it asks for the ``OLDER_PAGE_MESSAGES`` before it (``{"type": "older", "before": id}``). So a 10,000-message
+history is never built, serialised and parsed in one piece (megabytes: a long frame) before or while it is read.
+Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go out in order
+and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
 value; interaction responses for sudo/secret are already redacted by the turn model.
@@ -42,7 +47,7 @@ import anywidget
 import traitlets
 
 from .. import runtime
-from ..turns import apply_changes
+from ..turns.changes import MessageStore
 from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 
@@ -56,8 +61,10 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 
-#: A snapshot of more messages than this is preceded by a ``partial`` one holding only the newest this many.
+#: A snapshot holds at most this many messages (the newest; ``partial``); views ask for older ones a page at a time.
 SNAPSHOT_FIRST_MESSAGES = 100
+#: Messages per ``older`` answer (about 90 KB of JSON for typical chat messages: a few ms to parse).
+OLDER_PAGE_MESSAGES = 200
 
 #: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
 SPLICE_MIN_KEEP = 64
@@ -137,14 +144,18 @@ class StreamingWidget(anywidget.AnyWidget):
     def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()
-        self._store: dict[str, dict[str, Any]] = {}
+        #: appends are O(their own text): a part's text is joined only when the message is read
+        self._store = MessageStore()
         self._revs: dict[str, int] = {}
         #: messages settled since the last batch went out: their index entries ride in the next one
         self._settled: dict[str, None] = {}
         self._settled_seq_due: int | None = None
+        #: Some view asked for a snapshot, so views may exist: resets must reach them.
+        self._viewed = False
         self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
                                      loop=runtime.get_loop(), max_rate=max_rate)
-        self._actions: dict[str, Callable[[dict[str, Any]], None]] = {"snapshot": self._on_snapshot_request}
+        self._actions: dict[str, Callable[[dict[str, Any]], None]] = {
+            "snapshot": self._on_snapshot_request, "older": self._on_older_request}
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
@@ -178,7 +189,7 @@ class StreamingWidget(anywidget.AnyWidget):
                 mid = _target(change)
                 self._revs[mid] = self._revs.get(mid, 0) + change_weight(change)
                 # Views compare only settled entries, so only a settled message's entry is sent.
-                if self._store[mid].get("status") != "streaming":
+                if self._store.raw(mid).get("status") != "streaming":
                     self._settled[mid] = None
             self._coalescer.push(wire)
 
@@ -190,14 +201,14 @@ class StreamingWidget(anywidget.AnyWidget):
             fields = change.get("fields")
             if change.get("op") != "patch" or not isinstance(fields, Mapping) or set(fields) != {"text"}:
                 continue
-            apply_changes(self._store, changes[start:i])
+            self._store.apply(changes[start:i])
             splice = self._splice(change)
-            apply_changes(self._store, [change])
+            self._store.apply([change])
             start = i + 1
             if splice is not None:
                 wire = wire if wire is not None else list(changes)
                 wire[i] = splice
-        apply_changes(self._store, changes[start:] if start else changes)
+        self._store.apply(changes[start:] if start else changes)
         return changes if wire is None else wire
 
     def _splice(self, patch: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -218,17 +229,20 @@ class StreamingWidget(anywidget.AnyWidget):
     def reset(self, messages: Iterable[dict[str, Any]]) -> None:
         """Replace the whole conversation (a session switch or a history re-fetch) and tell the views.
 
-        The content goes out once, as a ``snapshot`` message to every view; then the ``index`` follows.
+        The content goes out once, as a ``snapshot`` message to every view (the snapshot implies the index), or
+        not at all while no view has asked for one yet: views created later ask for it themselves.
         """
         with self._lock:
             self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
             self._settled.clear()  # the snapshot implies every entry
             old, old_revs = self._store, self._revs
-            self._store = {m["id"]: m for m in messages}
+            self._store = MessageStore(messages)
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
-            # views go on applying its changes; any other replaced message gets a new rev.
+            # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also joins
+            # the old store's pending appends into that shared object, so the new store holds all its text.)
             self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
-            self._send_snapshot(self._coalescer.seq)
+            if self._viewed:
+                self._send_snapshot(self._coalescer.seq, reset=True)
             self.settled_seq = self._coalescer.seq
 
     def snapshot(self) -> list[dict[str, Any]]:
@@ -247,7 +261,7 @@ class StreamingWidget(anywidget.AnyWidget):
             return [self._entry(mid) for mid in self._store]
 
     def _entry(self, mid: str) -> dict[str, Any]:
-        message = self._store[mid]
+        message = self._store.raw(mid)  # no part text in an entry: don't join it
         return {**{k: message.get(k) for k in INDEX_FIELDS}, "rev": self._revs.get(mid, 0)}
 
     def _take_settled(self) -> list[dict[str, Any]]:
@@ -268,17 +282,20 @@ class StreamingWidget(anywidget.AnyWidget):
             self._settled_seq_due = seq
         self._send_custom(content)
 
-    def _send_snapshot(self, seq: int) -> None:
+    def _send_snapshot(self, seq: int, *, reset: bool = False) -> None:
+        """Send the conversation as of ``seq``: only its newest messages if it is long (``older`` says how many
+        precede them; views fetch those a page at a time as the reader scrolls up)."""
         with self._lock:
-            messages = self.snapshot()
-            revs = {mid: self._revs.get(mid, 0) for mid in self._store}
-            if len(messages) > SNAPSHOT_FIRST_MESSAGES:
-                # A long conversation: the newest messages first, so views paint before the whole history
-                # (megabytes at 10,000 messages) is serialized, sent and parsed.
-                newest = messages[-SNAPSHOT_FIRST_MESSAGES:]
-                self._send_custom({"type": "snapshot", "seq": seq, "messages": newest, "partial": True,
-                                   "revs": {m["id"]: revs[m["id"]] for m in newest}})
-            self._send_custom({"type": "snapshot", "seq": seq, "messages": messages, "revs": revs})
+            content: dict[str, Any] = {"type": "snapshot", "seq": seq}
+            ids = list(self._store)
+            if len(ids) > SNAPSHOT_FIRST_MESSAGES:
+                ids = ids[-SNAPSHOT_FIRST_MESSAGES:]
+                content.update(partial=True, older=len(self._store) - len(ids))
+            content["messages"] = [dict(self._store[mid]) for mid in ids]
+            content["revs"] = {mid: self._revs.get(mid, 0) for mid in ids}
+            if reset:
+                content["reset"] = True
+            self._send_custom(content)
 
     def _send_custom(self, content: dict[str, Any]) -> None:
         # Not named ``_send``: that is ipywidgets' own method for state updates (``_send(msg, buffers)``),
@@ -319,8 +336,26 @@ class StreamingWidget(anywidget.AnyWidget):
 
     def _on_snapshot_request(self, _content: dict[str, Any]) -> None:
         with self._lock:
+            self._viewed = True
             seq = self._coalescer.snapshot_seq()  # flushes pending changes (and a pending index) first
             self._send_snapshot(seq)
+
+    def _on_older_request(self, content: dict[str, Any]) -> None:
+        """The page of messages before ``before`` (the oldest a view holds), as of the current ``seq``.
+
+        Consistent without a snapshot: every batch up to that ``seq`` went out before the answer, and a view that
+        got a change for a message it did not hold yet has asked for a snapshot already. An unknown ``before`` (a
+        reset came in between) gets an empty page, which the view ignores like any page not fitting what it holds.
+        """
+        with self._lock:
+            seq = self._coalescer.snapshot_seq()
+            ids = list(self._store)
+            at = ids.index(content["before"]) if content["before"] in self._store else 0
+            page = ids[max(0, at - OLDER_PAGE_MESSAGES):at]
+            self._send_custom({"type": "older", "seq": seq, "before": content["before"],
+                               "messages": [dict(self._store[mid]) for mid in page],
+                               "revs": {mid: self._revs.get(mid, 0) for mid in page},
+                               "older": max(0, at - OLDER_PAGE_MESSAGES)})
 
 
 def _approx_size(content: dict[str, Any]) -> int:

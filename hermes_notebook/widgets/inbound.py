@@ -142,6 +142,7 @@ _IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "reques
 #: What the chat and turn views may send: type -> field -> check. Other keys are dropped.
 CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "snapshot": {},
+    "older": {"before": text(MAX_ID_CHARS, empty=False)},  # a page of the messages before this one
     "send": {"text": text(MAX_PROMPT_CHARS), "images": images},
     "stop": {},
     "respond": {**_IDS, "response": text(MAX_ANSWER_CHARS)},

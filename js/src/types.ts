@@ -147,7 +147,19 @@ export interface ChatState {
 export type KernelMsg =
   | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
   | { type: "index"; index: IndexEntry[] }
-  | { type: "snapshot"; seq: number; messages: Message[]; revs?: Record<string, number>; partial?: boolean };
+  | {
+      type: "snapshot";
+      seq: number;
+      messages: Message[];
+      revs?: Record<string, number>;
+      /** only the newest messages: `older` more precede them in the kernel, sent a page at a time on request */
+      partial?: boolean;
+      older?: number;
+      /** sent by a reset (a new conversation), not in answer to some view's request */
+      reset?: boolean;
+    }
+  /** the page of messages before `before`, as of `seq`, answering `{type: "older"}`; `older` more precede it */
+  | { type: "older"; seq: number; before: string; messages: Message[]; revs: Record<string, number>; older: number };
 
 export interface ImageAttachment {
   mime: string;
@@ -158,6 +170,7 @@ export interface ImageAttachment {
 /** Browser -> kernel. */
 export type ViewMsg =
   | { type: "snapshot" }
+  | { type: "older"; before: string }
   | { type: "send"; text: string; images: ImageAttachment[] }
   | { type: "stop" }
   | { type: "respond"; message_id: string; part_id: string; request_id: string; response: string }

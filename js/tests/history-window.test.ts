@@ -64,22 +64,66 @@ describe("long histories", () => {
 });
 
 describe("partial snapshot (the newest messages first)", () => {
-  it("paints the newest messages at once, then the whole snapshot replaces it without losing batches", () => {
-    const { model, run, ids } = setup();
+  it("paints the newest messages, and asks for older pages only when scrolled up to the oldest one held", () => {
+    const { model, host, run, ids } = setup();
     const all = history(300);
     const newest = all.slice(-100);
-    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true });
+    model.kernelSend({ type: "snapshot", seq: 5, messages: newest, revs: {}, partial: true, older: 200 });
     run();
     expect(ids()).toEqual(newest.slice(-HISTORY_WINDOW).map((m) => m.id));
     const last = all[all.length - 1]!;
-    // A batch between the two is shown now and replayed on the whole snapshot (applied once).
+    // The partial snapshot is the view's state: batches apply on it at once, nothing else is awaited.
     model.kernelSend({ type: "changes", seq: 6, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " more" }] });
+    run();
+    expect(model.sent).toEqual([{ type: "snapshot" }]); // only the one at creation
+    const earlier = host.querySelector<HTMLButtonElement>(".hn-earlier")!;
+    earlier.click(); // the rest of what is held, and (the next slice would reach past it) ask for the page before
+    run();
+    expect(ids()).toEqual(newest.map((m) => m.id));
+    expect(earlier.hidden).toBe(false); // the kernel holds 200 more
+    earlier.click(); // at the oldest held, the page already asked for: nothing more to ask
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "older", before: newest[0]!.id }]);
+    // The page (as of the seq the view is at) goes in front; the slice the reader asked for is shown at once.
+    const page = all.slice(50, 200);
+    model.kernelSend({ type: "older", seq: 6, before: newest[0]!.id, messages: page, revs: { [page[0]!.id]: 7 }, older: 50 });
+    run();
+    expect(ids()).toEqual(all.slice(200 - HISTORY_WINDOW).map((m) => m.id));
+    expect(earlier.hidden).toBe(false);
+    const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
+    expect(text.match(/more/g)).toHaveLength(1); // the newest messages were kept as they were
+    // A page that does not fit what the view holds (another first message, another seq) is dropped.
+    model.kernelSend({ type: "older", seq: 6, before: "someone-else", messages: all.slice(0, 10), revs: {}, older: 0 });
+    model.kernelSend({ type: "older", seq: 5, before: page[0]!.id, messages: all.slice(0, 50), revs: {}, older: 0 });
+    for (let i = 0; i < 4; i++) {
+      earlier.click();
+      run();
+    }
+    expect(ids()[0]).toBe(page[0]!.id);
+    expect(model.sent.at(-1)).toEqual({ type: "older", before: page[0]!.id });
+    model.kernelSend({ type: "older", seq: 6, before: page[0]!.id, messages: all.slice(0, 50), revs: {}, older: 0 });
+    run();
+    expect(ids()).toEqual(all.map((m) => m.id));
+    expect(earlier.hidden).toBe(true);
+  });
+
+  it("ignores another view's partial answer, but a reset's replaces the conversation", () => {
+    const { model, host, run, ids } = setup();
+    const all = history(300);
     model.kernelSend({ type: "snapshot", seq: 5, messages: all, revs: {} });
     run();
+    model.kernelSend({ type: "snapshot", seq: 5, messages: all.slice(-100), revs: {}, partial: true, older: 200 });
+    run();
     expect(ids()).toEqual(all.slice(-HISTORY_WINDOW).map((m) => m.id));
-    const text = document.querySelector(`.hn-message[data-message-id="${last.id}"] .hn-part`)!.textContent!;
-    expect(text.match(/more/g)).toHaveLength(1);
-    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the one at creation
+    for (let i = 0; i < 300 / HISTORY_WINDOW; i++) {
+      host.querySelector<HTMLButtonElement>(".hn-earlier")!.click();
+      run();
+    }
+    expect(ids()).toEqual(all.map((m) => m.id)); // it still holds everything: nothing asked again
+    expect(model.sentOfType("snapshot")).toEqual([{ type: "snapshot" }]);
+    const other = history(150).map((m) => ({ ...m, id: `other-${m.id}` }));
+    model.kernelSend({ type: "snapshot", seq: 6, messages: other.slice(-100), revs: {}, partial: true, older: 50, reset: true });
+    run();
+    expect(ids()).toEqual(other.slice(-HISTORY_WINDOW).map((m) => m.id));
   });
 });
 

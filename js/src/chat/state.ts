@@ -86,6 +86,27 @@ export function receiveSnapshot(
   return { ...state, seq: last, messages: keepIdentical(state.messages, current), revs: currentRevs, buffer: [], missed };
 }
 
+/**
+ * A page of older messages arrived (answering a request for those before `before`, the oldest held then): put it
+ * in front. The kernel took it at `seq` after sending every batch up to it, so it fits a state at that very seq;
+ * a page that doesn't fit (a batch was lost, a snapshot came in between or is awaited, the first message
+ * changed) is dropped (null).
+ */
+export function prependOlder(
+  state: SyncState,
+  seq: number,
+  before: string,
+  messages: readonly Message[],
+  revs: Readonly<Record<string, number>>,
+): SyncState | null {
+  if (state.seq === null || seq !== state.seq || state.messages[0]?.id !== before) return null;
+  const held = new Set(state.messages.map((m) => m.id));
+  const page = messages.filter((m) => !held.has(m.id));
+  const nextRevs = new Map(state.revs);
+  for (const m of page) nextRevs.set(m.id, revs[m.id] ?? 0);
+  return { ...state, messages: [...page, ...state.messages], revs: nextRevs };
+}
+
 /** Start waiting for a fresh snapshot answer (e.g. after a resync request). */
 export function awaitSnapshot(state: SyncState): SyncState {
   return { ...state, seq: null, buffer: [], missed: 0 };

@@ -34,7 +34,15 @@ import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
-import { awaitSnapshot, initialState, receiveChanges, receiveSnapshot, staleEntries, type SyncState } from "./state";
+import {
+  awaitSnapshot,
+  initialState,
+  prependOlder,
+  receiveChanges,
+  receiveSnapshot,
+  staleEntries,
+  type SyncState,
+} from "./state";
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
@@ -134,16 +142,34 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   // The rendered window: messages from `windowStart` (an id, so appends and snapshots keep it) on.
   let windowStart: string | null = null;
+  // Messages the kernel holds before the first one here: a long conversation's snapshot brings only its newest
+  // messages; older ones come a page at a time when the reader scrolls up to the oldest one held.
+  let older = 0;
+  let wantEarlier = false;
+  let olderInFlight = false;
+  const requestOlder = (): void => {
+    const first = state.messages[0];
+    if (olderInFlight || state.seq === null || first === undefined) return;
+    olderInFlight = true;
+    send({ type: "older", before: first.id });
+  };
   const visibleMessages = (): readonly Message[] => {
     const all = state.messages;
     let start = windowStart === null ? -1 : all.findIndex((m) => m.id === windowStart);
     if (start < 0) start = Math.max(0, all.length - HISTORY_WINDOW);
     windowStart = all[start]?.id ?? null;
-    if (earlier.hidden !== (start === 0)) earlier.hidden = start === 0; // an unchanged write still restyles
+    const hidden = start === 0 && older === 0;
+    if (earlier.hidden !== hidden) earlier.hidden = hidden; // an unchanged write still restyles
     return start === 0 ? all : all.slice(start);
   };
   const showEarlier = (): void => {
     const at = windowStart === null ? -1 : state.messages.findIndex((m) => m.id === windowStart);
+    if (older > 0 && at - HISTORY_WINDOW < 0) {
+      // The next slice reaches past the oldest message held: ask for the page before it now, and show the
+      // slice before the first one shown once it is here.
+      wantEarlier = true;
+      requestOlder();
+    }
     if (at <= 0) return;
     windowStart = state.messages[Math.max(0, at - HISTORY_WINDOW)]!.id;
     invalidate();
@@ -233,16 +259,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (msg?.type === "index") {
       receiveIndex(msg.index);
       return;
-    } else if (msg?.type === "snapshot" && msg.partial === true) {
-      // The newest messages of a long conversation, ahead of the whole snapshot (same seq): shown at once,
-      // while batches stay buffered for the whole one, which follows right behind.
-      if (state.seq !== null && msg.seq < state.seq) return;
-      const waiting = state.seq === null ? state.buffer : [];
-      state = { ...receiveSnapshot(state, msg.seq, msg.messages, msg.revs), seq: null, buffer: waiting, missed: 0 };
-      root.dataset.live = "true";
     } else if (msg?.type === "snapshot") {
+      // Another view's first answer, only the newest messages: this view, not waiting, holds them already.
+      if (msg.partial === true && msg.reset !== true && !inFlight && state.seq !== null) return;
       inFlight = false;
       state = receiveSnapshot(state, msg.seq, msg.messages, msg.revs);
+      older = msg.partial === true && typeof msg.older === "number" ? Math.max(0, msg.older) : 0;
+      if (msg.reset === true) wantEarlier = false; // another conversation: the reader starts at its end
       index.clear();
       for (const m of msg.messages) {
         const { id, role, status, usage, error } = m;
@@ -251,6 +274,26 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       // Only a view that got content from a kernel replaces the static transcript (see chat.css).
       root.dataset.live = "true";
       scheduleStaleCheck();
+      if (wantEarlier && older > 0) requestOlder();
+      else if (wantEarlier) {
+        wantEarlier = false;
+        showEarlier();
+      }
+    } else if (msg?.type === "older") {
+      olderInFlight = false;
+      const next = prependOlder(state, msg.seq, msg.before, msg.messages, msg.revs);
+      // A page that no longer fits is dropped; a resync's snapshot (or the reader's next scroll) asks again.
+      if (next === null) return;
+      state = next;
+      older = Math.max(0, msg.older);
+      for (const m of msg.messages) {
+        const { id, role, status, usage, error } = m;
+        index.set(id, { id, role, status, usage, error, rev: msg.revs[id] ?? 0 });
+      }
+      if (wantEarlier) {
+        wantEarlier = false;
+        showEarlier();
+      }
     } else {
       return;
     }
