@@ -136,6 +136,28 @@ def settings(hermes: LocalHermes) -> Settings:
 
 
 @pytest.fixture
+def hermes_shell(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The process-wide IPython shell with fresh %hermes magics pointed at the shared test Hermes (by environment,
+    as a user's notebook would be); the magics' connection is closed afterwards."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from hermes_notebook.notebook.magics import load_ipython_extension
+
+    for name, value in {
+        "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
+        "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+    }.items():
+        monkeypatch.setenv(name, value)
+    shell = InteractiveShell.instance()
+    load_ipython_extension(shell)
+    magics = shell.magics_manager.registry["HermesMagics"]
+    yield shell
+    if magics._hermes is not None:
+        magics._hermes.close()
+        magics._hermes = None
+
+
+@pytest.fixture
 def workdir(hermes: LocalHermes, request: pytest.FixtureRequest) -> Path:
     """A unique path (not created) inside the agent's cwd, named after the test, for on-disk effect checks."""
     stem = "".join(c if c.isalnum() else "-" for c in request.node.name)[:40].strip("-")

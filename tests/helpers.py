@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -40,3 +41,28 @@ async def eventually_async(predicate: Callable[[], T], timeout: float = 5.0, wha
         if loop.time() >= deadline:
             raise AssertionError(f"{what} not reached within {timeout} s")
         await asyncio.sleep(POLL_INTERVAL)
+
+
+@contextlib.contextmanager
+def offline_jobs_widget() -> Iterator[tuple[Any, list[Any]]]:
+    """A Jobs widget whose client records each request instead of sending it, for "nothing reaches the server"
+    checks; ``(widget, requests)``, closed afterwards."""
+    import httpx
+
+    from hermes_notebook import runtime
+    from hermes_notebook.client.jobs import JobsClient
+    from hermes_notebook.widgets.jobs import Jobs
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"jobs": []})
+
+    client = JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler))
+    widget = Jobs(client, auto_refresh=0, refresh=False)
+    try:
+        yield widget, seen
+    finally:
+        widget.close()
+        runtime.run_sync(client.aclose())

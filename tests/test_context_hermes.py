@@ -17,25 +17,13 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.notebook import Reply
 from hermes_notebook.notebook.context import PromptPreview
-from hermes_notebook.notebook.magics import HermesMagics, load_ipython_extension
 
 
 @pytest.fixture
-def ip(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    for name, value in {
-        "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-        "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-    }.items():
-        monkeypatch.setenv(name, value)
-    shell = InteractiveShell.instance()
-    load_ipython_extension(shell)
-    magics: HermesMagics = shell.magics_manager.registry["HermesMagics"]
-    yield shell
-    if magics._hermes is not None:
-        magics._hermes.close()
-        magics._hermes = None
+def ip(hermes_shell: InteractiveShell) -> Iterator[InteractiveShell]:
+    yield hermes_shell
     for name in ("r", "df", "nums"):
-        shell.user_ns.pop(name, None)
+        hermes_shell.user_ns.pop(name, None)
 
 
 def _text(content: Any) -> str:

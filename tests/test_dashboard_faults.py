@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem
+from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, Turn
 from hermes_notebook.errors import (
     HermesAuthError,
     HermesClosedError,
@@ -395,33 +395,36 @@ def _active_list(statuses: list[str]) -> Any:
     return handler
 
 
+async def _stopped_before_it_starts(fake: FakeDashboard, conn: DashboardConnection, statuses: list[str]) -> Turn:
+    """A turn the server accepted (``streaming``) and then sent nothing for, stopped at once; ``session.active_list``
+    answers with ``statuses`` in turn (the last one repeats)."""
+    ref = await conn.create_session()
+    fake.script(ref.live_id, [REPLY])
+    fake.handlers["session.active_list"] = _active_list(statuses)
+    turn = await conn.submit(ref, "SLOW 40")
+    await turn.interrupt()
+    return turn
+
+
 async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
     """0.19.0 answers ``streaming``, then drops a turn stopped before its agent is ready with no event at all;
     once the session is idle the turn ends cancelled instead of waiting forever."""
-    ref = await conn.create_session()
-    fake.script(ref.live_id, [REPLY])  # accepted, then nothing: the cancel check returned silently
-    fake.handlers["session.active_list"] = _active_list(["starting", "working", "idle"])
-    turn = await conn.submit(ref, "SLOW 40")
-    await turn.interrupt()
+    turn = await _stopped_before_it_starts(fake, conn, ["starting", "working", "idle"])
     message = await asyncio.wait_for(turn._result(), 10)
     assert message.status == "cancelled" and message.error is None
     assert len(fake.requests("session.active_list")) == 3
     assert len(fake.requests("session.interrupt")) == 1
-    assert not conn._core.sessions[ref.stored_id].turns  # the session takes the next prompt as its own turn
+    assert not conn._core.sessions[turn.ref.stored_id].turns  # the session takes the next prompt as its own turn
 
 
 async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
     """A stop that landed before the agent cleared its interrupt flag is lost: it goes again at message.start."""
-    ref = await conn.create_session()
-    sid = ref.live_id
-    fake.script(sid, [REPLY])
-    fake.handlers["session.active_list"] = _active_list(["working"])
-    turn = await conn.submit(ref, "SLOW 40")
-    await turn.interrupt()
+    turn = await _stopped_before_it_starts(fake, conn, ["working"])
+    sid = turn.ref.live_id
     await fake.wait_for("session.active_list")
     await fake.send(event("message.start", sid))
     await fake.wait_for("session.interrupt", count=2)
@@ -433,13 +436,8 @@ async def test_a_newer_servers_error_for_a_turn_stopped_before_it_started_is_a_c
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
     """Newer servers say "Turn cancelled before the agent was ready" as an ``error`` event: ours, not a failure."""
-    ref = await conn.create_session()
-    sid = ref.live_id
-    fake.script(sid, [REPLY])
-    fake.handlers["session.active_list"] = _active_list(["starting"])
-    turn = await conn.submit(ref, "SLOW 40")
-    await turn.interrupt()
-    await fake.send(event("error", sid, {"message": "Turn cancelled before the agent was ready"}))
+    turn = await _stopped_before_it_starts(fake, conn, ["starting"])
+    await fake.send(event("error", turn.ref.live_id, {"message": "Turn cancelled before the agent was ready"}))
     message = await asyncio.wait_for(turn._result(), 5)
     assert message.status == "cancelled" and message.error is None
 

@@ -9,15 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from hermes_notebook import runtime
-from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.widgets import inbound
 from hermes_notebook.widgets.chat import Chat
-from hermes_notebook.widgets.jobs import Jobs
-from tests.helpers import eventually
+from tests.helpers import eventually, offline_jobs_widget
 from tests.test_chat_widget import FakeConnection, browser, start_turn
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
@@ -137,15 +133,7 @@ def test_the_queue_is_bounded(chat: Chat, conn: FakeConnection) -> None:
 
 def test_jobs_view_messages_are_checked_too() -> None:
     """The jobs widget refuses malformed messages with a notice and sends nothing to Hermes."""
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json={"jobs": []})
-
-    client = JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler))
-    w = Jobs(client, auto_refresh=0, refresh=False)
-    try:
+    with offline_jobs_widget() as (w, seen):
         for content, reason in [
             ({"type": "action", "request": 1, "action": "rm -rf", "id": "abc"}, "action must be one of pause"),
             ({"type": "action", "request": 1, "action": "delete", "id": 5}, "id must be text, not int"),
@@ -157,9 +145,6 @@ def test_jobs_view_messages_are_checked_too() -> None:
             assert w.handle_message(content) is None
             assert w.notice["kind"] == "error" and reason in w.notice["text"], (content, w.notice)
         assert seen == []
-    finally:
-        w.close()
-        runtime.run_sync(client.aclose())
 
 
 def _sent_types(folder: str) -> set[str]:

@@ -7,12 +7,12 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
+from tests.helpers import offline_jobs_widget
 
 
 class _Recorder:
@@ -92,27 +92,18 @@ def test_form_creates_edits_and_row_actions_round_trip(widget) -> None:
 
 def test_invalid_schedule_is_refused_in_the_kernel_and_nothing_is_sent() -> None:
     """A bad schedule in the form gets an inline message with an example; no request reaches the server."""
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json={"jobs": []})
-
-    client = JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler))
-    w = Jobs(client, auto_refresh=0, refresh=False)
-    rec = _Recorder(w)
-    _do(w, {"type": "check_schedule", "request": 7, "schedule": "0 9 * * MON"})
-    check = rec.last("schedule_check")
-    assert check["request"] == 7 and check["ok"] is False
-    assert "Day names" in check["message"] and check["example"] == "'0 9 * * 1'"
-    _do(w, {"type": "save", "request": 8, "id": None, "fields": {"name": "x", "schedule": "@daily", "prompt": "p"}})
-    result = rec.last("save_result")
-    assert result["ok"] is False and result["field"] == "schedule" and "'0 0 * * *'" in result["message"]
-    _do(w, {"type": "save", "request": 9, "id": None, "fields": {"name": " ", "schedule": "every 5m"}})
-    assert rec.last("save_result")["field"] == "name"
-    assert seen == []
-    w.close()
-    runtime.run_sync(client.aclose())
+    with offline_jobs_widget() as (w, seen):
+        rec = _Recorder(w)
+        _do(w, {"type": "check_schedule", "request": 7, "schedule": "0 9 * * MON"})
+        check = rec.last("schedule_check")
+        assert check["request"] == 7 and check["ok"] is False
+        assert "Day names" in check["message"] and check["example"] == "'0 9 * * 1'"
+        _do(w, {"type": "save", "request": 8, "id": None, "fields": {"name": "x", "schedule": "@daily", "prompt": "p"}})
+        result = rec.last("save_result")
+        assert result["ok"] is False and result["field"] == "schedule" and "'0 0 * * *'" in result["message"]
+        _do(w, {"type": "save", "request": 9, "id": None, "fields": {"name": " ", "schedule": "every 5m"}})
+        assert rec.last("save_result")["field"] == "name"
+        assert seen == []
 
 
 def test_valid_schedule_check_gives_description_and_three_next_runs(widget) -> None:

@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.notebook.magics import load_ipython_extension
-
 pytestmark = pytest.mark.both_servers
 
 
 @pytest.fixture
-def ip(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """The process-wide IPython shell with fresh %hermes magics pointed at the shared test Hermes."""
-    for name, value in {
-        "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-        "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-    }.items():
-        monkeypatch.setenv(name, value)
-    shell = InteractiveShell.instance()
-    load_ipython_extension(shell)
-    magics = shell.magics_manager.registry["HermesMagics"]
-    yield shell
-    if magics._hermes is not None:
-        magics._hermes.close()
+def ip(hermes_shell: InteractiveShell) -> InteractiveShell:
+    return hermes_shell
 
 
 def _run(ip: InteractiveShell, code: str) -> Any:
