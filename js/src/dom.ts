@@ -57,3 +57,14 @@ export function copyButton(getText: () => string, label = "Copy"): HTMLButtonEle
   });
   return button;
 }
+
+/** The text a tool's arguments or result show as: strings as they are, anything else as indented JSON. */
+export function displayText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}

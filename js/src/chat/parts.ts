@@ -2,7 +2,7 @@
 // and touches nothing else, so streaming into one part never rebuilds its neighbours (the view calls
 // update only for parts whose object changed, at most once per animation frame).
 
-import { copyButton, h, setAttr, setText } from "../dom";
+import { copyButton, displayText, h, setAttr, setText } from "../dom";
 import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { benchHooks } from "./bench";
@@ -164,13 +164,13 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext)
       setText(status, STATUS_LABELS[state] ?? state);
       setText(duration, part.duration === null ? "" : formatDuration(part.duration));
 
-      const argsText = stringify(part.arguments);
+      const argsText = displayText(part.arguments);
       setText(preview, part.preview ?? oneLine(argsText));
       preview.hidden = preview.textContent === "";
       setText(argsBody, argsText);
       args.hidden = argsText === "";
 
-      const text = part.result === null || part.result === undefined ? "" : stringify(part.result);
+      const text = displayText(part.result);
       if (text !== resultText) {
         resultText = text;
         resultSummary.textContent = `${state === "error" ? "Error" : "Result"} · ${text.length.toLocaleString()} characters`;
@@ -202,16 +202,6 @@ export function formatDuration(seconds: number): string {
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
   return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
-}
-
-function stringify(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return String(value);
-  }
 }
 
 function oneLine(text: string, max = 120): string {

@@ -4,7 +4,7 @@
 // (textContent, no markdown renderer): it stays inert, has no buttons since nothing in a finished run can be
 // answered, and keeps the jobs bundle free of the chat's markdown and highlighting libraries.
 
-import { h, setAttr, setText } from "../dom";
+import { displayText, h, setAttr, setText } from "../dom";
 import type { Message, Part } from "../types";
 import { formatTime } from "./logic";
 
@@ -162,26 +162,16 @@ export class RunsPanel {
   }
 }
 
-function resultText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return String(value);
-  }
-}
-
 function renderPart(part: Part): HTMLElement | null {
   if (part.kind === "text") return part.text ? h("div", { class: "hn-run-text" }, part.text) : null;
   if (part.kind === "reasoning") {
     return part.text ? h("details", { class: "hn-run-reasoning" }, h("summary", {}, "Reasoning"), h("pre", {}, part.text)) : null;
   }
   if (part.kind === "tool") {
-    const args = part.preview ?? (typeof part.arguments === "string" ? part.arguments : resultText(part.arguments));
+    const args = part.preview ?? (typeof part.arguments === "string" ? part.arguments : displayText(part.arguments));
     const inter = part.interaction;
     const asked = inter ? `${inter.kind}: ${inter.command ?? inter.question ?? inter.description ?? ""} [${inter.status}]` : "";
-    const result = resultText(part.result);
+    const result = displayText(part.result);
     return h(
       "details",
       { class: "hn-run-tool", "data-status": part.status ?? "" },
