@@ -429,7 +429,8 @@ class DashboardCore:
         return params
 
     def drop_turn(self, session: _Session, turn: Turn) -> None:
-        """A prompt the server refused: its turn ends ``cancelled`` and takes no events."""
+        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and takes
+        no events."""
         if turn in session.turns:
             session.turns.remove(turn)
         turn._end("cancelled")

@@ -47,9 +47,7 @@ async def follow_up(conn: DashboardConnection, session: _Session, turn: Turn) ->
         if not await _session_runs(conn, turn.ref.live_id):
             await asyncio.sleep(0)  # let events already read off the socket reach the turn first
             if not turn._started and not turn.done:
-                if turn in session.turns:
-                    session.turns.remove(turn)
-                turn._end("cancelled")
+                conn._core.drop_turn(session, turn)
             return
         await asyncio.sleep(POLL_INTERVAL)
 
@@ -67,5 +65,5 @@ async def _session_runs(conn: DashboardConnection, live_id: str) -> bool:
     rows = result.get("sessions") if isinstance(result, Mapping) else None
     for row in rows if isinstance(rows, list) else []:
         if isinstance(row, Mapping) and row.get("id") == live_id:
-            return row.get("status") not in ("idle",)
+            return row.get("status") != "idle"
     return True
