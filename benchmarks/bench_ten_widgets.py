@@ -141,10 +141,13 @@ def run(size: int, rate: int, tick: float, feeders: int) -> dict[str, Any]:
                     data = msg["content"].get("data") or {}
                     content = data.get("content") or {}
                     i = index.get(msg["content"].get("comm_id"))
-                    if i is None or data.get("method") != "custom" or content.get("type") != "changes":
+                    if i is None or data.get("method") != "custom" or content.get("type") not in ("changes", "more"):
                         continue
                     batches[i].append(time.monotonic())
-                    chars[i] += sum(len(c.get("text") or "") for c in content["changes"] if c.get("op") == "append")
+                    if content["type"] == "more":  # one append to the part the batch before ended appending to
+                        chars[i] += len(content.get("text") or "")
+                    else:
+                        chars[i] += sum(len(c.get("text") or "") for c in content["changes"] if c.get("op") == "append")
             except BaseException as exc:  # noqa: BLE001 - reported by the main thread
                 errors.put(exc)
 

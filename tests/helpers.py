@@ -1,11 +1,11 @@
-"""Shared test helpers: wait until something observable happens, never for a fixed time."""
+"""Shared test helpers: wait until something observable happens (never for a fixed time); read the widget wire."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -41,6 +41,34 @@ async def eventually_async(predicate: Callable[[], T], timeout: float = 5.0, wha
         if loop.time() >= deadline:
             raise AssertionError(f"{what} not reached within {timeout} s")
         await asyncio.sleep(POLL_INTERVAL)
+
+
+class MoreReader:
+    """Reads kernel -> view custom messages as the view's decoder (js/src/chat/wire.ts) does: a short ``more`` batch
+    becomes the ``changes`` batch it stands for (an ``append`` to where the previous batch ended appending). A
+    ``more`` that does not directly follow an append batch fails the test."""
+
+    def __init__(self) -> None:
+        self._target: tuple[int, str, str] | None = None
+
+    def read(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("type") == "more":
+            target = self._target
+            assert target is not None and message["seq"] == target[0] + 1, f"a 'more' with nothing to follow: {message}"
+            message = {"type": "changes", "seq": message["seq"], "changes": [
+                {"op": "append", "message_id": target[1], "part_id": target[2], "text": message["text"]}]}
+        if message.get("type") == "snapshot":
+            self._target = None
+        elif message.get("type") == "changes":
+            last = message["changes"][-1]
+            self._target = (message["seq"], last["message_id"], last["part_id"]) if last["op"] == "append" else None
+        return message
+
+
+def expand_more(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with every ``more`` batch written out (see :class:`MoreReader`)."""
+    reader = MoreReader()
+    return [reader.read(m) for m in messages]
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hermes_notebook.widgets._stream import StreamingWidget, change_weight
-from tests.helpers import eventually
+from tests.helpers import eventually, expand_more
 
 
 def _part(pid: str, text: str) -> dict[str, Any]:
@@ -34,7 +34,8 @@ class Recorded:
         widget.observe(lambda change: self.settled_seqs.append(change["new"]), names="settled_seq")
 
     def batches(self) -> list[dict[str, Any]]:
-        return [m for m in self.sent if m["type"] == "changes"]
+        """The change batches, short ``more`` ones read as the ``changes`` they stand for."""
+        return [m for m in expand_more(self.sent) if m["type"] == "changes"]
 
 
 @pytest.fixture

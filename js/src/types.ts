@@ -146,6 +146,8 @@ export interface ChatState {
 /** Kernel -> browser. */
 export type KernelMsg =
   | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
+  /** a batch of one `append` of `text` to the part the previous batch (seq - 1) ended appending to */
+  | { type: "more"; seq: number; text: string }
   | { type: "index"; index: IndexEntry[] }
   | {
       type: "snapshot";

@@ -222,6 +222,49 @@ describe("index entries and stale copies", () => {
   });
 });
 
+describe("the short `more` batch", () => {
+  const more = (model: FakeModel<ChatState>, seq: number, text: string) => model.kernelSend({ type: "more", seq, text });
+
+  it("appends to the part the previous batch ended appending to, so the text reads the same", () => {
+    const { model, frames, changes, snapshot, $ } = setup();
+    snapshot(1, [message({ id: A, parts: [textPart("text:0", ""), textPart("text:1", "")] })]);
+    changes(2, { op: "append", message_id: A, part_id: "text:1", text: "Hello" });
+    more(model, 3, ", wor");
+    more(model, 4, "ld");
+    frames.run();
+    expect($(".hn-part[data-part-id='text:1']")!.textContent!.trim()).toBe("Hello, world");
+    expect($(".hn-part[data-part-id='text:0']")!.textContent!.trim()).toBe("");
+    expect(model.sentOfType("snapshot")).toHaveLength(1); // only the first request: every batch was placed
+  });
+
+  it("after a lost batch, a snapshot, or a batch not ending in an append, it is not placed: the view resyncs", () => {
+    const { model, frames, changes, snapshot, $ } = setup();
+    snapshot(1, [message({ id: A, parts: [textPart("text:0", "")] })]);
+    changes(2, { op: "append", message_id: A, part_id: "text:0", text: "a" });
+    more(model, 4, "lost-3"); // seq 3 never came: nothing to follow
+    expect(model.sentOfType("snapshot")).toHaveLength(2);
+    snapshot(4, [message({ id: A, parts: [textPart("text:0", "a+b")] })], { [A]: 3 });
+    more(model, 5, "after-snapshot"); // the kernel names the part again after every snapshot
+    expect(model.sentOfType("snapshot")).toHaveLength(3);
+    snapshot(5, [message({ id: A, parts: [textPart("text:0", "a+b")] })], { [A]: 3 });
+    changes(6, { op: "finish", message_id: A, status: "complete", usage: null, error: null });
+    more(model, 7, "after-finish");
+    expect(model.sentOfType("snapshot")).toHaveLength(4);
+    frames.run();
+    expect($(".hn-part[data-part-id='text:0']")!.textContent).not.toContain("lost-3");
+    expect($(".hn-part[data-part-id='text:0']")!.textContent).not.toContain("after-");
+  });
+
+  it("a view still waiting for its first snapshot drops one it cannot place (the snapshot holds it)", () => {
+    const { model, frames, snapshot, $ } = setup();
+    more(model, 6, " tail"); // sent before this view existed's snapshot answer
+    expect(model.sentOfType("snapshot")).toHaveLength(1);
+    snapshot(6, [message({ id: A, parts: [textPart("text:0", "head tail")] })]);
+    frames.run();
+    expect($(".hn-part[data-part-id='text:0']")!.textContent!.trim()).toBe("head tail");
+  });
+});
+
 describe("incremental rendering", () => {
   it("renders many coalesced appends once per frame and leaves other parts' DOM alone", () => {
     const { frames, changes, snapshot, $ } = setup();

@@ -34,6 +34,7 @@ import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
+import { createWireDecoder } from "./wire";
 import {
   awaitSnapshot,
   initialState,
@@ -248,7 +249,18 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     staleTimer ??= setTimeout(checkStale, staleDelay);
   };
 
-  listen("msg:custom", (msg: KernelMsg) => {
+  const wire = createWireDecoder();
+  listen("msg:custom", (received: KernelMsg) => {
+    let msg: KernelMsg | null = received;
+    if (msg?.type === "more") {
+      msg = wire.expand(msg);
+      if (msg === null) {
+        // Its part was named in a batch this view never got: rebuild from a snapshot (unless one is due anyway).
+        if (state.seq !== null) requestSnapshot();
+        return;
+      }
+    }
+    if (msg != null && typeof msg === "object") wire.seen(msg);
     if (msg?.type === "changes") {
       // Batches go to every view with consecutive seqs: a gap means one was lost.
       const gap = state.seq !== null && msg.seq > state.seq + 1;
