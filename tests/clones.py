@@ -19,9 +19,11 @@ def make_clone(dest: Path) -> Path:
         cwd=ROOT, check=True, capture_output=True,
     ).stdout.decode().split("\0")
     for name in filter(None, listing):
-        source = ROOT / name
-        if source.is_file() and not source.is_symlink():
-            target = dest / name
+        source, target = ROOT / name, dest / name
+        if source.is_symlink():  # as git stores it: a tracked link to one machine's venv must show up here
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "commit.gpgsign=false"]
@@ -29,8 +31,18 @@ def make_clone(dest: Path) -> Path:
     subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "clone"], cwd=dest, check=True)
     for absent in (".venv", ".venv-hermes", ".venv-kernels", "js/node_modules", "hermes_notebook/static/chat.js"):
-        assert not (dest / absent).exists(), absent
+        assert not os.path.lexists(dest / absent), f"a fresh clone would hold {absent}"  # lexists: a dangling link too
     return dest
+
+
+def project_envs_state(root: Path = ROOT) -> dict[str, int]:
+    """When each of the project's environments last had packages added or removed (site-packages mtimes).
+
+    The fresh-clone tests compare it before and after: they must create their own venvs, never install into
+    (or recreate) the project's, as the first demo test once did through ``HN_VENV``.
+    """
+    found = [*root.glob(".venv*/lib/python*/site-packages"), *root.glob(".venv-kernels/*/lib/python*/site-packages")]
+    return {str(path.relative_to(root)): path.stat().st_mtime_ns for path in sorted(found)}
 
 
 def clean_env(clone: Path | None = None) -> dict[str, str]:

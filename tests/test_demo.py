@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clones import clean_env, make_clone, run_step
+from clones import clean_env, make_clone, project_envs_state, run_step
 
 QUICK_TESTS = ["tests/test_formatting.py", "tests/test_settings.py", "-x", "-q"]
 
@@ -93,8 +93,10 @@ def check_demo_output(clone: Path, output: str) -> None:
 @pytest.fixture(scope="module")
 def clones(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("fresh-clones")
+    before = project_envs_state()
     yield base
     shutil.rmtree(base, ignore_errors=True)  # two sets of venvs: do not keep them around
+    assert project_envs_state() == before, "a fresh-clone test installed into the project's own venvs"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from clones import ROOT, clean_env, make_clone, run_step
+from clones import ROOT, clean_env, make_clone, project_envs_state, run_step
 
 HERMES_BIN_DIR = ROOT / ".venv-hermes" / "bin"
 
@@ -54,6 +54,7 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     """Built wheel, fresh venv outside a clone: packaged quickstart runs via nbclient; the demo module checks."""
     if not (HERMES_BIN_DIR / "hermes").exists():
         pytest.fail("no .venv-hermes: run scripts/setup")
+    envs_before = project_envs_state()
     clone = make_clone(tmp_path / "src")
     env = clean_env()
     run_step([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")],
@@ -93,3 +94,4 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     assert kernel.group(1).startswith(site) and kernel.group(2).startswith("Hello from the scripted model")
     assert (outside / "data" / "hermes-notebook" / "demo" / "quickstart.ipynb").is_file()
     assert "check: Lab will not ask about Jupyter news" in out
+    assert project_envs_state() == envs_before, "the wheel test installed into the project's own venvs"
