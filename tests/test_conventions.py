@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -582,6 +583,92 @@ def test_every_test_has_a_docstring() -> None:
     ]
     assert not offenders, "\n".join(offenders)
 
+
+
+# --- (g2) waits: on something observable, never a fixed time before an assertion ------------------------------
+
+# Tests allowed a fixed sleep right before an assertion: ``path::test``, each with why no event can stand in.
+SLEEP_BEFORE_ASSERT_ALLOWED = {
+    "tests/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
+        "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect loop "
+        "would be back within it, and there is no event for something that does not happen"
+    ),
+    "tests/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
+        "an absence window: close() must not close a connection the caller owns; to become a barrier on the "
+        "package loop (runtime.run_sync of a no-op after close)"
+    ),
+}
+
+
+def _is_fixed_sleep(stmt: ast.stmt) -> bool:
+    """``time.sleep(n)`` / ``await asyncio.sleep(n)`` with a positive constant ``n`` as a statement."""
+    if not isinstance(stmt, ast.Expr):
+        return False
+    call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "sleep"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ("time", "asyncio")
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, (int, float))
+        and call.args[0].value > 0
+    )
+
+
+def sleeps_before_assertions(tree: ast.Module, label: str) -> list[str]:
+    """``label::function:line`` of each fixed sleep whose next statement asserts (an ``assert``, or a call of a
+    function of this file that asserts)."""
+    asserting = {
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(isinstance(n, ast.Assert) for n in ast.walk(node))
+    }
+
+    def asserts(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Assert):
+            return True
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        call = call.value if isinstance(call, ast.Await) else call
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in asserting
+
+    found = []
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for function in functions:
+        for node in ast.walk(function):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                for stmt, following in itertools.pairwise(block):
+                    if _is_fixed_sleep(stmt) and asserts(following):
+                        found.append(f"{label}::{function.name}:{stmt.lineno}")
+    return sorted(set(found))
+
+
+def test_no_fixed_sleep_right_before_an_assertion() -> None:
+    """Tests wait for an event (``tests.helpers.eventually``, a barrier message), not a fixed time, before they
+    assert; the few absence windows are listed above with their reason."""
+    found = [hit for path in _test_files() for hit in sleeps_before_assertions(_parse(path), _rel(path))]
+    offenders = [hit for hit in found if hit.rpartition(":")[0] not in SLEEP_BEFORE_ASSERT_ALLOWED]
+    assert not offenders, "\n".join(offenders)
+    stale = sorted(set(SLEEP_BEFORE_ASSERT_ALLOWED) - {hit.rpartition(":")[0] for hit in found})
+    assert stale == [], f"allowed but no longer sleeping before an assertion: {stale}"
+
+
+def test_sleep_check_sees_a_violation() -> None:
+    """The sleep check flags a sleep followed by an assert or an asserting helper, not a sleep in a poll loop."""
+    source = (
+        "import asyncio, time\n"
+        "def _never(x):\n    assert not x\n"
+        "def test_a():\n    time.sleep(0.5)\n    assert 1\n"
+        "async def test_b():\n    await asyncio.sleep(1)\n    _never(0)\n"
+        "def test_c():\n    while True:\n        time.sleep(0.1)\n    assert 1\n"
+        "def test_d():\n    time.sleep(0)\n    assert 1\n"
+    )
+    assert sleeps_before_assertions(ast.parse(source), "t.py") == ["t.py::test_a:5", "t.py::test_b:8"]
 
 # --- (h) docs that resolve -----------------------------------------------------------------------------------
 
