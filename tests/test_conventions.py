@@ -1,4 +1,5 @@
-"""Checkable project rules from shared/style-anchors.md ("What hermes-notebook should absorb"), by AST and text.
+"""Checkable project rules (layers, one exception tree, one transport seam, module size, tests that wait on
+events, docs that resolve), by AST and text.
 
 Each test names its rule; a failure lists every offender as ``path:line``.
 """
@@ -741,6 +742,23 @@ def test_package_names_no_missing_files_and_no_tickets() -> None:
                 offenders.append(f"{_rel(path)}:{number} cites a ticket: {line.strip()[:80]}")
     assert not offenders, "\n".join(offenders)
 
+
+def test_tests_cite_resolvable_sections_and_no_tickets() -> None:
+    """Tests follow the package's rule: each ``§n`` names its docs/protocol/ file and resolves there; no ticket
+    numbers (a newcomer cannot look them up)."""
+    docs = _protocol_docs()
+    offenders = []
+    for path in _test_files():
+        if path == Path(__file__):  # this file quotes bad citations and tickets on purpose, in its self-tests
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += unresolved_citations(_rel(path), text, docs)
+        offenders += [
+            f"{_rel(path)}:{number} cites a ticket: {line.strip()[:80]}"
+            for number, line in enumerate(text.splitlines(), 1)
+            if TICKET.search(line)
+        ]
+    assert not offenders, "\n".join(offenders)
 
 def architecture_rows(markdown: str) -> list[tuple[list[str], list[str]]]:
     """``(modules, names)`` per row of the ``| module | job |`` table: backticked paths, backticked identifiers."""

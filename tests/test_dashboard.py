@@ -162,7 +162,7 @@ async def test_busy_submit_is_queued_then_runs_as_its_own_turn(conn: DashboardCo
     await _first(first, lambda c: c["op"] == "append")
     second = await conn.submit(ref, "hello while busy")
     assert second.status == "queued" and first.status == "streaming"
-    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", §7); a newer server is asked to queue
+    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", docs/protocol/dashboard.md §7); a newer server is asked to queue
     # (prompt.submit queued=true), so the running turn completes first.
     assert (await first).status == ("complete" if conn.replay_epoch else "interrupted")
     message = await second

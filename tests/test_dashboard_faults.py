@@ -81,7 +81,7 @@ async def test_bad_frames_are_reported_and_do_not_disturb_other_sessions(
 
 
 async def test_events_before_the_submit_reply_belong_to_the_turn(fake: FakeDashboard, conn: DashboardConnection) -> None:
-    """A turn's events that beat the prompt.submit reply are folded into that turn (§8.2)."""
+    """A turn's events that beat the prompt.submit reply are folded into that turn (docs/protocol/dashboard.md §8.2)."""
     ref = await conn.create_session()
     sid = ref.live_id
     fake.script(sid, [

@@ -1,4 +1,4 @@
-"""Hostile browser messages get a clear refusal and change nothing (issue 11; widgets/inbound.py)."""
+"""Hostile browser messages get a clear refusal and change nothing (widgets/inbound.py)."""
 
 from __future__ import annotations
 
