@@ -145,6 +145,8 @@ LAYERS: dict[str, int] = {
     "render": 1,  # markdown and static transcripts (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "jobs.schedules": 1,  # pure rules the client validates with
+    "jobs.wording": 1,  # schedules in plain language (schedules and the client's Job use it)
+    "jobs.presets": 1,
     "jobs.validation": 1,
     "jobs.display": 1,  # Job's HTML, which the client's Job shows through
     "client": 2,  # the transports and the one place their exceptions are translated
@@ -442,15 +444,10 @@ def test_public_module_defines_sorted_complete_all(path: Path) -> None:
 MAX_MODULE_LINES = 500
 # Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
 LONG_MODULES: dict[str, tuple[int, str]] = {
-    "hermes_notebook/jobs/schedules.py": (
-        740,
-        "one parser mirroring Hermes 0.19.0's cron/interval/one-shot rules line by line, plus the plain-language "
-        "descriptions built on the same parse; split along describe/presets next",
-    ),
     "hermes_notebook/widgets/chat.py": (
         590,
         "the Chat widget: browser actions, session switching and queued turns share its loop-only state; the "
-        "turn queue is the part to move out next (with the shared turn id, which needs submit(turn_id=))",
+        "turn queue is the part to move out next",
     ),
 }
 
