@@ -250,6 +250,36 @@ def test_cycle_check_sees_a_cycle() -> None:
     assert import_cycles(edges) == [["p.a", "p.b", "p.a"]]
 
 
+
+# Package modules %hermes may use: the facade and what it hands out, never the turn machinery underneath.
+MAGICS_MAY_IMPORT = frozenset({
+    "hermes_notebook.errors", "hermes_notebook.settings", "hermes_notebook.turns.compression",
+    "hermes_notebook.notebook.facade", "hermes_notebook.notebook.context", "hermes_notebook.notebook.results",
+})
+
+
+def private_reaches(tree: ast.AST, label: str) -> list[str]:
+    """``label:line .name`` of each ``x._name`` where ``x`` is not ``self``/``cls`` (another object's private)."""
+    return [
+        f"{label}:{node.lineno} .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_magics_use_only_the_facades_public_api() -> None:
+    """``%hermes`` goes through the facade's public methods (``ask(timeout=)``, ``start``, ``status``): it reaches no
+    other object's private attribute and imports no runner, handle or session module."""
+    path = PACKAGE / "notebook" / "magics.py"
+    tree = _parse(path)
+    assert private_reaches(tree, _rel(path)) == []
+    imported = {target for importer, target, _ in _package_import_edges() if importer == "hermes_notebook.notebook.magics"}
+    assert imported and imported <= MAGICS_MAY_IMPORT, sorted(imported - MAGICS_MAY_IMPORT)
+    assert private_reaches(ast.parse("self._a\nhermes._turns\nx.__class__\n"), "m.py") == ["m.py:2 ._turns"]
+
 # --- (b) one exception tree ----------------------------------------------------------------------------------
 
 
