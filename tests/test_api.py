@@ -100,7 +100,7 @@ async def test_health_models_capabilities_are_typed(api: ApiClient) -> None:
     caps = await api.capabilities()
     assert isinstance(caps, Capabilities)
     assert caps.supports("run_events_sse") and caps.supports("run_approval_response")
-    assert not caps.supports("jobs_admin")  # reported false although /api/jobs works (protocol §2)
+    assert not caps.supports("jobs_admin")  # reported false although /api/jobs works (docs/protocol/api-server.md §2)
     assert caps.endpoints["runs"] == {"method": "POST", "path": "/v1/runs"}
 
 
@@ -231,7 +231,7 @@ async def test_stop_ends_a_slow_run_as_cancelled(api: ApiClient) -> None:
     assert isinstance(rest[-1], RunCancelled) and not rest[-1].synthesized
     assert len([e for e in rest if isinstance(e, MessageDelta)]) < 39
     assert (await api.run_status(run.id)).status == "cancelled"
-    with pytest.raises(HermesNotFoundError):  # a second stop: the run has ended (protocol §3 "Stop")
+    with pytest.raises(HermesNotFoundError):  # a second stop: the run has ended (docs/protocol/api-server.md §3 "Stop")
         await api.stop_run(run.id)
 
 

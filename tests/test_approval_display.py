@@ -1,4 +1,4 @@
-"""Approvals cannot mislead: the terminal prompt shows what runs, and odd answers fail closed (issue 11)."""
+"""Approvals cannot mislead: the terminal prompt shows what runs, and odd answers fail closed."""
 
 from __future__ import annotations
 

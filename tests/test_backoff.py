@@ -128,8 +128,14 @@ async def test_failed_resubscribe_is_reported_and_retried() -> None:
 @pytest.mark.asyncio(loop_scope="function")
 async def test_reconnect_false_only_reports_the_drop() -> None:
     """With reconnect=False listeners get "disconnected" and nothing reconnects."""
+    slept: list[float] = []
+
+    async def instant_sleep(delay: float) -> None:  # a reconnect loop would be back within the window below
+        slept.append(delay)
+        await asyncio.sleep(0)
+
     async with FakeDashboard() as fake:
-        conn = DashboardConnection(fake.settings(), reconnect=False)
+        conn = DashboardConnection(fake.settings(), reconnect=False, sleep=instant_sleep)
         items: list[ListenerItem] = []
         ref = await conn.create_session()
         conn.listen(ref, items.append)
@@ -137,7 +143,7 @@ async def test_reconnect_false_only_reports_the_drop() -> None:
         await eventually_async(lambda: bool(items))
         await asyncio.sleep(0.05)
         assert [(i.status, i.retry_in) for i in items] == [("disconnected", None)]
-        assert fake.handshakes == 1
+        assert fake.handshakes == 1 and slept == []
         await conn.connect()  # an explicit connect() resumes the listened session
         assert fake.handshakes == 2 and [i.status for i in items] == ["disconnected", "reconnected"]
         await conn.close()

@@ -16,10 +16,17 @@ import pytest_asyncio
 
 import hermes_notebook as hn
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.client.dashboard import DashboardConnection, SessionRef
+from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef
 from hermes_notebook.errors import HermesRPCError, HermesUsageError
 from hermes_notebook.settings import Settings
-from hermes_notebook.turns.compression import BETWEEN_TURNS, COMPACTED, REFUSED, compress_result_text
+from hermes_notebook.turns.compression import (
+    BETWEEN_TURNS,
+    COMPACTED,
+    REFUSED,
+    compress_result_text,
+    compressions_of,
+)
+from tests.helpers import eventually_async
 
 pytestmark = pytest.mark.both_servers
 
@@ -84,6 +91,8 @@ async def test_a_compression_we_did_not_ask_for_shows_from_the_counter(conn: Das
     """session.compress sent as a raw request (as another tool would): usage.compressions grows in session.info,
     and the next turn opens with the between-turns marker."""
     ref = await _warm_session(conn)
+    items: list[ListenerItem] = []
+    off = conn.listen(ref, items.append)
     for _ in range(30):  # the server marks the session idle a moment after message.complete
         try:
             await conn.request("session.compress", {"session_id": ref})
@@ -94,7 +103,11 @@ async def test_a_compression_we_did_not_ask_for_shows_from_the_counter(conn: Das
             await asyncio.sleep(0.1)
     else:
         pytest.fail("the session stayed busy")
-    await asyncio.sleep(0.5)  # the session.info with the new count follows the answer
+    await eventually_async(  # the session.info with the new count follows the answer
+        lambda: any(i.event and i.event.type == "session.info" and compressions_of(i.event.payload.get("usage"))
+                    for i in items),
+        timeout=10, what="session.info counting the compression")
+    off()
     message, _ = await _run(conn, ref, "after a silent compression")
     assert [(p.kind, p.text) for p in message.parts][0] == ("marker", BETWEEN_TURNS)
     assert message.parts[-1].kind == "text" and message.status == "complete"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -95,7 +94,9 @@ def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
     assert isinstance(preview, PromptPreview)
     assert preview.text == f"{marker} list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
     assert str(preview).startswith(f"dry run, nothing sent: {len(preview.text)} characters")
-    time.sleep(1)  # anything sent would have reached the model by now
+    later = f"after-dry-{uuid.uuid4().hex[:8]}"  # a prompt sent after it: once the model has it, a send would be in
+    _run(ip, f"%hermes --new {later}")
+    _sent(scripted_model, later)
     _never_sent(scripted_model, marker)
 
 

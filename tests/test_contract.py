@@ -148,3 +148,36 @@ def test_one_image_limit_and_the_browser_stays_under_it() -> None:
     for factor in match.group(1).split("*"):
         browser_limit *= int(factor)
     assert 0 < browser_limit <= MAX_IMAGE_BYTES
+
+
+APPROVAL_WORDS = frozenset({"once", "session", "always", "deny"})
+
+
+def approval_choice_literals(tree: object, label: str) -> list[str]:
+    """``label:line`` of each tuple/list/set literal made of two or more approval choice strings."""
+    import ast
+
+    assert isinstance(tree, ast.AST)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2:
+            values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(values) == len(node.elts) and set(values) <= APPROVAL_WORDS:
+                found.append(f"{label}:{node.lineno}")
+    return found
+
+
+def test_approval_choices_are_spelled_out_once() -> None:
+    """The approval choices and their default pair are written only in turns/model.py; every check and fallback
+    (client, inbound browser messages, the notebook's text prompts) imports them from there."""
+    import ast
+
+    root = TYPES_TS.parent.parent.parent
+    found = [
+        hit
+        for path in sorted((root / "hermes_notebook").rglob("*.py"))
+        for hit in approval_choice_literals(ast.parse(path.read_text(encoding="utf-8")), f"{path.relative_to(root)}")
+    ]
+    assert [hit.split(":")[0] for hit in found] == ["hermes_notebook/turns/model.py"] * 2, found
+    source = 'A = ("once", "deny")\nB = ["once", "x"]\nC = {"session", "always"}\nD = ("deny",)\n'
+    assert approval_choice_literals(ast.parse(source), "m.py") == ["m.py:1", "m.py:3"]  # a self-test

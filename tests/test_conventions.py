@@ -1,4 +1,5 @@
-"""Checkable project rules from shared/style-anchors.md ("What hermes-notebook should absorb"), by AST and text.
+"""Checkable project rules (layers, one exception tree, one transport seam, module size, tests that wait on
+events, docs that resolve), by AST and text.
 
 Each test names its rule; a failure lists every offender as ``path:line``.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -143,6 +145,8 @@ LAYERS: dict[str, int] = {
     "render": 1,  # markdown and static transcripts (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "jobs.schedules": 1,  # pure rules the client validates with
+    "jobs.wording": 1,  # schedules in plain language (schedules and the client's Job use it)
+    "jobs.presets": 1,
     "jobs.validation": 1,
     "jobs.display": 1,  # Job's HTML, which the client's Job shows through
     "client": 2,  # the transports and the one place their exceptions are translated
@@ -245,6 +249,36 @@ def test_cycle_check_sees_a_cycle() -> None:
     edges = [("p.a", "p.b", ""), ("p.b", "p.a", ""), ("p.c", "p", ""), ("p", "p.c", "")]
     assert import_cycles(edges) == [["p.a", "p.b", "p.a"]]
 
+
+
+# Package modules %hermes may use: the facade and what it hands out, never the turn machinery underneath.
+MAGICS_MAY_IMPORT = frozenset({
+    "hermes_notebook.errors", "hermes_notebook.settings", "hermes_notebook.turns.compression",
+    "hermes_notebook.notebook.facade", "hermes_notebook.notebook.context", "hermes_notebook.notebook.results",
+})
+
+
+def private_reaches(tree: ast.AST, label: str) -> list[str]:
+    """``label:line .name`` of each ``x._name`` where ``x`` is not ``self``/``cls`` (another object's private)."""
+    return [
+        f"{label}:{node.lineno} .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_magics_use_only_the_facades_public_api() -> None:
+    """``%hermes`` goes through the facade's public methods (``ask(timeout=)``, ``start``, ``status``): it reaches no
+    other object's private attribute and imports no runner, handle or session module."""
+    path = PACKAGE / "notebook" / "magics.py"
+    tree = _parse(path)
+    assert private_reaches(tree, _rel(path)) == []
+    imported = {target for importer, target, _ in _package_import_edges() if importer == "hermes_notebook.notebook.magics"}
+    assert imported and imported <= MAGICS_MAY_IMPORT, sorted(imported - MAGICS_MAY_IMPORT)
+    assert private_reaches(ast.parse("self._a\nhermes._turns\nx.__class__\n"), "m.py") == ["m.py:2 ._turns"]
 
 # --- (b) one exception tree ----------------------------------------------------------------------------------
 
@@ -440,15 +474,10 @@ def test_public_module_defines_sorted_complete_all(path: Path) -> None:
 MAX_MODULE_LINES = 500
 # Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
 LONG_MODULES: dict[str, tuple[int, str]] = {
-    "hermes_notebook/jobs/schedules.py": (
-        740,
-        "one parser mirroring Hermes 0.19.0's cron/interval/one-shot rules line by line, plus the plain-language "
-        "descriptions built on the same parse; split along describe/presets next",
-    ),
     "hermes_notebook/widgets/chat.py": (
         590,
         "the Chat widget: browser actions, session switching and queued turns share its loop-only state; the "
-        "turn queue is the part to move out next (with the shared turn id, which needs submit(turn_id=))",
+        "turn queue is the part to move out next",
     ),
 }
 
@@ -583,6 +612,92 @@ def test_every_test_has_a_docstring() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+
+# --- (g2) waits: on something observable, never a fixed time before an assertion ------------------------------
+
+# Tests allowed a fixed sleep right before an assertion: ``path::test``, each with why no event can stand in.
+SLEEP_BEFORE_ASSERT_ALLOWED = {
+    "tests/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
+        "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect loop "
+        "would be back within it, and there is no event for something that does not happen"
+    ),
+    "tests/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
+        "an absence window: close() must not close a connection the caller owns; to become a barrier on the "
+        "package loop (runtime.run_sync of a no-op after close)"
+    ),
+}
+
+
+def _is_fixed_sleep(stmt: ast.stmt) -> bool:
+    """``time.sleep(n)`` / ``await asyncio.sleep(n)`` with a positive constant ``n`` as a statement."""
+    if not isinstance(stmt, ast.Expr):
+        return False
+    call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "sleep"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ("time", "asyncio")
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, (int, float))
+        and call.args[0].value > 0
+    )
+
+
+def sleeps_before_assertions(tree: ast.Module, label: str) -> list[str]:
+    """``label::function:line`` of each fixed sleep whose next statement asserts (an ``assert``, or a call of a
+    function of this file that asserts)."""
+    asserting = {
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(isinstance(n, ast.Assert) for n in ast.walk(node))
+    }
+
+    def asserts(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Assert):
+            return True
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        call = call.value if isinstance(call, ast.Await) else call
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in asserting
+
+    found = []
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for function in functions:
+        for node in ast.walk(function):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                for stmt, following in itertools.pairwise(block):
+                    if _is_fixed_sleep(stmt) and asserts(following):
+                        found.append(f"{label}::{function.name}:{stmt.lineno}")
+    return sorted(set(found))
+
+
+def test_no_fixed_sleep_right_before_an_assertion() -> None:
+    """Tests wait for an event (``tests.helpers.eventually``, a barrier message), not a fixed time, before they
+    assert; the few absence windows are listed above with their reason."""
+    found = [hit for path in _test_files() for hit in sleeps_before_assertions(_parse(path), _rel(path))]
+    offenders = [hit for hit in found if hit.rpartition(":")[0] not in SLEEP_BEFORE_ASSERT_ALLOWED]
+    assert not offenders, "\n".join(offenders)
+    stale = sorted(set(SLEEP_BEFORE_ASSERT_ALLOWED) - {hit.rpartition(":")[0] for hit in found})
+    assert stale == [], f"allowed but no longer sleeping before an assertion: {stale}"
+
+
+def test_sleep_check_sees_a_violation() -> None:
+    """The sleep check flags a sleep followed by an assert or an asserting helper, not a sleep in a poll loop."""
+    source = (
+        "import asyncio, time\n"
+        "def _never(x):\n    assert not x\n"
+        "def test_a():\n    time.sleep(0.5)\n    assert 1\n"
+        "async def test_b():\n    await asyncio.sleep(1)\n    _never(0)\n"
+        "def test_c():\n    while True:\n        time.sleep(0.1)\n    assert 1\n"
+        "def test_d():\n    time.sleep(0)\n    assert 1\n"
+    )
+    assert sleeps_before_assertions(ast.parse(source), "t.py") == ["t.py::test_a:5", "t.py::test_b:8"]
+
 # --- (h) docs that resolve -----------------------------------------------------------------------------------
 
 DOCS = ROOT / "docs"
@@ -654,6 +769,23 @@ def test_package_names_no_missing_files_and_no_tickets() -> None:
                 offenders.append(f"{_rel(path)}:{number} cites a ticket: {line.strip()[:80]}")
     assert not offenders, "\n".join(offenders)
 
+
+def test_tests_cite_resolvable_sections_and_no_tickets() -> None:
+    """Tests follow the package's rule: each ``§n`` names its docs/protocol/ file and resolves there; no ticket
+    numbers (a newcomer cannot look them up)."""
+    docs = _protocol_docs()
+    offenders = []
+    for path in _test_files():
+        if path == Path(__file__):  # this file quotes bad citations and tickets on purpose, in its self-tests
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += unresolved_citations(_rel(path), text, docs)
+        offenders += [
+            f"{_rel(path)}:{number} cites a ticket: {line.strip()[:80]}"
+            for number, line in enumerate(text.splitlines(), 1)
+            if TICKET.search(line)
+        ]
+    assert not offenders, "\n".join(offenders)
 
 def architecture_rows(markdown: str) -> list[tuple[list[str], list[str]]]:
     """``(modules, names)`` per row of the ``| module | job |`` table: backticked paths, backticked identifiers."""

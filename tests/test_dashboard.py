@@ -18,6 +18,7 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef, Turn
 from hermes_notebook.client.dashboard.backoff import Backoff
 from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError, HermesUsageError
+from tests.helpers import eventually_async
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.both_servers]
 
@@ -161,7 +162,7 @@ async def test_busy_submit_is_queued_then_runs_as_its_own_turn(conn: DashboardCo
     await _first(first, lambda c: c["op"] == "append")
     second = await conn.submit(ref, "hello while busy")
     assert second.status == "queued" and first.status == "streaming"
-    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", §7); a newer server is asked to queue
+    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", docs/protocol/dashboard.md §7); a newer server is asked to queue
     # (prompt.submit queued=true), so the running turn completes first.
     assert (await first).status == ("complete" if conn.replay_epoch else "interrupted")
     message = await second
@@ -242,10 +243,8 @@ async def test_reconnect_after_dashboard_restart(hermes_factory: Any) -> None:
             await turn
         assert turn.message.status == "error"
         await asyncio.to_thread(local.start_dashboard)
-        deadline = asyncio.get_running_loop().time() + 30
-        while not any(i.status == "reconnected" for i in items):
-            assert asyncio.get_running_loop().time() < deadline, [i.status for i in items if i.kind == "connection"]
-            await asyncio.sleep(0.05)
+        await eventually_async(lambda: any(i.status == "reconnected" for i in items), timeout=30,
+                               what="reconnected after the Dashboard restart")
         statuses = [i.status for i in items if i.kind == "connection"]
         assert statuses[0] == "disconnected" and statuses[-1] == "reconnected"
         assert ref.live_id != old_live  # a restarted process mints a new live id (§8.9)

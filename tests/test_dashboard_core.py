@@ -101,7 +101,7 @@ class Replay:
         handle: tuple[Any, ...] = (method,)
         if method == "prompt.submit":
             session = core.by_live[params["session_id"]]
-            turn = core.open_turn(session, params["text"])  # before the request goes out (§8.2)
+            turn = core.open_turn(session, params["text"])  # before the request goes out (docs/protocol/dashboard.md §8.2)
             self.turns.append(turn)
             handle = (method, session, turn)
         elif method in RESPOND_VALUE_KEYS and "request_id" in params:  # 0.19.0 answers by RPC

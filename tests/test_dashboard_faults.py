@@ -81,7 +81,7 @@ async def test_bad_frames_are_reported_and_do_not_disturb_other_sessions(
 
 
 async def test_events_before_the_submit_reply_belong_to_the_turn(fake: FakeDashboard, conn: DashboardConnection) -> None:
-    """A turn's events that beat the prompt.submit reply are folded into that turn (§8.2)."""
+    """A turn's events that beat the prompt.submit reply are folded into that turn (docs/protocol/dashboard.md §8.2)."""
     ref = await conn.create_session()
     sid = ref.live_id
     fake.script(sid, [
@@ -203,8 +203,10 @@ async def test_unsolicited_turn_goes_to_listeners(fake: FakeDashboard, conn: Das
     assert items[0].turn_id is None
     assert items[-1].changes and items[-1].changes[-1]["op"] == "finish"
     off()
+    seen: list[ListenerItem] = []
+    conn.listen(ref, seen.append)  # listeners get each event in turn: once this one has it, a removed one would too
     await fake.send(event("message.start", sid))
-    await asyncio.sleep(0.05)
+    await eventually_async(lambda: bool(seen))
     assert len(items) == 5
 
 
@@ -271,8 +273,8 @@ async def test_non_image_attachment_sends_nothing(fake: FakeDashboard, conn: Das
     assert info.value.code == "UNSUPPORTED_ATTACHMENT"
     with pytest.raises(HermesUnsupportedAttachmentError):
         await conn.submit(ref, "look", images=["notes.txt"])
-    await asyncio.sleep(0.05)
-    assert len(fake.received) == before
+    await conn.request("test.barrier", {})  # frames arrive in order: whatever the refused submits sent is in by now
+    assert [f.get("method") if isinstance(f, dict) else f for f in fake.received[before:]] == ["test.barrier"]
 
 
 async def test_images_are_attached_before_the_prompt(fake: FakeDashboard, conn: DashboardConnection, tmp_path: Any) -> None:
@@ -350,10 +352,11 @@ async def test_server_requests_we_do_not_handle_are_refused_at_once(fake: FakeDa
     ref = await conn.create_session()
     await fake.send({"jsonrpc": "2.0", "id": "srq-other", "method": "approval", "params": {"session_id": "later"}})
     await fake.send({"jsonrpc": "2.0", "id": "srq-theme", "method": "theme.pick", "params": {"session_id": ref.live_id}})
-    await eventually_async(lambda: any(isinstance(f, dict) and "error" in f for f in fake.received))
-    await asyncio.sleep(0.05)
+    # Requests are handled in order: once the last one is answered, an answer to the prompt would be in too.
+    await fake.send({"jsonrpc": "2.0", "id": "srq-last", "method": "theme.pick", "params": {"session_id": ref.live_id}})
+    await eventually_async(lambda: any(isinstance(f, dict) and f.get("id") == "srq-last" for f in fake.received))
     answers = {f["id"]: f["error"]["code"] for f in fake.received if isinstance(f, dict) and "error" in f}
-    assert answers == {"srq-theme": -32601}
+    assert answers == {"srq-theme": -32601, "srq-last": -32601}
 
 
 async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_frame(

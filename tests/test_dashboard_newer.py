@@ -122,10 +122,7 @@ async def test_an_approval_pending_across_a_drop_is_answered_after_it(
     inter = _interaction(await _first(turn, _pending))
     assert inter is not None
     proxy.cut()
-    for _ in range(400):
-        if any(i.status == "reconnected" for i in items):
-            break
-        await asyncio.sleep(0.05)
+    await eventually_async(lambda: any(i.status == "reconnected" for i in items), timeout=20, what="reconnected")
     assert not turn.done
     await conn.respond(ref, inter["request_id"], "once")
     message = await asyncio.wait_for(turn, 60)
@@ -189,12 +186,8 @@ async def test_refetch_broadcasts_reach_on_change(conn: DashboardConnection) -> 
     off = conn.on_change(kinds.append)
     ref = await conn.create_session()
     await (await conn.submit(ref, "hello broadcasts"))
-    for _ in range(200):
-        if "sessions" in kinds:
-            break
-        await asyncio.sleep(0.05)
+    await eventually_async(lambda: "sessions" in kinds, timeout=10, what="a sessions.changed broadcast")
     off()
-    assert "sessions" in kinds
 
 
 async def test_cron_changed_refreshes_the_jobs_widget(hermes: LocalHermes) -> None:

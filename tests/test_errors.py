@@ -29,7 +29,7 @@ PACKAGE = Path(errors.__file__).parent
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        pytest.param(  # the 401 envelope has no "param" key (protocol §1 "Auth")
+        pytest.param(  # the 401 envelope has no "param" key (docs/protocol/api-server.md §1)
             '{"error":{"message":"Invalid API key","type":"invalid_request_error","code":"invalid_api_key"}}',
             ("Invalid API key", "invalid_request_error", "invalid_api_key", None),
             id="openai-envelope-without-param",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.scripted_model import ScriptedModel, prompt_of
+from tests.helpers import eventually
 
 
 @pytest.fixture
@@ -147,7 +147,5 @@ def test_stopping_a_slow_run_hangs_up_on_the_scripted_model(
                 assert http.post(f"{local.api_url}/v1/runs/{run_id}/stop", headers=auth).status_code == 200
     assert events[-1]["event"] == "run.cancelled"
     assert len([e for e in events if e["event"] == "message.delta"]) < 10
-    deadline = time.monotonic() + 5  # SLOW would run for 50 s; the hang-up must be seen within a tick or two
-    while local.model.active_streams and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert local.model.active_streams == 0
+    # SLOW would run for 50 s; the hang-up must be seen within a tick or two.
+    eventually(lambda: local.model.active_streams == 0, timeout=5, what="the model seeing the stream hang up")

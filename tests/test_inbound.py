@@ -1,4 +1,4 @@
-"""Hostile browser messages get a clear refusal and change nothing (issue 11; widgets/inbound.py)."""
+"""Hostile browser messages get a clear refusal and change nothing (widgets/inbound.py)."""
 
 from __future__ import annotations
 
@@ -111,11 +111,12 @@ def test_answers_must_match_a_pending_interaction(
 
 
 def test_always_is_refused_when_the_server_offered_no_choices(chat: Chat, conn: FakeConnection) -> None:
-    """With no choices from the server the kernel accepts once/session/deny, like the card shows."""
+    """With no choices from the server the approval offers the model's default pair, and the kernel accepts
+    only those (turns.model.DEFAULT_APPROVAL_CHOICES: once/deny)."""
     _approval(chat, conn, [])
     browser(chat, type="respond", **IDS, request_id="approval-1", response="always")
     eventually(lambda: chat.notice, what="refusal notice")
-    assert "not one of the offered choices (once, session, deny)" in chat.notice
+    assert "not one of the offered choices (once, deny)" in chat.notice
     assert not any(c[0] == "respond" for c in conn.calls)
 
 

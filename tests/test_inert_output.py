@@ -1,4 +1,4 @@
-"""Every displayed MIME type of every object stays inert when server or model strings are hostile (issue 11).
+"""Every displayed MIME type of every object stays inert when server or model strings are hostile.
 
 Each payload of ``tests/fixtures/xss_payloads.json`` (the same file the front end's vitest reads) goes into every
 server-controlled field of every object the package displays. The bundle is built the way Jupyter builds it

@@ -1,4 +1,4 @@
-"""JobsClient and Job against the real Hermes ``/api/jobs`` routes (protocol §7)."""
+"""JobsClient and Job against the real Hermes ``/api/jobs`` routes (docs/protocol/api-server.md §7)."""
 
 from __future__ import annotations
 

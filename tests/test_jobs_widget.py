@@ -12,7 +12,7 @@ import pytest
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
-from tests.helpers import offline_jobs_widget
+from tests.helpers import eventually, offline_jobs_widget
 
 
 class _Recorder:
@@ -174,12 +174,7 @@ def test_auto_refresh_picks_up_changes_made_elsewhere(hermes) -> None:
     name = f"auto {uuid.uuid4().hex[:6]}"
     job = runtime.run_sync(client.create(name=name, schedule="every 1d"))
     try:
-        import time
-
-        deadline = time.monotonic() + 10
-        while _row(w, name) is None and time.monotonic() < deadline:
-            time.sleep(0.1)  # polling the widget's state, which the auto-refresh task updates
-        assert _row(w, name) is not None
+        eventually(lambda: _row(w, name), timeout=10, what="the other client's job in the auto-refreshed table")
     finally:
         runtime.run_sync(client.delete(job.id))
         runtime.run_sync(client.aclose())

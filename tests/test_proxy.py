@@ -1,4 +1,4 @@
-"""Credentials never reach an environment proxy; an explicit proxy serves only a remote Hermes (issue 11)."""
+"""Credentials never reach an environment proxy; an explicit proxy serves only a remote Hermes."""
 
 from __future__ import annotations
 

@@ -269,6 +269,14 @@ def test_approval_without_running_tool_gets_a_synthetic_part() -> None:
     assert ids(folder) == ["text:0", "tool:approval-1", "text:1"]
 
 
+@pytest.mark.parametrize("dialect", ["dashboard", "run"])
+@pytest.mark.parametrize("given", [{}, {"choices": []}, {"choices": None}])
+def test_an_approval_without_choices_lists_the_one_default_pair(dialect: str, given: dict[str, Any]) -> None:
+    """No choices (absent, empty or null) become ``DEFAULT_APPROVAL_CHOICES``, so views and checks read one list."""
+    folder, _ = replay([Event("approval.request", {"command": "mcp call", **given}, dialect=dialect)])
+    [interaction] = [p["interaction"] for p in folder.message.to_dict()["parts"] if p["interaction"]]
+    assert tuple(interaction["choices"]) == turns_module.DEFAULT_APPROVAL_CHOICES == ("once", "deny")
+
 def test_clarify_attaches_to_clarify_tool_and_records_answer() -> None:
     """clarify.request hangs on the running clarify tool; the answer B is recorded and the tool completes."""
     items = ws("CLARIFY")

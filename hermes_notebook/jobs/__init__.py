@@ -1,5 +1,6 @@
-"""Hermes cron jobs from notebooks: schedule checks (``schedules``), the scripting API (``api``) and the
-helpers behind it (``helpers``). The HTTP client itself is ``hermes_notebook.client.jobs``.
+"""Hermes cron jobs from notebooks: schedule checks (``schedules``, with ``wording`` and ``presets``), field checks
+(``validation``), how a job shows (``display``), the scripting API (``api``) and a job's runs (``runs``). The HTTP
+client itself is ``hermes_notebook.client.jobs``.
 """
 
 from __future__ import annotations

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, tzinfo
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
 from croniter import croniter
 
-from ..errors import HermesUsageError, HermesValidationError
+from ..errors import HermesValidationError
+from .presets import PRESETS, daily, every_n_minutes, hourly, monthly, weekdays, weekly
+from .wording import DAY_ABBR, MONTH_ABBR, describe_at, describe_cron, describe_minutes, describe_stored
 
 __all__ = [
     "ONESHOT_GRACE_SECONDS",
@@ -64,11 +66,6 @@ _MULTIPLIER = {"m": 1, "h": 60, "d": 1440}
 
 _FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week", "second", "year")
 _RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7), (0, 59), (1970, 2099))
-_DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                "October", "November", "December")
-_DAY_ABBR = {name[:3].lower(): i for i, name in enumerate(_DAY_NAMES)}
-_MONTH_ABBR = {name[:3].lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
 _MACROS = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
     "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
@@ -192,7 +189,7 @@ def _parse(schedule: object, now: datetime) -> Schedule:
         warnings: tuple[str, ...] = ()
         if minutes == 0:
             warnings = ("'every 0m' is accepted, but the job then runs on every scheduler tick (once a minute).",)
-        return Schedule(text, "interval", f"every {minutes}m", _describe_minutes(minutes, recurring=True),
+        return Schedule(text, "interval", f"every {minutes}m", describe_minutes(minutes, recurring=True),
                         minutes=minutes, warnings=warnings)
 
     # 2. Five or more space-separated fields, the first five numeric: a cron expression.
@@ -215,7 +212,7 @@ def _parse(schedule: object, now: datetime) -> Schedule:
                 f"The 6th field ('{parts[5]}') is read as seconds; Hermes checks jobs once a minute, so a "
                 "standard 5-field expression is what you want."
             )
-        return Schedule(text, "cron", text, _describe_cron(text, cron.expanded), expr=text,
+        return Schedule(text, "cron", text, describe_cron(text, cron.expanded), expr=text,
                         warnings=tuple(notes))
 
     # 3. An ISO timestamp: once at that time.
@@ -231,7 +228,7 @@ def _parse(schedule: object, now: datetime) -> Schedule:
                 f"'{text}' is in the past (Hermes refuses one-shot times more than {ONESHOT_GRACE_SECONDS} s ago).",
                 f"'{_future_example(now)}' or a duration such as '30m'",
             )
-        return Schedule(text, "once", f"once at {when.strftime('%Y-%m-%d %H:%M')}", _describe_at(when, now),
+        return Schedule(text, "once", f"once at {when.strftime('%Y-%m-%d %H:%M')}", describe_at(when, now),
                         run_at=when)
 
     # 4. A bare duration: once, that long from now.
@@ -241,7 +238,7 @@ def _parse(schedule: object, now: datetime) -> Schedule:
             run_at = now + timedelta(minutes=minutes)
         except OverflowError:
             raise _Invalid(f"'{text}' is too far in the future for Hermes to schedule.", "'30d'") from None
-        return Schedule(text, "once", f"once in {text}", _describe_minutes(minutes, recurring=False),
+        return Schedule(text, "once", f"once in {text}", describe_minutes(minutes, recurring=False),
                         minutes=minutes, run_at=run_at)
 
     raise _diagnose_other(text)
@@ -339,7 +336,7 @@ def _example_for_never(parts: Sequence[str]) -> str:
 
 def _replace_names(field_text: str, index: int) -> str | None:
     """Translate day/month names in a cron field to the numbers Hermes needs (None if not possible)."""
-    names = _DAY_ABBR if index == 4 else _MONTH_ABBR if index == 3 else None
+    names = DAY_ABBR if index == 4 else MONTH_ABBR if index == 3 else None
     if names is None:
         return None
     unknown = False
@@ -423,141 +420,7 @@ def _future_example(now: datetime) -> str:
     return soon.strftime("%Y-%m-%dT%H:%M")
 
 
-# --- plain-language descriptions -------------------------------------------------------------------------
-
-
-def _plural(n: int, unit: str) -> str:
-    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
-
-
-def _describe_minutes(minutes: int, *, recurring: bool) -> str:
-    if minutes % 1440 == 0 and minutes:
-        amount = _plural(minutes // 1440, "day")
-    elif minutes % 60 == 0 and minutes:
-        amount = _plural(minutes // 60, "hour")
-    else:
-        amount = _plural(minutes, "minute")
-    if recurring:
-        if minutes == 0:
-            return "on every scheduler tick"
-        return "every " + (amount[2:] if amount.startswith("1 ") else amount)
-    return "once, right away" if minutes == 0 else f"once, {amount} after it is created"
-
-
-def _describe_at(when: datetime, now: datetime) -> str:
-    zone = when.strftime("%Z") or when.strftime("%z")
-    return f"once at {when.strftime('%Y-%m-%d %H:%M')} {zone}".rstrip()
-
-
-def _join(words: Sequence[str]) -> str:
-    words = list(words)
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def _step_of(values: Sequence[int], low: int, high: int) -> int | None:
-    """n if values are low, low+n, ... covering the whole range (i.e. '*/n'), else None."""
-    if len(values) < 2 or values[0] != low:
-        return None
-    step = values[1] - values[0]
-    if list(values) == list(range(low, high + 1, step)) and (high + 1 - low) % step == 0:
-        return step
-    return None
-
-
-def _ranges(values: Sequence[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for v in values:
-        if runs and v == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], v)
-        else:
-            runs.append((v, v))
-    return runs
-
-
-def _numbers(values: Sequence[int]) -> str:
-    """'1-7', '1, 15 and 20-25': runs of three or more collapse to a range."""
-    words = [f"{a}-{b}" if b - a >= 2 else (f"{a}" if a == b else f"{a}, {b}") for a, b in _ranges(values)]
-    return _join(", ".join(words).split(", "))
-
-
-def _days_text(dow: Sequence[int]) -> str:
-    days = sorted({d % 7 for d in dow})
-    if days == [1, 2, 3, 4, 5]:
-        return "weekday"
-    if days == [0, 6]:
-        return "weekend day"
-    ordered = sorted(days, key=lambda d: (d + 6) % 7)  # Monday first
-    return _join([_DAY_NAMES[d] for d in ordered])
-
-
-def _time_text(minutes: Sequence[int] | None, hours: Sequence[int] | None) -> tuple[str, bool]:
-    """(words, is_point_in_time). ``None`` means any value ('*')."""
-    if minutes is not None and hours is not None and len(minutes) * len(hours) <= 4:
-        times = [f"{h:02d}:{m:02d}" for h in hours for m in minutes]
-        return "at " + _join(times), True
-    if minutes is None and hours is None:
-        return "every minute", False
-    if minutes is not None and hours is None:
-        step = _step_of(minutes, 0, 59)
-        if step:
-            return f"every {_plural(step, 'minute')}" if step > 1 else "every minute", False
-        if len(minutes) == 1:
-            return ("every hour, on the hour" if minutes[0] == 0 else f"every hour at minute {minutes[0]}"), False
-        return f"every hour at minutes {_join([str(m) for m in minutes])}", False
-    if minutes is not None and hours is not None and len(minutes) == 1:
-        step = _step_of(hours, 0, 23)
-        at = "on the hour" if minutes[0] == 0 else f"at minute {minutes[0]}"
-        if step:
-            return f"every {_plural(step, 'hour')} {at}", False
-        runs = _ranges(hours)
-        if len(runs) == 1:
-            return f"every hour from {runs[0][0]:02d}:{minutes[0]:02d} to {runs[0][1]:02d}:{minutes[0]:02d}", False
-        return f"{at} past hours {_join([str(h) for h in hours])}", False
-    minute_words = "every minute" if minutes is None else (
-        f"every {_plural(s, 'minute')}" if (s := _step_of(minutes, 0, 59)) else f"at minutes {_join([str(m) for m in minutes])}"
-    )
-    if hours is None:
-        return minute_words, False
-    runs = _ranges(hours)
-    if len(runs) == 1:
-        return f"{minute_words} from {runs[0][0]:02d}:00 to {runs[0][1]:02d}:59", False
-    return f"{minute_words} during hours {_join([str(h) for h in hours])}", False
-
-
-def _describe_cron(expr: str, expanded: Sequence[Sequence[object]]) -> str:
-    def values(i: int) -> list[int] | None:
-        vals = list(expanded[i])
-        return None if vals == ["*"] else [int(v) for v in vals]  # type: ignore[call-overload]
-
-    minutes, hours, dom, months, dow = (values(i) for i in range(5))
-    time_words, point = _time_text(minutes, hours)
-
-    day_parts: list[str] = []
-    days_word = f"day{'s' if len(dom or ()) > 1 else ''} {_numbers(dom or ())}"
-    if dom is not None and dow is not None:  # croniter (like Vixie cron) matches either
-        day_parts.append(f"on {days_word} of the month or on {_days_text(dow)}s")
-    elif dom is not None:
-        day_parts.append(f"on {days_word} of the month" if months is None else f"on {days_word}")
-    elif dow is not None:
-        day_parts.append(f"on {_days_text(dow)}s")
-    if months is not None:
-        day_parts.append("in " + _join([_MONTH_NAMES[m - 1] for m in months]))
-
-    if not day_parts:
-        text = f"every day {time_words}" if point else time_words
-    elif point and dom is None and dow is not None and months is None:
-        text = f"every {_days_text(dow)} {time_words}"
-    elif point and dom is not None and dow is None and months is None:
-        text = f"on {days_word} of every month {time_words}"
-    elif point and dom is not None and len(dom) == 1 and dow is None and months is not None and len(months) == 1:
-        text = f"every year on {dom[0]} {_MONTH_NAMES[months[0] - 1]} {time_words}"
-    else:
-        text = f"{time_words} {' '.join(day_parts)}"
-    if len(expanded) >= 6 and list(expanded[5]) != ["*"]:
-        text += f" (second {_join([str(s) for s in expanded[5]])})"
-    if len(expanded) >= 7 and list(expanded[6]) != ["*"]:
-        text += f", in {_join([str(y) for y in expanded[6]])}"
-    return text
+# --- plain-language descriptions (the wording itself is in .wording) ------------------------------------
 
 
 def describe(schedule: str | Schedule, *, tz: tzinfo | None = None) -> str:
@@ -618,122 +481,3 @@ def check(schedule: object, *, n: int = 3, now: datetime | None = None, tz: tzin
         return ScheduleCheck(False, text, message=exc.message, example=exc.example)
     return ScheduleCheck(True, parsed.text, kind=parsed.kind, description=parsed.description,
                          next_runs=tuple(next_runs(parsed, n, now=start)), warnings=parsed.warnings)
-
-
-# --- presets: build cron expressions Hermes accepts -------------------------------------------------------
-
-
-def _hm(at: str | time | tuple[int, int]) -> tuple[int, int]:
-    if isinstance(at, time):
-        return at.hour, at.minute
-    if isinstance(at, tuple):
-        hour, minute = at
-    else:
-        m = re.fullmatch(r"\s*(\d{1,2}):(\d{2})\s*", str(at))
-        if not m:
-            raise HermesUsageError(f"a time must look like 'HH:MM' (e.g. '09:00'), not {at!r}")
-        hour, minute = int(m.group(1)), int(m.group(2))
-    if not (0 <= hour <= 23 and 0 <= minute <= 59):
-        raise HermesUsageError(f"{hour:02d}:{minute:02d} is not a time of day (00:00 to 23:59)")
-    return hour, minute
-
-
-def every_n_minutes(n: int) -> str:
-    """Every ``n`` minutes: ``*/n * * * *`` when n divides 60 (runs at :00, :n, ...), else ``every {n}m``.
-
-    Why the switch: ``*/7`` restarts at every full hour (…:49, :56, :00), which is rarely meant; an
-    interval keeps an exact spacing instead.
-    """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise HermesUsageError(f"every_n_minutes needs a whole number of minutes of at least 1, not {n!r}")
-    if n == 1:
-        return "* * * * *"
-    return f"*/{n} * * * *" if n < 60 and 60 % n == 0 else f"every {n}m"
-
-
-def hourly(minute: int = 0) -> str:
-    """Every hour at ``minute`` past."""
-    if not isinstance(minute, int) or not 0 <= minute <= 59:
-        raise HermesUsageError(f"minute must be 0-59, not {minute!r}")
-    return f"{minute} * * * *"
-
-
-def daily(at: str | time | tuple[int, int] = "09:00") -> str:
-    """Every day at ``at`` ("HH:MM", in the Hermes server's time zone)."""
-    hour, minute = _hm(at)
-    return f"{minute} {hour} * * *"
-
-
-def weekdays(at: str | time | tuple[int, int] = "09:00") -> str:
-    """Monday to Friday at ``at``."""
-    hour, minute = _hm(at)
-    return f"{minute} {hour} * * 1-5"
-
-
-def weekly(day: int | str = "mon", at: str | time | tuple[int, int] = "09:00") -> str:
-    """Once a week on ``day`` (0/7 = Sunday ... 6 = Saturday, or a name: written as a number for Hermes)."""
-    if isinstance(day, str):
-        number = _DAY_ABBR.get(day.strip()[:3].lower())
-        if number is None:
-            raise HermesUsageError(f"unknown day {day!r}; use a day name such as 'mon' or a number 0-6")
-    elif isinstance(day, int) and 0 <= day <= 7:
-        number = day % 7
-    else:
-        raise HermesUsageError(f"day must be 0-6 (0 = Sunday) or a day name, not {day!r}")
-    hour, minute = _hm(at)
-    return f"{minute} {hour} * * {number}"
-
-
-def monthly(day: int = 1, at: str | time | tuple[int, int] = "09:00") -> str:
-    """Once a month on day ``day`` (1-28 runs every month; 29-31 skip shorter months)."""
-    if not isinstance(day, int) or not 1 <= day <= 31:
-        raise HermesUsageError(f"day of the month must be 1-31, not {day!r}")
-    hour, minute = _hm(at)
-    return f"{minute} {hour} {day} * *"
-
-
-@dataclass(frozen=True)
-class _Preset:
-    key: str
-    label: str
-    fields: tuple[str, ...] = field(default=())
-
-
-#: The presets offered by the Jobs widget's form (the front end builds the same expressions).
-PRESETS: tuple[_Preset, ...] = (
-    _Preset("every_n_minutes", "Every N minutes", ("n",)),
-    _Preset("hourly", "Hourly", ("minute",)),
-    _Preset("daily", "Daily at HH:MM", ("at",)),
-    _Preset("weekdays", "Weekdays at HH:MM", ("at",)),
-    _Preset("weekly", "Weekly", ("day", "at")),
-    _Preset("monthly", "Monthly", ("day", "at")),
-)
-
-
-def describe_stored(schedule: object) -> str:
-    """Plain-language meaning of a schedule as the server stores it (a job's ``schedule`` object).
-
-    Accepts the raw mapping (``{"kind", "expr" | "minutes" | "run_at", "display"}``) or any object with those
-    attributes (``client.jobs.JobSchedule``). Unknown shapes fall back to their display text.
-    """
-    def get(key: str) -> object:
-        if isinstance(schedule, dict):
-            return schedule.get(key)
-        return getattr(schedule, key, None)
-
-    kind, display = get("kind"), get("display")
-    try:
-        if kind == "cron" and isinstance(get("expr"), str):
-            expr = str(get("expr"))
-            return _describe_cron(expr, croniter(expr).expanded)
-        minutes = get("minutes")
-        if kind == "interval" and isinstance(minutes, int):
-            return _describe_minutes(minutes, recurring=True)
-        if kind == "once":
-            run_at = get("run_at")
-            when = datetime.fromisoformat(run_at) if isinstance(run_at, str) else run_at
-            if isinstance(when, datetime):
-                return _describe_at(when, when)
-    except Exception:  # a hand-edited or future shape: show what the server shows
-        pass
-    return str(display or "")

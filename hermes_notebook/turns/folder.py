@@ -392,10 +392,11 @@ class TurnFolder:
         if rid in self._interactions:  # a newer server's request, already shown
             return []
         self._approval_fifo.append(rid)
-        choices = choices_or_none(p.get("choices"))
+        # No choices (absent, or an empty list) means the default pair: every view and check then reads one list.
+        choices = choices_or_none(p.get("choices")) or list(DEFAULT_APPROVAL_CHOICES)
         inter = Interaction(
             "approval", rid, command=text_or_none(p.get("command")), description=text_or_none(p.get("description")),
-            choices=list(DEFAULT_APPROVAL_CHOICES) if choices is None else choices,
+            choices=choices,
         )
         return self._attach(inter)
 

@@ -53,7 +53,9 @@ REDACTED = "********"
 APPROVAL_CHOICES: tuple[str, ...] = ("once", "session", "always", "deny")
 
 # Choices for an approval.request that carries none (MCP elicitation approvals, docs/protocol/dashboard.md §4.2).
-# "once"/"deny" are accepted by every approval route and grant nothing beyond this one command.
+# "once"/"deny" are accepted by every approval route and grant nothing beyond this one command (an elicitation
+# remembers nothing, so "session" would promise what it does not do). The folder fills them in, so every approval
+# a view or a check sees lists its choices; the checks that fall back use this same tuple.
 DEFAULT_APPROVAL_CHOICES: tuple[str, ...] = ("once", "deny")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 # Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
 # length is checked first, so nothing larger is ever decoded.
 from ..client.dashboard.attachments import MAX_IMAGE_BYTES
+from ..turns.model import DEFAULT_APPROVAL_CHOICES
 
 __all__ = [
     "CHAT_MESSAGES",
@@ -207,10 +208,6 @@ def find_interaction(message: Mapping[str, Any] | None, part_id: str, request_id
     return None
 
 
-#: Offered when an approval names no choices (the front end shows the same three: never "always").
-DEFAULT_APPROVAL_ANSWERS = ("once", "session", "deny")
-
-
 def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], response: str | None = None) -> None:
     """Refuse an answer for an interaction that is not pending, of another kind, or outside its choices."""
     if interaction is None:
@@ -221,7 +218,7 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
     if interaction.get("status") != "pending":
         raise Refused("that request is no longer waiting for an answer")
     if kind == "approval" and response is not None:
-        choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_ANSWERS
+        choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_CHOICES
         if response not in choices:
             raise Refused(f"{response[:40]!r} is not one of the offered choices ({', '.join(choices)})")
 

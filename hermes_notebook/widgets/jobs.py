@@ -158,7 +158,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
     #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished a run).
     notice = traitlets.Dict({}).tag(sync=True)
-    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as schedules.py).
+    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as jobs/presets.py).
     presets = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: The time zone the next-run previews are computed in.
     timezone = traitlets.Unicode("").tag(sync=True)

@@ -184,7 +184,7 @@ def start_server(base: Path, app: str, env_extra: dict[str, str], overrides: dic
             "LabApp.extension_manager": "readonly",  # never query PyPI
         })
     # Merge, never repeat: a flag given twice makes the extension fail to link and the app silently runs
-    # with none of these settings (browser-testing.md, pitfall 2).
+    # with none of these settings.
     flags.update(overrides or {})
     env = dict(os.environ)
     env.update(  # isolate from ~/.jupyter and friends

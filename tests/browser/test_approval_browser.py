@@ -1,4 +1,4 @@
-"""An approval card cannot hide what runs (issue 11): real JupyterLab, headless Chromium, real Hermes.
+"""An approval card cannot hide what runs: real JupyterLab, headless Chromium, real Hermes.
 
 The model asks to run ``ls -la ./build`` + 400 spaces + ``; rm -rf ./<dir>``. Before the fix the card showed
 only ``ls -la ./build`` above the Allow buttons (the rest was off to the right of a non-wrapping ``<pre>``).

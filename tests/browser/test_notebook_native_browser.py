@@ -1,4 +1,4 @@
-"""Browser tests of issue 14: a REALLY triggered cron run listed and opened in the Jobs widget; the chat Export button."""
+"""Browser tests of the notebook-native features: a REALLY triggered cron run listed and opened in the Jobs widget; the chat Export button."""
 
 from __future__ import annotations
 
