@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 
 from hermes_notebook.client.jobs import Job
 from hermes_notebook.jobs.display import JobList
+from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
 
@@ -214,6 +215,21 @@ def test_markdown_export_is_inert(payload: str) -> None:
     markdown = transcript_markdown([message])
     assert problems_in_bundle({"text/markdown": markdown}) == []
     assert problems_in_bundle(transcript_bundle([message])) == []
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_exported_files_are_inert(payload: str) -> None:
+    """``Hermes.export``, ``Reply.to_markdown`` and the chat's Export: Markdown and notebook cells rendered with raw
+    HTML and any link allowed, and the HTML page, hold nothing live whatever the payload (title included)."""
+    messages = [{"id": "u", "role": "user", "parts": [{"kind": "text", "id": "p", "text": payload}]},
+                hostile_message(payload)]
+    assert problems_in_bundle({"text/markdown": to_markdown(messages, title=payload)}) == []
+    for cell in to_ipynb(messages, title=payload)["cells"]:
+        assert problems_in_bundle({"text/markdown": cell["source"]}) == []
+    inspector = _Inspector()
+    inspector.feed(to_html(messages, title=payload))
+    inspector.close()
+    assert inspector.problems == ["<meta>", "<meta>"]  # the page's own charset and viewport, nothing else
 
 
 def test_escaped_text_still_reads() -> None:
