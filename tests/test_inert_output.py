@@ -274,7 +274,10 @@ def test_url_userinfo_is_never_shown() -> None:
     bundle = displayed(status)
     settings = Settings(api_url=url, dashboard_url=url, proxy="http://bob:hunter2@proxy.example:3128")
     transport = HttpTransport(url, None)
-    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x"))]
+    from hermes_notebook.notebook.facade import Hermes
+
+    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x")),
+             repr(Hermes(settings.with_(dashboard_token="t" * 20)))]
     import asyncio
 
     asyncio.run(transport.aclose())
