@@ -22,6 +22,8 @@ from markdown_it import MarkdownIt
 
 from hermes_notebook.client.jobs import Job
 from hermes_notebook.jobs.display import JobList
+from hermes_notebook.jobs.runs import JobRun, RunList
+from hermes_notebook.notebook.context import PromptPreview
 from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
@@ -176,6 +178,10 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
                          "skills": [payload], "schedule": {"kind": "cron", "expr": payload, "display": payload}})
     yield "Job", job
     yield "JobList", JobList([job, job])
+    run = JobRun.from_session({"id": "cron_abc123_20300101_000000", "started_at": 1.0, "ended_at": 2.0,
+                               "end_reason": payload, "title": payload})
+    yield "RunList", RunList([run, run])
+    yield "PromptPreview", PromptPreview(payload, values=[(payload, payload, 1)])
 
 
 def test_corpus_is_large_and_shared() -> None:
