@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import CARD_LINES, reveal, reveal_lines
-from ..turns import APPROVAL_CHOICES
+from ..turns import APPROVAL_CHOICES, DEFAULT_APPROVAL_CHOICES
 
 __all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
 
@@ -34,7 +34,8 @@ def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) 
         return answer
     choice = answer.strip().lower()
     choice = APPROVAL_ALIASES.get(choice, choice)
-    allowed = list(request.get("choices") or APPROVAL_CHOICES)
+    # No choices from the server: only what grants nothing beyond this command (never "always", like the card).
+    allowed = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
     if choice not in allowed:
         # Fail closed: an answer outside the offered choices is refused, never mapped onto another choice.
         notes.append(f"{answer!r} is not one of {allowed}; the command was denied")
@@ -68,7 +69,7 @@ def prompt_text(request: Mapping[str, Any]) -> str:
     """Ask for the answer on stdin (``getpass`` for a sudo password or secret: never echoed)."""
     kind = request.get("kind")
     if kind == "approval":
-        choices = list(request.get("choices") or APPROVAL_CHOICES)
+        choices = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
         command = str(request.get("command") or "(a command)")
         _print_command(command, CARD_LINES)
         if request.get("description"):
