@@ -38,6 +38,7 @@ __all__ = [
     "image_placeholder_html",
     "markdown_is_inert",
     "markdown_to_html",
+    "model_markdown",
     "transcript_bundle",
     "transcript_html",
     "transcript_markdown",
@@ -187,7 +188,7 @@ def transcript_text(messages: Iterable[Message]) -> str:
 
 # --- text/markdown (an export: displayed bundles carry text/html and text/plain) ------------------------------
 
-def _model_markdown(text: str, *, quote: bool = False) -> str:
+def model_markdown(text: str, *, quote: bool = False) -> str:
     """Model markdown as is when it is inert in any renderer, else as a literal fenced block."""
     if markdown_is_inert(text):
         return "> " + text.replace("\n", "\n> ") if quote else text
@@ -208,9 +209,9 @@ def transcript_markdown(messages: Iterable[Message]) -> str:
         for part in _parts(message):
             kind = part.get("kind")
             if kind == "text" and part.get("text"):
-                out.append(_model_markdown(str(part["text"])))
+                out.append(model_markdown(str(part["text"])))
             elif kind == "reasoning" and part.get("text"):
-                out.append(_model_markdown(str(part["text"]), quote=True))
+                out.append(model_markdown(str(part["text"]), quote=True))
             elif kind == "tool":
                 out.append(markdown_code(_tool_summary(part)))
                 if part.get("interaction"):

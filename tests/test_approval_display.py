@@ -60,6 +60,19 @@ def test_an_answer_outside_the_choices_is_refused(choices: list[str], answer: st
     assert notes and "denied" in notes[0]
 
 
+@pytest.mark.parametrize("answer", ["always", "session"])
+def test_no_choices_from_the_server_offer_nothing_permanent(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], answer: str,
+) -> None:
+    """An approval that names no choices: the terminal offers once/deny only, and a policy answer beyond them denies."""
+    feed, asked = iter([answer, "n"]), []
+    monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or next(feed))
+    assert prompt_text({"kind": "approval", "command": "rm -rf x", "choices": []}) == "deny"
+    assert "[once/deny]" in asked[0] and "please type one of once, deny" in capsys.readouterr().out
+    notes: list[str] = []
+    assert normalize_answer({"kind": "approval", "choices": []}, answer, notes) == "deny" and notes
+
+
 def test_an_answer_among_the_choices_is_kept() -> None:
     """An offered choice (or an alias of one) goes through unchanged, with no note."""
     notes: list[str] = []

@@ -13,6 +13,7 @@ import pytest
 
 from hermes_notebook import connect
 from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.inert import escape_markdown
 from hermes_notebook.notebook import Reply
 from hermes_notebook.notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
 
@@ -38,12 +39,13 @@ CONVERSATION = [
 
 
 def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
-    """Markdown collapses tools keeps usage and escapes html."""
+    """Tools collapse, usage stays; model text holding HTML is a literal block in a fence longer than its own."""
     text = to_markdown(CONVERSATION, title="My run")
-    assert text.startswith("# My run\n\n### You\n\nfirst &lt;b>question&lt;/b>")
-    assert "<details><summary>Tool terminal({&quot;command&quot;: &quot;rm -rf ./x&quot;}) — complete, 0.25 s</summary>" in text
-    assert "approval: rm -rf ./x [answered → once]" in text
-    assert "&lt;script>alert(1)&lt;/script> `<kept>`\n```\n<also kept>\n```" in text
+    assert text.startswith("# My run\n\n### You\n\n```\nfirst <b>question</b>\n```")
+    summary = escape_markdown('Tool terminal({"command": "rm -rf ./x"}) — complete, 0.25 s')
+    assert f"<details><summary>{summary}</summary>" in text
+    assert escape_markdown("approval: rm -rf ./x [answered → once]") in text
+    assert "````\nDone. <script>alert(1)</script> `<kept>`\n```\n<also kept>\n```\n````" in text
     assert "<sub>tokens: in 10, out 5, total 15</sub>" in text
     assert text.index("### You") < text.index("### Hermes")
 
@@ -77,6 +79,17 @@ def test_scrub_removes_key_shapes(secret: str) -> None:
 def test_scrub_removes_the_given_secrets() -> None:
     """Scrub removes the given secrets."""
     assert scrub("token is abcd-1234-efgh", ["abcd-1234-efgh"]) == "token is ********"
+
+
+def test_secrets_are_scrubbed_before_escaping_could_hide_them() -> None:
+    """A secret in a tool's arguments, an error or the title is gone from every format, escaped or not."""
+    secret = "abcd-1234-efgh"
+    message = _message("assistant", {**TOOL, "arguments": {"command": f"curl -u me:{secret} x"}},
+                       status="error", error=f"login with {secret} failed")
+    for text in (to_markdown([message], title=f"run {secret}", secrets=[secret]),
+                 json.dumps(to_ipynb([message], title=f"run {secret}", secrets=[secret])),
+                 to_html([message], title=f"run {secret}", secrets=[secret])):
+        assert "1234" not in text  # neither the secret nor its escaped form (abcd&#45;1234&#45;efgh)
 
 
 def test_format_comes_from_the_suffix(tmp_path: Path) -> None:
@@ -128,8 +141,8 @@ def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes_factory: An
                  text.index("echo exported-output")]
         assert order == sorted(order), path.name
     markdown = paths[0].read_text()
-    assert "approval: rm -rf ./hermes-danger-demo [answered → deny]" in markdown
-    assert "<summary>Tool terminal(" in markdown and "tokens: in" in markdown
+    assert escape_markdown("approval: rm -rf ./hermes-danger-demo [answered → deny]") in markdown
+    assert f"<summary>{escape_markdown('Tool terminal(')}" in markdown and "tokens: in" in markdown
     notebook = nbformat.read(paths[2], as_version=4)
     nbformat.validate(notebook)
     assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"] * 3

@@ -46,7 +46,7 @@ MALFORMED: list[tuple[Any, str]] = [
     ({"type": "send", "text": "x", "images": [{"mime": "image/svg+xml", "data": PNG}]},
      "only PNG, JPEG, GIF and WebP images can be attached (got image/svg+xml)"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "A" * (4 * ((inbound.MAX_IMAGE_BYTES + 2) // 3) + 4)}]},
-     "that image is too large"),
+     "that image is too large (more than"),  # the base64 length, checked before any decoding
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "***"}]}, "not valid base64"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": JPEG}]}, "that file is not a PNG image"),
     ({"type": "respond", **IDS, "request_id": ["a"], "response": "once"}, "request_id must be text, not list"),

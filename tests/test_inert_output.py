@@ -22,6 +22,9 @@ from markdown_it import MarkdownIt
 
 from hermes_notebook.client.jobs import Job
 from hermes_notebook.jobs.display import JobList
+from hermes_notebook.jobs.runs import JobRun, RunList
+from hermes_notebook.notebook.context import PromptPreview
+from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
 
@@ -175,6 +178,10 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
                          "skills": [payload], "schedule": {"kind": "cron", "expr": payload, "display": payload}})
     yield "Job", job
     yield "JobList", JobList([job, job])
+    run = JobRun.from_session({"id": "cron_abc123_20300101_000000", "started_at": 1.0, "ended_at": 2.0,
+                               "end_reason": payload, "title": payload})
+    yield "RunList", RunList([run, run])
+    yield "PromptPreview", PromptPreview(payload, values=[(payload, payload, 1)])
 
 
 def test_corpus_is_large_and_shared() -> None:
@@ -214,6 +221,21 @@ def test_markdown_export_is_inert(payload: str) -> None:
     markdown = transcript_markdown([message])
     assert problems_in_bundle({"text/markdown": markdown}) == []
     assert problems_in_bundle(transcript_bundle([message])) == []
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_exported_files_are_inert(payload: str) -> None:
+    """``Hermes.export``, ``Reply.to_markdown`` and the chat's Export: Markdown and notebook cells rendered with raw
+    HTML and any link allowed, and the HTML page, hold nothing live whatever the payload (title included)."""
+    messages = [{"id": "u", "role": "user", "parts": [{"kind": "text", "id": "p", "text": payload}]},
+                hostile_message(payload)]
+    assert problems_in_bundle({"text/markdown": to_markdown(messages, title=payload)}) == []
+    for cell in to_ipynb(messages, title=payload)["cells"]:
+        assert problems_in_bundle({"text/markdown": cell["source"]}) == []
+    inspector = _Inspector()
+    inspector.feed(to_html(messages, title=payload))
+    inspector.close()
+    assert inspector.problems == ["<meta>", "<meta>"]  # the page's own charset and viewport, nothing else
 
 
 def test_escaped_text_still_reads() -> None:
@@ -258,7 +280,10 @@ def test_url_userinfo_is_never_shown() -> None:
     bundle = displayed(status)
     settings = Settings(api_url=url, dashboard_url=url, proxy="http://bob:hunter2@proxy.example:3128")
     transport = HttpTransport(url, None)
-    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x"))]
+    from hermes_notebook.notebook.facade import Hermes
+
+    texts = [*bundle.values(), repr(settings), repr(transport), str(HermesConnectionError(f"cannot reach {url}/x")),
+             repr(Hermes(settings.with_(dashboard_token="t" * 20)))]
     import asyncio
 
     asyncio.run(transport.aclose())

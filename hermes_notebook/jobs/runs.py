@@ -8,7 +8,6 @@ transcript is folded by the same turn model as any other history.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HermesNotFoundError, HermesUsageError
+from ..inert import table_html
 from ..render import transcript_bundle
 from ..runtime import blocking, on_loop
 
@@ -121,16 +121,10 @@ class RunList(list):  # type: ignore[type-arg]
         return [run.to_dict() for run in self]
 
     def _repr_html_(self) -> str:
-        if not self:
-            return "<em>no runs yet</em>"
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{esc(r.started_at.strftime('%Y-%m-%d %H:%M:%S') if r.started_at else '')}</td>"
-            f"<td>{esc(r.status)}</td><td>{'' if r.duration is None else f'{r.duration:.1f} s'}</td>"
-            f"<td><code>{esc(r.id)}</code></td></tr>"
-            for r in self
-        )
-        return f"<table><tr><th>started</th><th>status</th><th>duration</th><th>session</th></tr>{rows}</table>"
+        # Statuses come from the server's end reason: escaped cells in the inert (MathJax-ignored) container.
+        rows = [{"started": r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "", "status": r.status,
+                 "duration": "" if r.duration is None else f"{r.duration:.1f} s", "session": r.id} for r in self]
+        return table_html(rows, ("started", "status", "duration", "session"), empty="no runs yet")
 
     def __str__(self) -> str:
         return "\n".join(repr(r) for r in self) or "(no runs yet)"

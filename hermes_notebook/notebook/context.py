@@ -10,7 +10,6 @@ the summaries work when those libraries are installed and cost nothing when they
 
 from __future__ import annotations
 
-import html
 import linecache
 import re
 import sys
@@ -21,6 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import HermesUsageError
+from ..inert import escape_html, html_block
 
 __all__ = [
     "PromptContextError",
@@ -105,9 +105,9 @@ class PromptPreview:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        return (f'<div class="hn-preview"><div style="opacity:.8">{esc(self.header())}</div>'
-                f'<pre style="white-space:pre-wrap">{esc(self.text)}</pre></div>')
+        # The filled-in values can hold model or server text: escaped, in the inert (MathJax-ignored) container.
+        return html_block(f'<div style="opacity:.8">{escape_html(self.header())}</div>'
+                          f'<pre style="white-space:pre-wrap">{escape_html(self.text)}</pre>', extra_class="hn-preview")
 
 
 # --- value summaries --------------------------------------------------------------------------------------

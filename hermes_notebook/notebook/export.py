@@ -2,8 +2,12 @@
 
 Why its own module: the exports must read well where no kernel runs (GitHub, nbviewer) and must never carry
 a secret. Every export goes through :func:`scrub`, which removes the connection's API key and Dashboard token,
-bearer/token parameters, and strings shaped like provider keys. Model text is untrusted: raw HTML in it is
-escaped outside code, so a reply cannot inject markup into the page that shows the export.
+bearer/token parameters, and strings shaped like provider keys (in each message string before escaping, and in
+the whole document). Model and server text is untrusted and goes through the package's one escaping path
+(:mod:`hermes_notebook.inert`, :func:`hermes_notebook.render.model_markdown`): model markdown is kept only when
+no raw HTML, image, unsafe link or math delimiter is in it, else it is a literal fenced block; names, statuses,
+errors and titles are escaped; tool output sits in fences longer than any backtick run inside. So an export
+opened where raw HTML is rendered (JupyterLab, GitHub) holds nothing live and loads nothing remote.
 
 Input is the turn model's message dicts (``docs/architecture.md``): ``{"role", "parts", "status", "usage"}``.
 """
@@ -18,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HermesUsageError, redact
-from ..inert import escape_markdown
-from ..render import transcript_html
+from ..inert import escape_markdown, markdown_fence
+from ..render import model_markdown, transcript_html
 
 __all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
 
@@ -47,6 +51,17 @@ def scrub(text: str, secrets: Sequence[object] = ()) -> str:
     for pattern in _KEY_SHAPES:
         text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex == 2 else "") + "********", text)
     return text
+
+
+def _scrubbed(value: Any, secrets: Sequence[object]) -> Any:
+    """``value`` with :func:`scrub` applied to every string in it (before escaping could hide a secret's shape)."""
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, Mapping):
+        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(item, secrets) for item in value]
+    return value
 
 
 # --- what a conversation is -------------------------------------------------------------------------------
@@ -100,41 +115,6 @@ def enrich(history: Sequence[Message], replies: Sequence[Any]) -> list[dict[str,
 
 # --- pieces shared by the formats ---------------------------------------------------------------------------
 
-_FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.DOTALL)
-
-
-def _inert_markdown(text: str) -> str:
-    """Model markdown with raw HTML escaped outside code (code blocks and spans are shown verbatim anyway)."""
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE_LINE.match(line)
-        if fence is not None:
-            out.append(line)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            continue
-        if match:
-            fence = match.group(1)
-            out.append(line)
-            continue
-        pieces, last = [], 0
-        for span in _CODE_SPAN.finditer(line):
-            pieces.append(line[last:span.start()].replace("<", "&lt;"))
-            pieces.append(span.group(0))
-            last = span.end()
-        pieces.append(line[last:].replace("<", "&lt;"))
-        out.append("".join(pieces))
-    return "\n".join(out)
-
-
-def _fence(text: str, info: str = "") -> str:
-    longest = max((len(m.group(0)) for m in re.finditer(r"`{3,}", text)), default=2)
-    ticks = "`" * (longest + 1)
-    return f"{ticks}{info}\n{text}\n{ticks}"
-
-
 def _result(value: Any) -> str:
     if value is None:
         return ""
@@ -177,13 +157,14 @@ def _tool_markdown(part: Mapping[str, Any]) -> str:
         args = args[:117] + "..."
     duration = part.get("duration")
     timing = f", {duration:.2f} s" if isinstance(duration, (int, float)) else ""
-    summary = html.escape(f"Tool {part.get('name') or 'tool'}({args}) — {part.get('status') or 'unknown'}{timing}")
+    # escape_markdown also serves inside the raw-HTML <summary>: character references, one line, no `$`.
+    summary = escape_markdown(f"Tool {part.get('name') or 'tool'}({args}) — {part.get('status') or 'unknown'}{timing}")
     body = []
     if part.get("interaction"):
-        body.append(html.escape(_interaction(part["interaction"])))
+        body.append(escape_markdown(_interaction(part["interaction"])))
     result = _result(part.get("result"))
     if result:
-        body.append(_fence(result))
+        body.append(markdown_fence(result))
     inner = "\n\n".join(body) or "(no output)"
     return f"<details><summary>{summary}</summary>\n\n{inner}\n\n</details>"
 
@@ -195,19 +176,20 @@ def _message_markdown(message: Message, *, heading: bool = True) -> str:
     if heading:
         status = message.get("status")
         label = "You" if is_user else "Hermes"
-        out.append(f"### {label}" + (f" _({status})_" if status not in (None, "complete", "streaming") else ""))
+        shown = f" _{escape_markdown(f'({status})')}_" if status not in (None, "complete", "streaming") else ""
+        out.append(f"### {label}{shown}")
     for part in message.get("parts") or ():
         kind = part.get("kind")
         if kind == "text" and part.get("text"):
-            out.append(_inert_markdown(str(part["text"])))
+            out.append(model_markdown(str(part["text"])))
         elif kind == "reasoning" and part.get("text"):
-            out.append(f"<details><summary>Reasoning</summary>\n\n{_fence(str(part['text']))}\n\n</details>")
+            out.append(f"<details><summary>Reasoning</summary>\n\n{markdown_fence(str(part['text']))}\n\n</details>")
         elif kind == "tool":
             out.append(_tool_markdown(part))
         elif kind == "marker" and part.get("text"):
             out.append(f"_— {escape_markdown(part['text'])} —_")
     if message.get("error"):
-        out.append(f"_error: {html.escape(str(message['error']))}_")
+        out.append(f"_error: {escape_markdown(message['error'])}_")
     usage = _usage(message.get("usage"))
     if usage and not is_user:
         out.append(f"<sub>{usage}</sub>")
@@ -219,15 +201,15 @@ def _message_markdown(message: Message, *, heading: bool = True) -> str:
 
 def to_markdown(messages: Iterable[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
     """A Markdown document: one section per message, tools in ``<details>`` (GitHub renders them collapsed)."""
-    chunks = [f"# {_inert_markdown(title)}"] if title else []
-    chunks.extend(_message_markdown(m) for m in messages)
+    chunks = [f"# {escape_markdown(scrub(title, secrets))}"] if title else []
+    chunks.extend(_message_markdown(_scrubbed(m, secrets)) for m in messages)
     return scrub("\n\n".join(chunks).strip() + "\n", secrets)
 
 
 def to_html(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
     """A standalone, sanitized HTML page (no script; model HTML is shown as text)."""
     heading = html.escape(title or "Hermes conversation")
-    body = transcript_html(messages)
+    body = transcript_html([_scrubbed(m, secrets) for m in messages])
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{heading}</title>\n"
@@ -242,14 +224,14 @@ def to_ipynb(messages: Sequence[Message], *, title: str | None = None, secrets: 
     """An nbformat 4 notebook: one markdown cell per prompt and one per reply; usage in the cell's metadata."""
     cells: list[dict[str, Any]] = []
     if title:
-        cells.append(_cell(f"# {_inert_markdown(title)}", {}, secrets))
+        cells.append(_cell(f"# {escape_markdown(scrub(title, secrets))}", {}, secrets))
     for message in messages:
         role = "user" if message.get("role") == "user" else "assistant"
         meta: dict[str, Any] = {"role": role}
         for key in ("status", "usage", "id"):
             if message.get(key) is not None:
                 meta[key] = message[key]
-        cells.append(_cell(_message_markdown(message), {"hermes": meta}, secrets))
+        cells.append(_cell(_message_markdown(_scrubbed(message, secrets)), {"hermes": meta}, secrets))
     return {
         "nbformat": 4,
         "nbformat_minor": 5,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import runtime
 from ..errors import HermesError, HermesNotFoundError, HermesTimeoutError, HermesUsageError
+from ..inert import redact_url
 from ..runtime import on_package_loop
 from ..settings import Settings
 from ..turns import fold_history
@@ -75,8 +76,8 @@ class Hermes:
         self.last_turn: TurnHandle | None = None
 
     def __repr__(self) -> str:
-        dashboard = self.settings.dashboard_url if self.settings.dashboard_token else "not configured"
-        return (f"<Hermes api={self.settings.api_url} dashboard={dashboard} via={self.default_via} "
+        dashboard = redact_url(self.settings.dashboard_url) if self.settings.dashboard_token else "not configured"
+        return (f"<Hermes api={redact_url(self.settings.api_url)} dashboard={dashboard} via={self.default_via} "
                 f"session={self._book.current or 'none yet'}>")
 
     @property

@@ -34,6 +34,7 @@ def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) 
         return answer
     choice = answer.strip().lower()
     choice = APPROVAL_ALIASES.get(choice, choice)
+    # No choices from the server: only what grants nothing beyond this command (the card offers the same pair).
     allowed = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
     if choice not in allowed:
         # Fail closed: an answer outside the offered choices is refused, never mapped onto another choice.

@@ -4,6 +4,7 @@ import revealCases from "../../tests/fixtures/reveal_cases.json";
 import xssPayloads from "../../tests/fixtures/xss_payloads.json";
 
 import { isSafeUrl, markdownToHtml, renderMarkdownInto, sanitizeHtml } from "../src/chat/markdown";
+import jobs, { type JobsState } from "../src/jobs";
 import { reveal } from "../src/chat/reveal";
 import { createChatView } from "../src/chat/view";
 import type { ChatState } from "../src/types";
@@ -169,5 +170,59 @@ describe("code blocks", () => {
       expect(button.getAttribute("type")).toBe("button");
       expect(button.getAttribute("aria-label")).toBe("Copy code");
     }
+  });
+});
+
+describe("the jobs view", () => {
+  // Job rows, notices, connection errors, run lists and run transcripts are server text too (a prompt-injected
+  // model can create cron jobs): every slot goes through the same corpus.
+  it.each(CORPUS)("every text slot of the jobs view: %s renders inert", (evil) => {
+    const row = {
+      id: "0123456789ab", name: evil, prompt: evil, prompt_complete: false, schedule: evil, schedule_text: evil,
+      schedule_kind: evil, description: evil, state: evil, enabled: true, next_run_at: evil, last_run_at: evil,
+      last_status: evil, last_error: evil, last_delivery_error: evil, repeat_times: null, repeat_completed: 1,
+      repeat_text: evil, deliver: evil, skills: [evil], running: false,
+    };
+    const model = new FakeModel<JobsState>({
+      jobs: [row], include_disabled: false, auto_refresh: 0, updated_at: null, loading: false,
+      connection: { status: "error", message: evil, url: evil }, notice: { kind: "error", text: evil },
+      presets: [{ key: "p", label: evil, fields: [] }], timezone: evil,
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const cleanup = jobs.render({ model, el: host });
+    const q = (id: string) => host.querySelector<HTMLElement>(`[data-testid="${id}"]`)!;
+    q("job-runs-open").click();
+    const ask = model.sentOfType("runs")[0]!;
+    const run = { id: "cron_0123456789ab_20300301_070000", job_id: "0123456789ab", status: evil, started_at: evil,
+      ended_at: evil, duration: 2, title: evil, message_count: 4, tool_call_count: 1 };
+    model.kernelSend({ type: "runs_result", request: ask.request, id: "0123456789ab", ok: true, runs: [run], message: evil });
+    q("job-run-open").click();
+    const open = model.sentOfType("transcript")[0]!;
+    const messages = [
+      userMessage("t1", evil),
+      message({ id: "assistant:t1", status: "error", error: evil, parts: [
+        toolPart("tool:x", { name: evil, preview: evil, arguments: { command: evil }, result: evil }),
+        textPart("text:1", evil),
+      ] }),
+    ];
+    model.kernelSend({ type: "transcript_result", request: open.request, run_id: run.id, ok: true, messages, message: evil });
+    expect(host.querySelectorAll('[data-testid="job-run-row"]')).toHaveLength(1);
+    expect(q("job-run-transcript").hidden).toBe(false);
+    expect(q("job-run-transcript").querySelectorAll(".hn-message")).toHaveLength(2);
+    q("job-edit").click(); // the row's prompt is cut, so the form asks for the whole one
+    const prompt = model.sentOfType("get_prompt")[0]!;
+    model.kernelSend({ type: "prompt", request: prompt.request, id: row.id, ok: true, prompt: evil });
+    expect(q("jobs-form").hidden).toBe(false);
+    // The view's own edit form (no action) and its controls are the only form elements allowed; the only
+    // inline styles are its own field widths.
+    const own = Array.from(host.querySelectorAll("form, input, button, select, textarea, option"));
+    expect(own.every((el) => !el.hasAttribute("action") && !el.hasAttribute("formaction"))).toBe(true);
+    host.querySelectorAll("form").forEach((f) => f.replaceWith(...Array.from(f.childNodes)));
+    host.querySelectorAll("input[style]").forEach((el) => {
+      if (/^width:\d+em$/.test(el.getAttribute("style")!)) el.removeAttribute("style");
+    });
+    expect(problems(host)).toEqual([]);
+    cleanup?.();
   });
 });
