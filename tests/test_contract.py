@@ -181,3 +181,13 @@ def test_approval_choices_are_spelled_out_once() -> None:
     assert [hit.split(":")[0] for hit in found] == ["hermes_notebook/turns/model.py"] * 2, found
     source = 'A = ("once", "deny")\nB = ["once", "x"]\nC = {"session", "always"}\nD = ("deny",)\n'
     assert approval_choice_literals(ast.parse(source), "m.py") == ["m.py:1", "m.py:3"]  # a self-test
+
+
+def test_the_view_offers_the_kernels_default_approval_pair() -> None:
+    """An approval listing no choices shows the same buttons the kernel would accept (js/src/chat/interactions.ts)."""
+    from hermes_notebook.turns import DEFAULT_APPROVAL_CHOICES
+
+    source = (TYPES_TS.parent / "chat" / "interactions.ts").read_text(encoding="utf-8")
+    match = re.search(r"DEFAULT_APPROVAL_CHOICES = \[([^\]]*)\]", source)
+    assert match is not None, "interactions.ts no longer names DEFAULT_APPROVAL_CHOICES"
+    assert tuple(re.findall(r'"([a-z]+)"', match.group(1))) == tuple(DEFAULT_APPROVAL_CHOICES)

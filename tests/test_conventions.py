@@ -836,3 +836,14 @@ def test_architecture_check_sees_a_violation() -> None:
     """The table reader finds modules and identifiers and skips prose and non-identifiers (a self-test)."""
     table = "| module | job |\n|---|---|\n| `a.py`, `b/` | `Thing`, `run()`, `HERMES_*`, `%hermes` |\n\nafter\n"
     assert architecture_rows(table) == [(["a.py", "b/"], ["Thing", "run"])]
+
+
+def test_no_has_selector_in_our_stylesheets() -> None:
+    """No ``:has()`` in the widgets' CSS: an element such a rule may match is restyled by testing its whole subtree
+    whenever a node is inserted anywhere inside it, so a streamed batch into a 1 MB reply cost a 6-9 ms style pass
+    (benchmarks/bench_streaming_browser.py). Hiding the static twin is done by js/src/twin.ts instead."""
+    import re
+
+    found = [f"{path.name}: {m.group(0)}" for path in sorted((ROOT / "js" / "src").rglob("*.css"))
+             for m in re.finditer(r"[^{}\n]*:has\(", re.sub(r"/\*.*?\*/", "", path.read_text(encoding="utf-8"), flags=re.S))]
+    assert found == [], found

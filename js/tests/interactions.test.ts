@@ -129,7 +129,7 @@ describe("approval", () => {
 
   it("never offers 'always' when the request lists no choices", () => {
     const { buttons } = setup({ ...ask, choices: [] });
-    expect(buttons().map((b) => b.dataset.choice)).toEqual(["once", "session", "deny"]);
+    expect(buttons().map((b) => b.dataset.choice)).toEqual(["once", "deny"]);
   });
 
   it("shows the tail a padded command hides, with hidden characters made visible", () => {

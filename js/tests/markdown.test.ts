@@ -75,15 +75,17 @@ function flat(el: HTMLElement): string {
   return copy.innerHTML;
 }
 
-function streamed(doc: string, sizes: (i: number) => number): HTMLElement[] {
+/** Stream `doc` in chunks (`appended`: tell the renderer what each update added, as the chat view does). */
+function streamed(doc: string, sizes: (i: number) => number, appended = false): HTMLElement[] {
   const target = document.createElement("div");
   const renderer = createIncrementalMarkdown(target);
   const reference = document.createElement("div");
   const mismatches: string[] = [];
   for (let end = 0, i = 0; end < doc.length; i++) {
+    const start = end;
     end = Math.min(doc.length, end + sizes(i));
     const text = doc.slice(0, end);
-    renderer.update(text);
+    renderer.update(text, false, appended && i > 0 ? doc.slice(start, end) : undefined);
     renderMarkdownStreaming(reference, text);
     if (target.innerHTML !== reference.innerHTML) mismatches.push(JSON.stringify(text.slice(-30)));
   }
@@ -104,7 +106,21 @@ describe("incremental markdown", () => {
       const sizes = [3, 17, 1, 40, 7, 2, 64, 5];
       streamed(doc, (i) => sizes[i % sizes.length]!);
     });
+    it(`equals a full render when told only what was appended, for ${name}`, () => {
+      const sizes = [3, 17, 1, 40, 7, 2, 64, 5];
+      streamed(doc, (i) => sizes[i % sizes.length]!, true);
+      streamed(doc, () => 1, true);
+    }, 120_000);
   }
+
+  it("told only what was appended, reads line ends split across updates and long fences like a full render", () => {
+    for (const doc of ["a\r\nb\r\n\r\n```js\r\nx\r\n```\r\nend\r", "p\0q\r\r\nr"]) {
+      for (const size of [1, 2, 5]) streamed(doc, () => size, true);
+    }
+    // Past OPEN_FENCE_CHUNK_CHARS, so the open fence grows by appending chunks (the renderer's fast path).
+    const fence = "```\n" + Array.from({ length: 400 }, (_, i) => `line ${i} of code`).join("\n") + "\n```\n\nafter";
+    for (const size of [97, 333]) streamed(`intro\n\n${fence}\n\n${fence}`, () => size, true);
+  }, 120_000);
 
   it("re-parses only the tail: finished blocks keep their DOM nodes", () => {
     const target = document.createElement("div");

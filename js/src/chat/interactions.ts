@@ -27,8 +27,9 @@ const APPROVAL_LABELS: Record<string, string> = {
   always: "Always allow",
   deny: "Deny",
 };
-// When the server names no choices, "always" is not offered: a permanent allow must be the server's own offer.
-const DEFAULT_APPROVAL_CHOICES = ["once", "session", "deny"];
+// When the server names no choices, only a one-time allow is offered ("session" and "always" must be the server's
+// own offer). The kernel folds an empty list into the same pair (turns.DEFAULT_APPROVAL_CHOICES; test_contract.py).
+export const DEFAULT_APPROVAL_CHOICES = ["once", "deny"];
 
 const STATUS_TEXT: Record<Interaction["status"], string> = {
   pending: "Waiting for your answer",

@@ -318,9 +318,10 @@ export interface MarkdownStats {
 export interface IncrementalMarkdown {
   /**
    * Show `source` (normally the previous source plus appended text). `final`: the text is complete,
-   * so every block is rendered as finished (fences highlighted).
+   * so every block is rendered as finished (fences highlighted). `appended`: the caller knows `source` is the
+   * previous source plus this text, so the renderer never reads the rest (see `update` below).
    */
-  update(source: string, final?: boolean): void;
+  update(source: string, final?: boolean, appended?: string): void;
   readonly stats: MarkdownStats;
 }
 
@@ -334,6 +335,13 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
   let final = false;
   /** source[0:stable] is rendered into finished blocks, which are final */
   let stable = 0;
+  /** source.slice(stable), kept as it grows: what the next tail render parses */
+  let tailText = "";
+  /** where the source's last line starts, and that line (an open fence grows from it) */
+  let lineStart = 0;
+  let lastLine = "";
+  /** the raw source ended in "\r" (a "\n" appended next would join it: markdown-it reads "\r\n" as one line end) */
+  let endsWithCR = false;
   /** nodes after the finished blocks (always the last children of `target`) */
   let tailNodes: ChildNode[] = [];
   let fence: OpenFence | null = null;
@@ -346,7 +354,9 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
 
   const reset = (): void => {
     target.replaceChildren();
+    source = "";
     stable = 0;
+    tailText = "";
     tailNodes = [];
     fence = null;
     page = null;
@@ -377,22 +387,46 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     tailNodes = [...nodes];
   };
 
-  /** Fast path: the text only extended an open fence's content, with no line that could close it. */
-  const extendOpenFence = (next: string): boolean => {
-    if (fence === null || next.length <= source.length || !next.startsWith(source)) return false;
-    const lineStart = source.lastIndexOf("\n") + 1;
-    const fresh = next.slice(Math.max(lineStart, fence.contentStart));
+  /** Fast path: `appended` only extends an open fence's content, with no line that could close it. */
+  const extendOpenFence = (appended: string): boolean => {
+    // Everything here is relative to the source's last line: the fence content before it is on screen already.
+    if (fence === null || appended === "" || fence.contentStart + fence.shown < lineStart) return false;
+    const fresh = lastLine + appended;
     if (FENCE_LINE.test(fresh)) return false;
-    const lastLine = next.lastIndexOf("\n") + 1;
-    const visible = lastLine > fence.contentStart && HELD_BACK.test(next.slice(lastLine)) ? lastLine : next.length;
-    appendToFence(fence, next.slice(fence.contentStart + fence.shown, visible));
+    const newLine = fresh.lastIndexOf("\n") + 1;
+    const visible =
+      lineStart + newLine > fence.contentStart && HELD_BACK.test(fresh.slice(newLine)) ? lineStart + newLine : lineStart + fresh.length;
+    appendToFence(fence, fresh.slice(fence.contentStart + fence.shown - lineStart, visible - lineStart));
     fence.shown = visible - fence.contentStart;
     stats.fenceAppends += 1;
     return true;
   };
 
-  const renderTail = (text: string): void => {
-    const tail = text.slice(stable);
+  /** `source` grew by `appended`: follow its last line without reading the rest. */
+  const grow = (appended: string): void => {
+    const newLine = appended.lastIndexOf("\n") + 1;
+    if (newLine > 0) {
+      lineStart = source.length + newLine;
+      lastLine = appended.slice(newLine);
+    } else {
+      lastLine += appended;
+    }
+    source += appended;
+  };
+
+  /** `source` was replaced as a whole (the slow path). */
+  const replaceSource = (next: string): void => {
+    source = next;
+    lineStart = next.lastIndexOf("\n") + 1;
+    lastLine = next.slice(lineStart);
+    tailText = next.slice(stable);
+  };
+
+  /**
+   * Render `tail` (the text after the finished blocks; `text` is the whole of it), keeping what `previousTail`
+   * (the tail rendered before) already shows.
+   */
+  const renderTail = (text: string, tail: string, previousTail: string): void => {
     const env: Env = {};
     stats.tail += 1;
     const tokens = md.parse(tail, env);
@@ -400,7 +434,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
       wholeText = true;
       if (stable > 0) {
         reset();
-        renderTail(text);
+        renderTail(text, text, "");
         return;
       }
     }
@@ -453,7 +487,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
                 stable + (starts[b.start + 1] ?? -1) === previous.contentStart &&
                 token.content.length > OPEN_FENCE_CHUNK_CHARS && // rendered the same way, chunked (htmlToNodes)
                 !highlightable(token.info, token.content) &&
-                token.content.startsWith(source.slice(previous.contentStart, previous.contentStart + previous.shown))
+                token.content.startsWith(shownOf(previous, previousTail))
               );
             });
       if (kept < 0 || previous === null) {
@@ -483,7 +517,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
         previous !== null &&
         previous.contentStart === contentStart &&
         previous.info === token.info &&
-        content.startsWith(source.slice(contentStart, contentStart + previous.shown));
+        content.startsWith(shownOf(previous, previousTail));
       if (reuse) {
         appendToFence(previous, content.slice(previous.shown));
         previous.shown = content.length;
@@ -496,14 +530,40 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     }
     replaceTail(nodes);
     stable += end;
+    tailText = tail.slice(end);
   };
 
-  const update = (raw: string, isFinal = false): void => {
+  /** The fence content `previous` shows, read from the tail it was rendered in (the old `stable` is its origin). */
+  const shownOf = (previous: OpenFence, previousTail: string): string =>
+    previousTail.slice(previous.contentStart - stable, previous.contentStart - stable + previous.shown);
+
+  // A streamed text is a rope of small appends: any scan of the whole of it (a comparison, a search, a slice)
+  // makes the engine copy it flat, a cost that grows with the text on every batch. With `appended` the renderer
+  // touches only the tail after its finished blocks and the source's last line.
+  const update = (raw: string, isFinal = false, appended?: string): void => {
+    if (appended !== undefined && !/[\r\0]/.test(appended) && !(endsWithCR && appended.startsWith("\n"))) {
+      if (appended === "" && isFinal === final) return;
+      endsWithCR = false;
+      if (!isFinal && !final && !wholeText && extendOpenFence(appended)) {
+        tailText += appended;
+        grow(appended);
+        return;
+      }
+      if (!wholeText && !(final && !isFinal)) {
+        final = isFinal;
+        const previousTail = tailText;
+        renderTail(source + appended, previousTail + appended, previousTail);
+        grow(appended);
+        return;
+      }
+    }
+    endsWithCR = raw.endsWith("\r");
     // markdown-it's own normalization, done here so offsets agree with its line maps
     const next = raw.includes("\r") || raw.includes("\0") ? raw.replace(/\r\n?/g, "\n").replace(/\0/g, "\uFFFD") : raw;
     if (next === source && isFinal === final) return;
-    if (!isFinal && !final && !wholeText && extendOpenFence(next)) {
-      source = next;
+    if (!isFinal && !final && !wholeText && next.length > source.length && next.startsWith(source)
+        && extendOpenFence(next.slice(source.length))) {
+      replaceSource(next);
       return;
     }
     const kept = source.slice(0, stable);
@@ -512,15 +572,15 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
       const trimmed = !wholeText && tailNodes.length === 0 && kept.startsWith(next) && BLANK_TAIL.test(kept.slice(next.length));
       if (trimmed) {
         stable = next.length;
-        source = next;
         final = isFinal;
+        replaceSource(next);
         return;
       }
       reset();
     }
     final = isFinal;
-    renderTail(next);
-    source = next;
+    renderTail(next, next.slice(stable), tailText);
+    replaceSource(next);
   };
 
   return { update, stats };

@@ -7,6 +7,7 @@ import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { benchHooks } from "./bench";
 import { createIncrementalMarkdown, renderMarkdownInto } from "./markdown";
+import { takeAppended } from "./state";
 
 /** Longest tool result shown before "Show all". */
 export const RESULT_PREVIEW_CHARS = 2000;
@@ -40,10 +41,10 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext):
 }
 
 /** Markdown into `body`: incrementally (only the growing tail), or fully per update in the benchmark's naive mode. */
-function markdownTarget(body: HTMLElement): (text: string, final: boolean) => void {
+function markdownTarget(body: HTMLElement): (text: string, final: boolean, appended?: string) => void {
   if (benchHooks()?.naive) return (text) => renderMarkdownInto(body, text);
   const renderer = createIncrementalMarkdown(body);
-  return (text, final) => renderer.update(text, final);
+  return (text, final, appended) => renderer.update(text, final, appended);
 }
 
 function textView(el: HTMLElement, role: PartContext["role"]): PartView {
@@ -56,16 +57,18 @@ function textView(el: HTMLElement, role: PartContext["role"]): PartView {
     el,
     part: null as unknown as Part,
     update(part) {
+      // Streaming: only the appended text is handed on, so a batch never reads the whole message.
+      const appended = this.part === null ? null : takeAppended(part, this.part);
       this.part = part;
-      if (part.text === shown) return;
+      if (appended === "" || (appended === null && part.text === shown)) return;
       shown = part.text;
       if (render === null) setText(body, part.text);
-      else render(part.text, settled);
+      else render(part.text, settled, appended ?? undefined);
     },
     settle() {
       if (settled) return;
       settled = true;
-      if (render !== null && shown !== null) render(shown, true);
+      if (render !== null && shown !== null) render(shown, true, "");
     },
   };
 }

@@ -187,7 +187,11 @@ export function applyChange(messages: readonly Message[], change: WireChange): r
         return { ...m, parts };
       });
     case "append":
-      return updatePart(messages, change.message_id, change.part_id, (p) => ({ ...p, text: p.text + change.text }));
+      return updatePart(messages, change.message_id, change.part_id, (p) => {
+        const grown = { ...p, text: p.text + change.text };
+        grownFrom.set(grown, { from: p, text: change.text });
+        return grown;
+      });
     case "patch":
       return updatePart(messages, change.message_id, change.part_id, (p) => ({ ...p, ...change.fields }));
     case "splice":
@@ -229,6 +233,32 @@ function updatePart(
     const next = update(part);
     return next === null ? null : { ...message, parts: replaceAt(message.parts, at, next) };
   });
+}
+
+/**
+ * Where a part made by an `append` came from: the part before it and the text added. A view that rendered an
+ * earlier part of the same chain then renders only what was added, without reading the whole text (a streamed
+ * text is a rope of small appends: comparing or scanning it copies all of it, on every batch).
+ */
+const grownFrom = new WeakMap<Part, { from: Part; text: string }>();
+
+/**
+ * The text appended to `earlier` to make `part`, when `part` came from it by `append` records alone; else null.
+ * Taking it forgets the links walked, so a view's old copies of a long text are not kept alive by the chain.
+ */
+export function takeAppended(part: Part, earlier: Part): string | null {
+  const pieces: string[] = [];
+  const walked: Part[] = [];
+  let current = part;
+  while (current !== earlier) {
+    const link = grownFrom.get(current);
+    if (link === undefined) return null;
+    pieces.push(link.text);
+    walked.push(current);
+    current = link.from;
+  }
+  for (const p of walked) grownFrom.delete(p);
+  return pieces.reverse().join("");
 }
 
 /** The id of the message a change record is about. */

@@ -35,6 +35,7 @@ import { createMessageView, type MessageView } from "./message";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 import { createWireDecoder } from "./wire";
+import { hideStaticTwin } from "../twin";
 import {
   awaitSnapshot,
   initialState,
@@ -125,6 +126,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
   const follower = followScroll(list, { synchronous: bench?.naive === true });
   const notifyPending = createPendingNotifier(root); // a toast when an approval waits off-screen (../notify.ts)
+  const twin = hideStaticTwin(root, ".hn-transcript");
 
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
@@ -283,8 +285,9 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
         const { id, role, status, usage, error } = m;
         index.set(id, { id, role, status, usage, error, rev: msg.revs?.[id] ?? state.revs.get(id) ?? 0 });
       }
-      // Only a view that got content from a kernel replaces the static transcript (see chat.css).
+      // Only a view that got content from a kernel replaces the static transcript.
       root.dataset.live = "true";
+      twin.activate();
       scheduleStaleCheck();
       if (wantEarlier && older > 0) requestOlder();
       else if (wantEarlier) {
@@ -378,6 +381,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       banners.dispose();
       follower.dispose();
       topObserver?.disconnect();
+      twin.dispose();
       root.remove();
     },
   };

@@ -18,6 +18,7 @@ import {
   WEEKDAYS,
 } from "./logic";
 import { notify } from "../notify";
+import { hideStaticTwin, type TwinHider } from "../twin";
 import { RunsPanel } from "./runs";
 
 type Model = AnyModel<JobsState>;
@@ -76,11 +77,15 @@ export class JobsView {
   private readonly tbody = h("tbody");
   // a job's runs and one run's transcript (./runs.ts)
   private readonly runs = new RunsPanel((msg) => this.model.send(msg), () => ++this.request);
+  /** The static table output beside this view (for viewers without widget JS) only repeats it. */
+  private readonly twin: TwinHider;
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
     this.now = now;
     this.root = h("div", { class: "hn-jobs-live", "data-testid": "jobs-widget" });
+    this.twin = hideStaticTwin(this.root, ".hn-jobs-static-wrap");
+    this.twin.activate();
     this.buildForm();
     const refresh = h("button", { type: "button", "data-testid": "jobs-refresh" }, "Refresh");
     refresh.addEventListener("click", () => this.model.send({ type: "refresh" }));
@@ -144,6 +149,7 @@ export class JobsView {
   }
 
   dispose(): void {
+    this.twin.dispose();
     clearInterval(this.ticker);
     if (this.checkTimer) clearTimeout(this.checkTimer);
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
