@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import {
   createIncrementalMarkdown,
+  LONG_PAGES,
   HIGHLIGHT_MAX_CHARS,
   OPEN_FENCE_CHUNK_CHARS,
   PAGE_NODES,
@@ -209,6 +210,9 @@ describe("incremental markdown", () => {
     for (let i = 0; i < 200; i++) {
       text += `paragraph ${i}\n\n`;
       renderer.update(text);
+      // Only a long message's off-screen pages skip rendering (each such page costs an intersection check a frame).
+      const pagesNow = target.querySelectorAll(":scope > .hn-md-page").length;
+      expect(target.classList.contains("hn-md-long")).toBe(pagesNow >= LONG_PAGES);
     }
     const pages = Array.from(target.querySelectorAll(":scope > .hn-md-page"));
     expect(pages.length).toBe(Math.ceil((199 * 2) / PAGE_NODES));

@@ -209,6 +209,9 @@ export function renderMarkdownInto(target: HTMLElement, source: string): void {
  */
 export const PAGE_NODES = 64;
 
+/** From this many pages on, a message is long: its off-screen pages skip rendering (`.hn-md-long` in chat.css). */
+export const LONG_PAGES = 4;
+
 /** Characters of an open fence per DOM chunk (a chunk ends at the first line end past this many). */
 export const OPEN_FENCE_CHUNK_CHARS = 4096;
 
@@ -351,6 +354,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
 
   let page: HTMLElement | null = null;
   let pageNodes = 0;
+  let pages = 0;
 
   const reset = (): void => {
     target.replaceChildren();
@@ -361,6 +365,8 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
     fence = null;
     page = null;
     pageNodes = 0;
+    pages = 0;
+    target.classList.remove("hn-md-long");
     stats.full += 1;
   };
 
@@ -372,6 +378,7 @@ export function createIncrementalMarkdown(target: HTMLElement): IncrementalMarkd
         page.className = "hn-md-page";
         target.insertBefore(page, tailNodes[0] ?? null);
         pageNodes = 0;
+        if (++pages === LONG_PAGES) target.classList.add("hn-md-long");
       }
       page.append(node);
       pageNodes += 1;

@@ -41,7 +41,8 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
   const update = (next: Message): void => {
     setAttr(el, "data-status", next.status);
     setText(status, STATUS_LABELS[next.status] ?? next.status);
-    reconcile(parts, next.parts, partViews, (part) => createPartView(part, next.id, partCtx));
+    const settled = next.status !== "streaming";
+    reconcile(parts, next.parts, partViews, (part) => createPartView(part, next.id, partCtx, settled));
     if (next.status !== "streaming") for (const { view } of partViews.values()) view.settle?.();
     setText(error, next.error ?? "");
     if (error.hidden !== !next.error) error.hidden = !next.error; // an unchanged write still restyles

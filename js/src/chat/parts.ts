@@ -25,7 +25,11 @@ export interface PartContext extends InteractionContext {
   role: "user" | "assistant";
 }
 
-export function createPartView(part: Part, messageId: string, ctx: PartContext): PartView {
+/**
+ * `settled`: the message is not streaming (history, a finished turn), so its text is rendered once, as final,
+ * instead of as a stream and then again when it settles.
+ */
+export function createPartView(part: Part, messageId: string, ctx: PartContext, settled = false): PartView {
   const el = h("div", { class: `hn-part hn-part-${part.kind}`, "data-part-id": part.id, "data-kind": part.kind });
   const ids = { message_id: messageId, part_id: part.id };
   const view =
@@ -35,7 +39,7 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext):
         ? reasoningView(el)
         : part.kind === "marker"
           ? markerView(el)
-          : textView(el, ctx.role);
+          : textView(el, ctx.role, settled);
   view.update(part);
   return view;
 }
@@ -47,12 +51,12 @@ function markdownTarget(body: HTMLElement): (text: string, final: boolean, appen
   return (text, final, appended) => renderer.update(text, final, appended);
 }
 
-function textView(el: HTMLElement, role: PartContext["role"]): PartView {
+function textView(el: HTMLElement, role: PartContext["role"], settledAtStart: boolean): PartView {
   const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
   el.append(body);
   const render = role === "user" ? null : markdownTarget(body);
   let shown: string | null = null;
-  let settled = false;
+  let settled = settledAtStart;
   return {
     el,
     part: null as unknown as Part,
