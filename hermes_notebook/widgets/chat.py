@@ -12,7 +12,7 @@ banner, busy/queued, notice).
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript
 (text/plain and text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
-updated at message boundaries. The widget's stylesheet hides that output while the live view is on the page;
+updated at message boundaries. The live view hides that output once it has content from the kernel (js/src/twin.ts);
 nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own output instead
 would re-create the live view and lose what the user was typing.
 """

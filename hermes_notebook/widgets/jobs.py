@@ -11,8 +11,8 @@ Hermes 0.19.0 accepts) before anything is sent; the answer carries the message a
 description and the next three run times. Server-side refusals come back inline too.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
-(:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view's
-stylesheet hides it, viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
+(:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
+hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
 ``{"type": "save", "request", "id": str | None, "fields": {...}}``,
@@ -57,7 +57,7 @@ __all__ = ["STATIC_CLASS", "Jobs"]
 
 log = logging.getLogger(__name__)
 
-#: Class of the element wrapping the static table; the live view's stylesheet hides it.
+#: Class of the element wrapping the static table; the live view hides its output (js/src/twin.ts).
 STATIC_CLASS = "hn-jobs-static-wrap"
 
 #: Default seconds between automatic refreshes.

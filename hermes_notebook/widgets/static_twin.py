@@ -1,7 +1,7 @@
 """A live widget shown together with a static twin: what a saved notebook keeps for viewers without widget JS.
 
 ``_ipython_display_`` shows the widget *and* a second output (the widget's :meth:`StaticTwin.static_bundle`:
-text/plain and escaped text/html in an element the live view's stylesheet hides) under a
+text/plain and escaped text/html in an element whose output the live view hides: js/src/twin.ts) under a
 ``display_id``; :meth:`StaticTwin.update_static` re-renders that output in place. nbviewer, GitHub and
 nbconvert, which run no widget JS, show the twin. Updating the widget's own output instead would re-create
 the live view and lose what the user was typing. Used by ``Chat`` (a transcript) and ``Jobs`` (a table).

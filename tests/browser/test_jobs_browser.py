@@ -85,6 +85,8 @@ def test_jobs_widget_create_pause_resume_run_edit_delete(open_notebook: Any, her
     expect(row(nb, name)).to_have_count(0)
     assert name not in server_names(nb)
 
+    # The static table output beside the live view (for viewers without widget JS) is hidden while it is live.
+    expect(page.locator(".hn-jobs-static-wrap").first).to_be_hidden()
     # The saved notebook (widget state and static table included) never holds the key.
     saved = nb.save().read_text()
     assert hermes.api_key not in saved
