@@ -68,3 +68,13 @@ export function displayText(value: unknown): string {
     return String(value);
   }
 }
+
+/** Run `callback` at the next animation frame (a 16 ms timer where there are none, e.g. jsdom); returns a cancel. */
+export function animationFrame(callback: () => void): () => void {
+  if (typeof requestAnimationFrame === "function") {
+    const id = requestAnimationFrame(callback);
+    return () => cancelAnimationFrame(id);
+  }
+  const id = setTimeout(callback, 16);
+  return () => clearTimeout(id);
+}

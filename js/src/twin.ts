@@ -7,6 +7,8 @@
 // view marks the twin's output; a MutationObserver on the output area's own children (not its subtree: streaming
 // deep inside it never wakes it) marks a twin output that is added or replaced later.
 
+import { animationFrame } from "./dom";
+
 /** Class of an output hidden because a live view shows its content (in chat.css and jobs.css). */
 export const HIDDEN_TWIN_CLASS = "hn-twin-hidden";
 
@@ -24,7 +26,7 @@ export interface TwinHider {
 export function hideStaticTwin(
   view: HTMLElement,
   twinSelector: string,
-  schedule: (callback: () => void) => () => void = nextFrame,
+  schedule: (callback: () => void) => () => void = animationFrame,
 ): TwinHider {
   let cancel: (() => void) | null = null;
   let observer: MutationObserver | null = null;
@@ -69,13 +71,4 @@ export function hideStaticTwin(
       hidden.clear();
     },
   };
-}
-
-function nextFrame(callback: () => void): () => void {
-  if (typeof requestAnimationFrame === "function") {
-    const id = requestAnimationFrame(callback);
-    return () => cancelAnimationFrame(id);
-  }
-  const id = setTimeout(callback, 16);
-  return () => clearTimeout(id);
 }

@@ -25,7 +25,7 @@
 //   Esc anywhere in .hn-chat while busy      stop (same as .hn-stop)
 //   .hn-composer textarea, .hn-send, .hn-stop, .hn-queued, .hn-attach, .hn-composer-error
 
-import { h, setAttr, setText } from "../dom";
+import { animationFrame, h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
 import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
@@ -68,15 +68,6 @@ export interface ChatView {
   /** Render pending state now. */
   flush(): void;
   dispose(): void;
-}
-
-function animationFrame(callback: () => void): () => void {
-  if (typeof requestAnimationFrame === "function") {
-    const id = requestAnimationFrame(callback);
-    return () => cancelAnimationFrame(id);
-  }
-  const id = setTimeout(callback, 16);
-  return () => clearTimeout(id);
 }
 
 /** What the picker shows for a session: its title, else the start of its first prompt; never a stored id. */
