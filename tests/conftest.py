@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
 from hermes_notebook._demo.scripted_model import ScriptedModel
+from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.settings import Settings
 
 HermesFactory = Callable[..., LocalHermes]
@@ -127,6 +129,16 @@ def scripted_model(hermes: LocalHermes) -> ScriptedModel:
     """The scripted model behind the shared servers (request log, ``push()``)."""
     assert hermes.model is not None
     return hermes.model
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def conn(hermes: LocalHermes) -> AsyncIterator[DashboardConnection]:
+    """One real Dashboard connection shared by the independent tests of a module (modules driving a scripted
+    socket or a proxy define their own ``conn``)."""
+    connection = DashboardConnection(hermes.settings())
+    await connection.connect()
+    yield connection
+    await connection.close()
 
 
 @pytest.fixture

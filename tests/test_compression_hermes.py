@@ -8,14 +8,11 @@ show as a ``marker`` part, and the turn streams on below it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 import hermes_notebook as hn
-from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef
 from hermes_notebook.errors import HermesRPCError, HermesUsageError
 from hermes_notebook.settings import Settings
@@ -31,14 +28,6 @@ from tests.helpers import eventually_async
 pytestmark = pytest.mark.both_servers
 
 WARM_UP_TURNS = 4  # session.compress keeps the last messages: it needs a few turns before it has anything to do
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def conn(hermes: LocalHermes) -> AsyncIterator[DashboardConnection]:
-    connection = DashboardConnection(hermes.settings())
-    await connection.connect()
-    yield connection
-    await connection.close()
 
 
 async def _warm_session(conn: DashboardConnection) -> SessionRef:

@@ -7,7 +7,6 @@ import json
 import logging
 import traceback
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +20,6 @@ from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError, He
 from tests.helpers import eventually_async
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.both_servers]
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def conn(hermes: LocalHermes) -> AsyncIterator[DashboardConnection]:
-    """One connection shared by the independent tests of this module."""
-    connection = DashboardConnection(hermes.settings())
-    await connection.connect()
-    yield connection
-    await connection.close()
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
