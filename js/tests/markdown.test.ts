@@ -1,15 +1,8 @@
 import hljs from "highlight.js/lib/core";
 import { describe, expect, it, vi } from "vitest";
 
-import {
-  createIncrementalMarkdown,
-  LONG_PAGES,
-  HIGHLIGHT_MAX_CHARS,
-  OPEN_FENCE_CHUNK_CHARS,
-  PAGE_NODES,
-  renderMarkdownInto,
-  renderMarkdownStreaming,
-} from "../src/chat/markdown";
+import { createIncrementalMarkdown, LONG_PAGES, PAGE_NODES, renderMarkdownStreaming } from "../src/chat/incremental";
+import { HIGHLIGHT_MAX_CHARS, OPEN_FENCE_CHUNK_CHARS, renderMarkdownInto } from "../src/chat/markdown";
 
 // Documents with every kind of block boundary a stream can be cut at: inside and right after fences
 // (backtick and tilde, with and without a language, closing line split), lists (tight, loose,
@@ -144,22 +137,67 @@ describe("incremental markdown", () => {
     expect(renderer.stats.full).toBe(0);
   });
 
-  it("highlights a fence once, when its closing line arrives, and keeps that node after", () => {
+  it("colours a fence once, when the page is idle after its closing line arrives, and keeps that node after", () => {
     const spy = vi.spyOn(hljs, "highlight");
     const target = document.createElement("div");
-    const renderer = createIncrementalMarkdown(target);
+    const idle: (() => void)[] = [];
+    const renderer = createIncrementalMarkdown(target, { idle: (work: () => void) => idle.push(work) });
     const doc = "Here:\n\n```python\n" + "x = 1\n".repeat(2000) + "```\n\nAfter the code, more words.";
     for (let end = 1; end <= doc.length; end += 7) renderer.update(doc.slice(0, end));
     renderer.update(doc);
+    // Closed: shown plain in the batch that closed it (no colouring there), and the colouring is queued once.
+    expect(spy).not.toHaveBeenCalled();
+    expect(idle).toHaveLength(1);
+    const code = target.querySelector("code.language-python")!;
+    expect(code.querySelector(".hljs-number")).toBeNull();
+    expect(code.textContent).toBe("x = 1\n".repeat(2000));
+    idle.shift()!();
     expect(spy).toHaveBeenCalledTimes(1);
-    const highlighted = target.querySelector("code.language-python")!;
-    expect(highlighted.querySelector(".hljs-number")).not.toBeNull();
+    expect(target.querySelector("code.language-python")).toBe(code);
+    expect(code.querySelector(".hljs-number")).not.toBeNull();
     renderer.update(doc + " And more.");
     renderer.update(doc + " And more.", true);
-    expect(target.querySelector("code.language-python")).toBe(highlighted);
+    expect(target.querySelector("code.language-python")).toBe(code);
     expect(spy).toHaveBeenCalledTimes(1);
+    expect(idle).toHaveLength(0);
     // While open, the fence grew by appending, without parsing the text again.
     expect(renderer.stats.fenceAppends).toBeGreaterThan(1500);
+  });
+
+  it("colours the fences still waiting for an idle page at once when the text turns final", () => {
+    const target = document.createElement("div");
+    const idle: (() => void)[] = [];
+    const renderer = createIncrementalMarkdown(target, { idle: (work: () => void) => idle.push(work) });
+    const doc = "```js\nlet a = 1;\n```\n\n```python\nx = 2\n```\n\nend";
+    for (let end = 1; end <= doc.length; end++) renderer.update(doc.slice(0, end));
+    expect(target.querySelectorAll(".hljs-number")).toHaveLength(0);
+    renderer.update(doc, true);
+    expect(target.querySelectorAll(".hljs-number")).toHaveLength(2);
+    const full = document.createElement("div");
+    renderMarkdownInto(full, doc);
+    expect(flat(target)).toBe(full.innerHTML);
+    for (const work of idle.splice(0)) work(); // a late idle callback changes nothing
+    expect(flat(target)).toBe(full.innerHTML);
+  });
+
+  it("keeps a block's nodes when it finishes: the streamed paragraph, table or list is the finished one", () => {
+    const target = document.createElement("div");
+    const renderer = createIncrementalMarkdown(target);
+    const table = "| a | b |\n|---|---|\n| 1 | two |\n| 3 | four |";
+    renderer.update(table);
+    const streamed = target.querySelector("table")!;
+    const cell = target.querySelector("td")!;
+    renderer.update(table + "\n\nNext paragraph");
+    expect(renderer.stats.tail).toBe(2);
+    expect(target.querySelector("table")).toBe(streamed);
+    expect(target.querySelector("td")).toBe(cell);
+    const paragraph = target.querySelector("p")!;
+    renderer.update(table + "\n\nNext paragraph grows\n\n- and a list");
+    expect(target.querySelector("p")).toBe(paragraph);
+    expect(paragraph.textContent).toBe("Next paragraph grows");
+    const one = document.createElement("div");
+    renderMarkdownStreaming(one, table + "\n\nNext paragraph grows\n\n- and a list");
+    expect(target.innerHTML).toBe(one.innerHTML);
   });
 
   it("shows an open fence as inert text in chunks of lines, appending to the last chunk", () => {
@@ -203,7 +241,7 @@ describe("incremental markdown", () => {
     expect(target2.innerHTML).toBe(target!.innerHTML);
   });
 
-  it("groups finished blocks into pages of PAGE_NODES nodes, the tail after them", () => {
+  it("groups finished blocks into pages of PAGE_NODES nodes, the tail at the end of the last page", () => {
     const target = document.createElement("div");
     const renderer = createIncrementalMarkdown(target);
     let text = "";
@@ -217,7 +255,9 @@ describe("incremental markdown", () => {
     const pages = Array.from(target.querySelectorAll(":scope > .hn-md-page"));
     expect(pages.length).toBe(Math.ceil((199 * 2) / PAGE_NODES));
     for (const p of pages.slice(0, -1)) expect(p.childNodes.length).toBe(PAGE_NODES);
-    expect(target.lastElementChild!.tagName).toBe("P"); // the tail: the last paragraph, not finished yet
+    // The tail (the last paragraph, not finished yet) streams where it will stay once finished.
+    expect(target.lastElementChild).toBe(pages[pages.length - 1]);
+    expect(pages[pages.length - 1]!.lastElementChild!.textContent).toBe("paragraph 199");
     const one = document.createElement("div");
     renderMarkdownStreaming(one, text);
     expect(one.innerHTML).toBe(target.innerHTML);

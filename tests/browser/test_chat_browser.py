@@ -373,3 +373,38 @@ def test_2000_message_history_renders_and_typing_stays_responsive(open_notebook:
     print(f"2000-message history: rendered in {render_s:.2f} s; keystroke->frame p95 {p95:.1f} ms")
     assert render_s < 20
     assert p95 < 100  # a keystroke shows within a few frames
+
+
+LIST_GEOMETRY = """() => { const list = document.querySelector('.hn-chat .hn-messages');
+  const box = list.getBoundingClientRect(); const style = getComputedStyle(list);
+  return { filled: list.classList.contains('hn-filled'), contain: style.contain, height: box.height,
+           width: box.width, hostWidth: list.parentElement.getBoundingClientRect().width,
+           maxHeight: parseFloat(style.maxHeight) }; }"""
+
+
+def test_a_full_transcript_is_contained_at_the_height_it_had(open_notebook: Any) -> None:
+    """Once the transcript overflows it gets `contain: strict` at its max height (the browser then lays out a streamed
+    batch inside it alone; benchmarks/bench_streaming_browser.py measures that), with no change in size; it lets go
+    when the conversation gets short again."""
+    nb = open_chat(open_notebook)
+    nb.kernel_exec(HISTORY_2000.replace("chat.reset(_msgs)", "chat.reset(_msgs[:2])"))
+    nb.page.wait_for_function("() => document.querySelectorAll('.hn-chat .hn-message').length === 2", timeout=30_000)
+    short = nb.page.evaluate(LIST_GEOMETRY)
+    assert not short["filled"] and short["contain"] == "none", short
+    assert short["height"] < short["maxHeight"], short
+
+    nb.kernel_exec("chat.reset(_msgs)")
+    nb.page.wait_for_function(
+        "() => document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')", timeout=60_000
+    )
+    full = nb.page.evaluate(LIST_GEOMETRY)
+    assert full["contain"] in ("strict", "size layout paint style"), full
+    assert abs(full["height"] - full["maxHeight"]) < 1, full  # the height a full transcript had anyway
+    assert abs(full["width"] - full["hostWidth"]) < 1 and full["width"] > 300, full  # size containment: width kept
+
+    nb.kernel_exec("chat.reset(_msgs[:2])")
+    nb.page.wait_for_function(
+        "() => !document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')", timeout=30_000
+    )
+    again = nb.page.evaluate(LIST_GEOMETRY)
+    assert again["contain"] == "none" and abs(again["height"] - short["height"]) < 1, again

@@ -6,7 +6,8 @@ import { copyButton, displayText, h, setAttr, setText } from "../dom";
 import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { benchHooks } from "./bench";
-import { createIncrementalMarkdown, renderMarkdownInto } from "./markdown";
+import { createIncrementalMarkdown } from "./incremental";
+import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
 
 /** Longest tool result shown before "Show all". */

@@ -11,7 +11,7 @@
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
 //   .hn-notice                                the `notice` traitlet
 //   .hn-loading                               shown while `loading` (history / session switch)
-//   .hn-messages                              the scrolling transcript
+//   .hn-messages[.hn-filled]                  the scrolling transcript (hn-filled: at its full height, see scroll.ts)
 //   .hn-message[data-message-id][data-role][data-status]
 //   .hn-part[data-part-id][data-kind]         kind: reasoning|text|tool|marker (.hn-marker[role=separator])
 //   .hn-reasoning (a <details>)               reasoning, collapsed by default
@@ -103,7 +103,10 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   list.append(earlier);
   const announcer = h("div", { class: "hn-sr-only", role: "status", "aria-live": "polite" });
   const composer = createComposer(send);
-  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, list, announcer, composer.el);
+  // The transcript sits in a plain block, not straight in the flex column: a flex item can't be the browser's layout
+  // root, so its batches would lay out the notebook around it too (see .hn-filled in scroll.ts).
+  const listHost = h("div", { class: "hn-messages-host" }, list);
+  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, composer.el);
   // Esc stops a running turn from anywhere in the widget. Only while busy: otherwise Esc stays with
   // JupyterLab (leaving the cell editor for command mode).
   root.addEventListener("keydown", (event) => {
