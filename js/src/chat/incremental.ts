@@ -144,21 +144,21 @@ export function createIncrementalMarkdown(target: HTMLElement, options: Incremen
   let lastLine = "";
   /** the raw source ended in "\r" (a "\n" appended next would join it: markdown-it reads "\r\n" as one line end) */
   let endsWithCR = false;
-  /** nodes after the finished blocks (always the last children of `target`) */
+  /** nodes after the finished blocks (always the last children of the last page) */
   let tailNodes: ChildNode[] = [];
   let fence: OpenFence | null = null;
   /** a reference definition was seen: it can change links anywhere, so always render it all */
   let wholeText = false;
   const stats: MarkdownStats = { full: 0, tail: 0, fenceAppends: 0 };
   /** Fences that closed while the text streams, shown plain until the page is idle (or the text is final). */
-  let uncoloured: HTMLElement[] = [];
+  let uncoloured: { code: HTMLElement; language: string }[] = [];
   let colourScheduled = false;
 
   const colourAll = (): void => {
     colourScheduled = false;
     const todo = uncoloured;
     uncoloured = [];
-    for (const code of todo) if (target.contains(code)) colourFence(code);
+    for (const { code, language } of todo) if (target.contains(code)) colourFence(code, language);
   };
 
   /** Show `nodes` (finished blocks rendered with deferred highlighting) plain now, and coloured when idle. */
@@ -166,7 +166,8 @@ export function createIncrementalMarkdown(target: HTMLElement, options: Incremen
     for (const node of nodes) {
       if (!(node instanceof HTMLElement) || !node.classList.contains("hn-code")) continue;
       const code = node.querySelector<HTMLElement>("pre > code");
-      if (code !== null && fenceLanguage(code) !== null) uncoloured.push(code);
+      const language = code === null ? null : fenceLanguage(code);
+      if (code !== null && language !== null) uncoloured.push({ code, language });
     }
     if (uncoloured.length > 0 && !colourScheduled) {
       colourScheduled = true;

@@ -68,25 +68,35 @@ export function imageHost(src: string): string | null {
  */
 export const HIGHLIGHT_MAX_CHARS = 50_000;
 
+/** The language a fence's info string names (its first word), as markdown-it's class and hljs read it; "" if none. */
+function languageOf(info: string): string {
+  return info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+}
+
 /** Will a fence with this info string and content be highlighted (once finished)? */
 export function highlightable(info: string, code: string): boolean {
-  const name = info.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+  const name = languageOf(info);
   return code.length <= HIGHLIGHT_MAX_CHARS && name !== "" && hljs.getLanguage(name) !== undefined;
+}
+
+/** hljs's HTML for a fence's content: its text escaped, in spans (sanitized by whoever parses it). */
+function colouredHtml(code: string, info: string): string {
+  return hljs.highlight(code, { language: languageOf(info), ignoreIllegals: true }).value;
 }
 
 /** The language a rendered, still plain fence will be coloured in, or null when it is shown plain for good. */
 export function fenceLanguage(code: HTMLElement): string | null {
   const name = /(?:^|\s)language-(\S+)/.exec(code.className)?.[1];
-  return name !== undefined && highlightable(name, code.textContent ?? "") ? name.toLowerCase() : null;
+  return name !== undefined && highlightable(name, code.textContent ?? "") ? name : null;
 }
 
-/** Colour a fence rendered plain: the same spans, sanitized the same way, as when rendered coloured at once. */
-export function colourFence(code: HTMLElement): void {
-  const language = fenceLanguage(code);
-  if (language === null || code.childElementCount > 0 && code.querySelector(".hn-code-chunk") === null) return;
-  const html = hljs.highlight(code.textContent ?? "", { language, ignoreIllegals: true }).value;
-  const fragment = livePurifier().sanitize(html) as unknown as DocumentFragment; // RETURN_DOM_FRAGMENT is set
-  code.replaceChildren(document.adoptNode(fragment));
+/**
+ * Colour a fence rendered plain, in its `fenceLanguage`: the same spans, sanitized the same way, as when rendered
+ * coloured at once.
+ */
+export function colourFence(code: HTMLElement, language: string): void {
+  const fragment = livePurifier().sanitize(colouredHtml(code.textContent ?? "", language)) as unknown as DocumentFragment;
+  code.replaceChildren(document.adoptNode(fragment)); // RETURN_DOM_FRAGMENT is set; adopted before it goes live
 }
 
 /** While set, fences are left unhighlighted (a fence still streaming is highlighted once, when it closes). */
@@ -96,14 +106,8 @@ const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
-  highlight: (code, lang) => {
-    if (deferHighlight || !highlightable(lang, code)) return "";
-    const name = lang.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
-    {
-      return hljs.highlight(code, { language: name, ignoreIllegals: true }).value;
-    }
-    return ""; // markdown-it escapes it
-  },
+  // "" leaves the fence to markdown-it, which escapes it
+  highlight: (code, lang) => (deferHighlight || !highlightable(lang, code) ? "" : colouredHtml(code, lang)),
 });
 md.validateLink = isSafeUrl;
 
