@@ -21,9 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import HermesUsageError, redact
+from ..errors import HermesUsageError
 from ..inert import escape_markdown, markdown_fence
 from ..render import model_markdown, transcript_html
+from ..scrub import scrub
+from ..scrub import scrub_value as _scrubbed
 
 __all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
 
@@ -35,34 +37,6 @@ DEFAULT_PATH = Path("hermes-conversation").with_suffix(".md")
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".ipynb": "ipynb"}
 #: Tool output longer than this is cut in an export (the session keeps all of it).
 RESULT_CHARS = 4000
-
-_KEY_SHAPES = [
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),       # OpenAI/Anthropic-style API keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),              # GitHub tokens
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),           # Slack tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                      # AWS access key ids
-    re.compile(r"(?i)\b(api[_-]?key|token|secret|password)(\s*[=:]\s*)[^\s\"'`,;]{6,}"),
-]
-
-
-def scrub(text: str, secrets: Sequence[object] = ()) -> str:
-    """``text`` without the given secret values, bearer/token parameters or anything shaped like a key."""
-    text = redact(text, *secrets)
-    for pattern in _KEY_SHAPES:
-        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex == 2 else "") + "********", text)
-    return text
-
-
-def _scrubbed(value: Any, secrets: Sequence[object]) -> Any:
-    """``value`` with :func:`scrub` applied to every string in it (before escaping could hide a secret's shape)."""
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, Mapping):
-        return {key: _scrubbed(item, secrets) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_scrubbed(item, secrets) for item in value]
-    return value
-
 
 # --- what a conversation is -------------------------------------------------------------------------------
 
