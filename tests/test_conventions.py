@@ -141,6 +141,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "runtime": 0,
     "inert": 0,  # escaping and the link policy: no package imports, used from settings/errors up
+    "scrub": 0,  # the one secret scrubber (errors.redact plus key shapes): every output path uses it
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
