@@ -24,8 +24,10 @@ __all__ = [
     "Reply",
     "__version__",
     "connect",
+    "fill",
     "load_ipython_extension",
     "raw",
+    "resume",
     "schedules",
     "unload_ipython_extension",
 ]
@@ -34,7 +36,9 @@ _LAZY = {
     "connect": ".notebook",
     "Hermes": ".notebook",
     "Reply": ".notebook",
+    "fill": ".notebook",
     "raw": ".notebook",
+    "resume": ".notebook",
     "Chat": ".widgets",
     "Jobs": ".widgets",
 }

@@ -201,11 +201,16 @@ _SECRET_PATTERNS = [
 
 
 def redact(text: str, *secrets: object) -> str:
-    """Remove the given secret values, and anything that looks like a bearer/token parameter, from text."""
+    """Remove the given secret values, and anything that looks like a bearer/token parameter, from text.
+
+    A value is also removed as a library quotes it: escaped, as in ``b'key\\n'`` (h11's "Illegal header value").
+    """
     for secret in secrets:
         value = secret.reveal() if hasattr(secret, "reveal") else secret
         if isinstance(value, str) and len(value) >= 4:
-            text = text.replace(value, "********")
+            escaped = (repr(value)[1:-1], value.encode("unicode_escape").decode("ascii"))
+            for form in dict.fromkeys((value, *escaped)):
+                text = text.replace(form, "********")
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(r"\1********", text)
     return text

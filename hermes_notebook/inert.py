@@ -9,8 +9,10 @@ live. Every repr builds its output from these helpers and nothing else:
 - ``text/markdown`` (exports only; displayed reprs use HTML plus text): :func:`escape_markdown` writes every
   ASCII punctuation mark as a character reference, which CommonMark shows literally; :func:`markdown_code` and
   :func:`markdown_fence` use a backtick run longer than any inside.
-- commands shown before an approval (card or terminal): :func:`reveal` makes control, bidi and zero-width
-  characters visible and marks long whitespace runs, so nothing can hide after padding.
+- commands shown before an approval (card or terminal): :func:`reveal` makes control, bidi, zero-width and
+  blank characters visible (by Unicode category) and marks long whitespace runs, so nothing can hide after padding.
+- text printed to a terminal or a notebook stream: :func:`terminal_safe` shows every control character, so no
+  escape sequence or carriage return can hide what follows.
 - URLs: :func:`is_safe_url` is the link policy (``link_policy.json``, shared with the front end's
   ``markdown.ts``); :func:`redact_url` drops userinfo before a URL is shown.
 """
@@ -20,7 +22,9 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +47,7 @@ __all__ = [
     "reveal",
     "reveal_lines",
     "table_html",
+    "terminal_safe",
 ]
 
 _POLICY: Mapping[str, Any] = json.loads(resources.files(__package__).joinpath("link_policy.json").read_text())
@@ -188,18 +193,55 @@ def markdown_fence(text: str, info: str = "") -> str:
 
 # --- revealing what a command hides ---------------------------------------------------------------------------
 
-# Characters that render as nothing or reorder text: C0/C1 controls (not \n, \t), DEL, bidi embeddings,
-# overrides and isolates, zero-width characters, line/paragraph separators, the BOM, soft hyphen,
-# and spaces that are not ASCII spaces. Kept in step with REVEAL in js/src/chat/reveal.ts (shared test cases).
-_HIDDEN = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u180e\u2000-\u200f"
-    "\u2028-\u202f\u205f-\u206f\u3000\u3164\ufeff\ufff9-\ufffb]"
+# What draws nothing or reorders text, by Unicode category: controls (Cc; not \n, \t), format characters (Cf:
+# bidi controls, zero-width characters, tag characters, the BOM, soft hyphen), private use (Co), surrogates (Cs),
+# unassigned code points (Cn), line and paragraph separators (Zl, Zp) and every space but U+0020 (Zs).
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp", "Zs"})
+# Combining marks: fine on a letter (accents), hidden or misleading on nothing, on a blank or stacked high.
+_MARK_CATEGORIES = frozenset({"Mn", "Me"})
+# Named because no category rule catches them: blank letters and symbols (the Hangul fillers are Lo, the braille
+# blank is So: letters that draw as empty space) and marks that draw nothing even on a letter (the grapheme
+# joiner, Khmer inherent vowels, Mongolian and Unicode variation selectors: Mn, default-ignorable). The same
+# ranges are in js/src/chat/reveal.ts.
+_BLANK_RANGES = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF),
 )
+#: Combining marks on one letter from this many on are shown as code points (Vietnamese, Thai, Hebrew use fewer).
+MARK_RUN: int = int(_POLICY["mark_run"])
 _WHITESPACE_RUN = re.compile(rf"[ \t]{{{WHITESPACE_RUN},}}")
+_PLAIN = re.compile(r"[\x20-\x7e\n\t]+")
+# Caveat: the kernel's Python and the browser may know different Unicode versions; a character only the newer
+# one has assigned is Cn (shown as a code point) in the older. The shared cases use long-assigned characters.
 
 
-def _mark(match: re.Match[str]) -> str:
-    return f"\u27e6U+{ord(match.group()):04X}\u27e7"
+_SHOWN, _HIDDEN, _MARK = 0, 1, 2  # what _kind says of a character
+
+
+@lru_cache(maxsize=4096)  # a text uses few distinct characters; this keeps long non-ASCII text fast
+def _kind(ch: str) -> int:
+    """``_HIDDEN`` when ``ch`` draws nothing (or reorders what follows) wherever it stands, ``_MARK`` for a
+    combining mark (fine on a letter), else ``_SHOWN``."""
+    if ch in " \n\t":
+        return _SHOWN
+    code = ord(ch)
+    if unicodedata.category(ch) in _HIDDEN_CATEGORIES or any(lo <= code <= hi for lo, hi in _BLANK_RANGES):
+        return _HIDDEN
+    return _MARK if unicodedata.category(ch) in _MARK_CATEGORIES else _SHOWN
+
+
+def _markers(chars: str) -> str:
+    """Each character as ``⟦U+XXXX⟧``; a run of one character at least ``WHITESPACE_RUN`` long as ``⟦400 × U+2800⟧``."""
+    out: list[str] = []
+    i = 0
+    while i < len(chars):
+        j = i
+        while j < len(chars) and chars[j] == chars[i]:
+            j += 1
+        code = f"U+{ord(chars[i]):04X}"
+        out.append(f"\u27e6{j - i} \u00d7 {code}\u27e7" if j - i >= WHITESPACE_RUN else f"\u27e6{code}\u27e7" * (j - i))
+        i = j
+    return "".join(out)
 
 
 def _run(match: re.Match[str]) -> str:
@@ -215,13 +257,55 @@ def reveal(text: str) -> str:
     """``text`` with every invisible or reordering character shown as ``⟦U+XXXX⟧`` and long blank runs marked.
 
     ``"ls" + " " * 400 + "; curl x | sh"`` becomes ``"ls ⟦400 spaces⟧ ; curl x | sh"``: what an approval shows
-    is what runs. Newlines and single tabs stay (they are visible as layout).
+    is what runs. Hidden characters are found by category (see ``_HIDDEN_CATEGORIES``) plus a few named blanks;
+    combining marks stay on a letter (``é``) but are shown with no letter under them (at the start, after a blank)
+    or stacked ``MARK_RUN`` or more high. Newlines and single tabs stay (they are visible as layout).
     """
-    text = _HIDDEN.sub(_mark, text.replace("\r\n", "\n"))
-    return _WHITESPACE_RUN.sub(_run, text)
+    text = text.replace("\r\n", "\n")
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        plain = _PLAIN.match(text, i)  # printable ASCII, newlines and tabs: the common case, taken whole
+        if plain:
+            out.append(plain.group())
+            i = plain.end()
+            continue
+        kind, j = _kind(text[i]), i + 1
+        while j < len(text) and _kind(text[j]) == kind:
+            j += 1
+        if kind == _HIDDEN:
+            out.append(_markers(text[i:j]))
+        elif kind == _MARK:
+            on_letter = i > 0 and text[i - 1] not in " \n\t" and _kind(text[i - 1]) != _HIDDEN
+            out.append(text[i:j] if on_letter and j - i < MARK_RUN else _markers(text[i:j]))
+        else:
+            out.append(text[i:j])
+        i = j
+    return _WHITESPACE_RUN.sub(_run, "".join(out))
 
 
 def reveal_lines(text: str, limit: int = CARD_LINES) -> tuple[list[str], int]:
     """The first ``limit`` revealed lines and how many more are hidden."""
     lines = reveal(text).split("\n")
     return lines[:limit], max(0, len(lines) - limit)
+
+
+# --- terminals ------------------------------------------------------------------------------------------------
+
+# C0 controls but \n and \t, DEL, C1 controls (0x9B is a one-byte CSI) and lone surrogates (unprintable).
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _control(match: re.Match[str]) -> str:
+    return f"\u27e6U+{ord(match.group()):04X}\u27e7"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` for a terminal or a notebook stream: every control character shown as ``⟦U+001B⟧``, none obeyed.
+
+    Model text and tool previews are printed right before an approval prompt; a raw ``ESC[8m`` (conceal),
+    cursor move, line erase, OSC title or hyperlink, or a bare ``\\r`` could hide or overwrite the command the
+    prompt shows. Only ``\\n`` and ``\\t`` pass (``\\r\\n`` becomes ``\\n``); layout and other characters stay as they
+    are (commands also go through :func:`reveal`).
+    """
+    return _TERMINAL_CONTROL.sub(_control, text.replace("\r\n", "\n"))

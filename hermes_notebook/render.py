@@ -14,6 +14,7 @@ Inputs are the message dicts of the turn model's contract (``docs/architecture.m
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -31,7 +32,9 @@ from .inert import (
     markdown_code,
     markdown_fence,
     reveal,
+    terminal_safe,
 )
+from .scrub import scrub_value
 
 __all__ = [
     "bounded_messages",
@@ -99,8 +102,14 @@ def _probe() -> MarkdownIt:
     return md
 
 
+# What MathJax typesets in rendered markdown (JupyterLab, nbviewer): $ and $$, \( and \[, environments
+# (\begin{align}, also without $) and equation references; inert text has none of them.
+_MATH = re.compile(r"\$|\\[(\[]|\\(?:begin|ref|eqref)\s*\{")
+
+
 def markdown_is_inert(text: str) -> bool:
-    """Would ``text`` stay inert in a markdown renderer that allows raw HTML? (no HTML, images or bad links)"""
+    """Would ``text`` stay inert in a markdown renderer that allows raw HTML and typesets math? (no HTML, images,
+    bad links or math delimiters: ``$``, ``\\(``, ``\\[``, ``\\begin{...}``, ``\\ref{...}``)"""
     stack = list(_probe().parse(text))
     while stack:
         token = stack.pop()
@@ -109,7 +118,7 @@ def markdown_is_inert(text: str) -> bool:
         if token.type == "link_open" and not is_safe_url(str(token.attrGet("href") or "")):
             return False
         stack.extend(token.children or ())
-    return "$" not in text and "\\(" not in text and "\\[" not in text
+    return _MATH.search(text) is None
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -157,8 +166,18 @@ def _usage_line(usage: Any) -> str:
 
 # --- text/plain -----------------------------------------------------------------------------------------
 
-def transcript_text(messages: Iterable[Message]) -> str:
-    """A plain-text transcript: who said what, tools one line each."""
+def _scrubbed(messages: Iterable[Message], secrets: Sequence[object]) -> list[Message]:
+    """Messages without secrets (keys, tokens, ``NAME_KEY=...``), scrubbed before rendering: escaping and clipping
+    could otherwise hide a key's shape from the scrubber. Every static transcript is saved with the notebook."""
+    return [scrub_value(message, secrets) for message in messages]
+
+
+def transcript_text(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
+    """A plain-text transcript: who said what, tools one line each (no secrets: ``secrets`` and key shapes)."""
+    return _transcript_text(_scrubbed(messages, secrets))
+
+
+def _transcript_text(messages: Iterable[Message]) -> str:
     lines: list[str] = []
     for message in messages:
         role = "You" if message.get("role") == "user" else "Hermes"
@@ -168,6 +187,8 @@ def transcript_text(messages: Iterable[Message]) -> str:
         for part in _parts(message):
             kind = part.get("kind")
             if kind == "text" and part.get("text"):
+                if part.get("name"):  # a titled text part (the prompt as sent): its title, then the text
+                    lines.append(f"[{part['name']}]")
                 lines.append(str(part["text"]))
             elif kind == "reasoning" and part.get("text"):
                 lines.append("[reasoning] " + str(part["text"]).replace("\n", " ")[:200])
@@ -183,7 +204,8 @@ def transcript_text(messages: Iterable[Message]) -> str:
         if usage:
             lines.append(f"[{usage}]")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n" if lines else "(empty conversation)\n"
+    # text/plain is what a terminal (or a notebook's plain output) shows: no escape sequence is obeyed there
+    return terminal_safe("\n".join(lines).rstrip() + "\n" if lines else "(empty conversation)\n")
 
 
 # --- text/markdown (an export: displayed bundles carry text/html and text/plain) ------------------------------
@@ -195,20 +217,23 @@ def model_markdown(text: str, *, quote: bool = False) -> str:
     return markdown_fence(text)
 
 
-def transcript_markdown(messages: Iterable[Message]) -> str:
-    """A markdown transcript in which nothing is live even where raw HTML is rendered.
+def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
+    """A markdown transcript in which nothing is live even where raw HTML is rendered, and no secret is left.
 
     Names, statuses, errors and interactions are escaped; tool output goes in fences longer than any backtick
     run inside; model text stays markdown when it has no HTML, image, unsafe link or math, else it is fenced.
     """
     out: list[str] = []
-    for message in messages:
+    for message in _scrubbed(messages, secrets):
         role = "**You**" if message.get("role") == "user" else "**Hermes**"
         status = message.get("status")
         out.append(role + (f" _{escape_markdown(f'({status})')}_" if status not in (None, "complete", "streaming") else ""))
         for part in _parts(message):
             kind = part.get("kind")
-            if kind == "text" and part.get("text"):
+            if kind == "text" and part.get("text") and part.get("name"):  # the prompt as sent: verbatim
+                out.append(f"_{escape_markdown(str(part['name']))}_")
+                out.append(markdown_fence(str(part["text"])))
+            elif kind == "text" and part.get("text"):
                 out.append(model_markdown(str(part["text"])))
             elif kind == "reasoning" and part.get("text"):
                 out.append(model_markdown(str(part["text"]), quote=True))
@@ -249,6 +274,9 @@ _CSS = (
 def _html_part(part: Mapping[str, Any]) -> str:
     esc = escape_html
     kind = part.get("kind")
+    if kind == "text" and part.get("name"):  # a titled text part (the prompt as sent): collapsed, verbatim
+        return (f'<details class="hn-sent"><summary>{esc(str(part["name"]))}</summary>'
+                f'<pre>{esc(str(part.get("text") or ""))}</pre></details>')
     if kind == "text":
         return f'<div class="hn-text">{markdown_to_html(str(part.get("text") or ""))}</div>'
     if kind == "reasoning":
@@ -269,8 +297,12 @@ def _html_part(part: Mapping[str, Any]) -> str:
     return ""
 
 
-def transcript_html(messages: Iterable[Message]) -> str:
-    """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables."""
+def transcript_html(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
+    """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables (no secrets)."""
+    return html_block(_transcript_html(_scrubbed(messages, secrets)))
+
+
+def _transcript_html(messages: Iterable[Message]) -> str:
     esc = escape_html
     chunks = [f"<style>{_CSS}</style>", '<div class="hn-static">']
     for message in messages:
@@ -291,7 +323,7 @@ def transcript_html(messages: Iterable[Message]) -> str:
             chunks.append(f'<div class="hn-meta hn-usage"{title}>{esc(usage)}</div>')
         chunks.append("</div>")
     chunks.append("</div>")
-    return html_block("".join(chunks))
+    return "".join(chunks)  # the caller puts it in the one inert container, with anything around it
 
 
 # --- bounded transcripts -------------------------------------------------------------------------------
@@ -323,17 +355,21 @@ def _omitted_note(omitted: int) -> str:
             "(the live chat has the whole session).")
 
 
-def transcript_bundle(messages: Sequence[Message]) -> dict[str, str]:
+def transcript_bundle(
+    messages: Sequence[Message], *, secrets: Sequence[object] = (), notes: Sequence[str] = (),
+) -> dict[str, str]:
     """The MIME bundle a saved notebook keeps for viewers without a kernel: the newest messages, bounded
-    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out. No text/markdown:
-    JupyterLab renders raw HTML inside trusted markdown, so only escaped HTML and plain text are offered."""
+    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out, then ``notes`` (sentences
+    that may quote model-chosen commands). No text/markdown: JupyterLab renders raw HTML inside trusted markdown,
+    so only escaped HTML and plain text are offered; the HTML is one inert (MathJax-ignored) container."""
     shown, omitted = bounded_messages(messages)
-    bundle = {
-        "text/plain": transcript_text(shown),
-        "text/html": transcript_html(shown),
-    }
+    shown = _scrubbed(shown, secrets)  # once for both renderings
+    notes = [str(note) for note in scrub_value(list(notes), secrets)]
+    text = _transcript_text(shown) + terminal_safe("".join(f"[note] {note}\n" for note in notes))
+    html = _transcript_html(shown) + "".join(
+        f'<div class="hn-meta hn-note" style="opacity:.8">Note: {escape_html(note)}</div>' for note in notes)
     if omitted:
         note = _omitted_note(omitted)
-        bundle["text/plain"] = f"[{note}]\n\n{bundle['text/plain']}"
-        bundle["text/html"] = html_block(f'<p class="hn-omitted">{escape_html(note)}</p>') + bundle["text/html"]
-    return bundle
+        text = f"[{note}]\n\n{text}"
+        html = f'<p class="hn-omitted">{escape_html(note)}</p>{html}'
+    return {"text/plain": text, "text/html": html_block(html)}

@@ -93,6 +93,44 @@ def _secret(value: str | Secret | None) -> Secret | None:
     return Secret(value)
 
 
+#: What each secret is called in messages: the argument and the environment variable it can come from.
+_SECRET_NAMES = {
+    "api_key": "the API key (api_key= or HERMES_API_KEY)",
+    "dashboard_token": "the Dashboard token (dashboard_token= or HERMES_DASHBOARD_TOKEN)",
+}
+
+
+def _check_secret(secret: Secret | None, setting: str) -> None:
+    """Refuse a key or token that cannot travel in an HTTP header, before a library quotes it in its error.
+
+    httpx (and h11 under it) refuse such a header with an error that contains the value. A newline at the end
+    is the usual cause (``open("key").read()``); it is refused, not stripped, so the value we send is always
+    the value the user gave. The message never contains the value.
+    """
+    if not secret:
+        return
+    from .errors import HermesUsageError
+
+    value = secret.reveal()
+    what = _SECRET_NAMES[setting]
+    if value != value.strip():
+        edge = value[-1] if value[-1].isspace() else value[0]
+        where = "ends" if value[-1].isspace() else "starts"
+        kind = "a newline" if edge in "\r\n" else "a space" if edge == " " else "whitespace"
+        raise HermesUsageError(f"{what} {where} with {kind} (read from a file? use .strip())", param=setting)
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise HermesUsageError(
+            f"{what} contains a control character (such as a newline or tab); HTTP headers cannot carry it",
+            param=setting,
+        )
+    if not value.isascii():
+        raise HermesUsageError(
+            f"{what} contains a non-ASCII character; HTTP headers carry ASCII only (was it copied with a "
+            "typographic quote or dash?)",
+            param=setting,
+        )
+
+
 def _clean_url(url: str, what: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
@@ -107,6 +145,9 @@ class Settings:
     """Where the two Hermes servers are and how to authenticate to them.
 
     Build it with :meth:`resolve` so that missing values come from the environment and then the defaults.
+    A key or token that an HTTP header cannot carry (surrounding whitespace such as the newline a key file
+    ends with, control or non-ASCII characters) raises :class:`~hermes_notebook.errors.HermesUsageError`
+    (a ``ValueError``) naming the setting; it is never stripped silently.
     """
 
     api_url: str = DEFAULT_API_URL
@@ -126,6 +167,8 @@ class Settings:
         object.__setattr__(self, "dashboard_url", _clean_url(self.dashboard_url, "the Dashboard URL"))
         object.__setattr__(self, "api_key", _secret(self.api_key))
         object.__setattr__(self, "dashboard_token", _secret(self.dashboard_token))
+        _check_secret(self.api_key, "api_key")
+        _check_secret(self.dashboard_token, "dashboard_token")
         if self.proxy is not None:
             object.__setattr__(self, "proxy", _clean_url(self.proxy, "the proxy URL") if self.proxy.strip() else None)
 

@@ -6,6 +6,8 @@ import asyncio
 import logging
 import socket
 import time
+import traceback
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.client._http import MAX_BODY_BYTES
+from hermes_notebook.client._http import MAX_BODY_BYTES, HttpTransport
 from hermes_notebook.client.api import (
     ApiClient,
     ApprovalRequest,
@@ -48,7 +50,7 @@ from hermes_notebook.errors import (
     HermesTooLargeError,
     HermesUsageError,
 )
-from hermes_notebook.settings import Settings
+from hermes_notebook.settings import Secret, Settings
 from hermes_notebook.turns.events import Event
 
 
@@ -333,7 +335,26 @@ async def test_connection_refused_and_read_timeout_become_hermes_errors() -> Non
         with pytest.raises(HermesTimeoutError) as info:
             await client.health()
         assert time.monotonic() - started < 3
-        assert isinstance(info.value, HermesError) and info.value.__cause__ is not None
+        assert isinstance(info.value, HermesError) and "ReadTimeout" in str(info.value)
+        assert info.value.__cause__ is None and info.value.__suppress_context__  # no library error chained
+
+
+@pytest.mark.parametrize(("server", "header", "scheme"), [
+    ("api", "Authorization", "Bearer"), ("dashboard", "X-Hermes-Session-Token", None),
+])
+async def test_a_refused_key_is_in_no_message_and_no_chained_exception(
+    hermes: LocalHermes, server: str, header: str, scheme: str | None
+) -> None:
+    """A key httpx refuses (a newline Settings would have caught) fails with one HermesError; neither it nor any
+    exception in its chain, formatted whole as a saved traceback shows it, contains the key."""
+    key = "k3y-" + uuid.uuid4().hex
+    url = hermes.api_url if server == "api" else hermes.dashboard_url
+    async with HttpTransport(url, Secret(key + "\n"), auth_header=header, auth_scheme=scheme) as http:
+        with pytest.raises(HermesConnectionError) as info:
+            await http.request("GET", "/v1/models" if server == "api" else "/api/sessions")
+    error = info.value
+    assert error.__cause__ is None and error.__suppress_context__
+    assert key not in "".join(traceback.format_exception(error)) and key not in repr(error)
 
 
 async def test_closed_client_raises_closed_error(settings: Settings) -> None:

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
-from hermes_notebook.client.api import ApiClient, MessageDelta, RunCompleted, RunEvent
-from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.client.api import (
+    ApiClient,
+    ApprovalRequest,
+    ApprovalResponded,
+    MessageDelta,
+    RunCompleted,
+    RunEvent,
+)
+from hermes_notebook.errors import HermesHTTPError, HermesUsageError
 from hermes_notebook.settings import Settings
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.servers("newer")]
@@ -64,3 +72,37 @@ async def test_steer_reaches_a_running_run(api: ApiClient) -> None:
     run = await api.start_run("SLOW 12")
     assert await api.steer_run(run.id, "please also say hi")
     assert (await api.wait_run(run.id, timeout=60)).status == "completed"
+
+
+async def test_an_approval_is_answered_by_its_request_id_and_a_wrong_id_answers_nothing(
+    api: ApiClient, workdir: Path,
+) -> None:
+    """The newer server names each approval; an id it is not waiting on is refused (409) and the approval stays
+    pending, so an answer can never land on an approval it was not meant for. Its own id answers it."""
+    workdir.mkdir(parents=True)
+    (workdir / "keep.txt").write_text("precious")
+    run = await api.start_run(f"DANGER {workdir.name}")
+    stream = api.run_events(run.id)
+    request = None
+    async for event in stream:
+        if isinstance(event, ApprovalRequest):
+            request = event
+            break
+    assert request is not None and request.request_id
+    with pytest.raises(HermesHTTPError) as refused:
+        await api.approve_run(run.id, "once", request_id="not-" + request.request_id[:20])
+    assert refused.value.status == 409
+    assert (await api.run_status(run.id)).status == "waiting_for_approval"
+    result = await api.approve_run(run.id, "deny", request_id=request.request_id)
+    assert (result.choice, result.resolved) == ("deny", 1)
+    events = [event async for event in stream]
+    responded = next(e for e in events if isinstance(e, ApprovalResponded))
+    assert responded.request_id == request.request_id
+    assert isinstance(events[-1], RunCompleted) and "BLOCKED" in events[-1].output
+    assert (workdir / "keep.txt").read_text() == "precious"
+
+
+async def test_request_id_and_all_are_refused_together_before_sending(api: ApiClient) -> None:
+    """approve_run answers one named approval or all of them, never a mix: a usage error, no request sent."""
+    with pytest.raises(HermesUsageError, match="request_id or all"):
+        await api.approve_run("run_" + "0" * 32, "once", request_id="abc", all=True)

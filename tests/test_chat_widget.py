@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from hermes_notebook import runtime
-from hermes_notebook.errors import HermesRPCError
+from hermes_notebook.errors import HermesGatewayClosedError, HermesRPCError
 from hermes_notebook.settings import Settings
 from hermes_notebook.turns import TurnFolder, user_message
 from hermes_notebook.turns.events import Event
@@ -55,6 +55,11 @@ class FakeTurn:
         self.error = error
         self._push(self.folder.finish("error", str(error)))
 
+    def drop(self, error: BaseException) -> None:
+        """The connection dropped under the turn: iteration raises ``error``; the folder never sees an end."""
+        self.error = error
+        self._wake.set()
+
     def _push(self, changes: list[dict[str, Any]]) -> None:
         self.changes.extend(changes)
         self._wake.set()
@@ -65,7 +70,7 @@ class FakeTurn:
             while i < len(self.changes):
                 yield self.changes[i]
                 i += 1
-            if self.folder.done:
+            if self.folder.done or self.error is not None:
                 break
             self._wake.clear()
             await self._wake.wait()
@@ -288,10 +293,10 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
     assert before and snap["seq"] == max(before)
     live = next(m for m in snap["messages"] if m["id"].startswith("assistant:"))
     assert live["status"] == "streaming" and live["parts"][0]["text"] == "part one "
-    conn.feed("message.delta", text="part two")
+    conn.feed("message.delta", text="part two ")  # a finished word: the scrubber holds back only an unfinished one
     eventually(lambda: any(b["seq"] > snap["seq"] for b in sent.of("changes")), what="a newer batch")
     newer = [b for b in sent.of("changes") if b["seq"] > snap["seq"]]
-    assert any(c.get("text") == "part two" for b in newer for c in b["changes"])
+    assert any(c.get("text") == "part two " for b in newer for c in b["changes"])
 
 
 class Wire:
@@ -515,6 +520,47 @@ def test_approval_answer_goes_once_and_is_recorded(chat: Chat, conn: FakeConnect
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
 
+def test_a_card_of_a_dropped_turn_never_answers_the_next_turns_request_with_its_id(
+    chat: Chat, conn: FakeConnection,
+) -> None:
+    """Both turns number their approval approval-1: a click on the ended turn's card is refused, sends nothing."""
+    first = start_turn(chat, conn, "DANGER one")
+    conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf one")
+    conn.feed("approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"])
+    eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="first approval shown")
+    runtime.call_soon(lambda: first.drop(HermesGatewayClosedError("the connection dropped")))
+    eventually(lambda: not chat.busy, what="first turn ended")
+    ended = next(m for m in chat.snapshot() if m["id"] == "assistant:t1")
+    assert ended["status"] == "interrupted"
+    assert ended["parts"][0]["interaction"]["status"] == "cancelled"  # its card went inert with it
+
+    start_turn(chat, conn, "DANGER two")
+    conn.feed("tool.start", tool_id="c2", name="terminal", context="rm -rf two")
+    conn.feed("approval.request", command="rm -rf two", description="recursive delete", choices=["once", "deny"])
+    eventually(lambda: "tool:c2" in json.dumps(chat.snapshot()), what="second approval shown")
+    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    eventually(lambda: "Refused" in chat.notice, what="refusal notice")
+    assert [c for c in conn.calls if c[0] == "respond"] == []
+    browser(chat, type="respond", message_id="assistant:t2", part_id="tool:c2", request_id="approval-1", response="deny")
+    eventually(lambda: any(c[0] == "respond" for c in conn.calls), what="the open turn's answer")
+    assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
+
+
+def test_a_stale_card_is_refused_even_if_its_turn_left_it_pending(chat: Chat, conn: FakeConnection) -> None:
+    """The kernel binds an answer to the open turn: a pending-looking request of an ended message is refused."""
+    first = start_turn(chat, conn, "DANGER one")
+    conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf one")
+    conn.feed("approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"])
+    eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="first approval shown")
+    # An end that patches nothing (as an older kernel's local finish did): only the message status changes.
+    chat.push([{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}])
+    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    eventually(lambda: "Refused" in chat.notice, what="refusal notice")
+    assert "turn has ended" in chat.notice
+    assert [c for c in conn.calls if c[0] == "respond"] == []
+    runtime.call_soon(lambda: first.fail(RuntimeError("end")))
+
+
 def test_secret_value_is_sent_once_and_never_kept(conn: FakeConnection) -> None:
     """A sudo password reaches the connection once and appears nowhere in state, messages or transcript."""
     chat = Chat(conn, session="stored-1").wait_ready(5)
@@ -713,3 +759,59 @@ def test_sessions_changed_elsewhere_refreshes_the_picker(chat: Chat, conn: FakeC
 
 async def _on_loop(call: Callable[[], None]) -> None:
     call()  # the connection calls listeners on the package loop
+
+
+def test_picker_list_is_sent_on_request_and_never_saved(conn: FakeConnection) -> None:
+    """Other sessions' titles are not synced state (that is saved with the notebook): a view that opens the
+    picker asks with ``list_sessions`` and gets them as a ``sessions`` message."""
+    conn.more_sessions.append({"id": "stored-9", "title": "Someone else's private title", "preview": ""})
+    chat = Chat(conn, session="stored-1").wait_ready(5)
+    sent = Sent(chat)
+    try:
+        eventually(lambda: len(chat.sessions) == 3, what="session list")
+        assert "private title" not in json.dumps(chat.get_state(), default=str)
+        browser(chat, type="list_sessions")
+        eventually(lambda: sent.of("sessions"), what="the picker's list")
+        assert {"id": "stored-9", "title": "Someone else's private title"} in sent.of("sessions")[0]["sessions"]
+    finally:
+        chat.close()
+
+
+def _streamed_texts(items: list[tuple[str, Any]]) -> str:
+    """Every text a view was sent, with each part's appends joined in order (a key split across two appends
+    shows here whole)."""
+    parts: dict[tuple[str, str], str] = {}
+    for batch in expand_more([content for _, content in items]):
+        for change in batch.get("changes", []):
+            if change["op"] == "append":
+                key = (change["message_id"], change["part_id"])
+                parts[key] = parts.get(key, "") + change["text"]
+    return "\n".join(parts.values())
+
+
+def test_keys_in_a_reply_reach_no_view_state_or_static_twin(hermes: Any) -> None:
+    """A real turn whose prompt, tool call and output hold an ``sk-`` key, an ``API_SERVER_KEY=`` assignment and
+    the connection's own API key: none of them is in the synced state, any custom message (appends joined per
+    part), the kernel's copy or the static transcript."""
+    settings = hermes.settings()
+    own = settings.api_key.reveal()
+    shaped = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
+    assignment = "API_SERVER_KEY=" + uuid.uuid4().hex
+    chat = Chat(settings)
+    sent = Sent(chat)
+    try:
+        chat.wait_ready(30)
+        browser(chat, type="snapshot")
+        browser(chat, type="send", text=f"RUN echo {shaped} {assignment} {own}", images=[])
+        eventually(lambda: chat.busy, 30, "the turn to start")
+        eventually(lambda: not chat.busy, 90, "the end of the turn")
+        chat.flush()
+        reply = next(m for m in chat.snapshot() if m["role"] == "assistant")
+        assert reply["status"] == "complete" and "Command output" in json.dumps(reply)
+        everything = json.dumps([chat.get_state(), chat.snapshot(), [c for _, c in sent.items],
+                                 chat.transcript_bundle()], default=str) + _streamed_texts(sent.items)
+        for secret in (shaped, assignment.partition("=")[2], own):
+            assert secret not in everything
+        assert "API_SERVER_KEY=********" in everything
+    finally:
+        chat.close()

@@ -79,11 +79,60 @@ def test_figure_goes_as_a_png_attachment() -> None:
     assert "1 image(s) (12 bytes)" in str(preview)
 
 
-def test_escapes_expressions_and_a_lone_brace() -> None:
-    """Escapes expressions and a lone brace."""
-    preview = interpolate("{{x}} is {x + 1}; d[{k}] = {d['a']} }", {"x": 1, "k": "a", "d": {"a": [1, 2]}})
-    assert preview.text == "{x} is 2; d[a] = list of 2 items: 1, 2 }"
-    assert preview.values == [("x + 1", "int", 1), ("k", "str", 1), ("d['a']", "list", 21)]
+def test_names_attributes_constant_subscripts_escapes_and_a_lone_brace() -> None:
+    """Names, public attributes and constant subscripts are filled; ``{{``/``}}`` and a lone ``}`` stay braces."""
+    class Run:
+        lr = 0.01
+
+    namespace = {"x": 1, "k": "a", "d": {"a": [1, 2]}, "xs": [10, 20, 30], "run": Run()}
+    preview = interpolate("{{x}} is {x}; d[{k}] = {d['a']}, {xs[0]}..{xs[-1]}, lr {run.lr}, {d['a'][1]} }", namespace)
+    assert preview.text == "{x} is 1; d[a] = list of 2 items: 1, 2, 10..30, lr 0.01, 2 }"
+    assert preview.values == [("x", "int", 1), ("k", "str", 1), ("d['a']", "list", 21), ("xs[0]", "int", 2),
+                              ("xs[-1]", "int", 2), ("run.lr", "float", 4), ("d['a'][1]", "int", 1)]
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "what"),
+    [
+        ("__import__('pathlib').Path('PWNED').write_text('x')", "calls"),
+        ("open('PWNED', 'w')", "calls"),
+        ("x()", "calls"),
+        ("x.__class__", "names starting with _"),
+        ("x.__class__.__subclasses__", "names starting with _"),
+        ("__builtins__", "names starting with _"),
+        ("obj._private", "names starting with _"),
+        ("x + 1", "operators"),
+        ("-x", "operators"),
+        ("x if x else x", "operators"),
+        ("[y for y in x]", "comprehensions"),
+        ("lambda: 1", "lambdas"),
+        ("f'{x}'", "f-strings"),
+        ("(y := 1)", "assignments"),
+        ("xs[k]", "variable subscripts"),
+        ("xs[1:2]", "slices"),
+        ("'literal'", "literals"),
+    ],
+)
+def test_anything_but_names_attributes_and_constant_subscripts_is_refused(
+    placeholder: str, what: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call, dunder or private name, operator, comprehension, ... is refused in one line naming hn.raw, unrun."""
+    monkeypatch.chdir(tmp_path)
+    calls: list[str] = []
+
+    class Obj:
+        _private = "hidden"
+
+        def __call__(self) -> None:
+            calls.append("called")
+
+    namespace = {"x": Obj(), "obj": Obj(), "xs": [1, 2, 3], "k": 0}
+    with pytest.raises(PromptContextError) as info:
+        interpolate(f"look: {{{placeholder}}}", namespace)
+    message = str(info.value)
+    assert message == (f"{{{placeholder}}} in the prompt: only names, public attributes and constant subscripts "
+                       f"are filled ({what} are not); send braces as written with hn.raw(text) or %hermes --raw")
+    assert not calls and not (tmp_path / "PWNED").exists()
 
 
 @pytest.mark.parametrize(
@@ -93,13 +142,14 @@ def test_escapes_expressions_and_a_lone_brace() -> None:
         ("{a", "unclosed placeholder '{a'"),
         ("{}", "empty placeholder {}"),
         ("{1 +}", "cannot read {1 +} in the prompt"),
-        ("{1/0}", "{1/0} in the prompt raised ZeroDivisionError: division by zero"),
+        ("{d['missing']}", "{d['missing']} in the prompt raised KeyError: 'missing'"),
+        ("{d.nope}", "{d.nope} in the prompt raised AttributeError: 'dict' object has no attribute 'nope'"),
     ],
 )
 def test_bad_placeholders_are_one_line_errors(template: str, message: str) -> None:
     """Bad placeholders are one line errors."""
     with pytest.raises(PromptContextError) as info:
-        interpolate(template, {})
+        interpolate(template, {"d": {}})
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
@@ -151,7 +201,7 @@ def test_summaries_do_not_import_pandas() -> None:
 
 
 def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
-    """``ask``/``ask_async`` with ``preview=True`` fill from the calling function and send nothing."""
+    """``ask``/``ask_async`` with ``context=True`` and ``preview=True`` fill from the calling function, send nothing."""
     import asyncio
 
     from hermes_notebook import connect
@@ -159,16 +209,75 @@ def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
     client = connect(api_url="http://127.0.0.1:9", api_key="k" * 8)  # nothing is contacted by a preview
     try:
         rows = list(range(30))  # noqa: F841 - read by the prompt's placeholder
-        assert client.ask("{len(rows)} rows: {rows}", via="api", preview=True).text.startswith(
-            "30 rows: list of 30 items: 0, 1")
+        assert client.ask("rows: {rows}", via="api", preview=True, context=True).text.startswith(
+            "rows: list of 30 items: 0, 1")
 
         async def inside() -> str:
             name = "async caller"  # noqa: F841 - read by the prompt's placeholder
-            return (await client.ask_async("hi {name}", via="api", preview=True)).text
+            return (await client.ask_async("hi {name}", via="api", preview=True, context=True)).text
 
         assert asyncio.run(inside()) == "hi async caller"
         with pytest.raises(PromptContextError, match="'missing' is not defined"):
-            client.ask("{missing}", via="api")
+            client.ask("{missing}", via="api", context=True)
+    finally:
+        client.close()
+
+
+PAYLOAD = "{__import__('pathlib').Path('PWNED').write_text('x')}"
+
+
+def test_ask_sends_a_models_braces_as_written_by_default(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ask(f"...{reply.text}")`` with a model's braces in it runs nothing and sends the braces verbatim."""
+    import asyncio
+
+    import hermes_notebook as hn
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HERMES_API_KEY", "sk-test-" + "e" * 24)
+    client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
+    try:
+        model_text = f"Sure. {PAYLOAD} and {{os.environ['HERMES_API_KEY']}}"
+        assert client.ask(f"Translate: {model_text}", via="api", preview=True).text == f"Translate: {model_text}"
+
+        async def later() -> str:
+            return (await client.ask_async(f"Again: {model_text}", via="api", preview=True)).text
+
+        assert asyncio.run(later()) == f"Again: {model_text}"
+        assert not (tmp_path / "PWNED").exists()
+    finally:
+        client.close()
+
+
+def test_context_true_and_fill_opt_in_to_filling() -> None:
+    """``context=True`` and ``hn.fill(text)`` fill; ``hn.raw`` wins over ``context=True``; calls stay refused."""
+    import hermes_notebook as hn
+
+    client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
+    try:
+        city = "Oslo"  # noqa: F841 - read by the prompt's placeholder
+        assert client.ask(hn.fill("weather in {city}?"), via="api", preview=True).text == "weather in Oslo?"
+        assert client.ask("weather in {city}?", via="api", preview=True, context=True).text == "weather in Oslo?"
+        assert client.ask("weather in {city}?", via="api", preview=True).text == "weather in {city}?"
+        assert client.ask(hn.raw("in {city}"), via="api", preview=True, context=True).text == "in {city}"
+        with pytest.raises(PromptContextError, match=r"\(calls are not\); send braces as written with hn.raw"):
+            client.ask(hn.fill(PAYLOAD), via="api", preview=True)
+    finally:
+        client.close()
+
+
+def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> None:
+    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``."""
+    import hermes_notebook as hn
+
+    own_key = "own-api-key-0123456789"
+    client = hn.connect(api_url="http://127.0.0.1:9", api_key=own_key, dashboard_token="dash-token-abcdef123")
+    try:
+        config = {"url": "http://x", "key": own_key, "openai": "sk-" + "a" * 32,  # noqa: F841 - read below
+                  "token": "dash-token-abcdef123"}
+        preview = client.ask("my config: {config}", via="api", preview=True, context=True)
+        assert own_key not in preview.text and "sk-aaaa" not in preview.text
+        assert "dash-token-abcdef123" not in preview.text
+        assert preview.text.count("********") == 3 and "'url': 'http://x'" in preview.text
     finally:
         client.close()
 
@@ -191,7 +300,32 @@ def test_raw_sends_text_with_braces_as_written() -> None:
     try:
         json_text = '{"a": {"b": 1}}'
         assert client.ask(hn.raw(f"Explain {json_text}"), via="api", preview=True).text == f"Explain {json_text}"
+        assert client.ask(f"Explain {json_text}", via="api", preview=True).text == f"Explain {json_text}"
         with pytest.raises(PromptContextError):
-            client.ask(f"Explain {json_text}", via="api", preview=True)
+            client.ask(f"Explain {json_text}", via="api", preview=True, context=True)
     finally:
         client.close()
+
+
+def test_live_view_shows_the_prompt_as_sent_collapsed_when_values_were_filled() -> None:
+    """The ``%hermes`` live view's state holds the filled prompt as a titled (collapsed) user part; unfilled, nothing."""
+    from hermes_notebook.notebook.handle import TurnHandle, TurnOptions
+    from hermes_notebook.notebook.presenters import WidgetPresenter
+
+    async def never_run(handle: TurnHandle) -> Any:
+        raise AssertionError("the presenter must not start the turn")
+
+    sent = "check dict of 1 items: 'key': '********'"
+    filled = WidgetPresenter(TurnHandle(TurnOptions(sent, None, "api", None, None, False, None, None, None, 1),
+                                        never_run))
+    plain = WidgetPresenter(TurnHandle(TurnOptions("hello", None, "api", None, None, False, None, None, None),
+                                       never_run))
+    try:
+        [message] = filled.view.snapshot()
+        assert message["role"] == "user" and message["status"] == "complete"
+        assert [(p["kind"], p["name"], p["text"]) for p in message["parts"]] == [
+            ("text", "prompt as sent (1 value filled)", sent)]
+        assert plain.view.snapshot() == []
+    finally:
+        filled.view.close()
+        plain.view.close()

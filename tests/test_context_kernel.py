@@ -25,7 +25,8 @@ def _outputs(cell: nbformat.NotebookNode) -> str:
 def test_fix_and_dataframe_context_in_a_real_kernel(
     hermes: LocalHermes, scripted_model: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a failing cell, ``%hermes fix`` sends its source and traceback tail and the reply shows in the cell."""
+    """After a failing cell, ``%hermes fix`` sends its source and traceback tail and the reply shows in the cell;
+    a filled prompt is saved with the cell's transcript, collapsed and scrubbed of the connection's key."""
     for name, value in {"HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
                         "HERMES_DASHBOARD_URL": hermes.dashboard_url,
                         "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
@@ -38,6 +39,8 @@ def test_fix_and_dataframe_context_in_a_real_kernel(
         f"def {marker}(rows):\n    return sum(rows) / len(rows)\n\n{marker}([])",
         "%hermes fix --new",
         "%hermes --dry-run which city is warmer in {df}?",
+        "import os\ncfg = {'key': os.environ['HERMES_API_KEY'], 'city': 'Oslo'}",
+        f"%hermes --new cfg-{uuid.uuid4().hex[:8]} what is in {{cfg}}?",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
@@ -55,3 +58,8 @@ def test_fix_and_dataframe_context_in_a_real_kernel(
     preview = _outputs(nb.cells[4])
     assert "dry run, nothing sent" in preview and "DataFrame: 2 rows × 2 columns" in preview
     assert "temp: float64" in preview
+    saved = nb.cells[6].get("outputs", [])
+    html = "".join(o.get("data", {}).get("text/html", "") for o in saved)
+    assert '<details class="hn-sent"><summary>prompt as sent (1 value filled)</summary>' in html, saved
+    assert "&#x27;key&#x27;: &#x27;********&#x27;" in html and "Hello from the scripted model" in html
+    assert hermes.api_key not in nbformat.writes(nb)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import traceback
 import uuid
 from pathlib import Path
@@ -16,7 +17,12 @@ import pytest_asyncio
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.client.dashboard import DashboardConnection, ListenerItem, SessionRef, Turn
 from hermes_notebook.client.dashboard.backoff import Backoff
-from hermes_notebook.errors import HermesAuthError, HermesGatewayClosedError, HermesUsageError
+from hermes_notebook.errors import (
+    HermesAuthError,
+    HermesConnectionError,
+    HermesGatewayClosedError,
+    HermesUsageError,
+)
 from tests.helpers import eventually_async
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.both_servers]
@@ -213,6 +219,21 @@ async def test_wrong_token_raises_auth_error_without_leaking(hermes: LocalHermes
     assert info.value.status == 403 and "token" in str(info.value)
     assert bad not in text and hermes.dashboard_token not in text
     await conn.close()
+
+
+async def test_an_unreachable_dashboard_chains_no_library_error() -> None:
+    """Connecting to a port with nothing listening fails with one HermesConnectionError: no library exception is
+    chained (their text may quote the ``?token=`` URL), and the formatted traceback never holds the token."""
+    token = "tok-" + uuid.uuid4().hex
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    conn = DashboardConnection(f"http://127.0.0.1:{port}", token, reconnect=False)
+    with pytest.raises(HermesConnectionError, match="cannot reach the Dashboard") as info:
+        await conn.connect()
+    await conn.close()
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert token not in "".join(traceback.format_exception(info.value))
 
 
 @pytest.mark.asyncio(loop_scope="function")

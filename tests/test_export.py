@@ -148,3 +148,74 @@ def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes_factory: An
     assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"] * 3
     assert any("usage" in c.metadata["hermes"] for c in notebook.cells)
     HTMLParser().feed(paths[1].read_text())
+
+
+# --- where an export writes ---------------------------------------------------------------------------------------
+
+
+def test_an_existing_file_is_replaced_only_when_asked(tmp_path: Path) -> None:
+    """Writing over a file is refused with an error naming it; ``overwrite=True`` replaces it whole."""
+    target = tmp_path / "conversation.md"
+    target.write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(HermesUsageError, match="conversation.md already exists: pass overwrite=True"):
+        export_messages(CONVERSATION, target)
+    assert target.read_text(encoding="utf-8") == "my notes\n"
+    export_messages(CONVERSATION, target, overwrite=True)
+    assert "first" in target.read_text(encoding="utf-8") and "my notes" not in target.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["conversation.md"]  # no temp file left behind
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_an_export_never_writes_through_a_symbolic_link(tmp_path: Path, overwrite: bool) -> None:
+    """A path that is a symbolic link is refused (even with overwrite=True); the file it points at is untouched."""
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("keep me\n", encoding="utf-8")
+    link = tmp_path / "conversation.md"
+    link.symlink_to(elsewhere)
+    with pytest.raises(HermesUsageError, match="conversation.md is a symbolic link"):
+        export_messages(CONVERSATION, link, overwrite=overwrite)
+    assert elsewhere.read_text(encoding="utf-8") == "keep me\n" and link.is_symlink()
+    dangling = tmp_path / "dangling.md"
+    dangling.symlink_to(tmp_path / "nowhere.md")
+    with pytest.raises(HermesUsageError, match="symbolic link"):
+        export_messages(CONVERSATION, dangling, overwrite=overwrite)
+    assert not (tmp_path / "nowhere.md").exists()
+
+
+def test_the_export_button_picks_a_fresh_name_instead_of_replacing_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two exports within the same second get ``-1``, ``-2`` names; the first file is never replaced."""
+    from hermes_notebook.widgets import chat_export
+
+    class Conversation:  # what export_chat reads of a chat widget
+        session = {"id": "20260101_000000_abcdef", "title": "t"}
+
+        def snapshot(self) -> list[dict[str, Any]]:
+            return CONVERSATION
+
+    monkeypatch.setattr(chat_export.time, "strftime", lambda _format: "20260101-000000")
+    first = chat_export.export_chat(Conversation(), "md", tmp_path)
+    first.write_text("edited by hand\n", encoding="utf-8")
+    names = [chat_export.export_chat(Conversation(), "md", tmp_path).name for _ in range(2)]
+    assert names == ["hermes-chat-20260101_000000_abcdef-20260101-000000-1.md",
+                     "hermes-chat-20260101_000000_abcdef-20260101-000000-2.md"]
+    assert first.read_text(encoding="utf-8") == "edited by hand\n"
+
+
+def test_a_replys_bundle_and_repr_hold_no_key(hermes_factory: Any) -> None:
+    """A real turn whose tool output prints an ``sk-`` key, an ``API_SERVER_KEY=`` assignment and the connection's
+    own API key: the Reply's static transcript (what a saved notebook keeps), repr and Markdown hold none."""
+    hermes = hermes_factory()  # its own server: the key typed below must not reach other tests' sessions
+    shaped = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
+    assignment = uuid.uuid4().hex
+    client = connect(hermes.settings())
+    try:
+        reply = client.ask(f"RUN echo {shaped} API_SERVER_KEY={assignment} {hermes.api_key}", new=True)
+    finally:
+        client.close()
+    assert reply.ok and reply.tools
+    shown = json.dumps([reply.bundle(), repr(reply), reply.to_markdown()])
+    for secret in (shaped, assignment, hermes.api_key):
+        assert secret not in shown
+    assert "API_SERVER_KEY=********" in shown

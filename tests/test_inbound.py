@@ -163,3 +163,42 @@ def test_every_message_the_views_send_is_one_the_kernel_checks() -> None:
     assert {"send", "export"} <= chat and {"save", "runs", "transcript"} <= jobs
     assert chat - set(inbound.CHAT_MESSAGES) == set()
     assert jobs - set(inbound.JOBS_MESSAGES) == set()
+
+
+@pytest.mark.parametrize(("message", "open_ids", "reason"), [
+    ({"id": "assistant:t1", "status": "interrupted"}, {"assistant:t2"}, "turn has ended"),
+    ({"id": "assistant:t1", "status": "error"}, {"assistant:t1"}, "turn has ended"),
+    (None, {"assistant:t1"}, "turn has ended"),
+    ({"id": "assistant:t1", "status": "streaming"}, {"user:t2", "assistant:t2"}, "belongs to an earlier turn"),
+    ({"id": "assistant:t1", "status": "streaming"}, set(), "belongs to an earlier turn"),
+])
+def test_an_answer_is_bound_to_the_turn_running_now(
+    message: dict[str, Any] | None, open_ids: set[str], reason: str,
+) -> None:
+    """Request ids repeat across turns, so an answer counts only for the streaming message of the open turn."""
+    with pytest.raises(inbound.Refused, match=reason):
+        inbound.check_open_turn(message, open_ids)
+    inbound.check_open_turn({"id": "assistant:t2", "status": "streaming"}, {"user:t2", "assistant:t2"})
+
+
+def test_the_turn_view_refuses_a_card_of_its_ended_turn() -> None:
+    """%hermes: once the turn's message ended, a click on a card still shown pending reaches nobody."""
+    from hermes_notebook.widgets.turn import TurnView
+
+    answers: list[tuple[str, str]] = []
+    view = TurnView(on_respond=lambda rid, value: answers.append((rid, value)))
+    try:
+        pending = {"kind": "approval", "request_id": "approval-1", "status": "pending", "command": "rm -rf x",
+                   "question": None, "description": None, "choices": ["once", "deny"], "response": None}
+        part = {"id": "tool:c1", "kind": "tool", "text": "", "name": "terminal", "status": "running",
+                "arguments": None, "preview": None, "result": None, "duration": None, "interaction": pending}
+        message = {"id": "assistant:t1", "role": "assistant", "status": "streaming", "parts": [part],
+                   "usage": None, "error": None}
+        view.push([{"op": "message", "message": message}])
+        view.push([{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}])
+        view._dispatch(view, {"type": "respond", "message_id": "assistant:t1", "part_id": "tool:c1",
+                              "request_id": "approval-1", "response": "once"}, [])
+        eventually(lambda: view.notice, what="refusal notice")
+        assert "turn has ended" in view.notice and answers == []
+    finally:
+        view.close()

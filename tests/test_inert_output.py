@@ -96,11 +96,11 @@ def problems_in_bundle(bundle: Mapping[str, Any]) -> list[str]:
     for mime, value in bundle.items():
         if mime == "text/html":
             html_text = str(value)
-            if "tex2jax_ignore" not in html_text.split(">", 1)[0] and not html_text.startswith("<div class=\"hn-inert"):
+            if not _all_in_inert_containers(html_text):
                 found.append("text/html outside the inert (MathJax-ignored) container")
         elif mime == "text/markdown":
             html_text = JUPYTER_MD.render(str(value))
-            if any(re.search(r"\$|\\\(|\\\[", text) for text in _prose(str(value))):
+            if any(MATH.search(text) for text in _prose(str(value))):
                 found.append("text/markdown with a math delimiter")
         elif mime == "text/plain":
             continue
@@ -112,6 +112,47 @@ def problems_in_bundle(bundle: Mapping[str, Any]) -> list[str]:
         inspector.close()
         found.extend(f"{mime}: {p}" for p in inspector.problems)
     return found
+
+
+# What MathJax typesets in rendered markdown: $, \( and \[, environments and equation references.
+MATH = re.compile(r"\$|\\\(|\\\[|\\(?:begin|ref|eqref)\s*\{")
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _TopLevel(HTMLParser):
+    """The outermost elements of an HTML string (and any text outside them)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.outer: list[tuple[str, str]] = []  # (tag, class) of each element at depth 0
+        self.stray_text = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.outer.append((tag, dict(attrs).get("class") or ""))
+        if tag not in VOID_TAGS:
+            self.depth += 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth == 0:
+            self.outer.append((tag, dict(attrs).get("class") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in VOID_TAGS:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        self.stray_text = self.stray_text or (self.depth == 0 and bool(data.strip()))
+
+
+def _all_in_inert_containers(html_text: str) -> bool:
+    """Is all of ``html_text`` inside elements that MathJax skips (``tex2jax_ignore``), none of it beside them?"""
+    parser = _TopLevel()
+    parser.feed(html_text)
+    parser.close()
+    return (bool(parser.outer) and all("tex2jax_ignore" in cls.split() for _tag, cls in parser.outer)
+            and parser.depth == 0 and not parser.stray_text)
 
 
 def _prose(markdown: str) -> Iterator[str]:
@@ -202,6 +243,11 @@ def test_checker_flags_live_content() -> None:
         {"text/markdown": "[x](javascript:alert(1))"})
     assert problems_in_bundle({"text/html": "<b>x</b>"}) == ["text/html outside the inert (MathJax-ignored) container"]
     assert problems_in_bundle({"text/markdown": "$\\href{javascript:x}{y}$"}) == ["text/markdown with a math delimiter"]
+    assert problems_in_bundle({"text/markdown": "\\begin{align}x\\end{align}"}) == ["text/markdown with a math delimiter"]
+    inert = '<div class="hn-inert tex2jax_ignore mathjax_ignore">x</div>'
+    assert problems_in_bundle({"text/html": inert}) == []
+    assert problems_in_bundle({"text/html": inert + '<div class="hn-meta">Note: $x$</div>'}) == [
+        "text/html outside the inert (MathJax-ignored) container"]
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
@@ -236,6 +282,61 @@ def test_exported_files_are_inert(payload: str) -> None:
     inspector.feed(to_html(messages, title=payload))
     inspector.close()
     assert inspector.problems == ["<meta>", "<meta>"]  # the page's own charset and viewport, nothing else
+
+
+# What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
+TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status")
+
+
+class _Listeners:
+    """What a presenter needs of a turn handle: somewhere to register for change records."""
+
+    def __init__(self) -> None:
+        self.listeners: list[Any] = []
+
+    def add_listener(self, listener: Any) -> None:
+        self.listeners.append(listener)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_every_terminal_path_is_inert(
+    payload: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Streamed text, tool lines, notes, the approval and clarify prompts and the plain-text reprs a terminal shows
+    carry no control character (escape sequence, carriage return, bell) whatever the payload."""
+    from hermes_notebook.notebook.interactions import prompt_text
+    from hermes_notebook.notebook.presenters import TextPresenter
+
+    handle = _Listeners()
+    presenter = TextPresenter(handle, direct=True)  # type: ignore[arg-type]
+    message = hostile_message(payload)
+    changes: list[dict[str, Any]] = [{"op": "part", "message_id": "m1", "part": part} for part in message["parts"]]
+    changes += [{"op": "append", "message_id": "m1", "part_id": "t", "text": payload},
+                {"op": "patch", "message_id": "m1", "part_id": "tool", "fields": {"status": "error"}},
+                {"op": "finish", "message_id": "m1", "status": "error", "usage": None, "error": payload}]
+    handle.listeners[0](changes)
+    presenter.finish(Reply(message, notes=[payload]))
+    asked: list[str] = []
+    answers = iter(["no such choice", "deny", "1"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or next(answers))
+    prompt_text({"kind": "approval", "command": payload, "description": payload, "choices": ["deny", payload]})
+    prompt_text({"kind": "clarify", "question": payload, "choices": [payload]})
+    shown = [capsys.readouterr().out, *asked]
+    shown += [displayed(obj)["text/plain"] for name, obj in hostile_objects(payload) if name in TERMINAL_OBJECTS]
+    for text in shown:
+        assert TERMINAL_CONTROL.findall(text) == [], text
+
+
+def test_reply_notes_are_inside_the_inert_container() -> None:
+    """A note quoting a model-chosen command (math, an environment, a tag) sits escaped inside the one container
+    MathJax skips, with the transcript."""
+    note = "the approval for 'echo $x$ \\begin{align}y\\end{align} <img src=x onerror=alert(1)>' was not answered"
+    html_text = displayed(Reply({"id": "m", "role": "assistant", "status": "complete", "parts": []},
+                                notes=[note]))["text/html"]
+    assert _all_in_inert_containers(html_text) and html_text.count('class="hn-inert') == 1
+    assert "Note: the approval for &#x27;echo $x$ \\begin{align}y\\end{align} &lt;img src=x" in html_text
+    assert html_text.endswith("</div></div>") and "<img" not in html_text
 
 
 def test_escaped_text_still_reads() -> None:

@@ -67,8 +67,9 @@ def test_form_creates_edits_and_row_actions_round_trip(widget) -> None:
     _do(w, {"type": "save", "request": 2, "id": row["id"],
             "fields": {"name": name, "schedule": "every 2h", "prompt": "edited", "skills": "", "repeat": ""}})
     row = _row(w, name)
-    assert row["prompt"] == "edited" and row["schedule"] == "every 120m" and row["repeat_times"] is None
-    assert row["prompt_complete"] is True
+    assert row["schedule"] == "every 120m" and row["repeat_times"] is None
+    _do(w, {"type": "get_prompt", "request": 9, "id": row["id"]})
+    assert rec.last("prompt")["prompt"] == "edited"
 
     _do(w, {"type": "action", "request": 3, "action": "pause", "id": row["id"]})
     assert _row(w, name)["state"] == "paused" and rec.last("action_result")["ok"]
@@ -217,15 +218,16 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         facade.close()
 
 
-def test_full_prompts_stay_out_of_synced_state(widget) -> None:
-    """Rows carry only the start of a long prompt; the edit form gets the whole one as a reply."""
+def test_prompts_stay_out_of_synced_state(widget) -> None:
+    """Rows carry no prompt (synced state is saved with the notebook); the edit form gets it as a reply."""
     w, rec = widget
     name = f"long {uuid.uuid4().hex[:6]}"
-    prompt = "RUN echo start " + "x" * 300 + " SECRET-TAIL"
+    prompt = "RUN echo PROMPT-HEAD " + "x" * 300 + " SECRET-TAIL"
     _do(w, {"type": "save", "request": 1, "id": None, "fields": {"name": name, "schedule": "every 1h", "prompt": prompt}})
     row = _row(w, name)
-    assert row is not None and row["prompt_complete"] is False and len(row["prompt"]) <= 80
-    assert "SECRET-TAIL" not in json.dumps(w.get_state())
+    assert row is not None and "prompt" not in row
+    state = json.dumps(w.get_state())
+    assert "PROMPT-HEAD" not in state and "SECRET-TAIL" not in state
     _do(w, {"type": "get_prompt", "request": 2, "id": row["id"]})
     assert rec.last("prompt") == {"type": "prompt", "request": 2, "id": row["id"], "ok": True, "prompt": prompt}
 
@@ -275,3 +277,39 @@ def test_include_disabled_has_one_default_everywhere() -> None:
         "widget_trait": Jobs.class_traits()["include_disabled"].default_value,
     }
     assert set(defaults.values()) == {False}, defaults
+
+
+def test_last_errors_stay_out_of_synced_state_and_keys_out_of_every_output() -> None:
+    """A job's last errors are flags in the rows and text only in ``job_errors`` replies; a key an error quotes is
+    scrubbed from those replies, the notice and the static table (the Hermes 0.19.0 job shape, served locally:
+    a failed run cannot be made on demand)."""
+    import httpx
+
+    key = "k" * 32
+    leaked = "sk-" + "L" * 40
+    job = {"id": "0123456789ab", "name": "nightly", "prompt": "RUN echo PROMPT-TEXT", "enabled": True,
+           "schedule": {"kind": "interval", "minutes": 60, "display": "every 60m"}, "schedule_display": "every 60m",
+           "repeat": {"times": None, "completed": 1}, "state": "scheduled", "last_status": "error",
+           "last_error": f"ERROR-TEXT: bad key {leaked} and {key}", "last_delivery_error": f"API_SERVER_KEY={key}"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"jobs": [job]})
+
+    client = JobsClient(url="http://127.0.0.1:9", key=key, transport=httpx.MockTransport(handler))
+    w = Jobs(client, auto_refresh=0, refresh=False)
+    rec = _Recorder(w)
+    try:
+        w.refresh()
+        state = json.dumps(w.get_state())
+        assert w.jobs[0]["has_error"] is True and w.jobs[0]["has_delivery_error"] is True
+        for text in ("ERROR-TEXT", "PROMPT-TEXT", leaked, key):
+            assert text not in state
+        _do(w, {"type": "job_errors"})
+        errors = rec.last("job_errors")["errors"]["0123456789ab"]
+        assert errors["last_error"].startswith("ERROR-TEXT: bad key ") and "API_SERVER_KEY=" in errors["last_delivery_error"]
+        w.notice = {"kind": "error", "text": f"failed: {leaked} {key}"}
+        outputs = json.dumps([rec.sent, w.get_state(), w.static_bundle()])
+        assert leaked not in outputs and key not in outputs
+    finally:
+        w.close()
+        runtime.run_sync(client.aclose())

@@ -129,6 +129,27 @@ def test_session_names_a_session(ip: InteractiveShell) -> None:
     assert titles[first.session_id] == name
 
 
+def test_resume_joins_a_stored_session_and_a_plain_name_does_not(ip: InteractiveShell, hermes: LocalHermes) -> None:
+    """``--session NAME`` starts the notebook's own session even when a stored session has that title; ``--resume``
+    joins the stored one, and ``history --resume ID`` reads it (without ``--resume`` it is refused)."""
+    from IPython.core.error import UsageError
+
+    import hermes_notebook as hn
+
+    title = f"stored-{uuid.uuid4().hex[:6]}"
+    elsewhere = hn.connect(hermes.settings())
+    try:
+        theirs = elsewhere.ask("said elsewhere", session=title)
+    finally:
+        elsewhere.close()
+    mine = run(ip, f"%hermes --session {title} plain name")
+    joined = run(ip, f"%hermes --session {title} --resume joined by title")
+    assert mine.session_id != theirs.session_id == joined.session_id
+    assert "said elsewhere" in str(run(ip, f"%hermes history --resume {theirs.session_id}"))
+    with pytest.raises(UsageError, match="--resume"):
+        run(ip, f"%hermes history {mine.session_id}x")
+
+
 def test_via_api_runs_on_the_api_server(ip: InteractiveShell, hermes: LocalHermes) -> None:
     """``--via api`` uses /v1/runs: tools show as run tools, and a follow-up run sees the earlier turn."""
     first = run(ip, "%hermes --via api --new RUN echo via-api")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import inspect
+import json
 import re
 import threading
 import time
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 
 import hermes_notebook as hn
+from hermes_notebook._demo.script import prompt_of
+from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.errors import HermesAuthError, HermesUsageError
 from hermes_notebook.notebook import Hermes, Reply
 from hermes_notebook.settings import Settings
@@ -53,8 +56,9 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
         "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
-        "preview",
+        "preview", "context",
     ]
+    assert sync.parameters["context"].default is False  # the prompt is sent as written unless asked to fill
 
 
 def test_reply_fields(hermes_nb: Hermes) -> None:
@@ -121,7 +125,7 @@ def test_bad_arguments_fail_before_sending(hermes_nb: Hermes) -> None:
     with pytest.raises(HermesUsageError, match="empty"):
         hermes_nb.ask("  ")
     with pytest.raises(HermesUsageError, match="via"):
-        hermes_nb.ask("x", via="carrier-pigeon")  # type: ignore[arg-type]
+        hermes_nb.ask("x", via="carrier-pigeon")
     with pytest.raises(HermesUsageError, match="approve="):
         hermes_nb.ask("x", approve="maybe")
     with pytest.raises(HermesUsageError, match="instructions need via='api'"):
@@ -285,3 +289,81 @@ def test_connect_reads_the_environment(settings: Settings, monkeypatch: pytest.M
         assert facade.settings == settings.with_() and facade.default_via == "dashboard"
     finally:
         facade.close()
+
+
+def test_connect_refuses_a_key_read_from_a_file_with_its_newline(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``open("key").read()`` keeps the newline: connect() says so in one line naming the setting, never the value,
+    whether the key comes from an argument or the environment."""
+    assert settings.api_key is not None and settings.dashboard_token is not None
+    key, token = settings.api_key.reveal(), settings.dashboard_token.reveal()
+    with pytest.raises(HermesUsageError, match=r"^the Dashboard token .* ends with a newline .*\.strip\(\)") as info:
+        hn.connect(settings, dashboard_token=token + "\n")
+    assert token not in str(info.value)
+    monkeypatch.setenv("HERMES_API_KEY", key + "\n")
+    with pytest.raises(HermesUsageError, match=r"^the API key \(api_key= or HERMES_API_KEY\) ends with a newline") as info:
+        hn.connect()
+    assert key not in str(info.value)
+
+
+def _model_saw(model: ScriptedModel, prompt: str) -> str:
+    """The whole agent request (history included) that carried ``prompt`` to the model."""
+    bodies = [body for body in list(model.requests) if body.get("tools") and prompt_of(body) == prompt]
+    assert bodies, f"{prompt!r} never reached the model"
+    return json.dumps(bodies[-1])
+
+
+@pytest.mark.parametrize(("via", "by"), [("dashboard", "title"), ("dashboard", "id"), ("api", "id")])
+def test_a_session_name_joins_a_stored_session_only_when_resumed(
+    settings: Settings, scripted_model: ScriptedModel, via: str, by: str
+) -> None:
+    """With someone else's session stored under NAME (its title or id), ``session=NAME`` starts this connection's
+    own session and the model never sees that history; ``session=hn.resume(NAME)`` joins it, history and all."""
+    secret = "their-plan-" + uuid.uuid4().hex[:8]
+    title = "shared-" + uuid.uuid4().hex[:8]
+    someone, me = hn.connect(settings), hn.connect(settings)
+    try:
+        theirs = someone.ask(f"remember {secret}", session=title, via=via)
+        name = title if by == "title" else theirs.session_id
+        assert name
+        prompt = "what came before " + uuid.uuid4().hex[:6]
+        mine = me.ask(prompt, session=name, via=via)
+        assert mine.session_id != theirs.session_id and secret not in _model_saw(scripted_model, prompt)
+        again = me.ask("and now " + uuid.uuid4().hex[:6], session=name, via=via)
+        assert again.session_id == mine.session_id  # the name keeps meaning this connection's session
+        joined_prompt = "joined " + uuid.uuid4().hex[:6]
+        joined = me.ask(joined_prompt, session=hn.resume(name), via=via)
+        assert joined.session_id == theirs.session_id and secret in _model_saw(scripted_model, joined_prompt)
+    finally:
+        someone.close()
+        me.close()
+
+
+def test_history_and_chat_take_a_session_like_ask(settings: Settings) -> None:
+    """``history(NAME)`` of a stored session this connection never used is refused, pointing at ``hn.resume``;
+    ``chat(NAME)`` opens a new session; both open the stored one with ``hn.resume``."""
+    secret = "their-notes-" + uuid.uuid4().hex[:8]
+    title = "shared-chat-" + uuid.uuid4().hex[:8]
+    someone, me = hn.connect(settings), hn.connect(settings)
+    try:
+        theirs = someone.ask(f"remember {secret}", session=title)
+        assert theirs.session_id
+        with pytest.raises(HermesUsageError, match=r"hn\.resume"):
+            me.history(theirs.session_id)
+        with pytest.raises(HermesUsageError, match="new=True"):
+            me.ask("both", session=hn.resume(title), new=True)
+        assert secret in str(me.history(hn.resume(theirs.session_id)))
+        fresh = me.chat(title).wait_ready(30)
+        try:
+            assert fresh.session_id not in (None, theirs.session_id) and fresh.snapshot() == []
+        finally:
+            fresh.close()
+        resumed = me.chat(hn.resume(title)).wait_ready(30)
+        try:
+            assert resumed.session_id == theirs.session_id and secret in json.dumps(resumed.snapshot())
+        finally:
+            resumed.close()
+    finally:
+        someone.close()
+        me.close()

@@ -8,6 +8,7 @@ import pytest
 
 from hermes_notebook.render import (
     markdown_to_html,
+    model_markdown,
     transcript_bundle,
     transcript_html,
     transcript_markdown,
@@ -100,3 +101,37 @@ def test_long_results_are_clipped_in_static_output() -> None:
 def test_empty_transcript_text() -> None:
     """An empty conversation still renders a readable line."""
     assert transcript_text([]) == "(empty conversation)\n"
+
+
+@pytest.mark.parametrize("text", [
+    "\\begin{align}x &= 1\\end{align}",
+    "$$\\begin{pmatrix}a & b\\end{pmatrix}$$",
+    "see \\begin {equation}\\href{javascript:alert(1)}{x}\\end{equation}",
+    "as in \\eqref{eq:1} and \\ref{fig}",
+    "\\[x^2\\]",
+    "\\(x\\)",
+    "costs $5",
+])
+def test_math_in_model_markdown_becomes_a_literal_fence(text: str) -> None:
+    """Anything MathJax would typeset (environments and references too, with no $) is kept only as a fenced block."""
+    assert model_markdown(text) == f"```\n{text}\n```"
+
+
+def test_plain_model_markdown_stays_markdown() -> None:
+    """Text with no HTML, image, unsafe link or math keeps its markdown (a backslash alone is not math)."""
+    for text in ("The **answer** is 42.", "C:\\begin_here and \\beginning", "- a list\n- [docs](https://x.example)"):
+        assert model_markdown(text) == text
+
+
+def test_notes_go_inside_the_one_inert_container_with_controls_shown() -> None:
+    """The bundle's notes are escaped inside the same MathJax-ignored container as the transcript; in text/plain
+    their control characters are shown, not sent to the terminal."""
+    note = "not answered: echo $x$ \\begin{align}<img src=x onerror=alert(1)>\x1b[8m"
+    bundle = transcript_bundle([_message("ok")], notes=[note])
+    html_text = bundle["text/html"]
+    assert html_text.startswith('<div class="hn-inert tex2jax_ignore mathjax_ignore">') and html_text.endswith(
+        "</div></div>")
+    assert html_text.count('<div class="hn-inert') == 1
+    assert "Note: not answered: echo $x$ \\begin{align}&lt;img src=x onerror=alert(1)&gt;" in html_text
+    assert bundle["text/plain"].endswith("[note] not answered: echo $x$ \\begin{align}<img src=x onerror=alert(1)>"
+                                         "\u27e6U+001B\u27e7[8m\n")

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from hermes_notebook import runtime
@@ -182,3 +184,127 @@ def test_reply_notes_say_what_the_transcript_does_not() -> None:
 
 async def _never_run(handle: TurnHandle) -> Any:
     raise AssertionError("this handle is never started")
+
+
+class TwoApprovalRun:
+    """A scripted API Server run with two approvals pending at once, for what the real servers cannot do on demand.
+
+    Real Hermes runs dangerous terminal commands one at a time, so one run never has two approvals waiting;
+    a run whose tools run in parallel (subagents, execute_code) can. ``named`` plays a newer server (each
+    ``approval.request`` carries a ``request_id``, and an answer naming one resolves exactly it); otherwise
+    Hermes 0.19.0: no ids, and every answer resolves the oldest pending approval whatever the client meant.
+    """
+
+    def __init__(self, *, named: bool) -> None:
+        self.named = named
+        self.pending = ["ra", "rb"]  # server order
+        self.resolved: dict[str, str] = {}  # server request id -> choice it was resolved with
+        self.approval_bodies: list[dict[str, Any]] = []
+        self._events: asyncio.Queue[dict[str, Any]] | None = None
+
+    def client(self) -> ApiClient:
+        return ApiClient(url="http://127.0.0.1:9", key="sk-fake", transport=httpx.MockTransport(self._handle))
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        assert self._events is not None
+        self._events.put_nowait({"event": event, "run_id": "run_two", **fields})
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/v1/runs" and request.method == "POST":
+            self._events = asyncio.Queue()
+            for rid, target in (("ra", "alpha"), ("rb", "beta")):
+                self._emit("tool.started", tool="terminal", preview=f"rm -rf {target}")
+                named = {"request_id": rid} if self.named else {}
+                self._emit("approval.request", command=f"rm -rf {target}", description="recursive delete",
+                           choices=["once", "deny"], **named)
+            return httpx.Response(202, json={"run_id": "run_two", "status": "started"})
+        if path == "/v1/runs/run_two/events":
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Sse(self))
+        if path == "/v1/runs/run_two/approval":
+            body = json.loads(request.content)
+            self.approval_bodies.append(body)
+            wanted = body.get("request_id") if self.named else None
+            rid = wanted if wanted in self.pending else None if wanted else self.pending[0]
+            if rid is None:
+                return httpx.Response(409, json={"error": {"message": "no such approval", "code": "approval_not_pending"}})
+            self.pending.remove(rid)
+            self.resolved[rid] = body["choice"]
+            self._emit("approval.responded", choice=body["choice"], resolved=1, **({"request_id": rid} if wanted else {}))
+            return httpx.Response(200, json={"run_id": "run_two", "choice": body["choice"], "resolved": 1})
+        if path == "/v1/runs/run_two/stop":
+            self._emit("run.cancelled")
+            return httpx.Response(200, json={"run_id": "run_two", "status": "stopping"})
+        return httpx.Response(404, json={"error": {"message": "not found"}})
+
+
+class _Sse(httpx.AsyncByteStream):
+    """The run's event stream: whatever the fake emits, until a terminal event."""
+
+    def __init__(self, run: TwoApprovalRun) -> None:
+        self._run = run
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert self._run._events is not None
+        while True:
+            event = await self._run._events.get()
+            yield f"data: {json.dumps(event)}\n\n".encode()
+            if event["event"] == "run.cancelled":
+                return
+
+
+def _two_approval_turn(fake: TwoApprovalRun) -> TurnHandle:
+    async def api() -> ApiClient:
+        return fake.client()
+
+    async def no_dashboard() -> DashboardConnection:
+        raise AssertionError("this turn runs on the API Server")
+
+    runner = TurnRunner(SessionBook(), dashboard=no_dashboard, api=api)
+    handle = TurnHandle(options("two dangers", "api", new=True), runner.run)
+    handle.buttons = True
+    handle.start()
+    eventually(lambda: len([t for t in handle.tools if (t.get("interaction") or {}).get("status") == "pending"]) == 2,
+               what="two approvals pending")
+    return handle
+
+
+def _statuses(handle: TurnHandle) -> list[tuple[str, str, str | None]]:
+    return [(t["interaction"]["request_id"], t["interaction"]["status"], t["interaction"]["response"])
+            for t in handle.tools]
+
+
+def test_an_api_run_without_approval_ids_refuses_an_answer_to_a_later_approval() -> None:
+    """Hermes 0.19.0 answers the oldest pending approval: answering the second first is refused, nothing is sent."""
+    fake = TwoApprovalRun(named=False)
+    handle = _two_approval_turn(fake)
+    assert handle.answer("approval-2", "once")
+    eventually(lambda: any("answer approval-1 first" in n for n in handle.notes), what="refusal note")
+    assert fake.approval_bodies == [] and fake.resolved == {}  # the first approval was not silently answered
+    assert _statuses(handle) == [("approval-1", "pending", None), ("approval-2", "pending", None)]
+    assert handle.answer("approval-1", "deny")
+    eventually(lambda: fake.resolved == {"ra": "deny"}, what="the first approval answered")
+    assert fake.approval_bodies == [{"choice": "deny"}]
+    eventually(lambda: _statuses(handle)[0] == ("approval-1", "answered", "deny"), what="answer recorded")
+    assert _statuses(handle)[1] == ("approval-2", "pending", None)
+    handle.stop()
+    reply = handle.future.result(timeout=10)
+    assert reply.tools[1]["interaction"]["status"] == "cancelled"
+
+
+def test_an_api_run_with_approval_ids_answers_exactly_the_approval_clicked() -> None:
+    """A newer server names its approvals: answering the second first sends its id and leaves the first pending."""
+    fake = TwoApprovalRun(named=True)
+    handle = _two_approval_turn(fake)
+    assert [t["interaction"]["request_id"] for t in handle.tools] == ["ra", "rb"]
+    assert handle.answer("rb", "once")
+    eventually(lambda: fake.resolved == {"rb": "once"}, what="the second approval answered")
+    assert fake.approval_bodies == [{"choice": "once", "request_id": "rb"}]
+    # The server's approval.responded names rb: the first approval stays pending (not taken for the oldest).
+    eventually(lambda: _statuses(handle)[1] == ("rb", "answered", "once"), what="answer recorded")
+    assert _statuses(handle)[0] == ("ra", "pending", None)
+    assert handle.answer("ra", "deny")
+    eventually(lambda: fake.resolved == {"rb": "once", "ra": "deny"}, what="the first approval answered")
+    assert fake.approval_bodies[1] == {"choice": "deny", "request_id": "ra"}
+    handle.stop()
+    assert handle.future.result(timeout=10).tools[0]["interaction"]["response"] == "deny"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 import pickle
+import traceback
+from collections.abc import Callable
 
 import pytest
 
+from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.settings import DEFAULT_API_URL, DEFAULT_DASHBOARD_URL, Secret, Settings
 
 KEY = "api-key-0123456789abcdef"
@@ -74,3 +77,29 @@ def test_with_changes_fields_and_wraps_plain_keys() -> None:
         Settings(api_url="127.0.0.1:8642")
     with pytest.raises(TypeError):
         Secret(123)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    (KEY + "\n", "ends with a newline (read from a file? use .strip())"),
+    (KEY + "\r\n", "ends with a newline"),
+    (" " + KEY, "starts with a space"),
+    (KEY[:8] + "\t" + KEY[8:], "contains a control character"),
+    (KEY[:8] + "\x7f" + KEY[8:], "contains a control character"),
+    (KEY + "\u2013", "contains a non-ASCII character"),
+])
+def test_a_key_or_token_a_header_cannot_carry_is_refused_naming_the_setting(value: str, why: str) -> None:
+    """From arguments, the environment or with_(), such a key or token fails at once with one line that names
+    the setting and the cause and never shows the value (httpx would refuse it later, quoting it)."""
+    builds: list[tuple[Callable[[], Settings], str, str]] = [
+        (lambda: Settings.resolve(api_key=value, env={}), "the API key", "api_key"),
+        (lambda: Settings.resolve(env={"HERMES_DASHBOARD_TOKEN": value}), "the Dashboard token", "dashboard_token"),
+        (lambda: Settings().with_(dashboard_token=value), "the Dashboard token", "dashboard_token"),
+    ]
+    for build, what, param in builds:
+        with pytest.raises(HermesUsageError) as info:
+            build()
+        message = str(info.value)
+        assert message.startswith(what) and why in message and "\n" not in message
+        assert isinstance(info.value, ValueError) and info.value.param == param
+        assert KEY[8:] not in "".join(traceback.format_exception(info.value))
+    assert Settings.resolve(api_key="inner space is fine", env={}).api_key == Secret("inner space is fine")

@@ -144,14 +144,14 @@ def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -
     tracemalloc.start()
     try:
         for i in range(200):
-            widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}>"}])
+            widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}> "}])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 1_000_000, peak  # joining onto the 4 MB text even once would allocate > 4 MB
     widget.flush()
     text = widget.snapshot()[0]["parts"][0]["text"]
-    assert text == "x" * 4_000_000 + "".join(f"<{i}>" for i in range(200))
+    assert text == "x" * 4_000_000 + "".join(f"<{i}> " for i in range(200))
     assert widget.index[0]["rev"] == 1 + len(text) - 4_000_000  # the message record, then each appended char
 
 
@@ -198,10 +198,10 @@ def test_a_live_message_kept_across_a_reset_keeps_appends_made_meanwhile(widget:
     the reset (queued, not joined yet) are still in it afterwards, and its rev carries on."""
     widget.reset([])
     widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
-    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "ab"}])
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "ab "}])
     live = list(widget._store.values())  # what Chat._apply_history keeps
-    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "c"}])
+    widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "c "}])
     rev = widget.index[0]["rev"]
     widget.reset([_msg("user:1", "user", "q", "complete"), *live])
-    assert [m["parts"][0]["text"] for m in widget.snapshot()] == ["q", "abc"]
+    assert [m["parts"][0]["text"] for m in widget.snapshot()] == ["q", "ab c "]
     assert widget.index[1]["rev"] == rev

@@ -89,9 +89,11 @@ def encode_json(body: object, *, endpoint: str) -> bytes:
 
 @contextmanager
 def translate_errors(endpoint: str, *, secrets: tuple[object, ...] = ()) -> Iterator[None]:
-    """Map transport exceptions raised inside the block to HermesErrors (``raise ... from exc``).
+    """Map transport exceptions raised inside the block to HermesErrors, never chained to the original.
 
-    ``secrets`` are scrubbed from the original exception's text before it becomes part of our message.
+    ``secrets`` are scrubbed from the original exception's text before it becomes part of our message. The
+    original is not chained (``from None``, which also hides ``__context__``): its text may quote the key
+    (h11's "Illegal header value b'Bearer ...'"), and a notebook saves the whole chain of a traceback.
     """
     try:
         yield
@@ -101,7 +103,7 @@ def translate_errors(endpoint: str, *, secrets: tuple[object, ...] = ()) -> Iter
         mapped = _map_exception(exc, endpoint, secrets)
         if mapped is None:
             raise
-        raise mapped from exc
+        raise mapped from None
 
 
 def _map_exception(exc: Exception, endpoint: str, secrets: tuple[object, ...]) -> HermesError | None:

@@ -259,14 +259,26 @@ class ApiClient(ApiServerClient):
         data = await self._http.request_json("GET", f"/v1/runs/{_check_id(run_id, 'run_id')}")
         return RunStatus.from_json(data)
 
-    async def approve_run(self, run_id: str, choice: str, *, all: bool = False) -> ApprovalResult:
-        """Answer the oldest pending approval (or every one with ``all=True``): once, session, always or deny."""
+    async def approve_run(
+        self, run_id: str, choice: str, *, all: bool = False, request_id: str | None = None,
+    ) -> ApprovalResult:
+        """Answer a pending approval of the run: once, session, always or deny.
+
+        With ``request_id`` (from :class:`ApprovalRequest`, which only newer servers fill in) exactly that request
+        is answered; the server refuses an id it is not waiting on (409). Without it the server answers the
+        run's *oldest* pending approval (or every one with ``all=True``): Hermes 0.19.0 names no approvals and
+        ignores the field, so there approvals must be answered in the order they were requested.
+        """
         _check_id(run_id, "run_id")
         if choice not in APPROVAL_CHOICES:
             raise HermesUsageError(f"approval choice must be one of {', '.join(APPROVAL_CHOICES)}; got {choice!r}")
         body: dict[str, Any] = {"choice": choice}
         if all:
             body["all"] = True
+        if request_id is not None:
+            if all:
+                raise HermesUsageError("approve_run takes request_id or all=True, not both")
+            body["request_id"] = _check_id(request_id, "request_id")
         data = await self._http.request_json("POST", f"/v1/runs/{run_id}/approval", json_body=body)
         return ApprovalResult(run_id=str(data.get("run_id", run_id)), choice=str(data.get("choice", choice)),
                               resolved=int(data.get("resolved") or 0), raw=_raw(data))

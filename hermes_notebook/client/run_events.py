@@ -145,9 +145,14 @@ class ReasoningAvailable(RunEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequest(RunEvent):
-    """A dangerous command waits for :meth:`ApiClient.approve_run`; unanswered, it is denied after a timeout."""
+    """A dangerous command waits for :meth:`ApiClient.approve_run`; unanswered, it is denied after a timeout.
+
+    ``request_id`` is set by newer servers only: pass it to :meth:`ApiClient.approve_run` to answer exactly this
+    request. Without one (Hermes 0.19.0) the server answers the run's oldest pending approval.
+    """
 
     type: Literal["approval.request"] = "approval.request"
+    request_id: str | None = None
     command: str = ""
     description: str | None = None
     pattern_key: str | None = None
@@ -159,10 +164,11 @@ class ApprovalRequest(RunEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalResponded(RunEvent):
-    """Someone answered an approval request."""
+    """Someone answered an approval request (newer servers name it: ``request_id``)."""
 
     type: Literal["approval.responded"] = "approval.responded"
     choice: str = ""
+    request_id: str | None = None
     resolved: int = 0
 
 

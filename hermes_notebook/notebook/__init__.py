@@ -9,7 +9,7 @@ an ask continues), ``interactions`` (policies and text prompts), ``presenters`` 
 
 from __future__ import annotations
 
-from .context import raw
-from .facade import Hermes, Reply, TurnHandle, connect
+from .context import fill, raw
+from .facade import Hermes, Reply, TurnHandle, connect, resume
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "raw"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "fill", "raw", "resume"]

@@ -1,8 +1,10 @@
-"""The kernel's values as prompt context: ``{name}``, ``{expr}``, ``{In[n]}``, ``{Out[n]}``, ``{Err}``.
+"""The kernel's values as prompt context: ``{name}``, ``{obj.attr}``, ``{d['k']}``, ``{In[n]}``, ``{Out[n]}``, ``{Err}``.
 
 Why a module of its own: a prompt that quotes a DataFrame should not paste megabytes of ``str(df)`` into the
 model, and a typo in a placeholder should fail before anything is sent. Each value becomes a bounded, typed
-summary (:func:`summarize`); a figure becomes an image attachment. ``{{`` and ``}}`` are literal braces.
+summary (:func:`summarize`), scrubbed of secrets; a figure becomes an image attachment. ``{{`` and ``}}`` are
+literal braces. A placeholder is read, never run (:mod:`.placeholders`). ``%hermes`` fills placeholders;
+``ask()`` sends its prompt as written unless asked to fill (``context=True`` or :func:`fill`).
 
 Nothing here imports pandas, numpy or matplotlib: values are recognised by their type's module and name, so
 the summaries work when those libraries are installed and cost nothing when they are not.
@@ -21,13 +23,17 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import escape_html, html_block
+from ..scrub import scrub
+from .placeholders import PromptContextError, resolve
 
 __all__ = [
+    "FillPrompt",
     "PromptContextError",
     "PromptPreview",
     "RawPrompt",
     "Summary",
     "caller_namespace",
+    "fill",
     "fix_prompt",
     "interpolate",
     "last_error",
@@ -50,17 +56,26 @@ TRACEBACK_LINES = 20
 CELL_CHARS = 4000
 
 
-class PromptContextError(HermesUsageError):
-    """Raised when a placeholder in a prompt cannot be filled (undefined name, bad expression, no error yet)."""
-
-
 class RawPrompt(str):
     """A prompt sent exactly as written: ``ask(raw(text))`` fills no ``{placeholder}`` (for text with braces)."""
 
 
+class FillPrompt(str):
+    """A prompt whose ``{placeholders}`` ``ask`` fills from the caller's values: ``ask(fill("Explain {df}"))``."""
+
+
 def raw(text: str) -> RawPrompt:
-    """Mark ``text`` to be sent as written, e.g. ``hermes.ask(raw(f"Explain {json_text}"))``."""
+    """Mark ``text`` to be sent as written, e.g. ``%hermes`` text or ``hermes.ask(raw(f"Explain {json_text}"))``."""
     return RawPrompt(text)
+
+
+def fill(text: str) -> FillPrompt:
+    """Mark ``text`` to have its placeholders filled by ``ask`` (``ask`` sends text as written by default).
+
+    Only for text you wrote: ``hermes.ask(hn.fill("what stands out in {df}?"))``. Never wrap text that came
+    from a model or a file; its braces would read your variables into the prompt.
+    """
+    return FillPrompt(text)
 
 
 @dataclass(frozen=True)
@@ -253,8 +268,12 @@ def last_error(shell: Any = None) -> ErrorInfo:
     return ErrorInfo(type(value).__name__, _cut(message, 500), _cut(tail, VALUE_CHARS), source, label)
 
 
-def fix_prompt(shell: Any = None, question: str = "") -> PromptPreview:
-    """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question."""
+def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] = ()) -> PromptPreview:
+    """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question.
+
+    Scrubbed (:func:`~hermes_notebook.scrub.scrub` with the connection's ``secrets``): a cell or traceback that
+    holds a key sends ``********`` instead.
+    """
     try:
         err = last_error(shell)
     except PromptContextError as exc:
@@ -265,8 +284,8 @@ def fix_prompt(shell: Any = None, question: str = "") -> PromptPreview:
         fence = "````" if "```" in err.cell_source else "```"
         parts.append(f"Cell {err.cell_label}:\n{fence}python\n{_cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}")
     parts.append(f"Error:\n```\n{err.summary()}\n```")
-    text = "\n\n".join(parts)
-    return PromptPreview(text, values=[("Err", "error", len(err.summary()))])
+    text = scrub("\n\n".join(parts), secrets)
+    return PromptPreview(text, values=[("Err", "error", len(scrub(err.summary(), secrets)))])
 
 
 # --- interpolation ----------------------------------------------------------------------------------------
@@ -304,23 +323,13 @@ def _placeholder_end(template: str, start: int) -> int:
 
 
 def _evaluate(expr: str, namespace: Mapping[str, Any], shell: Any) -> Any:
-    if expr == "Err" and "Err" not in namespace:
-        return last_error(shell)
-    try:
-        code = compile(expr, "<hermes prompt>", "eval")
-    except SyntaxError as exc:
-        raise PromptContextError(
-            f"cannot read {{{expr}}} in the prompt: {exc.msg} (write {{{{ and }}}} for literal braces)"
-        ) from None
-    try:
-        return eval(code, {"__builtins__": __builtins__}, dict(namespace))  # noqa: S307 - the user's own cell
-    except NameError as exc:
-        missing = getattr(exc, "name", None) or str(exc)
-        raise PromptContextError(
-            f"{{{expr}}} in the prompt: {missing!r} is not defined (write {{{{ and }}}} for literal braces)"
-        ) from None
-    except Exception as exc:
-        raise PromptContextError(f"{{{expr}}} in the prompt raised {type(exc).__name__}: {exc}") from None
+    """The placeholder's value, read by :func:`.placeholders.resolve` (never ``eval``); ``Err``: the last error."""
+    def missing(name: str) -> Any:
+        if name == "Err":
+            return last_error(shell)
+        raise KeyError(name)
+
+    return resolve(expr, namespace, missing)
 
 
 def _render(expr: str, value: Any, shell: Any) -> Summary:
@@ -336,26 +345,32 @@ def _render(expr: str, value: Any, shell: Any) -> Summary:
 _CODE = re.compile(r"(^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\2[ \t]*$|\Z)|`[^`\n]+`)", re.M | re.S)
 
 
-def interpolate(template: str, namespace: Mapping[str, Any], *, shell: Any = None) -> PromptPreview:
-    """Fill every ``{expr}`` from ``namespace`` with its summary; ``{{``/``}}`` are literal braces.
+def interpolate(
+    template: str, namespace: Mapping[str, Any], *, shell: Any = None, secrets: Sequence[object] = ()
+) -> PromptPreview:
+    """Fill every ``{placeholder}`` from ``namespace`` with its scrubbed summary; ``{{``/``}}`` are literal braces.
 
-    Code in the prompt (fenced blocks and inline backtick spans) is sent as written: a pasted dict literal or
-    f-string stays code. Raises :class:`PromptContextError` (one line, before anything is sent) for an
-    undefined name, an expression that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is.
+    A placeholder is a name, public attributes and constant subscripts (``{df}``, ``{run.config.lr}``,
+    ``{d['k']}``, ``{In[3]}``), read and never run. Code in the prompt (fenced blocks and inline backtick spans)
+    is sent as written: a pasted dict literal or f-string stays code. Raises :class:`PromptContextError` (one
+    line, before anything is sent) for an undefined name, a refused expression (a call, an operator, ...), a
+    read that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is. Each filled value goes
+    through :func:`~hermes_notebook.scrub.scrub` with ``secrets`` (the connection's key and token).
     """
     result = PromptPreview("")
     last = 0
     pieces: list[str] = []
     for code in _CODE.finditer(template):
-        _fill(template[last:code.start()], namespace, shell, pieces, result)
+        _fill(template[last:code.start()], namespace, shell, pieces, result, secrets)
         pieces.append(code.group(0))
         last = code.end()
-    _fill(template[last:], namespace, shell, pieces, result)
+    _fill(template[last:], namespace, shell, pieces, result, secrets)
     result.text = "".join(pieces)
     return result
 
 
-def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str], result: PromptPreview) -> None:
+def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str], result: PromptPreview,
+          secrets: Sequence[object]) -> None:
     images, values = result.images, result.values
     i = 0
     while i < len(template):
@@ -372,9 +387,10 @@ def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str
             if not expr:
                 raise PromptContextError("empty placeholder {} in the prompt (write {{}} for literal braces)")
             summary = _render(expr, _evaluate(expr, namespace, shell), shell)
-            out.append(summary.text)
+            text = scrub(summary.text, secrets)
+            out.append(text)
             images.extend(summary.images)
-            values.append((expr, summary.kind, len(summary.text)))
+            values.append((expr, summary.kind, len(text)))
             i = end + 1
         else:
             out.append(char)
@@ -395,20 +411,27 @@ def _shell() -> Any:
     return get_ipython()
 
 
-def prepare_ask(prompt: object, images: Sequence[Any] | None = None) -> PromptPreview:
-    """``ask``'s prompt with its placeholders filled from the namespace of ``ask``'s caller."""
+def prepare_ask(prompt: object, *, context: bool = False, secrets: Sequence[object] = ()) -> PromptPreview:
+    """``ask``'s prompt as it will be sent: as written, unless ``context=True`` or :func:`fill` asks for filling.
+
+    Why not fill by default: ``ask(f"Translate: {reply.text}")`` puts someone else's text in the prompt, and its
+    braces must stay text. Filling reads the namespace of ``ask``'s caller; :func:`raw` always wins. A
+    :class:`PromptPreview` (from ``preview=True`` or ``%hermes``) is sent as it is.
+    """
+    if isinstance(prompt, PromptPreview):
+        return prompt
     if not isinstance(prompt, str):
         raise HermesUsageError(f"the prompt must be a string, not {type(prompt).__name__}")
-    if isinstance(prompt, RawPrompt):
+    if isinstance(prompt, RawPrompt) or not (context or isinstance(prompt, FillPrompt)):
         return PromptPreview(str(prompt))
-    return interpolate(prompt, caller_namespace(3), shell=_shell())
+    return interpolate(prompt, caller_namespace(3), shell=_shell(), secrets=secrets)
 
 
-def prepare_magic(prompt: str, shell: Any, *, raw: bool = False) -> PromptPreview:
-    """``%hermes``'s prompt filled from the user namespace (``raw``: sent as written)."""
+def prepare_magic(prompt: str, shell: Any, *, raw: bool = False, secrets: Sequence[object] = ()) -> PromptPreview:
+    """``%hermes``'s prompt filled from the user namespace and scrubbed of ``secrets`` (``raw``: sent as written)."""
     if raw:
         return PromptPreview(prompt)
-    return interpolate(prompt, getattr(shell, "user_ns", {}) or {}, shell=shell)
+    return interpolate(prompt, getattr(shell, "user_ns", {}) or {}, shell=shell, secrets=secrets)
 
 
 def merge_images(preview: PromptPreview, images: Any) -> Any:

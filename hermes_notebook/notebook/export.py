@@ -14,9 +14,11 @@ Input is the turn model's message dicts (``docs/architecture.md``): ``{"role", "
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
-import re
+import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,8 @@ from ..render import model_markdown, transcript_html
 from ..scrub import scrub
 from ..scrub import scrub_value as _scrubbed
 
-__all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb", "to_markdown"]
+__all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb",
+           "to_markdown", "write_new"]
 
 Message = Mapping[str, Any]
 
@@ -221,11 +224,48 @@ def _cell(source: str, metadata: dict[str, Any], secrets: Sequence[object]) -> d
     return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": meta, "source": scrub(source, secrets)}
 
 
+def _refuse_symlink(target: Path) -> None:
+    if target.is_symlink():
+        raise HermesUsageError(f"{target} is a symbolic link: exports never write through one; choose another path")
+
+
+def write_new(target: Path, text: str, *, overwrite: bool = False) -> Path:
+    """Write ``text`` to ``target`` atomically (a temp file in the same directory, then a rename).
+
+    Never through a symbolic link, and never over an existing file unless ``overwrite``: a new file is put in
+    place with a hard link, which fails if the name was taken meanwhile (the ``O_EXCL`` of a rename).
+    """
+    _refuse_symlink(target)
+    if target.exists() and not overwrite:
+        raise HermesUsageError(f"{target} already exists: pass overwrite=True (%hermes export --overwrite) to replace it")
+    if target.exists() and not target.is_file():
+        raise HermesUsageError(f"{target} is not a regular file: cannot export over it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")  # O_EXCL, mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temp, target.stat().st_mode & 0o777 if overwrite and target.exists() else 0o644)
+        if overwrite:
+            _refuse_symlink(target)  # os.replace swaps the name itself and never follows a link put there since
+            os.replace(temp, target)
+        else:
+            try:
+                os.link(temp, target)
+            except FileExistsError:
+                raise HermesUsageError(f"{target} already exists: pass overwrite=True to replace it") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    return target
+
+
 def export_messages(
     messages: Sequence[Message], path: str | Path, *, format: str | None = None,  # noqa: A002 - the user's word
-    title: str | None = None, secrets: Sequence[object] = (),
+    title: str | None = None, secrets: Sequence[object] = (), overwrite: bool = False,
 ) -> Path:
-    """Write ``messages`` to ``path`` as Markdown, HTML or ``.ipynb`` (from ``format`` or the suffix)."""
+    """Write ``messages`` to ``path`` as Markdown, HTML or ``.ipynb`` (from ``format`` or the suffix); an existing
+    file only with ``overwrite=True``, a symbolic link never."""
     target = Path(path).expanduser()
     kind = format or FORMATS.get(target.suffix.lower())
     if kind not in ("markdown", "html", "ipynb"):
@@ -238,15 +278,14 @@ def export_messages(
         text = to_html(messages, title=title, secrets=secrets)
     else:
         text = json.dumps(to_ipynb(messages, title=title, secrets=secrets), ensure_ascii=False, indent=1) + "\n"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target
+    return write_new(target, text, overwrite=overwrite)
 
 
 def conversation(
     source: Any, stored: Sequence[Message] | None, replies: Sequence[Any], path: str | Path, *,
     format: str | None = None, title: str | None = None, secrets: Sequence[object] = (),  # noqa: A002
+    overwrite: bool = False,
 ) -> Path:
     """``Hermes.export``: the stored history enriched with the live replies, or the replies/messages given."""
     messages = enrich(stored, replies) if stored is not None else messages_of(source)
-    return export_messages(messages, path, format=format, title=title, secrets=secrets)
+    return export_messages(messages, path, format=format, title=title, secrets=secrets, overwrite=overwrite)

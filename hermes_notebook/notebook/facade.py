@@ -36,7 +36,7 @@ from .interactions import Policy, check_policy
 from .presenters import WidgetPresenter, presenter_for
 from .results import Reply, Status, Table, Transcript
 from .runner import TurnRunner
-from .sessions import SessionBook
+from .sessions import Resume, SessionBook, resume
 from .wait import run_blocking
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..jobs.api import JobsAPI
     from ..widgets.chat import Chat
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,9 @@ class Hermes:
 
     Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread); ``ask_async`` is
     the awaitable twin. Consecutive asks continue one session unless ``new=True`` or ``session=`` says
-    otherwise.
+    otherwise. ``session="NAME"`` names a session of this connection (its id, or a name: a new session on first
+    use, titled NAME on the Dashboard), never someone's stored one; ``session=hn.resume(id_or_title)`` joins a
+    stored session, e.g. one ``sessions()`` lists. The same holds for ``chat``, ``history``, ``export``.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -69,7 +71,8 @@ class Hermes:
         self._jobs_client: JobsClient | None = None
         self._dashboard: DashboardConnection | None = None
         self._book = SessionBook()
-        self._runner = TurnRunner(self._book, dashboard=self._dashboard_conn, api=self._api_client)
+        self._runner = TurnRunner(self._book, dashboard=self._dashboard_conn, api=self._api_client,
+                                  secrets=(self.settings.api_key, self.settings.dashboard_token))
         self._jobs: JobsAPI | None = None
         self._closed = False
         #: The last turn started (``%hermes stop`` stops it).
@@ -89,21 +92,21 @@ class Hermes:
 
     @overload
     def ask(
-        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
-        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
-        images: Any = None, timeout: float | None = None, *, preview: Literal[True],
+        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
+        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+        model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
     ) -> PromptPreview: ...
 
     @overload
     def ask(
-        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
-        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
-        images: Any = None, timeout: float | None = None, preview: Literal[False] = False,
+        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
+        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+        model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
     ) -> Reply: ...
 
     def ask(
         self,
-        prompt: str,
+        prompt: str | PromptPreview,
         session: str | None = None,
         via: Via | None = None,
         approve: Policy = None,
@@ -114,6 +117,7 @@ class Hermes:
         images: Any = None,
         timeout: float | None = None,
         preview: bool = False,
+        context: bool = False,
     ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
@@ -121,34 +125,36 @@ class Hermes:
         this call waits; ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a
         callable given the request). ``via="api"`` uses the API Server's runs (no clarify there). After
         ``timeout`` seconds (default :attr:`timeout`) the turn is interrupted and ``HermesTimeoutError`` raised.
-        ``{name}``/``{expr}`` in the prompt are filled with summaries of the caller's values (``{{`` is a
-        literal brace); ``preview=True`` returns what would be sent and sends nothing.
+        The prompt is sent as written, braces and all. ``context=True`` (or ``hn.fill(prompt)``) fills
+        ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of the caller's values (``{{`` is a
+        literal brace); only for text you wrote. ``preview=True`` returns what would be sent and sends nothing;
+        a :class:`PromptPreview` given as the prompt is sent as it is (its text and images).
         """
-        prepared = _context.prepare_ask(prompt, images)
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
         if preview:
             return prepared
         options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images))
+                                _context.merge_images(prepared, images), filled=len(prepared.values))
         handle = self.last_turn = TurnHandle(options, self._runner.run)
         return run_blocking(handle, timeout=self.timeout if timeout is None else timeout)
 
     @overload
     async def ask_async(
-        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
-        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
-        images: Any = None, timeout: float | None = None, *, preview: Literal[True],
+        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
+        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+        model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
     ) -> PromptPreview: ...
 
     @overload
     async def ask_async(
-        self, prompt: str, session: str | None = None, via: Via | None = None, approve: Policy = None,
-        clarify: Policy = None, new: bool = False, instructions: str | None = None, model: str | None = None,
-        images: Any = None, timeout: float | None = None, preview: Literal[False] = False,
+        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
+        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+        model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
     ) -> Reply: ...
 
     async def ask_async(
         self,
-        prompt: str,
+        prompt: str | PromptPreview,
         session: str | None = None,
         via: Via | None = None,
         approve: Policy = None,
@@ -159,14 +165,15 @@ class Hermes:
         images: Any = None,
         timeout: float | None = None,
         preview: bool = False,
+        context: bool = False,
     ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        prepared = _context.prepare_ask(prompt, images)
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
         if preview:
             return prepared
         options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images))
+                                _context.merge_images(prepared, images), filled=len(prepared.values))
         handle = TurnHandle(options, self._runner.run)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
@@ -183,9 +190,12 @@ class Hermes:
         presenter.finish(reply)
         return reply
 
-    def start(self, prompt: str, **kwargs: Any) -> TurnHandle:
-        """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``."""
-        options = self._options(prompt, **kwargs)
+    def start(self, prompt: str | PromptPreview, *, context: bool = False, **kwargs: Any) -> TurnHandle:
+        """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``
+        (the prompt is sent as written unless ``context=True`` or ``hn.fill``)."""
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
+        kwargs["images"] = _context.merge_images(prepared, kwargs.get("images"))
+        options = self._options(prepared.text, filled=len(prepared.values), **kwargs)
         handle = TurnHandle(options, self._runner.run)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
@@ -210,6 +220,7 @@ class Hermes:
         instructions: str | None = None,
         model: str | None = None,
         images: Any = None,
+        filled: int = 0,
     ) -> TurnOptions:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
@@ -238,7 +249,13 @@ class Hermes:
                 raise HermesUsageError("instructions need via='api' (the Dashboard has no per-turn instructions)")
         if session is not None and (not isinstance(session, str) or not session.strip()):
             raise HermesUsageError("session must be a non-empty name or id")
-        return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images)
+        if new and isinstance(session, Resume):
+            raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
+        return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images, filled)
+
+    def _secrets(self) -> tuple[object, ...]:
+        """What :func:`~hermes_notebook.scrub.scrub` removes from filled prompts: this connection's key and token."""
+        return (self.settings.api_key, self.settings.dashboard_token)
 
     # --- clients (package loop) ---
 
@@ -270,12 +287,13 @@ class Hermes:
     # --- the rest of the surface ---
 
     def chat(self, session: str | None = None) -> Chat:
-        """A live chat widget on a Dashboard session (a new one unless ``session`` names one)."""
+        """A live chat widget on a Dashboard session: a new one, or the session ``session`` names as for
+        :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one)."""
         from ..widgets.chat import Chat
 
         conn = runtime.run_sync(self._dashboard_conn())
-        key = self._book.key(session) if session is not None else None
-        return Chat(conn, session=key)
+        ref = None if session is None else runtime.run_sync(self._book.chat_ref(conn, session))
+        return Chat(conn, session=ref, secrets=(self.settings.api_key, self.settings.dashboard_token))
 
     @property
     def jobs(self) -> JobsAPI:
@@ -326,7 +344,8 @@ class Hermes:
         return Table([{k: row.get(k) for k in keep} for row in rows], columns=keep, current=self._book.current)
 
     def history(self, session: str | None = None) -> Transcript:
-        """A session's transcript as message dicts (the current session by default)."""
+        """A session's transcript as message dicts: the current session by default, this connection's session
+        called ``session``, or a stored one with ``hn.resume(id)``."""
         return runtime.run_sync(self._history(session))
 
     async def history_async(self, session: str | None = None) -> Transcript:
@@ -363,8 +382,9 @@ class Hermes:
         return await conn.compress(await self._book.known_dashboard_ref(conn, key), focus_topic)
 
     def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
-        """Write a conversation (session id or name, None: the current one; a Reply; replies or message dicts) to
-        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret."""
+        """Write a conversation (a session as for :meth:`history`, None: the current one; a Reply; replies or message dicts) to
+        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret. An existing
+        file is replaced only with ``overwrite=True``; a symbolic link never is written through."""
         key = self._book.key(session if isinstance(session, str) else None)
         stored = self.history(session) if session is None or isinstance(session, str) else None
         return conversation(session, stored, self._runner.replies.get(key or "", []), path,
@@ -453,7 +473,8 @@ def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: 
 
     Settings come from ``settings``, else keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
     ``dashboard_token``, timeouts), then ``HERMES_*`` environment variables, then loopback defaults. Nothing
-    is contacted until first use unless ``check=True``.
+    is contacted until first use unless ``check=True``. A key or token an HTTP header cannot carry (e.g. the
+    newline ``open("key").read()`` keeps) raises :class:`HermesUsageError` here, naming the setting, not its value.
     """
     if settings is None:
         settings = Settings.resolve(**kwargs)

@@ -53,6 +53,8 @@ class TurnOptions:
     instructions: str | None
     model: str | None
     images: Any
+    #: How many ``{placeholders}`` were filled into ``prompt`` (the live view and transcript show it as sent).
+    filled: int = 0
 
 
 @dataclass

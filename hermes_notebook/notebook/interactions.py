@@ -1,7 +1,9 @@
 """Who answers an approval, clarify, sudo or secret request, and how an answer is checked.
 
 A policy (``approve=`` / ``clarify=``: a choice string or a callable given the request dict) answers first;
-otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on the main thread.
+otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on the main thread. Everything the
+prompt writes goes through :func:`_say` / :func:`_ask` (:func:`~hermes_notebook.inert.terminal_safe`): server text
+carries no escape sequence to the terminal or notebook stream it asks on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import HermesUsageError
-from ..inert import CARD_LINES, reveal, reveal_lines
+from ..inert import CARD_LINES, reveal, reveal_lines, terminal_safe
 from ..turns import APPROVAL_CHOICES, DEFAULT_APPROVAL_CHOICES
 
 __all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
@@ -55,14 +57,23 @@ def check_policy(name: str, policy: Policy) -> None:
             raise HermesUsageError(f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}")
 
 
+def _say(text: str) -> None:
+    """Print one line of the prompt with no control character in it (no escape sequence can hide the command)."""
+    print(terminal_safe(text))
+
+
+def _ask(prompt: str) -> str:
+    return input(terminal_safe(prompt))
+
+
 def _print_command(command: str, limit: int | None) -> None:
     """The command as it will run (hidden characters and blank runs made visible), and how much is not shown."""
     lines, hidden = reveal_lines(command, limit if limit is not None else sys.maxsize)
-    print(f"Hermes wants to run: {lines[0]}")
+    _say(f"Hermes wants to run: {lines[0]}")
     for line in lines[1:]:
-        print(f"  | {line}")
+        _say(f"  | {line}")
     if hidden:
-        print(f"  ... {hidden} more line{'s' if hidden != 1 else ''} hidden (type 'show' to see them all)")
+        _say(f"  ... {hidden} more line{'s' if hidden != 1 else ''} hidden (type 'show' to see them all)")
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
@@ -73,24 +84,24 @@ def prompt_text(request: Mapping[str, Any]) -> str:
         command = str(request.get("command") or "(a command)")
         _print_command(command, CARD_LINES)
         if request.get("description"):
-            print(f"  ({reveal(str(request['description']))})")
+            _say(f"  ({reveal(str(request['description']))})")
         while True:
-            answer = input(f"Allow? [{'/'.join(choices)}] (Enter = deny): ").strip().lower() or "deny"
+            answer = _ask(f"Allow? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
             if answer == "show":
                 _print_command(command, None)
                 continue
             answer = APPROVAL_ALIASES.get(answer, answer)
             if answer in choices:
                 return answer
-            print(f"  please type one of {', '.join(choices)}")
+            _say(f"  please type one of {', '.join(map(reveal, choices))}")
     if kind == "clarify":
-        print(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
+        _say(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
         choices = list(request.get("choices") or [])
         for i, choice in enumerate(choices, 1):
-            print(f"  {i}) {reveal(str(choice))}")
-        answer = input("Your answer: ").strip()
+            _say(f"  {i}) {reveal(str(choice))}")
+        answer = _ask("Your answer: ").strip()
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer
     label = "sudo password" if kind == "sudo" else reveal(str(request.get("question") or request.get("description") or "secret"))
-    return getpass.getpass(f"Hermes needs a {label} (Enter to skip): ")
+    return getpass.getpass(terminal_safe(f"Hermes needs a {label} (Enter to skip): "))

@@ -39,6 +39,19 @@ _VALUE_OPTIONS = {
     "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
 }
 _OPTION = re.compile(r"\s*-")
+#: The subcommands' ``--resume``: their SESSION is a stored session, not one of this notebook's.
+_RESUME = (("--resume",), {"action": "store_true", "help": "SESSION is a stored session (id or title) to open"})
+
+
+def _session(name: str | None, stored: bool) -> str | None:
+    """The session option as the facade takes it: with ``--resume``, a stored session to join (``hn.resume``)."""
+    if not stored:
+        return name
+    if not name:
+        raise UsageError("--resume needs the id or title of a stored session (%hermes sessions lists them)")
+    from .facade import resume
+
+    return resume(name)
 
 
 def _split_options(line: str) -> tuple[list[str], str]:
@@ -82,7 +95,8 @@ class HermesMagics(Magics):
     """``%hermes`` / ``%%hermes``. Defaults: ``%config HermesMagics.via = "api"`` and the options below."""
 
     via = Unicode("", help="Default path: 'dashboard' or 'api' ('' = dashboard when a token is set).").tag(config=True)
-    session = Unicode("", help="Default session name or id ('' = continue the notebook's session).").tag(config=True)
+    session = Unicode("", help="Default session: a name or id of this notebook's ('' = continue the notebook's "
+                      "session).").tag(config=True)
     timeout = CFloat(0.0, help="Seconds after which a blocking turn is interrupted (0 = no limit).").tag(config=True)
     approve = Unicode("", help="Default approval answer for unattended runs: once, session, always or deny.").tag(
         config=True
@@ -116,9 +130,12 @@ class HermesMagics(Magics):
     # --- the magic ---
 
     @magic_arguments()
-    @argument("-s", "--session", metavar="NAME_OR_ID", help="Session to use (a name you choose, or a stored id/title); "
-              "it becomes the notebook's session.")
+    @argument("-s", "--session", metavar="NAME_OR_ID", help="Session to use: a name you choose (a new session on "
+              "first use) or the id of one of this notebook's; with --resume a stored id/title. It becomes the "
+              "notebook's session.")
     @argument("--new", action="store_true", help="Start a new session (named by --session if given).")
+    @argument("--resume", action="store_true", help="Join the stored session --session names (an id or title from "
+              "%%hermes sessions) instead of starting one.")
     @argument("--via", choices=["dashboard", "api"], help="Dashboard (default when a token is set) or API Server runs.")
     @argument("-o", "--out", metavar="VAR", help="Store the reply (or the -b handle) in this variable.")
     @argument("-b", "--background", action="store_true", help="Return a live handle at once (await it, .wait()).")
@@ -133,7 +150,7 @@ class HermesMagics(Magics):
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
-              "export PATH [SESSION] (.md, .html or .ipynb) | compress [SESSION] (summarize earlier messages)")
+              "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages)")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -166,16 +183,16 @@ class HermesMagics(Magics):
             prompt = cell.strip()
         if not prompt and not fix:
             raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
-        prepared = _context.fix_prompt(self.shell, prompt) if fix else _context.prepare_magic(
-            prompt, self.shell, raw=args.raw)
+        hermes = self.facade  # its key and token are scrubbed out of what the placeholders fill in
+        secrets = self._secrets()
+        prepared = _context.fix_prompt(self.shell, prompt, secrets) if fix else _context.prepare_magic(
+            prompt, self.shell, raw=args.raw, secrets=secrets)
         if args.dry_run:
             return prepared
-        prompt = prepared.text
         if args.out is not None and not args.out.isidentifier():
             raise UsageError(f"-o needs a variable name, not {args.out!r}")
-        hermes = self.facade
         options: dict[str, Any] = {
-            "session": args.session or (self.session or None if not args.new else None),
+            "session": _session(args.session or (self.session or None if not args.new else None), args.resume),
             "via": args.via or self.via or None,
             "approve": args.approve or self.approve or None,
             "clarify": args.clarify or self.clarify or None,
@@ -183,16 +200,14 @@ class HermesMagics(Magics):
             "instructions": args.instructions,
             "model": args.model,
         }
-        if prepared.images:
-            options["images"] = prepared.images
         if options["via"] == "api" and not args.clarify:
             options["clarify"] = None  # a configured clarify default does not block API runs
+        # already filled above (or --raw): a PromptPreview is sent as it is, its images attached
         if args.background:
-            result: Any = hermes.start(prompt, **options)
+            result: Any = hermes.start(prepared, **options)
         else:
             timeout = args.timeout if args.timeout is not None else (self.timeout or None)
-            # already filled above (or --raw): raw() stops ask() from filling {placeholders} a second time
-            result = hermes.ask(_context.raw(prompt), timeout=timeout, **options)
+            result = hermes.ask(prepared, timeout=timeout, **options)
         if args.out is not None:
             assert self.shell is not None
             self.shell.user_ns[args.out] = result
@@ -252,10 +267,10 @@ class HermesMagics(Magics):
         return self.facade.sessions()
 
     def _cmd_history(self, rest: str) -> Any:
-        args = self._parse("history", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        args = self._parse("history", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes history SESSION, or ask something first")
-        return self.facade.history(args.session)
+        return self.facade.history(_session(args.session, args.resume))
 
     def _cmd_jobs(self, rest: str) -> Any:
         self._parse("jobs", rest)
@@ -269,21 +284,24 @@ class HermesMagics(Magics):
         return Table(rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs")
 
     def _cmd_chat(self, rest: str) -> Any:
-        args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
-        return self.facade.chat(args.session)
+        args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
+        return self.facade.chat(_session(args.session, args.resume))
 
     def _cmd_export(self, rest: str) -> Any:
         args = self._parse("export", rest, (("path",), {"metavar": "PATH"}),
-                           (("session",), {"nargs": "?", "metavar": "SESSION"}))
+                           (("session",), {"nargs": "?", "metavar": "SESSION"}),
+                           (("--overwrite", "-f"), {"action": "store_true", "help": "replace an existing file"}),
+                           _RESUME)
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
-        print(f"exported to {self.facade.export(args.session, args.path)}")
+        session = _session(args.session, args.resume)
+        print(f"exported to {self.facade.export(session, args.path, overwrite=args.overwrite)}")
 
     def _cmd_compress(self, rest: str) -> Any:
-        args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}))
+        args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes compress SESSION, or ask something first")
-        print(compress_result_text(self.facade.compress(args.session)))
+        print(compress_result_text(self.facade.compress(_session(args.session, args.resume))))
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)

@@ -12,6 +12,8 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..inert import terminal_safe
+from ..turns import sent_prompt_message
 from . import shell
 from .results import Reply
 
@@ -49,6 +51,10 @@ class WidgetPresenter(Presenter):
         self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop)
         self.view.busy = True  # shows the stop button while the turn runs
         self.display_id = uuid.uuid4().hex
+        options = handle.options
+        if options.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
+            self.view.push([{"op": "message", "message": sent_prompt_message(
+                self.display_id, options.prompt, options.filled).to_dict()}])
         handle.add_listener(self.view.push)
         self.execution_count = getattr(shell.ipython(), "execution_count", None)
         display(self.view, display_id=self.display_id)
@@ -82,6 +88,9 @@ class TextPresenter(Presenter):
             self._print(changes)
 
     def _write(self, text: str) -> None:
+        """The one place streamed text reaches the terminal: no escape sequence, ``\\r`` or other control in it
+        (model text printed just before an approval prompt could otherwise conceal or overwrite the command)."""
+        text = terminal_safe(text)
         sys.stdout.write(text)
         sys.stdout.flush()
         self._open_line = not text.endswith("\n")

@@ -7,13 +7,14 @@ keeps); :class:`Transcript`, :class:`Table` and :class:`Status` are ``history()`
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..formatting import table_cell
-from ..inert import lines_html, redact_urls, table_html
+from ..inert import lines_html, redact_urls, table_html, terminal_safe
 from ..render import transcript_bundle
+from ..scrub import scrub
+from ..turns import sent_prompt_message
 from . import shell
 
 __all__ = ["Reply", "Status", "Table", "Transcript"]
@@ -34,14 +35,24 @@ class Reply:
         prompt: str = "",
         via: str = "dashboard",
         notes: Sequence[str] = (),
+        filled: int = 0,
     ) -> None:
         self.message: dict[str, Any] = dict(message)
         self.session_id = session_id
         self.prompt = prompt
         self.via = via
+        #: How many ``{placeholders}`` were filled into ``prompt`` (the transcript then shows it, collapsed).
+        self.filled = filled
         #: Sentences about things the transcript does not show by itself (an approval nobody answered, ...).
         self.notes: list[str] = list(notes)
         self._live: tuple[str | None, int | None] | None = None  # (display id, execution count) of the live view
+        self._secrets: tuple[object, ...] = ()  # the connection's key and token: never shown (hide())
+
+    def hide(self, *secrets: object) -> Reply:
+        """Never show these values (the connection's API key and Dashboard token) in this reply's reprs and
+        bundles, besides what is shaped like a key (:mod:`hermes_notebook.scrub`). Returns self."""
+        self._secrets = (*self._secrets, *(s for s in secrets if s is not None))
+        return self
 
     @property
     def parts(self) -> list[dict[str, Any]]:
@@ -87,13 +98,13 @@ class Reply:
         """This turn (prompt and reply) as Markdown that reads well on GitHub; tools collapsed, no secrets."""
         from .export import messages_of, to_markdown
 
-        return to_markdown(messages_of(self))
+        return to_markdown(messages_of(self), secrets=self._secrets)
 
     def __str__(self) -> str:
         return self.text
 
     def __repr__(self) -> str:
-        text = self.text
+        text = scrub(self.text, self._secrets)
         short = text if len(text) <= 60 else text[:57] + "..."
         tools = f", {len(self.tools)} tool(s)" if self.tools else ""
         return f"<Reply {self.status}{tools}: {short!r}>"
@@ -119,14 +130,14 @@ class Reply:
         return self.bundle()
 
     def bundle(self) -> dict[str, str]:
-        """The static transcript: text/plain and sanitized text/html, with the notes."""
-        bundle = transcript_bundle([self.message])
-        if self.notes:
-            bundle["text/plain"] += "".join(f"[note] {n}\n" for n in self.notes)
-            bundle["text/html"] += "".join(
-                f'<div class="hn-meta" style="opacity:.8">Note: {html.escape(n)}</div>' for n in self.notes
-            )
-        return bundle
+        """The static transcript: text/plain and sanitized text/html, with the notes (and the prompt as sent,
+        collapsed, when placeholders were filled into it)."""
+        messages: list[Mapping[str, Any]] = [self.message]
+        if self.filled:
+            turn_id = str(self.message.get("id") or "").partition(":")[2]
+            messages.insert(0, sent_prompt_message(turn_id, self.prompt, self.filled).to_dict())
+        # the notes go inside the transcript's one inert container: they may quote a model-chosen command
+        return transcript_bundle(messages, notes=self.notes, secrets=self._secrets)
 
 
 class Table(list):  # type: ignore[type-arg]
@@ -151,14 +162,15 @@ class Table(list):  # type: ignore[type-arg]
         printer.text(str(self))
 
     def __str__(self) -> str:
+        """One line per row, for a terminal: server text (titles, names) carries no escape sequence."""
         if not self:
-            return f"({self.empty})"
+            return terminal_safe(f"({self.empty})")
         lines = []
         for row in self:
             mark = "*" if row.get("id") == self.current else " "
             rest = "  ".join(self._cell(row.get(c), c) for c in self.columns[1:] if row.get(c) not in (None, ""))
             lines.append(f"{mark} {row.get(self.columns[0])}  {rest}")
-        return "\n".join(lines)
+        return terminal_safe("\n".join(lines))
 
 
 class Transcript(list):  # type: ignore[type-arg]
@@ -186,7 +198,7 @@ class Status(dict):  # type: ignore[type-arg]
             if info.get("features"):
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
-        return [redact_urls(line) for line in out]  # no URL shows its userinfo
+        return [terminal_safe(redact_urls(line)) for line in out]  # no URL userinfo, no escape sequence
 
     def __str__(self) -> str:
         return "\n".join(self.lines())

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import HermesError, HermesNotFoundError
+from ..errors import HermesError, HermesNotFoundError, HermesUsageError
 from ..turns import ChangeRecord, MessageDict, TurnFolder
 from .handle import TurnHandle, TurnOptions
 from .results import Reply
@@ -117,7 +117,8 @@ def reply_for(handle: TurnHandle, message: MessageDict) -> Reply:
     if message.get("status") in ("interrupted", "cancelled"):
         notes.append("the turn was interrupted")
     options = handle.options
-    return Reply(message, session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes)
+    return Reply(message, session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes,
+                 filled=options.filled)
 
 
 async def run_turn(handle: TurnHandle, driver: TurnDriver, book: SessionBook) -> Reply:
@@ -222,6 +223,10 @@ class ApiDriver:
         self._run: RunRef | None = None
         self._handle: TurnHandle | None = None
         self._folder = TurnFolder(uuid.uuid4().hex[:12])
+        #: Approvals the server named (newer servers): each is answered by its id, in any order.
+        self._named: set[str] = set()
+        #: One answer on the wire at a time, so the order check below sees every earlier answer recorded.
+        self._answering = asyncio.Lock()
 
     async def open(self, handle: TurnHandle) -> str:
         """Create the client and pick the session id."""
@@ -253,6 +258,8 @@ class ApiDriver:
                 if event.type == "stream.lost":
                     handle.notes.append("the event stream was lost; the result came from the run's status")
                     continue
+                if event.type == "approval.request" and isinstance(event.payload.get("request_id"), str):
+                    self._named.add(event.payload["request_id"])
                 yield folder.apply(event.to_event())
         finally:
             await stream.aclose()
@@ -260,10 +267,31 @@ class ApiDriver:
             yield folder.finish("error", "the run ended without a result")
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
-        """Answer the run's oldest pending approval and record the answer in the turn."""
-        assert self._api is not None and self._run is not None and self._handle is not None
-        await self._api.approve_run(self._run.id, value)
-        self._handle.push(self._folder.answer(request["request_id"], value))
+        """Answer this approval of the run and record the answer in the turn.
+
+        A newer server names its approvals: the answer carries the request id and reaches exactly that one.
+        Hermes 0.19.0 names none and answers the run's oldest pending approval whatever was clicked, so there
+        only the oldest may be answered; an answer to a later one is refused (HermesUsageError), as on the
+        Dashboard, instead of landing on an approval the user did not answer.
+        """
+        api, run, handle, folder = self._api, self._run, self._handle, self._folder
+        assert api is not None and run is not None and handle is not None
+        request_id = str(request.get("request_id"))
+        if request.get("kind") != "approval":
+            raise HermesUsageError(f"an API Server run cannot answer a {request.get('kind')!r} request")
+        async with self._answering:
+            pending = [i.request_id for i in folder.pending() if i.kind == "approval"]
+            if request_id not in pending:
+                raise HermesUsageError(f"approval {request_id} is no longer waiting for an answer")
+            if request_id in self._named:
+                await api.approve_run(run.id, value, request_id=request_id)
+            elif pending[0] != request_id:
+                raise HermesUsageError(
+                    f"answer {pending[0]} first: this API Server answers the run's oldest pending approval"
+                )
+            else:
+                await api.approve_run(run.id, value)
+            handle.push(folder.answer(request_id, value))
 
     def message(self) -> MessageDict:
         """The folded assistant message."""
@@ -298,11 +326,12 @@ class TurnRunner:
 
     def __init__(
         self, book: SessionBook, *, dashboard: Callable[[], Awaitable[DashboardConnection]],
-        api: Callable[[], Awaitable[ApiClient]],
+        api: Callable[[], Awaitable[ApiClient]], secrets: Sequence[object] = (),
     ) -> None:
         self.book = book
         self._dashboard = dashboard
         self._api = api
+        self._secrets = tuple(secrets)  # the connection's key and token: no reply shows them
         #: Replies seen live, per session id (their approvals and usage are not in the stored history).
         self.replies: dict[str, list[Reply]] = {}
 
@@ -313,6 +342,6 @@ class TurnRunner:
             DashboardDriver(self._dashboard, self.book, options) if options.via == "dashboard"
             else ApiDriver(self._api, self.book, options)
         )
-        reply = await run_turn(handle, driver, self.book)
+        reply = (await run_turn(handle, driver, self.book)).hide(*self._secrets)
         self.replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
         return reply

@@ -1,12 +1,17 @@
 """Which session an ask continues: names given by the user, the current session, one turn at a time each.
 
-Consecutive asks continue one session unless ``new=True`` or ``session=`` says otherwise. A name that is not a
-stored session id becomes the title of a new session and then refers to it (an alias).
+Consecutive asks continue one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"``
+only ever means a session this connection started or continued: its stored id, or a name given here, which
+starts a new session on first use (titled NAME on the Dashboard) and then refers to it. It is never looked up
+among the server's stored sessions: on a shared Hermes that would join someone else's session and hand its
+history to the model. Joining a stored session is asked for with :func:`resume`
+(``session=hn.resume("id or title")``, ``%hermes --session ID --resume``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from typing import TYPE_CHECKING
@@ -17,28 +22,91 @@ if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, SessionRef
     from .handle import TurnOptions
 
-__all__ = ["SessionBook"]
+__all__ = ["Resume", "SessionBook", "resume"]
+
+log = logging.getLogger(__name__)
 
 # JSON-RPC error code of session.resume for an unknown session (docs/protocol/dashboard.md §5).
 NO_SUCH_SESSION = 4007
 
 
-class SessionBook:
-    """The facade's sessions: the current one, name -> id aliases, Dashboard refs, per-session turn locks.
+class Resume(str):
+    """A stored session to join, by id (or title, on the Dashboard): what :func:`resume` returns.
 
-    Used on the package loop only.
+    A ``str``, so it goes wherever a session name goes; only the :class:`SessionBook` tells it apart.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"resume({str(self)!r})"
+
+
+def resume(session: str) -> Resume:
+    """``session=hn.resume("id or title")``: join a stored session (one listed by ``hermes.sessions()``).
+
+    A plain ``session="NAME"`` never does: it names a session this connection started or continued, and starts
+    one on first use. Works wherever ``session=`` does: ``ask``, ``ask_async``, ``start``, ``chat``,
+    ``history``, ``export``, ``compress``.
+    """
+    if not isinstance(session, str) or not session.strip():
+        raise HermesUsageError("resume() needs the id or title of a stored session (see hermes.sessions())")
+    return Resume(session)
+
+
+class SessionBook:
+    """The facade's sessions: the current one, the ones it started or continued (name -> id aliases and their
+    ids), Dashboard refs, per-session turn locks.
+
+    Used on the package loop only (the facade reads :meth:`key` from the main thread).
     """
 
     def __init__(self) -> None:
-        self.current: str | None = None
-        self._aliases: dict[str, str] = {}
+        self._current: str | None = None
+        self._own: set[str] = set()  # stored ids of the sessions this book started or continued
+        self._aliases: dict[str, str] = {}  # names given here -> the sessions started under them
+        self._resumed: dict[str, str] = {}  # resume() ids and titles -> the stored sessions they found
         self._refs: dict[str, SessionRef] = {}
         self._turn_locks: dict[str, asyncio.Lock] = {}
         self._resolve_lock: asyncio.Lock | None = None
 
+    @property
+    def current(self) -> str | None:
+        """The stored id consecutive asks continue (None before the first)."""
+        return self._current
+
+    @current.setter
+    def current(self, stored_id: str | None) -> None:
+        self._current = stored_id
+        if stored_id is not None:  # e.g. a stored id rotated by compression: still this book's session
+            self._own.add(stored_id)
+
+    def known(self, name: str) -> str | None:
+        """The stored id of this book's session called ``name`` (a name given here, or the id itself), else None.
+
+        A :class:`Resume` only finds what an earlier resume of it found: a name given here may have been
+        refused as a title because a stored session has it, and resuming means that stored one.
+        """
+        found = (self._resumed if isinstance(name, Resume) else self._aliases).get(str(name))
+        return found or (str(name) if name in self._own else None)
+
     def key(self, name: str | None) -> str | None:
-        """The stored id ``name`` refers to (itself when it is no alias); the current session for None."""
-        return self._aliases.get(name, name) if name is not None else self.current
+        """The stored id to read (history, export, compress): the current session for None, this book's session
+        called ``name``, or the stored session a :class:`Resume` names.
+
+        A plain name this book does not know raises :class:`HermesUsageError`: it is never looked up on the server.
+        """
+        if name is None:
+            return self.current
+        stored = self.known(name)
+        if stored is not None:
+            return stored
+        if isinstance(name, Resume):
+            return str(name)
+        raise HermesUsageError(
+            f"no session {name!r} was started or continued by this connection; to open a stored session, "
+            f"pass hn.resume({name!r}) (%hermes: --resume)"
+        )
 
     def turn_lock(self, key: str) -> asyncio.Lock:
         """One turn at a time per session.
@@ -56,38 +124,44 @@ class SessionBook:
             self._resolve_lock = asyncio.Lock()
         return self._resolve_lock
 
+    def _remember(self, name: str, stored_id: str) -> None:
+        (self._resumed if isinstance(name, Resume) else self._aliases)[str(name)] = stored_id
+
     async def dashboard_ref(self, conn: DashboardConnection, options: TurnOptions) -> SessionRef:
         """The Dashboard session this ask goes to: created, resumed, or already live; it becomes current."""
         async with self._resolving():
-            name = options.session
-            params = {"model": options.model} if options.model else {}
-            if options.new or (name is None and self.current is None):
-                ref = await conn.create_session(**params)
-                if name is not None:
-                    await conn.set_title(ref, name)
-                    self._aliases[name] = ref.stored_id
-            else:
-                if options.model:
-                    raise HermesUsageError(
-                        "model= applies when a Dashboard session starts: add new=True (--new), or use via='api'"
-                    )
-                key = self.key(name)
-                assert key is not None
-                known = self._refs.get(key)
-                if known is not None:
-                    ref = known
-                else:
-                    try:
-                        ref = await conn.resume(key)
-                    except HermesRPCError as exc:
-                        if name is None or exc.code != NO_SUCH_SESSION:
-                            raise
-                        ref = await conn.create_session()
-                        await conn.set_title(ref, name)
-                        self._aliases[name] = ref.stored_id
-            self._refs[ref.stored_id] = ref
+            ref = await self._dashboard_session(conn, options.session, new=options.new, model=options.model)
             self.current = ref.stored_id
             return ref
+
+    async def chat_ref(self, conn: DashboardConnection, name: str) -> SessionRef:
+        """The Dashboard session ``hermes.chat(name)`` opens, found or started as for an ask (not made current)."""
+        async with self._resolving():
+            return await self._dashboard_session(conn, name, new=False, model=None)
+
+    async def _dashboard_session(
+        self, conn: DashboardConnection, name: str | None, *, new: bool, model: str | None
+    ) -> SessionRef:
+        stored = None if new else self.current if name is None else self.known(name)
+        joining = stored is not None or (isinstance(name, Resume) and not new)
+        if joining and model:
+            raise HermesUsageError(
+                "model= applies when a Dashboard session starts: add new=True (--new), or use via='api'"
+            )
+        if stored is not None:
+            ref = self._refs.get(stored) or await conn.resume(stored)
+        elif joining:
+            assert name is not None
+            ref = await _resume_stored(conn, name)
+        else:
+            ref = await conn.create_session(**({"model": model} if model else {}))
+            if name is not None:
+                await _title(conn, ref, name)
+        if name is not None:
+            self._remember(name, ref.stored_id)
+        self._refs[ref.stored_id] = ref
+        self._own.add(ref.stored_id)
+        return ref
 
     async def known_dashboard_ref(self, conn: DashboardConnection, key: str) -> SessionRef:
         """The live ref of a stored session this book already knows, or resumed now (and kept)."""
@@ -98,17 +172,38 @@ class SessionBook:
             return ref
 
     async def api_session(self, options: TurnOptions) -> str:
-        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current."""
+        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current.
+
+        The API Server has no titles: :func:`resume` takes a stored session id there.
+        """
         async with self._resolving():
             name = options.session
-            if options.new or (name is None and self.current is None):
-                session_id = f"nb_{time.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
-                if name is not None:
-                    self._aliases[name] = session_id
-            elif name is not None:
-                session_id = self._aliases.get(name, name)
-            else:
-                assert self.current is not None
-                session_id = self.current
+            stored = None if options.new else self.current if name is None else self.known(name)
+            if stored is None and isinstance(name, Resume) and not options.new:
+                stored = str(name)
+            session_id = stored or f"nb_{time.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
+            if name is not None:
+                self._remember(name, session_id)
             self.current = session_id
             return session_id
+
+
+async def _resume_stored(conn: DashboardConnection, name: str) -> SessionRef:
+    """``session.resume`` by stored id or title, for :func:`resume`; an unknown one says so in a sentence."""
+    try:
+        return await conn.resume(str(name))
+    except HermesRPCError as exc:
+        if exc.code != NO_SUCH_SESSION:
+            raise
+        raise HermesRPCError(
+            f"there is no stored session {str(name)!r} to resume (hermes.sessions() lists them)",
+            code=exc.code, method=exc.method,
+        ) from None
+
+
+async def _title(conn: DashboardConnection, ref: SessionRef, name: str) -> None:
+    """Title a new session with its name; titles are unique, so one already taken leaves it untitled."""
+    try:
+        await conn.set_title(ref, name)
+    except HermesRPCError as exc:  # e.g. 4022 "Title ... is already in use by session <someone else's id>"
+        log.info("the new session keeps no title: %r is taken or refused (code %s)", name, exc.code)

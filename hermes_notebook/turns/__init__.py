@@ -48,6 +48,7 @@ from .model import (
     ToolStatus,
     TransformContext,
     TransformOutput,
+    sent_prompt_message,
     user_message,
 )
 
@@ -89,5 +90,6 @@ __all__ = [
     "apply_changes",
     "fold_history",
     "history_events",
+    "sent_prompt_message",
     "user_message",
 ]

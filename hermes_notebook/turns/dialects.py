@@ -209,12 +209,18 @@ def _r_tool_completed(f: TurnFolder, e: Event) -> list[ChangeRecord]:
 
 def _r_approval_responded(f: TurnFolder, e: Event) -> list[ChangeRecord]:
     # approval.responded {choice, resolved}: the server resolved the oldest `resolved` approvals (FIFO, §3).
+    # A newer server names the one it resolved (request_id): that one, not the oldest.
     # One the view already answered through folder.answer() keeps its recorded answer.
     p = e.payload
     resolved = p.get("resolved")
     count = resolved if type(resolved) is int and resolved > 0 else 1
     choice = text_or_none(p.get("choice"))
     changes: list[ChangeRecord] = []
+    named = p.get("request_id")
+    if isinstance(named, str) and named in f._approval_fifo:
+        f._approval_fifo.remove(named)
+        part = f._pending_part(named)
+        return f._resolve(part, "answered", choice) if part is not None else []
     while count and f._approval_fifo:
         count -= 1
         rid = f._approval_fifo.popleft()

@@ -382,12 +382,15 @@ class TurnFolder:
         return [self._patch(part, fields)]
 
     def _on_approval_request(self, event: Event) -> list[ChangeRecord]:
-        # approval.request has no request id on either server; approvals resolve FIFO
+        # approval.request has no request id on either 0.19.0 server; approvals resolve FIFO
         # (docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so number them.
         p = event.payload
         self._approval_count += 1
-        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2).
-        given = p.get("request_id") if event.dialect == "dashboard" else None
+        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2); a
+        # newer API Server's run approval names its request_id too, and answers exactly the one named.
+        given = p.get("request_id")
+        if event.dialect == "run" and not (isinstance(given, str) and 0 < len(given) <= 256):
+            given = None
         rid = str(given) if given else f"approval-{self._approval_count}"
         if rid in self._interactions:  # a newer server's request, already shown
             return []

@@ -41,6 +41,7 @@ __all__ = [
     "ToolStatus",
     "TransformContext",
     "TransformOutput",
+    "sent_prompt_message",
     "user_message",
 ]
 
@@ -192,4 +193,14 @@ TransformOutput = Callable[[Event, TransformContext], "list[ChangeRecord] | None
 def user_message(turn_id: str, text: str) -> Message:
     """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids")."""
     return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text)])
+
+
+def sent_prompt_message(turn_id: str, text: str, filled: int) -> Message:
+    """The user side of a turn whose ``{placeholders}`` were filled: the prompt as sent, collapsed under a title.
+
+    Why: the cell shows what the user typed, not what the values became; this shows what left the kernel. A
+    text part with a ``name`` is shown collapsed under that name (contract, "Part dict").
+    """
+    title = f"prompt as sent ({filled} value{'' if filled == 1 else 's'} filled)"
+    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, name=title)])
 

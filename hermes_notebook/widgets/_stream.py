@@ -38,7 +38,12 @@ Every send (change batches, snapshots, index updates) happens under the widget's
 and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
-value; interaction responses for sudo/secret are already redacted by the turn model.
+value; interaction responses for sudo/secret are already redacted by the turn model. Every change record and
+every message given to ``reset()`` goes through the one scrubber (:mod:`hermes_notebook.scrub`, with the
+connection's own key and token passed as ``secrets=``) before the store keeps it, so custom messages,
+snapshots and the static twin built from ``snapshot()`` hold no key; streamed text is released only where no
+key can straddle two appends (:mod:`.stream_scrub`). The ``notice`` and ``connection`` traitlets are scrubbed
+the same way.
 """
 
 from __future__ import annotations
@@ -54,9 +59,11 @@ import anywidget
 import traitlets
 
 from .. import runtime
+from ..scrub import scrub, scrub_value
 from ..turns.changes import MessageStore
 from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
+from .stream_scrub import StreamScrubber
 
 __all__ = ["STATIC", "StreamingWidget", "change_weight"]
 
@@ -148,7 +155,8 @@ class StreamingWidget(anywidget.AnyWidget):
     #: A one-line notice for the user (errors, refused attachments), "" when none.
     notice = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, **kwargs: Any) -> None:
+    def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, secrets: Sequence[object] = (), **kwargs: Any) -> None:
+        self._scrubber = StreamScrubber(secrets)  # before traitlets are set: their validators scrub
         super().__init__(**kwargs)
         self._lock = threading.RLock()
         #: appends are O(their own text): a part's text is joined only when the message is read
@@ -169,6 +177,14 @@ class StreamingWidget(anywidget.AnyWidget):
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
 
+    @traitlets.validate("notice")
+    def _scrub_notice(self, proposal: Any) -> str:
+        return scrub(str(proposal["value"]), self._scrubber.secrets)
+
+    @traitlets.validate("connection")
+    def _scrub_connection(self, proposal: Any) -> Any:
+        return scrub_value(proposal["value"], self._scrubber.secrets)
+
     # --- kernel side: feeding changes ---------------------------------------------------------------
 
     def push(self, changes: Sequence[dict[str, Any]]) -> None:
@@ -180,6 +196,9 @@ class StreamingWidget(anywidget.AnyWidget):
         if not changes:
             return
         with self._lock:
+            changes = self._scrubber.records(changes, self._has_part)  # no secret gets into the store or out
+            if not changes:
+                return
             try:
                 wire = self._apply(changes)
             except Exception:
@@ -201,6 +220,10 @@ class StreamingWidget(anywidget.AnyWidget):
                 if self._store.raw(mid).get("status") != "streaming":
                     self._settled[mid] = None
             self._coalescer.push(wire)
+
+    def _has_part(self, message_id: str, part_id: str) -> bool:
+        parts = self._store.raw(message_id).get("parts") if message_id in self._store else None
+        return any(p.get("id") == part_id for p in parts or ())
 
     def _apply(self, changes: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
         """Apply records to the store; return them as they go on the wire (text patches become splices)."""
@@ -245,7 +268,11 @@ class StreamingWidget(anywidget.AnyWidget):
             self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
             self._settled.clear()  # the snapshot implies every entry
             old, old_revs = self._store, self._revs
+            # Scrubbed unless it is the store's own (already scrubbed) object: a live turn keeps its identity.
+            messages = [m if m.get("id") in old and old.raw(m["id"]) is m else self._scrubber.message(m)
+                        for m in messages]
             self._store = MessageStore(messages)
+            self._scrubber.forget(self._store)
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
             # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also joins
             # the old store's pending appends into that shared object, so the new store holds all its text.)

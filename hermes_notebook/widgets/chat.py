@@ -7,8 +7,8 @@ actions are handled by scheduling a coroutine on the package loop and returning 
 the kernel's shell thread, and every piece of mutable state below is touched only on that loop.
 
 What the views get: the turn's change records, streamed through :class:`StreamingWidget` (coalesced custom
-messages and snapshots; a compact ``index`` synced when a message settles), plus small traitlets (session, picker list, connection
-banner, busy/queued, notice).
+messages and snapshots), plus small traitlets (session, connection banner, busy/queued, notice). The picker's
+list of other sessions is never state (that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript
 (text/plain and text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
@@ -34,13 +34,14 @@ from ..errors import HermesError, HermesGatewayClosedError, redact
 from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
+from ..turns.withdrawn import withdraw_pending
 from . import inbound
 from ._stream import StreamingWidget
 from .chat_export import on_export
 from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
-    from ..client import ListenerItem
+    from ..client import ListenerItem, SessionRef
 
 __all__ = ["TRANSCRIPT_CLASS", "Chat"]
 
@@ -67,37 +68,35 @@ class Chat(StaticTwin, StreamingWidget):
 
     ``Chat(connection_or_settings=None, session=None)``: pass a connected ``DashboardConnection`` (the facade
     does; it stays the caller's to close), or ``Settings`` / ``None`` (then the chat opens and owns its own
-    connection from ``Settings.resolve()``). ``session`` is a stored session id (or title) to resume; without
-    it a new session is created.
+    connection from ``Settings.resolve()``). ``session``: a stored id/title to resume or an open ``SessionRef``;
+    else a new session. ``secrets``: the connection's key and token, never shown (the facade passes them).
     """
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    #: The session picker: ``[{"id", "title"}]``, most recent first (no previews: this state is saved).
-    sessions = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: True while history or a session switch is loading.
     loading = traitlets.Bool(False).tag(sync=True)
 
     def __init__(
         self,
         connection_or_settings: Any = None,
-        session: str | None = None,
+        session: str | SessionRef | None = None,
         *,
         max_rate: float | None = None,
+        secrets: Sequence[object] = (),
         **kwargs: Any,
     ) -> None:
         if max_rate is not None:
             kwargs["max_rate"] = max_rate
-        super().__init__(mode="chat", **kwargs)
+        settings: Settings | None = None
         if connection_or_settings is None or isinstance(connection_or_settings, Settings):
-            self._settings: Settings | None = connection_or_settings or Settings.resolve()
-            self._conn: Any = None
-            self._owns_conn = True
-        else:
-            self._settings = None
-            self._conn = connection_or_settings
-            self._owns_conn = False
-        self._requested_session = session
+            settings = connection_or_settings or Settings.resolve()
+            secrets = (*secrets, settings.api_key, settings.dashboard_token)
+        super().__init__(mode="chat", secrets=secrets, **kwargs)
+        self._settings = settings
+        self._conn: Any = None if settings is not None else connection_or_settings
+        self._owns_conn = settings is not None
+        self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: sent on request, never synced
         self._ref: Any = None
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
@@ -117,6 +116,7 @@ class Chat(StaticTwin, StreamingWidget):
             "new_session": self._on_new_session,
             "switch_session": self._on_switch_session,
             "refresh": self._on_refresh,
+            "list_sessions": lambda _content: self._run(self._refresh_sessions(), "listing sessions"),  # picker
         }.items():
             self.on_action(name, handler)
         self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
@@ -154,6 +154,10 @@ class Chat(StaticTwin, StreamingWidget):
         """Re-fetch the session's history and the session list."""
         self._run(self._refresh(), "refreshing")
 
+    @traitlets.validate("session")
+    def _scrub_session(self, proposal: Any) -> Any:  # a title is model text: it may quote a key
+        return None if proposal["value"] is None else self._scrubber.message(proposal["value"])
+
     @property
     def session_id(self) -> str | None:
         """The stored id of the open session (None until open)."""
@@ -178,7 +182,7 @@ class Chat(StaticTwin, StreamingWidget):
 
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less viewers."""
-        bundle = transcript_bundle(self.snapshot())
+        bundle = transcript_bundle(self.snapshot(), secrets=self._scrubber.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
         bundle["text/html"] = (
@@ -265,8 +269,7 @@ class Chat(StaticTwin, StreamingWidget):
         return runtime.submit(guarded())
 
     def _fail(self, what: str, exc: BaseException) -> None:
-        secrets = [] if self._settings is None else [self._settings.api_key, self._settings.dashboard_token]
-        message = redact(str(exc) or type(exc).__name__, *[s for s in secrets if s])
+        message = redact(str(exc) or type(exc).__name__, *self._scrubber.secrets)
         if not isinstance(exc, HermesError):
             log.warning("%s failed", what, exc_info=exc)
         self.notice = f"{what[:1].upper()}{what[1:]} failed: {message}"
@@ -280,7 +283,7 @@ class Chat(StaticTwin, StreamingWidget):
             await self._conn.connect()
         return self._conn
 
-    async def _open(self, session: str | None) -> None:
+    async def _open(self, session: str | SessionRef | None) -> None:
         self.loading = True
         try:
             conn = await self._connection()
@@ -291,7 +294,7 @@ class Chat(StaticTwin, StreamingWidget):
             self.loading = False
         await self._refresh_sessions()
 
-    async def _open_session(self, conn: Any, session: str | None) -> None:
+    async def _open_session(self, conn: Any, session: str | SessionRef | None) -> None:
         if self._off is not None:
             self._off()
             self._off = None
@@ -299,7 +302,7 @@ class Chat(StaticTwin, StreamingWidget):
             ref = await conn.create_session()
             messages: list[dict[str, Any]] = []
         else:
-            ref = await conn.resume(session)
+            ref = await conn.resume(session) if isinstance(session, str) else session  # a ref is open already
             messages = _message_dicts(await conn.history(ref.stored_id))
         self._ref = ref
         self._answered.clear()
@@ -314,7 +317,8 @@ class Chat(StaticTwin, StreamingWidget):
         except HermesError as exc:
             log.info("could not list sessions: %s", exc)
             return
-        self.sessions = [_session_entry(s) for s in listed]
+        self.sessions = [self._scrubber.message(_session_entry(s)) for s in listed]
+        self._send_custom({"type": "sessions", "sessions": self.sessions})
         current = self.session_id
         for entry in self.sessions:
             if entry["id"] == current and entry.get("title") and self.session is not None:
@@ -419,8 +423,10 @@ class Chat(StaticTwin, StreamingWidget):
         with self._lock:
             message = self._store.get(message_id)
             live = message is not None and message.get("status") in ("streaming", "queued")
+            withdrawn: list[Any] = withdraw_pending(message) if live else []  # its cards go inert with it
         if live:
-            self.push([{"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error}])
+            self.push([*withdrawn, {"op": "finish", "message_id": message_id, "status": status, "usage": None,
+                                    "error": error}])
 
     def _next_in_queue(self) -> None:
         if self._closed or not self._queue:
@@ -455,10 +461,11 @@ class Chat(StaticTwin, StreamingWidget):
             self.notice = "That request was already answered."
             return
         with self._lock:
-            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
-        inbound.check_answer(interaction, ("approval", "clarify"), response)
-        turn = self._turn
-        if turn is None or self._ref is None:
+            message = self._store.get(key[0])
+            interaction = inbound.find_interaction(message, part_id, request_id)
+            inbound.check_answer(interaction, ("approval", "clarify"), response)
+            inbound.check_open_turn(message, self._live_ids)
+        if self._ref is None:
             self.notice = "That request is no longer waiting for an answer."
             return
         self._answered.add(key)
@@ -475,12 +482,10 @@ class Chat(StaticTwin, StreamingWidget):
             self.notice = "That request was already answered."
             return
         with self._lock:
-            interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
-        inbound.check_answer(interaction, (kind,))
-        turn = self._turn
-        if turn is None:
-            self.notice = "That request is no longer waiting for an answer."
-            return
+            message = self._store.get(key[0])
+            interaction = inbound.find_interaction(message, part_id, request_id)
+            inbound.check_answer(interaction, (kind,))
+            inbound.check_open_turn(message, self._live_ids)
         self._answered.add(key)
         method, field = ("sudo.respond", "password") if kind == "sudo" else ("secret.respond", "value")
         try:

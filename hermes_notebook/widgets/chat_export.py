@@ -1,9 +1,10 @@
 """The chat widget's Export button: the conversation to a file next to the notebook.
 
 Why kernel-side: the file is written where the kernel runs (a notebook's kernel starts in the notebook's
-directory), from the kernel's copy of the conversation, and goes through the export scrubber, so the browser
-never handles a secret. The view sends ``{"type": "export", "format": "md" | "html" | "ipynb"}``; the answer
-is the widget's ``notice`` line naming the file (or saying why not).
+directory), from the kernel's copy of the conversation (already scrubbed with the connection's key and token as
+it came in) and through the export scrubber again, so the browser never handles a secret. The view sends
+``{"type": "export", "format": "md" | "html" | "ipynb"}``; the answer is the widget's ``notice`` line naming
+the file (or saying why not). A click never replaces a file: a taken name gets a ``-1``, ``-2``... suffix.
 """
 
 from __future__ import annotations
@@ -13,32 +14,35 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..errors import HermesUsageError
 from ..notebook.export import export_messages
 
 __all__ = ["EXPORT_FORMATS", "export_chat", "on_export"]
 
 #: What the view may ask for -> file suffix.
 EXPORT_FORMATS = {"md": ".md", "html": ".html", "ipynb": ".ipynb"}
-
-
-def _secrets(widget: Any) -> list[object]:
-    """The API key and Dashboard token the widget's connection uses (to scrub from the file)."""
-    found: list[object] = []
-    for holder in (getattr(widget, "_settings", None), getattr(getattr(widget, "_conn", None), "_settings", None)):
-        if holder is not None:
-            found += [getattr(holder, "api_key", None), getattr(holder, "dashboard_token", None)]
-    found.append(getattr(getattr(widget, "_conn", None), "_token", None))
-    return [s for s in found if s is not None]
+#: Fresh names tried (``name-1`` ... ``name-N``) before giving up.
+MAX_SUFFIX = 99
 
 
 def export_chat(widget: Any, fmt: str = "md", directory: str | Path = ".") -> Path:
-    """Write the widget's conversation to ``directory`` as ``hermes-chat-<session>-<time>.<fmt>``."""
+    """Write the widget's conversation to ``directory`` as ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file)."""
     suffix = EXPORT_FORMATS[fmt]
     session = widget.session or {}
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", str(session.get("id") or "session")).strip("-")[:60] or "session"
-    name = f"hermes-chat-{stem}-{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
-    title = session.get("title") or "Hermes chat"
-    return export_messages(widget.snapshot(), Path(directory) / name, title=str(title), secrets=_secrets(widget))
+    name = f"hermes-chat-{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    title = str(session.get("title") or "Hermes chat")
+    messages = widget.snapshot()
+    for n in range(MAX_SUFFIX + 1):
+        target = Path(directory) / f"{name}{f'-{n}' if n else ''}{suffix}"
+        if target.exists() or target.is_symlink():
+            continue
+        try:
+            return export_messages(messages, target, title=title)
+        except HermesUsageError:
+            if not (target.exists() or target.is_symlink()):  # not a name taken meanwhile: a real refusal
+                raise
+    raise HermesUsageError(f"{name}{suffix} and {MAX_SUFFIX} numbered names after it are taken in {directory}")
 
 
 def on_export(widget: Any, content: dict[str, Any]) -> None:

@@ -4,15 +4,15 @@ A view's messages arrive over the comm from a page that also shows model output,
 other: wrong types, huge strings, unknown ids and answers nobody asked for must change nothing. Every widget
 passes each message through :func:`validate` (shape, types, sizes, per message type) before a handler sees
 it, and answers through :func:`check_answer` (is that interaction pending, of that kind, and is the answer
-one of its choices?). A refusal is a :class:`Refused` whose message says what was wrong; widgets show it as
-their notice line.
+one of its choices?) and :func:`check_open_turn` (is it a request of the turn running now?). A refusal is a
+:class:`Refused` whose message says what was wrong; widgets show it as their notice line.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 # Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_QUEUED_PROMPTS",
     "Refused",
     "check_answer",
+    "check_open_turn",
     "decode_images",
     "find_interaction",
     "validate",
@@ -151,6 +152,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "new_session": {},
     "switch_session": {"session_id": text(MAX_ID_CHARS, empty=False)},
     "refresh": {},
+    "list_sessions": {},  # the picker opened: the kernel answers with a ``sessions`` message
     "export": {"format": text(16)},  # which formats: chat_export.on_export says, naming them
 }
 
@@ -162,6 +164,7 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "action": {"request": request_number, "action": one_of("pause", "resume", "run", "delete"),
                "id": text(MAX_ID_CHARS, empty=False)},
     "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
+    "job_errors": {},  # the view asks for the listed jobs' last errors (never synced state)
     "runs": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
     "transcript": {"request": request_number, "run_id": text(MAX_ID_CHARS, empty=False)},
 }
@@ -206,6 +209,19 @@ def find_interaction(message: Mapping[str, Any] | None, part_id: str, request_id
         if isinstance(interaction, Mapping) and interaction.get("request_id") == request_id:
             return interaction
     return None
+
+
+def check_open_turn(message: Mapping[str, Any] | None, open_ids: Collection[str]) -> None:
+    """Refuse an answer unless its message is one of the turn running now (``open_ids``) and still streaming.
+
+    Request ids repeat across turns (0.19.0 numbers approvals approval-1, approval-2, ... in every turn), and the
+    server answers by id or oldest-first, not by turn: a card of a turn that ended (an error, a stop, a dropped
+    connection) must never answer the next turn's request that happens to carry the same id.
+    """
+    if not isinstance(message, Mapping) or message.get("status") != "streaming":
+        raise Refused("that request's turn has ended; it is no longer waiting for an answer")
+    if message.get("id") not in open_ids:
+        raise Refused("that request belongs to an earlier turn; it is no longer waiting for an answer")
 
 
 def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], response: str | None = None) -> None:

@@ -2,7 +2,9 @@
 
 Why separate from :mod:`hermes_notebook.widgets.jobs`: the table of jobs manages jobs; this answers "what did
 the job actually do?". It handles two browser messages and answers each with one kernel message; the
-transcript goes as turn-model message dicts, which the view renders read-only with the chat's renderers.
+transcript goes as turn-model message dicts, which the view renders read-only with the chat's renderers. What a
+run printed is untrusted and may quote a key: every answer goes through the secret scrubber with the API key
+and Dashboard token first.
 
 Browser -> kernel: ``{"type": "runs", "request", "id": job_id}``, ``{"type": "transcript", "request", "run_id"}``.
 Kernel -> browser: ``{"type": "runs_result", "request", "id", "ok", "runs": [JobRun.to_dict()], "message"}``,
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HermesError
 from ..jobs.runs import RUN_ID, job_runs, run_transcript
+from ..scrub import scrub_value
 from ..settings import Settings
 
 if TYPE_CHECKING:
@@ -33,7 +36,8 @@ class RunsHandler:
 
     def __init__(self, settings: Settings, reply: Callable[[dict[str, Any]], None]) -> None:
         self._settings = settings
-        self._reply = reply
+        secrets = (settings.api_key, settings.dashboard_token)
+        self._reply = lambda content: reply(scrub_value(content, secrets))  # "request" numbers pass unchanged
         self._api: ApiClient | None = None
 
     async def _client(self) -> ApiClient:

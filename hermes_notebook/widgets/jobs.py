@@ -10,14 +10,21 @@ Validation: a schedule typed in the form is checked here with :mod:`hermes_noteb
 Hermes 0.19.0 accepts) before anything is sent; the answer carries the message and an example, or the plain
 description and the next three run times. Server-side refusals come back inline too.
 
+Synced state is saved with the notebook, so the rows hold no prompt and no error text: the edit form asks for a
+job's prompt (``get_prompt``), and the view asks for the last errors (``job_errors``; also sent after each
+refresh). Notices and the static table go through the secret scrubber with the API key.
+
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
 (:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
 hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
 ``{"type": "save", "request", "id": str | None, "fields": {...}}``,
-``{"type": "action", "request", "action": "pause" | "resume" | "run" | "delete", "id"}``.
+``{"type": "action", "request", "action": "pause" | "resume" | "run" | "delete", "id"}``,
+``{"type": "get_prompt", "request", "id"}``, ``{"type": "job_errors"}``.
 Kernel -> browser: ``{"type": "schedule_check", "request", ...ScheduleCheck.to_dict()}``,
+``{"type": "prompt", "request", "id", "ok", "prompt"}``, ``{"type": "job_errors", "errors": {id: {"last_error",
+"last_delivery_error"}}}`` (jobs with an error only),
 ``{"type": "save_result", "request", "ok", "field", "message", "job"}``,
 ``{"type": "action_result", "request", "action", "id", "ok", "message"}``.
 """
@@ -47,6 +54,7 @@ from ..inert import redact_url
 from ..jobs import schedules
 from ..jobs.api import JobsAPI
 from ..jobs.display import jobs_table_html, repeat_text, schedule_description
+from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
 from ._stream import STATIC
@@ -82,27 +90,16 @@ def _editable_schedule(job: Job) -> str:
     return job.schedule_display
 
 
-#: Characters of a job's prompt kept in the synced rows.
-PROMPT_PREVIEW_CHARS = 80
-
-
-def _prompt_preview(prompt: str) -> str:
-    flat = " ".join(prompt.split())
-    if flat == prompt and len(prompt) <= PROMPT_PREVIEW_CHARS:
-        return prompt
-    return flat[: PROMPT_PREVIEW_CHARS - 1] + "\u2026"
-
-
 def job_row(job: Job) -> dict[str, Any]:
-    """One table row for the view: JSON-ready, only what the table and the edit form show."""
+    """One table row for the view: JSON-ready, only what the table and the edit form show.
+
+    No prompt and no error text: rows are synced state, saved with the notebook. The edit form fetches the
+    prompt with a ``get_prompt`` message, and the view the errors with ``job_errors`` (replies, never state).
+    """
     latest = job.latest_execution or {}
     return {
         "id": job.id,
         "name": job.name,
-        # Only the start of the prompt: rows are synced state, saved with the notebook. The edit form fetches
-        # the whole prompt with a ``get_prompt`` message (a reply, never state).
-        "prompt": _prompt_preview(job.prompt),
-        "prompt_complete": _prompt_preview(job.prompt) == job.prompt,
         "schedule": job.schedule_display,
         "schedule_text": _editable_schedule(job),
         "schedule_kind": job.schedule.kind,
@@ -112,8 +109,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "next_run_at": _iso(job.next_run_at),
         "last_run_at": _iso(job.last_run_at),
         "last_status": job.last_status,
-        "last_error": job.last_error,
-        "last_delivery_error": job.last_delivery_error,
+        "has_error": bool(job.last_error),
+        "has_delivery_error": bool(job.last_delivery_error),
         "repeat_times": job.repeat.times,
         "repeat_completed": job.repeat.completed,
         "repeat_text": repeat_text(job),
@@ -189,7 +186,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             "save": self._on_save,
             "action": self._on_action,
             "get_prompt": self._on_get_prompt,
+            "job_errors": self._on_job_errors,
         }
+        self._secrets = (self._client.settings.api_key, self._client.settings.dashboard_token)
         self._runs = RunsHandler(self._client.settings, self._reply)  # run list + read-only transcripts
         self._actions.update(runs=self._runs.on_runs, transcript=self._runs.on_transcript)
         #: Futures of handled browser messages (tests wait on them).
@@ -265,8 +264,19 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
         self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
         self.updated_at = time.time() * 1000
+        self._send_errors()
         if not self._closed:
             self.update_static()
+
+    def _send_errors(self) -> None:
+        """The last errors of the listed jobs, as a reply (never synced: the saved rows only flag them)."""
+        errors = {job.id: {"last_error": job.last_error, "last_delivery_error": job.last_delivery_error}
+                  for job in getattr(self, "_last_jobs", []) if job.last_error or job.last_delivery_error}
+        self._reply({"type": "job_errors", "errors": scrub_value(errors, self._secrets)})
+
+    @traitlets.validate("notice")
+    def _scrub_notice(self, proposal: Any) -> Any:
+        return scrub_value(proposal["value"], getattr(self, "_secrets", ()))
 
     def close(self) -> None:
         """Stop auto-refresh, close the client if this widget opened it, and close the widget."""
@@ -388,6 +398,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._reply({"type": "prompt", "request": content["request"], "id": content["id"],
                      "ok": job is not None, "prompt": job.prompt if job is not None else None})
 
+    async def _on_job_errors(self, _content: dict[str, Any]) -> None:
+        self._send_errors()
+
     async def _on_action(self, content: dict[str, Any]) -> None:
         action, job_id, request = content.get("action"), str(content.get("id") or ""), content.get("request")
         calls = {"pause": self._client.pause, "resume": self._client.resume, "run": self._client.run,
@@ -429,9 +442,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         html_table = jobs_table_html(jobs)
         text = "\n".join(f"{row['name']}  [{row['schedule']}]  {row['state']}  next {row['next_run_at']}"
                          for row in self.jobs) or "(no jobs)"
-        return {
-            "text/html": f'<div class="{STATIC_CLASS}">{html_table}</div>',
-            "text/plain": f"Hermes cron jobs\n{text}",
+        return {  # saved with the notebook: no key or token, whatever a job's error quotes
+            "text/html": scrub(f'<div class="{STATIC_CLASS}">{html_table}</div>', self._secrets),
+            "text/plain": scrub(f"Hermes cron jobs\n{text}", self._secrets),
         }
 
 

@@ -55,9 +55,11 @@ class TurnView(StreamingWidget):
     def _pending(self, content: dict[str, Any], kinds: tuple[str, ...], response: str | None) -> None:
         """Refuse an answer unless it is for a pending interaction of this turn, of that kind, among its choices."""
         with self._lock:
-            interaction = inbound.find_interaction(
-                self._store.get(content["message_id"]), content["part_id"], content["request_id"])
+            message = self._store.get(content["message_id"])
+            interaction = inbound.find_interaction(message, content["part_id"], content["request_id"])
         inbound.check_answer(interaction, kinds, response)
+        # This view shows one turn: its message is the open one for as long as it streams.
+        inbound.check_open_turn(message, (content["message_id"],))
 
     def _respond(self, content: dict[str, Any]) -> None:
         # ``content`` was checked by inbound.validate in StreamingWidget._dispatch.

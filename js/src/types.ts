@@ -134,7 +134,6 @@ export interface ChatState {
   /** Seq of the last batch that carried index entries: a view behind it lost a batch. */
   settled_seq?: number;
   session: SessionInfo | null;
-  sessions: SessionInfo[];
   connection: Connection | null;
   busy: boolean;
   queued: number;
@@ -161,7 +160,9 @@ export type KernelMsg =
       reset?: boolean;
     }
   /** the page of messages before `before`, as of `seq`, answering `{type: "older"}`; `older` more precede it */
-  | { type: "older"; seq: number; before: string; messages: Message[]; revs: Record<string, number>; older: number };
+  | { type: "older"; seq: number; before: string; messages: Message[]; revs: Record<string, number>; older: number }
+  /** the session picker's list, answering `{type: "list_sessions"}` (never synced state: that is saved) */
+  | { type: "sessions"; sessions: SessionInfo[] };
 
 export interface ImageAttachment {
   mime: string;
@@ -187,6 +188,7 @@ export type ViewMsg =
   | { type: "new_session" }
   | { type: "switch_session"; session_id: string }
   | { type: "refresh" }
+  | { type: "list_sessions" }
   | { type: "export"; format: "md" | "html" | "ipynb" };
 
 // ---- the anywidget model, typed over its state (after @anywidget/types AnyModel<T>) ----

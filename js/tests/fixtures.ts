@@ -47,7 +47,6 @@ export function chatState(fields: Partial<ChatState> = {}): ChatState {
   return {
     settled_seq: 0,
     session: { id: "s1", title: "First session" },
-    sessions: [{ id: "s1", title: "First session" }],
     connection: { status: "connected", retry_in: null, message: null },
     busy: false,
     queued: 0,

@@ -8,10 +8,10 @@ const NOW = Date.parse("2030-03-01T08:00:00Z");
 
 function row(over: Partial<JobRow> = {}): JobRow {
   return {
-    id: "0123456789ab", name: "nightly report", prompt: "RUN echo hi", prompt_complete: true, schedule: "0 2 * * *", schedule_text: "0 2 * * *",
+    id: "0123456789ab", name: "nightly report", schedule: "0 2 * * *", schedule_text: "0 2 * * *",
     schedule_kind: "cron", description: "every day at 02:00", state: "scheduled", enabled: true,
-    next_run_at: "2030-03-02T02:00:00+00:00", last_run_at: null, last_status: null, last_error: null,
-    last_delivery_error: null, repeat_times: null, repeat_completed: 0, repeat_text: "0 runs (no limit)",
+    next_run_at: "2030-03-02T02:00:00+00:00", last_run_at: null, last_status: null, has_error: false,
+    has_delivery_error: false, repeat_times: null, repeat_completed: 0, repeat_text: "0 runs (no limit)",
     deliver: "local", skills: [], running: false, ...over,
   };
 }
@@ -77,8 +77,9 @@ describe("jobs logic", () => {
 describe("jobs view", () => {
   it("renders rows, health, 'updated N s ago' and escapes server text", () => {
     const { model, host, q, cleanup } = mount({
-      jobs: [row(), row({ id: "bbbbbbbbbbbb", name: "<b>x</b>", last_status: "error", last_error: "boom", last_delivery_error: "no telegram" })],
+      jobs: [row(), row({ id: "bbbbbbbbbbbb", name: "<b>x</b>", last_status: "error", has_error: true, has_delivery_error: true })],
     });
+    model.kernelSend({ type: "job_errors", errors: { bbbbbbbbbbbb: { last_error: "boom", last_delivery_error: "no telegram" } } });
     expect(host.querySelectorAll('[data-testid="job-row"]')).toHaveLength(2);
     expect(q("jobs-health").dataset.status).toBe("connected");
     expect(q("jobs-updated").textContent).toBe("updated 7 s ago");
@@ -162,6 +163,8 @@ describe("jobs view", () => {
     const { model, q } = mount({ jobs: [row({ repeat_times: 4 })] });
     q<HTMLButtonElement>("job-edit").click();
     expect(q<HTMLInputElement>("job-form-name").value).toBe("nightly report");
+    const ask = model.sentOfType("get_prompt").at(-1)!;
+    model.kernelSend({ type: "prompt", request: ask.request, id: "0123456789ab", ok: true, prompt: "RUN echo hi" });
     expect(q<HTMLTextAreaElement>("job-form-prompt").value).toBe("RUN echo hi");
     expect(q<HTMLInputElement>("job-form-repeat").value).toBe("4");
     q<HTMLTextAreaElement>("job-form-prompt").value = "RUN echo changed";
@@ -176,9 +179,23 @@ describe("jobs view", () => {
   });
 });
 
-describe("long prompts", () => {
-  it("fetches the whole prompt for editing and never saves the cut one", () => {
-    const { model, q } = mount({ jobs: [row({ prompt: "RUN echo start xxxx…", prompt_complete: false })] });
+describe("state saved with the notebook", () => {
+  it("asks for the last errors instead of holding them, and shows them only for rows still flagged", () => {
+    const { model, host } = mount({ jobs: [row({ has_error: true })] });
+    expect(model.sentOfType("job_errors")).toEqual([{ type: "job_errors" }]);
+    const error = () => host.querySelector('[data-testid="job-last-error"]')?.textContent ?? null;
+    expect(error()).toBeNull(); // flagged, but the text is not in the row
+    model.kernelSend({ type: "job_errors", errors: { "0123456789ab": { last_error: "boom", last_delivery_error: null } } });
+    expect(error()).toBe("error: boom");
+    model.kernelSet("jobs", [row({ has_error: false })]);
+    expect(error()).toBeNull();
+    expect(model.writes).toEqual([]);
+  });
+});
+
+describe("prompts", () => {
+  it("fetches the prompt for editing and never saves an empty one in its place", () => {
+    const { model, q } = mount({ jobs: [row()] });
     q<HTMLButtonElement>("job-edit").click();
     const prompt = q<HTMLTextAreaElement>("job-form-prompt");
     expect(prompt.value).toBe("");

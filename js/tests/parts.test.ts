@@ -35,6 +35,22 @@ describe("text", () => {
     expect(user.el.querySelector("h1")).toBeNull();
     expect(user.el.textContent).toBe("# not a title\n*literal*");
   });
+
+  it("shows a titled user text (the prompt as sent) collapsed under its title, verbatim", () => {
+    const sent = "explain <img src=x onerror=alert(1)> and {df}";
+    const view = createPartView(
+      part({ id: "text:0", kind: "text", text: sent, name: "prompt as sent (1 value filled)" }),
+      "user:t",
+      context("user"),
+    );
+    const details = view.el.querySelector<HTMLDetailsElement>("details.hn-sent")!;
+    expect(details.open).toBe(false);
+    expect(details.querySelector("summary")!.textContent).toBe("prompt as sent (1 value filled)");
+    expect(details.querySelector(".hn-plain")!.textContent).toBe(sent);
+    expect(view.el.querySelector("img")).toBeNull();
+    const plain = createPartView(textPart("text:0", "typed"), "user:t", context("user"));
+    expect(plain.el.querySelector("details")).toBeNull();
+  });
 });
 
 describe("tool card", () => {

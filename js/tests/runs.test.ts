@@ -6,10 +6,10 @@ import { FakeModel } from "./fake-model";
 
 function row(over: Partial<JobRow> = {}): JobRow {
   return {
-    id: "0123456789ab", name: "nightly report", prompt: "RUN echo hi", prompt_complete: true, schedule: "0 2 * * *", schedule_text: "0 2 * * *",
+    id: "0123456789ab", name: "nightly report", schedule: "0 2 * * *", schedule_text: "0 2 * * *",
     schedule_kind: "cron", description: "every day at 02:00", state: "scheduled", enabled: true,
-    next_run_at: null, last_run_at: "2030-03-01T07:00:00+00:00", last_status: "ok", last_error: null,
-    last_delivery_error: null, repeat_times: null, repeat_completed: 1, repeat_text: "1 run (no limit)",
+    next_run_at: null, last_run_at: "2030-03-01T07:00:00+00:00", last_status: "ok", has_error: false,
+    has_delivery_error: false, repeat_times: null, repeat_completed: 1, repeat_text: "1 run (no limit)",
     deliver: "local", skills: [], running: false, ...over,
   };
 }

@@ -114,13 +114,13 @@ describe("sanitizing model output", () => {
     const model = new FakeModel<ChatState>(
       chatState({
         session: { id: "s1", title: evil },
-        sessions: [{ id: "s1", title: evil }],
         notice: evil,
         connection: { status: "disconnected", retry_in: null, message: evil },
       }),
     );
     const host = document.createElement("div");
     const view = createChatView(model, host, { schedule: () => () => undefined });
+    model.kernelSend({ type: "sessions", sessions: [{ id: "s1", title: evil }, { id: "s2", title: evil }] });
     // Content reaches the view only through custom messages (the `index` traitlet has no part text).
     model.kernelSend({
       type: "snapshot",
@@ -178,9 +178,9 @@ describe("the jobs view", () => {
   // model can create cron jobs): every slot goes through the same corpus.
   it.each(CORPUS)("every text slot of the jobs view: %s renders inert", (evil) => {
     const row = {
-      id: "0123456789ab", name: evil, prompt: evil, prompt_complete: false, schedule: evil, schedule_text: evil,
+      id: "0123456789ab", name: evil, schedule: evil, schedule_text: evil,
       schedule_kind: evil, description: evil, state: evil, enabled: true, next_run_at: evil, last_run_at: evil,
-      last_status: evil, last_error: evil, last_delivery_error: evil, repeat_times: null, repeat_completed: 1,
+      last_status: evil, has_error: true, has_delivery_error: true, repeat_times: null, repeat_completed: 1,
       repeat_text: evil, deliver: evil, skills: [evil], running: false,
     };
     const model = new FakeModel<JobsState>({
@@ -192,6 +192,7 @@ describe("the jobs view", () => {
     document.body.append(host);
     const cleanup = jobs.render({ model, el: host });
     const q = (id: string) => host.querySelector<HTMLElement>(`[data-testid="${id}"]`)!;
+    model.kernelSend({ type: "job_errors", errors: { [row.id]: { last_error: evil, last_delivery_error: evil } } });
     q("job-runs-open").click();
     const ask = model.sentOfType("runs")[0]!;
     const run = { id: "cron_0123456789ab_20300301_070000", job_id: "0123456789ab", status: evil, started_at: evil,
@@ -210,7 +211,7 @@ describe("the jobs view", () => {
     expect(host.querySelectorAll('[data-testid="job-run-row"]')).toHaveLength(1);
     expect(q("job-run-transcript").hidden).toBe(false);
     expect(q("job-run-transcript").querySelectorAll(".hn-message")).toHaveLength(2);
-    q("job-edit").click(); // the row's prompt is cut, so the form asks for the whole one
+    q("job-edit").click(); // the row holds no prompt, so the form asks for it
     const prompt = model.sentOfType("get_prompt")[0]!;
     model.kernelSend({ type: "prompt", request: prompt.request, id: row.id, ok: true, prompt: evil });
     expect(q("jobs-form").hidden).toBe(false);

@@ -50,7 +50,7 @@ describe("render and snapshot", () => {
   it("asks for a snapshot at once; the index alone shows no content", () => {
     const { model, $$ } = setup();
     expect($$(".hn-message")).toEqual([]);
-    expect(model.sent).toEqual([{ type: "snapshot" }]);
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions" }]);
   });
 
   it("marks itself live only once a kernel answered, so saved widget state keeps the static transcript", () => {
@@ -378,13 +378,10 @@ describe("scroll-follow", () => {
 
 describe("header, banner and composer wiring", () => {
   it("lists sessions and sends switch_session / new_session / refresh", () => {
-    const { model, $ } = setup({
-      session: { id: "s2", title: "Second" },
-      sessions: [
-        { id: "s1", title: "First" },
-        { id: "s2", title: "Second" },
-      ],
-    });
+    const { model, $ } = setup({ session: { id: "s2", title: "Second" } });
+    expect(model.sent.slice(0, 2)).toEqual([{ type: "snapshot" }, { type: "list_sessions" }]);
+    model.kernelSend({ type: "sessions", sessions: [{ id: "s1", title: "First" }, { id: "s2", title: "Second" }] });
+    model.sent.length = 0;
     expect($(".hn-title")!.textContent).toBe("Second");
     const picker = $<HTMLSelectElement>("select.hn-session-picker")!;
     expect(picker.value).toBe("s2");
@@ -392,7 +389,7 @@ describe("header, banner and composer wiring", () => {
     picker.dispatchEvent(new Event("change"));
     $(".hn-new-session")!.click();
     $(".hn-refresh")!.click();
-    expect(model.sent.slice(1)).toEqual([
+    expect(model.sent).toEqual([
       { type: "switch_session", session_id: "s1" },
       { type: "new_session" },
       { type: "refresh" },
@@ -402,9 +399,24 @@ describe("header, banner and composer wiring", () => {
     expect(Array.from(picker.options).map((o) => o.value)).toEqual(["s3", "s1", "s2"]);
   });
 
+  it("asks for the session list when the picker opens, and keeps it out of the widget state", () => {
+    const { model, $ } = setup({ session: { id: "s1", title: "First" } });
+    const picker = $<HTMLSelectElement>("select.hn-session-picker")!;
+    picker.dispatchEvent(new Event("focus"));
+    expect(model.sentOfType("list_sessions")).toHaveLength(1); // the first request is still unanswered
+    model.kernelSend({ type: "sessions", sessions: [{ id: "s1", title: "First" }, { id: "s9", title: "Other" }] });
+    expect(Array.from(picker.options).map((o) => o.textContent)).toEqual(["First", "Other"]);
+    picker.dispatchEvent(new Event("focus"));
+    picker.dispatchEvent(new Event("pointerdown"));
+    expect(model.sentOfType("list_sessions")).toHaveLength(2); // opened again: one fresh request for both events
+    expect(Object.keys(model.state)).not.toContain("sessions");
+    expect(model.writes).toEqual([]);
+  });
+
   it("labels sessions by title, else their first prompt, never by a stored id", () => {
-    const { model, $ } = setup({
-      session: { id: "20261203_081500_ab12cd", title: null },
+    const { model, $ } = setup({ session: { id: "20261203_081500_ab12cd", title: null } });
+    model.kernelSend({
+      type: "sessions",
       sessions: [
         { id: "20261203_081500_ab12cd", title: null, preview: "RUN ls -la in the   project folder" },
         { id: "20261202_101010_ffffff", title: "Yesterday's digest", preview: "Summarise" },
@@ -489,7 +501,7 @@ describe("header, banner and composer wiring", () => {
   });
 
   it("follows the mode and loading traitlets, and works without the session traitlets (turn view)", () => {
-    const model = new FakeModel<ChatState>({ ...chatState({ mode: "turn" }), session: undefined, sessions: undefined } as unknown as ChatState);
+    const model = new FakeModel<ChatState>({ ...chatState({ mode: "turn" }), session: undefined } as unknown as ChatState);
     const host = document.createElement("div");
     const view = createChatView(model, host, { schedule: () => () => undefined });
     const root = host.querySelector<HTMLElement>(".hn-chat")!;

@@ -281,7 +281,8 @@ _sent = {{}}
 def _produce(n={n}, gap={gap}):
     for i in range(n):
         _sent[i] = _t.time() * 1000
-        chat.push([{{"op": "append", "message_id": "assistant:latency", "part_id": "text:0", "text": f" LAT{{i:04d}}"}}])
+        # a finished word: the kernel holds back an unfinished one until the next append (secret scrubbing)
+        chat.push([{{"op": "append", "message_id": "assistant:latency", "part_id": "text:0", "text": f"LAT{{i:04d}} "}}])
         _t.sleep(gap)
 _th.Thread(target=_produce, daemon=True).start()
 """

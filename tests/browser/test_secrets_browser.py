@@ -106,3 +106,30 @@ def test_chat_sudo_password(open_notebook: Any, hermes: Any) -> None:
     assert password not in nb.page.content()
     raw = _saved_without_secrets(nb, hermes, password)
     assert f"sudo echo {marker}" in raw
+
+
+def test_chat_reply_quoting_keys_leaves_none_in_the_page_or_the_saved_notebook(open_notebook: Any, hermes: Any) -> None:
+    """A reply whose tool output prints an ``sk-`` key, an ``API_SERVER_KEY=`` assignment and the connection's own
+    API key: the live view shows masks, and the saved .ipynb (the static transcript) holds none of them."""
+    shaped = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
+    assignment = uuid.uuid4().hex
+    own = hermes.settings().api_key.reveal()
+    nb = open_notebook(["from hermes_notebook.widgets import Chat", "chat = Chat()\nchat"])
+    nb.run_all()
+    nb.page.locator(".hn-chat").wait_for(state="visible")
+    nb.wait_kernel("chat.ready.done() and chat.session is not None")
+    nb.page.get_by_role("textbox", name="Message to Hermes").fill(f"RUN echo {shaped} API_SERVER_KEY={assignment} {own}")
+    nb.page.locator(".hn-send").click()
+    nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").last.wait_for(
+        timeout=TURN_TIMEOUT_MS)
+    nb.wait_kernel("not chat.busy and chat._transcript_handle is None")
+    nb.page.wait_for_function(
+        "() => [...document.querySelectorAll('.hn-transcript')].some(e => e.textContent.includes('API_SERVER_KEY='))",
+        timeout=30_000,
+    )
+    content = nb.page.content()
+    assert "API_SERVER_KEY=********" in content
+    raw = _saved_without_secrets(nb, hermes, "no-password-in-this-test")
+    for secret in (shaped, assignment, own):
+        assert secret not in content and secret not in raw
+    assert "API_SERVER_KEY=********" in raw

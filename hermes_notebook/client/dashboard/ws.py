@@ -2,7 +2,8 @@
 
 The token can only travel in the URL query (``?token=``, docs/protocol/dashboard.md §1.4). That URL must never reach
 a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI`` quotes the
-URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and such causes are not chained.
+URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and no library error is chained to ours
+(``from None``: neither ``__cause__`` nor ``__context__`` shows in a traceback a notebook saves).
 It also logs every frame at DEBUG with the start and end of its payload, and ``sudo.respond`` /
 ``secret.respond`` frames end with the password or secret value: frames are logged by opcode and size only.
 """
@@ -23,7 +24,6 @@ from websockets.frames import Frame
 from ...errors import (
     HermesAuthError,
     HermesConnectionError,
-    HermesError,
     HermesTimeoutError,
     HermesUsageError,
     redact,
@@ -107,26 +107,20 @@ async def dial(settings: Settings) -> ClientConnection:
         if status in (401, 403):
             # §1.4, §8.11: a bad token is a 403 on the handshake (close 4401 is never seen); a Host/Origin
             # rejection looks the same.
-            raise _scrubbed(
-                HermesAuthError(
-                    f"the Dashboard at {url} refused the WebSocket (HTTP {status}): the token is wrong or "
-                    "missing (a Host/Origin mismatch also gives 403). Check HERMES_DASHBOARD_TOKEN.",
-                    status=status,
-                    endpoint="GET /api/ws",
-                ),
-                exc,
-                token,
+            raise HermesAuthError(
+                f"the Dashboard at {url} refused the WebSocket (HTTP {status}): the token is wrong or "
+                "missing (a Host/Origin mismatch also gives 403). Check HERMES_DASHBOARD_TOKEN.",
+                status=status,
+                endpoint="GET /api/ws",
             ) from None
-        raise _scrubbed(
-            HermesConnectionError(f"the Dashboard at {url} refused the WebSocket (HTTP {status})"), exc, token
-        ) from None
-    except (TimeoutError, asyncio.TimeoutError) as exc:
-        raise HermesTimeoutError(f"connecting to the Dashboard at {url} timed out") from _clean(exc, token)
+        raise HermesConnectionError(f"the Dashboard at {url} refused the WebSocket (HTTP {status})") from None
+    except (TimeoutError, asyncio.TimeoutError):
+        raise HermesTimeoutError(f"connecting to the Dashboard at {url} timed out") from None
     except (OSError, WebSocketException) as exc:
         detail = redact(str(exc) or type(exc).__name__, token)
         raise HermesConnectionError(
             f"cannot reach the Dashboard at {url} ({type(exc).__name__}): {detail}"
-        ) from _clean(exc, token)
+        ) from None
 
 
 def close_detail(cause: BaseException | None) -> str:
@@ -139,15 +133,3 @@ def close_detail(cause: BaseException | None) -> str:
         return f" ({type(cause).__name__})"
     return ""
 
-
-def _clean(exc: BaseException, token: Secret) -> BaseException | None:
-    """The cause to chain, or None when its text would reveal the token (e.g. InvalidURI quotes the URL)."""
-    value = token.reveal()
-    if value and (value in str(exc) or value in repr(exc) or quote(value, safe="") in str(exc)):
-        return None
-    return exc
-
-
-def _scrubbed(error: HermesError, cause: BaseException, token: Secret) -> HermesError:
-    error.__cause__ = _clean(cause, token)
-    return error

@@ -38,13 +38,20 @@ const STATUS_TEXT: Record<Interaction["status"], string> = {
   expired: "Expired: no answer in time",
 };
 
-/** Build the card for an interaction in its current status. */
+/**
+ * Build the card for an interaction in its current status. `ended`: its message is no longer streaming, so a
+ * request still pending in it is withdrawn (request ids repeat across turns: a live card of an ended turn could
+ * answer the next turn's request with the same id). The kernel refuses such an answer too.
+ */
 export function renderInteraction(
   interaction: Interaction,
   ids: InteractionIds,
   ctx: InteractionContext,
+  ended = false,
 ): HTMLElement {
-  const { kind, status } = interaction;
+  const { kind } = interaction;
+  const withdrawn = ended && interaction.status === "pending";
+  const status: Interaction["status"] = withdrawn ? "cancelled" : interaction.status;
   const sent = status === "pending" && ctx.answered.has(answerKey(ids, interaction));
   const card = h("div", {
     class: `hn-interaction hn-interaction-${kind}`,
@@ -86,6 +93,7 @@ export function renderInteraction(
   card.append(outcome);
   if (sent) outcome.textContent = "Answer sent, waiting for Hermes";
   else if (status === "answered") outcome.textContent = answeredText(interaction);
+  else if (withdrawn) outcome.textContent = "Cancelled: the turn ended";
   else if (status !== "pending") {
     outcome.textContent = interaction.reason ? `${STATUS_TEXT[status]} (${interaction.reason})` : STATUS_TEXT[status];
   }

@@ -35,12 +35,12 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext, 
   const ids = { message_id: messageId, part_id: part.id };
   const view =
     part.kind === "tool"
-      ? toolView(el, ids, ctx)
+      ? toolView(el, ids, ctx, settled)
       : part.kind === "reasoning"
         ? reasoningView(el)
         : part.kind === "marker"
           ? markerView(el)
-          : textView(el, ctx.role, settled);
+          : textView(el, ctx.role, settled, part.name);
   view.update(part);
   return view;
 }
@@ -52,9 +52,15 @@ function markdownTarget(body: HTMLElement): (text: string, final: boolean, appen
   return (text, final, appended) => renderer.update(text, final, appended);
 }
 
-function textView(el: HTMLElement, role: PartContext["role"], settledAtStart: boolean): PartView {
+function textView(
+  el: HTMLElement,
+  role: PartContext["role"],
+  settledAtStart: boolean,
+  title: string | null = null,
+): PartView {
   const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
-  el.append(body);
+  // A titled text part (the prompt as sent, when %hermes filled placeholders) shows collapsed under its title.
+  el.append(title ? h("details", { class: "hn-sent" }, h("summary", {}, title), body) : body);
   const render = role === "user" ? null : markdownTarget(body);
   let shown: string | null = null;
   let settled = settledAtStart;
@@ -124,7 +130,7 @@ function reasoningView(el: HTMLElement): PartView {
   return view;
 }
 
-function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext): PartView {
+function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext, settledAtStart: boolean): PartView {
   const name = h("span", { class: "hn-tool-name" });
   const status = h("span", { class: "hn-tool-status", role: "status" });
   const duration = h("span", { class: "hn-tool-duration" });
@@ -149,6 +155,7 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext)
   let resultText = "";
   let expanded = false;
   let interactionKey: string | null = null;
+  let ended = settledAtStart; // the message stopped streaming: a card still pending is inert
   const showResult = (): void => {
     const full = expanded || resultText.length <= RESULT_PREVIEW_CHARS;
     setText(resultBody, full ? resultText : `${resultText.slice(0, RESULT_PREVIEW_CHARS)}…`);
@@ -189,12 +196,17 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext)
       // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
       // or secret input survives unrelated patches to the tool (status, duration, result).
       const interaction = part.interaction;
-      const key = interaction === null ? null : JSON.stringify(interaction);
+      const key = interaction === null ? null : JSON.stringify(interaction) + (ended ? " ended" : "");
       if (key !== interactionKey) {
         interactionKey = key;
         if (interaction === null) interactionSlot.replaceChildren();
-        else interactionSlot.replaceChildren(renderInteraction(interaction, ids, ctx));
+        else interactionSlot.replaceChildren(renderInteraction(interaction, ids, ctx, ended));
       }
+    },
+    settle() {
+      if (ended) return;
+      ended = true;
+      if (this.part.interaction?.status === "pending") this.update(this.part);
     },
   };
 }

@@ -5,7 +5,9 @@
 // Stable DOM hooks (for Playwright and user CSS; keep them stable):
 //   .hn-chat[data-mode]                       root; mode: chat|turn (turn: conversation + stop only)
 //   .hn-header .hn-title                      session title
-//   select.hn-session-picker                  session picker (`sessions`); change -> switch_session
+//   select.hn-session-picker                  session picker: opening it sends list_sessions, the kernel answers
+//                                             with a `sessions` message (kept here, never in saved state);
+//                                             change -> switch_session
 //   button.hn-new-session, button.hn-refresh  new_session, refresh
 //   select.hn-export-format, button.hn-export export -> the kernel writes the file, the notice names it
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
@@ -127,6 +129,16 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   picker.addEventListener("change", () => {
     if (picker.value) send({ type: "switch_session", session_id: picker.value });
   });
+  // The list of other sessions is not synced state (a saved notebook would keep every title): ask when it opens.
+  let sessions: SessionInfo[] = [];
+  let listing: number | null = null; // when the unanswered request went (a click focuses and presses: one request)
+  const listSessions = (): void => {
+    if (model.get("mode") === "turn" || (listing !== null && Date.now() - listing < 5000)) return;
+    listing = Date.now();
+    send({ type: "list_sessions" });
+  };
+  picker.addEventListener("focus", listSessions);
+  picker.addEventListener("pointerdown", listSessions);
 
   // ---- state ----
   // Content comes only from `changes` and `snapshot` messages; index entries (what exists, settled, at
@@ -288,6 +300,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
         wantEarlier = false;
         showEarlier();
       }
+    } else if (msg?.type === "sessions") {
+      sessions = Array.isArray(msg.sessions) ? msg.sessions : [];
+      listing = null;
+      showSession();
+      return;
     } else if (msg?.type === "older") {
       olderInFlight = false;
       const next = prependOlder(state, msg.seq, msg.before, msg.messages, msg.revs);
@@ -312,7 +329,6 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   const showSession = (): void => {
     const session = model.get("session");
-    const sessions = model.get("sessions") ?? [];
     setText(title, session?.title || (session ? "Untitled session" : "Hermes"));
     const all: SessionInfo[] = session && !sessions.some((s) => s.id === session.id) ? [session, ...sessions] : sessions;
     picker.replaceChildren(
@@ -323,7 +339,6 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     picker.disabled = all.length === 0;
   };
   listen("change:session", showSession);
-  listen("change:sessions", showSession);
 
   const banners = createBanner(banner);
   const showConnection = (): void => banners.show(model.get("connection"));
@@ -361,6 +376,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   flush();
   // Custom messages sent before this view existed are lost, so rebuild from a snapshot.
   requestSnapshot();
+  listSessions(); // so the picker lists the sessions before anyone opens it
 
   return {
     el: root,

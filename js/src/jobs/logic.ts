@@ -5,10 +5,8 @@
 export interface JobRow {
   id: string;
   name: string;
-  /** The start of the prompt only (rows are saved with the notebook); the form asks for the rest. */
-  prompt: string;
-  /** false when `prompt` is cut: the edit form fetches the whole prompt with a `get_prompt` message. */
-  prompt_complete: boolean;
+  // No prompt and no error text: rows are synced state, saved with the notebook. The edit form asks for the
+  // prompt (`get_prompt`), the view for the errors (`job_errors`); the answers are never state.
   schedule: string;
   schedule_text: string;
   schedule_kind: string;
@@ -18,8 +16,10 @@ export interface JobRow {
   next_run_at: string | null;
   last_run_at: string | null;
   last_status: string | null;
-  last_error: string | null;
-  last_delivery_error: string | null;
+  /** The last run failed with an error (its text comes in a `job_errors` message). */
+  has_error: boolean;
+  /** The last delivery failed (its text comes in a `job_errors` message). */
+  has_delivery_error: boolean;
   repeat_times: number | null;
   repeat_completed: number;
   repeat_text: string;
@@ -160,12 +160,18 @@ export interface FormValues {
   repeat: string;
 }
 
-/** Prefill values for editing a row. */
+/** Last errors of a job, from the kernel's `job_errors` message. */
+export interface JobErrors {
+  last_error: string | null;
+  last_delivery_error: string | null;
+}
+
+/** Prefill values for editing a row (the prompt is not in the row: the form asks the kernel for it). */
 export function formFromRow(row: JobRow): FormValues {
   return {
     name: row.name,
     schedule: row.schedule_text,
-    prompt: row.prompt_complete === false ? "" : row.prompt,
+    prompt: "",
     deliver: row.deliver ?? "local",
     skills: row.skills.join(", "),
     repeat: row.repeat_times === null ? "" : String(row.repeat_times),

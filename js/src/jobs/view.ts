@@ -9,6 +9,7 @@ import {
   type FormValues,
   formatTime,
   formFromRow,
+  type JobErrors,
   type JobRow,
   type JobsState,
   presetExpression,
@@ -41,6 +42,8 @@ export class JobsView {
   /** The `get_prompt` request whose answer fills the prompt field (0: the field already holds the prompt). */
   private pendingPrompt = 0;
   private editingId: string | null = null;
+  /** Last errors by job id (from `job_errors` messages: never synced, so never saved with the notebook). */
+  private errors = new Map<string, JobErrors>();
   private lastRunNotice: string | null = null;
   private confirmingId: string | null = null;
   private readonly busyRows = new Map<number, string>();
@@ -135,6 +138,7 @@ export class JobsView {
     const onMsg = (msg: Reply): void => this.onMessage(msg);
     model.on("msg:custom", onMsg as () => void);
     this.listeners.push(["msg:custom", onMsg as () => void]);
+    this.model.send({ type: "job_errors" }); // the kernel also sends them after every refresh
     this.root.addEventListener("keydown", (ev) => {
       if (ev.key !== "Escape") return;
       if (this.confirmingId) {
@@ -198,17 +202,14 @@ export class JobsView {
       "td",
       { "data-testid": "job-last-status" },
       h("span", { class: row.last_status === "error" ? "hn-err" : row.last_status === "ok" ? "hn-ok" : "" }, row.last_status ?? "—"),
-      row.last_error ? h("div", { class: "hn-err", "data-testid": "job-last-error" }, `error: ${row.last_error}`) : null,
-      row.last_delivery_error
-        ? h("div", { class: "hn-err", "data-testid": "job-last-delivery-error" }, `delivery: ${row.last_delivery_error}`)
-        : null,
+      ...this.errorLines(row),
     );
     const when = (iso: string | null, testid: string): HTMLTableCellElement =>
       h("td", { "data-testid": testid, title: iso ?? "" }, formatTime(iso), iso ? h("div", { class: "hn-sub" }, relativeTime(iso, now)) : null);
     return h(
       "tr",
       { "data-testid": "job-row", "data-job-id": row.id, "data-job-name": row.name, "data-state": row.state, "aria-busy": busy ? "true" : null },
-      h("td", { title: row.prompt }, row.name, h("div", { class: "hn-sub" }, row.id)),
+      h("td", {}, row.name, h("div", { class: "hn-sub" }, row.id)),
       h("td", { "data-testid": "job-schedule" }, row.description, h("div", { class: "hn-sub" }, h("code", {}, row.schedule))),
       h("td", { "data-testid": "job-state" }, stateText(row, now), row.enabled ? null : h("div", { class: "hn-sub" }, "disabled")),
       when(row.next_run_at, "job-next-run"),
@@ -219,6 +220,18 @@ export class JobsView {
       h("td", {}, row.skills.join(", ")),
       h("td", {}, this.renderActions(row, busy)),
     );
+  }
+
+  private errorLines(row: JobRow): HTMLElement[] {
+    const errors = this.errors.get(row.id);
+    const lines: HTMLElement[] = [];
+    if (row.has_error && errors?.last_error) {
+      lines.push(h("div", { class: "hn-err", "data-testid": "job-last-error" }, `error: ${errors.last_error}`));
+    }
+    if (row.has_delivery_error && errors?.last_delivery_error) {
+      lines.push(h("div", { class: "hn-err", "data-testid": "job-last-delivery-error" }, `delivery: ${errors.last_delivery_error}`));
+    }
+    return lines;
   }
 
   private renderActions(row: JobRow, busy: boolean): HTMLElement {
@@ -385,8 +398,8 @@ export class JobsView {
     this.pendingPrompt = 0;
     this.promptInput.disabled = false;
     this.promptInput.placeholder = "";
-    if (row && row.prompt_complete === false) {
-      // Only the start of the prompt is in the synced rows: ask the kernel for all of it.
+    if (row) {
+      // The prompt is not in the synced rows (they are saved with the notebook): ask the kernel for it.
       this.pendingPrompt = ++this.request;
       this.promptInput.disabled = true;
       this.promptInput.placeholder = "Loading the prompt…";
@@ -458,6 +471,9 @@ export class JobsView {
       this.promptInput.disabled = false;
       this.promptInput.placeholder = "";
       if (msg.ok && typeof msg.prompt === "string") this.promptInput.value = msg.prompt;
+    } else if (msg.type === "job_errors" && msg.errors !== null && typeof msg.errors === "object") {
+      this.errors = new Map(Object.entries(msg.errors as Record<string, JobErrors>));
+      this.renderRows();
     } else if (msg.type === "action_result" && typeof msg.request === "number") {
       this.busyRows.delete(msg.request);
       this.renderRows();

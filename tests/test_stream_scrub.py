@@ -1,0 +1,72 @@
+"""Secrets never leave the kernel through a widget's stream, even when a key arrives split across appends."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from hermes_notebook.widgets._stream import StreamingWidget
+from tests.helpers import expand_more
+
+MID = "assistant:t"
+KEY = "sk-" + "Q7" * 20
+OWN = "own-connection-key-1234"
+
+
+def _append(text: str) -> dict[str, Any]:
+    return {"op": "append", "message_id": MID, "part_id": "text:0", "text": text}
+
+
+@pytest.fixture
+def widget() -> Any:
+    w = StreamingWidget(mode="turn", secrets=[OWN])
+    w.sent = []
+    w.send = lambda content, buffers=None: w.sent.append(json.loads(json.dumps(content)))
+    w.push([{"op": "message", "message": {"id": MID, "role": "assistant", "status": "streaming", "usage": None,
+                                          "error": None, "parts": [{"id": "text:0", "kind": "text", "text": ""}]}}])
+    yield w
+    w.close()
+
+
+def _streamed(widget: Any) -> str:
+    return "".join(c["text"] for m in expand_more(widget.sent) if m["type"] == "changes"
+                   for c in m["changes"] if c["op"] == "append")
+
+
+def test_a_key_split_across_appends_never_goes_out_whole_or_in_halves(widget: Any) -> None:
+    """Appends are released only where no key can straddle them, so the joined stream and the kernel's copy hold
+    the mask, never the key nor a part of it; what was held back goes out before the turn's end."""
+    text = f"Your key is {KEY} and API_SERVER_KEY= {OWN}x plus {OWN} done"
+    for i in range(0, len(text), 5):
+        widget.push([_append(text[i:i + 5])])
+        widget.flush()
+    widget.push([{"op": "finish", "message_id": MID, "status": "complete", "usage": None, "error": None}])
+    widget.flush()
+    streamed = _streamed(widget)
+    assert streamed == widget.snapshot()[0]["parts"][0]["text"]
+    assert streamed == "Your key is ******** and API_SERVER_KEY= ******** plus ******** done"
+    assert KEY[:8] not in json.dumps(widget.sent) and OWN[:8] not in json.dumps(widget.sent)
+
+
+def test_an_unfinished_word_waits_for_the_next_append_and_snapshots_never_hold_half_a_key(widget: Any) -> None:
+    """Text after the last whitespace waits; a snapshot taken meanwhile holds only what was released."""
+    widget.push([_append("token: " + KEY[:10])])
+    widget._dispatch(widget, {"type": "snapshot"}, [])
+    assert KEY[:10] not in json.dumps(widget.sent)
+    widget.push([_append(KEY[10:] + " ok ")])
+    widget.flush()
+    assert _streamed(widget) == "token: ******** ok "
+
+
+def test_whole_messages_and_notices_are_scrubbed_too(widget: Any) -> None:
+    """``reset()`` messages, tool results in patches and the ``notice``/``connection`` traitlets lose keys."""
+    widget.reset([{"id": "user:1", "role": "user", "status": "complete", "usage": None, "error": f"bad {KEY}",
+                   "parts": [{"id": "text:0", "kind": "text", "text": f"export GITHUB_TOKEN={OWN}"}]}])
+    widget.notice = f"failed with {OWN}"
+    widget.connection = {"status": "disconnected", "retry_in": None, "message": f"Bearer {OWN}"}
+    widget._dispatch(widget, {"type": "snapshot"}, [])
+    everything = json.dumps([widget.sent, widget.get_state(), widget.snapshot()])
+    assert KEY not in everything and OWN not in everything
+    assert "GITHUB_TOKEN=********" in everything and widget.notice == "failed with ********"
