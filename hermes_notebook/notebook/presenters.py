@@ -17,7 +17,7 @@ from .results import Reply
 
 if TYPE_CHECKING:
     from ..widgets.turn import TurnView
-    from .handle import TurnHandle
+    from .running import RunningTurn
 
 __all__ = ["Presenter", "TextPresenter", "WidgetPresenter", "presenter_for"]
 
@@ -41,7 +41,7 @@ class WidgetPresenter(Presenter):
 
     buttons = True
 
-    def __init__(self, handle: TurnHandle) -> None:
+    def __init__(self, handle: RunningTurn) -> None:
         from IPython.display import display
 
         from ..widgets.turn import TurnView
@@ -66,7 +66,7 @@ class WidgetPresenter(Presenter):
 class TextPresenter(Presenter):
     """Terminal IPython: prints the answer as it streams and a line per tool."""
 
-    def __init__(self, handle: TurnHandle, *, direct: bool = False) -> None:
+    def __init__(self, handle: RunningTurn, *, direct: bool = False) -> None:
         self._queue: queue.Queue[list[Any]] = queue.Queue()
         self._kinds: dict[str, str] = {}
         self._direct = direct
@@ -118,7 +118,7 @@ class TextPresenter(Presenter):
         reply.shown_live(None, getattr(shell.ipython(), "execution_count", None))
 
 
-def presenter_for(handle: TurnHandle, *, blocking: bool, show: bool = True) -> Presenter:
+def presenter_for(handle: RunningTurn, *, blocking: bool, show: bool = True) -> Presenter:
     on_main = threading.current_thread() is threading.main_thread()
     where = shell.environment()
     if not show or not on_main:
