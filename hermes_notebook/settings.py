@@ -72,7 +72,7 @@ class Secret:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Secret):
-            return self._value == other._value
+            return self._value == other.reveal()
         return NotImplemented
 
     def __hash__(self) -> int:

@@ -296,15 +296,15 @@ async def test_sudo_password_is_sent_once_and_never_kept(hermes: LocalHermes, ca
 async def test_the_session_list_says_whether_a_turn_runs(conn: DashboardConnection) -> None:
     """The early-stop follow-up reads ``session.active_list``: the row of our live id is busy during a turn and
     idle after it, on each server (the 0.19.0 way to see a turn its server dropped without an event)."""
-    from hermes_notebook.client.dashboard.early_stop import _session_runs
+    from hermes_notebook.client.dashboard.early_stop import session_runs
 
     ref = await conn.create_session()
     turn = await conn.submit(ref, "SLOW 8")
     await _first(turn, lambda change: change["op"] == "append")
-    assert await _session_runs(conn, ref.live_id)
+    assert await session_runs(conn.request, ref.live_id)
     await turn
     for _ in range(40):  # the server clears ``running`` shortly after message.complete (post-turn work)
-        if not await _session_runs(conn, ref.live_id):
+        if not await session_runs(conn.request, ref.live_id):
             break
         await asyncio.sleep(0.25)
     else:
@@ -316,6 +316,6 @@ async def test_a_stop_sent_right_after_submit_ends_the_turn(conn: DashboardConne
     ref = await conn.create_session()
     turn = await conn.submit(ref, "SLOW 40")
     await turn.interrupt()
-    message = await asyncio.wait_for(turn._result(), 30)
+    message = await asyncio.wait_for(turn, 30)
     assert message.status in ("interrupted", "cancelled")
     assert "tick 39" not in "".join(p.text or "" for p in message.parts if p.kind == "text")

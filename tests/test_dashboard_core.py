@@ -1,7 +1,7 @@
 """The sans-I/O Dashboard core, driven by the real captured transcripts of both servers with no socket.
 
 Each capture (``tests/fixtures/ws_*.jsonl`` from 0.19.0, ``tests/fixtures/newer/*.jsonl`` from the newer server)
-is replayed as the connection would: our ``send`` requests go through :meth:`DashboardCore.request` (the captured
+is replayed as the connection would: our ``send`` requests go through ``DashboardCore.calls`` (the captured
 ids are mapped to the core's), ``recv`` frames through :meth:`DashboardCore.receive`, and replies are acted on as
 the asyncio shell does. The turns the core routes must end as ``message.complete`` says, server requests must
 be answered with the frames the capturing client sent, and everything else the server asks is refused at once.
@@ -9,6 +9,7 @@ be answered with the frames the capturing client sent, and everything else the s
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,8 @@ import pytest
 
 from hermes_notebook.client.dashboard.core import METHOD_NOT_FOUND, DashboardCore
 from hermes_notebook.client.dashboard.prompts import RESPOND_VALUE_KEYS
-from hermes_notebook.client.dashboard.replay import settle
 from hermes_notebook.client.dashboard.session import ListenerItem, SessionRef
-from hermes_notebook.client.dashboard.turn import Turn
+from hermes_notebook.client.dashboard.turn_state import TurnState
 from hermes_notebook.errors import HermesGatewayClosedError, HermesProtocolError, HermesRPCError
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.events import Event
@@ -50,7 +50,7 @@ def _client_side(path: Path) -> bool:
 OLD = [p for p in sorted(FIXTURES.glob("ws_*.jsonl")) if _client_side(p)]
 
 
-def text_of(turn: Turn) -> str:
+def text_of(turn: TurnState) -> str:
     return "".join(p.text for p in turn.message.parts if p.kind == "text")
 
 
@@ -62,7 +62,7 @@ class Replay:
         self.answer = answer
         self.core = DashboardCore()
         self.ids: dict[str, int] = {}  # captured request id -> the core's id
-        self.turns: list[Turn] = []
+        self.turns: list[TurnState] = []
         self.completes: list[dict[str, Any]] = []  # message.complete payloads, in order
         self.sent: list[dict[str, Any]] = []  # frames the core queued (refusals)
         self.answers: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (ours, captured) result frames
@@ -82,9 +82,9 @@ class Replay:
         core = self.core
         if direction == "send" and "method" in frame and "id" in frame:
             self.send_request(frame["method"], frame.get("params") or {}, frame["id"])
-        elif direction == "send" and "result" in frame and frame.get("id") in core.open_requests:
+        elif direction == "send" and "result" in frame and frame.get("id") in core.prompts.open:
             assert self.answer is not None, f"{self.path.name} answers a server request"
-            ours = json.loads(core.answer_frame(frame["id"], self.answer))
+            ours = json.loads(core.prompts.answer_frame(frame["id"], self.answer))
             self.answers.append((ours, frame))
             core.answered(frame["id"], self.answer)
         elif direction == "recv":
@@ -108,9 +108,10 @@ class Replay:
             core.mark_answered(params["request_id"], params[RESPOND_VALUE_KEYS[method]])
         elif method == "approval.respond":  # resolves the oldest pending approval (§3.1)
             session = core.by_live[params["session_id"]]
-            pending = next(i for t in session.turns for i in t._folder.pending() if i.kind == "approval")
+            pending = session.oldest_approval()
+            assert pending is not None
             core.mark_answered(pending.request_id, params["choice"])
-        request_id, text = core.request(method, params, handle)
+        request_id, text = core.calls.request(method, params, handle)
         assert json.loads(text) == {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         self.ids[captured_id] = request_id
 
@@ -126,7 +127,7 @@ class Replay:
             elif handle[0] == "prompt.submit":
                 core.accept(handle[1], handle[2], result.get("status"))
             elif handle[0] == "client.capabilities":
-                core.set_capabilities(result)
+                core.prompts.set_capabilities(result)
         for listeners, item in core.items_received():
             for callback in listeners:
                 callback(item)
@@ -202,7 +203,7 @@ def test_newer_captures_answer_server_requests_like_the_real_client(path: Path) 
     for ours, captured in replay.answers:
         assert ours == captured
     assert len(replay.answers) == (1 if path.stem in ANSWERS else 0)
-    assert core.open_requests == {}  # answered, cancelled, or settled by message.complete
+    assert core.prompts.open == {}  # answered, cancelled, or settled by message.complete
     seqs = [f["params"]["seq"] for d, f in frames(path) if d == "recv" and f.get("method") == "event"
             and type((f.get("params") or {}).get("seq")) is int]
     assert next(iter(core.sessions.values())).last_seq == max(seqs)
@@ -216,7 +217,7 @@ def test_newer_handshake_capture_reports_features_and_faults() -> None:
     naming the method, and the reply to an srq id nobody asked about is left alone."""
     replay = Replay(FIXTURES / "newer" / "newer_handshake.jsonl").run()
     core = replay.core
-    assert core.server_request_methods is not None and {"approval", "clarify"} <= core.server_request_methods
+    assert core.prompts.methods is not None and {"approval", "clarify"} <= core.prompts.methods
     assert replay.errors, "the capture has an unknown method and a bad param"
     assert all(isinstance(e, HermesRPCError) and e.method and e.method in str(e) for e in replay.errors)
     assert any(e.code == METHOD_NOT_FOUND for e in replay.errors)
@@ -237,8 +238,8 @@ def test_an_unknown_server_request_is_refused_at_once() -> None:
     replay.drain()
     assert replay.sent == [{"jsonrpc": "2.0", "id": "srq-other", "error": {
         "code": -32601, "message": "method not handled by this client: preview.read"}}]
-    assert replay.core.open_requests == {}
-    assert [i for t in replay.turns for i in t._folder.pending()] == []
+    assert replay.core.prompts.open == {}
+    assert [i for t in replay.turns for i in t.pending()] == []
 
 
 def test_a_server_request_yields_its_result_frame_when_answered() -> None:
@@ -248,11 +249,11 @@ def test_a_server_request_yields_its_result_frame_when_answered() -> None:
     replay.run(stop_after=stop)
     srq = _srq_frame()
     (turn,) = replay.turns
-    assert [i.request_id for i in turn._folder.pending()] == [srq["id"]]
-    frame = json.loads(replay.core.answer_frame(srq["id"], "once"))
+    assert [i.request_id for i in turn.pending()] == [srq["id"]]
+    frame = json.loads(replay.core.prompts.answer_frame(srq["id"], "once"))
     assert frame == {"jsonrpc": "2.0", "id": srq["id"], "result": {"choice": "once"}}
     replay.core.answered(srq["id"], "once")
-    assert srq["id"] not in replay.core.open_requests and turn._folder.pending() == []
+    assert srq["id"] not in replay.core.prompts.open and turn.pending() == []
 
 
 def test_duplicate_events_by_seq_are_dropped() -> None:
@@ -307,7 +308,7 @@ def test_a_dropped_turn_is_caught_up_from_the_replay_ring() -> None:
     for frame in live:  # arrive while the catch-up is in flight: held back
         core.receive(json.dumps(frame))
     assert session.buffer is not None and len(session.buffer) == 3 and not turn.done
-    settle(core, session, {}, True, epoch, {"events": [f["params"] for f in missed]})
+    core.catch_up(session, {}, True, {"events": [f["params"] for f in missed]})
     replay.drain()
     complete = next(f["params"]["payload"] for f in later if f["params"]["type"] == "message.complete")
     assert turn.done and turn.status == "complete"
@@ -325,10 +326,10 @@ def test_a_new_replay_epoch_is_reported_and_ends_the_kept_turn() -> None:
     assert core.restarted and core.replay_epoch == "another-epoch"
     _, bound, catch_up = core.resumed(turn.ref.stored_id, {"session_id": "new-live-id"})
     assert not catch_up and bound is session and core.by_live == {"new-live-id": session}
-    settle(core, session, {}, False, core.replay_epoch)
+    core.catch_up(session, {}, False)
     assert turn.done and turn.status == "error" and "restarted" in (turn.message.error or "")
     with pytest.raises(HermesGatewayClosedError, match="restarted"):
-        turn._result().send(None)
+        turn.result()
     assert session.last_seq == 0 and not session.suspended
 
 
@@ -338,9 +339,9 @@ def test_request_cancel_withdraws_the_prompt() -> None:
     rows = frames(path)
     cancel = next(i for i, (d, f) in enumerate(rows) if (f.get("params") or {}).get("type") == "request.cancel")
     replay = Replay(path).run(stop_after=cancel)
-    (srq,) = replay.core.open_requests
+    (srq,) = replay.core.prompts.open
     replay.step(*rows[cancel])
-    assert replay.core.open_requests == {}
+    assert replay.core.prompts.open == {}
     inter = next(p.interaction for p in replay.turns[0].message.parts if p.interaction is not None)
     assert (inter.status, inter.reason) == ("expired", "timeout")
 
@@ -353,7 +354,7 @@ def test_bad_frames_and_stray_replies_are_faults_not_crashes() -> None:
     faults = core.faults_received()
     assert [type(f) for f in faults] == [HermesProtocolError] * 5
     assert "binary" in str(faults[0]) and "not JSON" in str(faults[1]) and "unknown request id 99" in str(faults[3])
-    request_id, _ = core.request("session.list", {}, "handle")
+    request_id, _ = core.calls.request("session.list", {}, "handle")
     core.receive(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": 4001, "message": "gone"}}))
     ((handle, result, error),) = core.replies_received()
     assert handle == "handle" and result is None and isinstance(error, HermesRPCError) and error.code == 4001
@@ -374,7 +375,7 @@ def test_a_session_bound_late_shows_a_prompt_that_came_first() -> None:
     core = DashboardCore()
     srq = _srq_frame()
     core.receive(json.dumps(srq))
-    assert core.data_to_send() == [] and list(core.open_requests) == [srq["id"]]
+    assert core.data_to_send() == [] and list(core.prompts.open) == [srq["id"]]
     items: list[ListenerItem] = []
     core.set_listeners("stored-1", [items.append])
     core.bind(SessionRef(srq["params"]["session_id"], "stored-1"))
@@ -396,16 +397,88 @@ def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
     replay = Replay(path).run(stop_after=cut)
     srq = rows[cut - 1][1]
     captured = [f["params"] for d, f in rows if d == "send" and f.get("method") == "clarify.lock"][:3]
-    ours = replay.core.lock_params(srq["id"], json.dumps({"q0": "A", "q1": ["X", "Y"], "q2": None}))
+    ours = replay.core.prompts.lock_params(srq["id"], json.dumps({"q0": "A", "q1": ["X", "Y"], "q2": None}))
 
     def plain(params: dict[str, Any]) -> dict[str, Any]:  # a multi-select answer is a JSON array string
         answer = params["answer"]
         return {**params, "answer": json.loads(answer) if isinstance(answer, str) and answer[:1] == "[" else answer}
 
     assert ours is not None and [plain(p) for p in ours] == [plain(p) for p in captured]
-    replay.core.clarify_locks = False
-    assert replay.core.lock_params(srq["id"], "A") is None
+    replay.core.prompts.locks_refused()
+    assert replay.core.prompts.lock_params(srq["id"], "A") is None
     one = {**srq, "id": "srq-one", "params": {**srq["params"], "questions": srq["params"]["questions"][:1]}}
-    replay.core.clarify_locks = None
+    replay.core.prompts.clarify_locks = None  # untried again
     replay.core.receive(json.dumps(one))
-    assert replay.core.lock_params("srq-one", "A") is None
+    assert replay.core.prompts.lock_params("srq-one", "A") is None
+
+
+# --- the core side stays pure ----------------------------------------------------------------------------------
+
+DASHBOARD = Path(__file__).parent.parent / "hermes_notebook" / "client" / "dashboard"
+#: The protocol side: state and decisions, no I/O. Everything else in the package is the asyncio shell.
+CORE_SIDE = ("attachments", "backoff", "core", "prompts", "routing", "rpc", "server_requests", "session", "turn_state")
+SHELL = ("callbacks", "channel", "compaction", "connection", "early_stop", "history", "reconnect", "turn", "ws")
+IO_LIBRARIES = frozenset({"asyncio", "websockets", "httpx", "httpx_sse"})
+
+
+def _imports(path: Path, package: str | None = None) -> list[str]:
+    """Absolute names imported anywhere in ``path`` (annotation-only and function-level imports included);
+    relative imports are resolved against ``package`` (by default the one ``path`` sits in)."""
+    parts = package.split(".") if package else list(path.parent.relative_to(DASHBOARD.parents[2]).parts)
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.append(module)
+            names.extend(f"{module}.{alias.name}" for alias in node.names)  # ``from . import x`` names a module
+    return names
+
+
+def _reached(module: str) -> dict[str, str]:
+    """Every name ``client/dashboard/<module>.py`` imports, following package modules: ``name -> importer``."""
+    root = DASHBOARD.parents[2]
+    found: dict[str, str] = {}
+    todo, seen = [DASHBOARD / f"{module}.py"], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imports(path):
+            found.setdefault(name, path.relative_to(root).as_posix())
+            target = root / Path(*name.split("."))
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if name.startswith("hermes_notebook.") and candidate.is_file() and candidate != path:
+                    todo.append(candidate)
+    return found
+
+
+def test_core_and_shell_lists_cover_the_package() -> None:
+    """Every module of the Dashboard client is either core side or shell, so a new one is placed on purpose."""
+    modules = {p.stem for p in DASHBOARD.glob("*.py")} - {"__init__"}
+    assert modules == set(CORE_SIDE) | set(SHELL) and not set(CORE_SIDE) & set(SHELL)
+
+
+@pytest.mark.parametrize("module", CORE_SIDE)
+def test_core_side_imports_no_io_and_nothing_from_the_shell(module: str) -> None:
+    """The protocol side imports no event loop or transport and no shell module (the connection, channel,
+    reconnector or turn handle), not even for annotations or through another package module."""
+    shell = {f"hermes_notebook.client.dashboard.{name}" for name in SHELL} | {"hermes_notebook.client.dashboard"}
+    offenders = sorted(
+        f"{where} imports {name}" for name, where in _reached(module).items()
+        if name.split(".")[0] in IO_LIBRARIES or name in shell
+    )
+    assert offenders == []
+
+
+def test_the_import_check_sees_a_shell_import(tmp_path: Path) -> None:
+    """The import reader resolves relative imports, annotation-only ones included (a self-test)."""
+    path = DASHBOARD / "core.py"
+    names = _imports(path)
+    assert "hermes_notebook.client.dashboard.routing" in names and "hermes_notebook.errors" in names
+    fake = tmp_path / "x.py"
+    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import asyncio\n    from .turn import Turn\n")
+    assert {"asyncio", "hermes_notebook.client.dashboard.turn"} <= set(_imports(fake, "hermes_notebook.client.dashboard"))

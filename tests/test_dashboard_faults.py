@@ -375,7 +375,7 @@ async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_fram
     fake.script(sid, [REPLY, event("message.start", sid), srq, clarify, 0.3, cancel, 0.3,
                       event("message.complete", sid, {"text": "done", "status": "complete"})])
     turn = await conn.submit(ref, "go")
-    await eventually_async(lambda: len(turn._folder.pending()) == 2)
+    await eventually_async(lambda: len(turn.pending()) == 2)
     await conn.respond(ref, "srq-a1", "once")
     message = await turn
     assert [f for f in fake.received if isinstance(f, dict) and f.get("id") == "srq-a1"] == [
@@ -415,11 +415,11 @@ async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
     """0.19.0 answers ``streaming``, then drops a turn stopped before its agent is ready with no event at all;
     once the session is idle the turn ends cancelled instead of waiting forever."""
     turn = await _stopped_before_it_starts(fake, conn, ["starting", "working", "idle"])
-    message = await asyncio.wait_for(turn._result(), 10)
+    message = await asyncio.wait_for(turn, 10)
     assert message.status == "cancelled" and message.error is None
     assert len(fake.requests("session.active_list")) == 3
     assert len(fake.requests("session.interrupt")) == 1
-    assert not conn._core.sessions[turn.ref.stored_id].turns  # the session takes the next prompt as its own turn
+    assert conn.open_turns(turn.ref) == 0  # the session takes the next prompt as its own turn
 
 
 async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
@@ -441,7 +441,7 @@ async def test_a_newer_servers_error_for_a_turn_stopped_before_it_started_is_a_c
     """Newer servers say "Turn cancelled before the agent was ready" as an ``error`` event: ours, not a failure."""
     turn = await _stopped_before_it_starts(fake, conn, ["starting"])
     await fake.send(event("error", turn.ref.live_id, {"message": "Turn cancelled before the agent was ready"}))
-    message = await asyncio.wait_for(turn._result(), 5)
+    message = await asyncio.wait_for(turn, 5)
     assert message.status == "cancelled" and message.error is None
 
 
@@ -454,7 +454,7 @@ async def test_an_error_before_a_turn_starts_without_a_stop_is_still_an_error(
     fake.script(sid, [REPLY, event("error", sid, {"message": "agent initialization failed"})])
     turn = await conn.submit(ref, "hello")
     with pytest.raises(HermesRunError, match="agent initialization failed"):
-        await asyncio.wait_for(turn._result(), 5)
+        await asyncio.wait_for(turn, 5)
 
 
 async def _newer_capabilities(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
@@ -487,7 +487,7 @@ async def _two_question_clarify(fake: FakeDashboard, errors: Errors) -> tuple[Da
     fake.script(sid, [REPLY, event("message.start", sid), clarify, 0.5,
                       event("message.complete", sid, {"text": "done", "status": "complete"})])
     turn = await conn.submit(ref, "go")
-    await eventually_async(lambda: len(turn._folder.pending()) == 1)
+    await eventually_async(lambda: len(turn.pending()) == 1)
     return conn, ref, turn
 
 

@@ -80,7 +80,7 @@ async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(
     assert questions[1]["multi_select"] and questions[2]["choices"] == []
     answer = json.dumps({"q0": "B", "q1": ["X", "Z"], "q2": "Ann"})
     await conn.respond(ref, inter["request_id"], answer)
-    assert conn._core.clarify_locks is True  # sent as acknowledged clarify.lock calls, the last one resolving it
+    assert conn.features.clarify_locks is True  # sent as acknowledged clarify.lock calls, the last one resolving it
     message = await turn
     assert message.parts[-1].text == "You chose: B; X, Z; Ann"
 

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import select
 import signal
@@ -201,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": "invalid JSON", "type": "invalid_request_error"}})
             return
         model = self.server.model
-        reply = model._next_reply(body)
+        reply = model.next_reply(body)
         if reply.status != 200:
             message = f"scripted model failure (HTTP {reply.status})"
             self._send_json(
@@ -220,19 +221,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         delay = model.delay if reply.delay is None else reply.delay
-        model._streams_changed(+1)
-        try:
-            for frame, pause in _stream_chunks(reply, cid):
-                if model._stopping.is_set() or self._client_gone():
-                    return
-                self.wfile.write(frame)
-                self.wfile.flush()
-                if pause and delay > 0:
-                    model._stopping.wait(delay)
-        except (BrokenPipeError, ConnectionResetError):
-            return  # the client went away (an interrupt or stop): nothing left to do
-        finally:
-            model._streams_changed(-1)
+        with model.streaming() as stopping:
+            try:
+                for frame, pause in _stream_chunks(reply, cid):
+                    if stopping.is_set() or self._client_gone():
+                        return
+                    self.wfile.write(frame)
+                    self.wfile.flush()
+                    if pause and delay > 0:
+                        stopping.wait(delay)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client went away (an interrupt or stop): nothing left to do
 
     def _client_gone(self) -> bool:
         """True when the client closed its side (readable with no data), so a slow stream stops at once."""
@@ -319,9 +318,16 @@ class ScriptedModel:
         with self._lock:
             return self._active_streams
 
-    def _streams_changed(self, delta: int) -> None:
+    @contextlib.contextmanager
+    def streaming(self) -> Iterator[threading.Event]:
+        """Count one streamed response while it is sent; yields the event set when the model stops."""
         with self._lock:
-            self._active_streams += delta
+            self._active_streams += 1
+        try:
+            yield self._stopping
+        finally:
+            with self._lock:
+                self._active_streams -= 1
 
     def push(self, reply: Reply | str) -> None:
         """Queue a custom reply (a ``str`` means plain text) for the next agent request (one that offers tools).
@@ -331,7 +337,8 @@ class ScriptedModel:
         with self._lock:
             self._queue.append(Reply(text=reply) if isinstance(reply, str) else reply)
 
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        """The reply to one request (recorded): a pushed reply if it offers tools, else one planned from it."""
         with self._lock:
             self.requests.append(body)
             if self._queue and body.get("tools"):

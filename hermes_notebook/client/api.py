@@ -27,7 +27,7 @@ import httpx
 
 from ..errors import HermesConnectionError, HermesError, HermesRunError, HermesUsageError
 from ..settings import Secret, Settings
-from ._http import ApiServerClient, translate_errors
+from ._http import ApiServerClient, HttpTransport, translate_errors
 from ._mapping import raw as _raw
 from .api_types import (
     ApprovalResult,
@@ -51,6 +51,7 @@ from .run_events import (
     RunEventStream,
     RunFailed,
     RunInterrupted,
+    RunReaders,
     StreamLost,
     ToolCompleted,
     ToolStarted,
@@ -137,7 +138,7 @@ class ApiClient(ApiServerClient):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(settings, url=url, key=key, transport=transport)
-        self._readers: set[str] = set()  # runs with an open event reader (the server allows only one)
+        self._readers = RunReaders()  # runs with an open event reader (the server allows only one)
         self._features: Mapping[str, Any] | None = None  # /v1/capabilities features, fetched once
 
     # --- server info ---
@@ -175,7 +176,17 @@ class ApiClient(ApiServerClient):
                 self._features = {}
         return self._features.get(name)
 
-    async def _resumable_runs(self) -> bool:
+    @property
+    def http(self) -> HttpTransport:
+        """The transport this client sends through (base URL, key, timeouts, error translation)."""
+        return self._http
+
+    @property
+    def readers(self) -> RunReaders:
+        """The runs this client reads events of (one reader per run)."""
+        return self._readers
+
+    async def resumable_runs(self) -> bool:
         """Run streams carry ``id:`` and resume from ``Last-Event-ID`` (newer servers: durable run records)."""
         try:
             return bool(await self._feature("runs_idempotency"))
@@ -248,10 +259,7 @@ class ApiClient(ApiServerClient):
     def run_events(self, run_id: str) -> RunEventStream:
         """The run's events, ending with its terminal event (one reader per run; see the module docstring)."""
         _check_id(run_id, "run_id")
-        if run_id in self._readers:
-            raise HermesUsageError(
-                f"run {run_id} already has a reader in this client; a second reader would steal its events (§3)"
-            )
+        self._readers.ensure_free(run_id)
         return RunEventStream(self, run_id)
 
     async def run_status(self, run_id: str) -> RunStatus:
@@ -295,19 +303,21 @@ class ApiClient(ApiServerClient):
         run failed (a cancelled run is returned, ``status == "cancelled"``) and TimeoutError after ``timeout``.
         """
         _check_id(run_id, "run_id")
-        status = await asyncio.wait_for(self._poll_until_done(run_id), timeout)
+        status = await asyncio.wait_for(self.poll_run_until_done(run_id), timeout)
         if status.status == "failed":
             raise HermesRunError(f"run {run_id} failed: {status.error or 'no reason given'}",
                                  status="failed", run_id=run_id)
         return status
 
-    async def _status_or_none(self, run_id: str) -> RunStatus | None:
+    async def run_status_or_none(self, run_id: str) -> RunStatus | None:
+        """The run's status, or None while the server cannot be reached."""
         try:
             return await self.run_status(run_id)
         except HermesConnectionError:
             return None
 
-    async def _poll_until_done(self, run_id: str) -> RunStatus:
+    async def poll_run_until_done(self, run_id: str) -> RunStatus:
+        """Poll the run's status with growing waits until it ends (unreachable for too long: the error)."""
         delay, unreachable_since = POLL_MIN_DELAY, None
         while True:
             try:
@@ -324,14 +334,6 @@ class ApiClient(ApiServerClient):
                     return status
             await asyncio.sleep(delay)
             delay = min(delay * 2, POLL_MAX_DELAY)
-
-    def _start_reading(self, run_id: str) -> None:
-        if run_id in self._readers:
-            raise HermesUsageError(f"run {run_id} already has a reader in this client")
-        self._readers.add(run_id)
-
-    def _stop_reading(self, run_id: str) -> None:
-        self._readers.discard(run_id)
 
     # --- chat completions ---
 

@@ -20,15 +20,16 @@ import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from ..errors import HermesConnectionError, HermesNotFoundError
+from ..errors import HermesConnectionError, HermesNotFoundError, HermesUsageError
 from ..turns.events import Event
 from ..turns.model import APPROVAL_CHOICES
 from .streams import AsyncStream
 
-if TYPE_CHECKING:  # api.py imports this module; these names are only annotations here
-    from .api import ApiClient, RunStatus
+if TYPE_CHECKING:
+    from ._http import HttpTransport
+    from .api_types import RunStatus
 
 __all__ = [
     "APPROVAL_CHOICES",
@@ -42,6 +43,8 @@ __all__ = [
     "RunEventStream",
     "RunFailed",
     "RunInterrupted",
+    "RunReaders",
+    "RunSource",
     "StreamLost",
     "ToolCompleted",
     "ToolStarted",
@@ -55,6 +58,10 @@ RESUME_ATTEMPTS = 3
 RESUME_DELAY = 0.25
 
 #: Answers accepted by ``POST /v1/runs/{id}/approval`` (§3 "Approvals on /v1/runs").
+
+
+#: Wire event name -> its typed class (filled as the classes below are defined).
+_EVENT_TYPES: dict[str, builtins.type[RunEvent]] = {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,13 +80,12 @@ class RunEvent:
     synthesized: bool = False
 
     TERMINAL: ClassVar[bool] = False
-    _BY_TYPE: ClassVar[dict[str, builtins.type[RunEvent]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         wire_type = cls.__dict__.get("type")
         if isinstance(wire_type, str) and wire_type:
-            RunEvent._BY_TYPE[wire_type] = cls
+            _EVENT_TYPES[wire_type] = cls
 
     @property
     def terminal(self) -> bool:
@@ -91,7 +97,7 @@ class RunEvent:
         """Parse one SSE ``data:`` object; the name is the JSON key ``event`` (there is no ``event:`` line)."""
         wire_type = str(obj.get("event", ""))
         payload = {k: v for k, v in obj.items() if k not in ("event", "run_id", "timestamp")}
-        target: builtins.type[RunEvent] = cls._BY_TYPE.get(wire_type, RunEvent)
+        target: builtins.type[RunEvent] = _EVENT_TYPES.get(wire_type, RunEvent)
         names = {f.name for f in fields(target)} - {f.name for f in fields(RunEvent)}
         typed = {k: v for k, v in payload.items() if k in names}
         timestamp = obj.get("timestamp")
@@ -238,13 +244,55 @@ def _terminal_from_status(status: RunStatus) -> RunEvent:
 
 
 
+class RunReaders:
+    """The runs that have an event reader in one client: the server allows one reader per run (§3)."""
+
+    def __init__(self) -> None:
+        self._runs: set[str] = set()
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._runs
+
+    def ensure_free(self, run_id: str) -> None:
+        """HermesUsageError if ``run_id`` has a reader already: a second one would steal its events."""
+        if run_id in self._runs:
+            raise HermesUsageError(
+                f"run {run_id} already has a reader in this client; a second reader would steal its events (§3)"
+            )
+
+    def claim(self, run_id: str) -> None:
+        """Become the reader of ``run_id``; HermesUsageError if it already has one."""
+        self.ensure_free(run_id)
+        self._runs.add(run_id)
+
+    def release(self, run_id: str) -> None:
+        """The reader of ``run_id`` is done."""
+        self._runs.discard(run_id)
+
+
+class RunSource(Protocol):
+    """What a run's event stream needs from its client (:class:`~hermes_notebook.client.api.ApiClient` is one)."""
+
+    @property
+    def http(self) -> HttpTransport: ...
+
+    @property
+    def readers(self) -> RunReaders: ...
+
+    async def resumable_runs(self) -> bool: ...
+
+    async def run_status_or_none(self, run_id: str) -> RunStatus | None: ...
+
+    async def poll_run_until_done(self, run_id: str) -> RunStatus: ...
+
+
 class RunEventStream(AsyncStream[RunEvent]):
     """The events of one run, ending with its terminal event; see the module docstring for stream loss.
 
     ``lost`` is True once the stream was lost and the result came from polling.
     """
 
-    def __init__(self, client: ApiClient, run_id: str) -> None:
+    def __init__(self, client: RunSource, run_id: str) -> None:
         super().__init__(self._events())
         self.run_id = run_id
         self.lost = False
@@ -260,10 +308,10 @@ class RunEventStream(AsyncStream[RunEvent]):
 
     async def _events(self) -> AsyncGenerator[RunEvent, None]:
         client, run_id = self._client, self.run_id
-        client._start_reading(run_id)
+        client.readers.claim(run_id)
         try:
             reason = None
-            resumable = await client._resumable_runs()
+            resumable = await client.resumable_runs()
             for attempt in range(1 + (RESUME_ATTEMPTS if resumable else 0)):
                 if attempt:
                     if self._last_id is None:
@@ -284,18 +332,18 @@ class RunEventStream(AsyncStream[RunEvent]):
                     break  # 404: swept or never kept; only the status can tell the end
             self.lost = True
             logger.info("run %s: event stream lost (%s); polling its status", run_id, reason)
-            status = await client._status_or_none(run_id)
+            status = await client.run_status_or_none(run_id)
             yield StreamLost(run_id=run_id, timestamp=time.time(), reason=reason or "unknown",
                              status=status.status if status else None)
             if status is None or not status.done:
-                status = await client._poll_until_done(run_id)
+                status = await client.poll_run_until_done(run_id)
             yield _terminal_from_status(status)
         finally:
-            client._stop_reading(run_id)
+            client.readers.release(run_id)
 
     async def _read_stream(self) -> AsyncGenerator[RunEvent | str, None]:
         """Yield events, then a string saying why the stream ended without a terminal event (if it did)."""
-        http = self._client._http
+        http = self._client.http
         path = f"/v1/runs/{self.run_id}/events"
         last_id = self._last_id
         # A newer server replays from the event after Last-Event-ID, gaplessly (its frames carry ``id:``).

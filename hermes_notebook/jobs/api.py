@@ -107,7 +107,7 @@ class JobsAPI:
     # ---- reading ----
 
     @on_loop
-    async def list_async(self, include_disabled: bool = False) -> JobList:
+    async def list_async(self, include_disabled: bool = False) -> JobList[Job]:
         """The jobs as a :class:`JobList` (an HTML table in a notebook, ``to_dicts()`` for pandas); paused and
         finished ones only with ``include_disabled=True``."""
         return JobList(await (await self._client()).list(include_disabled=include_disabled))
@@ -180,7 +180,7 @@ class JobsAPI:
     # ---- find ----
 
     @on_loop
-    async def find_all_async(self, name: str) -> JobList:
+    async def find_all_async(self, name: str) -> JobList[Job]:
         """Every job with exactly this name, paused and finished ones included."""
         return JobList(await (await self._client()).list(include_disabled=True)).by_name(name)
 

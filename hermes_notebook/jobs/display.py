@@ -1,8 +1,8 @@
 """How jobs look in a notebook: :class:`JobList` (an HTML table, a text table, ``to_dicts()`` for pandas),
 :func:`job_html` (what ``Job._repr_html_`` shows) and the plain-language schedule and repeat texts.
 
-Every server string is escaped. Only the Job type is needed, for annotations, so the client can render a Job
-through this module without importing the scripting layer (both sit below the client; see the layer check).
+Every server string is escaped. What a job must offer to be shown is the :class:`JobLike` protocol (the client's
+``Job`` is one), so the client renders a Job through this module and this module imports nothing of the client.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, SupportsIndex, overload
+from typing import Any, Protocol, SupportsIndex, TypeVar, overload
 
 from ..inert import html_block
 from . import schedules
 
-if TYPE_CHECKING:
-    from ..client.jobs import Job
-
 __all__ = [
+    "JobLike",
     "JobList",
     "job_html",
     "job_to_dict",
@@ -29,6 +27,60 @@ __all__ = [
 ]
 
 
+class _Kind(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+class _Repeat(Protocol):
+    @property
+    def times(self) -> int | None: ...
+    @property
+    def completed(self) -> int: ...
+
+
+class JobLike(Protocol):
+    """The fields a job needs to be shown (``client.jobs.Job`` has them, as the server sends them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def schedule(self) -> _Kind: ...
+    @property
+    def schedule_display(self) -> str: ...
+    @property
+    def repeat(self) -> _Repeat: ...
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def state(self) -> str | None: ...
+    @property
+    def deliver(self) -> str | None: ...
+    @property
+    def skills(self) -> tuple[str, ...]: ...
+    @property
+    def created_at(self) -> datetime | None: ...
+    @property
+    def next_run_at(self) -> datetime | None: ...
+    @property
+    def last_run_at(self) -> datetime | None: ...
+    @property
+    def last_status(self) -> str | None: ...
+    @property
+    def last_error(self) -> str | None: ...
+    @property
+    def last_delivery_error(self) -> str | None: ...
+    @property
+    def paused_at(self) -> datetime | None: ...
+
+
+_J = TypeVar("_J", bound=JobLike)
+
+
 def _iso(value: datetime | None) -> str:
     return value.isoformat(timespec="seconds") if value else ""
 
@@ -37,12 +89,12 @@ def _short(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value else "—"
 
 
-def schedule_description(job: Job) -> str:
+def schedule_description(job: JobLike) -> str:
     """Plain-language schedule of a stored job ("every day at 09:00")."""
     return schedules.describe_stored(job.schedule) or job.schedule_display
 
 
-def repeat_text(job: Job) -> str:
+def repeat_text(job: JobLike) -> str:
     """"3 of 5 runs" / "3 runs (forever)"."""
     done = job.repeat.completed
     if job.repeat.times is None:
@@ -50,7 +102,7 @@ def repeat_text(job: Job) -> str:
     return f"{done} of {job.repeat.times}"
 
 
-def job_to_dict(job: Job) -> dict[str, Any]:
+def job_to_dict(job: JobLike) -> dict[str, Any]:
     """A flat, plain dict of one job (datetimes kept as datetimes), one column per field for pandas."""
     return {
         "id": job.id,
@@ -88,7 +140,7 @@ _CSS = (
 _COLUMNS = ("Name", "Schedule", "State", "Next run", "Last run", "Last status", "Repeat", "Deliver", "Skills")
 
 
-def _status_cell(job: Job) -> str:
+def _status_cell(job: JobLike) -> str:
     esc = html.escape
     parts = [esc(job.last_status or "—")]
     if job.last_error:
@@ -98,7 +150,7 @@ def _status_cell(job: Job) -> str:
     return "".join(parts)
 
 
-def _row(job: Job) -> str:
+def _row(job: JobLike) -> str:
     esc = html.escape
     state = esc(job.state or "") + ("" if job.enabled else ' <span class="hn-sub">(disabled)</span>')
     cells = [
@@ -115,7 +167,7 @@ def _row(job: Job) -> str:
     return f'<tr data-job-id="{esc(job.id)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-def jobs_table_html(jobs: Iterable[Job], caption: str = "Hermes cron jobs") -> str:
+def jobs_table_html(jobs: Iterable[JobLike], caption: str = "Hermes cron jobs") -> str:
     """A sanitized, self-contained HTML table of jobs (every server string is escaped)."""
     rows = [_row(job) for job in jobs]
     head = "".join(f'<th scope="col">{c}</th>' for c in _COLUMNS)
@@ -124,14 +176,14 @@ def jobs_table_html(jobs: Iterable[Job], caption: str = "Hermes cron jobs") -> s
                       f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def job_html(job: Job) -> str:
+def job_html(job: JobLike) -> str:
     """``Job._repr_html_``: the job as a one-row table plus its prompt."""
     prompt = html.escape(job.prompt) if job.prompt else "<i>(no prompt)</i>"
     return (jobs_table_html([job], caption=f"Hermes cron job {job.name}")
             + html_block(f'<details><summary>Prompt</summary><pre style="white-space:pre-wrap">{prompt}</pre></details>'))
 
 
-def jobs_table_text(jobs: Sequence[Job]) -> str:
+def jobs_table_text(jobs: Sequence[JobLike]) -> str:
     """A fixed-width text table (the text/plain repr of :class:`JobList`)."""
     if not jobs:
         return "JobList([])  (no jobs)"
@@ -144,7 +196,7 @@ def jobs_table_text(jobs: Sequence[Job]) -> str:
     return f"JobList of {len(jobs)} job{'s' if len(jobs) != 1 else ''}:\n" + "\n".join(lines)
 
 
-class JobList(list["Job"]):
+class JobList(list[_J]):
     """A list of :class:`Job` that shows as a table in a notebook and converts to plain dicts.
 
     ``pandas.DataFrame(jobs.to_dicts())`` gives one row per job and one column per field.
@@ -154,7 +206,7 @@ class JobList(list["Job"]):
         """One flat dict per job (see :func:`job_to_dict`)."""
         return [job_to_dict(job) for job in self]
 
-    def by_name(self, name: str) -> JobList:
+    def by_name(self, name: str) -> JobList[_J]:
         """The jobs with exactly this name (Hermes does not keep names unique)."""
         return JobList(job for job in self if job.name == name)
 
@@ -168,10 +220,10 @@ class JobList(list["Job"]):
         printer.text(repr(self))
 
     @overload
-    def __getitem__(self, index: SupportsIndex) -> Job: ...
+    def __getitem__(self, index: SupportsIndex) -> _J: ...
     @overload
-    def __getitem__(self, index: slice) -> JobList: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> Job | JobList:
+    def __getitem__(self, index: slice) -> JobList[_J]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> _J | JobList[_J]:
         if isinstance(index, slice):
             return JobList(super().__getitem__(index))
         return super().__getitem__(index)

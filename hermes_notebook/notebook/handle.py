@@ -79,6 +79,8 @@ class TurnHandle:
         self.options = options
         self._run = run
         self.prompt = options.prompt
+        #: How many ``{placeholders}`` were filled into ``prompt``.
+        self.filled = options.filled
         self.via = options.via
         self.session_id: str | None = None
         self.notes: list[str] = []

@@ -19,7 +19,7 @@ from .results import Reply
 
 if TYPE_CHECKING:
     from ..widgets.turn import TurnView
-    from .handle import TurnHandle
+    from .running import RunningTurn
 
 __all__ = ["Presenter", "TextPresenter", "WidgetPresenter", "presenter_for"]
 
@@ -43,7 +43,7 @@ class WidgetPresenter(Presenter):
 
     buttons = True
 
-    def __init__(self, handle: TurnHandle) -> None:
+    def __init__(self, handle: RunningTurn) -> None:
         from IPython.display import display
 
         from ..widgets.turn import TurnView
@@ -51,10 +51,9 @@ class WidgetPresenter(Presenter):
         self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop)
         self.view.busy = True  # shows the stop button while the turn runs
         self.display_id = uuid.uuid4().hex
-        options = handle.options
-        if options.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
+        if handle.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
             self.view.push([{"op": "message", "message": sent_prompt_message(
-                self.display_id, options.prompt, options.filled).to_dict()}])
+                self.display_id, handle.prompt, handle.filled).to_dict()}])
         handle.add_listener(self.view.push)
         self.execution_count = getattr(shell.ipython(), "execution_count", None)
         display(self.view, display_id=self.display_id)
@@ -72,7 +71,7 @@ class WidgetPresenter(Presenter):
 class TextPresenter(Presenter):
     """Terminal IPython: prints the answer as it streams and a line per tool."""
 
-    def __init__(self, handle: TurnHandle, *, direct: bool = False) -> None:
+    def __init__(self, handle: RunningTurn, *, direct: bool = False) -> None:
         self._queue: queue.Queue[list[Any]] = queue.Queue()
         self._kinds: dict[str, str] = {}
         self._direct = direct
@@ -127,7 +126,7 @@ class TextPresenter(Presenter):
         reply.shown_live(None, getattr(shell.ipython(), "execution_count", None))
 
 
-def presenter_for(handle: TurnHandle, *, blocking: bool, show: bool = True) -> Presenter:
+def presenter_for(handle: RunningTurn, *, blocking: bool, show: bool = True) -> Presenter:
     on_main = threading.current_thread() is threading.main_thread()
     where = shell.environment()
     if not show or not on_main:

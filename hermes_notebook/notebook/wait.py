@@ -22,7 +22,7 @@ from .presenters import Presenter, presenter_for
 from .results import Reply
 
 if TYPE_CHECKING:
-    from .handle import TurnHandle
+    from .running import RunningTurn
 
 __all__ = ["PUMP_INTERVAL", "run_blocking", "wait_blocking"]
 
@@ -30,7 +30,7 @@ __all__ = ["PUMP_INTERVAL", "run_blocking", "wait_blocking"]
 PUMP_INTERVAL = 0.02
 
 
-def run_blocking(handle: TurnHandle, *, timeout: float | None = None, show: bool = True) -> Reply:
+def run_blocking(handle: RunningTurn, *, timeout: float | None = None, show: bool = True) -> Reply:
     """Start ``handle`` and wait for its :class:`Reply`, showing it in the cell (``ask``, ``%hermes``).
 
     Interrupted or timed out, whatever the turn produced stays behind as the static result.
@@ -70,7 +70,7 @@ def run_blocking(handle: TurnHandle, *, timeout: float | None = None, show: bool
 
 
 def wait_blocking(
-    handle: TurnHandle,
+    handle: RunningTurn,
     *,
     timeout: float | None = None,
     presenter: Presenter | None = None,

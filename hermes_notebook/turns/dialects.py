@@ -1,13 +1,12 @@
 """The per-event handlers of both dialects: which events change a turn, and how (the folder's other half).
 
-Each handler takes the :class:`~hermes_notebook.turns.folder.TurnFolder` and one event and returns change
-records, using the folder's underscore methods (both modules are the turn folder; nothing outside ``turns/``
-touches them). Events without a handler are ignored by default but still reach ``transform_output``.
+Each handler takes the turn folder and one event and returns change records, through the folder's public
+vocabulary (:class:`~.vocabulary.FolderOps`), never its fields. Events without a handler are ignored by default
+but still reach ``transform_output``.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,11 +18,11 @@ from .payload import number_or_none, result_failed, text_or_none
 from .withdrawn import on_request_cancel, on_run_interrupted
 
 if TYPE_CHECKING:
-    from .folder import TurnFolder
+    from .vocabulary import FolderOps
 
 __all__ = ["COMPLETE_STATUSES", "HANDLERS", "Handler"]
 
-Handler = Callable[["TurnFolder", Event], list[ChangeRecord]]
+Handler = Callable[["FolderOps", Event], list[ChangeRecord]]
 
 COMPLETE_STATUSES = frozenset({"complete", "interrupted", "error"})  # message.complete.status, dashboard §4.1
 
@@ -33,34 +32,30 @@ COMPLETE_STATUSES = frozenset({"complete", "interrupted", "error"})  # message.c
 # no handler on purpose: they are ignored by default but still reach transform_output.
 
 
-def _d_message_start(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_message_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # Idempotent while the turn is open: synthetic turns send it twice (§7 "Synthetic turns", §8.3). A queued
     # message becomes streaming here.
     return f.begin("streaming")
 
 
-def _d_message_delta(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_message_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
     text = e.payload.get("text")
     if not text or type(text) is not str:
         return []
-    chunks = f._text_chunks
-    if chunks is None:
-        return f._add_text(text)
-    chunks.append(text)  # the hot path, inlined: one append and one record per delta
-    return [{"op": "append", "message_id": f.message_id, "part_id": f._text_id, "text": text}]
+    return f.add_text(text)  # O(1): one append and one record per delta
 
 
-def _d_reasoning_delta(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_reasoning_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
     text = e.payload.get("text")
-    return f._add_reasoning(text) if text and type(text) is str else []
+    return f.add_reasoning(text) if text and type(text) is str else []
 
 
-def _d_tool_start(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_tool_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # tool.start {tool_id, name, context, args_text?}: context is the human preview, args_text (verbose mode
     # only) the raw arguments (§4.1).
     p = e.payload
     pid = f"tool:{p.get('tool_id')}"
-    part = f._parts.get(pid)
+    part = f.part(pid)
     name, preview, args = text_or_none(p.get("name")), text_or_none(p.get("context")), text_or_none(p.get("args_text"))
     if part is not None:  # a repeated start: refresh in place
         fields: PartFields = {}
@@ -70,11 +65,11 @@ def _d_tool_start(f: TurnFolder, e: Event) -> list[ChangeRecord]:
             part.preview = fields["preview"] = preview
         if args is not None and part.arguments != args:
             part.arguments = fields["arguments"] = args
-        return [f._patch(part, fields)] if fields else []
-    return f._add_tool(Part(pid, "tool", name=name, status="running", arguments=args, preview=preview))
+        return [f.patch(part, fields)] if fields else []
+    return f.add_tool(Part(pid, "tool", name=name, status="running", arguments=args, preview=preview))
 
 
-def _d_tool_complete(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # tool.complete {tool_id, name, args, duration_s?, result, ...}; result is JSON-parsed when possible (§4.1).
     # It can arrive without tool.start (sent for inline diffs even with tool_progress off, §8.8).
     p = e.payload
@@ -84,67 +79,67 @@ def _d_tool_complete(f: TurnFolder, e: Event) -> list[ChangeRecord]:
     duration = number_or_none(p.get("duration_s"))
     args = p.get("args")
     args = args if isinstance(args, (str, dict)) else None
-    part = f._parts.get(pid)
+    part = f.part(pid)
     if part is None:
-        return f._add_tool(
+        return f.add_tool(
             Part(pid, "tool", name=text_or_none(p.get("name")), status=status, arguments=args, result=result, duration=duration)
         )
-    return f._complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
+    return f.complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
 
 
-def _approval_request(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._on_approval_request(e)
+def _approval_request(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.on_approval_request(e)
 
 
-def _expire(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._on_expire(e)
+def _expire(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.on_expire(e)
 
 
-def _d_clarify(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._on_request(e, "clarify")
+def _d_clarify(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.on_request(e, "clarify")
 
 
-def _d_sudo(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._on_request(e, "sudo")
+def _d_sudo(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.on_request(e, "sudo")
 
 
-def _d_secret(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._on_request(e, "secret")
+def _d_secret(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.on_request(e, "secret")
 
 
-def _d_message_complete(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_message_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # message.complete {text, usage, status, reasoning?} (§4.1). Text and reasoning are only added when nothing
     # was streamed (e.g. a failed call has text and no deltas, docs/protocol/dashboard.md §4.1).
     p = e.payload
     wire_status = p.get("status")
     status: MessageStatus = wire_status if wire_status in COMPLETE_STATUSES else "complete"
     text = p.get("text")
-    changes = f._final_text(text) if text and type(text) is str else []
+    changes = f.final_text(text) if text and type(text) is str else []
     reasoning = p.get("reasoning")
-    if not f._has_reasoning and reasoning and type(reasoning) is str:
-        changes.extend(f._add_reasoning(reasoning))
+    if not f.has_reasoning and reasoning and type(reasoning) is str:
+        changes.extend(f.add_reasoning(reasoning))
     # A failed turn's text is the error message (compute-host crash: {text:"Error: …", status:"error"}).
     error = (text.strip() or None) if status == "error" and type(text) is str else None
-    changes.extend(f._on_compressions(compression.compressions_of(p.get("usage")), compression.UNANNOUNCED))
-    changes.extend(f._end(status, p.get("usage"), error))
+    changes.extend(f.on_compressions(compression.compressions_of(p.get("usage")), compression.UNANNOUNCED))
+    changes.extend(f.end(status, p.get("usage"), error))
     return changes
 
 
-def _d_status_update(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_status_update(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # status.update {kind, text} (§4.1): "compacting" is a context compaction inside the turn, which then keeps
     # streaming; a newer server's "warn" right after may say it refused to compact (see .compression).
     kind = e.payload.get("kind")
     if kind == "compacting":
-        return f._on_compacting(compression.COMPACTED)
+        return f.on_compacting(compression.COMPACTED)
     if compression.is_refusal(kind, e.payload.get("text")):
-        return f._on_refused(compression.REFUSED)
+        return f.on_refused(compression.REFUSED)
     return []
 
 
-def _d_error(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _d_error(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # error {message, reason?} ends the turn without message.complete (§4.1, §8.5).
     message = text_or_none(e.payload.get("message")) or "error"
-    return f._end("error", None, message)
+    return f.end("error", None, message)
 
 
 _DASHBOARD: dict[str, Handler] = {
@@ -171,43 +166,33 @@ _DASHBOARD: dict[str, Handler] = {
 # text again, not reasoning: ignored.
 
 
-def _r_message_delta(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _r_message_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
     text = e.payload.get("delta")
     if not text or type(text) is not str:
         return []
-    chunks = f._text_chunks
-    if chunks is None:
-        return f._add_text(text)
-    chunks.append(text)
-    return [{"op": "append", "message_id": f.message_id, "part_id": f._text_id, "text": text}]
+    return f.add_text(text)
 
 
-def _r_tool_started(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _r_tool_started(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # tool.started {tool, preview}: no id on the wire, so tools are numbered run-1, run-2, ... (contract, "Ids").
     p = e.payload
-    f._run_tool_count += 1
     name = text_or_none(p.get("tool"))
-    part = Part(f"tool:run-{f._run_tool_count}", "tool", name=name, status="running", preview=text_or_none(p.get("preview")))
-    f._run_tools.setdefault(name or "", deque()).append(part)
-    return f._add_tool(part)
+    return f.add_tool(f.run_tools.start(name, text_or_none(p.get("preview"))))
 
 
-def _r_tool_completed(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _r_tool_completed(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # tool.completed {tool, duration, error: bool}: matched to the oldest running tool of that name.
     p = e.payload
     name = text_or_none(p.get("tool"))
     status: ToolStatus = "error" if p.get("error") else "completed"
     duration = number_or_none(p.get("duration"))
-    queue = f._run_tools.get(name or "")
-    while queue:
-        part = queue.popleft()
-        if part.status == "running":
-            return f._complete_tool(part, status, duration=duration)
-    f._run_tool_count += 1
-    return f._add_tool(Part(f"tool:run-{f._run_tool_count}", "tool", name=name, status=status, duration=duration))
+    part = f.run_tools.oldest_running(name)
+    if part is not None:
+        return f.complete_tool(part, status, duration=duration)
+    return f.add_tool(f.run_tools.finished(name, status, duration))
 
 
-def _r_approval_responded(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _r_approval_responded(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # approval.responded {choice, resolved}: the server resolved the oldest `resolved` approvals (FIFO, §3).
     # A newer server names the one it resolved (request_id): that one, not the oldest.
     # One the view already answered through folder.answer() keeps its recorded answer.
@@ -215,36 +200,25 @@ def _r_approval_responded(f: TurnFolder, e: Event) -> list[ChangeRecord]:
     resolved = p.get("resolved")
     count = resolved if type(resolved) is int and resolved > 0 else 1
     choice = text_or_none(p.get("choice"))
-    changes: list[ChangeRecord] = []
     named = p.get("request_id")
-    if isinstance(named, str) and named in f._approval_fifo:
-        f._approval_fifo.remove(named)
-        part = f._pending_part(named)
-        return f._resolve(part, "answered", choice) if part is not None else []
-    while count and f._approval_fifo:
-        count -= 1
-        rid = f._approval_fifo.popleft()
-        part = f._pending_part(rid)
-        if part is not None:
-            changes.extend(f._resolve(part, "answered", choice))
-    return changes
+    return f.resolve_oldest_approvals(count, choice, named if isinstance(named, str) else None)
 
 
-def _r_run_completed(f: TurnFolder, e: Event) -> list[ChangeRecord]:
+def _r_run_completed(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # run.completed {output, usage}: output is the final text, used when nothing was streamed.
     p = e.payload
     output = p.get("output")
-    changes = f._final_text(output) if output and type(output) is str else []
-    changes.extend(f._end("complete", p.get("usage"), None))
+    changes = f.final_text(output) if output and type(output) is str else []
+    changes.extend(f.end("complete", p.get("usage"), None))
     return changes
 
 
-def _r_run_failed(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._end("error", None, text_or_none(e.payload.get("error")) or "run failed")
+def _r_run_failed(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.end("error", None, text_or_none(e.payload.get("error")) or "run failed")
 
 
-def _r_run_cancelled(f: TurnFolder, e: Event) -> list[ChangeRecord]:
-    return f._end("cancelled", None, None)
+def _r_run_cancelled(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    return f.end("cancelled", None, None)
 
 
 _RUN: dict[str, Handler] = {

@@ -1,14 +1,14 @@
 """TurnFolder: the events of one assistant turn in, a Message and per-event change records out.
 
 Everything a view shows of a turn is decided here, once, for both servers and for history. The per-event
-handlers of each dialect live in :mod:`.dialects`; they are the folder's other half and use its
-underscore methods, which nothing outside ``turns/`` touches. Per-delta work is O(1): text is kept as a list
+handlers of each dialect live in :mod:`.dialects`; they are the folder's other half and use its public
+vocabulary (:class:`~.vocabulary.FolderOps`: ``add_text``, ``add_tool``, ``resolve``, ``end``...), never its fields.
+Per-delta work is O(1): text is kept as a list
 of chunks and joined only when a snapshot is asked for. No I/O.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
@@ -24,7 +24,6 @@ from .changes import (
 from .dialects import HANDLERS
 from .events import Event
 from .model import (
-    DEFAULT_APPROVAL_CHOICES,
     REDACTED,
     Interaction,
     Message,
@@ -33,12 +32,13 @@ from .model import (
     TransformContext,
     TransformOutput,
 )
-from .payload import choices_or_none, text_or_none, timed_out
+from .payload import timed_out
+from .requests import RequestBook
+from .run_tools import RunTools
 
 __all__ = ["END_STATUSES", "TurnFolder"]
 
 END_STATUSES = frozenset({"complete", "interrupted", "error", "cancelled"})
-
 
 
 class TurnFolder:
@@ -52,8 +52,7 @@ class TurnFolder:
     __slots__ = (
         "turn_id", "source", "message_id", "_transform", "_msg", "_started", "_done", "_segment", "_parts",
         "_chunks", "_text_id", "_text_chunks", "_reasoning_id", "_reasoning_chunks", "_has_text",
-        "_has_reasoning", "_running", "_run_tools", "_run_tool_count", "_interactions", "_approval_count",
-        "_approval_fifo", "_synthetic", "_compressions", "_marker_count",
+        "_has_reasoning", "_running", "run_tools", "_requests", "_compressions", "_marker_count",
     )
 
     def __init__(
@@ -81,12 +80,9 @@ class TurnFolder:
         self._has_text = False
         self._has_reasoning = False
         self._running: list[Part] = []  # running tool parts, oldest first
-        self._run_tools: dict[str, deque[Part]] = {}  # run dialect: tool name -> running parts, oldest first
-        self._run_tool_count = 0
-        self._interactions: dict[str, Part] = {}  # request id -> the part holding it
-        self._approval_count = 0
-        self._approval_fifo: deque[str] = deque()  # approvals in server order, for approval.responded
-        self._synthetic: set[str] = set()  # tool parts made only to hold an interaction
+        #: The run dialect's tool parts, numbered and matched to completions by name (its handlers drive it).
+        self.run_tools = RunTools()
+        self._requests = RequestBook()  # server prompts: ids, holding parts, approval order
         # The session's usage.compressions when the turn opened (None: unknown) and the markers added so far:
         # a count that grew at the end with no marker shown means a compaction nobody announced.
         self._compressions = compressions
@@ -116,18 +112,19 @@ class TurnFolder:
 
     def pending(self) -> list[Interaction]:
         """Copies of the interactions still waiting for an answer, in request order (approvals resolve FIFO)."""
-        out = []
-        for rid in self._interactions:
-            part = self._pending_part(rid)
-            if part is not None and part.interaction is not None:
-                out.append(part.interaction.copy())
-        return out
+        return [part.interaction.copy() for part in self._requests.pending_parts() if part.interaction is not None]
+
+    @property
+    def has_reasoning(self) -> bool:
+        """Whether reasoning streamed in this turn (a final message then adds none)."""
+        return self._has_reasoning
+
+    def part(self, part_id: str) -> Part | None:
+        """The part with id ``part_id``, if this turn has one."""
+        return self._parts.get(part_id)
 
     def begin(self, status: Literal["streaming", "queued"] = "streaming") -> list[ChangeRecord]:
-        """Emit the ``message`` op now (e.g. right after ``prompt.submit``); ``queued`` when the server queued it.
-
-        Idempotent: returns ``[]`` when the message was already emitted with that status.
-        """
+        """Emit the ``message`` op now (after ``prompt.submit``; ``queued``: the server queued it); idempotent."""
         if self._done or (self._started and self._msg.status == status):
             return []
         self._started = True
@@ -169,7 +166,7 @@ class TurnFolder:
         if self._done:
             return []
         changes = self.begin() if not self._started else []
-        changes.extend(self._end(cast(MessageStatus, status), None, error))
+        changes.extend(self.end(cast(MessageStatus, status), None, error))
         return changes
 
     def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
@@ -178,12 +175,12 @@ class TurnFolder:
         A sudo password or secret value is recorded as ``"********"``. Returns ``[]`` when ``request_id`` is
         unknown or no longer pending.
         """
-        part = self._pending_part(request_id)
+        part = self.pending_part(request_id)
         if part is None or self._done:
             return []
         if part.interaction is not None and part.interaction.kind in ("sudo", "secret"):
             response = REDACTED
-        return self._resolve(part, "answered", response)
+        return self.resolve(part, "answered", response)
 
     def add_marker(self, text: str) -> list[ChangeRecord]:
         """Add a ``marker`` part (e.g. a compression that happened before this turn); text after it streams on
@@ -211,7 +208,7 @@ class TurnFolder:
         parts = self._msg.parts
         return parts[-1] if parts and parts[-1].kind == "marker" else None
 
-    def _on_compacting(self, text: str) -> list[ChangeRecord]:
+    def on_compacting(self, text: str) -> list[ChangeRecord]:
         # One compaction can be announced several times (a newer server retries before the next model call):
         # one marker until something else happens.
         last = self._last_marker()
@@ -219,14 +216,14 @@ class TurnFolder:
             return []
         return self._add_marker(text)
 
-    def _on_refused(self, text: str) -> list[ChangeRecord]:
+    def on_refused(self, text: str) -> list[ChangeRecord]:
         last = self._last_marker()
         if last is None or last.text == text:
             return []
         last.text = text
-        return [self._patch(last, {"text": text})]
+        return [self.patch(last, {"text": text})]
 
-    def _on_compressions(self, count: int | None, text: str) -> list[ChangeRecord]:
+    def on_compressions(self, count: int | None, text: str) -> list[ChangeRecord]:
         """At the end of the turn: a grown ``usage.compressions`` with no marker shown adds one."""
         base = self._compressions
         if count is None or base is None or count <= base or self._marker_count:
@@ -235,7 +232,7 @@ class TurnFolder:
 
     # -- text ------------------------------------------------------------------------------------------------
 
-    def _add_text(self, text: str) -> list[ChangeRecord]:
+    def add_text(self, text: str) -> list[ChangeRecord]:
         chunks = self._text_chunks
         if chunks is not None:
             chunks.append(text)
@@ -254,7 +251,7 @@ class TurnFolder:
         self._has_text = True
         return self._add_part(part)
 
-    def _final_text(self, final: str) -> list[ChangeRecord]:
+    def final_text(self, final: str) -> list[ChangeRecord]:
         """Reconcile the streamed text with the final reply text of message.complete / run.completed.
 
         Nothing streamed: the final text becomes the text part (a failed call, streaming off). The current text
@@ -266,21 +263,21 @@ class TurnFolder:
         if not final:
             return []
         if not self._has_text:
-            return self._add_text(final)
+            return self.add_text(final)
         chunks = self._text_chunks
         if chunks is None:
             self._sync()
             streamed = "".join(p.text for p in self._msg.parts if p.kind == "text")
-            return [] if final in streamed else self._add_text(final)
+            return [] if final in streamed else self.add_text(final)
         current = "".join(chunks).rstrip()
         if len(final) <= len(current) or not final.startswith(current):
             return []
         chunks[:] = [final]
         part = self._parts[self._text_id]
         part.text = final
-        return [self._patch(part, {"text": final})]
+        return [self.patch(part, {"text": final})]
 
-    def _add_reasoning(self, text: str) -> list[ChangeRecord]:
+    def add_reasoning(self, text: str) -> list[ChangeRecord]:
         chunks = self._reasoning_chunks
         if chunks is not None:
             chunks.append(text)
@@ -312,7 +309,7 @@ class TurnFolder:
         self._parts[part.id] = part
         return [{"op": "part", "message_id": self.message_id, "part": part.to_dict()}]
 
-    def _add_tool(self, part: Part) -> list[ChangeRecord]:
+    def add_tool(self, part: Part) -> list[ChangeRecord]:
         # A tool part closes the segment: later reasoning/text go to reasoning:N+1 / text:N+1 (contract, "Ids").
         self._segment += 1
         self._text_id, self._text_chunks = "", None
@@ -321,10 +318,10 @@ class TurnFolder:
             self._running.append(part)
         return self._add_part(part)
 
-    def _patch(self, part: Part, fields: PartFields) -> PatchChange:
+    def patch(self, part: Part, fields: PartFields) -> PatchChange:
         return {"op": "patch", "message_id": self.message_id, "part_id": part.id, "fields": fields}
 
-    def _complete_tool(
+    def complete_tool(
         self, part: Part, status: ToolStatus, *, result: Any = ..., duration: float | None = None,
         arguments: Any = None, name: str | None = None,
     ) -> list[ChangeRecord]:
@@ -346,7 +343,7 @@ class TurnFolder:
             # interrupt). Keep the buttons from staying live. An answered interaction stays answered.
             inter.status = "expired" if timed_out(part.result) else "cancelled"
             fields["interaction"] = inter.to_dict()
-        return [self._patch(part, fields)]
+        return [self.patch(part, fields)]
 
     # -- interactions ----------------------------------------------------------------------------------------
 
@@ -361,81 +358,56 @@ class TurnFolder:
         if target is None:
             suffix = inter.request_id if inter.kind == "approval" else f"{inter.kind}-{inter.request_id}"
             part = Part(f"tool:{suffix}", "tool", name=inter.kind, status="running", interaction=inter)
-            self._synthetic.add(part.id)
-            self._interactions[inter.request_id] = part
-            return self._add_tool(part)
+            self._requests.hold(inter.request_id, part, synthetic=True)
+            return self.add_tool(part)
         target.interaction = inter
-        self._interactions[inter.request_id] = target
-        return [self._patch(target, {"interaction": inter.to_dict()})]
+        self._requests.hold(inter.request_id, target)
+        return [self.patch(target, {"interaction": inter.to_dict()})]
 
-    def _resolve(self, part: Part, status: InteractionStatus, response: str | None = None) -> list[ChangeRecord]:
+    def resolve(self, part: Part, status: InteractionStatus, response: str | None = None) -> list[ChangeRecord]:
         inter = part.interaction
         assert inter is not None
         inter.status = status
         if response is not None:
             inter.response = response
         fields: PartFields = {"interaction": inter.to_dict()}
-        if part.id in self._synthetic and part.status == "running":
+        if self._requests.is_synthetic(part) and part.status == "running":
             # A part made only for the interaction lives exactly as long as the interaction does.
             part.status = fields["status"] = "completed" if status == "answered" else "cancelled"
             self._running.remove(part)
-        return [self._patch(part, fields)]
+        return [self.patch(part, fields)]
 
-    def _on_approval_request(self, event: Event) -> list[ChangeRecord]:
-        # approval.request has no request id on either 0.19.0 server; approvals resolve FIFO
-        # (docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so number them.
-        p = event.payload
-        self._approval_count += 1
-        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2); a
-        # newer API Server's run approval names its request_id too, and answers exactly the one named.
-        given = p.get("request_id")
-        if event.dialect == "run" and not (isinstance(given, str) and 0 < len(given) <= 256):
-            given = None
-        rid = str(given) if given else f"approval-{self._approval_count}"
-        if rid in self._interactions:  # a newer server's request, already shown
-            return []
-        self._approval_fifo.append(rid)
-        # No choices (absent, or an empty list) means the default pair: every view and check then reads one list.
-        choices = choices_or_none(p.get("choices")) or list(DEFAULT_APPROVAL_CHOICES)
-        inter = Interaction(
-            "approval", rid, command=text_or_none(p.get("command")), description=text_or_none(p.get("description")),
-            choices=choices,
-        )
-        return self._attach(inter)
+    def on_approval_request(self, event: Event) -> list[ChangeRecord]:
+        inter = self._requests.approval_from(event)
+        return [] if inter is None else self._attach(inter)
 
-    def _on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]:
-        # clarify/sudo/secret.request carry their own request_id (docs/protocol/dashboard.md §4.2).
-        p = event.payload
-        rid = p.get("request_id")
-        rid = str(rid) if rid is not None else f"{kind}-{len(self._interactions) + 1}"
-        if rid in self._interactions:  # a repeated request: the first one stands
-            return []
-        if kind == "secret":
-            inter = Interaction(kind, rid, question=text_or_none(p.get("prompt")), description=text_or_none(p.get("env_var")))
-        else:
-            inter = Interaction(kind, rid, question=text_or_none(p.get("question")), choices=choices_or_none(p.get("choices")) or [])
-            questions = p.get("questions")
-            if kind == "clarify" and isinstance(questions, list) and questions:  # newer servers: 1-5 questions
-                inter.questions = [dict(q) for q in questions if isinstance(q, Mapping)]
-        return self._attach(inter, "clarify" if kind == "clarify" else None)
+    def on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]:
+        inter = self._requests.request_from(event, kind)
+        return [] if inter is None else self._attach(inter, "clarify" if kind == "clarify" else None)
 
-    def _on_expire(self, event: Event) -> list[ChangeRecord]:
+    def on_expire(self, event: Event) -> list[ChangeRecord]:
         # sudo.expire / secret.expire {request_id} after 120 s / 300 s (docs/protocol/dashboard.md §4.2).
         rid = event.payload.get("request_id")
-        part = None if rid is None else self._pending_part(str(rid))
-        return [] if part is None else self._resolve(part, "expired")
+        part = None if rid is None else self.pending_part(str(rid))
+        return [] if part is None else self.resolve(part, "expired")
 
-    def _pending_part(self, request_id: str) -> Part | None:
-        """The part holding the still-pending interaction ``request_id`` (a part's interaction can be replaced)."""
-        part = self._interactions.get(request_id)
-        inter = None if part is None else part.interaction
-        if inter is None or inter.request_id != request_id or inter.status != "pending":
-            return None
-        return part
+    def pending_part(self, request_id: str) -> Part | None:
+        """The part holding the still-pending interaction ``request_id``."""
+        return self._requests.pending_part(request_id)
+
+    def resolve_oldest_approvals(self, count: int, choice: str | None, named: str | None = None) -> list[ChangeRecord]:
+        """The server resolved its ``count`` oldest approvals (FIFO), or exactly the one it ``named`` (newer servers);
+        one already answered keeps its answer."""
+        changes: list[ChangeRecord] = []
+        for rid in self._requests.approvals_resolved(count, named):
+            part = self.pending_part(rid)
+            if part is not None:
+                changes.extend(self.resolve(part, "answered", choice))
+        return changes
 
     # -- end of turn -----------------------------------------------------------------------------------------
 
-    def _end(self, status: MessageStatus, usage: Any, error: str | None) -> list[ChangeRecord]:
+    def end(self, status: MessageStatus, usage: Any, error: str | None) -> list[ChangeRecord]:
         # Contract "End of turn": trim trailing whitespace of text/reasoning, cancel pending interactions, cancel
         # running tools unless the turn completed normally, then finish.
         self._sync()
@@ -449,19 +421,19 @@ class TurnFolder:
                 if trimmed != text:
                     part.text = trimmed
                     self._chunks[part.id][:] = [trimmed]
-                    changes.append(self._patch(part, {"text": trimmed}))
+                    changes.append(self.patch(part, {"text": trimmed}))
                 continue
             fields: PartFields = {}
             inter = part.interaction
             if inter is not None and inter.status == "pending":
                 inter.status = "cancelled"
                 fields["interaction"] = inter.to_dict()
-                if part.id in self._synthetic and part.status == "running":
+                if self._requests.is_synthetic(part) and part.status == "running":
                     part.status = fields["status"] = "cancelled"
             if part.status == "running" and status != "complete":
                 part.status = fields["status"] = "cancelled"
             if fields:
-                changes.append(self._patch(part, fields))
+                changes.append(self.patch(part, fields))
         self._running.clear()
         msg = self._msg
         msg.status = status

@@ -116,12 +116,12 @@ class Chat(StaticTwin, StreamingWidget):
             "new_session": self._on_new_session,
             "switch_session": self._on_switch_session,
             "refresh": self._on_refresh,
-            "list_sessions": lambda _content: self._run(self._refresh_sessions(), "listing sessions"),  # picker
+            "list_sessions": lambda _content: self.run_in_background(self._refresh_sessions(), "listing sessions"),  # picker
         }.items():
             self.on_action(name, handler)
         self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
-        self.ready = self._run(self._open(session), "opening the chat")
+        self.ready = self.run_in_background(self._open(session), "opening the chat")
 
     # --- public, blocking helpers (cells and tests) ----------------------------------------------------
 
@@ -133,17 +133,17 @@ class Chat(StaticTwin, StreamingWidget):
     def send_prompt(self, text: str, images: Sequence[tuple[str, bytes]] = ()) -> None:
         """Send a prompt as if typed in the composer (queued behind a running turn)."""
         prompt = _Prompt(_new_turn_id(), text, list(images))
-        self._run(self._enqueue(prompt), "sending the prompt")
+        self.run_in_background(self._enqueue(prompt), "sending the prompt")
 
     def stop(self) -> None:
         """Interrupt the running turn (and drop queued prompts), like the stop button."""
-        self._run(self._stop(), "stopping the turn")
+        self.run_in_background(self._stop(), "stopping the turn")
 
     def compress(self, focus_topic: str | None = None) -> Any:
         """Compress the open session's context now (``session.compress``); the next reply opens with a marker.
 
         Returns a future done once the server answered; a failure shows as the notice line."""
-        return self._run(self._compress(focus_topic), "compressing the context")
+        return self.run_in_background(self._compress(focus_topic), "compressing the context")
 
     async def _compress(self, focus_topic: str | None) -> None:
         conn = await self._connection()
@@ -152,7 +152,7 @@ class Chat(StaticTwin, StreamingWidget):
 
     def refresh(self) -> None:
         """Re-fetch the session's history and the session list."""
-        self._run(self._refresh(), "refreshing")
+        self.run_in_background(self._refresh(), "refreshing")
 
     @traitlets.validate("session")
     def _scrub_session(self, proposal: Any) -> Any:  # a title is model text: it may quote a key
@@ -228,32 +228,32 @@ class Chat(StaticTwin, StreamingWidget):
         if not text.strip() and not images:
             return
         self.notice = ""
-        self._run(self._enqueue(_Prompt(_new_turn_id(), text, images)), "sending the prompt")
+        self.run_in_background(self._enqueue(_Prompt(_new_turn_id(), text, images)), "sending the prompt")
 
     def _on_stop(self, _content: dict[str, Any]) -> None:
-        self._run(self._stop(), "stopping the turn")
+        self.run_in_background(self._stop(), "stopping the turn")
 
     def _on_respond(self, content: dict[str, Any]) -> None:
         key = (content["message_id"], content["request_id"])
-        self._run(self._respond(key, content["response"], content["part_id"]), "answering")
+        self.run_in_background(self._respond(key, content["response"], content["part_id"]), "answering")
 
     def _on_secret(self, content: dict[str, Any]) -> None:
         # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
         key = (content["message_id"], content["request_id"])
-        self._run(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
+        self.run_in_background(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
 
     def _on_new_session(self, _content: dict[str, Any]) -> None:
-        self._run(self._switch(None), "creating a new session")
+        self.run_in_background(self._switch(None), "creating a new session")
 
     def _on_switch_session(self, content: dict[str, Any]) -> None:
-        self._run(self._switch(content["session_id"]), "opening the session")
+        self.run_in_background(self._switch(content["session_id"]), "opening the session")
 
     def _on_refresh(self, _content: dict[str, Any]) -> None:
-        self._run(self._refresh(), "refreshing")
+        self.run_in_background(self._refresh(), "refreshing")
 
     # --- the loop side ----------------------------------------------------------------------------------
 
-    def _run(self, coro: Coroutine[Any, Any, None], what: str) -> Any:
+    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any:
         """Run ``coro`` on the package loop; any failure becomes the ``notice`` line, never a traceback."""
 
         async def guarded() -> None:
@@ -415,7 +415,7 @@ class Chat(StaticTwin, StreamingWidget):
             self.busy = False
             self._next_in_queue()
             if not self._closed:  # Hermes titles a session after its first turn: refresh the picker
-                self._run(self._refresh_sessions(), "listing sessions")
+                self.run_in_background(self._refresh_sessions(), "listing sessions")
 
     def _finish_locally(self, message_id: str | None, status: str, error: str) -> None:
         if message_id is None:
@@ -502,7 +502,7 @@ class Chat(StaticTwin, StreamingWidget):
     def _on_change(self, kind: str) -> None:
         """A newer Dashboard says a list changed elsewhere (another client, a cron run): re-list the picker."""
         if kind == "sessions" and not self._closed:
-            self._run(self._refresh_sessions(), "listing sessions")
+            self.run_in_background(self._refresh_sessions(), "listing sessions")
 
     def _on_listen(self, item: ListenerItem) -> None:
         """Listener callback of the connection (any thread): drive the banner; re-fetch after a reconnect."""
@@ -516,7 +516,7 @@ class Chat(StaticTwin, StreamingWidget):
                 self.connection = _banner("reconnecting", retry, message)
             elif item.status in ("reconnected", "connected"):
                 self.connection = _banner("reconnected", None, None)
-                self._run(self._refresh(), "re-fetching the history after the reconnect")
+                self.run_in_background(self._refresh(), "re-fetching the history after the reconnect")
         elif kind == "event":
             turn_id = item.turn_id or ""
             if not turn_id.startswith("unsolicited-"):
@@ -524,7 +524,7 @@ class Chat(StaticTwin, StreamingWidget):
             # A turn nobody submitted here (still running after a reconnect, or from another client).
             runtime.call_soon(self._push_unsolicited, list(item.changes or []))
             if item.event is not None and item.event.type == "message.complete" and self._turn_task is None:
-                self._run(self._refresh(), "re-fetching the history")
+                self.run_in_background(self._refresh(), "re-fetching the history")
 
     def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
         with self._lock:

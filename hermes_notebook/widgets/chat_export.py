@@ -56,4 +56,4 @@ def on_export(widget: Any, content: dict[str, Any]) -> None:
         path = export_chat(widget, str(fmt))
         widget.notice = f"Exported to {path.resolve()}"
 
-    widget._run(write(), "exporting the conversation")
+    widget.run_in_background(write(), "exporting the conversation")

@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import HermesRPCError, HermesUsageError
 from ...turns.compression import compress_result_text, compressions_of
+from .channel import Channel
+from .routing import SessionState
 
-if TYPE_CHECKING:
-    from .connection import DashboardConnection
-    from .session import _Session
-
-__all__ = ["compress_session"]
+__all__ = ["BUSY", "RETRY_EVERY", "SETTLE_SECONDS", "compress_session"]
 
 _DROPPED_KEYS = ("messages", "info", "host_ack")
 BUSY = 4009  # "session busy": a turn is running (§1 error codes)
 # The server sends message.complete before it marks the session idle, so a compress right after a turn can
 # still be told "busy": retry for this long while we know of no open turn.
 SETTLE_SECONDS = 3.0
-_RETRY_EVERY = 0.1
+RETRY_EVERY = 0.1
 
 
-async def compress_session(conn: DashboardConnection, session: _Session, focus_topic: str | None) -> dict[str, Any]:
+async def compress_session(channel: Channel, session: SessionState, focus_topic: str | None) -> dict[str, Any]:
     """Call ``session.compress`` and queue the marker for the session's next turn.
 
     Raises :class:`HermesRPCError` 4009 while a turn of the session runs (after :data:`SETTLE_SECONDS` of
@@ -42,13 +40,12 @@ async def compress_session(conn: DashboardConnection, session: _Session, focus_t
     deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
     while True:
         try:
-            answer = await conn._call("session.compress", params)
+            answer = await channel.call("session.compress", params)
             break
         except HermesRPCError as exc:
-            idle = not session.turns and session.unsolicited is None
-            if exc.code != BUSY or not idle or asyncio.get_running_loop().time() > deadline:
+            if exc.code != BUSY or not session.idle or asyncio.get_running_loop().time() > deadline:
                 raise
-            await asyncio.sleep(_RETRY_EVERY)
+            await asyncio.sleep(RETRY_EVERY)
     result = {k: v for k, v in answer.items() if k not in _DROPPED_KEYS} if isinstance(answer, Mapping) else {}
     session.note_compression(compress_result_text(result), compressions_of(result.get("usage")))
     return result

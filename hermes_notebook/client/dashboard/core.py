@@ -6,20 +6,15 @@ requests, per-session seq watermarks, the server's detected features). What a fr
 that the asyncio shell (:class:`~.connection.DashboardConnection`) drains after each frame:
 
 - :meth:`data_to_send`: frames to send now (refusals of server requests nobody here can show);
-- :meth:`replies_received`: ``(handle, result, error)`` for each reply to a :meth:`request`;
+- :meth:`replies_received`: ``(handle, result, error)`` for each reply to a request (``calls.request``);
 - :meth:`items_received`: ``(listeners, ListenerItem)`` pairs for ``listen`` callbacks;
 - :meth:`changes_received`: a newer server's refetch broadcasts (``sessions``, ``cron``...);
 - :meth:`faults_received`: frames that do not parse or fit, as :class:`~hermes_notebook.errors.HermesProtocolError`.
 
 Nothing here awaits, sleeps, reads a clock or touches a socket, so the real transcripts of both servers replay
 through it without one (tests/test_dashboard_core.py). Protocol notes: docs/protocol/dashboard.md (§n) and
-docs/protocol/dashboard-newer.md.
-
-Routing (0.19.0 events carry no turn id, §8.2): a turn is opened for its session before its ``prompt.submit``
-goes out, and a session's events go, in order, to its oldest open turn. A busy session answers ``queued`` and
-runs the text as its own turn after the running one (§3.1, §7). Events of a session with no open turn (goal
-continuations, background notifications, a turn still running after a reconnect: §7 "Synthetic turns") are
-folded on their own and handed to listeners. Newer servers number events (``seq``): duplicates are dropped.
+docs/protocol/dashboard-newer.md. A turn is opened for its session before its ``prompt.submit`` goes out (its
+events can beat the reply, §8.2); how a session's events find their turn is :mod:`.routing`'s.
 """
 
 from __future__ import annotations
@@ -27,33 +22,34 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from ...errors import (
-    HermesError,
-    HermesGatewayClosedError,
-    HermesProtocolError,
-    HermesRPCError,
-    HermesUsageError,
-)
+from ...errors import HermesError, HermesProtocolError
 from ...turns import TransformOutput, TurnFolder
 from ...turns.events import Event
-from .rpc import encode_error, encode_request, encode_result, rpc_error
-from .server_requests import PROMPT_METHODS, ServerRequest, answer_result, prompt_event
-from .session import Listener, ListenerItem, SessionRef, _Session
-from .turn import Turn
+from .prompts import Prompts
+from .routing import SessionState
+from .rpc import PendingCalls, Reply, encode_error
+from .session import Listener, ListenerItem, SessionRef
+from .turn_state import TurnState
 
-if TYPE_CHECKING:
-    from .connection import DashboardConnection
-
-__all__ = ["METHOD_NOT_FOUND", "DashboardCore"]
+__all__ = ["METHOD_NOT_FOUND", "DashboardCore", "Features"]
 
 METHOD_NOT_FOUND = -32601
-#: ``(handle, result, error)``: the handle given to :meth:`DashboardCore.request` and what its reply said.
-Reply = tuple[Any, Any, HermesRPCError | None]
 
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _from_frame = Event.from_dashboard_frame
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """What the server behind the current socket was seen to do (from its frames, never a version string)."""
+
+    server_requests: frozenset[str] | None  # methods it sends as server requests; None: 0.19.0 (events)
+    replay_epoch: str | None  # its replay scope (newer servers, after gateway.ready)
+    restarted: bool  # the last gateway.ready named another replay epoch than the one before it
+    clarify_locks: bool | None  # clarify.lock: None untried, False refused
 
 
 class DashboardCore:
@@ -65,19 +61,16 @@ class DashboardCore:
 
     def __init__(self, transform_output: TransformOutput | None = None) -> None:
         self.transform_output = transform_output
-        self.sessions: dict[str, _Session] = {}  # stored id -> routing state (kept across sockets)
-        self.by_live: dict[str, _Session] = {}  # live id -> routing state (the current socket only)
+        self.sessions: dict[str, SessionState] = {}  # stored id -> routing state (kept across sockets)
+        self.by_live: dict[str, SessionState] = {}  # live id -> routing state (the current socket only)
         self.listeners: dict[str, list[Listener]] = {}  # stored id -> callbacks (copy-on-write lists)
-        self.open_requests: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
-        self.generation = 0  # counts sockets; a SessionRef bound on an older one must be resumed again
+        self.prompts = Prompts()  # open server requests, and the features they come with
+        self.generation = 0  # counts sockets; a session bound on an older one must be resumed again
         # Features of the server behind the current socket (detected, never read from a version string).
         self.ready: Mapping[str, Any] = {}  # gateway.ready payload
-        self.server_request_methods: frozenset[str] | None = None  # client.capabilities reply; None = 0.19.0
         self.restarted = False  # the last gateway.ready named a replay epoch other than the one before it
-        self.clarify_locks: bool | None = None  # clarify.lock on this socket: None untried, False refused
         self._last_epoch: str | None = None
-        self._next_id = 0  # JSON-RPC ids keep counting across sockets: a late reply never matches a new request
-        self._pending: dict[int, tuple[str, Any]] = {}  # id -> (method, the caller's handle)
+        self.calls = PendingCalls()  # JSON-RPC ids awaiting a reply, with the caller's handles
         self._outgoing: list[str] = []
         self._replies: list[Reply] = []
         self._items: list[tuple[list[Listener], ListenerItem]] = []
@@ -96,22 +89,20 @@ class DashboardCore:
     @property
     def server_requests(self) -> bool:
         """True when the server behind this socket sends prompts as server requests (newer Dashboards)."""
-        return self.server_request_methods is not None
+        return self.prompts.methods is not None
+
+    @property
+    def features(self) -> Features:
+        """The server's detected features, as one value."""
+        prompts = self.prompts
+        return Features(prompts.methods, self.replay_epoch, self.restarted, prompts.clarify_locks)
 
     def new_socket(self) -> None:
         """A socket opened: live ids and the server's features belong to the socket they came on."""
         self.generation += 1
         self.by_live.clear()
         self.ready = {}
-        self.server_request_methods = None
-        self.clarify_locks = None
-
-    def set_capabilities(self, result: object) -> None:
-        """The ``client.capabilities`` reply: which server request methods this server sends."""
-        methods = result.get("server_requests") if isinstance(result, Mapping) else None
-        self.server_request_methods = frozenset(
-            m for m in (methods if isinstance(methods, list) else PROMPT_METHODS) if isinstance(m, str)
-        )
+        self.prompts.new_socket()
 
     # --- outputs -------------------------------------------------------------------------------------------
 
@@ -153,24 +144,6 @@ class DashboardCore:
         self._items.append((listeners, item))
         self.output_waiting = True
 
-    # --- requests ------------------------------------------------------------------------------------------
-
-    def request(self, method: str, params: Mapping[str, Any] | None, handle: Any = None) -> tuple[int, str]:
-        """Reserve an id for a request and return ``(id, frame)``; its reply comes back with ``handle``."""
-        self._next_id += 1
-        request_id = self._next_id
-        self._pending[request_id] = (method, handle)
-        return request_id, encode_request(request_id, method, params)
-
-    def forget_request(self, request_id: int) -> None:
-        """The caller stopped waiting (sent nothing, cancelled or timed out): a late reply is a fault."""
-        self._pending.pop(request_id, None)
-
-    def fail_requests(self) -> list[tuple[str, Any]]:
-        """Every request still waiting, as ``(method, handle)``, forgotten (the socket is gone)."""
-        pending, self._pending = self._pending, {}
-        return list(pending.values())
-
     # --- receiving (hot path) ------------------------------------------------------------------------------
 
     def receive(self, raw: str | bytes) -> None:
@@ -211,9 +184,9 @@ class DashboardCore:
         if session is not None:
             etype = event.type
             if etype == "request.cancel":
-                self.open_requests.pop(str(event.payload.get("id")), None)
-            elif etype == "message.complete" and self.open_requests:
-                self.forget_requests(session.ref.live_id)  # settled elsewhere (another client) without a cancel
+                self.prompts.withdraw(event.payload.get("id"))
+            elif etype == "message.complete" and self.prompts.open:
+                self.prompts.settle_session(session.ref.live_id)  # settled elsewhere (another client), no cancel
             seq = obj["params"].get("seq")
             if type(seq) is int:  # newer Dashboards number every session event (per live id)
                 session.feed_seq(seq, event)
@@ -224,19 +197,7 @@ class DashboardCore:
         # else: a session this socket does not route (resumed by another client): ignored.
 
     def _reply(self, obj: dict[str, Any]) -> None:
-        request_id = obj.get("id")
-        entry = self._pending.pop(request_id, None) if type(request_id) is int else None
-        if entry is None:
-            raise HermesProtocolError(
-                f"the Dashboard sent a reply for unknown request id {request_id!r}: "
-                f"{str(obj.get('error') or obj.get('result'))[:120]}"
-            )
-        method, handle = entry
-        error = obj.get("error")
-        if error is not None:
-            self._replies.append((handle, None, rpc_error(error, method)))
-        else:
-            self._replies.append((handle, obj.get("result"), None))
+        self._replies.append(self.calls.reply(obj))
         self.output_waiting = True
 
     def _broadcast(self, event: Event) -> None:
@@ -257,93 +218,70 @@ class DashboardCore:
     def _server_request(self, obj: Mapping[str, Any], method: object) -> None:
         """A prompt becomes an interaction of its session; anything else is refused at once."""
         request_id = obj.get("id")
-        params = obj.get("params")
-        if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
-            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
-            event = prompt_event(request)
-            if event is not None:
-                self.open_requests[request_id] = request
-                session = self.by_live.get(request.session_id)
-                if session is not None:
-                    session.feed(event)
-                # else: the server only asks clients attached to the session, so a resume of it is under way
-                # (its reply was read, its binding not yet made): bind() shows the prompt. Never refused: an
-                # error answer would withdraw it for every client.
-                return
+        taken = self.prompts.take(request_id, method, obj.get("params"))
+        if taken is not None:
+            request, event = taken
+            session = self.by_live.get(request.session_id)
+            if session is not None:
+                session.feed(event)
+            # else: the server only asks clients attached to the session, so a resume of it is under way (its
+            # reply was read, its binding not yet made): bind() shows the prompt. Never refused: an error answer
+            # would withdraw it for every client.
+            return
         # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
         self._outgoing.append(
             encode_error(request_id, METHOD_NOT_FOUND, f"method not handled by this client: {method}")
         )
         self.output_waiting = True
 
-    def answer_frame(self, request_id: str, response: str) -> str:
-        """The result frame answering an open server request with the view's ``response`` string."""
-        request = self.open_requests.get(request_id)
-        if request is None:
-            raise HermesUsageError(f"no pending interaction {request_id!r}")
-        return encode_result(request_id, answer_result(request, response))
+    def answered(self, request_id: str, response: str, session: SessionState | None = None) -> None:
+        """An answer is on the wire: close its server request (if any) and show it answered on its turn (in
+        ``session``, else whichever open turn holds the interaction; sudo/secret values redacted by the model)."""
+        self.prompts.open.pop(request_id, None)
+        self.mark_answered(request_id, response, session)
 
-    def lock_params(self, request_id: str, response: str) -> list[dict[str, Any]] | None:
-        """``clarify.lock`` params answering a multi-question clarify one question at a time, or None when the
-        answer goes as one result frame (another prompt, one question, or a server without locks).
-
-        Locks are acknowledged and kept by the server across a drop (docs/protocol/dashboard-newer.md §2.3);
-        a result frame gets no reply, so an answer lost to a drop would vanish unnoticed. The last lock
-        resolves the request.
-        """
-        request = self.open_requests.get(request_id)
-        if request is None or request.method != "clarify" or not self.server_requests or self.clarify_locks is False:
-            return None
-        questions = request.params.get("questions")
-        if not isinstance(questions, list) or len(questions) < 2:
-            return None
-        answers = answer_result(request, response)["answers"]
-        return [{"request_id": request_id, "question_id": qid, "answer": value} for qid, value in answers.items()]
-
-    def answered(self, request_id: str, response: str) -> None:
-        """The answer to a server request is on the wire: close the request and record it on its turn."""
-        self.open_requests.pop(request_id, None)
-        self.mark_answered(request_id, response)
-
-    def mark_answered(self, request_id: str, value: str) -> None:
-        """Record an answer on the open turn holding the interaction (sudo/secret values redacted by the model)."""
-        for session in self.sessions.values():
-            found = session.find_interaction(request_id)
-            if found is not None:
-                folder, _, turn = found
-                changes = folder.answer(request_id, value)
-                if turn is not None and changes:
-                    turn._push(changes)
+    def mark_answered(self, request_id: str, value: str, session: SessionState | None = None) -> None:
+        """Record an answer on the open turn holding the interaction (in ``session`` when given)."""
+        for candidate in (session,) if session is not None else self.sessions.values():
+            if candidate.answer(request_id, value):
                 return
-
-    def forget_requests(self, live_id: str) -> None:
-        """Drop the open prompts of a session whose turn ended (settled elsewhere, without a cancel)."""
-        for request_id in [k for k, r in self.open_requests.items() if r.session_id == live_id]:
-            del self.open_requests[request_id]
 
     # --- sessions ------------------------------------------------------------------------------------------
 
-    def bind(self, ref: SessionRef) -> _Session:
+    def bind(self, ref: SessionRef) -> SessionState:
         """Route ``ref``'s live id to its session on the current socket (created on first sight)."""
         session = self.sessions.get(ref.stored_id)
         if session is None or session.ref is not ref:
-            session = self.sessions[ref.stored_id] = _Session(self, ref)
+            session = self.sessions[ref.stored_id] = SessionState(self, ref)
             session.epoch = self.replay_epoch
-        ref._generation = self.generation
+        session.generation = self.generation
         session.listeners = self.listeners.get(ref.stored_id)
         self.by_live[ref.live_id] = session
-        for request in [r for r in self.open_requests.values() if r.session_id == ref.live_id]:
-            event = prompt_event(request)
-            if event is not None:
-                session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
+        for event in self.prompts.of_session(ref.live_id):
+            session.feed(event)  # prompts that arrived before this binding (the model ignores known ids)
         return session
 
-    def resumed(self, key: str, result: Mapping[str, Any]) -> tuple[SessionRef, _Session, bool]:
+    def live(self, ref: SessionRef) -> SessionState | None:
+        """``ref``'s routing state if it is bound on the current socket; None means resume it first."""
+        session = self.by_live.get(ref.live_id)
+        return session if session is not None and session.generation == self.generation else None
+
+    def expire(self, session: SessionState) -> None:
+        """The server no longer knows the session's live id (4001, §2.1): the next use resumes it."""
+        session.generation = -1
+
+    def is_bound(self, stored_id: str, *, caught_up: bool = False) -> bool:
+        """True when the session is bound on the current socket (and, with ``caught_up``, not waiting for a
+        catch-up)."""
+        session = self.sessions.get(stored_id)
+        return session is not None and session.generation == self.generation and not (caught_up and session.suspended)
+
+    def resumed(self, key: str, result: Mapping[str, Any]) -> tuple[SessionRef, SessionState, bool]:
         """Apply a ``session.resume`` reply: ``(ref, session, catch_up)``.
 
         The ref a caller holds is updated in place (the live id may change, §5). ``catch_up`` is True when a
         newer server can replay what this session missed: same replay epoch, same live id, events seen before;
-        live events are then held back until the gap is filled.
+        live events are then held back until the gap is filled (:meth:`catch_up`).
         """
         stored = str(result.get("session_key") or result.get("resumed") or key)
         session = self.sessions.get(stored) or self.sessions.get(key)
@@ -365,7 +303,22 @@ class DashboardCore:
             session.buffer = []  # live events from now on wait until the gap is filled
         return ref, self.bind(ref), catch_up
 
+    def catch_up(
+        self, session: SessionState, resumed: Mapping[str, Any], same_stream: bool, since: object = None,
+        failure: HermesError | None = None,
+    ) -> None:
+        """Finish a (re)resume: fill the event gap from ``since`` (the ``session.events.since`` answer, asked only
+        when :meth:`resumed` said ``catch_up``) or end turns kept across the drop, restore the prompts still open
+        on the server, and start the turn still running there (docs/protocol/dashboard-newer.md §4)."""
+        source = session.settle(same_stream, self.replay_epoch, since, failure) or resumed
+        for event in self.prompts.restore(source.get("open_requests")):
+            session.feed(event)
+        inflight = resumed.get("inflight")
+        if resumed.get("running") and session.idle:
+            session.seed_inflight(inflight if isinstance(inflight, Mapping) else {})
+
     def set_listeners(self, stored_id: str, callbacks: list[Listener]) -> None:
+        """Replace the session's ``listen`` callbacks (an empty list removes them)."""
         if callbacks:
             self.listeners[stored_id] = callbacks
         else:
@@ -374,6 +327,13 @@ class DashboardCore:
         if session is not None:
             session.listeners = callbacks or None
 
+    def rename(self, session: SessionState, old: str) -> None:
+        """The session's stored id rotated from ``old`` (auto-compression): its state and listeners follow."""
+        stored = session.ref.stored_id
+        self.sessions[stored] = self.sessions.pop(old, session)
+        if old in self.listeners:
+            self.set_listeners(stored, self.listeners.pop(old) + self.listeners.get(stored, []))
+
     def forget_session(self, stored_id: str) -> str | None:
         """Stop routing a session (deleted): its turns end ``cancelled``; returns its live id if bound here."""
         self.set_listeners(stored_id, [])
@@ -381,7 +341,7 @@ class DashboardCore:
         if session is None:
             return None
         session.end_turns("cancelled", None, None)
-        if session.ref._generation != self.generation:
+        if session.generation != self.generation:
             return None
         self.by_live.pop(session.ref.live_id, None)
         return session.ref.live_id
@@ -400,62 +360,80 @@ class DashboardCore:
         """The socket is gone: open turns fail with ``text``, or (``lossless``) wait for a catch-up."""
         for session in self.sessions.values():
             session.buffer = None
-            if lossless and (session.turns or session.unsolicited is not None):
+            if lossless and not session.idle:
                 session.suspended = True
             else:
-                session.end_turns("error", lambda: HermesGatewayClosedError(text), text)
+                session.fail_turns(text)
         self.by_live.clear()
+
+    def give_up(self, text: str) -> None:
+        """Turns kept across a drop fail with ``text`` (the server stayed away too long to catch up)."""
+        for session in self.sessions.values():
+            if session.suspended:
+                session.fail_turns(text)
 
     # --- turns ---------------------------------------------------------------------------------------------
 
-    def open_turn(
-        self, session: _Session, text: str, turn_id: str | None = None, owner: DashboardConnection | None = None
-    ) -> Turn:
+    def open_turn(self, session: SessionState, text: str, turn_id: str | None = None) -> TurnState:
         """Open a turn before its ``prompt.submit`` goes out: its first events can beat the reply (§8.2)."""
         turn_id = turn_id or uuid.uuid4().hex[:12]
         folder = TurnFolder(turn_id, transform_output=self.transform_output, compressions=session.compressions)
-        turn = Turn(owner, session.ref, turn_id, text, folder)
+        turn = TurnState(session.ref, turn_id, text, folder)
         session.open_marker(turn)  # a compression since the previous turn
         session.turns.append(turn)
         return turn
 
-    def submit_params(self, session: _Session, text: str) -> dict[str, Any]:
+    def submit_params(self, session: SessionState, text: str) -> dict[str, Any]:
         """``prompt.submit`` params. A newer server redirects a busy session's running turn by default;
         ``queued`` keeps 0.19.0's "runs after the current turn" (a key only newer servers know: sent only to
         them, as 4000 rejects unknown keys)."""
         params: dict[str, Any] = {"session_id": session.ref.live_id, "text": text}
-        if self.replay_epoch is not None and (session.turns or session.unsolicited is not None):
+        if self.replay_epoch is not None and not session.idle:
             params["queued"] = True
         return params
 
-    def drop_turn(self, session: _Session, turn: Turn) -> None:
+    def drop_turn(self, session: SessionState, turn: TurnState) -> None:
         """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and takes
         no events."""
         if turn in session.turns:
             session.turns.remove(turn)
-        turn._end("cancelled")
+        turn.end("cancelled")
 
-    def accept(self, session: _Session, turn: Turn, status: object) -> None:
+    def accept(self, session: SessionState, turn: TurnState, status: object) -> None:
         """Apply the ``prompt.submit`` reply's status: streaming, queued (merged) or steered (§3.1, §7)."""
-        turn._on_reply(status)
-        if turn._done or turn not in session.turns:
+        turn.on_reply(status)
+        if turn.done or turn not in session.turns:
             return
         if status == "queued":
             # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
             # runs, and ends, with the turn queued before it.
-            earlier = [t for t in session.turns if t is not turn and t._status == "queued" and not t._started]
+            earlier = [t for t in session.turns if t is not turn and t.queued]
             if earlier:
                 session.turns.remove(turn)
-                turn._follow(earlier[-1])
+                turn.follow(earlier[-1])
         elif status in ("steered", "redirected"):
             # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
             session.turns.remove(turn)
             if session.turns:
-                turn._follow(session.turns[0])
+                turn.follow(session.turns[0])
             else:
-                turn._end("complete")
+                turn.end("complete")
 
-    def end_all(self, status: str) -> None:
-        """End every open turn without an error (``close()``)."""
+    def interrupted(self, session: SessionState) -> list[TurnState]:
+        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1); returns
+        the turns not started yet, which the server may drop silently or lose the stop for (see ``early_stop``)."""
+        unstarted: list[TurnState] = []
+        for turn in list(session.turns):
+            if turn.queued:
+                session.turns.remove(turn)
+                turn.end("cancelled")
+            elif not turn.started and not turn.done:
+                turn.stopping()
+                unstarted.append(turn)
+        return unstarted
+
+    def close(self) -> None:
+        """The connection closed: every open turn ends ``cancelled`` (no error) and listeners are dropped."""
         for session in self.sessions.values():
-            session.end_turns(status, None, None)
+            session.end_turns("cancelled", None, None)
+        self.listeners.clear()

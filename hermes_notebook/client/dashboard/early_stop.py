@@ -11,7 +11,7 @@ does not report on 0.19.0:
   lost and the turn runs to its end. Once our turn has started we send the interrupt again.
 
 Newer servers emit an ``error`` event ("Turn cancelled before the agent was ready") in the first case, which
-:class:`~.turn.Turn` ends as ``cancelled`` when a stop was sent; the follow-up then finds the turn done.
+:class:`~.turn_state.TurnState` ends as ``cancelled`` when a stop was sent; the follow-up then finds the turn done.
 """
 
 from __future__ import annotations
@@ -19,47 +19,46 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from ...errors import HermesError
+from .channel import Channel
+from .core import DashboardCore
+from .routing import SessionState
+from .turn_state import TurnState
 
-if TYPE_CHECKING:
-    from .connection import DashboardConnection
-    from .session import _Session
-    from .turn import Turn
-
-__all__ = ["follow_up"]
+__all__ = ["FOLLOW_UP_LIMIT", "POLL_INTERVAL", "follow_up", "session_runs"]
 
 #: Seconds between two looks at the session, and how long to keep looking (the agent build can take a while).
 POLL_INTERVAL = 0.5
 FOLLOW_UP_LIMIT = 120.0
 
 
-async def follow_up(conn: DashboardConnection, session: _Session, turn: Turn) -> None:
+async def follow_up(channel: Channel, core: DashboardCore, session: SessionState, turn: TurnState) -> None:
     """Watch an interrupted turn that had not started until it ends, resending the stop once it starts."""
     deadline = time.monotonic() + FOLLOW_UP_LIMIT
     while not turn.done and time.monotonic() < deadline:
-        if turn._started:
+        if turn.started:
             with contextlib.suppress(HermesError):  # the turn already ended, or the socket went: nothing to stop
-                await conn._call("session.interrupt", {"session_id": turn.ref.live_id})
+                await channel.call("session.interrupt", {"session_id": turn.ref.live_id})
             return
-        if not await _session_runs(conn, turn.ref.live_id):
+        if not await session_runs(channel.call, turn.ref.live_id):
             await asyncio.sleep(0)  # let events already read off the socket reach the turn first
-            if not turn._started and not turn.done:
-                conn._core.drop_turn(session, turn)
+            if not turn.started and not turn.done:
+                core.drop_turn(session, turn)
             return
         await asyncio.sleep(POLL_INTERVAL)
 
 
-async def _session_runs(conn: DashboardConnection, live_id: str) -> bool:
+async def session_runs(call: Callable[[str, Mapping[str, Any]], Awaitable[Any]], live_id: str) -> bool:
     """Whether the server still has a turn running or starting in that session (``session.active_list``).
 
     When it cannot tell (an error, an unknown method, a row missing), the answer is "still running": a wrong
     "no" would end a turn that goes on; a wrong "yes" only keeps us looking until the turn's own events arrive.
     """
     try:
-        result: Any = await conn._call("session.active_list", {})
+        result: Any = await call("session.active_list", {})
     except HermesError:
         return True
     rows = result.get("sessions") if isinstance(result, Mapping) else None

@@ -1,31 +1,26 @@
-"""The connection's side of prompts: the capability handshake, and answers sent back (a newer server's result
-frames, or 0.19.0's ``*.respond`` RPCs).
+"""Prompts the server asks (approval, clarify, sudo, secret) and how each answer goes back (no I/O).
 
-Routing request frames to their session's turn and refusing what we cannot show is the core's
-(:mod:`.core`); the pure mapping (request -> prompt event, answer string -> result object) is in
-:mod:`.server_requests`.
+A newer Dashboard asks by server request and takes the answer as that request's result frame (or, for a
+multi-question clarify, as acknowledged ``clarify.lock`` calls); 0.19.0 asks by event and takes ``*.respond`` RPCs
+(docs/protocol/dashboard.md §3.1, §4.2; docs/protocol/dashboard-newer.md §1, §2.3). :class:`Prompts` keeps the open
+server requests and decides which way an answer goes (an :class:`Answer`); the channel sends it. The pure mapping
+(request -> prompt event, answer string -> result object) is in :mod:`.server_requests`.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from websockets.exceptions import ConnectionClosed
+from ...errors import HermesUsageError
+from ...turns.events import Event
+from .routing import SessionState
+from .rpc import encode_result
+from .server_requests import PROMPT_METHODS, ServerRequest, answer_result, prompt_event
 
-from ...errors import HermesGatewayClosedError, HermesRPCError, HermesUsageError
-from .core import METHOD_NOT_FOUND
+__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "Answer", "Prompts"]
 
-if TYPE_CHECKING:
-    from ...turns import TurnFolder
-    from .connection import DashboardConnection
-    from .session import SessionRef, _Session
-    from .turn import Turn
-
-__all__ = ["RESPOND_METHODS", "RESPOND_VALUE_KEYS", "answer", "answer_server_request", "handshake", "request"]
-
-logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
 # 0.19.0: answers to blocking prompts and the parameter that carries the answer
 # (docs/protocol/dashboard.md §3.1, §4.2).
 RESPOND_METHODS = {"clarify": "clarify.respond", "sudo": "sudo.respond", "secret": "secret.respond"}
@@ -37,114 +32,160 @@ RESPOND_VALUE_KEYS = {
 }
 
 
-async def handshake(conn: DashboardConnection) -> None:
-    """Advertise that we answer server requests (newer Dashboards withdraw every prompt otherwise).
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer and the way it goes out: ``method`` None is a newer server's result frame (maybe sent as
+    ``clarify.lock`` calls), else the 0.19.0 RPC with ``params``. Once it is on the wire the core records it on
+    ``session``'s turn (None: whichever open turn holds ``request_id``)."""
 
-    Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server answers
-    -32601, which is how it is told apart (docs/protocol/dashboard-newer.md §1.2, §7).
-    """
-    try:
-        result = await conn._call("client.capabilities", {"server_requests": True})
-    except HermesRPCError as exc:
-        if exc.code != METHOD_NOT_FOUND:
-            logger.warning("client.capabilities failed; prompts may be withdrawn by the server: %s", exc)
-        return
-    conn._core.set_capabilities(result)
+    request_id: str
+    response: str
+    method: str | None = None
+    params: Mapping[str, Any] | None = None
+    session: SessionState | None = None
 
 
-async def request(conn: DashboardConnection, method: str, params: dict[str, Any]) -> Any:
-    """``DashboardConnection.request``: answers sent as ``*.respond`` calls also mark the interaction answered.
+class Prompts:
+    """The open server requests of one connection (newer Dashboards) and the features they come with."""
 
-    A newer Dashboard asks by server request and no longer has those RPCs (-32601), so an answer to one of its
-    open requests goes back as the request's result frame instead.
-    """
-    value_key = RESPOND_VALUE_KEYS.get(method)
-    on_sent = None
-    if value_key is not None and "request_id" in params:
-        request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
-        if request_id in conn._core.open_requests:
-            await answer_server_request(conn, request_id, value)
-            return {"ok": True}
-        on_sent = lambda: conn._core.mark_answered(request_id, value)  # noqa: E731
-    return await conn._call(method, params, on_sent)
+    def __init__(self) -> None:
+        self.open: dict[str, ServerRequest] = {}  # srq id -> request, until answered or withdrawn
+        self.methods: frozenset[str] | None = None  # client.capabilities reply; None = 0.19.0
+        self.clarify_locks: bool | None = None  # clarify.lock on this socket: None untried, False refused
 
+    def new_socket(self) -> None:
+        """Features belong to the socket they were seen on; open requests survive (a resume restores them)."""
+        self.methods = None
+        self.clarify_locks = None
 
-async def answer(
-    conn: DashboardConnection, session: _Session, ref: SessionRef,
-    found: tuple[TurnFolder, Any, Turn | None], request_id: str, response: str,
-) -> None:
-    """Answer an interaction: a newer server's request by its result frame, else 0.19.0's ``*.respond`` RPCs."""
-    folder, inter, turn = found
-    if request_id in conn._core.open_requests:
+    def set_capabilities(self, result: object) -> None:
+        """The ``client.capabilities`` reply: which server request methods this server sends."""
+        methods = result.get("server_requests") if isinstance(result, Mapping) else None
+        self.methods = frozenset(
+            m for m in (methods if isinstance(methods, list) else PROMPT_METHODS) if isinstance(m, str)
+        )
+
+    # --- requests in ----------------------------------------------------------------------------------------
+
+    def take(self, request_id: object, method: object, params: object) -> tuple[ServerRequest, Event] | None:
+        """A server request we can show: kept open, with the prompt event it becomes; None means refuse it."""
+        if isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS:
+            request = ServerRequest(request_id, method, params if isinstance(params, Mapping) else {})
+            event = prompt_event(request)
+            if event is not None:
+                self.open[request_id] = request
+                return request, event
+        return None
+
+    def withdraw(self, request_id: object) -> None:
+        """``request.cancel``: the server settled the request (a timeout); it can no longer be answered."""
+        self.open.pop(str(request_id), None)
+
+    def settle_session(self, live_id: str) -> None:
+        """Drop the open prompts of a session whose turn ended (settled elsewhere, without a cancel)."""
+        for request_id in [k for k, r in self.open.items() if r.session_id == live_id]:
+            del self.open[request_id]
+
+    def of_session(self, live_id: str) -> Iterator[Event]:
+        """Prompt events of the requests open for ``live_id`` (shown when its session is bound)."""
+        for request in [r for r in self.open.values() if r.session_id == live_id]:
+            event = prompt_event(request)
+            if event is not None:
+                yield event
+
+    def restore(self, entries: object) -> list[Event]:
+        """Prompts still open on the server (a resume's ``open_requests``): answerable again by their original id."""
+        events: list[Event] = []
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, Mapping):
+                continue
+            request_id, method, params = entry.get("id"), entry.get("method"), entry.get("params")
+            if not (isinstance(request_id, str) and isinstance(method, str) and method in PROMPT_METHODS):
+                continue
+            request = self.open[request_id] = ServerRequest(
+                request_id, method, params if isinstance(params, Mapping) else {}
+            )
+            event = prompt_event(request)
+            if event is not None:
+                events.append(event)  # the turn model ignores an id it already shows
+        return events
+
+    # --- answers out -----------------------------------------------------------------------------------------
+
+    def plan(self, session: SessionState, request_id: str, response: str) -> Answer:
+        """How to answer a pending interaction of ``session``; raises :class:`HermesUsageError` for an answer
+        the server would refuse (not one of an approval's choices, or not its oldest approval on 0.19.0)."""
+        found = session.find_interaction(request_id)
+        if found is None:
+            raise HermesUsageError(f"no pending interaction {request_id!r} in session {session.ref.stored_id}")
+        inter = found[0]
         if inter.kind == "approval" and inter.choices and response not in inter.choices:
             raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
-        await answer_server_request(conn, request_id, response)
-        return
-
-    def answered() -> None:
-        # Recorded as soon as the answer is on the wire: the tool can complete (and its event arrive) before
-        # the reply does, and a completed tool would otherwise show the interaction as cancelled.
-        changes = folder.answer(request_id, response)
-        if turn is not None and changes:
-            turn._push(changes)
-
-    if inter.kind == "approval":
-        if inter.choices and response not in inter.choices:
-            raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
-        oldest = next(
-            (i for t in session.turns for i in t._folder.pending() if i.kind == "approval"), None
-        ) or inter
-        if oldest.request_id != request_id:
-            raise HermesUsageError(
-                f"answer {oldest.request_id} first: approval.respond resolves the oldest pending approval"
-            )
-        await conn._call("approval.respond", {"session_id": ref.live_id, "choice": response}, answered)
-    else:
+        if request_id in self.open:
+            return Answer(request_id, response, session=session)
+        if inter.kind == "approval":
+            oldest = session.oldest_approval() or inter
+            if oldest.request_id != request_id:
+                raise HermesUsageError(
+                    f"answer {oldest.request_id} first: approval.respond resolves the oldest pending approval"
+                )
+            params = {"session_id": session.ref.live_id, "choice": response}
+            return Answer(request_id, response, "approval.respond", params, session)
         method = RESPOND_METHODS.get(inter.kind)
         if method is None:
             raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
-        await conn._call(method, {"request_id": request_id, RESPOND_VALUE_KEYS[method]: response}, answered)
+        return Answer(request_id, response, method, {"request_id": request_id, RESPOND_VALUE_KEYS[method]: response},
+                      session)
 
+    def plan_request(self, method: str, params: Mapping[str, Any]) -> Answer | None:
+        """A raw ``*.respond`` call that answers a prompt (marked answered when sent); None for any other call.
 
-async def answer_server_request(conn: DashboardConnection, request_id: str, response: str) -> None:
-    """Send the result frame for an open server request and record the answer (no reply comes back)."""
-    frame = conn._core.answer_frame(request_id, response)
-    await conn._ensure_connected()
-    locks = conn._core.lock_params(request_id, response)
-    if locks is not None and await _lock(conn, request_id, locks):
-        conn._core.answered(request_id, response)
-        return
-    ws = conn._ws
-    if ws is None:
-        raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection is closed")
-    try:
-        await ws.send(frame)
-    except ConnectionClosed:
-        raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection closed") from None
-    finally:
-        del frame  # it may hold a sudo password or secret value
-    conn._core.answered(request_id, response)
+        A newer Dashboard no longer has those RPCs (-32601), so an answer to one of its open requests goes back as
+        the request's result frame instead.
+        """
+        value_key = RESPOND_VALUE_KEYS.get(method)
+        if value_key is None or "request_id" not in params:
+            return None
+        request_id, value = str(params["request_id"]), str(params.get(value_key, ""))
+        if request_id in self.open:
+            return Answer(request_id, value)
+        return Answer(request_id, value, method, params)
 
+    def answer_frame(self, request_id: str, response: str) -> str:
+        """The result frame answering an open server request with the view's ``response`` string."""
+        request = self.open.get(request_id)
+        if request is None:
+            raise HermesUsageError(f"no pending interaction {request_id!r}")
+        return encode_result(request_id, answer_result(request, response))
 
-async def _lock(conn: DashboardConnection, request_id: str, locks: list[dict[str, Any]]) -> bool:
-    """Send a clarify's answers with ``clarify.lock``, one acknowledged call per question.
+    def lock_params(self, request_id: str, response: str) -> list[dict[str, Any]] | None:
+        """``clarify.lock`` params answering a multi-question clarify one question at a time, or None when the
+        answer goes as one result frame (another prompt, one question, or a server without locks).
 
-    False when the server has no such method (-32601: the result frame goes instead). A lock answered
-    ``expired`` means the request settled on the server first (timed out, or answered by another client).
-    """
-    for params in locks:
-        try:
-            result = await conn._call("clarify.lock", params)
-        except HermesRPCError as exc:
-            if exc.code != METHOD_NOT_FOUND:
-                raise
-            conn._core.clarify_locks = False
-            return False
-        conn._core.clarify_locks = True
+        Locks are acknowledged and kept by the server across a drop (docs/protocol/dashboard-newer.md §2.3);
+        a result frame gets no reply, so an answer lost to a drop would vanish unnoticed. The last lock
+        resolves the request.
+        """
+        request = self.open.get(request_id)
+        if request is None or request.method != "clarify" or self.methods is None or self.clarify_locks is False:
+            return None
+        questions = request.params.get("questions")
+        if not isinstance(questions, list) or len(questions) < 2:
+            return None
+        answers = answer_result(request, response)["answers"]
+        return [{"request_id": request_id, "question_id": qid, "answer": value} for qid, value in answers.items()]
+
+    def locks_refused(self) -> None:
+        """The server has no ``clarify.lock`` (-32601): answers go as result frames from now on."""
+        self.clarify_locks = False
+
+    def lock_taken(self, request_id: str, result: object) -> None:
+        """One ``clarify.lock`` was acknowledged; ``expired`` means the request settled on the server first (timed
+        out, or answered by another client) and raises :class:`HermesUsageError`."""
+        self.clarify_locks = True
         if isinstance(result, Mapping) and result.get("status") == "expired":
-            conn._core.open_requests.pop(request_id, None)
+            self.open.pop(request_id, None)
             raise HermesUsageError(
                 f"clarify {request_id} was already settled by the server (it expired or was answered elsewhere); "
                 "the answer was not taken"
             )
-    return True

@@ -11,149 +11,179 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
-
-from websockets.asyncio.client import ClientConnection
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ...errors import HermesClosedError, HermesGatewayClosedError
-from . import replay
+from .backoff import Backoff
+from .callbacks import Callbacks
+from .channel import Channel
+from .core import DashboardCore
 from .session import ListenerItem
-from .ws import close_detail
 
-if TYPE_CHECKING:
-    from .connection import DashboardConnection
-
-__all__ = ["bring_back", "notify", "on_drop", "resubscribe", "start"]
+__all__ = ["LOSSLESS_RECONNECT_WINDOW", "Reconnector"]
 
 logger = logging.getLogger("hermes_notebook.client.dashboard.connection")
 
-
-def on_drop(conn: DashboardConnection, ws: ClientConnection, cause: BaseException | None) -> None:
-    """The socket ``ws`` closed: fail waiting requests, fail or keep open turns, tell listeners, start retrying."""
-    if conn._ws is not ws:
-        return
-    conn._ws = None
-    conn._reader = None
-    detail = close_detail(cause)
-    for method, future in conn._core.fail_requests():
-        if not future.done():
-            future.set_exception(
-                HermesGatewayClosedError(f"{method} got no reply: the Dashboard connection closed{detail}")
-            )
-    text = f"The Dashboard connection closed before the turn finished{detail}."
-    # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
-    # are caught up after the reconnect (session.events.since) instead of failing.
-    conn._core.dropped(text, conn._reconnect is not None and conn.replay_epoch is not None and not conn._closed)
-    if conn._closed:
-        return
-    conn._dropped_at = asyncio.get_running_loop().time()
-    conn._drop_text = text
-    will_retry = conn._reconnect is not None and (bool(conn._core.listeners) or conn._core.has_suspended())
-    retry_in = conn._reconnect.min_delay if will_retry and conn._reconnect else None
-    error = HermesGatewayClosedError(f"the Dashboard connection to {conn.url} closed{detail}")
-    for stored_id in list(conn._core.listeners):
-        conn._told_disconnected.add(stored_id)
-        notify(conn, stored_id, "disconnected", retry_in, error)
-    if will_retry:
-        start(conn)
+#: Seconds open turns are kept across a drop (newer Dashboards) before they fail like on 0.19.0.
+LOSSLESS_RECONNECT_WINDOW = 60.0
 
 
-def start(conn: DashboardConnection) -> None:
-    """Start the reconnect loop unless it runs already."""
-    if conn._reconnect_task is None or conn._reconnect_task.done():
-        conn._reconnect_task = asyncio.ensure_future(_loop(conn))
+class Reconnector:
+    """The reconnect policy and loop of one connection.
 
+    ``backoff`` None means automatic reconnects are off (listeners are still told ``disconnected``). ``open``
+    dials a socket; ``resume`` resumes a session by stored id; ``sleep`` waits between attempts (tests pass a
+    fake clock).
+    """
 
-def _wanted(conn: DashboardConnection) -> bool:
-    """Whether some session to maintain is not back on an open socket (and reconnects are on)."""
-    if conn._closed or conn._reconnect is None:
-        return False
-    core = conn._core
-    wanted = core.maintained()
-    if not wanted:
-        return False
-    return conn._ws is None or any(
-        (s := core.sessions.get(sid)) is None or s.ref._generation != core.generation or s.suspended
-        for sid in wanted
-    )
+    def __init__(
+        self,
+        backoff: Backoff | None,
+        core: DashboardCore,
+        channel: Channel,
+        callbacks: Callbacks,
+        *,
+        open: Callable[[], Awaitable[None]],
+        resume: Callable[[str], Awaitable[Any]],
+        sleep: Callable[[float], Awaitable[Any]],
+    ) -> None:
+        self.backoff = backoff
+        self._core = core
+        self._channel = channel
+        self._callbacks = callbacks
+        self._open = open
+        self._resume = resume
+        self._sleep = sleep
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._told_disconnected: set[str] = set()  # stored ids whose listeners wait for "reconnected"
+        self._dropped_at = 0.0
+        self._drop_text = ""
 
+    def dropped(self, detail: str) -> None:
+        """The socket closed (``detail``: its close code): fail or keep open turns, tell listeners, start retrying."""
+        core, channel = self._core, self._channel
+        text = f"The Dashboard connection closed before the turn finished{detail}."
+        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
+        # are caught up after the reconnect (session.events.since) instead of failing.
+        core.dropped(text, self.backoff is not None and core.replay_epoch is not None and not channel.closed)
+        if channel.closed:
+            return
+        self._dropped_at = asyncio.get_running_loop().time()
+        self._drop_text = text
+        will_retry = self.backoff is not None and (bool(core.listeners) or core.has_suspended())
+        retry_in = self.backoff.min_delay if will_retry and self.backoff else None
+        error = HermesGatewayClosedError(f"the Dashboard connection to {channel.url} closed{detail}")
+        for stored_id in list(core.listeners):
+            self._told_disconnected.add(stored_id)
+            self.notify(stored_id, "disconnected", retry_in, error)
+        if will_retry:
+            self.start()
 
-async def _loop(conn: DashboardConnection) -> None:
-    """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
-    assert conn._reconnect is not None
-    delays = iter(conn._reconnect)
-    while _wanted(conn):
-        delay = next(delays)
-        await _pause(conn, delay)
-        if not _wanted(conn):
-            break
-        if conn._ws is None:
-            try:
-                await conn._open()
-            except HermesClosedError:
-                return
-            except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
-                logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
-                for stored_id in list(conn._core.listeners):
-                    notify(conn, stored_id, "reconnecting", delay, exc)
-                replay.give_up_suspended(conn)
+    def start(self) -> None:
+        """Start the reconnect loop unless it runs already."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._loop())
+
+    def wake(self) -> None:
+        """A caller connected: a loop waiting out its backoff can resubscribe right away."""
+        if self._wake is not None:
+            self._wake.set()
+
+    def stop(self) -> None:
+        """The connection closed: end the loop."""
+        if self._task is not None:
+            self._task.cancel()
+
+    async def bring_back(self) -> None:
+        """Resume what belongs on the current socket now; what fails is retried by the reconnect loop."""
+        if await self.resubscribe() and self.backoff is not None:
+            self.start()
+
+    async def resubscribe(self) -> list[str]:
+        """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
+        failed: list[str] = []
+        for stored_id in self._core.maintained():
+            if self._core.is_bound(stored_id, caught_up=True):
                 continue
-        ws = conn._ws
-        failed = await resubscribe(conn)
-        if not failed and ws is not None and conn._ws is ws:
-            # Reset only once the sessions are back on a socket that is still open: a server that accepts
-            # and then drops (or fails every resume) keeps the waits growing.
-            delays = iter(conn._reconnect)
+            try:
+                await self._resume(stored_id)
+            except HermesClosedError:
+                return failed
+            except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
+                failed.append(stored_id)
+                self._callbacks.report("listen", exc)
+                continue
+            if stored_id in self._told_disconnected:
+                self._told_disconnected.discard(stored_id)
+                self.notify(stored_id, "reconnected", None, None)
+        return failed
 
+    def notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
+        """Hand a ``connection`` item (disconnected, reconnecting, reconnected) to the session's listeners."""
+        core = self._core
+        listeners = core.listeners.get(stored_id)
+        if listeners:
+            session = core.sessions.get(stored_id)
+            item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
+                                error=error)
+            self._callbacks.deliver(listeners, item)
 
-async def _pause(conn: DashboardConnection, delay: float) -> None:
-    """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
-    if conn._wake is None:
-        conn._wake = asyncio.Event()
-    conn._wake.clear()
-    sleeper = asyncio.ensure_future(conn._sleep(delay))
-    waker = asyncio.ensure_future(conn._wake.wait())
-    try:
-        await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        sleeper.cancel()
-        waker.cancel()
+    def _wanted(self) -> bool:
+        """Whether some session to maintain is not back on an open socket (and reconnects are on)."""
+        if self._channel.closed or self.backoff is None:
+            return False
+        core = self._core
+        wanted = core.maintained()
+        if not wanted:
+            return False
+        return not self._channel.connected or not all(core.is_bound(sid, caught_up=True) for sid in wanted)
 
+    async def _loop(self) -> None:
+        """Wait, connect, resume listened sessions; repeat with growing waits until all are back (§5)."""
+        assert self.backoff is not None
+        delays = iter(self.backoff)
+        while self._wanted():
+            delay = next(delays)
+            await self._pause(delay)
+            if not self._wanted():
+                break
+            if not self._channel.connected:
+                try:
+                    await self._open()
+                except HermesClosedError:
+                    return
+                except Exception as exc:  # noqa: BLE001 - every failure is retried; cancellation passes
+                    logger.info("Dashboard connect failed; reconnecting in %.1f s: %s", delay, exc)
+                    for stored_id in list(self._core.listeners):
+                        self.notify(stored_id, "reconnecting", delay, exc)
+                    self._give_up_suspended()
+                    continue
+            generation = self._core.generation
+            failed = await self.resubscribe()
+            if not failed and self._channel.connected and self._core.generation == generation:
+                # Reset only once the sessions are back on a socket that is still open: a server that accepts
+                # and then drops (or fails every resume) keeps the waits growing.
+                delays = iter(self.backoff)
 
-async def bring_back(conn: DashboardConnection) -> None:
-    """Resume what belongs on the current socket now; what fails is retried by the reconnect loop."""
-    if await resubscribe(conn) and conn._reconnect is not None:
-        start(conn)
-
-
-async def resubscribe(conn: DashboardConnection) -> list[str]:
-    """Resume every listened session not yet bound to this socket; returns the stored ids that failed."""
-    failed: list[str] = []
-    for stored_id in conn._core.maintained():
-        session = conn._core.sessions.get(stored_id)
-        if session is not None and session.ref._generation == conn._core.generation and not session.suspended:
-            continue
+    async def _pause(self, delay: float) -> None:
+        """Sleep ``delay`` with the injectable clock, or less if a caller connected meanwhile."""
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        self._wake.clear()
+        sleeper = asyncio.ensure_future(self._sleep(delay))
+        waker = asyncio.ensure_future(self._wake.wait())
         try:
-            await conn.resume(stored_id)
-        except HermesClosedError:
-            return failed
-        except Exception as exc:  # noqa: BLE001 - reported, then retried by the reconnect loop
-            failed.append(stored_id)
-            conn._callbacks.report("listen", exc)
-            continue
-        if stored_id in conn._told_disconnected:
-            conn._told_disconnected.discard(stored_id)
-            notify(conn, stored_id, "reconnected", None, None)
-    return failed
+            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            waker.cancel()
 
-
-def notify(
-    conn: DashboardConnection, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None
-) -> None:
-    """Hand a ``connection`` item (disconnected, reconnecting, reconnected) to the session's listeners."""
-    listeners = conn._core.listeners.get(stored_id)
-    if listeners:
-        session = conn._core.sessions.get(stored_id)
-        item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
-                            error=error)
-        conn._callbacks.deliver(listeners, item)
+    def _give_up_suspended(self) -> None:
+        """Open turns kept across a drop fail once the server has been away longer than the catch-up window."""
+        if self._channel.connected or not self._core.has_suspended():
+            return
+        if asyncio.get_running_loop().time() - self._dropped_at < LOSSLESS_RECONNECT_WINDOW:
+            return
+        self._core.give_up(self._drop_text)

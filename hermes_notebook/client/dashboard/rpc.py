@@ -15,9 +15,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import HermesRPCError
+from ...errors import HermesProtocolError, HermesRPCError
 
-__all__ = ["encode_error", "encode_request", "encode_result", "rpc_error"]
+__all__ = ["PendingCalls", "Reply", "encode_error", "encode_request", "encode_result", "rpc_error"]
+
+#: ``(handle, result, error)``: the handle given to :meth:`PendingCalls.request` and what its reply said.
+Reply = tuple[Any, Any, HermesRPCError | None]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -47,3 +50,45 @@ def rpc_error(error: object, method: str | None) -> HermesRPCError:
     code_int = code if isinstance(code, int) else None
     where = method or "a request"
     return HermesRPCError(f"{where} failed: {text} (code {code_int})", code=code_int, method=method)
+
+
+class PendingCalls:
+    """Requests awaiting a reply, by id, each with the caller's handle (a future, for the asyncio shell).
+
+    Ids keep counting across sockets, so a late reply to a request of a closed socket never matches a new one.
+    """
+
+    def __init__(self) -> None:
+        self._next_id = 0
+        self._pending: dict[int, tuple[str, Any]] = {}  # id -> (method, the caller's handle)
+
+    def request(self, method: str, params: Mapping[str, Any] | None, handle: Any = None) -> tuple[int, str]:
+        """Reserve an id for a request and return ``(id, frame)``; its reply comes back with ``handle``."""
+        self._next_id += 1
+        request_id = self._next_id
+        self._pending[request_id] = (method, handle)
+        return request_id, encode_request(request_id, method, params)
+
+    def forget(self, request_id: int) -> None:
+        """The caller stopped waiting (sent nothing, cancelled or timed out): a late reply is a fault."""
+        self._pending.pop(request_id, None)
+
+    def fail_all(self) -> list[tuple[str, Any]]:
+        """Every request still waiting, as ``(method, handle)``, forgotten (the socket is gone)."""
+        pending, self._pending = self._pending, {}
+        return list(pending.values())
+
+    def reply(self, obj: Mapping[str, Any]) -> Reply:
+        """Match a reply frame to its request; one for an id nobody waits for is a :class:`HermesProtocolError`."""
+        request_id = obj.get("id")
+        entry = self._pending.pop(request_id, None) if type(request_id) is int else None
+        if entry is None:
+            raise HermesProtocolError(
+                f"the Dashboard sent a reply for unknown request id {request_id!r}: "
+                f"{str(obj.get('error') or obj.get('result'))[:120]}"
+            )
+        method, handle = entry
+        error = obj.get("error")
+        if error is not None:
+            return handle, None, rpc_error(error, method)
+        return handle, obj.get("result"), None

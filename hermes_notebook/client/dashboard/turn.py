@@ -1,23 +1,28 @@
-"""One submitted turn as the caller sees it: a change-record stream, an awaitable message and a status.
+"""One submitted turn as the caller sees it: a change-record stream, an awaitable message, a status and a stop.
 
-The connection feeds events in (:meth:`Turn._apply`) from its read loop, so everything here on the per-delta
-path is O(1) and creates no task: records go to a list, and one shared future wakes whoever iterates.
+The handle only waits and reads: the core folds the turn's events into its :class:`~.turn_state.TurnState` from the
+read loop, and one shared future (made here, resolved there) wakes whoever iterates.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ...errors import HermesError, HermesRunError, HermesUsageError
-from ...turns import ChangeRecord, Message, TurnFolder, user_message
-from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
+from ...errors import HermesUsageError
+from ...turns import ChangeRecord, Interaction, Message, user_message
+from .session import SessionRef
+from .turn_state import TurnState
 
-if TYPE_CHECKING:
-    from .connection import DashboardConnection, SessionRef
+__all__ = ["Stopper", "Turn"]
 
-__all__ = ["Turn"]
+
+class Stopper(Protocol):
+    """What a turn's stop goes through (the connection that submitted it)."""
+
+    async def interrupt(self, ref: SessionRef) -> None:
+        """Stop the session's running turn."""
 
 
 class Turn:
@@ -34,34 +39,19 @@ class Turn:
       ``cancelled``).
     """
 
-    __slots__ = (
-        "_changes", "_conn", "_done", "_error", "_folder", "_followers", "_started", "_status", "_stop_sent",
-        "_waiter",
-        "id", "ref", "text",
-    )
+    __slots__ = ("_state", "_stopper", "id", "ref", "text")
 
-    def __init__(self, conn: DashboardConnection | None, ref: SessionRef, turn_id: str, text: str, folder: TurnFolder):
-        self._conn = conn
-        self.ref = ref
-        self.id = turn_id
-        self.text = text
-        self._folder = folder
-        self._status = "submitting"
-        self._started = False
-        self._stop_sent = False  # session.interrupt went out before the turn started (see .early_stop)
-        self._done = False
-        self._error: HermesError | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._followers: list[Turn] = []
-        self._changes: list[ChangeRecord] = [{"op": "message", "message": self.user_message.to_dict()}]
-        self._changes.extend(folder.begin("streaming"))
-
-    # --- public ------------------------------------------------------------------------------------------
+    def __init__(self, state: TurnState, stopper: Stopper | None = None) -> None:
+        self._state = state
+        self._stopper = stopper
+        self.id = state.id
+        self.ref = state.ref
+        self.text = state.text
 
     @property
     def message(self) -> Message:
         """The assistant message so far (a snapshot)."""
-        return self._folder.message
+        return self._state.message
 
     @property
     def user_message(self) -> Message:
@@ -71,23 +61,27 @@ class Turn:
     @property
     def status(self) -> str:
         """``submitting``, ``queued``, ``streaming``, ``steered``, or the final message status."""
-        return self._folder.message.status if self._done else self._status
+        return self._state.status
 
     @property
     def done(self) -> bool:
         """True once the turn ended (normally, by a drop, or by ``close()``)."""
-        return self._done
+        return self._state.done
 
     @property
     def changes(self) -> list[ChangeRecord]:
         """Every change record so far (a copy of the list)."""
-        return list(self._changes)
+        return list(self._state.records)
+
+    def pending(self) -> list[Interaction]:
+        """The interactions waiting for an answer (approval, clarify, sudo, secret), oldest first."""
+        return self._state.pending()
 
     async def interrupt(self) -> None:
         """Stop the session's running turn (``session.interrupt``); a queued turn is dropped with it."""
-        if self._conn is None:
+        if self._stopper is None:
             raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
-        await self._conn.interrupt(self.ref)
+        await self._stopper.interrupt(self.ref)
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()
@@ -98,10 +92,9 @@ class Turn:
     def __repr__(self) -> str:
         return f"<Turn {self.id} session={self.ref.stored_id} status={self.status}>"
 
-    # --- consumer side -----------------------------------------------------------------------------------
-
     async def _iterate(self) -> AsyncIterator[ChangeRecord]:
-        changes = self._changes
+        state = self._state
+        changes = state.records
         i = 0
         while True:
             n = len(changes)
@@ -110,91 +103,18 @@ class Turn:
                 i += 1
             if i < len(changes):
                 continue
-            if self._done:
+            if state.done:
                 break
-            await self._wait_change()
-        if self._error is not None:
-            raise self._error
+            await state.wait(_new_future)
+        if state.error is not None:
+            raise state.error
 
     async def _result(self) -> Message:
-        while not self._done:
-            await self._wait_change()
-        if self._error is not None:
-            raise self._error
-        message = self._folder.message
-        if message.status == "error":
-            raise HermesRunError(
-                f"the turn ended with an error: {message.error or 'no details'}", status="error", run_id=self.id
-            )
-        return message
+        state = self._state
+        while not state.done:
+            await state.wait(_new_future)
+        return state.result()
 
-    def _wait_change(self) -> asyncio.Future[None]:
-        waiter = self._waiter
-        if waiter is None:
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-        return waiter
 
-    # --- producer side (the connection) ------------------------------------------------------------------
-
-    def _push(self, changes: list[ChangeRecord]) -> None:
-        self._changes.extend(changes)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def _apply(self, event: Event) -> list[ChangeRecord]:
-        """Fold one event of this session; the caller pops the turn once :attr:`done`."""
-        if not self._started and self._stop_sent and event.type == "error":
-            # A newer server's word for a turn stopped before its agent was ready: ours, not a failure.
-            self._end("cancelled")
-            return []
-        if not self._started and event.type in DASHBOARD_TURN_EVENT_TYPES:
-            self._started = True
-            self._status = "streaming"
-        folder = self._folder
-        changes = folder.apply(event)
-        if changes:
-            self._changes.extend(changes)
-            waiter = self._waiter
-            if waiter is not None:
-                self._waiter = None
-                if not waiter.done():
-                    waiter.set_result(None)
-        if self._followers:
-            for follower in self._followers:
-                follower._apply(event)
-        if folder.done:
-            self._settle()
-        return changes
-
-    def _on_reply(self, status: object) -> None:
-        """Record the ``prompt.submit`` answer: streaming, queued or steered (§3.1)."""
-        if self._done or self._started:
-            return
-        if status == "queued":
-            self._status = "queued"
-            self._push(self._folder.begin("queued"))
-        elif status == "steered":
-            self._status = "steered"
-        else:
-            self._status = "streaming"
-
-    def _follow(self, leader: Turn) -> None:
-        """Mirror ``leader``'s events from now on (a merged queued prompt, or a steered one)."""
-        leader._followers.append(self)
-
-    def _end(self, status: str, error: HermesError | None = None, message: str | None = None) -> None:
-        """End the turn from outside: a drop (``error`` set) or ``close()``/a dropped queue (no error)."""
-        if self._done:
-            return
-        self._error = error
-        self._push(self._folder.finish(status, message))
-        for follower in self._followers:
-            follower._end(status, type(error)(str(error)) if error is not None else None, message)
-        self._settle()
-
-    def _settle(self) -> None:
-        self._done = True
-        self._push([])  # wake waiters even when the last event produced no record
+def _new_future() -> asyncio.Future[None]:
+    return asyncio.get_running_loop().create_future()
