@@ -13,6 +13,7 @@ import pytest
 from hermes_notebook.inert import reveal, reveal_lines, terminal_safe
 from hermes_notebook.notebook.interactions import normalize_answer, prompt_text
 from hermes_notebook.notebook.presenters import TextPresenter
+from hermes_notebook.settings import Secret
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.events import Event
 
@@ -116,18 +117,19 @@ def test_an_answer_among_the_choices_is_kept() -> None:
 
 
 class _Handle:
-    """The one thing a presenter asks of a turn handle: a listener for its change records."""
+    """What a terminal presenter asks of a turn handle: a listener for its change records, the secrets to scrub."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: tuple[object, ...] = ()) -> None:
         self.listeners: list[Callable[[list[Any]], None]] = []
+        self.secrets = secrets
 
     def add_listener(self, listener: Callable[[list[Any]], None]) -> None:
         self.listeners.append(listener)
 
 
-def _stream(events: list[tuple[str, dict[str, Any]]]) -> None:
+def _stream(events: list[tuple[str, dict[str, Any]]], secrets: tuple[object, ...] = ()) -> None:
     """Fold Dashboard-shaped events into change records and hand them to a terminal presenter, as a turn does."""
-    handle = _Handle()
+    handle = _Handle(secrets)
     presenter = TextPresenter(handle, direct=True)  # type: ignore[arg-type]
     folder = TurnFolder("t")
     for etype, payload in events:
@@ -165,3 +167,19 @@ def test_terminal_safe_shows_every_control_and_keeps_layout() -> None:
     """Controls (C0, DEL, C1) become markers; newlines, tabs and ordinary text (accents, bidi-free) are untouched."""
     assert terminal_safe("a\tb\r\nc\rd\x07\x7f\x9b2J caf\u00e9") == (
         "a\tb\nc\u27e6U+000D\u27e7d\u27e6U+0007\u27e7\u27e6U+007F\u27e7\u27e6U+009B\u27e72J caf\u00e9")
+
+
+def test_the_terminal_shows_no_key_even_split_across_deltas(capsys: pytest.CaptureFixture[str]) -> None:
+    """In terminal IPython (or a kernel without widgets, where this text is the cell's saved output) the connection's
+    own key and key-shaped strings are scrubbed, also when a delta boundary cuts them in two."""
+    own = Secret("hn-own-key-0123456789")
+    _stream([
+        ("message.start", {}),
+        ("message.delta", {"text": "the key is hn-own-key-01"}),
+        ("message.delta", {"text": "23456789 and sk-abcdefgh"}),
+        ("message.delta", {"text": "ijklmnopqrstuv, done"}),
+        ("message.complete", {"text": "", "status": "complete"}),
+    ], secrets=(own,))
+    out = capsys.readouterr().out
+    assert "the key is" in out and "done" in out
+    assert "hn-own-key" not in out and "0123456789" not in out and "sk-abcdefgh" not in out

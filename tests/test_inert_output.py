@@ -286,7 +286,8 @@ def test_exported_files_are_inert(payload: str) -> None:
 
 # What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status")
+TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status", "Job", "JobList",
+                    "RunList", "PromptPreview")
 
 
 class _Listeners:
@@ -294,6 +295,7 @@ class _Listeners:
 
     def __init__(self) -> None:
         self.listeners: list[Any] = []
+        self.secrets: tuple[object, ...] = ()
 
     def add_listener(self, listener: Any) -> None:
         self.listeners.append(listener)

@@ -70,3 +70,22 @@ def test_whole_messages_and_notices_are_scrubbed_too(widget: Any) -> None:
     everything = json.dumps([widget.sent, widget.get_state(), widget.snapshot()])
     assert KEY not in everything and OWN not in everything
     assert "GITHUB_TOKEN=********" in everything and widget.notice == "failed with ********"
+
+
+def test_a_new_parts_first_text_is_held_like_an_append() -> None:
+    """A text part's first chunk arrives inside its ``part`` record (after a tool call, a new segment): its tail is
+    held back like an append's, so a key cut between that record and the next append never leaves in halves."""
+    w = StreamingWidget(mode="turn", secrets=[OWN])
+    w.sent = []
+    w.send = lambda content, buffers=None: w.sent.append(json.loads(json.dumps(content)))
+    try:
+        w.push([{"op": "message", "message": {"id": MID, "role": "assistant", "status": "streaming", "usage": None,
+                                              "error": None, "parts": []}}])
+        w.push([{"op": "part", "message_id": MID, "part": {"id": "text:1", "kind": "text", "text": f"see {OWN[:9]}"}}])
+        w.push([{"op": "append", "message_id": MID, "part_id": "text:1", "text": f"{OWN[9:]} now"}])
+        w.push([{"op": "finish", "message_id": MID, "status": "complete", "usage": None, "error": None}])
+        w.flush()
+        assert OWN[:9] not in json.dumps(w.sent)
+        assert w.snapshot()[0]["parts"][0]["text"] == "see ******** now"
+    finally:
+        w.close()

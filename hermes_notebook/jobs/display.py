@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, SupportsIndex, TypeVar, overload
 
-from ..inert import html_block
+from ..inert import html_block, terminal_safe
 from . import schedules
 
 __all__ = [
@@ -214,7 +214,7 @@ class JobList(list[_J]):
         return jobs_table_html(self)
 
     def __repr__(self) -> str:
-        return jobs_table_text(self)
+        return terminal_safe(jobs_table_text(self))  # job names are server text: no control reaches a terminal
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))

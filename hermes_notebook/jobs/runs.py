@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HermesNotFoundError, HermesUsageError
-from ..inert import table_html
+from ..inert import table_html, terminal_safe
 from ..render import transcript_bundle
 from ..runtime import blocking, on_loop
 
@@ -111,7 +111,7 @@ class JobRun:
     def __repr__(self) -> str:
         when = self.started_at.strftime("%Y-%m-%d %H:%M:%S") if self.started_at else "?"
         took = f", {self.duration:.1f} s" if self.duration is not None else ""
-        return f"<JobRun {self.id} {self.status} at {when}{took}>"
+        return terminal_safe(f"<JobRun {self.id} {self.status} at {when}{took}>")  # the status is server text
 
 
 class RunList(list):  # type: ignore[type-arg]
@@ -128,6 +128,9 @@ class RunList(list):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         return "\n".join(repr(r) for r in self) or "(no runs yet)"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
 
 async def job_runs(api: ApiClient, job_id: str, *, limit: int = 20, factory: ApiFactory | None = None) -> RunList:

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import HermesUsageError
-from ..inert import escape_html, html_block
+from ..inert import escape_html, html_block, terminal_safe
 from ..scrub import scrub
 from .placeholders import PromptContextError, resolve
 
@@ -111,7 +111,7 @@ class PromptPreview:
         return line + (f"\nfilled: {filled}" if filled else "")
 
     def __str__(self) -> str:
-        return f"{self.header()}\n---\n{self.text}"
+        return terminal_safe(f"{self.header()}\n---\n{self.text}")  # filled values can be model or server text
 
     def __repr__(self) -> str:
         return f"<PromptPreview {len(self.text)} chars, {len(self.images)} image(s)>"

@@ -251,7 +251,8 @@ class Hermes:
             raise HermesUsageError("session must be a non-empty name or id")
         if new and isinstance(session, Resume):
             raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
-        return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images, filled)
+        return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images, filled,
+                           self._secrets())
 
     def _secrets(self) -> tuple[object, ...]:
         """What :func:`~hermes_notebook.scrub.scrub` removes from filled prompts: this connection's key and token."""

@@ -55,6 +55,8 @@ class TurnOptions:
     images: Any
     #: How many ``{placeholders}`` were filled into ``prompt`` (the live view and transcript show it as sent).
     filled: int = 0
+    #: The connection's key and token: every view of the turn scrubs them (``Secret`` values; never shown).
+    secrets: tuple[object, ...] = field(default=(), repr=False)
 
 
 @dataclass
@@ -81,6 +83,8 @@ class TurnHandle:
         self.prompt = options.prompt
         #: How many ``{placeholders}`` were filled into ``prompt``.
         self.filled = options.filled
+        #: What every view of this turn scrubs (the connection's key and token).
+        self.secrets = options.secrets
         self.via = options.via
         self.session_id: str | None = None
         self.notes: list[str] = []

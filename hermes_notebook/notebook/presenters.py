@@ -48,7 +48,7 @@ class WidgetPresenter(Presenter):
 
         from ..widgets.turn import TurnView
 
-        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop)
+        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop, secrets=handle.secrets)
         self.view.busy = True  # shows the stop button while the turn runs
         self.display_id = uuid.uuid4().hex
         if handle.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
@@ -76,6 +76,12 @@ class TextPresenter(Presenter):
         self._kinds: dict[str, str] = {}
         self._direct = direct
         self._open_line = False
+        from ..widgets.stream_scrub import (
+            StreamScrubber,  # pure; loaded here so the facade loads no widget library
+        )
+
+        # Keys are scrubbed here too: in a kernel without widgets this text is the cell's saved output.
+        self._scrubber = StreamScrubber(handle.secrets)
         handle.add_listener(self._queue.put if not direct else self._print)
 
     def drain(self) -> None:
@@ -95,7 +101,7 @@ class TextPresenter(Presenter):
         self._open_line = not text.endswith("\n")
 
     def _print(self, changes: list[Any]) -> None:
-        for change in changes:
+        for change in self._scrubber.records(changes, lambda _message, part: part in self._kinds):
             op = change.get("op")
             if op == "part":
                 part = change["part"]

@@ -22,6 +22,8 @@ class RunningTurn(Protocol):
     #: The prompt as sent, and how many ``{placeholders}`` were filled into it.
     prompt: str
     filled: int
+    #: The connection's key and token, which every view scrubs.
+    secrets: tuple[object, ...]
     #: A live view shows buttons for interactions.
     buttons: bool
     #: Interactions may be answered on stdin (terminal IPython, or a kernel whose comm pump cannot run).

@@ -31,6 +31,7 @@ import traitlets
 
 from .. import runtime
 from ..errors import HermesError, HermesGatewayClosedError, redact
+from ..inert import terminal_safe
 from ..render import transcript_bundle
 from ..settings import Settings
 from ..turns import user_message
@@ -188,7 +189,7 @@ class Chat(StaticTwin, StreamingWidget):
         bundle["text/html"] = (
             f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
         )
-        bundle["text/plain"] = f"{heading}\n\n{bundle['text/plain']}"
+        bundle["text/plain"] = f"{terminal_safe(heading)}\n\n{bundle['text/plain']}"
         return bundle
 
     def _update_transcript(self) -> None:

@@ -50,7 +50,7 @@ from ..errors import (
     HermesError,
     HermesUsageError,
 )
-from ..inert import redact_url
+from ..inert import redact_url, terminal_safe
 from ..jobs import schedules
 from ..jobs.api import JobsAPI
 from ..jobs.display import jobs_table_html, repeat_text, schedule_description
@@ -444,7 +444,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
                          for row in self.jobs) or "(no jobs)"
         return {  # saved with the notebook: no key or token, whatever a job's error quotes
             "text/html": scrub(f'<div class="{STATIC_CLASS}">{html_table}</div>', self._secrets),
-            "text/plain": scrub(f"Hermes cron jobs\n{text}", self._secrets),
+            "text/plain": scrub(f"Hermes cron jobs\n{terminal_safe(text)}", self._secrets),
         }
 
 

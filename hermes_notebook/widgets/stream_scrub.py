@@ -93,6 +93,17 @@ class StreamScrubber:
             else:
                 mid = str(change.get("message_id"))
                 fields = change.get("fields")
+                part = change.get("part") if op == "part" else None
+                if isinstance(part, Mapping) and part.get("kind") in ("text", "reasoning") \
+                        and isinstance(part.get("text"), str):
+                    # A new streaming part's first text is an append like any other: its tail may be half a key.
+                    out.extend(self.release(mid))
+                    pid, text = str(part.get("id")), part["text"]
+                    cut = _ready(text)
+                    self._held.setdefault(mid, {})[pid] = text[cut:]
+                    added.add((mid, pid))
+                    out.append(self._clean({**change, "part": {**part, "text": text[:cut]}}))
+                    continue
                 if op == "part":
                     added.add((mid, str(change["part"].get("id"))))
                 if op == "part" or (op == "patch" and isinstance(fields, Mapping) and "text" in fields):
