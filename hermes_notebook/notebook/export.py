@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any

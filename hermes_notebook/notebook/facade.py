@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection
     from ..client.jobs import JobsClient
     from ..jobs.api import JobsAPI
+    from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect"]
@@ -307,6 +308,25 @@ class Hermes:
             return
         widget.follow(conn.on_change)
 
+    def share_kernel(self, read: bool = False, run: str = "ask") -> KernelShare:
+        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
+
+        ``read=True`` turns on ``list_variables``, ``describe``, ``read_cells`` and ``read_output`` (off by
+        default); ``run_code`` shows the whole code on a Run/Deny card each time (``run="never"`` refuses it).
+        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`.
+        """
+        from ..kernel.share import KERNEL
+
+        if self._closed:
+            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
+        share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read,
+                             run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        if not share.registered:
+            print(share.instructions())
+        return share
+
     def sessions(self, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
         return runtime.run_sync(self._sessions(limit))
@@ -421,6 +441,9 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
+        from ..kernel.share import KERNEL  # unregisters the kernel tools first, while the connection is open
+
+        KERNEL.unshare(self, self.settings.dashboard_url)
         with contextlib.suppress(Exception):
             runtime.run_sync(self._aclose(), timeout=10)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import CARD_LINES, reveal, reveal_lines
-from ..turns import APPROVAL_CHOICES, DEFAULT_APPROVAL_CHOICES
+from ..turns import APPROVAL_CHOICES, CODE_CHOICES, DEFAULT_APPROVAL_CHOICES
 
 __all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
 
@@ -30,6 +30,8 @@ APPROVAL_ALIASES = {
 
 def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) -> str:
     """An approval answer as one of the request's choices (an unknown one denies, with a note)."""
+    if request.get("kind") == "code":  # runs only on an exact "run": anything else leaves the kernel alone
+        return answer if answer in (request.get("choices") or CODE_CHOICES) else "deny"
     if request.get("kind") != "approval":
         return answer
     choice = answer.strip().lower()
@@ -83,6 +85,12 @@ def prompt_text(request: Mapping[str, Any]) -> str:
             if answer in choices:
                 return answer
             print(f"  please type one of {', '.join(choices)}")
+    if kind == "code":
+        choices = list(request.get("choices") or CODE_CHOICES)
+        print("Hermes wants to run this code in your kernel:")
+        _print_command(str(request.get("command") or ""), None)  # the whole code: it runs as shown
+        answer = input(f"Run it? [{'/'.join(choices)}] (Enter = deny): ").strip().lower() or "deny"
+        return answer if answer in choices else "deny"
     if kind == "clarify":
         print(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
         choices = list(request.get("choices") or [])

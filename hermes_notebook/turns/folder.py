@@ -185,6 +185,21 @@ class TurnFolder:
             response = REDACTED
         return self._resolve(part, "answered", response)
 
+    def ask(self, part_id: str, inter: Interaction) -> list[ChangeRecord]:
+        """Hang an interaction the client asks itself (a kernel tool's Run/Deny) on running tool part ``part_id``,
+        so it shows, and is answered, like a server's. Returns ``[]`` when that tool is not running."""
+        part = self._parts.get(part_id)
+        if part is None or part.status != "running" or self._done or inter.request_id in self._interactions:
+            return []
+        part.interaction = inter
+        self._interactions[inter.request_id] = part
+        return [self._patch(part, {"interaction": inter.to_dict()})]
+
+    def expire(self, request_id: str) -> list[ChangeRecord]:
+        """Nobody answered a pending interaction in time (the client's own timeout): ``expired``."""
+        part = self._pending_part(request_id)
+        return [] if part is None or self._done else self._resolve(part, "expired")
+
     def add_marker(self, text: str) -> list[ChangeRecord]:
         """Add a ``marker`` part (e.g. a compression that happened before this turn); text after it streams on
         in a new text part. Returns ``[]`` once the turn has ended or for a blank text."""

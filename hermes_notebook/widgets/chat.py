@@ -456,7 +456,7 @@ class Chat(StaticTwin, StreamingWidget):
             return
         with self._lock:
             interaction = inbound.find_interaction(self._store.get(key[0]), part_id, request_id)
-        inbound.check_answer(interaction, ("approval", "clarify"), response)
+        inbound.check_answer(interaction, ("approval", "clarify", "code"), response)
         turn = self._turn
         if turn is None or self._ref is None:
             self.notice = "That request is no longer waiting for an answer."

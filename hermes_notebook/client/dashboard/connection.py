@@ -414,6 +414,10 @@ class DashboardConnection:
                 turn._stop_sent = True
                 self._callbacks.spawn(early_stop.follow_up(self, session, turn))
 
+    def open_turns(self) -> list[Turn]:
+        """The turns submitted here that have not ended (a kernel tool finds the turn that called it)."""
+        return self._core.open_turns()
+
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
         """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).
 

@@ -75,6 +75,12 @@ async def answer(
 ) -> None:
     """Answer an interaction: a newer server's request by its result frame, else 0.19.0's ``*.respond`` RPCs."""
     folder, inter, turn = found
+    if inter.kind == "code":  # asked by this client (a kernel tool), answered here: nothing goes to the server
+        if response not in inter.choices:
+            raise HermesUsageError(f"{response!r} is not one of the offered choices {inter.choices}")
+        if turn is None or not turn.answer_asked(request_id, response):
+            raise HermesUsageError(f"{request_id!r} is no longer waiting for an answer")
+        return
     if request_id in conn._core.open_requests:
         if inter.kind == "approval" and inter.choices and response not in inter.choices:
             raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")

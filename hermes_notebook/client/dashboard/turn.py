@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import HermesError, HermesRunError, HermesUsageError
-from ...turns import ChangeRecord, Message, TurnFolder, user_message
+from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class Turn:
     """
 
     __slots__ = (
-        "_changes", "_conn", "_done", "_error", "_folder", "_followers", "_started", "_status", "_stop_sent",
+        "_asks", "_changes", "_conn", "_done", "_error", "_folder", "_followers", "_started", "_status", "_stop_sent",
         "_waiter",
         "id", "ref", "text",
     )
@@ -53,6 +53,7 @@ class Turn:
         self._error: HermesError | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._followers: list[Turn] = []
+        self._asks: dict[str, asyncio.Future[str | None]] = {}  # interactions the client asks itself
         self._changes: list[ChangeRecord] = [{"op": "message", "message": self.user_message.to_dict()}]
         self._changes.extend(folder.begin("streaming"))
 
@@ -88,6 +89,33 @@ class Turn:
         if self._conn is None:
             raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
         await self._conn.interrupt(self.ref)
+
+    async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
+        """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's Run/Deny)
+        and return the answer given through :meth:`DashboardConnection.respond`; None when the tool is not running,
+        the turn ended, or nobody answered within ``timeout`` seconds (then the interaction shows ``expired``)."""
+        changes = self._folder.ask(part_id, interaction)
+        if not changes:
+            return None
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._asks[interaction.request_id] = future
+        self._push(changes)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            self._push(self._folder.expire(interaction.request_id))
+            return None
+        finally:
+            self._asks.pop(interaction.request_id, None)
+
+    def answer_asked(self, request_id: str, response: str) -> bool:
+        """Settle an interaction :meth:`ask` is waiting on (recorded as answered); False if none waits."""
+        future = self._asks.get(request_id)
+        if future is None or future.done():
+            return False
+        self._push(self._folder.answer(request_id, response))
+        future.set_result(response)
+        return True
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()
@@ -197,4 +225,7 @@ class Turn:
 
     def _settle(self) -> None:
         self._done = True
+        for future in self._asks.values():  # the turn ended: nobody will answer now
+            if not future.done():
+                future.set_result(None)
         self._push([])  # wake waiters even when the last event produced no record
