@@ -154,6 +154,7 @@ LAYERS: dict[str, int] = {
     "jobs": 3,  # scripting helpers and the jobs API on top of the client
     "widgets": 4,
     "notebook": 5,  # the facade, the turn runner, magics
+    "kernel": 5,  # the kernel's tool server, its registration and policy: the notebook layer's peer
     "notebook.export": 1,  # conversation files from message dicts (pure); the chat widget's Export uses it
     "_demo": 6,
     "demo": 6,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness

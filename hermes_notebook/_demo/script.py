@@ -212,10 +212,38 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
     if keyword in ("CLARIFY", "CLARIFY3"):
         answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
+    if keyword.startswith("KERNEL"):
+        return Reply(text=f"Kernel tool result:\n```\n{raw}\n```")
     if keyword == "SKILL":
         name = data.get("name") if isinstance(data, dict) else None
         return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
     return Reply(text=f"Tool result:\n```\n{raw}\n```")
+
+
+def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
+    """``KERNEL[@server] <tool> [argument]``: call a notebook kernel tool (an MCP tool ``mcp__notebook_<hex>__<tool>``,
+    or ``mcp_notebook_<hex>_<tool>`` on 0.19.0), directly when offered, else through a newer Hermes' ``tool_call``
+    (MCP tools are deferred behind ``tool_search`` there, named in its description)."""
+    server = keyword.partition("@")[2] or r"notebook_[0-9a-f]{8}"
+    tool, _, argument = rest.partition(" ")
+    argument = argument.strip()
+    by_tool: dict[str, dict[str, Any]] = {
+        "describe": {"name": argument}, "read_cells": {"cells": argument}, "run_code": {"code": argument},
+        "read_output": {"cell": int(argument) if argument.lstrip("-").isdigit() else 0},
+    }
+    arguments = by_tool.get(tool, {})
+    pattern = re.compile(rf"\bmcp__?{server}__?{re.escape(tool)}\b")
+    offered = _offered_tools(body)
+    direct = next((name for name in sorted(offered) if pattern.fullmatch(name)), None)
+    if direct is not None:
+        return Reply(tool_calls=[ToolCall(direct, arguments)])
+    catalog = " ".join(
+        str((t.get("function") or {}).get("description") or "") for t in body.get("tools") or [] if isinstance(t, dict)
+    )
+    deferred = pattern.search(catalog)
+    if deferred is not None and "tool_call" in offered:
+        return Reply(tool_calls=[ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})])
+    return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
 
 
 def _tool_or_refusal(offered: set[str], call: ToolCall, reasoning: str = "") -> Reply:
@@ -260,6 +288,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         )
     if keyword == "CLARIFY3":
         return _tool_or_refusal(offered, _clarify_call(body, list(CLARIFY3_QUESTIONS)))
+    if keyword == "KERNEL" or keyword.startswith("KERNEL@"):
+        return _kernel_call(body, keyword, rest)
     if keyword == "SKILL" and rest:
         return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
     if keyword == "SLOW":

@@ -37,6 +37,7 @@ from .presenters import WidgetPresenter, presenter_for
 from .results import Reply, Status, Table, Transcript
 from .runner import TurnRunner
 from .sessions import Resume, SessionBook, resume
+from .status import gather_status
 from .wait import run_blocking
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection
     from ..client.jobs import JobsClient
     from ..jobs.api import JobsAPI
+    from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
@@ -326,6 +328,25 @@ class Hermes:
             return
         widget.follow(conn.on_change)
 
+    def share_kernel(self, read: bool = False, run: str = "ask") -> KernelShare:
+        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
+
+        ``read=True`` turns on ``list_variables``, ``describe``, ``read_cells`` and ``read_output`` (off by
+        default); ``run_code`` shows the whole code on a Run/Deny card each time (``run="never"`` refuses it).
+        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`.
+        """
+        from ..kernel.share import KERNEL
+
+        if self._closed:
+            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
+        share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read,
+                             run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        if not share.registered:
+            print(share.instructions())
+        return share
+
     def sessions(self, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
         return runtime.run_sync(self._sessions(limit))
@@ -400,30 +421,8 @@ class Hermes:
         return await on_package_loop(self._status())
 
     async def _status(self) -> Status:
-        info: dict[str, Any] = {"via": self.default_via, "session": self._book.current}
-        api = await self._api_client()
-        try:
-            health = await api.health()
-            info["api"] = {"url": self.settings.api_url, "ok": health.ok, "version": health.version}
-            try:
-                caps = await api.capabilities()
-                info["api"]["features"] = sorted(k for k, v in caps.features.items() if v)
-            except HermesError as exc:
-                info["api"]["error"] = str(exc)
-        except HermesError as exc:
-            info["api"] = {"url": self.settings.api_url, "ok": False, "error": str(exc)}
-        if self.settings.dashboard_token:
-            try:
-                conn = await self._dashboard_conn()
-                info["dashboard"] = {"url": self.settings.dashboard_url, "ok": True, "connected": conn.connected}
-                with contextlib.suppress(Exception):
-                    info["dashboard"]["version"] = await _dashboard_version(self.settings)
-            except HermesError as exc:
-                info["dashboard"] = {"url": self.settings.dashboard_url, "ok": False, "error": str(exc)}
-        else:
-            info["dashboard"] = {"url": self.settings.dashboard_url, "ok": False,
-                                 "error": "no token configured (HERMES_DASHBOARD_TOKEN)"}
-        return Status(info)
+        return await gather_status(self.settings, self.default_via, self._book.current, self._api_client,
+                                   self._dashboard_conn)
 
     def check(self) -> Hermes:
         """Raise the server's error now if the configured default path is unusable (``connect(check=True)``)."""
@@ -442,6 +441,9 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
+        from ..kernel.share import KERNEL  # unregisters the kernel tools first, while the connection is open
+
+        KERNEL.unshare(self, self.settings.dashboard_url)
         with contextlib.suppress(Exception):
             runtime.run_sync(self._aclose(), timeout=10)
 
@@ -454,16 +456,6 @@ class Hermes:
             if closer is not None:
                 with contextlib.suppress(Exception):
                     await closer()
-
-
-async def _dashboard_version(settings: Settings) -> str | None:
-    import httpx
-
-    async with httpx.AsyncClient(
-        trust_env=False, proxy=settings.proxy_for(settings.dashboard_url), timeout=settings.connect_timeout,
-    ) as http:
-        data = (await http.get(f"{settings.dashboard_url}/api/status")).json()
-    return data.get("version") if isinstance(data, dict) else None
 
 
 # --- entry point --------------------------------------------------------------------------------------------

@@ -281,6 +281,9 @@ class TurnHandle:
             if answer is not None:
                 return normalize_answer(request, str(answer), self.notes)
         if not (self.buttons or self.text_prompts):
+            if kind == "code":  # nobody can click Run here: the code is not run
+                self.notes.append("nobody could answer the request to run code in the kernel; it was denied")
+                return "deny"
             return None
         future: concurrent.futures.Future[str] = concurrent.futures.Future()
         self._answers[request["request_id"]] = future

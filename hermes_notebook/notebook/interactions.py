@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import CARD_LINES, reveal, reveal_lines, terminal_safe
-from ..turns import APPROVAL_CHOICES, DEFAULT_APPROVAL_CHOICES
+from ..turns import APPROVAL_CHOICES, CODE_CHOICES, DEFAULT_APPROVAL_CHOICES
 
 __all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
 
@@ -32,6 +32,8 @@ APPROVAL_ALIASES = {
 
 def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) -> str:
     """An approval answer as one of the request's choices (an unknown one denies, with a note)."""
+    if request.get("kind") == "code":  # runs only on an exact "run": anything else leaves the kernel alone
+        return answer if answer in (request.get("choices") or CODE_CHOICES) else "deny"
     if request.get("kind") != "approval":
         return answer
     choice = answer.strip().lower()
@@ -94,6 +96,12 @@ def prompt_text(request: Mapping[str, Any]) -> str:
             if answer in choices:
                 return answer
             _say(f"  please type one of {', '.join(map(reveal, choices))}")
+    if kind == "code":
+        choices = list(request.get("choices") or CODE_CHOICES)
+        _say("Hermes wants to run this code in your kernel:")
+        _print_command(str(request.get("command") or ""), None)  # the whole code: it runs as shown
+        answer = _ask(f"Run it? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
+        return answer if answer in choices else "deny"
     if kind == "clarify":
         _say(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
         choices = list(request.get("choices") or [])

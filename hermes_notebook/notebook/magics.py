@@ -37,7 +37,10 @@ SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
     "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
+    "--kernel",
 }
+#: ``--kernel MODE`` -> ``share_kernel(read=..., run=...)``: what Hermes may do in this kernel.
+KERNEL_MODES = {"read": (True, "ask"), "ask": (False, "ask"), "read-only": (True, "never")}
 _OPTION = re.compile(r"\s*-")
 #: The subcommands' ``--resume``: their SESSION is a stored session, not one of this notebook's.
 _RESUME = (("--resume",), {"action": "store_true", "help": "SESSION is a stored session (id or title) to open"})
@@ -144,6 +147,8 @@ class HermesMagics(Magics):
     @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
+    @argument("--kernel", choices=sorted(KERNEL_MODES), help="Share this kernel with Hermes' tools first: read "
+              "(reads on, run_code asks), ask (reads off, run_code asks) or read-only (run_code refused).")
     @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
               "send nothing.")
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
@@ -181,6 +186,11 @@ class HermesMagics(Magics):
             if prompt:
                 raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
             prompt = cell.strip()
+        if args.kernel is not None:
+            read, run = KERNEL_MODES[args.kernel]
+            share = self.facade.share_kernel(read=read, run=run)
+            if not prompt and not fix:
+                return share
         if not prompt and not fix:
             raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
         hermes = self.facade  # its key and token are scrubbed out of what the placeholders fill in

@@ -77,8 +77,11 @@ def wait_blocking(
     pump: CommPump | None = None,
 ) -> Reply:
     """Wait on the calling thread, pumping widget messages and serving text prompts, until the turn ends."""
+    from ..kernel.execute import run_pending  # here: the kernel package imports this layer at import time
+
     future = handle.future
-    own_pump = pump is None and shell.environment() == "kernel" and threading.current_thread() is threading.main_thread()
+    on_main = threading.current_thread() is threading.main_thread()
+    own_pump = pump is None and shell.environment() == "kernel" and on_main
     if own_pump:
         pump = CommPump(warn=False)
     deadline = None if not timeout else time.monotonic() + timeout
@@ -86,6 +89,8 @@ def wait_blocking(
         while True:
             if pump is not None:
                 pump.poll()
+            if on_main:
+                run_pending()  # code the user approved on a Run card runs here, on the main thread
             handle.serve_text_prompts()
             if presenter is not None:
                 presenter.drain()

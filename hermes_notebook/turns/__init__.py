@@ -35,7 +35,9 @@ from .folder import TurnFolder
 from .history import HistoryTurn, fold_history, history_events
 from .model import (
     APPROVAL_CHOICES,
+    CODE_CHOICES,
     DEFAULT_APPROVAL_CHOICES,
+    READS_CHOICE,
     REDACTED,
     Interaction,
     InteractionKind,
@@ -54,10 +56,12 @@ from .model import (
 
 __all__ = [
     "APPROVAL_CHOICES",
+    "CODE_CHOICES",
     "DASHBOARD_EVENT_TYPES",
     "DASHBOARD_TURN_EVENT_TYPES",
     "DEFAULT_APPROVAL_CHOICES",
     "KNOWN_EVENT_TYPES",
+    "READS_CHOICE",
     "REDACTED",
     "RUN_EVENT_TYPES",
     "TERMINAL_EVENT_TYPES",

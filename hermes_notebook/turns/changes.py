@@ -37,7 +37,7 @@ MessageStatus = Literal["streaming", "queued", "complete", "interrupted", "error
 Role = Literal["user", "assistant"]
 PartKind = Literal["reasoning", "text", "tool", "marker"]
 ToolStatus = Literal["running", "completed", "error", "cancelled"]
-InteractionKind = Literal["approval", "clarify", "sudo", "secret"]
+InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 
 

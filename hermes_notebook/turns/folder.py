@@ -3,8 +3,7 @@
 Everything a view shows of a turn is decided here, once, for both servers and for history. The per-event
 handlers of each dialect live in :mod:`.dialects`; they are the folder's other half and use its public
 vocabulary (:class:`~.vocabulary.FolderOps`: ``add_text``, ``add_tool``, ``resolve``, ``end``...), never its fields.
-Per-delta work is O(1): text is kept as a list
-of chunks and joined only when a snapshot is asked for. No I/O.
+Per-delta work is O(1): text is kept as a list of chunks and joined only when a snapshot is asked for. No I/O.
 """
 
 from __future__ import annotations
@@ -44,10 +43,8 @@ END_STATUSES = frozenset({"complete", "interrupted", "error", "cancelled"})
 class TurnFolder:
     """Folds the events of one assistant turn into a :class:`Message`, returning change records per event.
 
-    ``apply`` is O(1) per text delta. The first call (or :meth:`begin`) emits the ``message`` op; the event that
-    ends the turn (``message.complete``, ``error``, ``run.completed|failed|cancelled``) or :meth:`finish` emits
-    the end-of-turn patches and ``finish``; after that every call returns ``[]``.
-    """
+    ``apply`` is O(1) per text delta. The first call (or :meth:`begin`) emits the ``message`` op; the end (a terminal
+    event or :meth:`finish`) emits the end-of-turn patches and ``finish``; after that every call returns ``[]``."""
 
     __slots__ = (
         "turn_id", "source", "message_id", "_transform", "_msg", "_started", "_done", "_segment", "_parts",
@@ -102,10 +99,7 @@ class TurnFolder:
         return self._msg.copy()
 
     def ended_message(self) -> Message:
-        """The message itself, not a copy, once the turn has ended (for a folder about to be discarded).
-
-        History folding uses it to skip a copy per turn; raises ``RuntimeError`` while the turn is still open.
-        """
+        """The message itself, not a copy, once the turn has ended (history skips a copy); RuntimeError before."""
         if not self._done:
             raise RuntimeError("ended_message() is only available after the turn has ended")
         return self._msg
@@ -170,17 +164,24 @@ class TurnFolder:
         return changes
 
     def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
-        """Record the view's answer to a pending interaction, so views and history agree (sends nothing).
-
-        A sudo password or secret value is recorded as ``"********"``. Returns ``[]`` when ``request_id`` is
-        unknown or no longer pending.
-        """
+        """Record the view's answer to a pending interaction, so views and history agree (sends nothing); a sudo
+        password or secret value is recorded as ``"********"``. ``[]`` when ``request_id`` is not pending."""
         part = self.pending_part(request_id)
         if part is None or self._done:
             return []
         if part.interaction is not None and part.interaction.kind in ("sudo", "secret"):
             response = REDACTED
         return self.resolve(part, "answered", response)
+
+    def ask(self, part_id: str, inter: Interaction) -> list[ChangeRecord]:
+        """Hang a question the client asks itself (a kernel tool's Run/Deny) on running tool part ``part_id``, shown
+        and answered like a server's; ``[]`` when that tool is not running."""
+        part = self._parts.get(part_id)
+        if part is None or part.status != "running" or self._done or inter.request_id in self._requests:
+            return []
+        part.interaction = inter
+        self._requests.hold(inter.request_id, part)
+        return [self.patch(part, {"interaction": inter.to_dict()})]
 
     def add_marker(self, text: str) -> list[ChangeRecord]:
         """Add a ``marker`` part (e.g. a compression that happened before this turn); text after it streams on
@@ -255,10 +256,9 @@ class TurnFolder:
         """Reconcile the streamed text with the final reply text of message.complete / run.completed.
 
         Nothing streamed: the final text becomes the text part (a failed call, streaming off). The current text
-        part is a proper prefix of it: deltas were lost (a reconnect; the API client's synthesized terminal event
-        after a lost stream), so the part is patched to the full text. The last segment has no text and the
-        final text appears nowhere yet: it is added. Otherwise the streamed text stands.
-        """
+        part is a proper prefix of it (deltas lost in a reconnect, or a synthesized terminal event after a lost
+        stream): patched to the full text. The last segment has no text and the final text appears nowhere yet:
+        added. Otherwise the streamed text stands."""
         final = final.strip()
         if not final:
             return []

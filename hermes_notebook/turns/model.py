@@ -27,7 +27,9 @@ from .events import Event
 
 __all__ = [
     "APPROVAL_CHOICES",
+    "CODE_CHOICES",
     "DEFAULT_APPROVAL_CHOICES",
+    "READS_CHOICE",
     "REDACTED",
     "Interaction",
     "InteractionKind",
@@ -58,6 +60,12 @@ APPROVAL_CHOICES: tuple[str, ...] = ("once", "session", "always", "deny")
 # remembers nothing, so "session" would promise what it does not do). The folder fills them in, so every approval
 # a view or a check sees lists its choices; the checks that fall back use this same tuple.
 DEFAULT_APPROVAL_CHOICES: tuple[str, ...] = ("once", "deny")
+
+# A ``code`` interaction is asked by the client itself, not the server: the agent wants to run code in the
+# notebook's kernel (a kernel tool). "run" runs exactly the code shown; anything else leaves the kernel as it was.
+CODE_CHOICES: tuple[str, ...] = ("run", "deny")
+# Offered besides those while the session may not read the kernel: do not run, but allow the read tools.
+READS_CHOICE = "allow_reads"
 
 
 # --------------------------------------------------------------------------------------------------------------

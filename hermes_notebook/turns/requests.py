@@ -66,6 +66,9 @@ class RequestBook:
             inter.questions = [dict(q) for q in questions if isinstance(q, Mapping)]
         return inter
 
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._holders
+
     def hold(self, request_id: str, part: Part, *, synthetic: bool = False) -> None:
         """Record that ``part`` holds the interaction ``request_id`` (``synthetic``: made only to hold it)."""
         self._holders[request_id] = part

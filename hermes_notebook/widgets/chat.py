@@ -464,7 +464,7 @@ class Chat(StaticTwin, StreamingWidget):
         with self._lock:
             message = self._store.get(key[0])
             interaction = inbound.find_interaction(message, part_id, request_id)
-            inbound.check_answer(interaction, ("approval", "clarify"), response)
+            inbound.check_answer(interaction, ("approval", "clarify", "code"), response)
             inbound.check_open_turn(message, self._live_ids)
         if self._ref is None:
             self.notice = "That request is no longer waiting for an answer."

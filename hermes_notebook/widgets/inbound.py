@@ -233,6 +233,8 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
         raise Refused(f"that request asks for {kind or 'something else'}, not {' or '.join(kinds)}")
     if interaction.get("status") != "pending":
         raise Refused("that request is no longer waiting for an answer")
+    if kind == "code" and response is not None and response not in (interaction.get("choices") or ()):
+        raise Refused(f"{response[:40]!r} is not one of the offered choices")
     if kind == "approval" and response is not None:
         choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_CHOICES
         if response not in choices:

@@ -5,7 +5,7 @@
 export type MessageStatus = "streaming" | "queued" | "complete" | "interrupted" | "error" | "cancelled";
 export type PartKind = "reasoning" | "text" | "tool" | "marker";
 export type ToolStatus = "running" | "completed" | "error" | "cancelled";
-export type InteractionKind = "approval" | "clarify" | "sudo" | "secret";
+export type InteractionKind = "approval" | "clarify" | "sudo" | "secret" | "code";
 export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";
 
 export interface Interaction {

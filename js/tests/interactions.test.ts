@@ -357,3 +357,37 @@ describe("secret skip", () => {
     ]);
   });
 });
+
+describe("code (a kernel tool's Run/Deny)", () => {
+  const code = Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`).join("\n");
+  const ask = interaction({
+    kind: "code",
+    request_id: "code-1",
+    command: code,
+    description: "Hermes wants to run this code in your kernel",
+    choices: ["run", "deny", "allow_reads"],
+  });
+
+  it("shows the whole code, however long, with Run, Deny and allow-reads buttons", () => {
+    const { card, buttons } = setup(ask);
+    expect(card().querySelector(".hn-interaction-title")!.textContent).toBe("Hermes wants to run code in your kernel");
+    expect(card().querySelector(".hn-interaction-command")!.textContent).toBe(code);
+    expect(card().querySelector(".hn-command-more")).toBeNull();
+    expect(buttons().map((b) => [b.dataset.choice, b.textContent])).toEqual([
+      ["run", "Run"],
+      ["deny", "Deny"],
+      ["allow_reads", "Don't run; allow reads for this session"],
+    ]);
+  });
+
+  it("sends one answer on Run and then shows it as answered", () => {
+    const { buttons, responses, patch, card } = setup(ask);
+    buttons()[0]!.click();
+    buttons()[0]!.click();
+    expect(responses()).toEqual([
+      { type: "respond", message_id: A, part_id: TOOL, request_id: "code-1", response: "run" },
+    ]);
+    patch({ status: "answered", response: "run" });
+    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: Run");
+  });
+});

@@ -310,6 +310,10 @@ class DashboardConnection:
         for state in self._core.interrupted(session):  # the server may drop it silently, or lose the stop
             self._callbacks.spawn(follow_up(self._channel, self._core, session, state))
 
+    def running_turns(self) -> list[Turn]:
+        """Handles on the turns submitted here that have not ended (a kernel tool finds the turn that called it)."""
+        return [Turn(state, self) for state in self._core.running_turns()]
+
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
         """Answer a pending interaction of the session's open turns (approval, clarify, sudo, secret).
 
@@ -318,6 +322,14 @@ class DashboardConnection:
         responses are recorded redacted).
         """
         session = await self._live(ref)
+        found = session.find_interaction(request_id)
+        if found is not None and found[0].kind == "code":  # our own question (a kernel tool): settled here
+            inter, state = found
+            if response not in inter.choices:
+                raise HermesUsageError(f"{response!r} is not one of the offered choices {inter.choices}")
+            if state is None or not state.answer_asked(request_id, response):
+                raise HermesUsageError(f"{request_id!r} is no longer waiting for an answer")
+            return
         await self._channel.answer(self._core.prompts.plan(session, request_id, response))
 
     # --- listeners -------------------------------------------------------------------------------------

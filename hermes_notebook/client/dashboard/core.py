@@ -383,6 +383,10 @@ class DashboardCore:
         session.turns.append(turn)
         return turn
 
+    def running_turns(self) -> list[TurnState]:
+        """Every submitted turn that has not ended, oldest session first."""
+        return [turn for session in self.sessions.values() for turn in session.turns if not turn.done]
+
     def submit_params(self, session: SessionState, text: str) -> dict[str, Any]:
         """``prompt.submit`` params. A newer server redirects a busy session's running turn by default;
         ``queued`` keeps 0.19.0's "runs after the current turn" (a key only newer servers know: sent only to

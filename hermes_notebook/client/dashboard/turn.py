@@ -83,6 +83,23 @@ class Turn:
             raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
         await self._stopper.interrupt(self.ref)
 
+    async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
+        """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's Run/Deny)
+        and return the answer given through :meth:`DashboardConnection.respond`; None when the tool is not running,
+        the turn ended, or nobody answered within ``timeout`` seconds (then the interaction shows ``expired``)."""
+        state, request_id = self._state, interaction.request_id
+        if not state.ask(part_id, interaction):
+            return None
+        deadline = asyncio.get_running_loop().time() + timeout
+        while (answer := state.asked_answer(request_id)) is None and not state.done:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                state.expire_asked(request_id)
+                return None
+            # The shared waiter also wakes the iterating consumer: wait on it without cancelling it.
+            await asyncio.wait({state.wait(_new_future)}, timeout=left)
+        return answer
+
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()
 

@@ -38,7 +38,7 @@ class TurnState:
     """
 
     __slots__ = (
-        "_folder", "_followers", "_waiter", "done", "error", "id", "phase", "records", "ref", "started", "stop_sent",
+        "_asked", "_folder", "_followers", "_waiter", "done", "error", "id", "phase", "records", "ref", "started", "stop_sent",
         "text",
     )
 
@@ -54,6 +54,7 @@ class TurnState:
         self.error: HermesError | None = None
         self._waiter: Waiter | None = None
         self._followers: list[TurnState] = []
+        self._asked: dict[str, str | None] = {}  # our own questions (a kernel tool's Run/Deny) -> their answer
         self.records: list[ChangeRecord] = [{"op": "message", "message": user_message(turn_id, text).to_dict()}]
         self.records.extend(folder.begin("streaming"))
 
@@ -143,6 +144,34 @@ class TurnState:
         if changes:
             self.push(changes)
         return changes
+
+    def ask(self, part_id: str, interaction: Interaction) -> bool:
+        """Show a question of our own on running tool part ``part_id``; False when that tool is not running."""
+        changes = self._folder.ask(part_id, interaction)
+        if not changes:
+            return False
+        self._asked[interaction.request_id] = None
+        self.push(changes)
+        return True
+
+    def answer_asked(self, request_id: str, response: str) -> bool:
+        """Record the answer to a question :meth:`ask` showed; False if it is not waiting (or the turn ended)."""
+        if self.done or request_id not in self._asked or self._asked[request_id] is not None:
+            return False
+        self._asked[request_id] = response
+        self.answer(request_id, response)
+        return True
+
+    def asked_answer(self, request_id: str) -> str | None:
+        """The answer given to a question of our own, None while it waits."""
+        return self._asked.get(request_id)
+
+    def expire_asked(self, request_id: str) -> None:
+        """Nobody answered a question of our own in time: it shows ``expired`` and cannot be answered."""
+        self._asked.pop(request_id, None)
+        part = self._folder.pending_part(request_id)
+        if part is not None and not self._folder.done:
+            self.push(self._folder.resolve(part, "expired"))
 
     def on_reply(self, status: object) -> None:
         """Record the ``prompt.submit`` answer: streaming, queued or steered (§3.1)."""

@@ -1,4 +1,5 @@
-// Interaction cards hung on tool parts: approval, clarify, sudo and secret.
+// Interaction cards hung on tool parts: approval, clarify, sudo and secret, and code (a kernel tool's Run/Deny:
+// the kernel asks it, not the server, and the whole code is shown, since exactly that code runs on Run).
 //
 // - Every answer goes out once: the card disables itself on the first click or submit, and the
 //   request id is remembered for the life of the view, so a re-render of a still-pending card (the
@@ -26,6 +27,11 @@ const APPROVAL_LABELS: Record<string, string> = {
   session: "Allow for this session",
   always: "Always allow",
   deny: "Deny",
+};
+const CODE_LABELS: Record<string, string> = {
+  run: "Run",
+  deny: "Deny",
+  allow_reads: "Don't run; allow reads for this session",
 };
 // When the server names no choices, only a one-time allow is offered ("session" and "always" must be the server's
 // own offer). The kernel folds an empty list into the same pair (turns.DEFAULT_APPROVAL_CHOICES; test_contract.py).
@@ -62,7 +68,7 @@ export function renderInteraction(
     "aria-label": `${TITLES[kind]} request`,
   });
   card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
-  if (interaction.command) card.append(commandBlock(interaction.command));
+  if (interaction.command) card.append(commandBlock(interaction.command, kind === "code"));
   const questions = multiQuestions(interaction);
   if (interaction.question && !questions) {
     card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
@@ -80,6 +86,8 @@ export function renderInteraction(
   if (kind === "approval") {
     const choices = interaction.choices.length > 0 ? interaction.choices : DEFAULT_APPROVAL_CHOICES;
     card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
+  } else if (kind === "code") {
+    card.append(choiceButtons(interaction.choices, active, (c) => CODE_LABELS[c] ?? c, respond));
   } else if (kind === "clarify" && questions) {
     card.append(questionsForm(questions, active, respond));
   } else if (kind === "clarify") {
@@ -183,8 +191,8 @@ function questionsForm(
  * The command as it will run: wrapped, hidden characters and blank runs made visible (see reveal.ts), and the
  * number of lines past the first screenful said out loud, with a button to show them.
  */
-function commandBlock(command: string): HTMLElement {
-  const { lines, hidden } = revealLines(command);
+function commandBlock(command: string, whole = false): HTMLElement {
+  const { lines, hidden } = revealLines(command, whole ? Number.MAX_SAFE_INTEGER : undefined);
   const code = h("code", {}, lines.join("\n"));
   const block = h("div", { class: "hn-interaction-command-block" }, h("pre", { class: "hn-interaction-command" }, code));
   if (hidden > 0) {
@@ -207,6 +215,7 @@ const TITLES: Record<Interaction["kind"], string> = {
   clarify: "Hermes has a question",
   sudo: "Sudo password needed",
   secret: "Secret needed",
+  code: "Hermes wants to run code in your kernel",
 };
 
 function answeredText(interaction: Interaction): string {
@@ -221,7 +230,8 @@ function answeredText(interaction: Interaction): string {
       // not JSON after all: shown as is below
     }
   }
-  const label = interaction.kind === "approval" ? (APPROVAL_LABELS[response] ?? response) : response;
+  const labels = interaction.kind === "approval" ? APPROVAL_LABELS : interaction.kind === "code" ? CODE_LABELS : {};
+  const label = labels[response] ?? response;
   return label ? `Answered: ${label}` : STATUS_TEXT.answered;
 }
 

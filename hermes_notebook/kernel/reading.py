@@ -1,0 +1,150 @@
+"""What the read tools return: the user's variables, one value's summary, cells and their outputs, all bounded.
+
+The summaries are the ones ``{var}`` prompt placeholders use (:func:`~hermes_notebook.notebook.context.summarize`),
+so the agent sees a value the same way whichever road it came by. Names come from the model and are data: a
+name is looked up in the namespace, never evaluated (no attribute access, no call, no property runs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..notebook.context import PromptContextError, last_error, summarize
+
+__all__ = [
+    "CELL_CHARS",
+    "MAX_CELLS",
+    "MAX_VARIABLES",
+    "RESULT_CHARS",
+    "bounded",
+    "describe",
+    "list_variables",
+    "read_cells",
+    "read_output",
+    "user_variables",
+]
+
+#: Characters of one tool result at most (the rest is cut, and the cut says so).
+RESULT_CHARS = 8000
+#: Variables ``list_variables`` lists at most.
+MAX_VARIABLES = 200
+#: Cells ``read_cells`` returns at most.
+MAX_CELLS = 20
+#: Characters of one cell's source at most.
+CELL_CHARS = 3000
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RANGE = re.compile(r"\s*(-?\d+)?\s*(?:(:|-|\.\.)\s*(-?\d+)?)?\s*")
+# What IPython itself puts in the namespace: never "the user's variables".
+_SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+def bounded(text: str, limit: int = RESULT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    return text if len(text) <= limit else text[:limit] + f"\n… [cut: {len(text) - limit:,} more characters]"
+
+
+def user_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The user's own names: no ``_private`` names, modules, IPython's names or names the shell hides."""
+    hidden = hidden or {}
+    return {
+        name: value for name, value in namespace.items()
+        if not name.startswith("_") and name not in _SHELL_NAMES and name not in hidden
+        and type(value).__name__ != "module"
+    }
+
+
+def _shape(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+        return "x".join(str(n) for n in shape)
+    try:
+        return f"len {len(value)}" if not isinstance(value, type) else ""
+    except Exception:  # no len(), or a broken __len__
+        return ""
+
+
+def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None) -> str:
+    """One line per variable: name, type, shape or size."""
+    names = user_variables(namespace, hidden)
+    if not names:
+        return "No variables defined yet."
+    lines = []
+    for name in sorted(names)[:MAX_VARIABLES]:
+        value = names[name]
+        kind = type(value)
+        shape = _shape(value)
+        lines.append(f"{name}: {kind.__module__.split('.')[0]}.{kind.__name__}" if kind.__module__ != "builtins"
+                     else f"{name}: {kind.__name__}")
+        if shape:
+            lines[-1] += f" ({shape})"
+    if len(names) > MAX_VARIABLES:
+        lines.append(f"… and {len(names) - MAX_VARIABLES} more")
+    return bounded("\n".join(lines))
+
+
+def describe(namespace: Mapping[str, Any], name: str, hidden: Mapping[str, Any] | None = None) -> str:
+    """The typed, bounded summary of variable ``name`` (a plain name: looked up, never evaluated)."""
+    name = name.strip()
+    if not _IDENTIFIER.fullmatch(name):
+        return f"{name[:80]!r} is not a variable name (describe takes one name, e.g. df)."
+    variables = user_variables(namespace, hidden)
+    if name not in variables:
+        return f"There is no variable {name!r} in the notebook (list_variables shows what there is)."
+    summary = summarize(variables[name])
+    return bounded(f"{name} ({summary.kind}):\n{summary.text}")
+
+
+def _cells(namespace: Mapping[str, Any]) -> list[str]:
+    cells = namespace.get("In")
+    return [str(c) for c in cells] if isinstance(cells, list) else []
+
+
+def _span(spec: str, count: int) -> range | None:
+    """Cell numbers for ``"5"``, ``"3:6"`` / ``"3-6"`` (inclusive), ``"-3"`` or ``"-3:"`` (the last three)."""
+    match = _RANGE.fullmatch(spec or "")
+    if match is None or not (match.group(1) or match.group(3)):
+        return None
+    first, sep, last = match.group(1), match.group(2), match.group(3)
+    if first is not None and int(first) < 0:
+        start = max(1, count + int(first))
+        return range(start, count)
+    start = int(first) if first is not None else 1
+    end = int(last) if last is not None else (count - 1 if sep else start)
+    return range(max(1, start), min(end, count - 1) + 1)
+
+
+def read_cells(namespace: Mapping[str, Any], spec: str) -> str:
+    """The source of the cells ``spec`` names, each as ``In[n]`` (at most :data:`MAX_CELLS`)."""
+    cells = _cells(namespace)
+    span = _span(spec, len(cells))
+    if span is None:
+        return f"{spec[:40]!r} is not a cell range (use e.g. 5, 3:6 or -3 for the last three)."
+    numbers = list(span)[-MAX_CELLS:]
+    if not numbers:
+        return f"No cells in {spec[:40]!r}; this notebook has run {max(0, len(cells) - 1)} cells."
+    parts = [f"In[{n}]:\n{bounded(cells[n].rstrip(), CELL_CHARS)}" for n in numbers]
+    return bounded("\n\n".join(parts))
+
+
+def read_output(namespace: Mapping[str, Any], number: int, shell: Any = None) -> str:
+    """Cell ``number``: its source, its result (``Out[n]``, summarized) and the error it raised, if any."""
+    cells = _cells(namespace)
+    if not 1 <= number < len(cells):
+        return f"There is no cell {number}; this notebook has run {max(0, len(cells) - 1)} cells."
+    parts = [f"In[{number}]:\n{bounded(cells[number].rstrip(), CELL_CHARS)}"]
+    outputs = namespace.get("Out")
+    if isinstance(outputs, Mapping) and number in outputs:
+        summary = summarize(outputs[number])
+        parts.append(f"Out[{number}] ({summary.kind}):\n{summary.text}")
+    try:
+        err = last_error(shell)
+    except PromptContextError:
+        err = None
+    if err is not None and err.cell_label == f"In[{number}]":
+        parts.append(f"Err:\n{err.summary()}")
+    if len(parts) == 1:
+        parts.append("(no result and no error)")
+    return bounded("\n\n".join(parts))

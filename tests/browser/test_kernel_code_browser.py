@@ -1,0 +1,49 @@
+"""The Run/Deny card of a kernel tool in real JupyterLab: the model asks to run code in the notebook's kernel,
+the card shows all of it, and only a click on Run runs it, in the user's namespace. (Newer Hermes registers the
+kernel's tool server from the notebook; 0.19.0 needs a restart, see test_kernel_tools_old.py.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, last_assistant, open_chat, send
+
+pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
+
+CELLS = [
+    "import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel()\ntotal = 1",
+    "chat = h.chat()\nchat",
+]
+CARD = ".hn-interaction[data-kind='code']"
+
+
+def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: Any) -> None:
+    """The card shows the whole code before anything runs; Run runs it in the user's namespace (``total``
+    changes) and the model gets its output; a second card answered Deny leaves the namespace as it was."""
+    nb = open_chat(open_notebook, cells=CELLS)
+    code = "total = total + 41; print('total is', total)"
+    send(nb, f"KERNEL run_code {code}")
+    card = nb.page.locator(f"{CARD}[data-status='pending']")
+    card.wait_for(timeout=TURN_TIMEOUT_MS)
+    expect(card.locator(".hn-interaction-command")).to_have_text(code)
+    expect(card.locator(".hn-interaction-title")).to_have_text("Hermes wants to run code in your kernel")
+    assert nb.kernel_eval("total") == 1  # shown, not run
+    nb.screenshot("kernel-code-card")
+    card.get_by_role("button", name="Run", exact=True).click()
+    message = last_assistant(nb, "complete")
+    assert "total is 42" in message.inner_text()
+    expect(message.locator(CARD)).to_have_attribute("data-status", "answered")
+    assert "Answered: Run" in message.locator(CARD).inner_text()
+    assert nb.kernel_eval("total") == 42
+
+    send(nb, "KERNEL run_code total = 0")
+    card = nb.page.locator(f"{CARD}[data-status='pending']")
+    card.wait_for(timeout=TURN_TIMEOUT_MS)
+    card.get_by_role("button", name="Deny", exact=True).click()
+    nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").nth(1).wait_for(
+        timeout=TURN_TIMEOUT_MS)
+    assert "the code was NOT run" in last_assistant(nb, "complete").inner_text()
+    assert nb.kernel_eval("total") == 42
