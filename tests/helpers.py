@@ -94,3 +94,20 @@ def offline_jobs_widget() -> Iterator[tuple[Any, list[Any]]]:
     finally:
         widget.close()
         runtime.run_sync(client.aclose())
+
+
+def registered_mcp_servers(settings: Any) -> dict[str, str]:
+    """MCP servers registered on a newer Dashboard (name -> URL), asked over a connection of its own."""
+    from hermes_notebook.client.dashboard import DashboardConnection
+    from hermes_notebook.runtime import run_sync
+
+    async def servers() -> dict[str, str]:
+        conn = DashboardConnection(settings)
+        await conn.connect()
+        try:
+            listed = await conn.request("mcp.servers.list", {})
+        finally:
+            await conn.close()
+        return {s["name"]: s["url"] for s in listed["servers"]}
+
+    return run_sync(servers())

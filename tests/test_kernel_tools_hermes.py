@@ -20,7 +20,7 @@ from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.kernel.share import KERNEL
 from hermes_notebook.notebook.handle import TurnHandle
 from hermes_notebook.runtime import run_sync
-from tests.helpers import eventually
+from tests.helpers import eventually, registered_mcp_servers
 
 pytestmark = pytest.mark.servers("newer")
 pd = pytest.importorskip("pandas")
@@ -36,17 +36,8 @@ def hermes_kernel(hermes_shell: Any, hermes: LocalHermes) -> Iterator[tuple[Any,
         h.close()
 
 
-def _registered(hermes: LocalHermes) -> list[str]:
-    async def names() -> list[str]:
-        conn = DashboardConnection(hermes.settings())
-        await conn.connect()
-        try:
-            listed = await conn.request("mcp.servers.list", {})
-        finally:
-            await conn.close()
-        return [s["name"] for s in listed["servers"]]
-
-    return run_sync(names())
+def _registered(hermes: LocalHermes) -> dict[str, str]:
+    return registered_mcp_servers(hermes.settings())
 
 
 def _pending_code(handle: TurnHandle) -> dict[str, Any] | None:

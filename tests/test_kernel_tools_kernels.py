@@ -15,25 +15,14 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.client.dashboard import DashboardConnection
-from hermes_notebook.runtime import run_sync
-from tests.helpers import eventually
+from tests.helpers import eventually, registered_mcp_servers
 
 pytestmark = pytest.mark.servers("newer")
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _registered(hermes: LocalHermes) -> dict[str, str]:
-    async def servers() -> dict[str, str]:
-        conn = DashboardConnection(hermes.settings())
-        await conn.connect()
-        try:
-            listed = await conn.request("mcp.servers.list", {})
-        finally:
-            await conn.close()
-        return {s["name"]: s["url"] for s in listed["servers"]}
-
-    return run_sync(servers())
+    return registered_mcp_servers(hermes.settings())
 
 
 class Kernel:

@@ -120,7 +120,7 @@ class TurnState:
             self.phase = "streaming"
         folder = self._folder
         changes = folder.apply(event)
-        if changes:
+        if changes:  # push(), inlined: this runs once per delta
             self.records.extend(changes)
             waiter = self._waiter
             if waiter is not None:
