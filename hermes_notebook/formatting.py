@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ago", "cost_text", "local_time", "table_cell", "usage_details", "usage_line"]
+__all__ = ["ago", "cache_text", "context_text", "cost_text", "local_time", "table_cell", "usage_details", "usage_line"]
 
 # Hermes names the same counts differently per surface: the API Server uses OpenAI's ``*_tokens`` names,
 # the Dashboard its own short names (``input``, ``output``, ``context_used`` ...).
@@ -20,7 +20,11 @@ _IN_KEYS = ("input_tokens", "prompt_tokens", "input", "prompt")
 _OUT_KEYS = ("output_tokens", "completion_tokens", "output", "completion")
 _REASONING_KEYS = ("reasoning_tokens", "reasoning")
 _COST_KEYS = ("cost_usd", "actual_cost_usd", "estimated_cost_usd", "cost")
-_SHOWN = {*_IN_KEYS, *_OUT_KEYS, *_REASONING_KEYS, *_COST_KEYS, "context_used", "context_max", "context_percent"}
+# Prompt caching: the Dashboard says cache_read/cache_write (+ cache_hit_pct), API runs cache_*_tokens.
+_CACHE_READ_KEYS = ("cache_read", "cache_read_tokens")
+_CACHE_WRITE_KEYS = ("cache_write", "cache_write_tokens")
+_SHOWN = {*_IN_KEYS, *_OUT_KEYS, *_REASONING_KEYS, *_COST_KEYS, *_CACHE_READ_KEYS, *_CACHE_WRITE_KEYS,
+          "cache_hit_pct", "context_used", "context_max", "context_percent"}
 _TIME_COLUMNS = ("started_at", "ended_at", "last_active", "created_at", "updated_at", "next_run_at", "last_run_at")
 _CELL_LIMIT = 60
 
@@ -53,6 +57,17 @@ def context_text(usage: Mapping[str, Any]) -> str:
     return f"context {_count(used)} / {_count(most)} ({percent:.0f}%)"
 
 
+def cache_text(usage: Mapping[str, Any]) -> str:
+    """``cache 1,200 read · 300 written (45% hit)``, or "" when the server reported no prompt caching."""
+    read, written = _number(usage, _CACHE_READ_KEYS), _number(usage, _CACHE_WRITE_KEYS)
+    hit = _number(usage, ("cache_hit_pct",))
+    if not read and not written:  # the newer Dashboard's session usage reports only the hit ratio
+        return f"cache {hit:.0f}% hit" if hit else ""
+    bits = [f"{_count(read)} read" if read else "", f"{_count(written)} written" if written else ""]
+    line = "cache " + " · ".join(b for b in bits if b)
+    return f"{line} ({hit:.0f}% hit)" if hit is not None else line
+
+
 def usage_line(usage: Any) -> str:
     """One short line: tokens in/out, the context fill and the cost when the server reports them."""
     if not isinstance(usage, Mapping):
@@ -67,7 +82,7 @@ def usage_line(usage: Any) -> str:
     if reasoning:
         bits.append(f"{_count(reasoning)} reasoning")
     line = f"{' · '.join(bits)} tokens" if bits else ""
-    extra = [t for t in (context_text(usage),) if t]
+    extra = [t for t in (cache_text(usage), context_text(usage)) if t]
     cost = _number(usage, _COST_KEYS)
     if cost is not None:
         extra.append(cost_text(cost))

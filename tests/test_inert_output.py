@@ -26,6 +26,8 @@ from hermes_notebook.jobs.runs import JobRun, RunList
 from hermes_notebook.notebook.context import PromptPreview
 from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
+from hermes_notebook.notebook.session_results import CommandResult, usage_from
+from hermes_notebook.notebook.session_tools import MODEL_COLUMNS, model_rows
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
 
 PAYLOADS: list[str] = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())["payloads"]
@@ -223,6 +225,14 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
                                "end_reason": payload, "title": payload})
     yield "RunList", RunList([run, run])
     yield "PromptPreview", PromptPreview(payload, values=[(payload, payload, 1)])
+    # models, usage and Hermes' own commands (notebook/session_tools.py): model names, labels, command output
+    yield "models table", Table(model_rows({"model": payload, "provider": payload,
+                                            "providers": [{"slug": payload, "models": [payload, "m2"]}]}),
+                                columns=MODEL_COLUMNS)
+    yield "SessionUsage", usage_from(payload, {"model": payload, "input": 1, "cost_status": payload},
+                                     {"context_max": 10, "context_used": 1, "model": payload,
+                                      "categories": [{"id": payload, "label": payload, "tokens": 3}]}, [payload])
+    yield "CommandResult", CommandResult(payload, payload, payload)
 
 
 def test_corpus_is_large_and_shared() -> None:
@@ -287,7 +297,7 @@ def test_exported_files_are_inert(payload: str) -> None:
 # What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status", "Job", "JobList",
-                    "RunList", "PromptPreview")
+                    "RunList", "PromptPreview", "models table", "SessionUsage", "CommandResult")
 
 
 class _Listeners:

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "BIG_USAGE",
+    "CACHED_USAGE",
     "MARKDOWN_REPLY",
     "MODEL_ID",
     "THINKRUN_REASONING",
@@ -39,6 +40,9 @@ CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+# A prompt mostly read from the provider's prompt cache (OpenAI's prompt_tokens_details), for the CACHED keyword.
+CACHED_USAGE = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
+                "prompt_tokens_details": {"cached_tokens": 60}}
 # Over half of the 200k context local_hermes declares: Hermes compacts before its next model call.
 BIG_USAGE = {"prompt_tokens": 150_000, "completion_tokens": 5, "total_tokens": 150_005}
 MARKDOWN_REPLY = (
@@ -82,7 +86,7 @@ class Reply:
     tool_calls: Sequence[ToolCall] = ()
     status: int = 200
     #: The usage the response reports; ``None`` means :data:`USAGE`.
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, Any] | None = None
     #: Seconds between deltas; ``None`` uses the model's default delay.
     delay: float | None = None
 
@@ -299,6 +303,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return Reply(status=int(match.group(1) or 500))
     if keyword == "MARKDOWN":
         return Reply(text=MARKDOWN_REPLY)
+    if keyword == "CACHED":
+        return Reply(text=f"Hello from the scripted model. You said: {paragraph}", usage=CACHED_USAGE)
     if keyword == "LONG":
         n = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else LONG_DEFAULT_CHARS
         return Reply(text=_long_text(n), delay=0.0)

@@ -42,6 +42,8 @@ prompt                    reply
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
                           (HTTP 500)", ...}}``
 ``MARKDOWN``              :data:`MARKDOWN_REPLY` (heading, list, python code block, inline HTML, a link)
+``CACHED``                the echo reply, reporting :data:`CACHED_USAGE` (60 of its 100 prompt tokens read from
+                          the provider's prompt cache)
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
@@ -104,7 +106,7 @@ _PROBE_PATHS = {"/api/v1/models", "/api/tags", "/v1/props", "/props", "/version"
 
 
 def _chunk(
-    delta: dict[str, Any], *, cid: str, finish: str | None = None, usage: Mapping[str, int] | None = None
+    delta: dict[str, Any], *, cid: str, finish: str | None = None, usage: Mapping[str, Any] | None = None
 ) -> bytes:
     payload: dict[str, Any] = {
         "id": cid,

@@ -154,6 +154,17 @@ class ApiClient(ApiServerClient):
         data = await self._http.request_json("GET", "/v1/models")
         return [ModelInfo(id=str(m.get("id")), owned_by=m.get("owned_by"), raw=_raw(m)) for m in data.get("data", [])]
 
+    async def model_options(self) -> dict[str, Any]:
+        """``GET /api/model/options`` (newer servers: capability ``model_options``): providers and their models."""
+        if not await self._feature("model_options"):
+            raise HermesUsageError("model options are not offered by this Hermes (GET /api/model/options)")
+        return dict(await self._http.request_json("GET", "/api/model/options"))
+
+    async def run_model_choice(self) -> bool:
+        """Runs honour the request's ``model`` (newer servers: capability ``model_options``); 0.19.0 takes only
+        ``model_routes`` aliases there and runs anything else on its configured model (§2)."""
+        return bool(await self._feature("model_options"))
+
     async def capabilities(self) -> Capabilities:
         """``GET /v1/capabilities``: feature flags and the endpoint map."""
         data = await self._http.request_json("GET", "/v1/capabilities")

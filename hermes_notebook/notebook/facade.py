@@ -36,6 +36,7 @@ from .interactions import Policy, check_policy
 from .presenters import WidgetPresenter, presenter_for
 from .results import Reply, Status, Table, Transcript
 from .runner import TurnRunner
+from .session_tools import SessionTools
 from .sessions import Resume, SessionBook, resume
 from .status import gather_status
 from .wait import run_blocking
@@ -53,8 +54,9 @@ __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 log = logging.getLogger(__name__)
 
 
-class Hermes:
-    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``.
+class Hermes(SessionTools):
+    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``; ``models``,
+    ``set_model``, ``usage`` and Hermes' own ``command``s come from :class:`~.session_tools.SessionTools`.
 
     Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread); ``ask_async`` is
     the awaitable twin. Consecutive asks continue one session unless ``new=True`` or ``session=`` says

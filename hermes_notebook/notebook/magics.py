@@ -32,7 +32,7 @@ from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
-SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress")
+SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress", "models", "usage")
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
@@ -143,7 +143,8 @@ class HermesMagics(Magics):
     @argument("-o", "--out", metavar="VAR", help="Store the reply (or the -b handle) in this variable.")
     @argument("-b", "--background", action="store_true", help="Return a live handle at once (await it, .wait()).")
     @argument("--instructions", metavar="TEXT", help="Extra system instructions for this turn (API Server runs).")
-    @argument("--model", metavar="NAME", help="Model for a new Dashboard session, or the run's model alias.")
+    @argument("--model", metavar="NAME", help="Switch the session to this model first (Dashboard; the session keeps "
+              "it), or the run's model (API Server runs, where the server honours one).")
     @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
@@ -155,7 +156,8 @@ class HermesMagics(Magics):
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
-              "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages)")
+              "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages) "
+              "| models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help)")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -178,6 +180,8 @@ class HermesMagics(Magics):
         words = line.split(None, 1)
         if cell is None and words and words[0] in SUBCOMMANDS:
             return self._subcommand(words[0], words[1] if len(words) > 1 else "")
+        if cell is None and words and words[0].startswith("/"):  # a Hermes slash command, e.g. /help
+            return self.facade.command(line.strip())
         fix = cell is None and bool(words) and words[0] == "fix"
         tokens, prompt = _split_options(words[1] if fix and len(words) > 1 else "" if fix else line)
         parser: MagicArgumentParser = HermesMagics.hermes.parser
@@ -312,6 +316,16 @@ class HermesMagics(Magics):
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes compress SESSION, or ask something first")
         print(compress_result_text(self.facade.compress(_session(args.session, args.resume))))
+
+    def _cmd_models(self, rest: str) -> Any:
+        self._parse("models", rest)
+        return self.facade.models()
+
+    def _cmd_usage(self, rest: str) -> Any:
+        args = self._parse("usage", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes usage SESSION, or ask something first")
+        return self.facade.usage(_session(args.session, args.resume))
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)

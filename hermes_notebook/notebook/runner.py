@@ -172,9 +172,17 @@ class DashboardDriver:
 
     async def open(self, handle: TurnHandle) -> str:
         """Connect and resolve the session."""
+        from ..client.dashboard.session_info import check_model_name, set_model
+
+        if self._options.model:
+            check_model_name(self._options.model)  # before a session is started for it
         self._conn = conn = await self._connect()
         self._ref = ref = await self._book.dashboard_ref(conn, self._options)
         handle.session_id = ref.stored_id
+        if self._options.model:  # the session's model, switched before the prompt (it keeps it, like /model)
+            switched = await set_model(conn, ref, self._options.model)
+            if switched.get("warning"):
+                handle.notes.append(f"model {self._options.model}: {switched['warning']}")
         return ref.stored_id
 
     async def changes(self, handle: TurnHandle) -> AsyncIterator[Sequence[ChangeRecord]]:
@@ -229,8 +237,16 @@ class ApiDriver:
         self._answering = asyncio.Lock()
 
     async def open(self, handle: TurnHandle) -> str:
-        """Create the client and pick the session id."""
-        self._api = await self._connect()
+        """Create the client and pick the session id; a ``model`` this server's runs would ignore is refused."""
+        self._api = api = await self._connect()
+        if self._options.model and not await api.run_model_choice():
+            aliases = {m.id for m in await api.models()}  # 0.19.0 honours only these (model_routes aliases)
+            if self._options.model not in aliases:
+                raise HermesUsageError(
+                    f"this API Server runs every run on its configured model and would ignore model="
+                    f"{self._options.model!r} (it takes only {', '.join(sorted(aliases)) or 'no names'}); "
+                    "use the Dashboard (hermes.set_model) to switch models"
+                )
         self._session_id = await self._book.api_session(self._options)
         handle.session_id = self._session_id
         return self._session_id

@@ -130,31 +130,27 @@ class SessionBook:
     async def dashboard_ref(self, conn: DashboardConnection, options: TurnOptions) -> SessionRef:
         """The Dashboard session this ask goes to: created, resumed, or already live; it becomes current."""
         async with self._resolving():
-            ref = await self._dashboard_session(conn, options.session, new=options.new, model=options.model)
+            ref = await self._dashboard_session(conn, options.session, new=options.new)
             self.current = ref.stored_id
             return ref
 
     async def chat_ref(self, conn: DashboardConnection, name: str) -> SessionRef:
         """The Dashboard session ``hermes.chat(name)`` opens, found or started as for an ask (not made current)."""
         async with self._resolving():
-            return await self._dashboard_session(conn, name, new=False, model=None)
+            return await self._dashboard_session(conn, name, new=False)
 
     async def _dashboard_session(
-        self, conn: DashboardConnection, name: str | None, *, new: bool, model: str | None
+        self, conn: DashboardConnection, name: str | None, *, new: bool
     ) -> SessionRef:
         stored = None if new else self.current if name is None else self.known(name)
         joining = stored is not None or (isinstance(name, Resume) and not new)
-        if joining and model:
-            raise HermesUsageError(
-                "model= applies when a Dashboard session starts: add new=True (--new), or use via='api'"
-            )
         if stored is not None:
             ref = self._refs.get(stored) or await conn.resume(stored)
         elif joining:
             assert name is not None
             ref = await _resume_stored(conn, name)
         else:
-            ref = await conn.create_session(**({"model": model} if model else {}))
+            ref = await conn.create_session()
             if name is not None:
                 await _title(conn, ref, name)
         if name is not None:

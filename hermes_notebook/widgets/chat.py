@@ -39,6 +39,7 @@ from ..turns.withdrawn import withdraw_pending
 from . import inbound
 from ._stream import StreamingWidget
 from .chat_export import on_export
+from .chat_session import ChatSession
 from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class _Prompt:
     images: list[tuple[str, bytes]]
 
 
-class Chat(StaticTwin, StreamingWidget):
+class Chat(StaticTwin, ChatSession, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
     ``Chat(connection_or_settings=None, session=None)``: pass a connected ``DashboardConnection`` (the facade

@@ -54,6 +54,8 @@ MAX_ANSWER_CHARS = 10_000
 MAX_SECRET_CHARS = 10_000
 MAX_SCHEDULE_CHARS = 1_000
 MAX_FORM_CHARS = 200_000
+#: Longest slash command line (the Dashboard client's limit, client/dashboard/commands.py).
+MAX_COMMAND_CHARS = 4000
 
 
 class Refused(ValueError):
@@ -154,6 +156,8 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "refresh": {},
     "list_sessions": {},  # the picker opened: the kernel answers with a ``sessions`` message
     "export": {"format": text(16)},  # which formats: chat_export.on_export says, naming them
+    "commands": {},  # the composer's / menu opened: the kernel answers with a ``commands`` message
+    "command": {"line": text(MAX_COMMAND_CHARS, empty=False)},  # run a Hermes slash command (chat_session.py)
 }
 
 #: What the jobs view may send.

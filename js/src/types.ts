@@ -101,6 +101,21 @@ export type WireChange = Change | SpliceChange;
 
 // ---- synced traitlets ----
 
+/** One category of the session's context window (from session.context_breakdown). */
+export interface ContextCategory {
+  id: string;
+  label: string;
+  tokens: number;
+}
+
+/** The `context_usage` traitlet: how full the session's context window is, and with what. */
+export interface ContextUsage {
+  used: number;
+  max: number;
+  percent: number;
+  categories: ContextCategory[];
+}
+
 export interface SessionInfo {
   id: string;
   title: string | null;
@@ -138,6 +153,10 @@ export interface ChatState {
   busy: boolean;
   queued: number;
   notice: string;
+  /** The open session's model ("" until known; Chat only, widgets/chat_session.py). */
+  model?: string;
+  /** The session's context window and its categories (Chat only, widgets/chat_session.py). */
+  context_usage?: ContextUsage | null;
 }
 
 // ---- custom messages ----
@@ -162,7 +181,18 @@ export type KernelMsg =
   /** the page of messages before `before`, as of `seq`, answering `{type: "older"}`; `older` more precede it */
   | { type: "older"; seq: number; before: string; messages: Message[]; revs: Record<string, number>; older: number }
   /** the session picker's list, answering `{type: "list_sessions"}` (never synced state: that is saved) */
-  | { type: "sessions"; sessions: SessionInfo[] };
+  | { type: "sessions"; sessions: SessionInfo[] }
+  /** Hermes' slash commands, answering `{type: "commands"}` (never synced state) */
+  | { type: "commands"; commands: CommandEntry[] }
+  /** what a slash command printed, answering `{type: "command"}` (shown as text) */
+  | { type: "command_output"; command: string; output: string; warning: string; prefill: string };
+
+/** One entry of Hermes' command catalog. */
+export interface CommandEntry {
+  name: string;
+  description: string;
+  category: string;
+}
 
 export interface ImageAttachment {
   mime: string;
@@ -189,7 +219,9 @@ export type ViewMsg =
   | { type: "switch_session"; session_id: string }
   | { type: "refresh" }
   | { type: "list_sessions" }
-  | { type: "export"; format: "md" | "html" | "ipynb" };
+  | { type: "export"; format: "md" | "html" | "ipynb" }
+  | { type: "commands" }
+  | { type: "command"; line: string };
 
 // ---- the anywidget model, typed over its state (after @anywidget/types AnyModel<T>) ----
 

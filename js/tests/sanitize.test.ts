@@ -116,11 +116,20 @@ describe("sanitizing model output", () => {
         session: { id: "s1", title: evil },
         notice: evil,
         connection: { status: "disconnected", retry_in: null, message: evil },
+        model: evil,
+        context_usage: { used: 10, max: 100, percent: 10, categories: [{ id: evil, label: evil, tokens: 5 }] },
       }),
     );
     const host = document.createElement("div");
     const view = createChatView(model, host, { schedule: () => () => undefined });
     model.kernelSend({ type: "sessions", sessions: [{ id: "s1", title: evil }, { id: "s2", title: evil }] });
+    // Hermes' command catalog (the / menu, opened) and a command's output (session_header.ts, slash.ts).
+    const textarea = host.querySelector<HTMLTextAreaElement>(".hn-input")!;
+    textarea.value = "/";
+    textarea.dispatchEvent(new Event("input"));
+    model.kernelSend({ type: "commands", commands: [{ name: `/${evil}`, description: evil, category: evil }, { name: "/x", description: evil, category: "" }] });
+    model.kernelSend({ type: "command_output", command: evil, output: evil, warning: evil, prefill: "" });
+    expect(host.querySelector(".hn-command-text")!.textContent).toBe(evil);
     // Content reaches the view only through custom messages (the `index` traitlet has no part text).
     model.kernelSend({
       type: "snapshot",

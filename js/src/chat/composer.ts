@@ -1,9 +1,12 @@
 // The composer: prompt textarea, image attachments, send / stop, queued indicator.
 // Ctrl+Enter (Cmd+Enter on macOS) sends; Enter alone is a newline; Esc stops a running turn. Sending while Hermes is busy is
 // allowed: the kernel queues the prompt and reports the count in the `queued` traitlet.
+// A text starting with `/name` (and no images) is a Hermes command: it goes as `{type: "command"}`, and `/` opens
+// the menu of the server's commands (slash.ts). Start with a space to send such a text as a prompt.
 
 import { h } from "../dom";
-import type { ImageAttachment, ViewMsg } from "../types";
+import type { CommandEntry, ImageAttachment, ViewMsg } from "../types";
+import { COMMAND_LINE, createSlashMenu } from "./slash";
 
 /** Largest image accepted, before base64 (which adds a third). The kernel checks again (widgets/inbound.py). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -15,6 +18,10 @@ export interface Composer {
   readonly el: HTMLElement;
   setBusy(busy: boolean): void;
   setQueued(count: number): void;
+  /** Hermes' command catalog arrived (the `/` menu lists it). */
+  setCommands(entries: readonly CommandEntry[]): void;
+  /** Put a text in the textarea for the user to edit and send (a command's suggested prompt). */
+  prefill(text: string): void;
   /** Resolves when the current send (including reading attachments) is done. */
   submit(): Promise<void>;
 }
@@ -38,9 +45,11 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
   const queued = h("span", { class: "hn-queued", role: "status", hidden: true });
   const error = h("div", { class: "hn-composer-error", role: "alert", hidden: true });
   const list = h("ul", { class: "hn-attachments", "aria-label": "Attached images" });
+  const menu = createSlashMenu(textarea, () => send({ type: "commands" }));
   const el = h(
     "div",
     { class: "hn-composer" },
+    menu.el,
     textarea,
     list,
     error,
@@ -96,7 +105,8 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
       showError("An attached image could not be read; remove it and try again.");
       return;
     }
-    send({ type: "send", text, images });
+    if (images.length === 0 && COMMAND_LINE.test(text)) send({ type: "command", line: text.trim() });
+    else send({ type: "send", text, images });
     textarea.value = "";
     pending = [];
     list.replaceChildren();
@@ -104,6 +114,7 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
   };
 
   textarea.addEventListener("keydown", (event) => {
+    if (menu.handleKey(event)) return;
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.isComposing) {
       event.preventDefault();
       void submit();
@@ -129,6 +140,14 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     setBusy(busy) {
       stop.hidden = !busy;
       el.dataset.busy = String(busy);
+    },
+    setCommands(entries) {
+      menu.setCatalog(entries);
+    },
+    prefill(text) {
+      textarea.value = text;
+      menu.update();
+      textarea.focus();
     },
     setQueued(count) {
       queued.hidden = count <= 0;

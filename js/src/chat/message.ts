@@ -68,6 +68,7 @@ function renderUsage(el: HTMLElement, usage: Usage | null): void {
   el.dataset.key = key;
   const children: (Node | string)[] = [];
   if (s.tokens) children.push(h("span", { class: "hn-usage-tokens" }, s.tokens));
+  if (s.cache) children.push(h("span", { class: "hn-usage-cache" }, s.cache));
   if (s.context) {
     const pct = Math.max(0, Math.min(100, s.context.percent));
     const fill = h("span", { class: "hn-gauge-fill" });

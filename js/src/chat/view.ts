@@ -5,6 +5,8 @@
 // Stable DOM hooks (for Playwright and user CSS; keep them stable):
 //   .hn-chat[data-mode]                       root; mode: chat|turn (turn: conversation + stop only)
 //   .hn-header .hn-title                      session title
+//   .hn-header .hn-model, .hn-session-usage   the session's model and context gauge (session_header.ts)
+//   .hn-slash-menu, .hn-command-output        the composer's / menu and a command's output (slash.ts)
 //   select.hn-session-picker                  session picker: opening it sends list_sessions, the kernel answers
 //                                             with a `sessions` message (kept here, never in saved state);
 //                                             change -> switch_session
@@ -31,6 +33,8 @@ import { animationFrame, h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
 import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
 import { createComposer } from "./composer";
+import { createSessionHeader } from "./session_header";
+import { createCommandOutput } from "./slash";
 import { createExportControl } from "./export";
 import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
@@ -94,7 +98,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const newSession = h("button", { type: "button", class: "hn-new-session" }, "New session");
   const refresh = h("button", { type: "button", class: "hn-refresh", "aria-label": "Refresh history" }, "Refresh");
   const exporter = createExportControl(send);
-  const header = h("div", { class: "hn-header" }, title, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
+  const sessionHeader = createSessionHeader();
+  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
@@ -108,7 +113,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // The transcript sits in a plain block, not straight in the flex column: a flex item can't be the browser's layout
   // root, so its batches would lay out the notebook around it too (see .hn-filled in scroll.ts).
   const listHost = h("div", { class: "hn-messages-host" }, list);
-  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, composer.el);
+  const commandOutput = createCommandOutput();
+  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, composer.el);
   // Esc stops a running turn from anywhere in the widget. Only while busy: otherwise Esc stays with
   // JupyterLab (leaving the cell editor for command mode).
   root.addEventListener("keydown", (event) => {
@@ -305,6 +311,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       listing = null;
       showSession();
       return;
+    } else if (msg?.type === "commands") {
+      composer.setCommands(Array.isArray(msg.commands) ? msg.commands : []);
+      return;
+    } else if (msg?.type === "command_output") {
+      commandOutput.show(msg.command, msg.output, msg.warning);
+      if (msg.prefill) composer.prefill(msg.prefill);
+      return;
     } else if (msg?.type === "older") {
       olderInFlight = false;
       const next = prependOlder(state, msg.seq, msg.before, msg.messages, msg.revs);
@@ -340,6 +353,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
   listen("change:session", showSession);
 
+  const showSessionInfo = (): void => {
+    sessionHeader.showModel(model.get("model"));
+    sessionHeader.showContext(model.get("context_usage"));
+  };
+  listen("change:model", showSessionInfo);
+  listen("change:context_usage", showSessionInfo);
+
   const banners = createBanner(banner);
   const showConnection = (): void => banners.show(model.get("connection"));
   listen("change:connection", showConnection);
@@ -370,6 +390,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   showMode();
   showLoading();
   showSession();
+  showSessionInfo();
   showConnection();
   showNotice();
   showBusy();
