@@ -34,6 +34,15 @@ from .inert import (
     reveal,
     terminal_safe,
 )
+from .render_activity import (
+    activity_css,
+    activity_html,
+    activity_markdown,
+    activity_text,
+    diff_html,
+    diff_markdown,
+    diff_text,
+)
 from .scrub import scrub_value
 
 __all__ = [
@@ -196,8 +205,11 @@ def _transcript_text(messages: Iterable[Message]) -> str:
                 lines.append("[tool] " + _tool_summary(part))
                 if part.get("interaction"):
                     lines.append("  " + _interaction_line(part["interaction"]))
+                lines.extend(diff_text(part))
             elif kind == "marker" and part.get("text"):
                 lines.append(f"--- {part['text']} ---")
+            elif kind in ("todo", "subagent"):
+                lines.extend(activity_text(part))
         if message.get("error"):
             lines.append(f"[error] {message['error']}")
         usage = _usage_line(message.get("usage"))
@@ -244,8 +256,11 @@ def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object
                 result = _result_text(part.get("result"))
                 if result:
                     out.append(markdown_fence(_clip(result)))
+                out.extend(diff_markdown(part))
             elif kind == "marker" and part.get("text"):
                 out.append(f"_— {escape_markdown(str(part['text']))} —_")
+            elif kind in ("todo", "subagent"):
+                out.extend(activity_markdown(part))
         if message.get("error"):
             out.append(f"_error: {escape_markdown(message['error'])}_")
         out.append("")
@@ -268,7 +283,7 @@ _CSS = (
     ".hn-static .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
     ".hn-static .hn-marker{text-align:center;color:var(--jp-ui-font-color2,#666);font-size:smaller;margin:6px 0;"
     "border-top:1px solid var(--jp-border-color2,#ccc);padding-top:2px}"
-)
+) + activity_css()
 
 
 def _html_part(part: Mapping[str, Any]) -> str:
@@ -289,11 +304,14 @@ def _html_part(part: Mapping[str, Any]) -> str:
         result = _result_text(part.get("result"))
         if result:
             body.append(f"<details><summary>Result</summary><pre>{esc(_clip(result))}</pre></details>")
+        body.append(diff_html(part))
         body.append("</div>")
         return "".join(body)
     if kind == "marker":
         text = esc(str(part.get("text") or ""))
         return f'<div class="hn-marker" role="separator" aria-label="{text}">{text}</div>'
+    if kind in ("todo", "subagent"):
+        return activity_html(part)
     return ""
 
 

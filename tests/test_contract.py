@@ -26,6 +26,9 @@ INTERFACES = {
     "AppendChange": changes.AppendChange,
     "PatchChange": changes.PatchChange,
     "FinishChange": changes.FinishChange,
+    "TodoItem": changes.TodoItemDict,
+    "Subagent": changes.SubagentDict,
+    "SubagentTool": changes.SubagentToolDict,
 }
 LITERALS = {
     "MessageStatus": changes.MessageStatus,
@@ -33,6 +36,8 @@ LITERALS = {
     "ToolStatus": changes.ToolStatus,
     "InteractionKind": changes.InteractionKind,
     "InteractionStatus": changes.InteractionStatus,
+    "TodoStatus": changes.TodoStatus,
+    "SubagentStatus": changes.SubagentStatus,
 }
 
 

@@ -144,6 +144,7 @@ LAYERS: dict[str, int] = {
     "scrub": 0,  # the one secret scrubber (errors.redact plus key shapes): every output path uses it
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
+    "render_activity": 1,  # the task list, subagents and diffs in static transcripts (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "jobs.schedules": 1,  # pure rules the client validates with
     "jobs.wording": 1,  # schedules in plain language (schedules and the client's Job use it)

@@ -192,7 +192,14 @@ def hostile_message(payload: str) -> dict[str, Any]:
              "interaction": {"kind": "approval", "request_id": payload, "command": payload,
                              "description": payload, "status": "answered", "response": payload}},
             {"kind": "tool", "id": "tool2", "name": "x", "status": "done", "arguments": {"k": payload},
-             "result": {"out": payload}},
+             "result": {"out": payload}, "diff": f"a/{payload} → b/x\n@@ {payload}\n+{payload}\n-{payload}\n {payload}"},
+            {"kind": "todo", "id": "todo", "text": "", "status": None,
+             "todos": [{"id": payload, "content": payload, "status": payload, "parent": payload},
+                       {"id": "2", "content": payload, "status": "completed", "parent": None}]},
+            {"kind": "subagent", "id": "subagent:x", "text": "", "status": payload, "duration": 1.0,
+             "subagent": {"id": payload, "parent_id": payload, "depth": 1, "goal": payload, "status": payload,
+                          "model": payload, "task_index": 0, "task_count": 1, "activity": payload,
+                          "tools": [{"name": payload, "preview": payload}], "summary": payload}},
         ],
     }
 

@@ -14,8 +14,11 @@ from typing import Any
 __all__ = [
     "BIG_USAGE",
     "CACHED_USAGE",
+    "DELEGATE_TEXT",
     "MARKDOWN_REPLY",
     "MODEL_ID",
+    "PLAN_STEPS",
+    "PLAN_TEXT",
     "THINKRUN_REASONING",
     "THINK_REASONING",
     "USAGE",
@@ -248,6 +251,46 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
     if deferred is not None and "tool_call" in offered:
         return Reply(tool_calls=[ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})])
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
+PLAN_STEPS: tuple[tuple[dict[str, str], ...], ...] = (
+    ({"id": "1", "content": "Read the data", "status": "in_progress"},
+     {"id": "2", "content": "Write the report", "status": "pending"}),
+    ({"id": "1", "content": "Read the data", "status": "completed"},
+     {"id": "2", "content": "Write the report", "status": "in_progress"}),
+)
+PLAN_TEXT = "Plan done."
+DELEGATE_TEXT = "Delegated; waiting for the subagent. "
+
+
+def _tool_rounds(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many tool-calling responses the model gave since the last user message (multi-step keywords)."""
+    rounds = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        rounds += message.get("role") == "assistant" and bool(message.get("tool_calls"))
+    return rounds
+
+
+def _todo_call(offered: set[str], todos: Sequence[Mapping[str, str]], merge: bool) -> ToolCall:
+    """The todo tool as offered: ``todo`` (0.19.0) or, deferred on a newer Hermes, through its ``tool_call`` bridge."""
+    args: dict[str, Any] = {"todos": [dict(t) for t in todos], "merge": merge}
+    if "todo" in offered or "tool_call" not in offered:
+        return ToolCall("todo", args)
+    return ToolCall("tool_call", {"calls": [{"name": "todo_list", "arguments": args}]})
+
+
+def _plan_step(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> Reply:
+    rounds = _tool_rounds(messages)
+    if rounds >= len(PLAN_STEPS):
+        return Reply(text=PLAN_TEXT)
+    return Reply(tool_calls=[_todo_call(_offered_tools(body), PLAN_STEPS[rounds], merge=rounds > 0)])
+
+
+def _delegate_call(body: Mapping[str, Any], goal: str) -> ToolCall:
+    """delegate_task in the schema offered: one ``goal`` (0.19.0) or ``tasks[]`` (newer)."""
+    if "goal" in _tool_properties(body, "delegate_task"):
+        return ToolCall("delegate_task", {"goal": goal})
+    return ToolCall("delegate_task", {"tasks": [{"goal": goal}]})
 
 
 def _tool_or_refusal(offered: set[str], call: ToolCall, reasoning: str = "") -> Reply:
@@ -268,7 +311,13 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     paragraph = prompt_of(body)
     keyword, _, rest = paragraph.partition(" ")
     rest = rest.strip()
+    if keyword == "PLAN":
+        return _plan_step(body, messages)
     results = _pending_tool_results(messages)
+    if results is not None and keyword == "DELEGATE":
+        # Slow on purpose: a Dashboard runs the subagent in the background, and its events reach the turn only
+        # while the turn is open.
+        return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
     if results is not None:
         return _follow_up(keyword, results)
 
@@ -296,6 +345,11 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return _kernel_call(body, keyword, rest)
     if keyword == "SKILL" and rest:
         return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
+    if keyword == "DELEGATE" and rest:
+        return _tool_or_refusal(offered, _delegate_call(body, rest))
+    if keyword == "EDIT" and len(rest.split()) == 3:
+        path, old, new = rest.split()
+        return _tool_or_refusal(offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new}))
     if keyword == "SLOW":
         ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
         return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)

@@ -45,6 +45,14 @@ prompt                    reply
 ``CACHED``                the echo reply, reporting :data:`CACHED_USAGE` (60 of its 100 prompt tokens read from
                           the provider's prompt cache)
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
+``PLAN``                  two todo tool calls (``todo``; on a newer Hermes ``todo_list`` through its
+                          ``tool_call`` bridge): :data:`PLAN_STEPS` (item 1 in progress, then done and item 2
+                          in progress), then the text :data:`PLAN_TEXT`
+``DELEGATE <goal>``       a ``delegate_task`` call for one subagent with that goal (the child is scripted by
+                          the same keywords: ``DELEGATE RUN echo hi``); then :data:`DELEGATE_TEXT` and 24
+                          slow deltas (~6 s), so the background child reports while the turn is open
+``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
+                          sends an inline diff with its completion); then ``Tool result:`` and the result
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back

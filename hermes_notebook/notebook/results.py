@@ -75,6 +75,16 @@ class Reply:
         return [p for p in self.parts if p.get("kind") == "tool"]
 
     @property
+    def plan(self) -> list[dict[str, Any]]:
+        """The agent's task list as it ended the turn: ``id``, ``content``, ``status``, ``parent`` per item."""
+        return next((list(p.get("todos") or []) for p in self.parts if p.get("kind") == "todo"), [])
+
+    @property
+    def subagents(self) -> list[dict[str, Any]]:
+        """The subagents the turn delegated to: ``goal``, ``status``, ``tools``, ``summary``, ``parent_id``, ..."""
+        return [dict(p["subagent"]) for p in self.parts if p.get("kind") == "subagent" and p.get("subagent")]
+
+    @property
     def status(self) -> str:
         """``complete``, ``interrupted``, ``error`` or ``cancelled``."""
         return str(self.message.get("status"))

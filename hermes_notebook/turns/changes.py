@@ -25,20 +25,28 @@ __all__ = [
     "MessageStore",
     "PartChange",
     "PartDict",
+    "PartExtras",
     "PartFields",
     "PartKind",
     "PatchChange",
     "Role",
+    "SubagentDict",
+    "SubagentStatus",
+    "SubagentToolDict",
+    "TodoItemDict",
+    "TodoStatus",
     "ToolStatus",
     "apply_changes",
 ]
 
 MessageStatus = Literal["streaming", "queued", "complete", "interrupted", "error", "cancelled"]
 Role = Literal["user", "assistant"]
-PartKind = Literal["reasoning", "text", "tool", "marker"]
+PartKind = Literal["reasoning", "text", "tool", "marker", "todo", "subagent"]
 ToolStatus = Literal["running", "completed", "error", "cancelled"]
 InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+SubagentStatus = Literal["queued", "running", "completed", "failed", "error", "timeout", "interrupted"]
 
 
 class InteractionExtras(TypedDict, total=False):
@@ -61,11 +69,52 @@ class InteractionDict(InteractionExtras):
     response: str | None
 
 
-class PartDict(TypedDict):
+class TodoItemDict(TypedDict):
+    """One item of the agent's task list (its todo tool), as the server's full snapshot lists it."""
+
+    id: str
+    content: str
+    status: TodoStatus
+    parent: str | None  # a newer server's nested subtask: the id of its parent item
+
+
+class SubagentToolDict(TypedDict):
+    """One tool call a subagent made (the server reports no id and no result for it)."""
+
+    name: str
+    preview: str | None
+
+
+class SubagentDict(TypedDict):
+    """A delegated child agent: who it is, where it sits in the spawn tree, what it did."""
+
+    id: str
+    parent_id: str | None  # the subagent that spawned it; None: the turn's own agent did
+    depth: int
+    goal: str
+    status: SubagentStatus
+    model: str | None
+    task_index: int
+    task_count: int
+    activity: str | None  # the latest thinking or progress line
+    tools: list[SubagentToolDict]
+    summary: str | None
+
+
+class PartExtras(TypedDict, total=False):
+    """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
+
+    diff: str  # a tool part: the file change the server rendered with its completion (plain lines)
+    todos: list[TodoItemDict]  # the ``todo`` part: the task list's latest full snapshot
+    subagent: SubagentDict  # a ``subagent`` part
+
+
+class PartDict(PartExtras):
     """One part of a message: every field present, the ones its kind does not use are None.
 
     A ``marker`` part (``marker:N``) is a line in the conversation that is no one's words, e.g. a context
-    compression; it uses ``text`` only.
+    compression; it uses ``text`` only. The ``todo`` part (one per turn) and ``subagent:<id>`` parts carry
+    their data in :class:`PartExtras`.
     """
 
     id: str
@@ -91,6 +140,9 @@ class PartFields(TypedDict, total=False):
     result: Any
     duration: float | None
     interaction: InteractionDict | None
+    diff: str
+    todos: list[TodoItemDict]
+    subagent: SubagentDict
 
 
 class MessageDict(TypedDict):

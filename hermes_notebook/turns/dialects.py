@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import compression
+from . import activity, compression
 from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
 from .events import Event
 from .model import Part
@@ -81,10 +81,11 @@ def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     args = args if isinstance(args, (str, dict)) else None
     part = f.part(pid)
     if part is None:
-        return f.add_tool(
-            Part(pid, "tool", name=text_or_none(p.get("name")), status=status, arguments=args, result=result, duration=duration)
-        )
-    return f.complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
+        part = Part(pid, "tool", name=text_or_none(p.get("name")), status=status, arguments=args, result=result, duration=duration)
+        changes = f.add_tool(part)
+    else:
+        changes = f.complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
+    return changes + activity.tool_extras(f, e, part)  # its inline diff, its task list
 
 
 def _approval_request(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -158,6 +159,7 @@ _DASHBOARD: dict[str, Handler] = {
     "status.update": _d_status_update,
     "message.complete": _d_message_complete,
     "error": _d_error,
+    **activity.HANDLERS,  # todo.updated, subagent.*
 }
 
 

@@ -314,7 +314,7 @@ class TurnFolder:
         self._segment += 1
         self._text_id, self._text_chunks = "", None
         self._reasoning_id, self._reasoning_chunks = "", None
-        if part.status == "running":
+        if part.status == "running" and part.kind == "tool":  # a running subagent part holds no interaction
             self._running.append(part)
         return self._add_part(part)
 
@@ -415,7 +415,7 @@ class TurnFolder:
         for part in self._msg.parts:
             if part.kind == "marker":
                 continue
-            if part.kind != "tool":
+            if part.kind in ("text", "reasoning"):  # todo/subagent parts end like tools: a running one is cancelled
                 text = part.text
                 trimmed = text.rstrip()
                 if trimmed != text:

@@ -57,6 +57,14 @@ def _loads_or_raw(value: Any) -> Any:
     return value
 
 
+def _inline_diff(metadata: Any) -> str | None:
+    # display_metadata {"tool_result_metadata": {"inline_diff": ...}} (newer servers; a JSON string or decoded).
+    metadata = _loads_or_raw(metadata)
+    inner = metadata.get("tool_result_metadata") if isinstance(metadata, Mapping) else None
+    diff = inner.get("inline_diff") if isinstance(inner, Mapping) else None
+    return diff if isinstance(diff, str) else None
+
+
 def _tool_calls(value: Any) -> list[Mapping[str, Any]]:
     # tool_calls is already-decoded JSON on 0.19.0 (§6, §8.12); the seed shows a JSON string: accept both.
     if isinstance(value, str):
@@ -72,9 +80,11 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
 
     Each user row starts a turn ``hermes-row:<user row id>``. Per assistant row: one ``reasoning.delta`` and one
     ``message.delta`` with the whole content, then ``tool.start`` + ``tool.complete`` per tool call (tool_id = the
-    call id, result from the matching tool row); one ``message.complete`` closes each turn. System rows are
-    skipped; rows before the first user row form a turn named after their first row. A compaction summary row
-    (user or assistant) becomes ``status.update {kind: "compacting"}``, so it folds into a marker as live.
+    call id, result and stored inline diff from the matching tool row: a todo tool's result refolds the task
+    list); one ``message.complete`` closes each turn. System rows are skipped; rows before the first user row form
+    a turn named after their first row. A compaction summary row (user or assistant) becomes ``status.update
+    {kind: "compacting"}``, so it folds into a marker as live. Subagents leave no rows here (each child is a
+    session of its own), so history has no ``subagent`` parts.
     """
     rows = list(rows)
     tool_rows: dict[str, Mapping[str, Any]] = {}
@@ -96,6 +106,9 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
         events.append(Event("tool.start", {"tool_id": call_id, "name": name}, session_id))
         payload: dict[str, Any] = {"tool_id": call_id, "name": name, "args": args}
         payload["result"] = None if result_row is None else _loads_or_raw(result_row.get("content"))
+        diff = None if result_row is None else _inline_diff(result_row.get("display_metadata"))
+        if diff is not None:  # a newer server keeps the diff it sent live beside the row
+            payload["inline_diff"] = diff
         events.append(Event("tool.complete", payload, session_id))
 
     for row in rows:
@@ -138,7 +151,9 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
             fn = call.get("function")
             fn = fn if isinstance(fn, Mapping) else {}
             result_row = tool_rows.get(call_id)
-            name = fn.get("name") or (result_row.get("tool_name") if result_row is not None else None)
+            # The tool row names the tool that ran; the call may name a newer server's deferred-tool bridge
+            # (``tool_call``), which live events never show.
+            name = (result_row.get("tool_name") if result_row is not None else None) or fn.get("name")
             used.add(call_id)
             tool_events(call_id, name, _loads_or_raw(fn.get("arguments")), result_row)
     close()

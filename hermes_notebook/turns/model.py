@@ -21,6 +21,8 @@ from .changes import (
     PartDict,
     PartKind,
     Role,
+    SubagentDict,
+    TodoItemDict,
     ToolStatus,
 )
 from .events import Event
@@ -129,11 +131,15 @@ class Part:
     result: Any = None
     duration: float | None = None
     interaction: Interaction | None = None
+    #: Extras (contract ``PartExtras``), absent from the dict when None; replaced whole, never mutated.
+    diff: str | None = None
+    todos: list[TodoItemDict] | None = None
+    subagent: SubagentDict | None = None
 
     def to_dict(self) -> PartDict:
-        """The contract's Part dict: every field present, unused ones None."""
+        """The contract's Part dict: every field present, unused ones None (extras only when set)."""
         inter = self.interaction
-        return {
+        d: PartDict = {
             "id": self.id,
             "kind": self.kind,
             "text": self.text,
@@ -145,13 +151,21 @@ class Part:
             "duration": self.duration,
             "interaction": None if inter is None else inter.to_dict(),
         }
+        if self.diff is not None:
+            d["diff"] = self.diff
+        if self.todos is not None:
+            d["todos"] = [item.copy() for item in self.todos]
+        if self.subagent is not None:
+            info = d["subagent"] = self.subagent.copy()
+            info["tools"] = [tool.copy() for tool in info["tools"]]
+        return d
 
     def copy(self) -> Part:
-        """An independent copy (``arguments``/``result`` are shared: the model never mutates them)."""
+        """An independent copy (``arguments``/``result``/extras are shared: the model replaces, never mutates them)."""
         inter = self.interaction
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
-            self.duration, None if inter is None else inter.copy(),
+            self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
         )
 
 

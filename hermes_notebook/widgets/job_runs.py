@@ -14,7 +14,9 @@ Kernel -> browser: ``{"type": "runs_result", "request", "id", "ok", "runs": [Job
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HermesError
@@ -25,20 +27,72 @@ from ..settings import Settings
 if TYPE_CHECKING:
     from ..client.api import ApiClient
 
-__all__ = ["RunsHandler", "finished_runs_notice"]
+__all__ = ["FinishedRun", "RunsHandler", "finished_runs", "finished_runs_notice"]
+
+log = logging.getLogger(__name__)
 
 #: Runs listed per job in the widget.
 RUNS_SHOWN = 10
 
 
+@dataclass(frozen=True)
+class FinishedRun:
+    """A job run a refresh found finished: which job, how it ended, how long it took (None: not known)."""
+
+    job_id: str
+    name: str
+    status: str
+    duration: float | None = None
+    run_id: str | None = None
+
+    def describe(self) -> str:
+        """``'nightly' finished a run (ok, 2.4 s)``."""
+        took = f", {self.duration:.1f} s" if self.duration is not None else ""
+        return f"{self.name!r} finished a run ({self.status}{took})"
+
+
+def finished_runs(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[FinishedRun]:
+    """The jobs whose ``last_run_at`` moved between two refreshes (a new job's first listing is no run)."""
+    seen = {row.get("id"): row.get("last_run_at") for row in before}
+    return [
+        FinishedRun(str(row.get("id")), str(row.get("name")), str(row.get("last_status") or "unknown"))
+        for row in after
+        if row.get("id") in seen and row.get("last_run_at") and row.get("last_run_at") != seen[row.get("id")]
+    ]
+
+
 class RunsHandler:
-    """Answers the jobs view's ``runs`` and ``transcript`` messages (on the package loop)."""
+    """Answers the jobs view's ``runs`` and ``transcript`` messages (on the package loop); tells who follows
+    finished runs."""
 
     def __init__(self, settings: Settings, reply: Callable[[dict[str, Any]], None]) -> None:
         self._settings = settings
         secrets = (settings.api_key, settings.dashboard_token)
         self._reply = lambda content: reply(scrub_value(content, secrets))  # "request" numbers pass unchanged
         self._api: ApiClient | None = None
+        self._followers: list[Callable[[FinishedRun], Any]] = []
+
+    def on_finished(self, callback: Callable[[FinishedRun], Any]) -> Callable[[], None]:
+        """Call ``callback(run)`` for each finished run :meth:`finished` finds; returns ``off()``."""
+        self._followers.append(callback)
+        return lambda: self._followers.remove(callback) if callback in self._followers else None
+
+    async def finished(self, before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> str | None:
+        """The "a run finished" notice for two refreshes, each run's duration read from its stored session;
+        followers are told first (a failing follower is logged, never raised into the refresh)."""
+        done = []
+        for run in finished_runs(before, after):
+            with contextlib.suppress(HermesError):  # no duration is no reason to stay silent about the run
+                newest = await job_runs(await self._client(), run.job_id, limit=1)
+                if newest:
+                    run = FinishedRun(run.job_id, run.name, run.status, newest[0].duration, newest[0].id)
+            done.append(run)
+            for follower in list(self._followers):
+                try:
+                    follower(run)
+                except Exception:
+                    log.exception("a follower of finished job runs failed")
+        return _notice(done)
 
     async def _client(self) -> ApiClient:
         if self._api is None:
@@ -82,12 +136,8 @@ class RunsHandler:
 
 def finished_runs_notice(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> str | None:
     """"Job X finished a run (ok)" when a refresh shows a newer ``last_run_at`` than the one before it."""
-    seen = {row.get("id"): row.get("last_run_at") for row in before}
-    done = [
-        f"{row.get('name')!r} finished a run ({row.get('last_status') or 'unknown'})"
-        for row in after
-        if row.get("id") in seen and row.get("last_run_at") and row.get("last_run_at") != seen[row.get("id")]
-    ]
-    if not done:
-        return None
-    return "; ".join(done) + ". Open Runs to see what it did."
+    return _notice(finished_runs(before, after))
+
+
+def _notice(runs: Sequence[FinishedRun]) -> str | None:
+    return "; ".join(run.describe() for run in runs) + ". Open Runs to see what it did." if runs else None

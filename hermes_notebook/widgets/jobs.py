@@ -44,12 +44,7 @@ import traitlets
 
 from .. import runtime
 from ..client.jobs import Job, JobsClient
-from ..errors import (
-    HermesAuthError,
-    HermesConnectionError,
-    HermesError,
-    HermesUsageError,
-)
+from ..errors import HermesAuthError, HermesConnectionError, HermesError, HermesUsageError
 from ..inert import redact_url, terminal_safe
 from ..jobs import schedules
 from ..jobs.api import JobsAPI
@@ -58,7 +53,7 @@ from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
 from ._stream import STATIC
-from .job_runs import RunsHandler, finished_runs_notice
+from .job_runs import FinishedRun, RunsHandler
 from .static_twin import StaticTwin
 
 __all__ = ["STATIC_CLASS", "Jobs"]
@@ -259,7 +254,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             return
         self._last_jobs = jobs
         before, self.jobs = self.jobs, [job_row(job) for job in jobs]
-        finished = finished_runs_notice(before, self.jobs)
+        finished = await self._runs.finished(before, self.jobs)  # duration from the run; followers told
         if finished:
             self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
         self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
@@ -300,6 +295,10 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         one more refresh.
         """
         self._unfollow.append(on_change(self._on_change))
+
+    def on_run_finished(self, callback: Callable[[FinishedRun], Any]) -> Callable[[], None]:
+        """Call ``callback(run)`` (job name, status, duration) for each run a refresh finds finished; ``off()``."""
+        return self._runs.on_finished(callback)
 
     def _on_change(self, kind: str) -> None:
         if kind != "cron" or self._closed:

@@ -3,10 +3,12 @@
 // traitlets and custom messages). Change them only together with that document.
 
 export type MessageStatus = "streaming" | "queued" | "complete" | "interrupted" | "error" | "cancelled";
-export type PartKind = "reasoning" | "text" | "tool" | "marker";
+export type PartKind = "reasoning" | "text" | "tool" | "marker" | "todo" | "subagent";
 export type ToolStatus = "running" | "completed" | "error" | "cancelled";
 export type InteractionKind = "approval" | "clarify" | "sudo" | "secret" | "code";
 export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";
+export type TodoStatus = "pending" | "in_progress" | "completed" | "cancelled";
+export type SubagentStatus = "queued" | "running" | "completed" | "failed" | "error" | "timeout" | "interrupted";
 
 export interface Interaction {
   kind: InteractionKind;
@@ -43,6 +45,41 @@ export interface Part {
   result: unknown;
   duration: number | null;
   interaction: Interaction | null;
+  /** A tool part: the file change the server rendered with its completion (plain lines, never HTML). */
+  diff?: string;
+  /** The `todo` part: the agent's task list, latest full snapshot. */
+  todos?: TodoItem[];
+  /** A `subagent:<id>` part: a delegated child agent. */
+  subagent?: Subagent;
+}
+
+export interface TodoItem {
+  id: string;
+  content: string;
+  status: TodoStatus;
+  /** a nested subtask: the id of its parent item */
+  parent: string | null;
+}
+
+export interface SubagentTool {
+  name: string;
+  preview: string | null;
+}
+
+export interface Subagent {
+  id: string;
+  /** the subagent that spawned it; null: the turn's own agent did */
+  parent_id: string | null;
+  depth: number;
+  goal: string;
+  status: SubagentStatus;
+  model: string | null;
+  task_index: number;
+  task_count: number;
+  /** the latest thinking or progress line */
+  activity: string | null;
+  tools: SubagentTool[];
+  summary: string | null;
 }
 
 export type Usage = Record<string, unknown>;

@@ -7,9 +7,10 @@ import { isSafeUrl, markdownToHtml, renderMarkdownInto, sanitizeHtml } from "../
 import jobs, { type JobsState } from "../src/jobs";
 import { reveal } from "../src/chat/reveal";
 import { createChatView } from "../src/chat/view";
+import { createPartView } from "../src/chat/parts";
 import type { ChatState } from "../src/types";
 import { FakeModel } from "./fake-model";
-import { chatState, interaction, message, textPart, toolPart, userMessage } from "./fixtures";
+import { chatState, interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
 
 // Injection strings model output might carry, raw and wrapped in markdown constructs: the one corpus the
 // kernel's tests (tests/test_inert_output.py) read too.
@@ -234,5 +235,76 @@ describe("the jobs view", () => {
     });
     expect(problems(host)).toEqual([]);
     cleanup?.();
+  });
+});
+
+describe("the task list, subagents and diffs", () => {
+  // Todo item text, a subagent's goal/activity/tools/summary and diff lines are model text relayed by the server.
+  it.each(CORPUS)("every new text slot: %s renders inert and verbatim", (evil) => {
+    const ctx = { role: "assistant" as const, send: () => undefined, answered: new Set<string>() };
+    const host = document.createElement("div");
+    const todo = createPartView(
+      part({ id: "todo", kind: "todo", todos: [{ id: evil, content: evil, status: "in_progress", parent: evil }] }),
+      "assistant:t",
+      ctx,
+    );
+    const sub = createPartView(
+      part({
+        id: "subagent:x", kind: "subagent", status: "completed", duration: 1,
+        subagent: {
+          id: evil, parent_id: evil, depth: 1, goal: evil, status: "completed", model: evil, task_index: 0,
+          task_count: 1, activity: evil, tools: [{ name: evil, preview: evil }], summary: evil,
+        },
+      }),
+      "assistant:t",
+      ctx,
+    );
+    const diffText = `a/${evil} → b\n@@ ${evil}\n+${evil}\n-${evil}`;
+    const diff = createPartView(
+      toolPart("tool:p", { name: "patch", status: "completed", diff: diffText }),
+      "assistant:t",
+      ctx,
+    );
+    host.append(todo.el, sub.el, diff.el);
+    expect(host.querySelector(".hn-todo-text")!.textContent).toBe(evil);
+    expect(host.querySelector(".hn-subagent-goal")!.textContent).toBe(evil);
+    expect(host.querySelector(".hn-subagent-summary")!.textContent).toBe(evil);
+    const rows = Array.from(host.querySelectorAll(".hn-diff-line"), (row) => row.textContent);
+    expect(rows.join("\n")).toBe(diffText);
+    // the checklist's own read-only checkboxes are the only inputs
+    host.querySelectorAll("input[type=checkbox][disabled]").forEach((el) => el.remove());
+    expect(problems(host)).toEqual([]);
+  });
+});
+
+describe("a finished cron run's toast", () => {
+  // The job name is model-chosen (a prompt-injected model can create jobs): the toast and the notice line carry
+  // it as text, once per notice.
+  it.each(CORPUS)("job name %s: one toast with the exact text, the notice line inert", (evil) => {
+    const calls: Record<string, unknown>[] = [];
+    (globalThis as { jupyterapp?: unknown }).jupyterapp = {
+      commands: {
+        hasCommand: (id: string) => id === "apputils:notify",
+        execute: (_id: string, args: Record<string, unknown>) => (calls.push(args), Promise.resolve()),
+      },
+    };
+    const model = new FakeModel<JobsState>({
+      jobs: [], include_disabled: false, auto_refresh: 0, updated_at: null, loading: false,
+      connection: { status: "connected", message: null, url: "" }, notice: {}, presets: [], timezone: "UTC",
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const cleanup = jobs.render({ model, el: host });
+    const text = `'${evil}' finished a run (ok, 2.4 s). Open Runs to see what it did.`;
+    model.kernelSet("notice", { kind: "run", text });
+    model.kernelSet("loading", true);
+    expect(calls.map((c) => c.message)).toEqual([text]);
+    const line = host.querySelector("[data-kind='run']")!;
+    expect(line.textContent).toBe(text);
+    expect(line.children).toHaveLength(0); // text only: nothing parsed
+    expect(problems(line)).toEqual([]);
+    cleanup?.();
+    delete (globalThis as { jupyterapp?: unknown }).jupyterapp;
+    host.remove();
   });
 });

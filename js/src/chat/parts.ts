@@ -5,6 +5,7 @@
 import { copyButton, displayText, h, setAttr, setText } from "../dom";
 import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
+import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
@@ -40,7 +41,11 @@ export function createPartView(part: Part, messageId: string, ctx: PartContext, 
         ? reasoningView(el)
         : part.kind === "marker"
           ? markerView(el)
-          : textView(el, ctx.role, settled, part.name);
+          : part.kind === "todo"
+            ? todoView(el)
+            : part.kind === "subagent"
+              ? subagentView(el)
+              : textView(el, ctx.role, settled, part.name);
   view.update(part);
   return view;
 }
@@ -149,7 +154,8 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
     resultBody,
   );
   const interactionSlot = h("div", { class: "hn-interaction-slot" });
-  const card = h("div", { class: "hn-tool" }, header, args, result, interactionSlot);
+  const diff = h("details", { class: "hn-tool-diff", open: true });
+  const card = h("div", { class: "hn-tool" }, header, args, result, diff, interactionSlot);
   el.append(card);
 
   let resultText = "";
@@ -192,6 +198,7 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
         showResult();
       }
       result.hidden = text === "";
+      renderDiff(diff, part.diff);
 
       // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
       // or secret input survives unrelated patches to the tool (status, duration, result).
