@@ -56,7 +56,7 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
         "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
-        "preview", "context",
+        "preview", "context", "files",
     ]
     assert sync.parameters["context"].default is False  # the prompt is sent as written unless asked to fill
 

@@ -35,6 +35,7 @@ from .handle import VIAS, TurnHandle, TurnOptions, Via
 from .interactions import Policy, check_policy
 from .presenters import WidgetPresenter, presenter_for
 from .results import Reply, Status, Table, Transcript
+from .rewind import Rewinding
 from .runner import TurnRunner
 from .session_tools import SessionTools
 from .sessions import Resume, SessionBook, resume
@@ -54,9 +55,10 @@ __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 log = logging.getLogger(__name__)
 
 
-class Hermes(SessionTools):
+class Hermes(SessionTools, Rewinding):
     """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``; ``models``,
-    ``set_model``, ``usage`` and Hermes' own ``command``s come from :class:`~.session_tools.SessionTools`.
+    ``set_model``, ``usage`` and Hermes' own ``command``s come from :class:`~.session_tools.SessionTools`, ``undo``,
+    ``branch``, ``regenerate`` and ``edit_last`` from :class:`~.rewind.Rewinding`.
 
     Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread); ``ask_async`` is
     the awaitable twin. Consecutive asks continue one session unless ``new=True`` or ``session=`` says
@@ -99,6 +101,7 @@ class Hermes(SessionTools):
         self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
         approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
         model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
+        files: Any = None,
     ) -> PromptPreview: ...
 
     @overload
@@ -106,6 +109,7 @@ class Hermes(SessionTools):
         self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
         approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
         model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
+        files: Any = None,
     ) -> Reply: ...
 
     def ask(
@@ -122,6 +126,7 @@ class Hermes(SessionTools):
         timeout: float | None = None,
         preview: bool = False,
         context: bool = False,
+        files: Any = None,
     ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
@@ -132,13 +137,14 @@ class Hermes(SessionTools):
         The prompt is sent as written, braces and all. ``context=True`` (or ``hn.fill(prompt)``) fills
         ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of the caller's values (``{{`` is a
         literal brace); only for text you wrote. ``preview=True`` returns what would be sent and sends nothing;
-        a :class:`PromptPreview` given as the prompt is sent as it is (its text and images).
+        a :class:`PromptPreview` given as the prompt is sent as it is (its text and images). ``files=``: text
+        files and PDFs (paths or ``(name, bytes)``) the Dashboard stages for the model to read.
         """
         prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
         if preview:
             return prepared
         options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images), filled=len(prepared.values))
+                                _context.merge_images(prepared, images), filled=len(prepared.values), files=files)
         handle = self.last_turn = TurnHandle(options, self._runner.run)
         return run_blocking(handle, timeout=self.timeout if timeout is None else timeout)
 
@@ -147,6 +153,7 @@ class Hermes(SessionTools):
         self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
         approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
         model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
+        files: Any = None,
     ) -> PromptPreview: ...
 
     @overload
@@ -154,6 +161,7 @@ class Hermes(SessionTools):
         self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
         approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
         model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
+        files: Any = None,
     ) -> Reply: ...
 
     async def ask_async(
@@ -170,6 +178,7 @@ class Hermes(SessionTools):
         timeout: float | None = None,
         preview: bool = False,
         context: bool = False,
+        files: Any = None,
     ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
@@ -177,7 +186,7 @@ class Hermes(SessionTools):
         if preview:
             return prepared
         options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images), filled=len(prepared.values))
+                                _context.merge_images(prepared, images), filled=len(prepared.values), files=files)
         handle = TurnHandle(options, self._runner.run)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
@@ -225,6 +234,7 @@ class Hermes(SessionTools):
         model: str | None = None,
         images: Any = None,
         filled: int = 0,
+        files: Any = None,
     ) -> TurnOptions:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
@@ -241,8 +251,8 @@ class Hermes(SessionTools):
                     "clarify is not available with via='api': the API Server's runs have no clarify questions "
                     "(use via='dashboard')"
                 )
-            if images:
-                raise HermesUsageError("images need via='dashboard' (API Server runs take text only)")
+            if images or files:
+                raise HermesUsageError("images and files need via='dashboard' (API Server runs take text only)")
         else:
             if not self.settings.dashboard_token:
                 raise HermesUsageError(
@@ -256,7 +266,7 @@ class Hermes(SessionTools):
         if new and isinstance(session, Resume):
             raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
         return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images, filled,
-                           self._secrets())
+                           files=files, secrets=self._secrets())
 
     def _secrets(self) -> tuple[object, ...]:
         """What :func:`~hermes_notebook.scrub.scrub` removes from filled prompts: this connection's key and token."""

@@ -55,6 +55,8 @@ class TurnOptions:
     images: Any
     #: How many ``{placeholders}`` were filled into ``prompt`` (the live view and transcript show it as sent).
     filled: int = 0
+    #: Text files and PDFs to attach (paths or ``(name, bytes)`` pairs; Dashboard only).
+    files: Any = None
     #: The connection's key and token: every view of the turn scrubs them (``Secret`` values; never shown).
     secrets: tuple[object, ...] = field(default=(), repr=False)
 

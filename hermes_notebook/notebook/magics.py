@@ -32,12 +32,16 @@ from . import context as _context
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
-SUBCOMMANDS = ("connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress", "models", "usage")
+SUBCOMMANDS = (
+    "connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress", "models", "usage", "undo",
+    "branch", "regenerate",
+)
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
     "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
     "--kernel",
+    "--file",
 }
 #: ``--kernel MODE`` -> ``share_kernel(read=..., run=...)``: what Hermes may do in this kernel.
 KERNEL_MODES = {"read": (True, "ask"), "ask": (False, "ask"), "read-only": (True, "never")}
@@ -153,11 +157,13 @@ class HermesMagics(Magics):
     @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
               "send nothing.")
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
+    @argument("--file", action="append", metavar="PATH", help="Attach a text file or PDF (repeat for more; Dashboard).")
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
               "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages) "
-              "| models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help)")
+              "| models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
+              "undo [SESSION] (drop the last exchange) | branch [SESSION] (continue in a copy) | regenerate [SESSION]")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -214,6 +220,8 @@ class HermesMagics(Magics):
             "instructions": args.instructions,
             "model": args.model,
         }
+        if args.file:
+            options["files"] = args.file
         if options["via"] == "api" and not args.clarify:
             options["clarify"] = None  # a configured clarify default does not block API runs
         # already filled above (or --raw): a PromptPreview is sent as it is, its images attached
@@ -326,6 +334,23 @@ class HermesMagics(Magics):
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes usage SESSION, or ask something first")
         return self.facade.usage(_session(args.session, args.resume))
+
+    def _rewind_session(self, name: str, rest: str) -> Any:
+        args = self._parse(name, rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError(f"no session yet: %hermes {name} SESSION, or ask something first")
+        return _session(args.session, args.resume)
+
+    def _cmd_undo(self, rest: str) -> Any:
+        removed = self.facade.undo(self._rewind_session("undo", rest))
+        print("undid the last exchange" if removed else "nothing to undo")
+
+    def _cmd_branch(self, rest: str) -> Any:
+        stored_id = self.facade.branch(self._rewind_session("branch", rest))
+        print(f"branched: the notebook continues in session {stored_id}")
+
+    def _cmd_regenerate(self, rest: str) -> Any:
+        return self.facade.regenerate(self._rewind_session("regenerate", rest))
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)

@@ -189,7 +189,8 @@ class DashboardDriver:
         """Submit the prompt and yield each change record; a dropped connection ends the turn with a note."""
         conn, ref = self._conn, self._ref
         assert conn is not None and ref is not None, "open() first"
-        self._turn = turn = await conn.submit(ref, self._options.prompt, images=self._options.images or None)
+        self._turn = turn = await conn.submit(ref, self._options.prompt, images=self._options.images or None,
+                                              files=self._options.files or None)
         await handle.arm_interrupt(lambda: conn.interrupt(ref))
         try:
             async for change in turn:

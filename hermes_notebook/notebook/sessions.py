@@ -167,6 +167,11 @@ class SessionBook:
                 ref = self._refs[key] = await conn.resume(key)
             return ref
 
+    def adopt(self, ref: SessionRef) -> None:
+        """A session this connection made some other way (a branch): it is this book's now, and current."""
+        self._refs[ref.stored_id] = ref
+        self.current = ref.stored_id
+
     async def api_session(self, options: TurnOptions) -> str:
         """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current.
 

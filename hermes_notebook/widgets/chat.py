@@ -10,11 +10,11 @@ What the views get: the turn's change records, streamed through :class:`Streamin
 messages and snapshots), plus small traitlets (session, connection banner, busy/queued, notice). The picker's
 list of other sessions is never state (that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
 
-Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript
-(text/plain and text/html from :func:`render.transcript_bundle`) under a ``display_id`` that is
-updated at message boundaries. The live view hides that output once it has content from the kernel (js/src/twin.ts);
-nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own output instead
-would re-create the live view and lose what the user was typing.
+Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript (text/plain and
+text/html from :func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries. The live
+view hides that output once it has content from the kernel (js/src/twin.ts); nbviewer, GitHub and nbconvert,
+which run no widget JS, show it. Updating the widget's own output instead would re-create the live view and lose
+what the user was typing.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from ..turns import user_message
 from ..turns.withdrawn import withdraw_pending
 from . import inbound
 from ._stream import StreamingWidget
+from .chat_actions import install_actions
 from .chat_export import on_export
 from .chat_session import ChatSession
 from .static_twin import StaticTwin
@@ -122,6 +123,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         }.items():
             self.on_action(name, handler)
         self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
+        install_actions(self)  # message buttons (undo, regenerate, branch, edit) and file attachments
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
         self.ready = self.run_in_background(self._open(session), "opening the chat")
 
@@ -152,9 +154,13 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         if self._ref is not None:
             await conn.compress(self._ref, focus_topic)
 
+    async def session_handle(self) -> tuple[Any, Any]:
+        """The connection and the open session's ref (None before it opens), for helpers such as chat_actions."""
+        return await self._connection(), self._ref
+
     def refresh(self) -> None:
         """Re-fetch the session's history and the session list."""
-        self.run_in_background(self._refresh(), "refreshing")
+        self.run_in_background(self.refetch(), "refreshing")
 
     @traitlets.validate("session")
     def _scrub_session(self, proposal: Any) -> Any:  # a title is model text: it may quote a key
@@ -187,9 +193,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         bundle = transcript_bundle(self.snapshot(), secrets=self._scrubber.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
-        bundle["text/html"] = (
-            f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
-        )
+        bundle["text/html"] = f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
         bundle["text/plain"] = f"{terminal_safe(heading)}\n\n{bundle['text/plain']}"
         return bundle
 
@@ -245,13 +249,13 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         self.run_in_background(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
 
     def _on_new_session(self, _content: dict[str, Any]) -> None:
-        self.run_in_background(self._switch(None), "creating a new session")
+        self.run_in_background(self.switch(None), "creating a new session")
 
     def _on_switch_session(self, content: dict[str, Any]) -> None:
-        self.run_in_background(self._switch(content["session_id"]), "opening the session")
+        self.run_in_background(self.switch(content["session_id"]), "opening the session")
 
     def _on_refresh(self, _content: dict[str, Any]) -> None:
-        self.run_in_background(self._refresh(), "refreshing")
+        self.run_in_background(self.refetch(), "refreshing")
 
     # --- the loop side ----------------------------------------------------------------------------------
 
@@ -326,7 +330,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
             if entry["id"] == current and entry.get("title") and self.session is not None:
                 self.session = {"id": current, "title": entry["title"]}
 
-    async def _refresh(self) -> None:
+    async def refetch(self) -> None:
         conn = await self._connection()
         if self._ref is not None:
             ref = self._ref
@@ -349,7 +353,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
             ]
         self.reset([*history, *live])
 
-    async def _switch(self, session: str | None) -> None:
+    async def switch(self, session: str | None) -> None:
         if self.busy:
             self.notice = "Stop the running turn before changing sessions."
             return
@@ -518,7 +522,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
                 self.connection = _banner("reconnecting", retry, message)
             elif item.status in ("reconnected", "connected"):
                 self.connection = _banner("reconnected", None, None)
-                self.run_in_background(self._refresh(), "re-fetching the history after the reconnect")
+                self.run_in_background(self.refetch(), "re-fetching the history after the reconnect")
         elif kind == "event":
             turn_id = item.turn_id or ""
             if not turn_id.startswith("unsolicited-"):
@@ -526,7 +530,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
             # A turn nobody submitted here (still running after a reconnect, or from another client).
             runtime.call_soon(self._push_unsolicited, list(item.changes or []))
             if item.event is not None and item.event.type == "message.complete" and self._turn_task is None:
-                self.run_in_background(self._refresh(), "re-fetching the history")
+                self.run_in_background(self.refetch(), "re-fetching the history")
 
     def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
         with self._lock:

@@ -18,19 +18,23 @@ from typing import Any
 # Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
 # length is checked first, so nothing larger is ever decoded.
 from ..client.dashboard.attachments import MAX_IMAGE_BYTES
+from ..client.dashboard.files import MAX_FILES
 from ..turns.model import DEFAULT_APPROVAL_CHOICES
 
 __all__ = [
     "CHAT_MESSAGES",
     "IMAGE_TYPES",
     "JOBS_MESSAGES",
+    "MAX_FILES",
     "MAX_IMAGES",
     "MAX_IMAGE_BYTES",
     "MAX_PROMPT_CHARS",
     "MAX_QUEUED_PROMPTS",
+    "MAX_VIEW_FILE_BYTES",
     "Refused",
     "check_answer",
     "check_open_turn",
+    "decode_files",
     "decode_images",
     "find_interaction",
     "validate",
@@ -49,7 +53,11 @@ IMAGE_TYPES: Mapping[str, tuple[bytes, ...]] = {
     "image/gif": (b"GIF87a", b"GIF89a"),
     "image/webp": (b"RIFF",),
 }
+#: Largest text file or PDF a view may send (decoded bytes; the composer says so first): a comm message of
+#: tens of megabytes would stall the kernel's shell channel. Code (``ask(files=)``) may send larger ones.
+MAX_VIEW_FILE_BYTES = 10 * 1024 * 1024
 MAX_ID_CHARS = 256
+MAX_FILE_NAME_CHARS = 200
 MAX_ANSWER_CHARS = 10_000
 MAX_SECRET_CHARS = 10_000
 MAX_SCHEDULE_CHARS = 1_000
@@ -139,6 +147,29 @@ def images(name: str, value: Any) -> list[Mapping[str, Any]]:
     return out
 
 
+def files(name: str, value: Any) -> list[Mapping[str, Any]]:
+    """Attached text files and PDFs: count, name and base64 length are checked here, before anything is decoded."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Refused(f"{name} must be a list, not {_kind(value)}")
+    if len(value) > MAX_FILES:
+        raise Refused(f"too many files ({len(value)}; at most {MAX_FILES} per prompt)")
+    limit = 4 * ((MAX_VIEW_FILE_BYTES + 2) // 3)
+    out: list[Mapping[str, Any]] = []
+    for item in value:
+        file_name = item.get("name") if isinstance(item, Mapping) else None
+        data = item.get("data") if isinstance(item, Mapping) else None
+        if not isinstance(file_name, str) or not file_name.strip() or len(file_name) > MAX_FILE_NAME_CHARS:
+            raise Refused("an attached file needs a name of at most 200 characters")
+        if not isinstance(data, str):
+            raise Refused("that attachment could not be read")
+        if len(data) > limit:
+            raise Refused(f"that file is too large (more than {MAX_VIEW_FILE_BYTES // (1024 * 1024)} MB)")
+        out.append({"name": file_name, "data": data})
+    return out
+
+
 # --- message shapes -------------------------------------------------------------------------------------------
 
 _IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "request_id": text(MAX_ID_CHARS, empty=False)}
@@ -158,6 +189,12 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "export": {"format": text(16)},  # which formats: chat_export.on_export says, naming them
     "commands": {},  # the composer's / menu opened: the kernel answers with a ``commands`` message
     "command": {"line": text(MAX_COMMAND_CHARS, empty=False)},  # run a Hermes slash command (chat_session.py)
+    # message buttons and file attachments (chat_actions.py): which message is checked there, against the store
+    "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},
+    "undo": {"message_id": text(MAX_ID_CHARS, empty=False)},
+    "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
+    "branch": {"message_id": text(MAX_ID_CHARS, empty=False)},
+    "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
 }
 
 #: What the jobs view may send.
@@ -261,6 +298,20 @@ def decode_images(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]
         if not raw.startswith(IMAGE_TYPES[mime]) or (mime == "image/webp" and raw[8:12] != b"WEBP"):
             raise Refused(f"that file is not a {mime.split('/')[1].upper()} image")
         out.append((mime, raw))
+    return out
+
+
+def decode_files(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]:
+    """``(name, bytes)`` for files :func:`validate` let through (what they hold is checked by ``prepare_files``)."""
+    out = []
+    for item in items:
+        try:
+            raw = base64.b64decode(str(item["data"]), validate=True)
+        except (binascii.Error, ValueError):
+            raise Refused("that file is not valid base64") from None
+        if len(raw) > MAX_VIEW_FILE_BYTES:
+            raise Refused(f"that file is too large (at most {MAX_VIEW_FILE_BYTES // (1024 * 1024)} MB)")
+        out.append((str(item["name"]), raw))
     return out
 
 

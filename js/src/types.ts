@@ -237,11 +237,22 @@ export interface ImageAttachment {
   data: string;
 }
 
+export interface FileAttachment {
+  /** the file's name (shown in the prompt as sent) */
+  name: string;
+  /** base64, no `data:` prefix */
+  data: string;
+}
+
 /** Browser -> kernel. */
 export type ViewMsg =
   | { type: "snapshot" }
   | { type: "older"; before: string }
   | { type: "send"; text: string; images: ImageAttachment[] }
+  | { type: "send_files"; text: string; images: ImageAttachment[]; files: FileAttachment[] }
+  /** message buttons (chat/actions.ts): the kernel checks the message is the last reply / prompt */
+  | { type: "undo" | "regenerate" | "branch"; message_id: string }
+  | { type: "edit"; message_id: string; text: string }
   | { type: "stop" }
   | { type: "respond"; message_id: string; part_id: string; request_id: string; response: string }
   | {

@@ -59,11 +59,11 @@ describe("composer", () => {
 
   it("refuses other files with a visible message", async () => {
     const { sent, composer, $, pick } = setup();
-    pick([new File(["a,b"], "data.csv", { type: "text/csv" }), new File([PNG], "ok.png", { type: "image/png" })]);
+    pick([new File(["PK"], "data.zip", { type: "application/zip" }), new File([PNG], "ok.png", { type: "image/png" })]);
     const error = $(".hn-composer-error");
     expect(error.hidden).toBe(false);
     expect(error.getAttribute("role")).toBe("alert");
-    expect(error.textContent).toBe("Only PNG, JPEG, GIF and WebP images can be attached; refused: data.csv.");
+    expect(error.textContent).toBe("Only images, PDFs and text files can be attached; refused: data.zip.");
     await composer.submit();
     expect(sent).toEqual([{ type: "send", text: "", images: [{ mime: "image/png", data: "iVBORw0KGgo=" }] }]);
   });

@@ -308,3 +308,27 @@ describe("a finished cron run's toast", () => {
     host.remove();
   });
 });
+
+describe("attachments and message buttons", () => {
+  // A file's name is the user's (or a downloaded file's) text; an edited prompt is stored text: both new slots
+  // go through the corpus, as do the buttons on messages that hold it.
+  it.each(CORPUS)("file names, the edit box and the message buttons: %s stays inert", (evil) => {
+    const model = new FakeModel<ChatState>(chatState());
+    const host = document.createElement("div");
+    document.body.append(host);
+    const frames: (() => void)[] = [];
+    createChatView(model, host, { schedule: (callback) => (frames.push(callback), () => undefined) });
+    const input = host.querySelector<HTMLInputElement>("input[type=file]")!;
+    Object.defineProperty(input, "files", { configurable: true, value: [new File(["t"], `${evil}.txt`, { type: "text/plain" })] });
+    input.dispatchEvent(new Event("change"));
+    expect(host.querySelector(".hn-attachment span")!.textContent).toBe(`${evil}.txt`);
+    const reply = message({ id: "assistant:t1", status: "complete", parts: [textPart("text:0", evil)] });
+    model.kernelSend({ type: "snapshot", seq: 1, revs: {}, messages: [userMessage("t1", evil), reply] });
+    for (const callback of frames.splice(0)) callback();
+    host.querySelector<HTMLButtonElement>(".hn-act-edit")!.click();
+    expect(host.querySelector<HTMLTextAreaElement>(".hn-edit-input")!.value).toBe(evil.replace(/\r\n?/g, "\n")); // a textarea keeps \n only
+    expect(host.querySelectorAll(".hn-msg-action")).toHaveLength(4);
+    expect(problems(host)).toEqual([]);
+    host.remove();
+  });
+});

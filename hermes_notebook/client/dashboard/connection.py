@@ -35,6 +35,7 @@ from .channel import Channel
 from .compaction import compress_session
 from .core import DashboardCore, Features
 from .early_stop import follow_up
+from .files import FileInput, attach_files, prepare_files, prompt_with_files
 from .history import fetch_history
 from .reconnect import Reconnector
 from .routing import SessionState
@@ -258,6 +259,7 @@ class DashboardConnection:
         images: Iterable[ImageInput] | None = None,
         *,
         turn_id: str | None = None,
+        files: Iterable[FileInput] | None = None,
     ) -> Turn:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
 
@@ -267,12 +269,14 @@ class DashboardConnection:
         ``images``: ``(mime_type, bytes)`` pairs with an ``image/*`` type, or paths of image files; anything else
         raises :class:`HermesUnsupportedAttachmentError` before anything is sent. Images are queued with
         ``image.attach_bytes`` and consumed by this prompt (§3.1: prompt.submit has no images parameter).
+        ``files``: paths or ``(name, bytes)`` pairs of text files and PDFs, staged first (:mod:`.files`); the
+        prompt as sent (and as the user message shows it) then names them.
         """
         if not isinstance(text, str):
             raise HermesUsageError(f"the prompt must be a string, not {type(text).__name__}")
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise HermesUsageError(f"turn_id must be a non-empty string, not {turn_id!r}")
-        attachments = prepare_images(images)
+        attachments, documents = prepare_images(images), prepare_files(files)
         self._channel.check_open()
         if not isinstance(ref, SessionRef):
             ref = await self.resume(ref)
@@ -280,8 +284,9 @@ class DashboardConnection:
             session = await self._live(ref)
             for mime, data in attachments:
                 await self._channel.call("image.attach_bytes", attach_params(ref.live_id, mime, data))
-            params = self._core.submit_params(session, text)
-            state = self._core.open_turn(session, text, turn_id)
+            sent = prompt_with_files(text, await attach_files(self.request, ref.live_id, documents))
+            params = self._core.submit_params(session, sent)
+            state = self._core.open_turn(session, sent, turn_id)
             try:
                 result = await self._channel.call("prompt.submit", params)
             except HermesRPCError as exc:

@@ -1,11 +1,12 @@
-// The composer: prompt textarea, image attachments, send / stop, queued indicator.
+// The composer: prompt textarea, image and file attachments (button, paste, drop), send / stop, queued indicator.
 // Ctrl+Enter (Cmd+Enter on macOS) sends; Enter alone is a newline; Esc stops a running turn. Sending while Hermes is busy is
 // allowed: the kernel queues the prompt and reports the count in the `queued` traitlet.
 // A text starting with `/name` (and no images) is a Hermes command: it goes as `{type: "command"}`, and `/` opens
 // the menu of the server's commands (slash.ts). Start with a space to send such a text as a prompt.
 
 import { h } from "../dom";
-import type { CommandEntry, ImageAttachment, ViewMsg } from "../types";
+import type { CommandEntry, FileAttachment, ImageAttachment, ViewMsg } from "../types";
+import { FILE_ACCEPT, MAX_FILE_BYTES, MAX_FILES, acceptDrops, isDocument, readFile, toBase64 } from "./files";
 import { COMMAND_LINE, createSlashMenu } from "./slash";
 
 /** Largest image accepted, before base64 (which adds a third). The kernel checks again (widgets/inbound.py). */
@@ -28,7 +29,8 @@ export interface Composer {
 
 interface Pending {
   name: string;
-  image: Promise<ImageAttachment>;
+  image?: Promise<ImageAttachment>;
+  file?: Promise<FileAttachment>;
 }
 
 export function createComposer(send: (message: ViewMsg) => void): Composer {
@@ -38,13 +40,13 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     placeholder: "Message Hermes (Ctrl+Enter to send, Esc to stop)",
     "aria-label": "Message to Hermes",
   });
-  const fileInput = h("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, tabindex: -1 });
-  const attach = h("button", { type: "button", class: "hn-attach", "aria-label": "Attach images" }, "Attach image");
+  const fileInput = h("input", { type: "file", accept: [...IMAGE_TYPES, FILE_ACCEPT].join(","), multiple: true, hidden: true, tabindex: -1 });
+  const attach = h("button", { type: "button", class: "hn-attach", "aria-label": "Attach images or files" }, "Attach");
   const sendButton = h("button", { type: "button", class: "hn-send", title: "Send (Ctrl+Enter)" }, "Send");
   const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response", title: "Stop (Esc)" }, "Stop");
   const queued = h("span", { class: "hn-queued", role: "status", hidden: true });
   const error = h("div", { class: "hn-composer-error", role: "alert", hidden: true });
-  const list = h("ul", { class: "hn-attachments", "aria-label": "Attached images" });
+  const list = h("ul", { class: "hn-attachments", "aria-label": "Attachments" });
   const menu = createSlashMenu(textarea, () => send({ type: "commands" }));
   const el = h(
     "div",
@@ -63,13 +65,23 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     error.hidden = text === "";
   };
 
-  const addFiles = (files: readonly File[]): void => {
+  const addFiles = (all: readonly File[]): void => {
     const image = (f: File): boolean => IMAGE_TYPES.includes(f.type);
-    const refused = files.filter((f) => !image(f));
+    const docs = all.filter((f) => !f.type.startsWith("image/") && isDocument(f));
+    const files = all.filter((f) => !docs.includes(f));
+    const refused = files.filter((f) => !image(f) && f.type.startsWith("image/"));
     const tooBig = files.filter((f) => image(f) && f.size > MAX_IMAGE_BYTES);
     const fitting = files.filter((f) => image(f) && f.size <= MAX_IMAGE_BYTES);
-    const ok = fitting.slice(0, Math.max(0, MAX_IMAGES - pending.length));
+    const ok = fitting.slice(0, Math.max(0, MAX_IMAGES - pending.filter((p) => p.image).length));
     const problems: string[] = [];
+    const others = files.filter((f) => !image(f) && !f.type.startsWith("image/"));
+    if (others.length > 0) {
+      problems.push(`Only images, PDFs and text files can be attached; refused: ${others.map((f) => f.name || "file").join(", ")}.`);
+    }
+    const bigDocs = docs.filter((f) => f.size > MAX_FILE_BYTES);
+    const okDocs = docs.filter((f) => f.size <= MAX_FILE_BYTES).slice(0, Math.max(0, MAX_FILES - pending.filter((p) => p.file).length));
+    if (bigDocs.length > 0) problems.push(`Files must be under ${MAX_FILE_BYTES / 1024 / 1024} MB; refused: ${bigDocs.map((f) => f.name).join(", ")}.`);
+    if (okDocs.length < docs.length - bigDocs.length) problems.push(`At most ${MAX_FILES} files per message.`);
     if (refused.length > 0) {
       const names = refused.map((f) => f.name || f.type || "file").join(", ");
       problems.push(`Only PNG, JPEG, GIF and WebP images can be attached; refused: ${names}.`);
@@ -79,9 +91,12 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
       problems.push(`Images must be under ${MAX_IMAGE_BYTES / 1024 / 1024} MB; refused: ${tooBig.map((f) => f.name).join(", ")}.`);
     }
     showError(problems.join(" "));
-    for (const file of ok) {
-      const entry: Pending = { name: file.name || "pasted image", image: readImage(file) };
-      entry.image.catch(() => undefined); // reported at send time, not as an unhandled rejection
+    const entries: Pending[] = [
+      ...ok.map((file) => ({ name: file.name || "pasted image", image: readImage(file) })),
+      ...okDocs.map((file) => ({ name: file.name || "attachment", file: readFile(file) })),
+    ];
+    for (const entry of entries) {
+      (entry.image ?? entry.file)?.catch(() => undefined); // reported at send time, not as an unhandled rejection
       pending.push(entry);
       const remove = h("button", { type: "button", class: "hn-attachment-remove", "aria-label": `Remove ${entry.name}` }, "×");
       const item = h("li", { class: "hn-attachment" }, h("span", {}, entry.name), remove);
@@ -99,13 +114,16 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     const attached = pending;
     if (text.trim() === "" && attached.length === 0) return;
     let images: ImageAttachment[];
+    let files: FileAttachment[];
     try {
-      images = await Promise.all(attached.map((p) => p.image));
+      images = await Promise.all(attached.flatMap((p) => (p.image ? [p.image] : [])));
+      files = await Promise.all(attached.flatMap((p) => (p.file ? [p.file] : [])));
     } catch {
-      showError("An attached image could not be read; remove it and try again.");
+      showError("An attached file could not be read; remove it and try again.");
       return;
     }
-    if (images.length === 0 && COMMAND_LINE.test(text)) send({ type: "command", line: text.trim() });
+    if (files.length > 0) send({ type: "send_files", text, images, files });
+    else if (images.length === 0 && COMMAND_LINE.test(text)) send({ type: "command", line: text.trim() });
     else send({ type: "send", text, images });
     textarea.value = "";
     pending = [];
@@ -132,6 +150,7 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
     fileInput.value = "";
   });
   sendButton.addEventListener("click", () => void submit());
+  acceptDrops(el, addFiles); // the composer's own element: its listeners go with it
   stop.addEventListener("click", () => send({ type: "stop" }));
 
   return {
@@ -158,11 +177,5 @@ export function createComposer(send: (message: ViewMsg) => void): Composer {
 
 /** Read an image file as base64 (without the `data:` prefix). */
 async function readImage(file: File): Promise<ImageAttachment> {
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let binary = "";
-  const chunk = 0x8000; // String.fromCharCode has an argument limit
-  for (let i = 0; i < bytes.length; i += chunk) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
-  }
-  return { mime: file.type, data: btoa(binary) };
+  return { mime: file.type, data: toBase64(new Uint8Array(await file.arrayBuffer())) };
 }

@@ -6,6 +6,7 @@ import { createPartView, type PartContext, type PartView } from "./parts";
 import { reconcile } from "./reconcile";
 import { formatUsage, summarizeUsage } from "./usage";
 import type { InteractionContext } from "./interactions";
+import { createMessageActions, type ActionContext } from "./actions";
 
 export interface MessageView {
   readonly el: HTMLElement;
@@ -21,12 +22,13 @@ const STATUS_LABELS: Record<Message["status"], string> = {
   cancelled: "stopped",
 };
 
-export function createMessageView(message: Message, ctx: InteractionContext): MessageView {
+export function createMessageView(message: Message, ctx: InteractionContext & ActionContext): MessageView {
   const role = h("span", { class: "hn-role" }, message.role === "user" ? "You" : "Hermes");
   const status = h("span", { class: "hn-message-status" });
   const parts = h("div", { class: "hn-parts" });
   const usage = h("div", { class: "hn-usage" });
   const error = h("div", { class: "hn-message-error" });
+  const actions = createMessageActions(message, ctx); // edit / regenerate / branch / undo (actions.ts)
   const el = h(
     "div",
     { class: `hn-message hn-${message.role}`, "data-message-id": message.id, "data-role": message.role },
@@ -34,6 +36,7 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
     parts,
     error,
     usage,
+    actions.el,
   );
   const partCtx: PartContext = { ...ctx, send: ctx.send, answered: ctx.answered, role: message.role };
   const partViews = new Map<string, { view: PartView; item: Part }>();
@@ -47,6 +50,7 @@ export function createMessageView(message: Message, ctx: InteractionContext): Me
     setText(error, next.error ?? "");
     if (error.hidden !== !next.error) error.hidden = !next.error; // an unchanged write still restyles
     renderUsage(usage, next.usage);
+    actions.update(next);
   };
   update(message);
   return { el, update };

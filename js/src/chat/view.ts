@@ -38,6 +38,7 @@ import { createCommandOutput } from "./slash";
 import { createExportControl } from "./export";
 import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
+import { markLatest, setActionsDisabled } from "./actions";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 import { createWireDecoder } from "./wire";
@@ -151,7 +152,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // which rev) ride in them: a snapshot implies every entry, a batch carries those of messages it settled.
   let state: SyncState = initialState();
   const views = new Map<string, { view: MessageView; item: Message }>();
-  const ctx = { send, answered: new Set<string>() };
+  const ctx = { send, answered: new Set<string>(), busy: () => Boolean(model.get("busy")) };
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;
 
@@ -206,6 +207,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     const started = bench?.samples ? performance.now() : 0;
     if (bench?.samples) performance.mark("hn-batch"); // finds this frame in a trace (CPU time)
     reconcile(list, visibleMessages(), views, (message) => createMessageView(message, ctx), earlier);
+    markLatest(list, state.messages);
     notifyPending(state.messages);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
@@ -382,6 +384,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
 
   const showBusy = (): void => {
     composer.setBusy(Boolean(model.get("busy")));
+    setActionsDisabled(list, Boolean(model.get("busy")));
     composer.setQueued(model.get("queued") ?? 0);
   };
   listen("change:busy", showBusy);

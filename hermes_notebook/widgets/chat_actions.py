@@ -1,0 +1,121 @@
+"""The chat's message buttons (undo, regenerate, branch, edit) and its file attachments, on the kernel side.
+
+The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}``, ``{"type": "edit", "message_id",
+"text"}`` and ``{"type": "send_files", "text", "images", "files": [{"name", "data" (base64)}]}``
+(checked by :mod:`.inbound`). Which message a button may act on is checked here against the kernel's copy of the
+conversation: undo and regenerate only the last reply, edit only the last prompt, and nothing while a turn runs.
+After an undo the history is fetched again (the same path as Refresh); after a branch the chat opens the new
+session (the same path as the session picker). What the server does, and why 0.19.0 is told "not offered":
+:mod:`hermes_notebook.client.dashboard.rewind`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
+
+from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
+from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
+from . import inbound
+
+__all__ = ["ChatLike", "install_actions"]
+
+
+class ChatLike(Protocol):
+    """What these handlers use of :class:`~hermes_notebook.widgets.chat.Chat` (its public methods only)."""
+
+    busy: bool
+    notice: str
+
+    def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
+    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
+    def snapshot(self) -> list[dict[str, Any]]: ...
+    async def session_handle(self) -> tuple[Any, Any]: ...
+    async def refetch(self) -> None: ...
+    async def switch(self, session: str | None) -> None: ...
+    def send_prompt(self, text: str, images: Sequence[tuple[str, bytes]] = ()) -> None: ...
+
+
+def install_actions(chat: ChatLike) -> None:
+    """Register the handlers of the message buttons and of prompts with files."""
+    handlers: dict[str, tuple[Callable[[ChatLike, dict[str, Any]], Coroutine[Any, Any, None]], str]] = {
+        "undo": (_undo, "undoing the last exchange"),
+        "regenerate": (_regenerate, "regenerating the reply"),
+        "edit": (_edit, "editing the prompt"),
+        "branch": (_branch, "branching the session"),
+        "send_files": (_send_files, "attaching the files"),
+    }
+    for name, (handler, what) in handlers.items():
+        chat.on_action(name, _bind(chat, handler, what))
+
+
+def _bind(
+    chat: ChatLike, handler: Callable[[ChatLike, dict[str, Any]], Coroutine[Any, Any, None]], what: str
+) -> Callable[[dict[str, Any]], None]:
+    return lambda content: chat.run_in_background(handler(chat, content), what)
+
+
+def _last(messages: list[dict[str, Any]], role: str) -> str | None:
+    return next((m["id"] for m in reversed(messages) if m.get("role") == role), None)
+
+
+async def _idle_session(chat: ChatLike, what: str) -> tuple[Any, Any, list[dict[str, Any]]]:
+    if chat.busy:
+        raise inbound.Refused(f"wait for the running turn to end (or stop it) before you {what}")
+    conn, ref = await chat.session_handle()
+    if ref is None:
+        raise inbound.Refused("the session is not open yet")
+    await check_rewind(conn, what)
+    return conn, ref, chat.snapshot()
+
+
+def _require(message_id: str, expected: str | None, what: str) -> None:
+    if message_id != expected:
+        raise inbound.Refused(f"only the last {what} can be changed this way")
+
+
+async def _undo(chat: ChatLike, content: dict[str, Any]) -> None:
+    conn, ref, messages = await _idle_session(chat, "undo")
+    _require(content["message_id"], _last(messages, "assistant"), "reply")
+    removed = await undo_turn(conn, ref, checked=True)
+    await chat.refetch()
+    chat.notice = "Undid the last exchange." if removed else "There was nothing to undo."
+
+
+async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:
+    what, role = ("regenerate", "assistant") if text is None else ("edit", "user")
+    conn, ref, messages = await _idle_session(chat, what)
+    _require(message_id, _last(messages, role), "reply" if text is None else "prompt")
+    prompt = last_user_text(messages) if text is None else text
+    await undo_turn(conn, ref, intent="retry" if text is None else "undo", checked=True)
+    await chat.refetch()
+    chat.send_prompt(prompt)
+
+
+async def _regenerate(chat: ChatLike, content: dict[str, Any]) -> None:
+    await _resend(chat, None, content["message_id"])
+
+
+async def _edit(chat: ChatLike, content: dict[str, Any]) -> None:
+    if not content["text"].strip():
+        raise inbound.Refused("the edited prompt is empty")
+    await _resend(chat, content["text"], content["message_id"])
+
+
+async def _branch(chat: ChatLike, content: dict[str, Any]) -> None:
+    conn, ref, messages = await _idle_session(chat, "branch")
+    drop = turns_after(messages, content["message_id"])
+    child = await branch_session(conn, ref, drop_turns=drop)
+    await chat.switch(child.stored_id)
+    chat.notice = "Branched: this chat continues in a copy; the original is in the session list."
+
+
+async def _send_files(chat: ChatLike, content: dict[str, Any]) -> None:
+    documents = prepare_files(inbound.decode_files(content["files"]))
+    images = inbound.decode_images(content["images"])
+    conn, ref = await chat.session_handle()
+    if ref is None:
+        raise inbound.Refused("the session is not open yet")
+    lines = await attach_files(conn.request, ref.live_id, documents)
+    chat.notice = ""
+    chat.send_prompt(prompt_with_files(content["text"], lines), images)
