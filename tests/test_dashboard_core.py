@@ -417,7 +417,10 @@ def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
 DASHBOARD = Path(__file__).parent.parent / "hermes_notebook" / "client" / "dashboard"
 #: The protocol side: state and decisions, no I/O. Everything else in the package is the asyncio shell.
 CORE_SIDE = ("attachments", "backoff", "core", "prompts", "routing", "rpc", "server_requests", "session", "turn_state")
-SHELL = ("callbacks", "channel", "compaction", "connection", "early_stop", "history", "reconnect", "turn", "ws")
+SHELL = (
+    "callbacks", "channel", "commands", "compaction", "connection", "early_stop", "files", "history", "offered",
+    "reconnect", "rewind", "session_info", "turn", "ws",
+)
 IO_LIBRARIES = frozenset({"asyncio", "websockets", "httpx", "httpx_sse"})
 
 
