@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -149,3 +150,20 @@ def test_stopping_a_slow_run_hangs_up_on_the_scripted_model(
     assert len([e for e in events if e["event"] == "message.delta"]) < 10
     # SLOW would run for 50 s; the hang-up must be seen within a tick or two.
     eventually(lambda: local.model.active_streams == 0, timeout=5, what="the model seeing the stream hang up")
+
+
+def test_a_port_taken_before_the_server_binds_it_is_replaced(hermes_bin: str, tmp_path: Path) -> None:
+    """A port found free can be taken before the Dashboard binds it (another test's server, or anything else on
+    the machine): start() tries again on new ports instead of failing the test that wanted a server."""
+    local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path / "home", api=False)
+    taken = local.dashboard_url
+    port = int(taken.rsplit(":", 1)[1])
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        try:
+            local.start()
+            assert local.dashboard_url != taken
+            assert httpx.get(f"{local.dashboard_url}/api/status", trust_env=False, timeout=10).status_code == 200
+        finally:
+            local.close()

@@ -47,6 +47,9 @@ from .processes import (
 )
 from .scripted_model import MODEL_ID, ScriptedModel
 
+#: How many times :meth:`LocalHermes.start` tries fresh ports when a server finds its port taken.
+PORT_ATTEMPTS = 3
+
 __all__ = ["HERMES_SERVERS", "PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
 
 class LocalHermes:
@@ -193,7 +196,22 @@ class LocalHermes:
     # ----- lifecycle --------------------------------------------------------------------------------
 
     def start(self) -> LocalHermes:
-        """Prepare the home, start the model (if needed) and the servers, and wait until all are healthy."""
+        """Prepare the home, start the model (if needed) and the servers, and wait until all are healthy.
+
+        A port found free can be taken by another process before a server binds it: a server that exits with
+        "address already in use" is started again on new ports (``PORT_ATTEMPTS`` times in all).
+        """
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return self._start_once()
+            except HermesStartError as exc:
+                if attempt == PORT_ATTEMPTS or "address already in use" not in str(exc).lower():
+                    raise
+                self._api_port = free_port() if self._want_api else 0
+                self._dashboard_port = free_port() if self._want_dashboard else 0
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _start_once(self) -> LocalHermes:
         started = time.monotonic()
         try:
             self._prepare_home()
