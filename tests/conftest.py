@@ -148,6 +148,17 @@ def settings(hermes: LocalHermes) -> Settings:
 
 
 @pytest.fixture
+def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A facade (``hn.connect``) on the shared servers, run as a plain script would (no live view), closed after."""
+    import hermes_notebook as hn
+
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    facade = hn.connect(settings)
+    yield facade
+    facade.close()
+
+
+@pytest.fixture
 def hermes_shell(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """The process-wide IPython shell with fresh %hermes magics pointed at the shared test Hermes (by environment,
     as a user's notebook would be); the magics' connection is closed afterwards."""

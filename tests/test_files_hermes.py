@@ -12,14 +12,13 @@ import asyncio
 import base64
 import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-import hermes_notebook as hn
 from hermes_notebook.client.dashboard.files import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -53,15 +52,6 @@ def _user_turn(model: Any, marker: str) -> str:
             if message.get("role") == "user" and marker in text:
                 return text
     raise AssertionError(f"the model never got a user turn with {marker!r}")
-
-
-@pytest.fixture
-def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hermes]:
-    """A facade on the shared servers, run as a plain script would, closed after the test."""
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
-    facade = hn.connect(settings)
-    yield facade
-    facade.close()
 
 
 def test_a_pdf_and_a_text_file_reach_the_model(hermes_nb: Hermes, scripted_model: Any, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,6 @@ pytestmark = pytest.mark.both_servers  # real-server tests run on 0.19.0 and new
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
     monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
-
-
-@pytest.fixture
-def hermes_nb(settings: Settings) -> Iterator[Hermes]:
-    """A facade on the shared test servers, closed after the test."""
-    facade = hn.connect(settings)
-    yield facade
-    facade.close()
 
 
 def test_public_names_are_lazy_exports() -> None:

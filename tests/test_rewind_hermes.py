@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -93,15 +92,6 @@ async def test_branch_at_a_message_copies_the_history_up_to_it(conn: DashboardCo
     message = await asyncio.wait_for(await conn.submit(child, f"four {tag}"), 60)
     assert message.status == "complete"
     assert _prompts(await conn.history(child)) == [f"one {tag}", f"four {tag}"]
-
-
-@pytest.fixture
-def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hermes]:
-    """A facade on the shared servers, run as a plain script would (no live view), closed after the test."""
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
-    facade = hn.connect(settings)
-    yield facade
-    facade.close()
 
 
 def test_facade_branch_regenerate_and_edit(hermes_nb: Hermes, hermes_server: str, scripted_model: Any) -> None:

@@ -7,7 +7,6 @@ server ignored fails here.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,14 +30,6 @@ pytestmark = pytest.mark.both_servers
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
     monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
-
-
-@pytest.fixture
-def hermes_nb(settings: Settings) -> Iterator[Hermes]:
-    """A facade on the shared test servers, closed after the test."""
-    facade = hn.connect(settings)
-    yield facade
-    facade.close()
 
 
 def _model_for(model: ScriptedModel, prompt: str) -> str | None:
