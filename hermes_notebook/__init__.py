@@ -10,7 +10,7 @@ import importlib
 import sys
 from typing import Any
 
-from .jobs import schedules
+from .cron import schedules
 
 # ``hermes_notebook.schedules`` is public: keep ``import hermes_notebook.schedules`` working after the move.
 sys.modules[__name__ + ".schedules"] = schedules

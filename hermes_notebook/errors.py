@@ -17,7 +17,8 @@ Everything the package raises on purpose derives from :class:`HermesError`::
     ├── HermesRPCError                 a JSON-RPC error reply from the Dashboard (``code``)
     ├── HermesProtocolError            a frame or event that does not parse
     ├── HermesUsageError               bad input caught before anything was sent (also ``ValueError``)
-    │   └── HermesUnsupportedAttachmentError   code ``UNSUPPORTED_ATTACHMENT``
+    │   ├── HermesUnsupportedAttachmentError   code ``UNSUPPORTED_ATTACHMENT``
+    │   └── HermesNotOfferedError      this Hermes does not offer that feature (``feature``, ``method``)
     ├── HermesRunError                 a run or turn ended failed (``status``, ``message``)
     └── HermesClosedError              a closed client or connection was used (also ``RuntimeError``)
 
@@ -42,6 +43,7 @@ __all__ = [
     "HermesGatewayClosedError",
     "HermesHTTPError",
     "HermesNotFoundError",
+    "HermesNotOfferedError",
     "HermesProtocolError",
     "HermesRPCError",
     "HermesRateLimitError",
@@ -176,6 +178,21 @@ class HermesUnsupportedAttachmentError(HermesUsageError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code="UNSUPPORTED_ATTACHMENT")
+
+
+class HermesNotOfferedError(HermesUsageError):
+    """Raised when this Hermes does not offer a feature (a JSON-RPC method or a route it lacks), before or instead of
+    using it.
+
+    Learned from the server's answer (-32601, a missing capability), never from a version string. ``feature`` says
+    what was asked for ("branching", "model options") and ``method`` what the server lacks (``session.branch_whole``,
+    ``GET /api/model/options``). A caller that can do without the feature catches this class, and only this one.
+    """
+
+    def __init__(self, feature: str, method: str, *, detail: str = "") -> None:
+        super().__init__(f"{feature} is not offered by this Hermes ({method}{detail})")
+        self.feature = feature
+        self.method = method
 
 
 class HermesRunError(HermesError):

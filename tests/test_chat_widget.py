@@ -47,6 +47,11 @@ class FakeTurn:
         self.error: BaseException | None = None
         self._wake = asyncio.Event()
 
+    @property
+    def message(self) -> Any:
+        """The assistant message so far (what the turn runner reads when the turn ends)."""
+        return self.folder.message
+
     def feed(self, type_: str, **payload: Any) -> None:
         """Apply one Dashboard event (call on the package loop)."""
         self._push(self.folder.apply(Event(type_, payload, "live-1")))
@@ -727,7 +732,7 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
         everything = json.dumps(
             [chat.get_state(), chat.index, chat.snapshot(), [c for _, c in sent.items], chat.transcript_bundle()],
             default=str,
-        ) + caplog.text + repr(chat._conn)
+        ) + caplog.text + repr(chat.conversation)
         assert any(c["type"] == "changes" for _, c in sent.items)
         secrets = [password, settings.api_key.reveal(), settings.dashboard_token.reveal()]
         leaks = [s[i:i + 10] for s in secrets for i in range(len(s) - 9) if s[i:i + 10] in everything]

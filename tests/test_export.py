@@ -13,9 +13,9 @@ import pytest
 
 from hermes_notebook import connect
 from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
 from hermes_notebook.inert import escape_markdown
 from hermes_notebook.notebook import Reply
-from hermes_notebook.notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
 
 
 def _message(role: str, *parts: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -21,14 +21,14 @@ from IPython.core.formatters import DisplayFormatter
 from markdown_it import MarkdownIt
 
 from hermes_notebook.client.jobs import Job
-from hermes_notebook.jobs.display import JobList
+from hermes_notebook.cron.display import JobList
+from hermes_notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.jobs.runs import JobRun, RunList
 from hermes_notebook.notebook.context import PromptPreview
-from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.notebook.results import Reply, Status, Table, Transcript
-from hermes_notebook.notebook.session_results import CommandResult, usage_from
-from hermes_notebook.notebook.session_tools import MODEL_COLUMNS, model_rows
+from hermes_notebook.notebook.session_results import MODEL_COLUMNS, CommandResult, usage_from
 from hermes_notebook.render import _CSS, transcript_bundle, transcript_markdown
+from hermes_notebook.session import model_rows
 
 PAYLOADS: list[str] = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())["payloads"]
 
@@ -74,7 +74,7 @@ class _Inspector(HTMLParser):
 
 
 def _known_css() -> set[str]:
-    from hermes_notebook.jobs.display import _CSS as JOBS_CSS
+    from hermes_notebook.cron.display import _CSS as JOBS_CSS
 
     return {_CSS, JOBS_CSS}
 
@@ -232,7 +232,7 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
                                "end_reason": payload, "title": payload})
     yield "RunList", RunList([run, run])
     yield "PromptPreview", PromptPreview(payload, values=[(payload, payload, 1)])
-    # models, usage and Hermes' own commands (notebook/session_tools.py): model names, labels, command output
+    # models, usage and Hermes' own commands (session/readings.py, notebook/session_results.py): model names, labels, command output
     yield "models table", Table(model_rows({"model": payload, "provider": payload,
                                             "providers": [{"slug": payload, "models": [payload, "m2"]}]}),
                                 columns=MODEL_COLUMNS)

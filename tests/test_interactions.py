@@ -1,16 +1,15 @@
-"""notebook/interactions.py and notebook/sessions.py: answers to interactions, and which session an ask continues."""
+"""notebook/interactions.py and session/book.py, session/queue.py: answers to interactions, which session an ask
+continues, and one turn at a time per session."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from hermes_notebook.errors import HermesUsageError
-from hermes_notebook.notebook.handle import TurnOptions
 from hermes_notebook.notebook.interactions import check_policy, normalize_answer, prompt_text
-from hermes_notebook.notebook.sessions import SessionBook
+from hermes_notebook.session import SessionBook, TurnQueue
 
 APPROVAL = {"kind": "approval", "request_id": "approval-1", "command": "rm -rf x", "choices": ["once", "deny"]}
 
@@ -50,22 +49,15 @@ def test_text_prompts_ask_until_the_answer_is_a_choice(monkeypatch: pytest.Monke
     assert asked == ["Hermes needs a sudo password (Enter to skip): "]
 
 
-def _options(**kwargs: Any) -> TurnOptions:
-    values: dict[str, Any] = {"prompt": "x", "session": None, "via": "api", "approve": None, "clarify": None,
-                              "new": False, "instructions": None, "model": None, "images": None}
-    values.update(kwargs)
-    return TurnOptions(**values)
-
-
 def test_api_sessions_continue_start_and_follow_names() -> None:
     """The first ask starts a session, later ones continue it; new=True starts another; a name becomes an alias."""
     book = SessionBook()
 
     async def main() -> list[str]:
-        first = await book.api_session(_options())
-        again = await book.api_session(_options())
-        named = await book.api_session(_options(new=True, session="report"))
-        by_name = await book.api_session(_options(session="report"))
+        first = await book.api_session(None)
+        again = await book.api_session(None)
+        named = await book.api_session("report", new=True)
+        by_name = await book.api_session("report")
         assert book.key("report") == named and book.key(None) == by_name
         return [first, again, named, by_name]
 
@@ -74,11 +66,32 @@ def test_api_sessions_continue_start_and_follow_names() -> None:
     assert book.current == named
 
 
-def test_turn_locks_are_per_session() -> None:
-    """One lock per session key, the same object each time."""
-    book = SessionBook()
+def test_turns_wait_per_session_in_order() -> None:
+    """One turn at a time per session key, in the order asked; another session's turn does not wait; a cancelled
+    waiter leaves the line without ever holding the session."""
+    queue = TurnQueue()
+    order: list[str] = []
+
+    async def turn(key: str, name: str, hold: asyncio.Event | None = None) -> None:
+        async with queue.turn(key):
+            order.append(f"{name} in")
+            if hold is not None:
+                await hold.wait()
+            order.append(f"{name} out")
 
     async def main() -> None:
-        assert book.turn_lock("a") is book.turn_lock("a") and book.turn_lock("a") is not book.turn_lock("b")
+        hold = asyncio.Event()
+        first = asyncio.ensure_future(turn("a", "first", hold))
+        await asyncio.sleep(0)
+        dropped = asyncio.ensure_future(turn("a", "dropped"))
+        second = asyncio.ensure_future(turn("a", "second"))
+        other = asyncio.ensure_future(turn("b", "other"))
+        await other
+        assert queue.busy("a") and queue.waiting("a") == 2 and not queue.busy("b")
+        dropped.cancel()
+        hold.set()
+        await asyncio.gather(first, second, return_exceptions=True)
+        assert not queue.busy("a")
 
     asyncio.run(main())
+    assert order == ["first in", "other in", "other out", "first out", "second in", "second out"]

@@ -11,10 +11,10 @@ import pytest
 
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import Job, JobsClient
+from hermes_notebook.cron.display import JobList, job_html, job_to_dict
+from hermes_notebook.cron.validation import validate_job
 from hermes_notebook.errors import HermesTimeoutError, HermesUsageError, HermesValidationError
 from hermes_notebook.jobs.api import JobsAPI
-from hermes_notebook.jobs.display import JobList, job_html, job_to_dict
-from hermes_notebook.jobs.validation import validate_job
 
 
 @pytest.fixture

@@ -234,8 +234,8 @@ def test_prompts_stay_out_of_synced_state(widget) -> None:
 
 def test_form_errors_come_from_the_exception_field_not_its_text() -> None:
     """The form puts an error next to the field the exception names in ``param``; the wording plays no part."""
+    from hermes_notebook.cron.validation import validate_job
     from hermes_notebook.errors import HermesUsageError
-    from hermes_notebook.jobs.validation import validate_job
     from hermes_notebook.widgets.jobs import _field_of
 
     for fields, param in [({"name": " "}, "name"), ({"prompt": "p" * 5001}, "prompt"), ({"repeat": 0}, "repeat"),

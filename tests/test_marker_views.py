@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_notebook.notebook.export import to_html, to_ipynb, to_markdown
+from hermes_notebook.export import to_html, to_ipynb, to_markdown
 from hermes_notebook.render import transcript_html, transcript_markdown, transcript_text
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.compression import COMPACTED

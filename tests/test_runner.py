@@ -1,6 +1,6 @@
-"""The turn runner (notebook/runner.py): one skeleton, a Dashboard driver and an API driver, on the real servers.
+"""The turn runner (session/runner.py): one skeleton, a Dashboard driver and an API driver, on the real servers.
 
-The runner is driven directly here (no facade): a :class:`TurnRunner` over our own clients, turns started as
+The runner is driven directly here (no facade): a :class:`Conversation` over our own clients, turns started as
 :class:`TurnHandle` s. What the facade adds on top (presenters, the blocking wait) is tested in
 test_notebook_facade.py.
 """
@@ -21,9 +21,9 @@ import pytest
 from hermes_notebook import runtime
 from hermes_notebook.client.api import ApiClient
 from hermes_notebook.client.dashboard import DashboardConnection
-from hermes_notebook.notebook.handle import TurnHandle, TurnOptions
-from hermes_notebook.notebook.runner import TurnRunner, answer_pending, reply_for
-from hermes_notebook.notebook.sessions import SessionBook
+from hermes_notebook.notebook.handle import TurnHandle, TurnOptions, reply_for
+from hermes_notebook.session import Conversation
+from hermes_notebook.session.runner import answer_pending
 from hermes_notebook.settings import Settings
 from hermes_notebook.turns import ChangeRecord, MessageDict, TurnFolder
 from hermes_notebook.turns.events import Event
@@ -60,10 +60,10 @@ class Clients:
 
 
 @pytest.fixture
-def runner(settings: Settings) -> Iterator[TurnRunner]:
-    """A runner with its own session book over fresh clients."""
+def runner(settings: Settings) -> Iterator[Conversation]:
+    """A conversation (the runner, its session book and turn queue) over fresh clients."""
     clients = Clients(settings)
-    yield TurnRunner(SessionBook(), dashboard=clients.dashboard, api=clients.api)
+    yield Conversation(dashboard=clients.dashboard, api=clients.api)
     runtime.run_sync(clients.close(), timeout=10)
 
 
@@ -74,14 +74,14 @@ def options(prompt: str, via: str, **kwargs: Any) -> TurnOptions:
     return TurnOptions(prompt=prompt, via=via, **values)
 
 
-def start(runner: TurnRunner, prompt: str, via: str, **kwargs: Any) -> TurnHandle:
-    return TurnHandle(options(prompt, via, **kwargs), runner.run).start()
+def start(runner: Conversation, prompt: str, via: str, **kwargs: Any) -> TurnHandle:
+    return TurnHandle(options(prompt, via, **kwargs), runner).start()
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_both_drivers_give_a_reply_whose_records_rebuild_the_message(runner: TurnRunner, via: str) -> None:
+def test_both_drivers_give_a_reply_whose_records_rebuild_the_message(runner: Conversation, via: str) -> None:
     """Each driver ends in a complete Reply; the records pushed to listeners rebuild exactly its message."""
-    handle = TurnHandle(options(f"runner hello {via}", via, new=True), runner.run)
+    handle = TurnHandle(options(f"runner hello {via}", via, new=True), runner)
     batches: list[list[Any]] = []
     handle.add_listener(batches.append)
     reply = handle.start().future.result(timeout=60)
@@ -94,9 +94,9 @@ def test_both_drivers_give_a_reply_whose_records_rebuild_the_message(runner: Tur
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_a_stop_before_the_turn_starts_interrupts_it_once_armed(runner: TurnRunner, via: str) -> None:
+def test_a_stop_before_the_turn_starts_interrupts_it_once_armed(runner: Conversation, via: str) -> None:
     """``stop()`` before the driver has armed its interrupt still stops the turn as soon as it is armed."""
-    handle = TurnHandle(options("SLOW 40", via, new=True), runner.run)
+    handle = TurnHandle(options("SLOW 40", via, new=True), runner)
     handle.stop()
     reply = handle.start().future.result(timeout=60)  # the server honours an early interrupt at its next check
     assert reply.status in ("interrupted", "cancelled") and "tick 39" not in reply.text
@@ -104,7 +104,7 @@ def test_a_stop_before_the_turn_starts_interrupts_it_once_armed(runner: TurnRunn
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_cancelling_the_turn_interrupts_it_on_the_server(runner: TurnRunner, via: str) -> None:
+def test_cancelling_the_turn_interrupts_it_on_the_server(runner: Conversation, via: str) -> None:
     """Cancelling the runner's task (what a timed-out wait does) sends the interrupt; the session is free again."""
     first = start(runner, "SLOW 40", via, new=True)
     eventually(lambda: "tick 1" in first.text, timeout=20, what="the turn's second tick")
@@ -117,7 +117,7 @@ def test_cancelling_the_turn_interrupts_it_on_the_server(runner: TurnRunner, via
     assert time.monotonic() - t0 < 8  # not queued behind the 40 ticks (10 s) of the cancelled turn
 
 
-def test_turns_on_one_session_run_one_at_a_time(runner: TurnRunner) -> None:
+def test_turns_on_one_session_run_one_at_a_time(runner: Conversation) -> None:
     """A second turn to a busy session waits for the first (the session's turn lock) instead of interrupting it."""
     first = start(runner, "SLOW 6", "dashboard", new=True)
     eventually(lambda: first.session_id is not None, what="the first turn's session")
@@ -129,7 +129,7 @@ def test_turns_on_one_session_run_one_at_a_time(runner: TurnRunner) -> None:
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_a_policy_answers_the_approval_through_the_driver(runner: TurnRunner, via: str, workdir: Path) -> None:
+def test_a_policy_answers_the_approval_through_the_driver(runner: Conversation, via: str, workdir: Path) -> None:
     """The skeleton hands a pending approval to the policy and the driver sends the answer to its server."""
     workdir.mkdir()
     reply = start(runner, f"DANGER {workdir.name}", via, approve="deny", new=True).future.result(timeout=60)
@@ -182,8 +182,8 @@ def test_reply_notes_say_what_the_transcript_does_not() -> None:
     assert clean.notes == [] and clean.via == "api"
 
 
-async def _never_run(handle: TurnHandle) -> Any:
-    raise AssertionError("this handle is never started")
+#: The conversation of handles that are never started (no client is ever opened).
+_never_run = Conversation()
 
 
 class TwoApprovalRun:
@@ -260,8 +260,8 @@ def _two_approval_turn(fake: TwoApprovalRun) -> TurnHandle:
     async def no_dashboard() -> DashboardConnection:
         raise AssertionError("this turn runs on the API Server")
 
-    runner = TurnRunner(SessionBook(), dashboard=no_dashboard, api=api)
-    handle = TurnHandle(options("two dangers", "api", new=True), runner.run)
+    runner = Conversation(dashboard=no_dashboard, api=api)
+    handle = TurnHandle(options("two dangers", "api", new=True), runner)
     handle.buttons = True
     handle.start()
     eventually(lambda: len([t for t in handle.tools if (t.get("interaction") or {}).get("status") == "pending"]) == 2,

@@ -25,7 +25,13 @@ from typing import Any, Literal
 
 import httpx
 
-from ..errors import HermesConnectionError, HermesError, HermesRunError, HermesUsageError
+from ..errors import (
+    HermesConnectionError,
+    HermesError,
+    HermesNotOfferedError,
+    HermesRunError,
+    HermesUsageError,
+)
 from ..settings import Secret, Settings
 from ._http import ApiServerClient, HttpTransport, translate_errors
 from ._mapping import raw as _raw
@@ -157,7 +163,7 @@ class ApiClient(ApiServerClient):
     async def model_options(self) -> dict[str, Any]:
         """``GET /api/model/options`` (newer servers: capability ``model_options``): providers and their models."""
         if not await self._feature("model_options"):
-            raise HermesUsageError("model options are not offered by this Hermes (GET /api/model/options)")
+            raise HermesNotOfferedError("model options", "GET /api/model/options")
         return dict(await self._http.request_json("GET", "/api/model/options"))
 
     async def run_model_choice(self) -> bool:

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..errors import HermesValidationError
-from ..jobs.validation import (
+from ..cron.validation import (
     MAX_NAME_LENGTH,
     MAX_PROMPT_LENGTH,
     UPDATABLE_FIELDS,
@@ -28,6 +27,7 @@ from ..jobs.validation import (
     check_skills,
     update_body,
 )
+from ..errors import HermesValidationError
 from ._http import ApiServerClient
 
 __all__ = [
@@ -163,7 +163,7 @@ class Job:
 
     def _repr_html_(self) -> str:
         """A one-job table for notebooks (escaped: names and prompts are user text)."""
-        from ..jobs.display import job_html  # a lower layer: the rendering needs only the schedule rules
+        from ..cron.display import job_html  # a lower layer: the rendering needs only the schedule rules
 
         return job_html(self)
 

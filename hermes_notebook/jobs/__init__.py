@@ -1,10 +1,10 @@
-"""Hermes cron jobs from notebooks: schedule checks (``schedules``, with ``wording`` and ``presets``), field checks
-(``validation``), how a job shows (``display``), the scripting API (``api``) and a job's runs (``runs``). The HTTP
-client itself is ``hermes_notebook.client.jobs``.
+"""Hermes cron jobs from notebooks: the scripting API (``api``) and a job's runs (``runs``), over the HTTP client
+(``hermes_notebook.client.jobs``). The pure rules they check with (schedules, fields, display) are
+``hermes_notebook.cron``.
 """
 
 from __future__ import annotations
 
-from . import schedules
+from ..cron import schedules
 
 __all__ = ["schedules"]

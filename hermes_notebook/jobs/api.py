@@ -5,7 +5,7 @@ awaits it, :func:`hermes_notebook.runtime.on_loop`) and ``name`` is derived from
 :func:`hermes_notebook.runtime.blocking` with the same signature and docstring, so the two never drift apart.
 
 Beyond the HTTP client (:class:`~hermes_notebook.client.jobs.JobsClient`) it adds what scripting needs:
-validation before any request (:func:`~hermes_notebook.jobs.validation.validate_job`; the server answers a bad
+validation before any request (:func:`~hermes_notebook.cron.validation.validate_job`; the server answers a bad
 schedule with HTTP 500 and a parser dump), find by name, create-or-update by name (:meth:`JobsAPI.ensure`: a
 notebook run twice leaves one job), and waiting for a triggered run (:meth:`JobsAPI.wait_for_run`:
 ``POST /api/jobs/{id}/run`` only marks the job due; it runs on the scheduler's next 60 s tick).
@@ -21,12 +21,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..client.jobs import Job, JobsClient
+from ..cron import schedules
+from ..cron.display import JobList
+from ..cron.validation import validate_job
 from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
 from ..runtime import blocking, on_loop
-from . import schedules
-from .display import JobList
+from ..settings import Settings
 from .runs import RunList, job_id_of, job_runs
-from .validation import validate_job
 
 if TYPE_CHECKING:
     from ..client.api import ApiClient
@@ -91,15 +92,28 @@ class JobsAPI:
     """
 
     def __init__(
-        self, client: JobsClient | Callable[[], Awaitable[JobsClient]],
+        self, client: JobsClient | Settings | Callable[[], Awaitable[JobsClient]],
         sessions: Callable[[], Awaitable[ApiClient]] | None = None,
     ) -> None:
+        #: A client opened here from ``Settings`` (on first use), closed by :meth:`aclose`; a given one is the caller's.
+        self._settings = client if isinstance(client, Settings) else None
+        self._owned: JobsClient | None = None
         self._client_or_factory = client
         self._sessions_factory = sessions  # the API client whose stored sessions hold the cron runs
 
     async def _client(self) -> JobsClient:
         source = self._client_or_factory
+        if isinstance(source, Settings):
+            if self._owned is None:
+                self._owned = JobsClient(source)
+            return self._owned
         return source if isinstance(source, JobsClient) else await source()
+
+    async def aclose(self) -> None:
+        """Close the client this object opened from ``Settings`` (a given client stays open)."""
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            await owned.aclose()
 
     def __repr__(self) -> str:
         return "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id), find(name), ensure(...)>"

@@ -1,70 +1,59 @@
 """The notebook facade: ``hermes_notebook.connect()`` -> :class:`Hermes`, whose ``ask`` returns a :class:`Reply`.
 
-Where things run: every network call runs on the package loop (:mod:`hermes_notebook.runtime`). A turn is a
-:class:`TurnHandle` driven there by the turn runner (:mod:`.runner`); notebook code either blocks on it (``ask``,
-``%hermes``: :mod:`.wait`) or keeps it (``%hermes -b``).
-
-Who answers an interaction (approval, clarify, sudo, secret), first match wins:
-
-1. a policy: ``approve=`` / ``clarify=`` (a choice string, or a callable given the request dict);
-2. the live view's buttons (in a kernel), or a text prompt (``input()``/``getpass``) in terminal IPython, or
-   in a kernel whose internals the pump cannot use;
-3. nobody: the server denies an approval after its timeout (``approvals.timeout``), and the reply says so in
-   :attr:`Reply.notes`.
+``Hermes`` is a face over one :class:`~hermes_notebook.session.Conversation`, which owns every session operation
+(the Chat widget and ``%hermes`` use the same one): the facade takes keyword options and shows results. Each
+operation is written once, as ``name_async`` (run on the package loop whichever loop awaits it,
+:func:`~hermes_notebook.runtime.on_loop`), and ``name`` is derived from it by :func:`~hermes_notebook.runtime.blocking`.
+Only asks differ: a blocking ask waits on the cell's own thread so the live view's buttons keep working
+(:mod:`.wait`), so ``ask``/``ask_async`` (and ``regenerate``, ``edit_last``, ``command``, which may ask) share one
+preparation (:meth:`Hermes._turn`); tests/test_conventions.py checks that every pair's signatures match. Who
+answers an interaction: a policy (``approve=``/``clarify=``), else the live view's buttons or a text prompt, else
+nobody (the server's timeout denies it, and :attr:`Reply.notes` says so): :mod:`.interactions`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import runtime
-from ..errors import HermesError, HermesNotFoundError, HermesTimeoutError, HermesUsageError
+from ..errors import HermesUsageError
+from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
-from ..runtime import on_package_loop
+from ..runtime import blocking, on_loop
+from ..session import Conversation, resume
 from ..settings import Settings
-from ..turns import fold_history
 from . import context as _context
+from .asking import turn_options
 from .context import PromptPreview
-from .export import DEFAULT_PATH, conversation
-from .handle import VIAS, TurnHandle, TurnOptions, Via
-from .interactions import Policy, check_policy
-from .presenters import WidgetPresenter, presenter_for
+from .handle import TurnHandle
+from .interactions import Policy
+from .presenters import presenter_for
 from .results import Reply, Status, Table, Transcript
-from .rewind import Rewinding
-from .runner import TurnRunner
-from .session_tools import SessionTools
-from .sessions import Resume, SessionBook, resume
+from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
 from .status import gather_status
 from .wait import run_blocking
 
 if TYPE_CHECKING:
-    from ..client.api import ApiClient
-    from ..client.dashboard import DashboardConnection
-    from ..client.jobs import JobsClient
     from ..jobs.api import JobsAPI
     from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
+    from ..widgets.jobs import Jobs
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 
-log = logging.getLogger(__name__)
+class Hermes:
+    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``; a session's
+    ``models``, ``set_model``, ``usage``, Hermes' own ``command``s, ``undo``, ``branch``, ``regenerate``,
+    ``edit_last``, ``compress`` and ``history``. Every method has an ``*_async`` twin; options are keywords.
 
-
-class Hermes(SessionTools, Rewinding):
-    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``; ``models``,
-    ``set_model``, ``usage`` and Hermes' own ``command``s come from :class:`~.session_tools.SessionTools`, ``undo``,
-    ``branch``, ``regenerate`` and ``edit_last`` from :class:`~.rewind.Rewinding`.
-
-    Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread); ``ask_async`` is
-    the awaitable twin. Consecutive asks continue one session unless ``new=True`` or ``session=`` says
-    otherwise. ``session="NAME"`` names a session of this connection (its id, or a name: a new session on first
-    use, titled NAME on the Dashboard), never someone's stored one; ``session=hn.resume(id_or_title)`` joins a
-    stored session, e.g. one ``sessions()`` lists. The same holds for ``chat``, ``history``, ``export``.
+    Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread). Consecutive asks continue
+    one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"`` names a session of this
+    connection (its id, or a name: a new session on first use, titled NAME on the Dashboard), never someone's
+    stored one; ``session=hn.resume(id_or_title)`` joins a stored session, e.g. one ``sessions()`` lists. The same
+    holds for ``chat``, ``history``, ``export`` and the session operations.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -73,61 +62,43 @@ class Hermes(SessionTools, Rewinding):
         self.default_via: str = "dashboard" if settings.dashboard_token else "api"
         #: Seconds after which a blocking ask interrupts the turn (None: no limit).
         self.timeout: float | None = None
-        self._api: ApiClient | None = None
-        self._jobs_client: JobsClient | None = None
-        self._dashboard: DashboardConnection | None = None
-        self._book = SessionBook()
-        self._runner = TurnRunner(self._book, dashboard=self._dashboard_conn, api=self._api_client,
-                                  secrets=(self.settings.api_key, self.settings.dashboard_token))
+        #: The one owner of this connection's sessions and turns (the chats it opens share it).
+        self.conversation = Conversation(settings)
         self._jobs: JobsAPI | None = None
+        self._secrets = (settings.api_key, settings.dashboard_token)  # what every output of ours scrubs
         self._closed = False
+        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
+        self._replies: dict[str, list[Reply]] = {}
         #: The last turn started (``%hermes stop`` stops it).
         self.last_turn: TurnHandle | None = None
 
     def __repr__(self) -> str:
         dashboard = redact_url(self.settings.dashboard_url) if self.settings.dashboard_token else "not configured"
         return (f"<Hermes api={redact_url(self.settings.api_url)} dashboard={dashboard} via={self.default_via} "
-                f"session={self._book.current or 'none yet'}>")
+                f"session={self.conversation.current or 'none yet'}>")
 
     @property
     def session_id(self) -> str | None:
         """The session consecutive asks continue (its stored id), None before the first ask."""
-        return self._book.current
+        return self.conversation.current
 
     # --- asking ---
 
     @overload
-    def ask(
-        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
-        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-        model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
-        files: Any = None,
-    ) -> PromptPreview: ...
-
+    def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
+            clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
+            images: Any = ..., files: Any = ..., timeout: float | None = ..., preview: Literal[True],
+            context: bool = ...) -> PromptPreview: ...
     @overload
-    def ask(
-        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
-        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-        model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
-        files: Any = None,
-    ) -> Reply: ...
+    def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
+            clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
+            images: Any = ..., files: Any = ..., timeout: float | None = ..., preview: Literal[False] = ...,
+            context: bool = ...) -> Reply: ...
 
-    def ask(
-        self,
-        prompt: str | PromptPreview,
-        session: str | None = None,
-        via: Via | None = None,
-        approve: Policy = None,
-        clarify: Policy = None,
-        new: bool = False,
-        instructions: str | None = None,
-        model: str | None = None,
-        images: Any = None,
-        timeout: float | None = None,
-        preview: bool = False,
-        context: bool = False,
-        files: Any = None,
-    ) -> Reply | PromptPreview:
+    def ask(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
+            approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+            model: str | None = None, images: Any = None, files: Any = None, timeout: float | None = None,
+            preview: bool = False, context: bool = False) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
         In a notebook the turn streams into a live view whose buttons answer approvals and questions while
@@ -140,175 +111,202 @@ class Hermes(SessionTools, Rewinding):
         a :class:`PromptPreview` given as the prompt is sent as it is (its text and images). ``files=``: text
         files and PDFs (paths or ``(name, bytes)``) the Dashboard stages for the model to read.
         """
-        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
-        if preview:
-            return prepared
-        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images), filled=len(prepared.values), files=files)
-        handle = self.last_turn = TurnHandle(options, self._runner.run)
-        return run_blocking(handle, timeout=self.timeout if timeout is None else timeout)
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame
+        turn = self._turn(prepared, preview, session=session, via=via, approve=approve, clarify=clarify, new=new,
+                          instructions=instructions, model=model, images=images, files=files)
+        if isinstance(turn, PromptPreview):
+            return turn
+        self.last_turn = turn
+        return run_blocking(turn, timeout=self.timeout if timeout is None else timeout)
 
     @overload
-    async def ask_async(
-        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
-        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-        model: str | None = None, images: Any = None, timeout: float | None = None, *, preview: Literal[True], context: bool = False,
-        files: Any = None,
-    ) -> PromptPreview: ...
-
+    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
+                        approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
+                        model: str | None = ..., images: Any = ..., files: Any = ..., timeout: float | None = ...,
+                        preview: Literal[True], context: bool = ...) -> PromptPreview: ...
     @overload
-    async def ask_async(
-        self, prompt: str | PromptPreview, session: str | None = None, via: Via | None = None,
-        approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-        model: str | None = None, images: Any = None, timeout: float | None = None, preview: Literal[False] = False, context: bool = False,
-        files: Any = None,
-    ) -> Reply: ...
+    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
+                        approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
+                        model: str | None = ..., images: Any = ..., files: Any = ..., timeout: float | None = ...,
+                        preview: Literal[False] = ..., context: bool = ...) -> Reply: ...
 
-    async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        session: str | None = None,
-        via: Via | None = None,
-        approve: Policy = None,
-        clarify: Policy = None,
-        new: bool = False,
-        instructions: str | None = None,
-        model: str | None = None,
-        images: Any = None,
-        timeout: float | None = None,
-        preview: bool = False,
-        context: bool = False,
-        files: Any = None,
-    ) -> Reply | PromptPreview:
+    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
+                        approve: Policy = None, clarify: Policy = None, new: bool = False,
+                        instructions: str | None = None, model: str | None = None, images: Any = None,
+                        files: Any = None, timeout: float | None = None, preview: bool = False,
+                        context: bool = False) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
-        if preview:
-            return prepared
-        options = self._options(prepared.text, session, via, approve, clarify, new, instructions, model,
-                                _context.merge_images(prepared, images), filled=len(prepared.values), files=files)
-        handle = TurnHandle(options, self._runner.run)
-        presenter = presenter_for(handle, blocking=False)
-        handle.buttons = presenter.buttons
-        handle.start()
-        limit = self.timeout if timeout is None else timeout
-        try:
-            reply = await asyncio.wait_for(runtime.wrap_future(handle.future), limit or None)
-        except asyncio.TimeoutError:
-            handle.stop()
-            raise HermesTimeoutError(f"the turn did not finish within {limit:g} s; it was interrupted") from None
-        except asyncio.CancelledError:
-            handle.stop()
-            raise
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame
+        turn = self._turn(prepared, preview, session=session, via=via, approve=approve, clarify=clarify, new=new,
+                          instructions=instructions, model=model, images=images, files=files)
+        if isinstance(turn, PromptPreview):
+            return turn
+        presenter = presenter_for(turn, blocking=False)
+        turn.buttons = presenter.buttons
+        reply = await turn.start().wait_async(self.timeout if timeout is None else timeout)
         presenter.finish(reply)
         return reply
 
-    def start(self, prompt: str | PromptPreview, *, context: bool = False, **kwargs: Any) -> TurnHandle:
+    def start(self, prompt: str | PromptPreview, *, context: bool = False, **options: Any) -> TurnHandle:
         """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``
         (the prompt is sent as written unless ``context=True`` or ``hn.fill``)."""
-        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets())
-        kwargs["images"] = _context.merge_images(prepared, kwargs.get("images"))
-        options = self._options(prepared.text, filled=len(prepared.values), **kwargs)
-        handle = TurnHandle(options, self._runner.run)
+        handle = self._turn(_context.prepare_ask(prompt, context=context, secrets=self._secrets), False, **options)
+        assert isinstance(handle, TurnHandle)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
         self.last_turn = handle.start()
-        if isinstance(presenter, WidgetPresenter):
-            def finish(done: concurrent.futures.Future[Reply]) -> None:
-                if not done.cancelled() and done.exception() is None:
-                    with contextlib.suppress(Exception):
-                        presenter.finish(done.result())
-
-            handle.future.add_done_callback(finish)
+        presenter.finish_when_done(handle.future)
         return handle
 
-    def _options(
-        self,
-        prompt: str,
-        session: str | None = None,
-        via: Via | None = None,
-        approve: Policy = None,
-        clarify: Policy = None,
-        new: bool = False,
-        instructions: str | None = None,
-        model: str | None = None,
-        images: Any = None,
-        filled: int = 0,
-        files: Any = None,
-    ) -> TurnOptions:
+    def _turn(self, prepared: PromptPreview, preview: bool, **options: Any) -> TurnHandle | PromptPreview:
+        """The prompt as it will be sent (the preview), or its turn, checked and ready to start."""
+        if preview:
+            return prepared
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise HermesUsageError("the prompt is empty")
-        path: str = via if via is not None else ("api" if instructions is not None else self.default_via)
-        if path not in VIAS:
-            raise HermesUsageError(f"via must be 'dashboard' or 'api', not {path!r}")
-        check_policy("approve", approve)
-        check_policy("clarify", clarify)
-        if path == "api":
-            if clarify is not None:
-                raise HermesUsageError(
-                    "clarify is not available with via='api': the API Server's runs have no clarify questions "
-                    "(use via='dashboard')"
-                )
-            if images or files:
-                raise HermesUsageError("images and files need via='dashboard' (API Server runs take text only)")
-        else:
-            if not self.settings.dashboard_token:
-                raise HermesUsageError(
-                    "no Dashboard token: set HERMES_DASHBOARD_TOKEN (or pass dashboard_token= to connect()), "
-                    "or use via='api'"
-                )
-            if instructions is not None:
-                raise HermesUsageError("instructions need via='api' (the Dashboard has no per-turn instructions)")
-        if session is not None and (not isinstance(session, str) or not session.strip()):
-            raise HermesUsageError("session must be a non-empty name or id")
-        if new and isinstance(session, Resume):
-            raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
-        return TurnOptions(prompt, session, path, approve, clarify, bool(new), instructions, model, images, filled,
-                           files=files, secrets=self._secrets())
+        options["images"] = _context.merge_images(prepared, options.get("images"))
+        checked = turn_options(self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options)
+        return TurnHandle(checked, self.conversation, on_reply=self._keep)
 
-    def _secrets(self) -> tuple[object, ...]:
-        """What :func:`~hermes_notebook.scrub.scrub` removes from filled prompts: this connection's key and token."""
-        return (self.settings.api_key, self.settings.dashboard_token)
+    def _keep(self, reply: Reply) -> None:
+        self._replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
 
-    # --- clients (package loop) ---
+    # --- a session's model, usage, Hermes' own commands, rewinding (waiting for that session's running turn) ---
 
-    async def _api_client(self) -> ApiClient:
-        if self._api is None:
-            from ..client.api import ApiClient
+    @on_loop
+    async def models_async(self) -> Table:
+        """The models Hermes offers (``model``, ``provider``, ``current``), for the current session when there is one."""
+        return models_table(await self.conversation.models())
 
-            self._api = ApiClient(self.settings)
-        return self._api
+    models = blocking(models_async)
 
-    async def _jobs_api_client(self) -> JobsClient:
-        if self._jobs_client is None:
-            from ..client.jobs import JobsClient
+    @on_loop
+    async def set_model_async(self, name: str, *, session: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        """Switch a Dashboard session's model (the current one by default; started now if there is none yet): it
+        keeps it for later turns, as ``/model`` does. Returns Hermes' answer (``value``, ``warning``, ``scope``); a
+        model Hermes wants confirmed (an expensive one) is refused with its message unless ``confirm=True``."""
+        return await self.conversation.set_model(name, session, confirm=confirm)
 
-            self._jobs_client = JobsClient(self.settings)
-        return self._jobs_client
+    set_model = blocking(set_model_async)
 
-    async def _dashboard_conn(self) -> DashboardConnection:
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
-        if self._dashboard is None:
-            from ..client.dashboard import DashboardConnection
+    @on_loop
+    async def usage_async(self, session: str | None = None) -> SessionUsage:
+        """Tokens, prompt cache, cost and the context window of a session (the current one by default)."""
+        return usage_of(await self.conversation.usage(session))
 
-            self._dashboard = DashboardConnection(self.settings)
-        if not self._dashboard.connected:
-            await self._dashboard.connect()
-        return self._dashboard
+    usage = blocking(usage_async)
 
-    # --- the rest of the surface ---
+    def command(self, line: str, *, session: str | None = None) -> CommandResult | Reply:
+        """Run a Hermes slash command (``"/help"``, ``"/model"`` ...) on a Dashboard session: its output as a
+        :class:`CommandResult` (inert), or, for one that asks to send a prompt (a skill, ``/plan``), that turn's Reply."""
+        outcome = self._command(line, session=session)
+        return self.ask(outcome, session=session) if isinstance(outcome, str) else outcome
+
+    async def command_async(self, line: str, *, session: str | None = None) -> CommandResult | Reply:
+        """``await`` twin of :meth:`command`."""
+        outcome = await self._command_async(line, session=session)
+        return await self.ask_async(outcome, session=session) if isinstance(outcome, str) else outcome
+
+    @on_loop
+    async def _command_async(self, line: str, *, session: str | None = None) -> CommandResult | str:
+        """The command's output, or the prompt text it asks to send."""
+        return command_result(await self.conversation.command(line, session), self._secrets)
+
+    _command = blocking(_command_async)
+
+    @on_loop
+    async def undo_async(self, session: str | None = None) -> int:
+        """Drop the session's last exchange (your last prompt and Hermes' reply) from the model's context and the
+        stored transcript. Returns how many stored rows went (0: nothing to undo)."""
+        return await self.conversation.undo(session)
+
+    undo = blocking(undo_async)
+
+    @on_loop
+    async def branch_async(self, session: str | None = None, *, at: Any = None, name: str | None = None) -> str:
+        """Copy the session into a new one and continue there: returns the new session's stored id (now current).
+        ``at``: a message (its id, or a message dict from :meth:`history`); the branch keeps the conversation up
+        to that message's exchange and leaves out every later one. None: all of it. ``name``: the new title."""
+        at_id = at.get("id") if isinstance(at, dict) else getattr(at, "id", at)
+        if at is not None and not isinstance(at_id, str):
+            raise HermesUsageError(f"at must be a message id or a message, not {type(at).__name__}")
+        return await self.conversation.branch(session, at=at_id, name=name)
+
+    branch = blocking(branch_async)
+
+    def regenerate(self, session: str | None = None, **ask_options: Any) -> Reply:
+        """Undo the last exchange and send its prompt again: a new reply to the same question (``ask`` options)."""
+        return self.ask(self._resend(session, None), session=session, via="dashboard", **ask_options)
+
+    async def regenerate_async(self, session: str | None = None, **ask_options: Any) -> Reply:
+        """``await`` twin of :meth:`regenerate`."""
+        text = await self._resend_async(session, None)
+        return await self.ask_async(text, session=session, via="dashboard", **ask_options)
+
+    def edit_last(self, text: str, *, session: str | None = None, **ask_options: Any) -> Reply:
+        """Replace your last prompt with ``text``: the last exchange is undone and ``text`` sent in its place."""
+        return self.ask(self._resend(session, text), session=session, via="dashboard", **ask_options)
+
+    async def edit_last_async(self, text: str, *, session: str | None = None, **ask_options: Any) -> Reply:
+        """``await`` twin of :meth:`edit_last`."""
+        sent = await self._resend_async(session, text)
+        return await self.ask_async(sent, session=session, via="dashboard", **ask_options)
+
+    @on_loop
+    async def _resend_async(self, session: str | None, text: str | None) -> str:
+        """Undo the last exchange (refused first on a server that cannot); the prompt to send next."""
+        return await self.conversation.resend(session, text)
+
+    _resend = blocking(_resend_async)
+
+    @on_loop
+    async def compress_async(self, session: str | None = None, *, focus_topic: str | None = None) -> dict[str, Any]:
+        """Compress a Dashboard session's context now (the current session by default): Hermes summarizes earlier
+        messages, and the session's next reply opens with a marker saying so. Returns the server's counts
+        (``before_messages``, ``after_messages``, ``before_tokens``, ``after_tokens``, ``summary``, ``usage``)."""
+        return await self.conversation.compress(session, focus_topic)
+
+    compress = blocking(compress_async)
+
+    # --- sessions and history ---
+
+    @on_loop
+    async def sessions_async(self, *, limit: int = 50) -> Table:
+        """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
+        rows = await self.conversation.sessions(limit)
+        keep = ("id", "title", "preview", "message_count", "source", "started_at")
+        return Table([{k: row.get(k) for k in keep} for row in rows], columns=keep, current=self.conversation.current)
+
+    sessions = blocking(sessions_async)
+
+    @on_loop
+    async def history_async(self, session: str | None = None) -> Transcript:
+        """A session's transcript as message dicts: the current session by default, this connection's session
+        called ``session``, or a stored one with ``hn.resume(id)``."""
+        return Transcript(await self.conversation.history(session))
+
+    history = blocking(history_async)
+
+    def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
+        """Write a conversation (a session as for :meth:`history`, None: the current one; a Reply; replies or message dicts) to
+        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret. An existing
+        file is replaced only with ``overwrite=True``; a symbolic link never is written through."""
+        key = self.conversation.book.key(session if isinstance(session, str) else None)
+        stored = self.history(session) if session is None or isinstance(session, str) else None
+        return conversation(session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options)
+
+    # --- widgets, jobs, the kernel's tools ---
 
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session: a new one, or the session ``session`` names as for
-        :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one)."""
+        :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one).
+        It shares this connection's conversation: its prompts and your asks on one session take turns."""
         from ..widgets.chat import Chat
 
-        conn = runtime.run_sync(self._dashboard_conn())
-        ref = None if session is None else runtime.run_sync(self._book.chat_ref(conn, session))
-        return Chat(conn, session=ref, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
+        return Chat(self.conversation, session=session, secrets=self._secrets)
 
     @property
     def jobs(self) -> JobsAPI:
@@ -317,136 +315,55 @@ class Hermes(SessionTools, Rewinding):
         if self._jobs is None:
             from ..jobs.api import JobsAPI
 
-            self._jobs = JobsAPI(self._jobs_api_client, self._api_client)
+            self._jobs = JobsAPI(self.settings, self.conversation.api)
         return self._jobs
 
-    def jobs_widget(self) -> Any:
-        """The cron-jobs widget (``hn.Jobs``)."""
-        try:
-            from ..widgets.jobs import Jobs
-        except ImportError as exc:
-            raise HermesUsageError("the jobs widget is not available in this version of hermes-notebook") from exc
+    def jobs_widget(self) -> Jobs:
+        """The cron-jobs widget (``hn.Jobs``); a newer Dashboard's ``cron.changed`` refreshes it at once."""
+        from ..widgets.jobs import Jobs
+
         widget = Jobs(self)
         if self.settings.dashboard_token:
-            runtime.submit(self._follow_job_changes(widget))
+            runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget
-
-    async def _follow_job_changes(self, widget: Any) -> None:
-        """A newer Dashboard broadcasts ``cron.changed``: the jobs widget refreshes on it (else it keeps polling)."""
-        try:
-            conn = await self._dashboard_conn()
-        except HermesError as exc:
-            log.info("jobs widget: no Dashboard change feed (%s); refreshing on a timer only", exc)
-            return
-        widget.follow(conn.on_change)
 
     def share_kernel(self, read: bool = False, run: str = "ask") -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
-
         ``read=True`` turns on ``list_variables``, ``describe``, ``read_cells`` and ``read_output`` (off by
         default); ``run_code`` shows the whole code on a Run/Deny card each time (``run="never"`` refuses it).
-        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`.
-        """
+        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         from ..kernel.share import KERNEL
 
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         if not self.settings.dashboard_token:
             raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read,
-                             run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        share = KERNEL.share(self, self.conversation.dashboard, dashboard_url=self.settings.dashboard_url, read=read,
+                             run=run, secrets=self._secrets)
         if not share.registered:
             print(share.instructions())
         return share
 
-    def sessions(self, limit: int = 50) -> Table:
-        """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
-        return runtime.run_sync(self._sessions(limit))
+    # --- status and lifecycle ---
 
-    async def sessions_async(self, limit: int = 50) -> Table:
-        """``await`` twin of :meth:`sessions`."""
-        return await on_package_loop(self._sessions(limit))
-
-    async def _sessions(self, limit: int) -> Table:
-        if self.settings.dashboard_token:
-            conn = await self._dashboard_conn()
-            rows = (await conn.sessions(limit))[:limit]
-        else:
-            api = await self._api_client()
-            rows = [dict(s.raw) for s in await api.sessions(limit=min(limit, 200))]
-        keep = ("id", "title", "preview", "message_count", "source", "started_at")
-        return Table([{k: row.get(k) for k in keep} for row in rows], columns=keep, current=self._book.current)
-
-    def history(self, session: str | None = None) -> Transcript:
-        """A session's transcript as message dicts: the current session by default, this connection's session
-        called ``session``, or a stored one with ``hn.resume(id)``."""
-        return runtime.run_sync(self._history(session))
-
-    async def history_async(self, session: str | None = None) -> Transcript:
-        """``await`` twin of :meth:`history`."""
-        return await on_package_loop(self._history(session))
-
-    async def _history(self, session: str | None) -> Transcript:
-        key = self._book.key(session)
-        if key is None:
-            return Transcript([])
-        if self.settings.dashboard_token:
-            conn = await self._dashboard_conn()
-            return Transcript([m.to_dict() for m in await conn.history(key)])
-        api = await self._api_client()
-        try:
-            rows = [dict(m.raw) for m in await api.session_messages(key)]
-        except HermesNotFoundError:
-            rows = []
-        return Transcript([m.to_dict() for m in fold_history(rows)])
-
-    def compress(self, session: str | None = None, focus_topic: str | None = None) -> dict[str, Any]:
-        """Compress a Dashboard session's context now (the current session by default): Hermes summarizes earlier
-        messages, and the session's next reply opens with a marker saying so. Returns the server's counts
-        (``before_messages``, ``after_messages``, ``before_tokens``, ``after_tokens``, ``summary``, ``usage``)."""
-        return runtime.run_sync(self._compress(session, focus_topic))
-
-    async def _compress(self, session: str | None, focus_topic: str | None) -> dict[str, Any]:
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("compress() needs the Dashboard (a dashboard token): the API Server cannot compress")
-        key = self._book.key(session)
-        if key is None:
-            raise HermesUsageError("there is no session to compress yet: ask something first, or name a session")
-        conn = await self._dashboard_conn()
-        return await conn.compress(await self._book.known_dashboard_ref(conn, key), focus_topic)
-
-    def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
-        """Write a conversation (a session as for :meth:`history`, None: the current one; a Reply; replies or message dicts) to
-        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret. An existing
-        file is replaced only with ``overwrite=True``; a symbolic link never is written through."""
-        key = self._book.key(session if isinstance(session, str) else None)
-        stored = self.history(session) if session is None or isinstance(session, str) else None
-        return conversation(session, stored, self._runner.replies.get(key or "", []), path,
-                            secrets=(self.settings.api_key, self.settings.dashboard_token), **options)
-
-    def status(self) -> Status:
-        """Both servers: reachable or not, versions, capabilities, and this connection's state."""
-        return runtime.run_sync(self._status())
-
+    @on_loop
     async def status_async(self) -> Status:
-        """``await`` twin of :meth:`status`."""
-        return await on_package_loop(self._status())
+        """Both servers: reachable or not, versions, capabilities, and this connection's state."""
+        return await gather_status(self.settings, self.default_via, self.conversation.current, self.conversation.api,
+                                   self.conversation.dashboard)
 
-    async def _status(self) -> Status:
-        return await gather_status(self.settings, self.default_via, self._book.current, self._api_client,
-                                   self._dashboard_conn)
+    status = blocking(status_async)
 
-    def check(self) -> Hermes:
+    @on_loop
+    async def check_async(self) -> Hermes:
         """Raise the server's error now if the configured default path is unusable (``connect(check=True)``)."""
-        runtime.run_sync(self._check())
+        if self.default_via == "dashboard":
+            await self.conversation.dashboard()
+        else:
+            await (await self.conversation.api()).models()  # needs the key: a wrong one fails here
         return self
 
-    async def _check(self) -> None:
-        if self.default_via == "dashboard":
-            await self._dashboard_conn()
-        else:
-            api = await self._api_client()
-            await api.models()  # needs the key: a wrong one fails here
+    check = blocking(check_async)
 
     def close(self) -> None:
         """Close the connections (later calls fail)."""
@@ -457,26 +374,18 @@ class Hermes(SessionTools, Rewinding):
 
         KERNEL.unshare(self, self.settings.dashboard_url)
         with contextlib.suppress(Exception):
-            runtime.run_sync(self._aclose(), timeout=10)
+            self._close_clients()
 
-    async def _aclose(self) -> None:
-        for closer in (
-            self._dashboard.close if self._dashboard else None,
-            self._api.aclose if self._api else None,
-            self._jobs_client.aclose if self._jobs_client else None,
-        ):
-            if closer is not None:
-                with contextlib.suppress(Exception):
-                    await closer()
+    @on_loop
+    async def _close_clients_async(self) -> None:
+        closing = [self.conversation.close(), *([self._jobs.aclose()] if self._jobs else [])]
+        await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10.0)  # never hang a cell
 
-
-# --- entry point --------------------------------------------------------------------------------------------
+    _close_clients = blocking(_close_clients_async)
 
 
 def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
-    """Return a :class:`Hermes` for the configured servers.
-
-    Settings come from ``settings``, else keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
+    """Return a :class:`Hermes` for the configured servers. Settings come from ``settings``, else keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
     ``dashboard_token``, timeouts), then ``HERMES_*`` environment variables, then loopback defaults. Nothing
     is contacted until first use unless ``check=True``. A key or token an HTTP header cannot carry (e.g. the
     newline ``open("key").read()`` keeps) raises :class:`HermesUsageError` here, naming the setting, not its value.

@@ -1,9 +1,10 @@
 """One turn running on the package loop: :class:`TurnHandle`, what ``%hermes -b`` and ``Hermes.start`` return.
 
-The turn runner (:mod:`.runner`) drives it on the package loop and pushes change records into it; views listen
-to those records. Notebook code waits on it (``wait()``, ``await``) or reads the turn so far. Button and prompt
-callbacks only complete thread-safe futures (:meth:`TurnHandle.answer` / :meth:`TurnHandle.stop`): they may run
-on the main thread (the comm pump), a JupyterLab comm subshell thread, or elsewhere.
+The handle is the facade's :class:`~hermes_notebook.session.TurnSink`: the conversation's one turn runner drives
+the turn on the package loop and pushes its change records here; views listen to those records. Notebook code
+waits on it (``wait()``, ``await``) or reads the turn so far. Button and prompt callbacks only complete
+thread-safe futures (:meth:`TurnHandle.answer` / :meth:`TurnHandle.stop`): they may run on the main thread (the
+comm pump), a JupyterLab comm subshell thread, or elsewhere.
 """
 
 from __future__ import annotations
@@ -16,23 +17,22 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .. import runtime
-from ..errors import HermesError
+from ..errors import HermesError, HermesTimeoutError
+from ..session import Conversation, TurnControl, TurnRequest
 from ..turns.changes import MessageStore
 from .interactions import Policy, normalize_answer, prompt_text
 from .results import Reply
 from .wait import wait_blocking
 
-__all__ = ["INTERRUPT_GRACE", "VIAS", "TurnHandle", "TurnOptions", "Via"]
+__all__ = ["INTERRUPT_GRACE", "TurnHandle", "TurnOptions", "reply_for"]
 
 log = logging.getLogger(__name__)
 
-Via = Literal["dashboard", "api"]
-VIAS: tuple[str, ...] = ("dashboard", "api")
 #: Seconds a kernel interrupt waits for the server to end the turn before giving up on it.
 INTERRUPT_GRACE = 0.8
 
@@ -40,23 +40,14 @@ ChangeBatch = Sequence[Any]  # change records (turns.ChangeRecord) or plain dict
 Listener = Callable[[list[Any]], None]
 
 
-@dataclass
-class TurnOptions:
-    """One ask's checked options (``Hermes.ask`` builds it)."""
+@dataclass(kw_only=True)
+class TurnOptions(TurnRequest):
+    """One ask's checked options (``Hermes.ask`` builds it): the turn's request plus who answers its questions."""
 
-    prompt: str
-    session: str | None
-    via: str
-    approve: Policy
-    clarify: Policy
-    new: bool
-    instructions: str | None
-    model: str | None
-    images: Any
+    approve: Policy = None
+    clarify: Policy = None
     #: How many ``{placeholders}`` were filled into ``prompt`` (the live view and transcript show it as sent).
     filled: int = 0
-    #: Text files and PDFs to attach (paths or ``(name, bytes)`` pairs; Dashboard only).
-    files: Any = None
     #: The connection's key and token: every view of the turn scrubs them (``Secret`` values; never shown).
     secrets: tuple[object, ...] = field(default=(), repr=False)
 
@@ -69,19 +60,45 @@ class _Ask:
     future: concurrent.futures.Future[str] = field(default_factory=concurrent.futures.Future)
 
 
+def reply_for(handle: TurnHandle, message: Mapping[str, Any]) -> Reply:
+    """The :class:`Reply`, with notes for what the transcript does not say by itself."""
+    notes = list(handle.notes)
+    for part in message.get("parts") or []:
+        inter: Mapping[str, Any] = part.get("interaction") or {}
+        if inter.get("status") == "expired":
+            kind = inter.get("kind")
+            what = inter.get("command") or inter.get("question") or kind
+            notes.append(
+                f"nobody answered the {kind} request ({what}); the server denied it after its "
+                "timeout. Pass approve=/clarify= (or --approve in %hermes) for unattended runs."
+                if kind == "approval" else
+                f"nobody answered the {kind} request ({what}) before the server's timeout."
+            )
+    if message.get("status") in ("interrupted", "cancelled"):
+        notes.append("the turn was interrupted")
+    options = handle.options
+    return Reply(dict(message), session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes,
+                 filled=options.filled)
+
+
 class TurnHandle:
     """A turn running on the package loop. ``%hermes -b`` returns one.
 
     ``await handle`` or ``handle.wait()`` give the :class:`Reply`; ``text``, ``parts``, ``status`` ... show the
     turn so far; ``stop()`` interrupts it on the server. Thread-safe.
 
-    ``run`` is the coroutine function that drives the turn (the facade's turn runner). ``buttons`` (a live view
-    shows buttons) and ``text_prompts`` (answer on stdin) say who can answer an interaction besides a policy.
+    ``conversation`` runs the turn (its one turn runner, after the session's earlier turns); ``on_reply`` is told
+    each reply (the facade keeps them for exports). ``buttons`` (a live view shows buttons) and ``text_prompts``
+    (answer on stdin) say who can answer an interaction besides a policy.
     """
 
-    def __init__(self, options: TurnOptions, run: Callable[[TurnHandle], Coroutine[Any, Any, Reply]]) -> None:
+    def __init__(self, options: TurnOptions, conversation: Conversation, *,
+                 on_reply: Callable[[Reply], None] | None = None) -> None:
         self.options = options
-        self._run = run
+        self._conversation = conversation
+        self._on_reply = on_reply
+        #: How the turn is stopped (shared with the runner, which interrupts it on the server).
+        self.control = TurnControl()
         self.prompt = options.prompt
         #: How many ``{placeholders}`` were filled into ``prompt``.
         self.filled = options.filled
@@ -99,14 +116,13 @@ class TurnHandle:
         self._future: concurrent.futures.Future[Reply] | None = None
         self._answers: dict[str, concurrent.futures.Future[str]] = {}
         self._asks: queue.Queue[_Ask] = queue.Queue()
-        self._stop_requested = False
-        self._stop_event: asyncio.Event | None = None
-        self._interrupt: Callable[[], Awaitable[Any]] | None = None
-        self._interrupted = False
         #: When each interaction was answered from a view or prompt (``time.time()``; latency measurements).
         self.answered_at: dict[str, float] = {}
-        #: When ``stop()`` was first called (``time.time()``).
-        self.stop_requested_at: float | None = None
+
+    @property
+    def stop_requested_at(self) -> float | None:
+        """When ``stop()`` was first called (``time.time()``)."""
+        return self.control.stop_requested_at
 
     # --- views ---
 
@@ -117,6 +133,18 @@ class TurnHandle:
             backlog: list[Any] = [{"op": "message", "message": dict(m)} for m in self._store.values()]
         if backlog:
             listener(backlog)
+
+    def started(self, session_id: str) -> None:
+        """The runner resolved the turn's session (the runner's side)."""
+        self.session_id = session_id
+
+    def note(self, text: str) -> None:
+        """Something the reply's notes should say (the runner's side)."""
+        self.notes.append(text)
+
+    def failed(self, error: HermesError) -> None:
+        """The connection dropped under the turn: the reply keeps what arrived, and says so."""
+        self.notes.append(f"the connection to the Dashboard dropped: {error}")
 
     def push(self, changes: ChangeBatch) -> None:
         """Apply a batch of the assistant message's change records and pass it to the listeners (the runner's side).
@@ -214,13 +242,7 @@ class TurnHandle:
 
     def stop(self) -> None:
         """Ask the server to interrupt the turn (returns at once; what the stop button calls)."""
-        if self.stop_requested_at is None:
-            self.stop_requested_at = time.time()
-        self._stop_requested = True
-        event = self._stop_event
-        if event is not None:
-            with contextlib.suppress(RuntimeError):  # the loop is gone: nothing left to stop
-                runtime.call_soon(event.set)
+        self.control.stop()
 
     def interrupt(self, grace: float = INTERRUPT_GRACE) -> None:
         """Stop the turn and wait up to ``grace`` seconds for it to end; then stop waiting for it."""
@@ -242,37 +264,33 @@ class TurnHandle:
     def __await__(self) -> Generator[Any, None, Reply]:
         return runtime.wrap_future(self.future).__await__()
 
+    async def wait_async(self, timeout: float | None = None) -> Reply:
+        """``await`` the :class:`Reply` from any loop; after ``timeout`` seconds the turn is interrupted and
+        :class:`~hermes_notebook.errors.HermesTimeoutError` raised (a cancelled wait interrupts it too)."""
+        try:
+            return await asyncio.wait_for(runtime.wrap_future(self.future), timeout or None)
+        except asyncio.TimeoutError:
+            self.stop()
+            raise HermesTimeoutError(f"the turn did not finish within {timeout:g} s; it was interrupted") from None
+        except asyncio.CancelledError:
+            self.stop()
+            raise
+
     def start(self) -> TurnHandle:
         """Start driving the turn on the package loop (once); returns the handle."""
         if self._future is None:
-            self._future = runtime.submit(self._run(self))
+            self._future = runtime.submit(self._drive())
         return self
 
+    async def _drive(self) -> Reply:
+        outcome = await self._conversation.run(self.options, self, self.control)
+        self.session_id = outcome.session_id
+        reply = reply_for(self, outcome.message).hide(*self.secrets)
+        if self._on_reply is not None:
+            self._on_reply(reply)
+        return reply
+
     # --- the runner's side (package loop) ---
-
-    async def watch_stop(self) -> None:
-        """Wait for :meth:`stop`, then interrupt the turn on the server."""
-        event = self._stop_event = asyncio.Event()
-        if self._stop_requested:
-            event.set()
-        await event.wait()
-        await self.interrupt_now()
-
-    async def arm_interrupt(self, interrupt: Callable[[], Awaitable[Any]]) -> None:
-        """Set how to interrupt this turn on the server; interrupts at once if a stop came before."""
-        self._interrupt = interrupt
-        if self._stop_requested:
-            await self.interrupt_now()
-
-    async def interrupt_now(self) -> None:
-        """Interrupt the turn on the server (once; a no-op before :meth:`arm_interrupt`)."""
-        if self._interrupted or self._interrupt is None:
-            return
-        self._interrupted = True
-        try:
-            await self._interrupt()
-        except HermesError as exc:  # e.g. the run already ended: nothing to stop
-            log.debug("interrupt: %s", exc)
 
     async def obtain(self, request: dict[str, Any]) -> str | None:
         """The answer to an interaction, or None to leave it to the server's timeout."""

@@ -18,7 +18,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -29,6 +29,9 @@ from ..errors import HermesError, redact
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
 from ..turns.compression import compress_result_text
 from . import context as _context
+
+if TYPE_CHECKING:
+    from .facade import Hermes
 
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
@@ -112,12 +115,12 @@ class HermesMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._hermes: Any = None
+        self._hermes: Hermes | None = None
 
     # --- the connection ---
 
     @property
-    def facade(self) -> Any:
+    def facade(self) -> Hermes:
         """The notebook's :class:`~hermes_notebook.notebook.Hermes` (from the environment until ``connect``)."""
         if self._hermes is None:
             from .facade import connect

@@ -4,6 +4,7 @@ text in terminal IPython, nothing in plain Python; at the end each leaves a stat
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import queue
@@ -36,6 +37,18 @@ class Presenter:
 
     def drain(self) -> None:
         """Main-thread housekeeping between pump rounds."""
+
+    def finish_when_done(self, future: concurrent.futures.Future[Reply]) -> None:
+        """Leave the static result behind when a turn nobody waits for (``%hermes -b``) ends well."""
+        if not self.buttons:  # only a live view has something to replace
+            return
+
+        def finish(done: concurrent.futures.Future[Reply]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                with contextlib.suppress(Exception):
+                    self.finish(done.result())
+
+        future.add_done_callback(finish)
 
 
 class WidgetPresenter(Presenter):

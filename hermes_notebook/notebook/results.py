@@ -106,7 +106,7 @@ class Reply:
 
     def to_markdown(self) -> str:
         """This turn (prompt and reply) as Markdown that reads well on GitHub; tools collapsed, no secrets."""
-        from .export import messages_of, to_markdown
+        from ..export import messages_of, to_markdown
 
         return to_markdown(messages_of(self), secrets=self._secrets)
 

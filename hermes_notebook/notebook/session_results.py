@@ -1,4 +1,4 @@
-"""What ``hermes.usage()`` and ``hermes.command()`` give back, each readable as text and as inert HTML.
+"""What ``hermes.models()``, ``usage()`` and ``command()`` give back, each readable as text and as inert HTML.
 
 Every string here came from a server (model names, category labels, command output): the text forms go through
 :func:`~hermes_notebook.inert.terminal_safe`, the HTML forms through :mod:`hermes_notebook.inert`, and the
@@ -14,8 +14,23 @@ from typing import Any
 
 from ..formatting import context_text, usage_line
 from ..inert import escape_html, html_block, terminal_safe
+from ..scrub import scrub
+from ..session import CommandOutcome, UsageReading
+from .results import Table
 
-__all__ = ["CommandResult", "ContextShare", "SessionUsage", "context_shares", "usage_from"]
+__all__ = [
+    "MODEL_COLUMNS",
+    "CommandResult",
+    "ContextShare",
+    "SessionUsage",
+    "command_result",
+    "context_shares",
+    "models_table",
+    "usage_from",
+    "usage_of",
+]
+
+MODEL_COLUMNS = ("model", "provider", "current")
 
 # An untranslated message key ("gateway.context.category.system_prompt") is no label: the id reads better.
 _MESSAGE_KEY = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)+")
@@ -159,3 +174,24 @@ class CommandResult:
     def _repr_html_(self) -> str:
         warning = f"<p><i>{escape_html(self.warning)}</i></p>" if self.warning else ""
         return html_block(f"<pre>{escape_html(self.output)}</pre>{warning}", extra_class="hn-command-output")
+
+
+def models_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """``hermes.models()``: one row per model, the current one named when nothing is listed."""
+    current = next((r["model"] for r in rows if r.get("current")), None)
+    return Table([dict(r) for r in rows], columns=MODEL_COLUMNS, current=None, empty=f"no models listed (current: {current})")
+
+
+def usage_of(reading: UsageReading) -> SessionUsage:
+    """``hermes.usage()`` from what the conversation read."""
+    return usage_from(reading.session_id, reading.usage, reading.breakdown, reading.notes)
+
+
+def command_result(outcome: CommandOutcome, secrets: Sequence[object]) -> CommandResult | str:
+    """What ``hermes.command()`` shows (scrubbed of the connection's key and token), or the prompt it asks to send."""
+    if outcome.kind in ("send", "skill") and outcome.message.strip():
+        return outcome.message
+    text = outcome.output or outcome.display or outcome.message or "(no output)"
+    if outcome.kind == "prefill":
+        text = f"Hermes suggests this prompt (send it with hermes.ask):\n{text}"
+    return CommandResult(outcome.command, scrub(text, secrets), scrub(outcome.warning, secrets))

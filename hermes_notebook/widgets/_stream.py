@@ -171,7 +171,7 @@ class StreamingWidget(anywidget.AnyWidget):
         self._viewed = False
         self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
                                      loop=runtime.get_loop(), max_rate=max_rate)
-        self._actions: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._actions: dict[str, Callable[[dict[str, Any]], object]] = {
             "snapshot": self._on_snapshot_request, "older": self._on_older_request}
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
@@ -258,8 +258,12 @@ class StreamingWidget(anywidget.AnyWidget):
         return {"op": "splice", "message_id": patch["message_id"], "part_id": patch["part_id"],
                 "keep": _utf16_len(old[:keep]), "text": new[keep:]}
 
-    def reset(self, messages: Iterable[dict[str, Any]]) -> None:
+    def reset(self, messages: Iterable[Mapping[str, Any]], *,
+              keep: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
         """Replace the whole conversation (a session switch or a history re-fetch) and tell the views.
+
+        ``keep``: messages held now to keep after ``messages`` (a turn still running through a re-fetch), kept as
+        the same objects so they keep their revs and views go on applying their changes.
 
         The content goes out once, as a ``snapshot`` message to every view (the snapshot implies the index), or
         not at all while no view has asked for one yet: views created later ask for it themselves.
@@ -268,10 +272,11 @@ class StreamingWidget(anywidget.AnyWidget):
             self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
             self._settled.clear()  # the snapshot implies every entry
             old, old_revs = self._store, self._revs
+            kept = [m for m in old.values() if keep(m)] if keep is not None else []
             # Scrubbed unless it is the store's own (already scrubbed) object: a live turn keeps its identity.
-            messages = [m if m.get("id") in old and old.raw(m["id"]) is m else self._scrubber.message(m)
-                        for m in messages]
-            self._store = MessageStore(messages)
+            fresh = [m if m.get("id") in old and old.raw(m["id"]) is m else self._scrubber.message(dict(m))
+                     for m in messages]
+            self._store = MessageStore([*fresh, *kept])
             self._scrubber.forget(self._store)
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
             # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also joins
@@ -285,6 +290,30 @@ class StreamingWidget(anywidget.AnyWidget):
         """All messages as the views should show them now, live ones included."""
         with self._lock:
             return [dict(m) for m in self._store.values()]
+
+    def message(self, message_id: str | None) -> dict[str, Any] | None:
+        """One message as the views show it now (a copy), or None."""
+        with self._lock:
+            found = self._store.get(message_id) if message_id is not None else None
+            return dict(found) if found is not None else None
+
+    def holds(self, message_id: str | None) -> bool:
+        """True when the conversation holds the message ``message_id``."""
+        with self._lock:
+            return message_id is not None and message_id in self._store
+
+    @property
+    def secrets(self) -> tuple[object, ...]:
+        """The connection's key and token, which nothing this widget sends or keeps may hold."""
+        return tuple(self._scrubber.secrets)
+
+    def scrub_value(self, value: Any) -> Any:
+        """``value`` (text, or a JSON-like value) without :attr:`secrets` in it."""
+        return scrub_value(value, self._scrubber.secrets)
+
+    def send_to_views(self, content: dict[str, Any]) -> None:
+        """Send one custom message to every view (an answer to a view's question, a list it asked for)."""
+        self._send_custom(content)
 
     def flush(self) -> None:
         """Send pending changes (with the index entries of messages they settle) now instead of at the next tick."""
@@ -354,7 +383,7 @@ class StreamingWidget(anywidget.AnyWidget):
 
     # --- browser side: actions ----------------------------------------------------------------------
 
-    def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None:
+    def on_action(self, name: str, handler: Callable[[dict[str, Any]], object]) -> None:
         """Register what to do for a browser message ``{"type": name, ...}``."""
         self._actions[name] = handler
 

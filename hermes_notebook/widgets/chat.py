@@ -1,14 +1,19 @@
-"""``Chat``: one Hermes session as a live widget in a notebook cell.
+"""``Chat``: one Hermes session as a live widget in a notebook cell, a face over a
+:class:`~hermes_notebook.session.Conversation`.
 
-Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`).
-The browser view talks only to this object through comm messages (``send``, ``stop``, ``respond``, ...), so
-the API key and the Dashboard token never reach the browser, the widget state or the saved notebook. Browser
-actions are handled by scheduling a coroutine on the package loop and returning at once: a click never blocks
-the kernel's shell thread, and every piece of mutable state below is touched only on that loop.
+Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`),
+through the chat's conversation, which owns every session operation (turns, answers, model, usage, commands,
+undo, branch, attachments, compression, history). ``hermes.chat()`` shares the facade's conversation, so a chat
+prompt and an ``ask()`` on one session wait for each other in its one turn queue. The browser view talks only to
+this object through comm messages (``send``, ``stop``, ``respond``, ...), so the API key and the Dashboard token
+never reach the browser, the widget state or the saved notebook. Browser actions are handled by scheduling a
+coroutine on the package loop and returning at once: a click never blocks the kernel's shell thread, and every
+piece of mutable state below is touched only on that loop.
 
 What the views get: the turn's change records, streamed through :class:`StreamingWidget` (coalesced custom
-messages and snapshots), plus small traitlets (session, connection banner, busy/queued, notice). The picker's
-list of other sessions is never state (that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
+messages and snapshots), plus small traitlets (session, connection banner, busy/queued, notice, model, context
+gauge). The picker's list of other sessions is never state (that is saved): ``list_sessions`` asks, a
+``sessions`` message answers.
 
 Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript (text/plain and
 text/html from :func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries. The live
@@ -20,31 +25,31 @@ what the user was typing.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
-import uuid
-from collections import deque
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import traitlets
 
 from .. import runtime
-from ..errors import HermesError, HermesGatewayClosedError, redact
+from ..errors import HermesError, redact
 from ..inert import terminal_safe
 from ..render import transcript_bundle
+from ..session import Conversation, resume
 from ..settings import Settings
-from ..turns import user_message
 from ..turns.withdrawn import withdraw_pending
 from . import inbound
 from ._stream import StreamingWidget
 from .chat_actions import install_actions
 from .chat_export import on_export
-from .chat_session import ChatSession
+from .chat_session import install_session_details
+from .chat_turns import ChatTurns
+from .replies import answer
 from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
-    from ..client import ListenerItem, SessionRef
+    from ..client import DashboardConnection, ListenerItem
 
 __all__ = ["TRANSCRIPT_CLASS", "Chat"]
 
@@ -57,33 +62,29 @@ TRANSCRIPT_CLASS = "hn-transcript"
 TRANSCRIPT_DEBOUNCE_S = 0.25
 
 
-@dataclass
-class _Prompt:
-    """A prompt the user sent: shown at once, submitted when the session is free."""
-
-    turn_id: str
-    text: str
-    images: list[tuple[str, bytes]]
-
-
-class Chat(StaticTwin, ChatSession, StreamingWidget):
+class Chat(StaticTwin, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
-    ``Chat(connection_or_settings=None, session=None)``: pass a connected ``DashboardConnection`` (the facade
-    does; it stays the caller's to close), or ``Settings`` / ``None`` (then the chat opens and owns its own
-    connection from ``Settings.resolve()``). ``session``: a stored id/title to resume or an open ``SessionRef``;
-    else a new session. ``secrets``: the connection's key and token, never shown (the facade passes them).
+    ``Chat(source=None, session=None)``: ``source`` is a :class:`~hermes_notebook.session.Conversation` (the facade
+    passes its own; ``session`` then names a session as for ``ask``), a connected ``DashboardConnection`` (it stays
+    the caller's to close), or ``Settings`` / ``None`` (the chat opens and owns its own connection from
+    ``Settings.resolve()``). Without a conversation, ``session`` is a stored id/title to resume; None starts a new
+    session. ``secrets``: the connection's key and token, never shown (the facade passes them).
     """
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     #: True while history or a session switch is loading.
     loading = traitlets.Bool(False).tag(sync=True)
+    #: The open session's model as Hermes reports it ("" until known; the header's label).
+    model = traitlets.Unicode("").tag(sync=True)
+    #: The session's context window: ``{"used", "max", "percent", "categories"}``; None until a turn ran.
+    context_usage: traitlets.Dict[str, Any] | None = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
         self,
-        connection_or_settings: Any = None,
-        session: str | SessionRef | None = None,
+        source: Conversation | DashboardConnection | Settings | None = None,
+        session: str | None = None,
         *,
         max_rate: float | None = None,
         secrets: Sequence[object] = (),
@@ -91,41 +92,45 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
     ) -> None:
         if max_rate is not None:
             kwargs["max_rate"] = max_rate
-        settings: Settings | None = None
-        if connection_or_settings is None or isinstance(connection_or_settings, Settings):
-            settings = connection_or_settings or Settings.resolve()
+        given = isinstance(source, Conversation)
+        self._owned: Conversation | None = None
+        if source is None or isinstance(source, Settings):
+            settings = source or Settings.resolve()
             secrets = (*secrets, settings.api_key, settings.dashboard_token)
+            source = self._owned = Conversation(settings)
+        elif not isinstance(source, Conversation):
+            source = Conversation(dashboard=source)  # the connection stays the caller's
+        if session is not None and not isinstance(session, str):
+            raise inbound.Refused(f"session must be a name or id, not {type(session).__name__}")
         super().__init__(mode="chat", secrets=secrets, **kwargs)
-        self._settings = settings
-        self._conn: Any = None if settings is not None else connection_or_settings
-        self._owns_conn = settings is not None
+        #: The conversation this chat is a face of (the facade's, when ``hermes.chat()`` opened it).
+        self.conversation: Conversation = source
         self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: sent on request, never synced
-        self._ref: Any = None
+        self.turns = ChatTurns(self, source)
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
-        self._queue: deque[_Prompt] = deque()
-        self._turn: Any = None
-        self._turn_task: asyncio.Task[None] | None = None
         self._answered: set[tuple[str, str]] = set()
-        self._live_ids: set[str] = set()  # messages of the running turn (kept across history re-fetches)
         self._closed = False
-        self._init_static_twin("hermes-chat-transcript")
+        self.init_static_twin("hermes-chat-transcript")
         self._transcript_handle: asyncio.TimerHandle | None = None
         for name, handler in {
             "send": self._on_send,
-            "stop": self._on_stop,
+            "stop": lambda _content: self.stop(),
             "respond": self._on_respond,
             "secret": self._on_secret,
-            "new_session": self._on_new_session,
-            "switch_session": self._on_switch_session,
-            "refresh": self._on_refresh,
-            "list_sessions": lambda _content: self.run_in_background(self._refresh_sessions(), "listing sessions"),  # picker
+            "new_session": lambda _content: self.run_in_background(self.switch(None), "creating a new session"),
+            "switch_session": lambda c: self.run_in_background(self.switch(c["session_id"]), "opening the session"),
+            "refresh": lambda _content: self.refresh(),
+            "list_sessions": lambda c: self.run_in_background(self._refresh_sessions(c), "listing sessions"),
+            "export": lambda content: on_export(self, content),  # the Export button (chat_export.py)
         }.items():
             self.on_action(name, handler)
-        self.on_action("export", lambda content: on_export(self, content))  # Export button (chat_export.py)
+        install_session_details(self)  # the model label, context gauge and slash commands (chat_session.py)
         install_actions(self)  # message buttons (undo, regenerate, branch, edit) and file attachments
+        # A conversation's own book says what a name means; a bare chat opens a stored session of the server's.
+        opening = session if given or session is None else resume(session)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
-        self.ready = self.run_in_background(self._open(session), "opening the chat")
+        self.ready = self.run_in_background(self._open(opening), "opening the chat")
 
     # --- public, blocking helpers (cells and tests) ----------------------------------------------------
 
@@ -135,28 +140,22 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         return self
 
     def send_prompt(self, text: str, images: Sequence[tuple[str, bytes]] = ()) -> None:
-        """Send a prompt as if typed in the composer (queued behind a running turn)."""
-        prompt = _Prompt(_new_turn_id(), text, list(images))
-        self.run_in_background(self._enqueue(prompt), "sending the prompt")
+        """Send a prompt as if typed in the composer (shown at once; queued behind a running turn)."""
+        self.run_in_background(self._submit(text, list(images)), "sending the prompt")
 
     def stop(self) -> None:
         """Interrupt the running turn (and drop queued prompts), like the stop button."""
-        self.run_in_background(self._stop(), "stopping the turn")
+        runtime.call_soon(self.turns.stop)
 
-    def compress(self, focus_topic: str | None = None) -> Any:
+    def compress(self, focus_topic: str | None = None) -> concurrent.futures.Future[None]:
         """Compress the open session's context now (``session.compress``); the next reply opens with a marker.
 
         Returns a future done once the server answered; a failure shows as the notice line."""
         return self.run_in_background(self._compress(focus_topic), "compressing the context")
 
-    async def _compress(self, focus_topic: str | None) -> None:
-        conn = await self._connection()
-        if self._ref is not None:
-            await conn.compress(self._ref, focus_topic)
-
-    async def session_handle(self) -> tuple[Any, Any]:
-        """The connection and the open session's ref (None before it opens), for helpers such as chat_actions."""
-        return await self._connection(), self._ref
+    def set_model(self, name: str, *, confirm: bool = False) -> concurrent.futures.Future[None]:
+        """Switch the open session's model (``config.set``); the header label follows. Returns a future."""
+        return self.run_in_background(self._set_model(name, confirm), "switching the model")
 
     def refresh(self) -> None:
         """Re-fetch the session's history and the session list."""
@@ -164,7 +163,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
 
     @traitlets.validate("session")
     def _scrub_session(self, proposal: Any) -> Any:  # a title is model text: it may quote a key
-        return None if proposal["value"] is None else self._scrubber.message(proposal["value"])
+        return None if proposal["value"] is None else self.scrub_value(proposal["value"])
 
     @property
     def session_id(self) -> str | None:
@@ -190,7 +189,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
 
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less viewers."""
-        bundle = transcript_bundle(self.snapshot(), secrets=self._scrubber.secrets)
+        bundle = transcript_bundle(self.snapshot(), secrets=self.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
         bundle["text/html"] = f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
@@ -220,9 +219,10 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         if any(c.get("op") in ("message", "finish") for c in changes):
             self._schedule_transcript()
 
-    def reset(self, messages: Any) -> None:
+    def reset(self, messages: Iterable[Mapping[str, Any]], *,
+              keep: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
         """Replace the conversation (history load or re-fetch) and refresh the transcript."""
-        super().reset(messages)
+        super().reset(messages, keep=keep)
         self._schedule_transcript()
 
     # --- browser actions (comm thread): validate, then hand over to the loop -----------------------------
@@ -234,10 +234,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         if not text.strip() and not images:
             return
         self.notice = ""
-        self.run_in_background(self._enqueue(_Prompt(_new_turn_id(), text, images)), "sending the prompt")
-
-    def _on_stop(self, _content: dict[str, Any]) -> None:
-        self.run_in_background(self._stop(), "stopping the turn")
+        self.run_in_background(self._submit(text, images), "sending the prompt")
 
     def _on_respond(self, content: dict[str, Any]) -> None:
         key = (content["message_id"], content["request_id"])
@@ -246,20 +243,12 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
     def _on_secret(self, content: dict[str, Any]) -> None:
         # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
         key = (content["message_id"], content["request_id"])
-        self.run_in_background(self._send_secret(key, content["kind"], content.pop("value"), content["part_id"]), "answering")
-
-    def _on_new_session(self, _content: dict[str, Any]) -> None:
-        self.run_in_background(self.switch(None), "creating a new session")
-
-    def _on_switch_session(self, content: dict[str, Any]) -> None:
-        self.run_in_background(self.switch(content["session_id"]), "opening the session")
-
-    def _on_refresh(self, _content: dict[str, Any]) -> None:
-        self.run_in_background(self.refetch(), "refreshing")
+        self.run_in_background(self._respond(key, content.pop("value"), content["part_id"], content["kind"]),
+                               "answering")
 
     # --- the loop side ----------------------------------------------------------------------------------
 
-    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any:
+    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> concurrent.futures.Future[None]:
         """Run ``coro`` on the package loop; any failure becomes the ``notice`` line, never a traceback."""
 
         async def guarded() -> None:
@@ -270,238 +259,144 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
             except inbound.Refused as exc:
                 self.notice = f"Refused: {exc}."
             except Exception as exc:
-                self._fail(what, exc)
+                self.fail(what, exc)
 
         return runtime.submit(guarded())
 
-    def _fail(self, what: str, exc: BaseException) -> None:
-        message = redact(str(exc) or type(exc).__name__, *self._scrubber.secrets)
+    def fail(self, what: str, exc: BaseException) -> None:
+        """Show a failure as the notice line (one sentence, no key or token in it)."""
+        message = redact(str(exc) or type(exc).__name__, *self.secrets)
         if not isinstance(exc, HermesError):
             log.warning("%s failed", what, exc_info=exc)
         self.notice = f"{what[:1].upper()}{what[1:]} failed: {message}"
 
-    async def _connection(self) -> Any:
-        if self._conn is None:
-            from ..client.dashboard import DashboardConnection
+    def _open_id(self) -> str:
+        if self.session_id is None:
+            raise HermesError("the session is not open")
+        return self.session_id
 
-            assert self._settings is not None
-            self._conn = DashboardConnection(self._settings)
-            await self._conn.connect()
-        return self._conn
-
-    async def _open(self, session: str | SessionRef | None) -> None:
+    async def _open(self, session: str | None) -> None:
         self.loading = True
         try:
-            conn = await self._connection()
-            if self._off_change is None and hasattr(conn, "on_change"):
-                self._off_change = conn.on_change(self._on_change)
-            await self._open_session(conn, session)
+            if self._off_change is None:
+                self._off_change = await self.conversation.on_change(self._on_change)
+            await self._open_session(session)
         finally:
             self.loading = False
         await self._refresh_sessions()
 
-    async def _open_session(self, conn: Any, session: str | SessionRef | None) -> None:
+    async def _open_session(self, session: str | None) -> None:
         if self._off is not None:
             self._off()
             self._off = None
-        if session is None:
-            ref = await conn.create_session()
-            messages: list[dict[str, Any]] = []
-        else:
-            ref = await conn.resume(session) if isinstance(session, str) else session  # a ref is open already
-            messages = _message_dicts(await conn.history(ref.stored_id))
-        self._ref = ref
+        opened = await self.conversation.open(session)
         self._answered.clear()
-        self.reset(messages)
-        self.session = {"id": ref.stored_id, "title": _title_of(ref)}
-        self._off = conn.listen(ref.stored_id, self._on_listen)
+        self.reset(opened.messages)
+        self.session = {"id": opened.session_id, "title": opened.title}
+        self._off = await self.conversation.listen(opened.session_id, self._on_listen)
 
-    async def _refresh_sessions(self) -> None:
-        conn = await self._connection()
+    async def _refresh_sessions(self, question: Mapping[str, Any] | None = None) -> None:
         try:
-            listed = await conn.sessions()
+            listed = await self.conversation.sessions()
         except HermesError as exc:
             log.info("could not list sessions: %s", exc)
             return
-        self.sessions = [self._scrubber.message(_session_entry(s)) for s in listed]
-        self._send_custom({"type": "sessions", "sessions": self.sessions})
+        self.sessions = [self.scrub_value(_session_entry(s)) for s in listed]
+        self.send_to_views(answer(question, {"type": "sessions", "sessions": self.sessions}))
         current = self.session_id
         for entry in self.sessions:
             if entry["id"] == current and entry.get("title") and self.session is not None:
                 self.session = {"id": current, "title": entry["title"]}
 
     async def refetch(self) -> None:
-        conn = await self._connection()
-        if self._ref is not None:
-            ref = self._ref
-            history = _message_dicts(await conn.history(ref.stored_id))
-            if self._ref is ref:  # no session switch meanwhile
+        """Fetch the open session's history again (keeping a turn that runs here) and the session list."""
+        session_id = self.session_id
+        if session_id is not None:
+            history = await self.conversation.history(session_id)
+            if self.session_id == session_id:  # no session switch meanwhile
                 self._apply_history(history)
         await self._refresh_sessions()
 
-    def _apply_history(self, history: list[dict[str, Any]]) -> None:
+    def _apply_history(self, history: Sequence[Mapping[str, Any]]) -> None:
         """Show the stored history, keeping what is live here and not stored yet (a running or queued turn).
 
         The fetch is awaited, so a prompt may have started meanwhile; dropping its messages would break the
         change records still streaming into them.
         """
-        with self._lock:
-            stored = {m["id"] for m in history}
-            live = [
-                m for m in self._store.values()
-                if m["id"] not in stored and (m["id"] in self._live_ids or m.get("status") in ("streaming", "queued"))
-            ]
-        self.reset([*history, *live])
+        stored, live = {m["id"] for m in history}, self.turns.live_ids
+        self.reset(history, keep=lambda m: m["id"] not in stored
+                   and (m["id"] in live or m.get("status") in ("streaming", "queued")))
 
     async def switch(self, session: str | None) -> None:
+        """Open another stored session (the picker's choice; None: a new one); refused while a turn runs here."""
         if self.busy:
             self.notice = "Stop the running turn before changing sessions."
             return
-        self._drop_queue()
+        self.turns.drop_waiting()
         self.loading = True
         try:
-            await self._open_session(await self._connection(), session)
+            await self._open_session(None if session is None else resume(session))
         finally:
             self.loading = False
         self.notice = ""
         await self._refresh_sessions()
 
-    # -- turns --
+    async def _submit(self, text: str, images: list[tuple[str, bytes]]) -> None:
+        if not self.ready.done():
+            await asyncio.wrap_future(self.ready)
+        self.turns.send(self._open_id(), text, images)
 
-    async def _enqueue(self, prompt: _Prompt) -> None:
-        await asyncio.wrap_future(self.ready) if not self.ready.done() else None
-        if self._ref is None:
-            raise HermesError("the session is not open")
-        user = user_message(prompt.turn_id, prompt.text).to_dict()
-        if self._turn_task is not None and len(self._queue) >= inbound.MAX_QUEUED_PROMPTS:
-            raise inbound.Refused(f"{len(self._queue)} prompts are already waiting; send this one when Hermes is done")
-        if self._turn_task is not None:
-            user["status"] = "queued"
-            self._queue.append(prompt)
-            self.queued = len(self._queue)
-            self.push([{"op": "message", "message": user}])
+    async def _compress(self, focus_topic: str | None) -> None:
+        if self.session_id is not None:
+            await self.conversation.compress(self.session_id, focus_topic)
+
+    async def _set_model(self, name: str, confirm: bool) -> None:
+        reply = await self.conversation.set_model(name, self._open_id(), confirm=confirm)
+        self.model = self.scrub_value(str(reply.get("value") or name))[:200]
+        if reply.get("warning"):
+            self.notice = self.scrub_value(str(reply["warning"]).strip())[:500]
+
+    def turn_ended(self) -> None:
+        """A turn of this chat ended: Hermes titles a session after its first turn, so the picker is re-listed."""
+        if not self._closed:
+            self.run_in_background(self._refresh_sessions(), "listing sessions")
+
+    def finish_locally(self, message_id: str | None, status: str, error: str) -> None:
+        """End a message the server will not end (a dropped turn), its pending cards withdrawn with it."""
+        message = self.message(message_id)
+        if message is None or message.get("status") not in ("streaming", "queued"):
             return
-        self.push([{"op": "message", "message": user}])
-        self._start_turn(prompt)
+        withdrawn: list[Any] = withdraw_pending(message)  # its cards go inert with it
+        self.push([*withdrawn, {"op": "finish", "message_id": message_id, "status": status, "usage": None,
+                                "error": error}])
 
-    def _start_turn(self, prompt: _Prompt) -> None:
-        self.busy = True
-        self._turn_task = asyncio.get_running_loop().create_task(self._run_turn(prompt))
-
-    async def _run_turn(self, prompt: _Prompt) -> None:
-        conn = self._conn
-        message_id: str | None = None
-        self._live_ids = {f"user:{prompt.turn_id}"}
-        try:
-            turn = await _submit(conn, self._ref, prompt)
-            self._turn = turn
-            resync = False
-            async for change in turn:
-                if change.get("op") == "message":
-                    if change["message"].get("role") == "user":
-                        continue  # our own user message went up before submit, so it showed at once
-                    message_id = change["message"]["id"]
-                    self._live_ids.add(message_id)
-                try:
-                    self.push([change])
-                except KeyError:  # its message was replaced under it (a session switch or reset): resync below
-                    resync = True
-            if resync and message_id is not None:
-                self.push([{"op": "message", "message": turn.message.to_dict()}])
-        except HermesGatewayClosedError:
-            # The connection dropped under the turn; after the reconnect the history re-fetch shows its end.
-            self._finish_locally(message_id, "interrupted", "The connection to Hermes dropped.")
-        except Exception as exc:
-            self._finish_locally(message_id, "error", str(exc))
-            self._fail("the turn", exc)
-        finally:
-            self._turn = None
-            self._turn_task = None
-            self._live_ids = set()
-            self.busy = False
-            self._next_in_queue()
-            if not self._closed:  # Hermes titles a session after its first turn: refresh the picker
-                self.run_in_background(self._refresh_sessions(), "listing sessions")
-
-    def _finish_locally(self, message_id: str | None, status: str, error: str) -> None:
-        if message_id is None:
-            return
-        with self._lock:
-            message = self._store.get(message_id)
-            live = message is not None and message.get("status") in ("streaming", "queued")
-            withdrawn: list[Any] = withdraw_pending(message) if live else []  # its cards go inert with it
-        if live:
-            self.push([*withdrawn, {"op": "finish", "message_id": message_id, "status": status, "usage": None,
-                                    "error": error}])
-
-    def _next_in_queue(self) -> None:
-        if self._closed or not self._queue:
-            self.queued = len(self._queue)
-            return
-        prompt = self._queue.popleft()
-        self.queued = len(self._queue)
-        self.push([{"op": "message", "message": user_message(prompt.turn_id, prompt.text).to_dict()}])
-        self._start_turn(prompt)
-
-    def _drop_queue(self) -> None:
-        dropped = list(self._queue)
-        self._queue.clear()
-        self.queued = 0
-        changes = []
-        for prompt in dropped:
-            user = user_message(prompt.turn_id, prompt.text).to_dict()
-            user["status"] = "cancelled"
-            changes.append({"op": "message", "message": user})
-        self.push(changes)
-
-    async def _stop(self) -> None:
-        self._drop_queue()
-        if self._turn_task is None or self._ref is None:
-            return
-        await self._conn.interrupt(self._ref)
-
-    async def _respond(self, key: tuple[str, str], response: str, part_id: str = "") -> None:
+    async def _respond(self, key: tuple[str, str], response: str, part_id: str = "", secret: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
-        request_id = key[1]
         if key in self._answered:
             self.notice = "That request was already answered."
             return
-        with self._lock:
-            message = self._store.get(key[0])
-            interaction = inbound.find_interaction(message, part_id, request_id)
+        message = self.message(key[0])
+        interaction = inbound.find_interaction(message, part_id, key[1])
+        if secret:
+            inbound.check_answer(interaction, (secret,))
+        else:
             inbound.check_answer(interaction, ("approval", "clarify", "code"), response)
-            inbound.check_open_turn(message, self._live_ids)
-        if self._ref is None:
+        inbound.check_open_turn(message, self.turns.live_ids)
+        session_id = self.session_id
+        if session_id is None:
             self.notice = "That request is no longer waiting for an answer."
             return
         self._answered.add(key)
-        try:
-            # The connection marks the interaction answered on its turn; the change reaches us through the turn.
-            await self._conn.respond(self._ref, request_id, response)
-        except Exception:
-            self._answered.discard(key)
-            raise
-
-    async def _send_secret(self, key: tuple[str, str], kind: str, value: str, part_id: str = "") -> None:
-        request_id = key[1]
-        if key in self._answered:
-            self.notice = "That request was already answered."
-            return
-        with self._lock:
-            message = self._store.get(key[0])
-            interaction = inbound.find_interaction(message, part_id, request_id)
-            inbound.check_answer(interaction, (kind,))
-            inbound.check_open_turn(message, self._live_ids)
-        self._answered.add(key)
-        method, field = ("sudo.respond", "password") if kind == "sudo" else ("secret.respond", "value")
-        try:
-            # request() marks the interaction answered with "********" (never the value) on the open turn.
-            await self._conn.request(method, {"request_id": request_id, field: value})
+        try:  # the conversation marks it answered on its turn (a sudo/secret one "********", never the value)
+            if secret:
+                await self.conversation.answer_secret(secret, key[1], response)
+            else:
+                await self.conversation.respond(session_id, key[1], response)
         except Exception:
             self._answered.discard(key)
             raise
         finally:
-            del value
+            del response
 
     # -- connection banner --
 
@@ -529,54 +424,30 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
                 return  # our own turns stream through their Turn objects
             # A turn nobody submitted here (still running after a reconnect, or from another client).
             runtime.call_soon(self._push_unsolicited, list(item.changes or []))
-            if item.event is not None and item.event.type == "message.complete" and self._turn_task is None:
+            if item.event is not None and item.event.type == "message.complete" and self.turns.running is None:
                 self.run_in_background(self.refetch(), "re-fetching the history")
 
     def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
-        with self._lock:
-            known = all(c.get("op") == "message" or c.get("message_id") in self._store for c in changes)
-        if changes and known:
+        if changes and all(c.get("op") == "message" or self.holds(c.get("message_id")) for c in changes):
             self.push(changes)
 
     async def _shutdown(self) -> None:
-        if self._off is not None:
-            self._off()
-            self._off = None
-        if self._off_change is not None:
-            self._off_change()
-            self._off_change = None
-        if self._turn_task is not None:
-            self._turn_task.cancel()
-        if self._owns_conn and self._conn is not None:
-            await self._conn.close()
+        for off in (self._off, self._off_change):
+            if off is not None:
+                off()
+        self._off = self._off_change = None
+        self.turns.cancel_all()
+        if self._owned is not None:
+            await self._owned.close()
 
 
 # --- helpers ------------------------------------------------------------------------------------------------
 
 
-def _new_turn_id() -> str:
-    return uuid.uuid4().hex[:12]
-
-
-async def _submit(conn: Any, ref: Any, prompt: _Prompt) -> Any:
-    # The user message shown before sending is ``user:<turn id>``: the reply shares that id (the contract).
-    return await conn.submit(ref, prompt.text, images=prompt.images or None, turn_id=prompt.turn_id)
-
-
-def _message_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    return [m.to_dict() if hasattr(m, "to_dict") else dict(m) for m in messages]
-
-
-def _title_of(ref: Any) -> str | None:
-    title = getattr(ref, "title", None)
-    return title if isinstance(title, str) and title else None
-
-
-def _session_entry(item: Any) -> dict[str, Any]:
-    get = item.get if isinstance(item, Mapping) else (lambda k, d=None: getattr(item, k, d))
-    sid = get("id") or get("stored_id") or get("session_id")
+def _session_entry(item: Mapping[str, Any]) -> dict[str, Any]:
+    sid = item.get("id") or item.get("stored_id") or item.get("session_id")
     # No preview: synced state is saved with the notebook, and a first message can hold anything.
-    return {"id": str(sid), "title": get("title") or None}
+    return {"id": str(sid), "title": item.get("title") or None}
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -4,9 +4,9 @@ The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}``, ``{
 "text"}`` and ``{"type": "send_files", "text", "images", "files": [{"name", "data" (base64)}]}``
 (checked by :mod:`.inbound`). Which message a button may act on is checked here against the kernel's copy of the
 conversation: undo and regenerate only the last reply, edit only the last prompt, and nothing while a turn runs.
-After an undo the history is fetched again (the same path as Refresh); after a branch the chat opens the new
-session (the same path as the session picker). What the server does, and why 0.19.0 is told "not offered":
-:mod:`hermes_notebook.client.dashboard.rewind`.
+The work itself is the conversation's (:class:`~hermes_notebook.session.Conversation`: ``undo``, ``resend``,
+``branch``, ``attach``; why 0.19.0 is told "not offered" is said there). After an undo the history is fetched
+again (the same path as Refresh); after a branch the chat opens the new session (the same path as the picker).
 """
 
 from __future__ import annotations
@@ -14,23 +14,26 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
-from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
-from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
+from ..session import Conversation
+from ..turns import MessageDict
 from . import inbound
 
 __all__ = ["ChatLike", "install_actions"]
 
 
 class ChatLike(Protocol):
-    """What these handlers use of :class:`~hermes_notebook.widgets.chat.Chat` (its public methods only)."""
+    """What these handlers use of :class:`~hermes_notebook.widgets.chat.Chat` (its public surface only)."""
 
+    conversation: Conversation
     busy: bool
     notice: str
 
-    def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
+    @property
+    def session_id(self) -> str | None: ...
+
+    def on_action(self, name: str, handler: Callable[[dict[str, Any]], object]) -> None: ...
     def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
     def snapshot(self) -> list[dict[str, Any]]: ...
-    async def session_handle(self) -> tuple[Any, Any]: ...
     async def refetch(self) -> None: ...
     async def switch(self, session: str | None) -> None: ...
     def send_prompt(self, text: str, images: Sequence[tuple[str, bytes]] = ()) -> None: ...
@@ -59,14 +62,14 @@ def _last(messages: list[dict[str, Any]], role: str) -> str | None:
     return next((m["id"] for m in reversed(messages) if m.get("role") == role), None)
 
 
-async def _idle_session(chat: ChatLike, what: str) -> tuple[Any, Any, list[dict[str, Any]]]:
+async def _idle_session(chat: ChatLike, what: str) -> tuple[str, list[dict[str, Any]]]:
     if chat.busy:
         raise inbound.Refused(f"wait for the running turn to end (or stop it) before you {what}")
-    conn, ref = await chat.session_handle()
-    if ref is None:
+    session = chat.session_id
+    if session is None:
         raise inbound.Refused("the session is not open yet")
-    await check_rewind(conn, what)
-    return conn, ref, chat.snapshot()
+    await chat.conversation.rewindable(what)
+    return session, chat.snapshot()
 
 
 def _require(message_id: str, expected: str | None, what: str) -> None:
@@ -74,20 +77,23 @@ def _require(message_id: str, expected: str | None, what: str) -> None:
         raise inbound.Refused(f"only the last {what} can be changed this way")
 
 
+def _messages(messages: list[dict[str, Any]]) -> list[MessageDict]:
+    return messages  # type: ignore[return-value]  # the store's dicts are message dicts
+
+
 async def _undo(chat: ChatLike, content: dict[str, Any]) -> None:
-    conn, ref, messages = await _idle_session(chat, "undo")
+    session, messages = await _idle_session(chat, "undo")
     _require(content["message_id"], _last(messages, "assistant"), "reply")
-    removed = await undo_turn(conn, ref, checked=True)
+    removed = await chat.conversation.undo(session)
     await chat.refetch()
     chat.notice = "Undid the last exchange." if removed else "There was nothing to undo."
 
 
 async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:
     what, role = ("regenerate", "assistant") if text is None else ("edit", "user")
-    conn, ref, messages = await _idle_session(chat, what)
+    session, messages = await _idle_session(chat, what)
     _require(message_id, _last(messages, role), "reply" if text is None else "prompt")
-    prompt = last_user_text(messages) if text is None else text
-    await undo_turn(conn, ref, intent="retry" if text is None else "undo", checked=True)
+    prompt = await chat.conversation.resend(session, text, messages=_messages(messages))
     await chat.refetch()
     chat.send_prompt(prompt)
 
@@ -103,19 +109,18 @@ async def _edit(chat: ChatLike, content: dict[str, Any]) -> None:
 
 
 async def _branch(chat: ChatLike, content: dict[str, Any]) -> None:
-    conn, ref, messages = await _idle_session(chat, "branch")
-    drop = turns_after(messages, content["message_id"])
-    child = await branch_session(conn, ref, drop_turns=drop)
-    await chat.switch(child.stored_id)
+    session, messages = await _idle_session(chat, "branch")
+    child = await chat.conversation.branch(session, at=content["message_id"], messages=_messages(messages),
+                                           follow=False)
+    await chat.switch(child)
     chat.notice = "Branched: this chat continues in a copy; the original is in the session list."
 
 
 async def _send_files(chat: ChatLike, content: dict[str, Any]) -> None:
-    documents = prepare_files(inbound.decode_files(content["files"]))
+    files = inbound.decode_files(content["files"])
     images = inbound.decode_images(content["images"])
-    conn, ref = await chat.session_handle()
-    if ref is None:
+    if chat.session_id is None:
         raise inbound.Refused("the session is not open yet")
-    lines = await attach_files(conn.request, ref.live_id, documents)
+    prompt = await chat.conversation.attach(chat.session_id, content["text"], files)
     chat.notice = ""
-    chat.send_prompt(prompt_with_files(content["text"], lines), images)
+    chat.send_prompt(prompt, images)

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import HermesUsageError
-from ..notebook.export import export_messages
+from ..export import export_messages
 
-__all__ = ["EXPORT_FORMATS", "export_chat", "on_export"]
+__all__ = ["EXPORT_FORMATS", "ExportingView", "export_chat", "on_export"]
+
+
+class ExportingView(Protocol):
+    """What the Export button uses of :class:`~hermes_notebook.widgets.chat.Chat` (its public surface only)."""
+
+    session: dict[str, Any] | None
+    notice: str
+
+    def snapshot(self) -> list[dict[str, Any]]: ...
+    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
 
 #: What the view may ask for -> file suffix.
 EXPORT_FORMATS = {"md": ".md", "html": ".html", "ipynb": ".ipynb"}
@@ -25,7 +36,7 @@ EXPORT_FORMATS = {"md": ".md", "html": ".html", "ipynb": ".ipynb"}
 MAX_SUFFIX = 99
 
 
-def export_chat(widget: Any, fmt: str = "md", directory: str | Path = ".") -> Path:
+def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = ".") -> Path:
     """Write the widget's conversation to ``directory`` as ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file)."""
     suffix = EXPORT_FORMATS[fmt]
     session = widget.session or {}
@@ -45,7 +56,7 @@ def export_chat(widget: Any, fmt: str = "md", directory: str | Path = ".") -> Pa
     raise HermesUsageError(f"{name}{suffix} and {MAX_SUFFIX} numbered names after it are taken in {directory}")
 
 
-def on_export(widget: Any, content: dict[str, Any]) -> None:
+def on_export(widget: ExportingView, content: dict[str, Any]) -> None:
     """Handle the view's ``export`` message (comm thread): write on the package loop, answer in ``notice``."""
     fmt = content.get("format", "md")
     if fmt not in EXPORT_FORMATS:

@@ -15,7 +15,7 @@ job's prompt (``get_prompt``), and the view asks for the last errors (``job_erro
 refresh). Notices and the static table go through the secret scrubber with the API key.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
-(:func:`hermes_notebook.jobs.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
+(:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
 hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
@@ -35,7 +35,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -44,11 +44,11 @@ import traitlets
 
 from .. import runtime
 from ..client.jobs import Job, JobsClient
+from ..cron import schedules
+from ..cron.display import jobs_table_html, repeat_text, schedule_description
 from ..errors import HermesAuthError, HermesConnectionError, HermesError, HermesUsageError
 from ..inert import redact_url, terminal_safe
-from ..jobs import schedules
 from ..jobs.api import JobsAPI
-from ..jobs.display import jobs_table_html, repeat_text, schedule_description
 from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
@@ -150,7 +150,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
     #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished a run).
     notice = traitlets.Dict({}).tag(sync=True)
-    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as jobs/presets.py).
+    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as cron/presets.py).
     presets = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: The time zone the next-run previews are computed in.
     timezone = traitlets.Unicode("").tag(sync=True)
@@ -170,7 +170,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._helpers = JobsAPI(self._client)
         self.connection = {"status": "connecting", "message": None, "url": redact_url(self._client.settings.api_url)}
         self._closed = False
-        self._init_static_twin("hn-jobs-static")
+        self.init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
         self._unfollow: list[Callable[[], None]] = []  # off() of each change feed followed
@@ -295,6 +295,14 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         one more refresh.
         """
         self._unfollow.append(on_change(self._on_change))
+
+    async def follow_feed(self, on_change: Callable[[Callable[[str], Any]], Awaitable[Callable[[], None]]]) -> None:
+        """:meth:`follow` a change feed that is opened on the package loop (a conversation's ``on_change``); one
+        that cannot be opened leaves the timed refresh alone."""
+        try:
+            self._unfollow.append(await on_change(self._on_change))
+        except HermesError as exc:
+            log.info("jobs widget: no Dashboard change feed (%s); refreshing on a timer only", exc)
 
     def on_run_finished(self, callback: Callable[[FinishedRun], Any]) -> Callable[[], None]:
         """Call ``callback(run)`` (job name, status, duration) for each run a refresh finds finished; ``off()``."""

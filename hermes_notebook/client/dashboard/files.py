@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import HermesError, HermesRPCError, HermesUnsupportedAttachmentError, HermesUsageError
+from ...errors import (
+    HermesError,
+    HermesNotOfferedError,
+    HermesRPCError,
+    HermesUnsupportedAttachmentError,
+    HermesUsageError,
+)
 
 __all__ = [
     "MAX_FILES",
@@ -122,7 +128,7 @@ def prepare_files(files: Iterable[FileInput] | None) -> list[FileAttachment]:
 
 def _not_offered(exc: HermesRPCError, method: str) -> HermesError:
     if exc.code == METHOD_NOT_FOUND:
-        return HermesUsageError(f"file attachments are not offered by this Hermes ({method})")
+        return HermesNotOfferedError("file attachments", method)
     return exc
 
 

@@ -2,7 +2,7 @@
 
 Which methods a server has is learned from its answer, never from a version string: a server without the
 method answers JSON-RPC -32601 (docs/protocol/dashboard-newer.md §1.2), which becomes a
-:class:`HermesUsageError` "... is not offered by this Hermes (<method>)". A live id the server no longer holds
+:class:`HermesNotOfferedError` "... is not offered by this Hermes (<method>)". A live id the server no longer holds
 (4001, docs/protocol/dashboard.md §2.1) is resumed once and the call sent again. A session Hermes still calls busy
 (4009) right after its turn ended here is asked again for a moment, as :mod:`.compaction` does.
 """
@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import HermesRPCError, HermesUsageError
+from ...errors import HermesNotOfferedError, HermesRPCError
 from .compaction import BUSY, RETRY_EVERY, SETTLE_SECONDS
 from .core import METHOD_NOT_FOUND
 
@@ -27,9 +27,9 @@ __all__ = ["STALE_SESSION", "call_offered", "not_offered"]
 STALE_SESSION = 4001
 
 
-def not_offered(what: str, method: str) -> HermesUsageError:
+def not_offered(what: str, method: str) -> HermesNotOfferedError:
     """The one-line refusal for a feature this server does not have."""
-    return HermesUsageError(f"{what} is not offered by this Hermes ({method})")
+    return HermesNotOfferedError(what, method)
 
 
 async def call_offered(

@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...errors import HermesRPCError, HermesUsageError
+from ...errors import HermesNotOfferedError, HermesRPCError, HermesUsageError
 
 if TYPE_CHECKING:
     from .connection import DashboardConnection
@@ -79,8 +79,8 @@ async def check_rewind(conn: DashboardConnection, what: str) -> None:
         await conn.request(PROBE, {"session_id": ""})
     except HermesRPCError as exc:
         if exc.code == METHOD_NOT_FOUND:
-            raise HermesUsageError(f"{what} is not offered by this Hermes (session.undo that rewrites the "
-                                   f"stored transcript; this server has no {PROBE})") from None
+            raise HermesNotOfferedError(what, "session.undo that rewrites the stored transcript",
+                                        detail=f"; this server has no {PROBE}") from None
 
 
 async def _call_idle(conn: DashboardConnection, ref: SessionRef, method: str, params: dict[str, Any]) -> Any:
@@ -90,7 +90,7 @@ async def _call_idle(conn: DashboardConnection, ref: SessionRef, method: str, pa
             return await conn.request(method, params)
         except HermesRPCError as exc:
             if exc.code == METHOD_NOT_FOUND:
-                raise HermesUsageError(f"this is not offered by this Hermes ({method})") from None
+                raise HermesNotOfferedError("this", method) from None
             late = asyncio.get_running_loop().time() > deadline
             if exc.code != BUSY or conn.open_turns(ref) or late:
                 raise
@@ -118,11 +118,11 @@ async def branch_session(
         params["name"] = name
     try:
         result = await _call_idle(conn, ref, PROBE, params)
-    except HermesUsageError:
-        raise HermesUsageError(f"branching is not offered by this Hermes ({PROBE})") from None
+    except HermesNotOfferedError:
+        raise HermesNotOfferedError("branching", PROBE) from None
     stored = str(result.get("stored_session_id") or "") if isinstance(result, Mapping) else ""
     if not stored:
-        raise HermesUsageError(f"branching is not offered by this Hermes ({PROBE} named no stored session)")
+        raise HermesNotOfferedError("branching", PROBE, detail=" named no stored session")
     child = await conn.resume(stored)  # the same live id the branch was given (§5: resume of a live session)
     for _ in range(drop_turns):
         if not await undo_turn(conn, child, checked=True):

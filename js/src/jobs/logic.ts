@@ -1,5 +1,5 @@
 // Pure helpers of the Jobs view (no DOM): preset expressions, time text, row summaries.
-// The preset builders mirror hermes_notebook/jobs/presets.py function for function; the kernel validates
+// The preset builders mirror hermes_notebook/cron/presets.py function for function; the kernel validates
 // whatever the form sends, so a drift here shows up as an inline refusal, never as a bad request to Hermes.
 
 export interface JobRow {
@@ -71,7 +71,7 @@ export function parseTime(at: string | undefined): [number, number] | null {
   return hour <= 23 && minute <= 59 ? [hour, minute] : null;
 }
 
-/** The schedule text a preset builds (same as jobs/presets.py), or null if its inputs are incomplete. */
+/** The schedule text a preset builds (same as cron/presets.py), or null if its inputs are incomplete. */
 export function presetExpression(key: string, v: PresetValues): string | null {
   const time = parseTime(v.at);
   switch (key) {

@@ -1,10 +1,10 @@
-"""The one turn runner: a skeleton every ask goes through, with a driver per server.
+"""The one turn runner: a skeleton every turn goes through, whichever face asked, with a driver per server.
 
-The skeleton (:func:`run_turn`) owns what both paths share: the session's turn lock, the stop watcher, answering
-interactions as they appear (policy, buttons or text prompt, see :meth:`TurnHandle.obtain`), cancelling cleanly,
-and the :class:`Reply` with its notes. A driver owns what differs: :class:`DashboardDriver` submits a prompt on
-a Dashboard session (JSON-RPC over WebSocket), :class:`ApiDriver` starts an API Server run and folds its SSE
-events through the same :class:`~hermes_notebook.turns.TurnFolder`.
+The skeleton (:func:`run_turn`) owns what both paths share: the session's place in the turn queue, the stop
+watcher, answering interactions as they appear (through the face's :class:`~.turns.TurnSink`), cancelling
+cleanly. A driver owns what differs: :class:`DashboardDriver` submits a prompt on a Dashboard session (JSON-RPC
+over WebSocket) and is the one loop over a client ``Turn`` in the package; :class:`ApiDriver` starts an API
+Server run and folds its SSE events through the same :class:`~hermes_notebook.turns.TurnFolder`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..client.dashboard.session_info import check_model_name, set_model
 from ..errors import HermesError, HermesNotFoundError, HermesUsageError
 from ..turns import ChangeRecord, MessageDict, TurnFolder
-from .handle import TurnHandle, TurnOptions
-from .results import Reply
-from .sessions import SessionBook
+from .book import SessionBook
+from .control import TurnControl
+from .queue import TurnQueue
+from .turns import TurnOutcome, TurnRequest, TurnSink
 
 if TYPE_CHECKING:
     from ..client.api import ApiClient, RunRef
@@ -32,7 +34,6 @@ __all__ = [
     "TurnDriver",
     "TurnRunner",
     "answer_pending",
-    "reply_for",
     "run_turn",
 ]
 
@@ -45,12 +46,12 @@ ABANDON_TIMEOUT = 5.0
 class TurnDriver(Protocol):
     """One server's way to run a turn; :func:`run_turn` calls these in order."""
 
-    async def open(self, handle: TurnHandle) -> str:
-        """Resolve the session (setting ``handle.session_id``); returns the key of its turn lock."""
+    async def open(self) -> str:
+        """Resolve the session (started now if new); returns its key in the turn queue (its stored id)."""
         ...
 
-    def changes(self, handle: TurnHandle) -> AsyncIterator[Sequence[ChangeRecord]]:
-        """Start the turn (arming ``handle``'s interrupt) and yield its change records in batches until it ends."""
+    def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
+        """Start the turn (arming ``control``'s interrupt) and yield its change records in batches until it ends."""
         ...
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
@@ -61,8 +62,8 @@ class TurnDriver(Protocol):
         """The assistant message once :meth:`changes` is exhausted."""
         ...
 
-    def settle(self, handle: TurnHandle) -> None:
-        """After the turn: record which session it ended in."""
+    def settle(self) -> str | None:
+        """After the turn: the session it ended in (made current if the request follows it)."""
         ...
 
     async def ended(self) -> None:
@@ -71,7 +72,7 @@ class TurnDriver(Protocol):
 
 
 def answer_pending(
-    handle: TurnHandle, changes: Sequence[ChangeRecord], seen: set[str], respond: Respond,
+    sink: TurnSink, changes: Sequence[ChangeRecord], seen: set[str], respond: Respond,
     tasks: set[asyncio.Task[None]],
 ) -> None:
     """Start answering every interaction that ``changes`` shows pending for the first time (one task each)."""
@@ -87,71 +88,52 @@ def answer_pending(
         request_of_this_change: dict[str, Any] = dict(inter)
 
         async def answer(request: dict[str, Any] = request_of_this_change) -> None:
-            value = await handle.obtain(request)
+            value = await sink.obtain(request)
             if value is None:
                 return
             try:
                 await respond(request, value)
             except HermesError as exc:
-                handle.notes.append(f"could not answer the {request.get('kind')} request: {exc}")
+                sink.note(f"could not answer the {request.get('kind')} request: {exc}")
 
         task = asyncio.ensure_future(answer())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
 
-def reply_for(handle: TurnHandle, message: MessageDict) -> Reply:
-    """The :class:`Reply`, with notes for what the transcript does not say by itself."""
-    notes = list(handle.notes)
-    for part in message.get("parts") or []:
-        inter: Mapping[str, Any] = part.get("interaction") or {}
-        if inter.get("status") == "expired":
-            kind = inter.get("kind")
-            what = inter.get("command") or inter.get("question") or kind
-            notes.append(
-                f"nobody answered the {kind} request ({what}); the server denied it after its "
-                "timeout. Pass approve=/clarify= (or --approve in %hermes) for unattended runs."
-                if kind == "approval" else
-                f"nobody answered the {kind} request ({what}) before the server's timeout."
-            )
-    if message.get("status") in ("interrupted", "cancelled"):
-        notes.append("the turn was interrupted")
-    options = handle.options
-    return Reply(message, session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes,
-                 filled=options.filled)
-
-
-async def run_turn(handle: TurnHandle, driver: TurnDriver, book: SessionBook) -> Reply:
-    """Drive one turn to its end on the package loop and return its :class:`Reply`."""
-    key = await driver.open(handle)
+async def run_turn(driver: TurnDriver, sink: TurnSink, control: TurnControl, queue: TurnQueue) -> TurnOutcome:
+    """Drive one turn to its end on the package loop, after the session's earlier turns."""
+    key = await driver.open()
     tasks: set[asyncio.Task[None]] = set()
     seen: set[str] = set()
-    stop_task = asyncio.ensure_future(handle.watch_stop())
-    async with book.turn_lock(key):
-        try:
-            async for changes in driver.changes(handle):
-                handle.push(changes)
-                answer_pending(handle, changes, seen, driver.respond, tasks)
-            message = driver.message()
-        except asyncio.CancelledError:
-            await _abandon(handle, driver)
-            raise
-        finally:
-            stop_task.cancel()
-            for task in list(tasks):
-                task.cancel()
-    driver.settle(handle)
-    return reply_for(handle, message)
+    stop_task = asyncio.ensure_future(control.watch())
+    try:
+        async with queue.turn(key):
+            sink.started(key)
+            try:
+                async for changes in driver.changes(sink, control):
+                    sink.push(changes)
+                    answer_pending(sink, changes, seen, driver.respond, tasks)
+                message = driver.message()
+            except asyncio.CancelledError:
+                await _abandon(control, driver)
+                raise
+            finally:
+                for task in list(tasks):
+                    task.cancel()
+    finally:
+        stop_task.cancel()
+    return TurnOutcome(message, driver.settle())
 
 
-async def _abandon(handle: TurnHandle, driver: TurnDriver) -> None:
-    """The wait was cancelled: interrupt the server's turn and keep the session's lock until it has ended.
+async def _abandon(control: TurnControl, driver: TurnDriver) -> None:
+    """The wait was cancelled: interrupt the server's turn and keep the session until it has ended.
 
     Otherwise the next prompt to the session would be sent while the server still finishes this turn, and
     that turn's end would be taken for the new one's. Bounded by :data:`ABANDON_TIMEOUT`.
     """
     async def interrupt_and_wait() -> None:
-        await handle.interrupt_now()
+        await control.interrupt_now()
         await driver.ended()
 
     with contextlib.suppress(Exception, asyncio.TimeoutError):
@@ -162,41 +144,44 @@ class DashboardDriver:
     """A turn on a Dashboard session: ``prompt.submit``, then the connection's change records one by one."""
 
     def __init__(self, connect: Callable[[], Awaitable[DashboardConnection]], book: SessionBook,
-                 options: TurnOptions) -> None:
+                 request: TurnRequest) -> None:
         self._connect = connect
         self._book = book
-        self._options = options
+        self._request = request
         self._conn: DashboardConnection | None = None
         self._ref: SessionRef | None = None
         self._turn: Turn | None = None
 
-    async def open(self, handle: TurnHandle) -> str:
+    async def open(self) -> str:
         """Connect and resolve the session."""
-        from ..client.dashboard.session_info import check_model_name, set_model
-
-        if self._options.model:
-            check_model_name(self._options.model)  # before a session is started for it
+        request = self._request
+        if request.model:
+            check_model_name(request.model)  # before a session is started for it
         self._conn = conn = await self._connect()
-        self._ref = ref = await self._book.dashboard_ref(conn, self._options)
-        handle.session_id = ref.stored_id
-        if self._options.model:  # the session's model, switched before the prompt (it keeps it, like /model)
-            switched = await set_model(conn, ref, self._options.model)
-            if switched.get("warning"):
-                handle.notes.append(f"model {self._options.model}: {switched['warning']}")
+        self._ref = ref = await self._book.dashboard_ref(conn, request.session, new=request.new,
+                                                         follow=request.follow)
         return ref.stored_id
 
-    async def changes(self, handle: TurnHandle) -> AsyncIterator[Sequence[ChangeRecord]]:
-        """Submit the prompt and yield each change record; a dropped connection ends the turn with a note."""
-        conn, ref = self._conn, self._ref
+    async def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
+        """Switch the session's model if asked, submit the prompt and yield each change record; a dropped
+        connection ends the turn (``sink.failed``)."""
+        conn, ref, request = self._conn, self._ref, self._request
         assert conn is not None and ref is not None, "open() first"
-        self._turn = turn = await conn.submit(ref, self._options.prompt, images=self._options.images or None,
-                                              files=self._options.files or None)
-        await handle.arm_interrupt(lambda: conn.interrupt(ref))
+        if request.model:  # the session's model, switched before the prompt (it keeps it, like /model)
+            switched = await set_model(conn, ref, request.model)
+            if switched.get("warning"):
+                sink.note(f"model {request.model}: {switched['warning']}")
+        extra: dict[str, Any] = {"files": request.files} if request.files else {}  # only what a prompt carries
+        self._turn = turn = await conn.submit(ref, request.prompt, images=request.images or None,
+                                              turn_id=request.turn_id, **extra)
+        await control.arm(lambda: conn.interrupt(ref))
         try:
             async for change in turn:
+                if change["op"] == "message" and change["message"]["role"] == "user":
+                    continue  # the face showed the prompt already
                 yield [change]
         except HermesError as exc:  # the connection dropped under the turn: keep what we have
-            handle.notes.append(f"the connection to the Dashboard dropped: {exc}")
+            sink.failed(exc)
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
         """``approval.respond`` / ``clarify.respond`` / ... on the session."""
@@ -208,10 +193,12 @@ class DashboardDriver:
         assert self._turn is not None
         return self._turn.message.to_dict()
 
-    def settle(self, handle: TurnHandle) -> None:
+    def settle(self) -> str | None:
         """Auto-compression may have rotated the stored id during the turn: follow it."""
         assert self._ref is not None
-        handle.session_id = self._book.current = self._ref.stored_id
+        if self._request.follow:
+            self._book.current = self._ref.stored_id
+        return self._ref.stored_id
 
     async def ended(self) -> None:
         """Wait for the submitted turn's end (its ``message.complete``, an error or a drop)."""
@@ -223,57 +210,57 @@ class DashboardDriver:
 class ApiDriver:
     """A turn as an API Server run: ``POST /v1/runs``, then its SSE events folded like Dashboard ones."""
 
-    def __init__(self, connect: Callable[[], Awaitable[ApiClient]], book: SessionBook, options: TurnOptions) -> None:
+    def __init__(self, connect: Callable[[], Awaitable[ApiClient]], book: SessionBook, request: TurnRequest) -> None:
         self._connect = connect
         self._book = book
-        self._options = options
+        self._request = request
         self._api: ApiClient | None = None
         self._session_id = ""
         self._run: RunRef | None = None
-        self._handle: TurnHandle | None = None
+        self._sink: TurnSink | None = None
         self._folder = TurnFolder(uuid.uuid4().hex[:12])
         #: Approvals the server named (newer servers): each is answered by its id, in any order.
         self._named: set[str] = set()
         #: One answer on the wire at a time, so the order check below sees every earlier answer recorded.
         self._answering = asyncio.Lock()
 
-    async def open(self, handle: TurnHandle) -> str:
+    async def open(self) -> str:
         """Create the client and pick the session id; a ``model`` this server's runs would ignore is refused."""
+        request = self._request
         self._api = api = await self._connect()
-        if self._options.model and not await api.run_model_choice():
+        if request.model and not await api.run_model_choice():
             aliases = {m.id for m in await api.models()}  # 0.19.0 honours only these (model_routes aliases)
-            if self._options.model not in aliases:
+            if request.model not in aliases:
                 raise HermesUsageError(
                     f"this API Server runs every run on its configured model and would ignore model="
-                    f"{self._options.model!r} (it takes only {', '.join(sorted(aliases)) or 'no names'}); "
+                    f"{request.model!r} (it takes only {', '.join(sorted(aliases)) or 'no names'}); "
                     "use the Dashboard (hermes.set_model) to switch models"
                 )
-        self._session_id = await self._book.api_session(self._options)
-        handle.session_id = self._session_id
+        self._session_id = await self._book.api_session(request.session, new=request.new)
         return self._session_id
 
-    async def changes(self, handle: TurnHandle) -> AsyncIterator[Sequence[ChangeRecord]]:
+    async def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
         """Start the run with the session's stored history and yield the folded records of its events."""
-        api, folder, options = self._api, self._folder, self._options
+        api, folder, request = self._api, self._folder, self._request
         assert api is not None, "open() first"
-        self._handle = handle
+        self._sink = sink
         history = await self._history(api)
         self._run = run = await api.start_run(
-            options.prompt, session_id=self._session_id, instructions=options.instructions,
-            conversation_history=history or None, model=options.model,
+            request.prompt, session_id=self._session_id, instructions=request.instructions,
+            conversation_history=history or None, model=request.model,
         )
 
         async def stop_run() -> None:
             with contextlib.suppress(HermesNotFoundError):  # it ended already
                 await api.stop_run(run.id)
 
-        await handle.arm_interrupt(stop_run)
+        await control.arm(stop_run)
         yield folder.begin()
         stream = api.run_events(run.id)
         try:
             async for event in stream:
                 if event.type == "stream.lost":
-                    handle.notes.append("the event stream was lost; the result came from the run's status")
+                    sink.note("the event stream was lost; the result came from the run's status")
                     continue
                 if event.type == "approval.request" and isinstance(event.payload.get("request_id"), str):
                     self._named.add(event.payload["request_id"])
@@ -291,8 +278,8 @@ class ApiDriver:
         only the oldest may be answered; an answer to a later one is refused (HermesUsageError), as on the
         Dashboard, instead of landing on an approval the user did not answer.
         """
-        api, run, handle, folder = self._api, self._run, self._handle, self._folder
-        assert api is not None and run is not None and handle is not None
+        api, run, sink, folder = self._api, self._run, self._sink, self._folder
+        assert api is not None and run is not None and sink is not None
         request_id = str(request.get("request_id"))
         if request.get("kind") != "approval":
             raise HermesUsageError(f"an API Server run cannot answer a {request.get('kind')!r} request")
@@ -308,15 +295,16 @@ class ApiDriver:
                 )
             else:
                 await api.approve_run(run.id, value)
-            handle.push(folder.answer(request_id, value))
+            sink.push(folder.answer(request_id, value))
 
     def message(self) -> MessageDict:
         """The folded assistant message."""
         return self._folder.message.to_dict()
 
-    def settle(self, handle: TurnHandle) -> None:
+    def settle(self) -> str | None:
         """The run's session is the current one now."""
         self._book.current = self._session_id
+        return self._session_id
 
     async def ended(self) -> None:
         """Wait until the run is no longer running (its status, polled)."""
@@ -339,26 +327,21 @@ class ApiDriver:
 
 
 class TurnRunner:
-    """Runs a :class:`TurnHandle` with the driver its ``via`` names (what ``TurnHandle.start`` calls)."""
+    """Runs a :class:`~.turns.TurnRequest` with the driver its ``via`` names, in the conversation's turn queue."""
 
     def __init__(
-        self, book: SessionBook, *, dashboard: Callable[[], Awaitable[DashboardConnection]],
-        api: Callable[[], Awaitable[ApiClient]], secrets: Sequence[object] = (),
+        self, book: SessionBook, queue: TurnQueue, *, dashboard: Callable[[], Awaitable[DashboardConnection]],
+        api: Callable[[], Awaitable[ApiClient]],
     ) -> None:
         self.book = book
+        self.queue = queue
         self._dashboard = dashboard
         self._api = api
-        self._secrets = tuple(secrets)  # the connection's key and token: no reply shows them
-        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
-        self.replies: dict[str, list[Reply]] = {}
 
-    async def run(self, handle: TurnHandle) -> Reply:
-        """Drive ``handle``'s turn to its end (package loop)."""
-        options = handle.options
+    async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl) -> TurnOutcome:
+        """Drive the turn to its end (package loop); its records and questions go to ``sink``."""
         driver: TurnDriver = (
-            DashboardDriver(self._dashboard, self.book, options) if options.via == "dashboard"
-            else ApiDriver(self._api, self.book, options)
+            DashboardDriver(self._dashboard, self.book, request) if request.via == "dashboard"
+            else ApiDriver(self._api, self.book, request)
         )
-        reply = (await run_turn(handle, driver, self.book)).hide(*self._secrets)
-        self.replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
-        return reply
+        return await run_turn(driver, sink, control, self.queue)

@@ -23,11 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import HermesUsageError
-from ..inert import escape_markdown, markdown_fence
-from ..render import model_markdown, transcript_html
-from ..scrub import scrub
-from ..scrub import scrub_value as _scrubbed
+from .errors import HermesUsageError
+from .inert import escape_markdown, markdown_fence
+from .render import model_markdown, transcript_html
+from .scrub import scrub
+from .scrub import scrub_value as _scrubbed
 
 __all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb",
            "to_markdown", "write_new"]

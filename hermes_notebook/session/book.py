@@ -1,4 +1,4 @@
-"""Which session an ask continues: names given by the user, the current session, one turn at a time each.
+"""Which session a turn or an operation goes to: names given by the user, the current session, stored refs.
 
 Consecutive asks continue one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"``
 only ever means a session this connection started or continued: its stored id, or a name given here, which
@@ -20,7 +20,6 @@ from ..errors import HermesRPCError, HermesUsageError
 
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, SessionRef
-    from .handle import TurnOptions
 
 __all__ = ["Resume", "SessionBook", "resume"]
 
@@ -55,10 +54,10 @@ def resume(session: str) -> Resume:
 
 
 class SessionBook:
-    """The facade's sessions: the current one, the ones it started or continued (name -> id aliases and their
-    ids), Dashboard refs, per-session turn locks.
+    """A conversation's sessions: the current one, the ones it started or continued (name -> id aliases and their
+    ids), and their Dashboard refs. One turn at a time per session is the :class:`~.queue.TurnQueue`'s job.
 
-    Used on the package loop only (the facade reads :meth:`key` from the main thread).
+    Used on the package loop only (faces read :meth:`key` and :attr:`current` from the main thread).
     """
 
     def __init__(self) -> None:
@@ -67,7 +66,6 @@ class SessionBook:
         self._aliases: dict[str, str] = {}  # names given here -> the sessions started under them
         self._resumed: dict[str, str] = {}  # resume() ids and titles -> the stored sessions they found
         self._refs: dict[str, SessionRef] = {}
-        self._turn_locks: dict[str, asyncio.Lock] = {}
         self._resolve_lock: asyncio.Lock | None = None
 
     @property
@@ -108,17 +106,6 @@ class SessionBook:
             f"pass hn.resume({name!r}) (%hermes: --resume)"
         )
 
-    def turn_lock(self, key: str) -> asyncio.Lock:
-        """One turn at a time per session.
-
-        A second prompt to a busy Dashboard session would interrupt the running turn (busy_input_mode
-        "interrupt"), so later asks wait for earlier ones instead.
-        """
-        lock = self._turn_locks.get(key)
-        if lock is None:
-            lock = self._turn_locks[key] = asyncio.Lock()
-        return lock
-
     def _resolving(self) -> asyncio.Lock:
         if self._resolve_lock is None:
             self._resolve_lock = asyncio.Lock()
@@ -127,16 +114,25 @@ class SessionBook:
     def _remember(self, name: str, stored_id: str) -> None:
         (self._resumed if isinstance(name, Resume) else self._aliases)[str(name)] = stored_id
 
-    async def dashboard_ref(self, conn: DashboardConnection, options: TurnOptions) -> SessionRef:
-        """The Dashboard session this ask goes to: created, resumed, or already live; it becomes current."""
+    async def dashboard_ref(
+        self, conn: DashboardConnection, name: str | None, *, new: bool = False, follow: bool = True
+    ) -> SessionRef:
+        """The Dashboard session a turn goes to: created, resumed, or already live; with ``follow`` (an ask, not
+        a chat's prompt) it becomes current."""
         async with self._resolving():
-            ref = await self._dashboard_session(conn, options.session, new=options.new)
-            self.current = ref.stored_id
+            ref = await self._dashboard_session(conn, name, new=new)
+            if follow:
+                self.current = ref.stored_id
             return ref
 
-    async def chat_ref(self, conn: DashboardConnection, name: str) -> SessionRef:
-        """The Dashboard session ``hermes.chat(name)`` opens, found or started as for an ask (not made current)."""
+    async def chat_ref(self, conn: DashboardConnection, name: str | None) -> SessionRef:
+        """The Dashboard session a chat opens: a new one for None, else found or started as for an ask (not made
+        current)."""
         async with self._resolving():
+            if name is None:
+                ref = await conn.create_session()
+                self.remember(ref)
+                return ref
             return await self._dashboard_session(conn, name, new=False)
 
     async def _dashboard_session(
@@ -167,20 +163,24 @@ class SessionBook:
                 ref = self._refs[key] = await conn.resume(key)
             return ref
 
+    def remember(self, ref: SessionRef) -> None:
+        """A session this connection made or opened some other way (a chat's, a branch): it is this book's now."""
+        self._refs[ref.stored_id] = ref
+        self._own.add(ref.stored_id)
+
     def adopt(self, ref: SessionRef) -> None:
         """A session this connection made some other way (a branch): it is this book's now, and current."""
-        self._refs[ref.stored_id] = ref
+        self.remember(ref)
         self.current = ref.stored_id
 
-    async def api_session(self, options: TurnOptions) -> str:
+    async def api_session(self, name: str | None, *, new: bool = False) -> str:
         """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current.
 
         The API Server has no titles: :func:`resume` takes a stored session id there.
         """
         async with self._resolving():
-            name = options.session
-            stored = None if options.new else self.current if name is None else self.known(name)
-            if stored is None and isinstance(name, Resume) and not options.new:
+            stored = None if new else self.current if name is None else self.known(name)
+            if stored is None and isinstance(name, Resume) and not new:
                 stored = str(name)
             session_id = stored or f"nb_{time.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
             if name is not None:

@@ -1,0 +1,53 @@
+"""The checks every ask makes before anything is sent (``ask``, ``ask_async``, ``start``, ``%hermes``): one place,
+so each refusal reads the same whichever face took the prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import HermesUsageError
+from ..session import VIAS, Resume
+from ..settings import Settings
+from .handle import TurnOptions
+from .interactions import Policy, check_policy
+
+__all__ = ["turn_options"]
+
+
+def turn_options(
+    settings: Settings, default_via: str, prompt: str, *, session: str | None = None, via: str | None = None,
+    approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
+    model: str | None = None, images: Any = None, files: Any = None, filled: int = 0,
+) -> TurnOptions:
+    """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise HermesUsageError("the prompt is empty")
+    path: str = via if via is not None else ("api" if instructions is not None else default_via)
+    if path not in VIAS:
+        raise HermesUsageError(f"via must be 'dashboard' or 'api', not {path!r}")
+    check_policy("approve", approve)
+    check_policy("clarify", clarify)
+    if path == "api":
+        if clarify is not None:
+            raise HermesUsageError(
+                "clarify is not available with via='api': the API Server's runs have no clarify questions "
+                "(use via='dashboard')"
+            )
+        if images or files:
+            raise HermesUsageError("images and files need via='dashboard' (API Server runs take text only)")
+    else:
+        if not settings.dashboard_token:
+            raise HermesUsageError(
+                "no Dashboard token: set HERMES_DASHBOARD_TOKEN (or pass dashboard_token= to connect()), "
+                "or use via='api'"
+            )
+        if instructions is not None:
+            raise HermesUsageError("instructions need via='api' (the Dashboard has no per-turn instructions)")
+    if session is not None and (not isinstance(session, str) or not session.strip()):
+        raise HermesUsageError("session must be a non-empty name or id")
+    if new and isinstance(session, Resume):
+        raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
+    return TurnOptions(prompt=prompt, session=session, via=path, approve=approve, clarify=clarify, new=bool(new),
+                       instructions=instructions, model=model, images=images, files=files, filled=filled,
+                       secrets=(settings.api_key, settings.dashboard_token))
