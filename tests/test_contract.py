@@ -196,3 +196,85 @@ def test_the_view_offers_the_kernels_default_approval_pair() -> None:
     match = re.search(r"DEFAULT_APPROVAL_CHOICES = \[([^\]]*)\]", source)
     assert match is not None, "interactions.ts no longer names DEFAULT_APPROVAL_CHOICES"
     assert tuple(re.findall(r'"([a-z]+)"', match.group(1))) == tuple(DEFAULT_APPROVAL_CHOICES)
+
+
+# --- the widgets' messages: one idiom (js/src/invoke.ts, widgets/replies.py), both sides typed alike ------------
+
+
+def ts_fields(source: str) -> dict[str, dict[str, bool]]:
+    """``{interface: {key: optional}}`` for every top-level ``export interface`` (one key per line)."""
+    found: dict[str, dict[str, bool]] = {}
+    for match in re.finditer(r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S):
+        found[match.group(1)] = {
+            field.group(1): field.group(2) == "?"
+            for line in match.group(2).splitlines()
+            if (field := re.match(r"\s*(\w+)(\??)\s*:", line))
+        }
+    return found
+
+
+def ts_type_unions(source: str) -> dict[str, list[str]]:
+    """``{type name: [member names]}`` for every ``export type X = A | B;`` made of names only."""
+    found: dict[str, list[str]] = {}
+    for match in re.finditer(r"export type (\w+)\s*=\s*([^;]+);", _strip_comments(source)):
+        members = [m.strip() for m in match.group(2).split("|") if m.strip()]
+        if members and all(re.fullmatch(r"[A-Z]\w*", m) for m in members):
+            found[match.group(1)] = members
+    return found
+
+
+def _members(unions: dict[str, list[str]], name: str) -> list[str]:
+    """The interfaces a union is made of, unions in it expanded."""
+    return [leaf for member in unions[name] for leaf in (_members(unions, member) if member in unions else [member])]
+
+
+def _literal(source: str, interface: str) -> str:
+    """The ``type`` literal of an interface."""
+    match = re.search(rf"export interface {interface}\s*\{{[^}}]*?\btype: \"(\w+)\"", _strip_comments(source), re.S)
+    assert match is not None, f"{interface} has no type literal"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(("union", "group"), [("KernelMsg", "CHAT_KERNEL_MESSAGES"), ("JobsKernelMsg", "JOBS_KERNEL_MESSAGES")])
+def test_kernel_messages_match_the_typescript_unions(ts_source: str, union: str, group: str) -> None:
+    """Every message the kernel sends a view is a TypedDict of widgets/messages.py with exactly the keys (and the
+    optional ones) of the TS interface of the same name, and the TS union lists exactly those messages."""
+    from hermes_notebook.widgets import messages
+
+    typed = getattr(messages, group)
+    fields, unions = ts_fields(ts_source), ts_type_unions(ts_source)
+    assert sorted(_members(unions, union)) == sorted(t.__name__ for t in typed)
+    for message in typed:
+        ts = fields[message.__name__]
+        assert sorted(message.__annotations__) == sorted(ts), message.__name__
+        assert sorted(message.__optional_keys__) == sorted(k for k, optional in ts.items() if optional), message.__name__
+        assert _literal(ts_source, message.__name__) == typing.get_args(typing.get_type_hints(message)["type"])[0]
+
+
+@pytest.mark.parametrize(("union", "table"), [("ViewMsg", "CHAT_MESSAGES"), ("JobsViewMsg", "JOBS_MESSAGES")])
+def test_view_messages_match_the_kernels_checks(ts_source: str, union: str, table: str) -> None:
+    """Every message type a view may send has a TS interface whose fields are exactly the ones
+    widgets/inbound.py checks for that type, and the kernel checks no type the view cannot send."""
+    from hermes_notebook.widgets import inbound
+
+    checks = getattr(inbound, table)
+    fields = ts_fields(ts_source)
+    sent = {_literal(ts_source, name): name for name in _members(ts_type_unions(ts_source), union)}
+    assert sorted(sent) == sorted(checks)
+    for kind, interface in sent.items():
+        assert sorted(set(fields[interface]) - {"type"}) == sorted(checks[kind]), interface
+
+
+def test_every_question_has_its_answer_on_both_sides(ts_source: str) -> None:
+    """The questions (view messages with a ``request`` id) are the keys of TS ``Answers`` and of
+    ``messages.QUESTIONS``, each answered by the same message on both sides, which can carry the id back."""
+    from hermes_notebook.widgets import inbound, messages
+
+    fields = ts_fields(ts_source)
+    answers = {key: ts.strip() for key, ts in ts_interfaces(ts_source)["Answers"].items()}
+    asked = sorted(kind for table in (inbound.CHAT_MESSAGES, inbound.JOBS_MESSAGES) for kind, f in table.items()
+                   if "request" in f)
+    assert asked == sorted(answers) == sorted(messages.QUESTIONS)
+    assert {k: v.__name__ for k, v in messages.QUESTIONS.items()} == answers
+    assert all("request" in fields[name] for name in answers.values())
+    assert _members({"U": ["A", "V"], "V": ["B"]}, "U") == ["A", "B"]  # the union reader expands (a self-test)

@@ -229,8 +229,14 @@ class TurnHandle:
     # --- control (thread-safe) ---
 
     def answer(self, request_id: str, value: str) -> bool:
-        """Answer a pending interaction (what the buttons call). False if nothing waits for it."""
-        future = self._answers.get(request_id)
+        """Answer a pending interaction (what the buttons call). False if nothing waits for it.
+
+        A view shows a request as soon as its record arrives, a moment before the runner starts waiting for its
+        answer: a click in between is kept for it, not lost."""
+        with self._lock:
+            future = self._answers.get(request_id)
+            if future is None and self._is_pending(request_id):
+                future = self._answers[request_id] = concurrent.futures.Future()
         if future is None:
             return False
         try:
@@ -239,6 +245,11 @@ class TurnHandle:
             return False
         self.answered_at[request_id] = time.time()
         return True
+
+    def _is_pending(self, request_id: str) -> bool:
+        message = self._store.get(self._message_id or "") or {}
+        return any((p.get("interaction") or {}).get("request_id") == request_id
+                   and (p.get("interaction") or {}).get("status") == "pending" for p in message.get("parts") or ())
 
     def stop(self) -> None:
         """Ask the server to interrupt the turn (returns at once; what the stop button calls)."""
@@ -305,8 +316,8 @@ class TurnHandle:
                 self.notes.append("nobody could answer the request to run code in the kernel; it was denied")
                 return "deny"
             return None
-        future: concurrent.futures.Future[str] = concurrent.futures.Future()
-        self._answers[request["request_id"]] = future
+        with self._lock:  # a click may have come first (see answer())
+            future = self._answers.setdefault(request["request_id"], concurrent.futures.Future())
         if self.text_prompts:
             self._asks.put(_Ask(request, future))
         try:

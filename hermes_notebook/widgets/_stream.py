@@ -387,7 +387,7 @@ class StreamingWidget(anywidget.AnyWidget):
         """Register what to do for a browser message ``{"type": name, ...}``."""
         self._actions[name] = handler
 
-    def _dispatch(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _dispatch(self, _widget: object, content: object, _buffers: object) -> None:
         # Every browser message is checked once (shape, types, sizes) before a handler sees it.
         try:
             message = inbound.validate(content, inbound.CHAT_MESSAGES)

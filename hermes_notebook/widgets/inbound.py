@@ -17,8 +17,7 @@ from typing import Any
 
 # Largest image (decoded bytes): the one limit, shared with the dashboard client's attachments. The base64
 # length is checked first, so nothing larger is ever decoded.
-from ..client.dashboard.attachments import MAX_IMAGE_BYTES
-from ..client.dashboard.files import MAX_FILES
+from ..session import MAX_FILES, MAX_IMAGE_BYTES
 from ..turns.model import DEFAULT_APPROVAL_CHOICES
 
 __all__ = [
@@ -105,7 +104,7 @@ def optional(inner: Check) -> Check:
 
 
 def request_number(name: str, value: Any) -> int | str | None:
-    """The view's request counter, echoed back in the reply (a small int, or an id string)."""
+    """A question's request id (js/src/invoke.ts), echoed back in its answer (an id string, or a small int)."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53):
         return value
     if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
@@ -185,10 +184,11 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "new_session": {},
     "switch_session": {"session_id": text(MAX_ID_CHARS, empty=False)},
     "refresh": {},
-    "list_sessions": {},  # the picker opened: the kernel answers with a ``sessions`` message
+    "list_sessions": {"request": request_number},  # the picker opened: answered by a ``sessions`` message
     "export": {"format": text(16)},  # which formats: chat_export.on_export says, naming them
-    "commands": {},  # the composer's / menu opened: the kernel answers with a ``commands`` message
-    "command": {"line": text(MAX_COMMAND_CHARS, empty=False)},  # run a Hermes slash command (chat_session.py)
+    "commands": {"request": request_number},  # the composer's / menu opened: answered by a ``commands`` message
+    # run a Hermes slash command (chat_session.py): answered by a ``command_output`` message
+    "command": {"request": request_number, "line": text(MAX_COMMAND_CHARS, empty=False)},
     # message buttons and file attachments (chat_actions.py): which message is checked there, against the store
     "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},
     "undo": {"message_id": text(MAX_ID_CHARS, empty=False)},

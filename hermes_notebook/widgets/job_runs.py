@@ -6,9 +6,8 @@ transcript goes as turn-model message dicts, which the view renders read-only wi
 run printed is untrusted and may quote a key: every answer goes through the secret scrubber with the API key
 and Dashboard token first.
 
-Browser -> kernel: ``{"type": "runs", "request", "id": job_id}``, ``{"type": "transcript", "request", "run_id"}``.
-Kernel -> browser: ``{"type": "runs_result", "request", "id", "ok", "runs": [JobRun.to_dict()], "message"}``,
-``{"type": "transcript_result", "request", "run_id", "ok", "messages": [...], "message"}``.
+Browser -> kernel, questions with a request id (:mod:`.replies`): ``runs`` (a job's id) and ``transcript`` (a run's
+id); the answers ``runs_result`` and ``transcript_result`` (typed in :mod:`.messages`).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from ..errors import HermesError
 from ..jobs.runs import RUN_ID, job_runs, run_transcript
 from ..scrub import scrub_value
 from ..settings import Settings
+from .replies import answer
 
 if TYPE_CHECKING:
     from ..client.api import ApiClient
@@ -102,30 +102,35 @@ class RunsHandler:
         return self._api
 
     async def on_runs(self, content: dict[str, Any]) -> None:
-        job_id, request = str(content.get("id") or ""), content.get("request")
+        job_id = str(content.get("id") or "")
+
+        def result(ok: bool, runs: list[dict[str, Any]], message: str) -> None:
+            self._reply(answer(content, {"type": "runs_result", "id": job_id, "ok": ok, "runs": runs,
+                                         "message": message}))
+
         try:
             runs = await job_runs(await self._client(), job_id, limit=RUNS_SHOWN, factory=self._client)
         except HermesError as exc:
-            self._reply({"type": "runs_result", "request": request, "id": job_id, "ok": False, "runs": [],
-                         "message": f"Could not list the runs: {exc}"})
+            result(False, [], f"Could not list the runs: {exc}")
             return
-        self._reply({"type": "runs_result", "request": request, "id": job_id, "ok": True,
-                     "runs": runs.to_dicts(), "message": ""})
+        result(True, runs.to_dicts(), "")
 
     async def on_transcript(self, content: dict[str, Any]) -> None:
-        run_id, request = str(content.get("run_id") or ""), content.get("request")
+        run_id = str(content.get("run_id") or "")
+
+        def result(ok: bool, messages: list[dict[str, Any]], message: str) -> None:
+            self._reply(answer(content, {"type": "transcript_result", "run_id": run_id, "ok": ok,
+                                         "messages": messages, "message": message}))
+
         if not RUN_ID.match(run_id):
-            self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": False,
-                         "messages": [], "message": f"{run_id!r} is not a cron run"})
+            result(False, [], f"{run_id!r} is not a cron run")
             return
         try:
             messages = await run_transcript(await self._client(), run_id)
         except HermesError as exc:
-            self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": False,
-                         "messages": [], "message": f"Could not open the run: {exc}"})
+            result(False, [], f"Could not open the run: {exc}")
             return
-        self._reply({"type": "transcript_result", "request": request, "run_id": run_id, "ok": True,
-                     "messages": list(messages), "message": ""})
+        result(True, [dict(m) for m in messages], "")
 
     async def aclose(self) -> None:
         if self._api is not None:

@@ -18,15 +18,10 @@ Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a s
 (:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
 hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
-Browser -> kernel: ``{"type": "refresh"}``, ``{"type": "check_schedule", "request", "schedule"}``,
-``{"type": "save", "request", "id": str | None, "fields": {...}}``,
-``{"type": "action", "request", "action": "pause" | "resume" | "run" | "delete", "id"}``,
-``{"type": "get_prompt", "request", "id"}``, ``{"type": "job_errors"}``.
-Kernel -> browser: ``{"type": "schedule_check", "request", ...ScheduleCheck.to_dict()}``,
-``{"type": "prompt", "request", "id", "ok", "prompt"}``, ``{"type": "job_errors", "errors": {id: {"last_error",
-"last_delivery_error"}}}`` (jobs with an error only),
-``{"type": "save_result", "request", "ok", "field", "message", "job"}``,
-``{"type": "action_result", "request", "action", "id", "ok", "message"}``.
+Messages, typed in :mod:`.messages` and checked against ``js/src/types.ts``: commands (``refresh``,
+``job_errors``) and questions with a request id, each answered once (:mod:`.replies`): ``check_schedule`` ->
+``schedule_check``, ``save`` -> ``save_result``, ``action`` -> ``action_result``, ``get_prompt`` -> ``prompt``, and
+the run list's ``runs`` and ``transcript`` (:mod:`.job_runs`). ``job_errors`` also follows every refresh.
 """
 
 from __future__ import annotations
@@ -37,7 +32,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import anywidget
 import traitlets
@@ -50,13 +45,15 @@ from ..errors import HermesAuthError, HermesConnectionError, HermesError, Hermes
 from ..inert import redact_url, terminal_safe
 from ..jobs.api import JobsAPI
 from ..scrub import scrub, scrub_value
+from ..runtime import blocking, on_loop
 from ..settings import Settings
 from . import inbound
 from ._stream import STATIC
 from .job_runs import FinishedRun, RunsHandler
+from .replies import answer
 from .static_twin import StaticTwin
 
-__all__ = ["STATIC_CLASS", "Jobs"]
+__all__ = ["STATIC_CLASS", "HasSettings", "Jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +64,12 @@ STATIC_CLASS = "hn-jobs-static-wrap"
 DEFAULT_AUTO_REFRESH = 30.0
 
 _RUN_NOTE = "It will start on the scheduler's next tick (within about a minute)."
+
+
+class HasSettings(Protocol):
+    """What the jobs widget takes from the ``hermes_notebook.connect()`` object: its settings."""
+
+    settings: Settings
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -157,7 +160,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
 
     def __init__(
         self,
-        source: JobsClient | Settings | Any = None,
+        source: JobsClient | Settings | HasSettings | None = None,
         *,
         include_disabled: bool = False,
         auto_refresh: float = DEFAULT_AUTO_REFRESH,
@@ -196,13 +199,11 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._restart_auto_refresh()
 
     @staticmethod
-    def _make_client(source: Any) -> tuple[JobsClient, bool]:
+    def _make_client(source: JobsClient | Settings | HasSettings | None) -> tuple[JobsClient, bool]:
         if isinstance(source, JobsClient):
             return source, False
-        if isinstance(source, Settings):
-            return JobsClient(source), True
-        if source is None:
-            return JobsClient(Settings.resolve()), True
+        if source is None or isinstance(source, Settings):
+            return JobsClient(source or Settings.resolve()), True
         settings = getattr(source, "settings", None)
         if isinstance(settings, Settings):
             return JobsClient(settings), True
@@ -230,10 +231,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
                 raise TimeoutError(f"the jobs widget was still busy after {timeout} s")
             concurrent.futures.wait(open_, timeout=remaining)
 
-    def refresh(self) -> None:
-        """Reload the jobs now (blocking)."""
-        runtime.run_sync(self.refresh_async())
-
+    @on_loop
     async def refresh_async(self) -> None:
         """Reload the jobs and update the table, the connection indicator and the static table."""
         if self._closed:
@@ -262,6 +260,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._send_errors()
         if not self._closed:
             self.update_static()
+
+    refresh = blocking(refresh_async)
 
     def _send_errors(self) -> None:
         """The last errors of the listed jobs, as a reply (never synced: the saved rows only flag them)."""
@@ -337,10 +337,10 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
 
     # --- browser messages -----------------------------------------------------------------------------
 
-    def _dispatch(self, _widget: Any, content: Any, _buffers: Any) -> None:
+    def _dispatch(self, _widget: object, content: object, _buffers: object) -> None:
         self.handle_message(content)
 
-    def handle_message(self, content: Any) -> concurrent.futures.Future[None] | None:
+    def handle_message(self, content: object) -> concurrent.futures.Future[None] | None:
         """Handle one browser message (also the entry point for kernel-side tests); returns its future."""
         try:
             message = inbound.validate(content, inbound.JOBS_MESSAGES)
@@ -371,16 +371,15 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
 
     async def _on_check_schedule(self, content: dict[str, Any]) -> None:
         result = schedules.check(content.get("schedule", ""))
-        self._reply({"type": "schedule_check", "request": content.get("request"), **result.to_dict()})
+        self._reply(answer(content, {"type": "schedule_check", **result.to_dict()}))
 
     async def _on_save(self, content: dict[str, Any]) -> None:
-        request = content.get("request")
         job_id = content.get("id") or None
         given = content.get("fields")
         raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         if job_id and not any(row["id"] == job_id for row in self.jobs):
-            self._reply({"type": "save_result", "request": request, "ok": False, "field": None,
-                         "message": "no such job in this list; refresh and try again", "job": None})
+            self._reply(answer(content, {"type": "save_result", "ok": False, "field": None,
+                                         "message": "no such job in this list; refresh and try again", "job": None}))
             return
         fields = _form_fields(raw, editing=bool(job_id))
         try:
@@ -389,45 +388,44 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             else:
                 job = await self._helpers.create_async(**fields)
         except HermesError as exc:
-            field = _field_of(exc)
-            self._reply({"type": "save_result", "request": request, "ok": False, "field": field,
-                         "message": _plain(exc), "job": None})
+            self._reply(answer(content, {"type": "save_result", "ok": False, "field": _field_of(exc),
+                                         "message": str(exc), "job": None}))
             return
         verb = "Updated" if job_id else "Created"
         self.notice = {"kind": "info", "text": f"{verb} job {job.name!r} ({schedule_description(job)})."}
-        self._reply({"type": "save_result", "request": request, "ok": True, "field": None, "message": "",
-                     "job": job_row(job)})
+        self._reply(answer(content, {"type": "save_result", "ok": True, "field": None, "message": "",
+                                     "job": job_row(job)}))
         await self.refresh_async()
 
     async def _on_get_prompt(self, content: dict[str, Any]) -> None:
         """The whole prompt of a listed job, for the edit form (sent as a reply, never synced)."""
         job = next((j for j in getattr(self, "_last_jobs", []) if j.id == content["id"]), None)
-        self._reply({"type": "prompt", "request": content["request"], "id": content["id"],
-                     "ok": job is not None, "prompt": job.prompt if job is not None else None})
+        self._reply(answer(content, {"type": "prompt", "id": content["id"], "ok": job is not None,
+                                     "prompt": job.prompt if job is not None else None}))
 
     async def _on_job_errors(self, _content: dict[str, Any]) -> None:
         self._send_errors()
 
     async def _on_action(self, content: dict[str, Any]) -> None:
-        action, job_id, request = content.get("action"), str(content.get("id") or ""), content.get("request")
+        action, job_id = str(content.get("action")), str(content.get("id") or "")
         calls = {"pause": self._client.pause, "resume": self._client.resume, "run": self._client.run,
                  "delete": self._client.delete}
-        if action not in calls:
-            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
-                         "message": f"unknown action {action!r}"})
-            return
+
+        def result(ok: bool, message: str) -> None:
+            self._reply(answer(content, {"type": "action_result", "action": action, "id": job_id, "ok": ok,
+                                         "message": message}))
+
         name = next((row["name"] for row in self.jobs if row["id"] == job_id), None)
-        if name is None:  # only jobs this view lists can be acted on
-            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
-                         "message": "no such job in this list; refresh and try again"})
+        if action not in calls or name is None:  # only jobs this view lists can be acted on
+            result(False, f"unknown action {action!r}" if action not in calls else
+                   "no such job in this list; refresh and try again")
             return
         try:
             await calls[action](job_id)
         except HermesError as exc:
-            message = f"Could not {action} {name!r}: {_plain(exc)}"
+            message = f"Could not {action} {name!r}: {exc}"
             self.notice = {"kind": "error", "text": message}
-            self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": False,
-                         "message": message})
+            result(False, message)
             await self.refresh_async()
             return
         message = {
@@ -435,10 +433,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             "resume": f"Resumed {name!r}.",
             "run": f"{name!r} is due now. {_RUN_NOTE}",
             "delete": f"Deleted {name!r}.",
-        }[str(action)]
+        }[action]
         self.notice = {"kind": "info", "text": message}
-        self._reply({"type": "action_result", "request": request, "action": action, "id": job_id, "ok": True,
-                     "message": message})
+        result(True, message)
         await self.refresh_async()
 
     # --- display: live widget + static table ----------------------------------------------------------
@@ -490,10 +487,6 @@ def _field_of(exc: HermesError) -> str | None:
     """Which form field an error belongs to: its ``param`` (set where the value was checked or refused)."""
     param = getattr(exc, "param", None)
     return param if param in FORM_FIELDS else None
-
-
-def _plain(exc: HermesError) -> str:
-    return str(exc)
 
 
 def _connection_message(exc: HermesError) -> str:

@@ -196,33 +196,90 @@ export interface ChatState {
   context_usage?: ContextUsage | null;
 }
 
-// ---- custom messages ----
+// ---- custom messages (js/src/invoke.ts: the one idiom of both widgets) ----
+//
+// Mirrored name for name in hermes_notebook/widgets/messages.py (kernel -> browser) and the tables of
+// hermes_notebook/widgets/inbound.py (browser -> kernel); tests/test_contract.py compares them field by field.
+// A question carries a `request` id (set by `invoke`) and is answered once by the message `Answers` names for
+// it, with the same `request`, or by an `ErrorMsg`; every other message is a command or a state push.
 
-/** Kernel -> browser. */
+/** Kernel -> browser: a question could not be answered (the view's `invoke` rejects with `message`). */
+export interface ErrorMsg {
+  type: "error";
+  request: string;
+  message: string;
+}
+
+/** A change batch; `index` only when the batch settles messages. */
+export interface ChangesMsg {
+  type: "changes";
+  seq: number;
+  changes: WireChange[];
+  index?: IndexEntry[];
+}
+/** A batch of one `append` of `text` to the part the previous batch (seq - 1) ended appending to. */
+export interface MoreMsg {
+  type: "more";
+  seq: number;
+  text: string;
+}
+export interface IndexMsg {
+  type: "index";
+  index: IndexEntry[];
+}
+export interface SnapshotMsg {
+  type: "snapshot";
+  seq: number;
+  messages: Message[];
+  revs?: Record<string, number>;
+  /** only the newest messages: `older` more precede them in the kernel, sent a page at a time on request */
+  partial?: boolean;
+  older?: number;
+  /** sent by a reset (a new conversation), not in answer to some view's request */
+  reset?: boolean;
+}
+/** The page of messages before `before`, as of `seq`, answering `{type: "older"}`; `older` more precede it. */
+export interface OlderMsg {
+  type: "older";
+  seq: number;
+  before: string;
+  messages: Message[];
+  revs: Record<string, number>;
+  older: number;
+}
+/** The session picker's list, answering `list_sessions` (and sent again after every re-list, without a request). */
+export interface SessionsMsg {
+  type: "sessions";
+  request?: string;
+  sessions: SessionInfo[];
+}
+/** Hermes' slash commands, answering `commands` (never synced state). */
+export interface CommandsMsg {
+  type: "commands";
+  request?: string;
+  commands: CommandEntry[];
+}
+/** What a slash command printed, answering `command` (shown as text). */
+export interface CommandOutputMsg {
+  type: "command_output";
+  request?: string;
+  command: string;
+  output: string;
+  warning: string;
+  prefill: string;
+}
+
+/** Chat: kernel -> browser. */
 export type KernelMsg =
-  | { type: "changes"; seq: number; changes: WireChange[]; index?: IndexEntry[] }
-  /** a batch of one `append` of `text` to the part the previous batch (seq - 1) ended appending to */
-  | { type: "more"; seq: number; text: string }
-  | { type: "index"; index: IndexEntry[] }
-  | {
-      type: "snapshot";
-      seq: number;
-      messages: Message[];
-      revs?: Record<string, number>;
-      /** only the newest messages: `older` more precede them in the kernel, sent a page at a time on request */
-      partial?: boolean;
-      older?: number;
-      /** sent by a reset (a new conversation), not in answer to some view's request */
-      reset?: boolean;
-    }
-  /** the page of messages before `before`, as of `seq`, answering `{type: "older"}`; `older` more precede it */
-  | { type: "older"; seq: number; before: string; messages: Message[]; revs: Record<string, number>; older: number }
-  /** the session picker's list, answering `{type: "list_sessions"}` (never synced state: that is saved) */
-  | { type: "sessions"; sessions: SessionInfo[] }
-  /** Hermes' slash commands, answering `{type: "commands"}` (never synced state) */
-  | { type: "commands"; commands: CommandEntry[] }
-  /** what a slash command printed, answering `{type: "command"}` (shown as text) */
-  | { type: "command_output"; command: string; output: string; warning: string; prefill: string };
+  | ChangesMsg
+  | MoreMsg
+  | IndexMsg
+  | SnapshotMsg
+  | OlderMsg
+  | SessionsMsg
+  | CommandsMsg
+  | CommandOutputMsg
+  | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
 export interface CommandEntry {
@@ -244,32 +301,244 @@ export interface FileAttachment {
   data: string;
 }
 
-/** Browser -> kernel. */
-export type ViewMsg =
-  | { type: "snapshot" }
-  | { type: "older"; before: string }
-  | { type: "send"; text: string; images: ImageAttachment[] }
-  | { type: "send_files"; text: string; images: ImageAttachment[]; files: FileAttachment[] }
-  /** message buttons (chat/actions.ts): the kernel checks the message is the last reply / prompt */
-  | { type: "undo" | "regenerate" | "branch"; message_id: string }
-  | { type: "edit"; message_id: string; text: string }
-  | { type: "stop" }
-  | { type: "respond"; message_id: string; part_id: string; request_id: string; response: string }
-  | {
-      type: "secret";
-      message_id: string;
-      part_id: string;
-      request_id: string;
-      kind: "sudo" | "secret";
-      value: string;
-    }
-  | { type: "new_session" }
-  | { type: "switch_session"; session_id: string }
-  | { type: "refresh" }
-  | { type: "list_sessions" }
-  | { type: "export"; format: "md" | "html" | "ipynb" }
-  | { type: "commands" }
-  | { type: "command"; line: string };
+export interface SnapshotRequest {
+  type: "snapshot";
+}
+export interface OlderRequest {
+  type: "older";
+  before: string;
+}
+export interface SendMsg {
+  type: "send";
+  text: string;
+  images: ImageAttachment[];
+}
+export interface SendFilesMsg {
+  type: "send_files";
+  text: string;
+  images: ImageAttachment[];
+  files: FileAttachment[];
+}
+/** Message buttons (chat/actions.ts): the kernel checks the message is the last reply / prompt. */
+export interface UndoMsg {
+  type: "undo";
+  message_id: string;
+}
+export interface RegenerateMsg {
+  type: "regenerate";
+  message_id: string;
+}
+export interface BranchMsg {
+  type: "branch";
+  message_id: string;
+}
+export interface EditMsg {
+  type: "edit";
+  message_id: string;
+  text: string;
+}
+export interface StopMsg {
+  type: "stop";
+}
+export interface RespondMsg {
+  type: "respond";
+  message_id: string;
+  part_id: string;
+  request_id: string;
+  response: string;
+}
+export interface SecretMsg {
+  type: "secret";
+  message_id: string;
+  part_id: string;
+  request_id: string;
+  kind: "sudo" | "secret";
+  value: string;
+}
+export interface NewSessionMsg {
+  type: "new_session";
+}
+export interface SwitchSessionMsg {
+  type: "switch_session";
+  session_id: string;
+}
+export interface RefreshMsg {
+  type: "refresh";
+}
+export interface ExportMsg {
+  type: "export";
+  format: "md" | "html" | "ipynb";
+}
+/** The picker opened: answered by a `SessionsMsg`. */
+export interface ListSessionsMsg {
+  type: "list_sessions";
+  request: string;
+}
+/** The composer's `/` menu opened: answered by a `CommandsMsg`. */
+export interface CommandsRequest {
+  type: "commands";
+  request: string;
+}
+/** A composer text starting `/name`: answered by a `CommandOutputMsg`. */
+export interface CommandMsg {
+  type: "command";
+  request: string;
+  line: string;
+}
+
+/** Chat: browser -> kernel, commands (no answer: their effects come as state and change records). */
+export type ChatCommand =
+  | SnapshotRequest
+  | OlderRequest
+  | SendMsg
+  | SendFilesMsg
+  | UndoMsg
+  | RegenerateMsg
+  | BranchMsg
+  | EditMsg
+  | StopMsg
+  | RespondMsg
+  | SecretMsg
+  | NewSessionMsg
+  | SwitchSessionMsg
+  | RefreshMsg
+  | ExportMsg;
+/** Chat: browser -> kernel, questions (each answered once: `Answers`). */
+export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg;
+/** Chat: browser -> kernel. */
+export type ViewMsg = ChatCommand | ChatQuestion;
+/** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
+export type Asked<Q extends { request: string }> = Q extends unknown ? Omit<Q, "request"> : never;
+/** What the chat's parts send: commands, and questions before `invoke` gives them an id. */
+export type ChatOutgoing = ChatCommand | Asked<ChatQuestion>;
+
+// ---- the jobs widget's messages ----
+
+export interface JobsRefreshMsg {
+  type: "refresh";
+}
+export interface JobErrorsRequest {
+  type: "job_errors";
+}
+export interface CheckScheduleMsg {
+  type: "check_schedule";
+  request: string;
+  schedule: string;
+}
+export interface SaveMsg {
+  type: "save";
+  request: string;
+  id: string | null;
+  fields: Record<string, string>;
+}
+export interface ActionMsg {
+  type: "action";
+  request: string;
+  action: "pause" | "resume" | "run" | "delete";
+  id: string;
+}
+export interface GetPromptMsg {
+  type: "get_prompt";
+  request: string;
+  id: string;
+}
+export interface RunsMsg {
+  type: "runs";
+  request: string;
+  id: string;
+}
+export interface TranscriptMsg {
+  type: "transcript";
+  request: string;
+  run_id: string;
+}
+/** Jobs: browser -> kernel. */
+export type JobsViewMsg = JobsRefreshMsg | JobErrorsRequest | CheckScheduleMsg | SaveMsg | ActionMsg | GetPromptMsg | RunsMsg | TranscriptMsg;
+export type JobsQuestion = Extract<JobsViewMsg, { request: string }>;
+
+/** A schedule as the kernel checked it (hermes_notebook/cron/schedules.py `ScheduleCheck.to_dict`). */
+export interface ScheduleCheckMsg {
+  type: "schedule_check";
+  request: string;
+  ok: boolean;
+  text: string;
+  message: string;
+  example: string;
+  kind: string;
+  description: string;
+  next_runs: string[];
+  warnings: string[];
+}
+export interface SaveResultMsg {
+  type: "save_result";
+  request: string;
+  ok: boolean;
+  /** the form field the error belongs to */
+  field: string | null;
+  message: string;
+  job: Record<string, unknown> | null;
+}
+export interface ActionResultMsg {
+  type: "action_result";
+  request: string;
+  action: string;
+  id: string;
+  ok: boolean;
+  message: string;
+}
+/** A listed job's whole prompt, for the edit form (never synced). */
+export interface PromptMsg {
+  type: "prompt";
+  request: string;
+  id: string;
+  ok: boolean;
+  prompt: string | null;
+}
+/** The listed jobs' last errors (jobs with an error only); also sent after every refresh. */
+export interface JobErrorsMsg {
+  type: "job_errors";
+  errors: Record<string, { last_error: string | null; last_delivery_error: string | null }>;
+}
+export interface RunsResultMsg {
+  type: "runs_result";
+  request: string;
+  id: string;
+  ok: boolean;
+  runs: Record<string, unknown>[];
+  message: string;
+}
+export interface TranscriptResultMsg {
+  type: "transcript_result";
+  request: string;
+  run_id: string;
+  ok: boolean;
+  messages: Message[];
+  message: string;
+}
+/** Jobs: kernel -> browser. */
+export type JobsKernelMsg =
+  | ScheduleCheckMsg
+  | SaveResultMsg
+  | ActionResultMsg
+  | PromptMsg
+  | JobErrorsMsg
+  | RunsResultMsg
+  | TranscriptResultMsg
+  | ErrorMsg;
+
+/** Each question's answer, by the question's `type` (both widgets). */
+export interface Answers {
+  list_sessions: SessionsMsg;
+  commands: CommandsMsg;
+  command: CommandOutputMsg;
+  check_schedule: ScheduleCheckMsg;
+  save: SaveResultMsg;
+  action: ActionResultMsg;
+  get_prompt: PromptMsg;
+  runs: RunsResultMsg;
+  transcript: TranscriptResultMsg;
+}
+export type Question = ChatQuestion | JobsQuestion;
 
 // ---- the anywidget model, typed over its state (after @anywidget/types AnyModel<T>) ----
 

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 
 import { createComposer, MAX_IMAGE_BYTES } from "../src/chat/composer";
-import type { ViewMsg } from "../src/types";
+import type { ChatOutgoing } from "../src/types";
 
 function setup() {
-  const sent: ViewMsg[] = [];
+  const sent: ChatOutgoing[] = [];
   const composer = createComposer((m) => sent.push(m));
   document.body.replaceChildren(composer.el);
   const $ = <E extends HTMLElement = HTMLElement>(selector: string) => composer.el.querySelector<E>(selector)!;

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 
 import { createComposer } from "../src/chat/composer";
 import { MAX_FILE_BYTES, isDocument } from "../src/chat/files";
-import type { ViewMsg } from "../src/types";
+import type { ChatOutgoing } from "../src/types";
 
 function setup() {
-  const sent: ViewMsg[] = [];
+  const sent: ChatOutgoing[] = [];
   const composer = createComposer((m) => sent.push(m));
   document.body.replaceChildren(composer.el);
   const $ = <E extends HTMLElement = HTMLElement>(selector: string) => composer.el.querySelector<E>(selector)!;

@@ -4,7 +4,7 @@ import { createComposer } from "../src/chat/composer";
 import { createMessageView } from "../src/chat/message";
 import { breakdownText, cacheText, formatUsage } from "../src/chat/usage";
 import { createChatView } from "../src/chat/view";
-import type { ChatState, ViewMsg } from "../src/types";
+import type { ChatState, ChatOutgoing } from "../src/types";
 import { FakeModel } from "./fake-model";
 import { chatState, message, textPart } from "./fixtures";
 
@@ -34,7 +34,7 @@ function chat(state: Partial<ChatState> = {}) {
 }
 
 function composer() {
-  const sent: ViewMsg[] = [];
+  const sent: ChatOutgoing[] = [];
   const c = createComposer((m) => sent.push(m));
   document.body.replaceChildren(c.el);
   const textarea = c.el.querySelector<HTMLTextAreaElement>("textarea")!;

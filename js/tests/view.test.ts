@@ -50,7 +50,7 @@ describe("render and snapshot", () => {
   it("asks for a snapshot at once; the index alone shows no content", () => {
     const { model, $$ } = setup();
     expect($$(".hn-message")).toEqual([]);
-    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions" }]);
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }]);
   });
 
   it("marks itself live only once a kernel answered, so saved widget state keeps the static transcript", () => {
@@ -379,7 +379,7 @@ describe("scroll-follow", () => {
 describe("header, banner and composer wiring", () => {
   it("lists sessions and sends switch_session / new_session / refresh", () => {
     const { model, $ } = setup({ session: { id: "s2", title: "Second" } });
-    expect(model.sent.slice(0, 2)).toEqual([{ type: "snapshot" }, { type: "list_sessions" }]);
+    expect(model.sent.slice(0, 2)).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }]);
     model.kernelSend({ type: "sessions", sessions: [{ id: "s1", title: "First" }, { id: "s2", title: "Second" }] });
     model.sent.length = 0;
     expect($(".hn-title")!.textContent).toBe("Second");

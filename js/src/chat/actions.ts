@@ -5,10 +5,10 @@
 // saves, Esc cancels. After an undo or a branch the kernel re-sends the conversation (a reset snapshot).
 
 import { h } from "../dom";
-import type { Message, ViewMsg } from "../types";
+import type { Message, ChatOutgoing } from "../types";
 
 export interface ActionContext {
-  send(message: ViewMsg): void;
+  send(message: ChatOutgoing): void;
   /** true while a turn runs: buttons made now start disabled */
   busy?: () => boolean;
 }

@@ -14,14 +14,14 @@ const TODO_LABELS: Record<string, string> = {
 };
 
 /** The task list as a checklist: one row per item, its state as a checkbox (read-only) and a word. */
-export function todoView(el: HTMLElement): PartView {
+export function todoView(el: HTMLElement, first: Part): PartView {
   const count = h("span", { class: "hn-todo-count" });
   const list = h("ul", { class: "hn-todo-list", role: "list" });
   el.append(h("div", { class: "hn-todo" }, h("div", { class: "hn-todo-header" }, "Plan ", count), list));
   let shown = "";
-  return {
+  const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       this.part = part;
       const items = part.todos ?? [];
@@ -33,6 +33,8 @@ export function todoView(el: HTMLElement): PartView {
       list.replaceChildren(...items.map(todoRow));
     },
   };
+  view.update(first);
+  return view;
 }
 
 function todoRow(item: TodoItem): HTMLElement {
@@ -60,7 +62,7 @@ const SUBAGENT_LABELS: Record<string, string> = {
 };
 
 /** A subagent: a collapsible card (goal, status, its tool calls, its summary), indented by its depth. */
-export function subagentView(el: HTMLElement): PartView {
+export function subagentView(el: HTMLElement, first: Part): PartView {
   const goal = h("span", { class: "hn-subagent-goal" });
   const status = h("span", { class: "hn-tool-status", role: "status" });
   const activity = h("div", { class: "hn-subagent-activity" });
@@ -76,9 +78,9 @@ export function subagentView(el: HTMLElement): PartView {
   );
   el.append(details);
   let shown = "";
-  return {
+  const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       this.part = part;
       const info = part.subagent;
@@ -105,6 +107,8 @@ export function subagentView(el: HTMLElement): PartView {
       summary.hidden = !info.summary;
     },
   };
+  view.update(first);
+  return view;
 }
 
 /** How a diff line is coloured: by its first characters only (the same rule as render_activity.py). */

@@ -5,7 +5,7 @@
 // the menu of the server's commands (slash.ts). Start with a space to send such a text as a prompt.
 
 import { h } from "../dom";
-import type { CommandEntry, FileAttachment, ImageAttachment, ViewMsg } from "../types";
+import type { CommandEntry, FileAttachment, ImageAttachment, ChatOutgoing } from "../types";
 import { FILE_ACCEPT, MAX_FILE_BYTES, MAX_FILES, acceptDrops, isDocument, readFile, toBase64 } from "./files";
 import { COMMAND_LINE, createSlashMenu } from "./slash";
 
@@ -33,7 +33,7 @@ interface Pending {
   file?: Promise<FileAttachment>;
 }
 
-export function createComposer(send: (message: ViewMsg) => void): Composer {
+export function createComposer(send: (message: ChatOutgoing) => void): Composer {
   const textarea = h("textarea", {
     class: "hn-input",
     rows: 3,

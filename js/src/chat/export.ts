@@ -2,7 +2,7 @@
 // notebook (hermes_notebook/widgets/chat_export.py) and names it in the notice line; the browser only asks.
 
 import { h } from "../dom";
-import type { ViewMsg } from "../types";
+import type { ChatOutgoing } from "../types";
 
 export const EXPORT_FORMATS: [value: "md" | "html" | "ipynb", label: string][] = [
   ["md", "Markdown"],
@@ -10,7 +10,7 @@ export const EXPORT_FORMATS: [value: "md" | "html" | "ipynb", label: string][] =
   ["ipynb", "Notebook"],
 ];
 
-export function createExportControl(send: (message: ViewMsg) => void): HTMLElement {
+export function createExportControl(send: (message: ChatOutgoing) => void): HTMLElement {
   const format = h(
     "select",
     { class: "hn-export-format", "aria-label": "Export format" },

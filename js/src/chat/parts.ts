@@ -3,7 +3,7 @@
 // update only for parts whose object changed, at most once per animation frame).
 
 import { copyButton, displayText, h, setAttr, setText } from "../dom";
-import type { Part } from "../types";
+import type { Part, PartKind } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
@@ -31,23 +31,27 @@ export interface PartContext extends InteractionContext {
  * `settled`: the message is not streaming (history, a finished turn), so its text is rendered once, as final,
  * instead of as a stream and then again when it settles.
  */
+/** Builds the view of one kind of part; `part` is its first state (the view shows it at once). */
+type PartFactory = (el: HTMLElement, part: Part, ids: InteractionIds, ctx: PartContext, settled: boolean) => PartView;
+
+/** One view per part kind: the compiler checks every kind has one (types.ts `PartKind`). */
+const PART_VIEWS: Record<PartKind, PartFactory> = {
+  text: (el, part, _ids, ctx, settled) => textView(el, part, ctx.role, settled),
+  reasoning: (el, part) => reasoningView(el, part),
+  tool: (el, part, ids, ctx, settled) => toolView(el, part, ids, ctx, settled),
+  marker: (el, part) => markerView(el, part),
+  todo: (el, part) => todoView(el, part),
+  subagent: (el, part) => subagentView(el, part),
+};
+
+/**
+ * `settled`: the message is not streaming (history, a finished turn), so its text is rendered once, as final,
+ * instead of as a stream and then again when it settles. A kind this view does not know is shown as text.
+ */
 export function createPartView(part: Part, messageId: string, ctx: PartContext, settled = false): PartView {
   const el = h("div", { class: `hn-part hn-part-${part.kind}`, "data-part-id": part.id, "data-kind": part.kind });
-  const ids = { message_id: messageId, part_id: part.id };
-  const view =
-    part.kind === "tool"
-      ? toolView(el, ids, ctx, settled)
-      : part.kind === "reasoning"
-        ? reasoningView(el)
-        : part.kind === "marker"
-          ? markerView(el)
-          : part.kind === "todo"
-            ? todoView(el)
-            : part.kind === "subagent"
-              ? subagentView(el)
-              : textView(el, ctx.role, settled, part.name);
-  view.update(part);
-  return view;
+  const factory = PART_VIEWS[part.kind] ?? PART_VIEWS.text;
+  return factory(el, part, { message_id: messageId, part_id: part.id }, ctx, settled);
 }
 
 /** Markdown into `body`: incrementally (only the growing tail), or fully per update in the benchmark's naive mode. */
@@ -57,25 +61,22 @@ function markdownTarget(body: HTMLElement): (text: string, final: boolean, appen
   return (text, final, appended) => renderer.update(text, final, appended);
 }
 
-function textView(
-  el: HTMLElement,
-  role: PartContext["role"],
-  settledAtStart: boolean,
-  title: string | null = null,
-): PartView {
+function textView(el: HTMLElement, first: Part, role: PartContext["role"], settledAtStart: boolean): PartView {
+  const title = first.name;
   const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
   // A titled text part (the prompt as sent, when %hermes filled placeholders) shows collapsed under its title.
   el.append(title ? h("details", { class: "hn-sent" }, h("summary", {}, title), body) : body);
   const render = role === "user" ? null : markdownTarget(body);
   let shown: string | null = null;
   let settled = settledAtStart;
-  return {
+  let previous: Part | null = null; // what the last update showed (none yet: the first renders in full)
+  const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       // Streaming: only the appended text is handed on, so a batch never reads the whole message.
-      const appended = this.part === null ? null : takeAppended(part, this.part);
-      this.part = part;
+      const appended = previous === null ? null : takeAppended(part, previous);
+      previous = this.part = part;
       if (appended === "" || (appended === null && part.text === shown)) return;
       shown = part.text;
       if (render === null) setText(body, part.text);
@@ -87,16 +88,18 @@ function textView(
       if (render !== null && shown !== null) render(shown, true, "");
     },
   };
+  view.update(first);
+  return view;
 }
 
 /** A line in the conversation that is no one's words (a context compression): a centered divider, plain text. */
-function markerView(el: HTMLElement): PartView {
+function markerView(el: HTMLElement, first: Part): PartView {
   const label = h("span", { class: "hn-marker-text" });
   const line = h("div", { class: "hn-marker", role: "separator", "aria-orientation": "horizontal" }, label);
   el.append(line);
-  return {
+  const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       this.part = part;
       setText(label, part.text);
@@ -104,9 +107,11 @@ function markerView(el: HTMLElement): PartView {
       setAttr(line, "aria-label", part.text);
     },
   };
+  view.update(first);
+  return view;
 }
 
-function reasoningView(el: HTMLElement): PartView {
+function reasoningView(el: HTMLElement, first: Part): PartView {
   const summary = h("summary", {}, "Reasoning");
   const body = h("div", { class: "hn-markdown hn-reasoning-body" });
   const details = h("details", { class: "hn-reasoning" }, summary, body);
@@ -116,7 +121,7 @@ function reasoningView(el: HTMLElement): PartView {
   let settled = false;
   const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       this.part = part;
       // Closed reasoning isn't rendered at all; it catches up when opened.
@@ -132,10 +137,11 @@ function reasoningView(el: HTMLElement): PartView {
     },
   };
   details.addEventListener("toggle", () => view.update(view.part));
+  view.update(first);
   return view;
 }
 
-function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext, settledAtStart: boolean): PartView {
+function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: InteractionContext, settledAtStart: boolean): PartView {
   const name = h("span", { class: "hn-tool-name" });
   const status = h("span", { class: "hn-tool-status", role: "status" });
   const duration = h("span", { class: "hn-tool-duration" });
@@ -174,9 +180,9 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
     showResult();
   });
 
-  return {
+  const view: PartView = {
     el,
-    part: null as unknown as Part,
+    part: first,
     update(part) {
       this.part = part;
       const state = part.status ?? "running";
@@ -216,6 +222,8 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
       if (this.part.interaction?.status === "pending") this.update(this.part);
     },
   };
+  view.update(first);
+  return view;
 }
 
 const STATUS_LABELS: Record<string, string> = {

@@ -31,7 +31,19 @@
 
 import { animationFrame, h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
-import type { ChatModel, Connection, IndexEntry, KernelMsg, Message, SessionInfo, ViewMsg } from "../types";
+import type {
+  Asked,
+  ChatModel,
+  ChatOutgoing,
+  ChatQuestion,
+  CommandOutputMsg,
+  Connection,
+  IndexEntry,
+  KernelMsg,
+  Message,
+  SessionInfo,
+} from "../types";
+import { invoke, type KernelRefused, type KernelTimeout } from "../invoke";
 import { createComposer } from "./composer";
 import { createSessionHeader } from "./session_header";
 import { createCommandOutput } from "./slash";
@@ -52,6 +64,9 @@ import {
   staleEntries,
   type SyncState,
 } from "./state";
+
+/** How long a slash command may run before the view stops waiting for its output (ms). */
+export const COMMAND_TIMEOUT_MS = 120_000;
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
@@ -91,7 +106,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     model.on(name, callback);
     listeners.push([name, callback]);
   };
-  const send = (message: ViewMsg): void => model.send(message);
+  const asking = new Set<AbortController>(); // questions waiting for their answer (aborted on dispose)
+  const send = (message: ChatOutgoing): void => {
+    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command") ask(message);
+    else model.send(message);
+  };
 
   // ---- DOM ----
   const title = h("span", { class: "hn-title" });
@@ -146,6 +165,38 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
   picker.addEventListener("focus", listSessions);
   picker.addEventListener("pointerdown", listSessions);
+  const showSessions = (list: SessionInfo[]): void => {
+    sessions = Array.isArray(list) ? list : [];
+    listing = null;
+    showSession();
+  };
+  const showOutput = (msg: CommandOutputMsg): void => {
+    commandOutput.show(msg.command, msg.output, msg.warning);
+    if (msg.prefill) composer.prefill(msg.prefill);
+  };
+  // Questions go through `invoke`: a request id, and a timeout after which the view stops waiting.
+  const ask = (question: Asked<ChatQuestion>): void => {
+    const settle = (controller: AbortController): void => void asking.delete(controller);
+    let controller: AbortController;
+    const unanswered = (error: KernelTimeout | KernelRefused): void => {
+      settle(controller);
+      if (question.type === "list_sessions") listing = null;
+      else if (question.type === "commands") composer.setCommands([]);
+      else commandOutput.show(question.line, `No output: ${error.message}.`, "");
+    };
+    if (question.type === "list_sessions") {
+      controller = invoke<ChatQuestion & { type: "list_sessions" }>(model, question, {
+        answer: (msg) => (settle(controller), showSessions(msg.sessions)), failed: unanswered });
+    } else if (question.type === "commands") {
+      controller = invoke<ChatQuestion & { type: "commands" }>(model, question, {
+        answer: (msg) => (settle(controller), composer.setCommands(Array.isArray(msg.commands) ? msg.commands : [])),
+        failed: unanswered });
+    } else {
+      controller = invoke<ChatQuestion & { type: "command" }>(model, question, {
+        answer: (msg) => (settle(controller), showOutput(msg)), failed: unanswered }, { timeout: COMMAND_TIMEOUT_MS });
+    }
+    asking.add(controller);
+  };
 
   // ---- state ----
   // Content comes only from `changes` and `snapshot` messages; index entries (what exists, settled, at
@@ -308,17 +359,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
         wantEarlier = false;
         showEarlier();
       }
-    } else if (msg?.type === "sessions") {
-      sessions = Array.isArray(msg.sessions) ? msg.sessions : [];
-      listing = null;
-      showSession();
+    } else if (msg?.type === "sessions" || msg?.type === "commands" || msg?.type === "command_output") {
+      if (msg.request !== undefined) return; // an answer: the question's own handler shows it
+      if (msg.type === "sessions") showSessions(msg.sessions); // a re-list the kernel pushes after a turn
+      else if (msg.type === "commands") composer.setCommands(Array.isArray(msg.commands) ? msg.commands : []);
+      else showOutput(msg);
       return;
-    } else if (msg?.type === "commands") {
-      composer.setCommands(Array.isArray(msg.commands) ? msg.commands : []);
-      return;
-    } else if (msg?.type === "command_output") {
-      commandOutput.show(msg.command, msg.output, msg.warning);
-      if (msg.prefill) composer.prefill(msg.prefill);
+    } else if (msg?.type === "error") {
       return;
     } else if (msg?.type === "older") {
       olderInFlight = false;
@@ -406,6 +453,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     el: root,
     flush,
     dispose() {
+      for (const controller of asking) controller.abort();
+      asking.clear();
       for (const [name, callback] of listeners) model.off(name, callback);
       listeners.length = 0;
       cancelFrame?.();

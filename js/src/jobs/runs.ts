@@ -5,7 +5,8 @@
 // answered, and keeps the jobs bundle free of the chat's markdown and highlighting libraries.
 
 import { displayText, h, setAttr, setText } from "../dom";
-import type { Message, Part } from "../types";
+import { invoke } from "../invoke";
+import type { AnyModel, JobsQuestion, Message, Part, PartKind, RunsResultMsg, TranscriptResultMsg } from "../types";
 import { formatTime } from "./logic";
 
 export interface RunRow {
@@ -20,11 +21,8 @@ export interface RunRow {
   tool_call_count: number | null;
 }
 
-interface KernelMsg {
-  type: string;
-  request?: number;
-  [key: string]: unknown;
-}
+/** How long a run list or transcript may take to come (ms): both read stored sessions over HTTP. */
+export const RUNS_TIMEOUT_MS = 30_000;
 
 /** "2.4 s" / "1 min 5 s" / "running". */
 export function formatDuration(seconds: number | null): string {
@@ -34,10 +32,12 @@ export function formatDuration(seconds: number | null): string {
   return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
+type RunsMsgQuestion = Extract<JobsQuestion, { type: "runs" }>;
+type TranscriptQuestion = Extract<JobsQuestion, { type: "transcript" }>;
+
 export class RunsPanel {
   readonly el: HTMLElement;
-  private readonly send: (msg: KernelMsg) => void;
-  private readonly nextRequest: () => number;
+  private readonly model: AnyModel<unknown>;
   private readonly title = h("strong", {});
   private readonly status = h("div", { class: "hn-sub", "data-testid": "job-runs-status", role: "status", "aria-live": "polite" });
   private readonly tbody = h("tbody");
@@ -51,12 +51,12 @@ export class RunsPanel {
     hidden: true,
   });
   private jobId: string | null = null;
-  private runsRequest = 0;
-  private transcriptRequest = 0;
+  /** The questions in flight: a newer one (or hiding the panel) aborts the older, whose late answer is ignored. */
+  private listing: AbortController | null = null;
+  private opening: AbortController | null = null;
 
-  constructor(send: (msg: KernelMsg) => void, nextRequest: () => number) {
-    this.send = send;
-    this.nextRequest = nextRequest;
+  constructor(model: AnyModel<unknown>) {
+    this.model = model;
     const close = h("button", { type: "button", "data-testid": "job-runs-close", "aria-label": "Close the run list" }, "Close");
     close.addEventListener("click", () => this.hide());
     const refresh = h("button", { type: "button", "data-testid": "job-runs-refresh" }, "Reload");
@@ -96,42 +96,43 @@ export class RunsPanel {
   hide(): void {
     this.el.hidden = true;
     this.jobId = null;
+    this.dispose();
+  }
+
+  /** Stop waiting for answers (the view is going away). */
+  dispose(): void {
+    this.listing?.abort();
+    this.opening?.abort();
+    this.listing = this.opening = null;
   }
 
   private reload(): void {
     if (this.jobId === null) return;
-    this.runsRequest = this.nextRequest();
     setText(this.status, "Loading runs…");
-    this.send({ type: "runs", request: this.runsRequest, id: this.jobId });
+    this.listing?.abort();
+    this.listing = invoke<RunsMsgQuestion>(this.model, { type: "runs", id: this.jobId }, {
+      answer: (msg) => this.renderRuns(msg),
+      failed: (error) => this.renderRuns({ ok: false, message: `Could not list the runs: ${error.message}.` }),
+    }, { timeout: RUNS_TIMEOUT_MS });
   }
 
   private open(run: RunRow): void {
-    this.transcriptRequest = this.nextRequest();
     this.transcript.hidden = false;
     this.transcript.replaceChildren(h("div", { class: "hn-sub" }, `Opening the run of ${formatTime(run.started_at)}…`));
-    this.send({ type: "transcript", request: this.transcriptRequest, run_id: run.id });
+    this.opening?.abort();
+    this.opening = invoke<TranscriptQuestion>(this.model, { type: "transcript", run_id: run.id }, {
+      answer: (msg) => this.renderTranscript(msg),
+      failed: (error) => this.renderTranscript({ ok: false, message: `Could not open the run: ${error.message}.` }),
+    }, { timeout: RUNS_TIMEOUT_MS });
   }
 
-  /** Handle a kernel message; true when it was for this panel. */
-  onMessage(msg: KernelMsg): boolean {
-    if (msg.type === "runs_result") {
-      if (msg.request === this.runsRequest) this.renderRuns(msg);
-      return true;
-    }
-    if (msg.type === "transcript_result") {
-      if (msg.request === this.transcriptRequest) this.renderTranscript(msg);
-      return true;
-    }
-    return false;
-  }
-
-  private renderRuns(msg: KernelMsg): void {
+  private renderRuns(msg: Partial<RunsResultMsg>): void {
     if (!msg.ok) {
       setText(this.status, String(msg.message ?? "Could not list the runs."));
       this.tbody.replaceChildren();
       return;
     }
-    const runs = (msg.runs as RunRow[]) ?? [];
+    const runs = (msg.runs as RunRow[] | undefined) ?? [];
     setText(this.status, runs.length === 0 ? "No runs yet (a triggered run starts on the scheduler's next tick)." : "");
     this.tbody.replaceChildren(
       ...runs.map((run) => {
@@ -150,24 +151,24 @@ export class RunsPanel {
     );
   }
 
-  private renderTranscript(msg: KernelMsg): void {
+  private renderTranscript(msg: Partial<TranscriptResultMsg>): void {
     if (!msg.ok) {
       this.transcript.replaceChildren(h("div", { class: "hn-err", role: "alert" }, String(msg.message ?? "Could not open the run.")));
       return;
     }
-    const messages = (msg.messages as Message[]) ?? [];
+    const messages = msg.messages ?? [];
     const views = messages.map((m) => renderMessage(m));
     setAttr(this.transcript, "data-run-id", String(msg.run_id ?? ""));
     this.transcript.replaceChildren(...(views.length ? views : [h("div", { class: "hn-sub" }, "This run has no messages.")]));
   }
 }
 
-function renderPart(part: Part): HTMLElement | null {
-  if (part.kind === "text") return part.text ? h("div", { class: "hn-run-text" }, part.text) : null;
-  if (part.kind === "reasoning") {
-    return part.text ? h("details", { class: "hn-run-reasoning" }, h("summary", {}, "Reasoning"), h("pre", {}, part.text)) : null;
-  }
-  if (part.kind === "tool") {
+/** How each part kind reads in a run's transcript (null: not shown). */
+const RUN_PARTS: Record<PartKind, (part: Part) => HTMLElement | null> = {
+  text: (part) => (part.text ? h("div", { class: "hn-run-text" }, part.text) : null),
+  reasoning: (part) =>
+    part.text ? h("details", { class: "hn-run-reasoning" }, h("summary", {}, "Reasoning"), h("pre", {}, part.text)) : null,
+  tool: (part) => {
     const args = part.preview ?? (typeof part.arguments === "string" ? part.arguments : displayText(part.arguments));
     const inter = part.interaction;
     const asked = inter ? `${inter.kind}: ${inter.command ?? inter.question ?? inter.description ?? ""} [${inter.status}]` : "";
@@ -179,8 +180,14 @@ function renderPart(part: Part): HTMLElement | null {
       asked ? h("div", { class: "hn-sub" }, asked) : null,
       result ? h("pre", {}, result.length > 4000 ? `${result.slice(0, 4000)}\n… (${result.length - 4000} more characters)` : result) : null,
     );
-  }
-  return null;
+  },
+  marker: () => null,
+  todo: () => null,
+  subagent: () => null,
+};
+
+function renderPart(part: Part): HTMLElement | null {
+  return RUN_PARTS[part.kind]?.(part) ?? null;
 }
 
 /** One message as text: who, its parts, and an error line; nothing in it is parsed as HTML. */

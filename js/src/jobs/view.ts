@@ -1,9 +1,11 @@
 // The Jobs view: toolbar (health, "updated N s ago", toggle, refresh, new job), notice, create/edit form,
 // and the table with per-row actions. It holds no secret and does no I/O: every action is a custom
-// message to the kernel, which talks to Hermes and answers (see hermes_notebook/widgets/jobs.py).
+// message to the kernel, which talks to Hermes and answers (see hermes_notebook/widgets/jobs.py): commands, or
+// questions asked through `invoke` (../invoke.ts: a request id, a timeout), each answered once.
 
 import { h, setAttr, setText } from "../dom";
-import type { AnyModel } from "../types";
+import { invoke, type KernelRefused, type KernelTimeout } from "../invoke";
+import type { AnyModel, JobsKernelMsg, JobsQuestion, ScheduleCheckMsg } from "../types";
 import {
   EMPTY_FORM,
   type FormValues,
@@ -23,30 +25,28 @@ import { hideStaticTwin, type TwinHider } from "../twin";
 import { RunsPanel } from "./runs";
 
 type Model = AnyModel<JobsState>;
-
-interface Reply {
-  type: string;
-  request?: number;
-  [key: string]: unknown;
-}
+type Asking<T extends JobsQuestion["type"]> = Extract<JobsQuestion, { type: T }>;
 
 const CHECK_DELAY_MS = 250;
+/** How long a save or a row action may take to come back (ms): each is a request to the API Server. */
+export const ACTION_TIMEOUT_MS = 30_000;
 
 export class JobsView {
   readonly root: HTMLDivElement;
   private readonly model: Model;
   private readonly now: () => number;
-  private request = 0;
-  private lastCheck = 0;
-  private pendingSave = 0;
-  /** The `get_prompt` request whose answer fills the prompt field (0: the field already holds the prompt). */
-  private pendingPrompt = 0;
+  /** Questions in flight (`invoke`): a newer check supersedes the older; closing the form drops a save's. */
+  private checking: AbortController | null = null;
+  private saving: AbortController | null = null;
+  /** The `get_prompt` question whose answer fills the prompt field (null: the field already holds the prompt). */
+  private prompting: AbortController | null = null;
   private editingId: string | null = null;
   /** Last errors by job id (from `job_errors` messages: never synced, so never saved with the notebook). */
   private errors = new Map<string, JobErrors>();
   private lastRunNotice: string | null = null;
   private confirmingId: string | null = null;
-  private readonly busyRows = new Map<number, string>();
+  /** Rows with an action in flight, by the action's question. */
+  private readonly busyRows = new Map<AbortController, string>();
   private checkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly listeners: [string, () => void][] = [];
@@ -79,13 +79,14 @@ export class JobsView {
   // table
   private readonly tbody = h("tbody");
   // a job's runs and one run's transcript (./runs.ts)
-  private readonly runs = new RunsPanel((msg) => this.model.send(msg), () => ++this.request);
+  private readonly runs: RunsPanel;
   /** The static table output beside this view (for viewers without widget JS) only repeats it. */
   private readonly twin: TwinHider;
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
     this.now = now;
+    this.runs = new RunsPanel(model);
     this.root = h("div", { class: "hn-jobs-live", "data-testid": "jobs-widget" });
     this.twin = hideStaticTwin(this.root, ".hn-jobs-static-wrap");
     this.twin.activate();
@@ -135,7 +136,7 @@ export class JobsView {
       model.on(`change:${key}`, handler);
       this.listeners.push([`change:${key}`, handler]);
     }
-    const onMsg = (msg: Reply): void => this.onMessage(msg);
+    const onMsg = (msg: JobsKernelMsg): void => this.onMessage(msg);
     model.on("msg:custom", onMsg as () => void);
     this.listeners.push(["msg:custom", onMsg as () => void]);
     this.model.send({ type: "job_errors" }); // the kernel also sends them after every refresh
@@ -153,6 +154,8 @@ export class JobsView {
   }
 
   dispose(): void {
+    for (const controller of [this.checking, this.saving, this.prompting, ...this.busyRows.keys()]) controller?.abort();
+    this.runs.dispose();
     this.twin.dispose();
     clearInterval(this.ticker);
     if (this.checkTimer) clearTimeout(this.checkTimer);
@@ -274,10 +277,19 @@ export class JobsView {
   }
 
   private action(row: JobRow, action: "pause" | "resume" | "run" | "delete"): void {
-    const request = ++this.request;
-    this.busyRows.set(request, row.id);
     if (action === "delete") this.confirmingId = null;
-    this.model.send({ type: "action", request, action, id: row.id });
+    const settle = (): void => {
+      this.busyRows.delete(controller);
+      this.renderRows();
+    };
+    const controller = invoke<Asking<"action">>(this.model, { type: "action", action, id: row.id }, {
+      answer: settle,
+      failed: (error) => {
+        settle();
+        setText(this.notice, `Could not ${action} “${row.name}”: ${error.message}.`);
+      },
+    }, { timeout: ACTION_TIMEOUT_MS });
+    this.busyRows.set(controller, row.id);
     this.renderRows();
   }
 
@@ -377,9 +389,21 @@ export class JobsView {
 
   checkSchedule(): void {
     this.checkTimer = null;
-    const request = ++this.request;
-    this.lastCheck = request;
-    this.model.send({ type: "check_schedule", request, schedule: this.scheduleInput.value });
+    this.checking?.abort(); // only the newest check's answer is shown
+    this.checking = invoke<Asking<"check_schedule">>(this.model, { type: "check_schedule", schedule: this.scheduleInput.value }, {
+      answer: (msg) => this.showCheck(msg),
+      failed: (error) => this.setCheck(false, `The schedule was not checked: ${error.message}.`),
+    });
+  }
+
+  private showCheck(msg: Partial<ScheduleCheckMsg>): void {
+    if (msg.ok) {
+      const runs = (msg.next_runs ?? []).map((t) => formatTime(t)).join(", ");
+      const warnings = (msg.warnings ?? []).join(" ");
+      this.setCheck(true, `${String(msg.description)}. Next runs: ${runs}${warnings ? `. Note: ${warnings}` : ""}`);
+    } else {
+      this.setCheck(false, `${String(msg.message)} Example that works: ${String(msg.example)}`);
+    }
   }
 
   private setCheck(ok: boolean | null, text: string): void {
@@ -395,15 +419,24 @@ export class JobsView {
     this.nameInput.value = values.name;
     this.scheduleInput.value = values.schedule;
     this.promptInput.value = values.prompt;
-    this.pendingPrompt = 0;
+    this.prompting?.abort();
+    this.prompting = null;
     this.promptInput.disabled = false;
     this.promptInput.placeholder = "";
     if (row) {
       // The prompt is not in the synced rows (they are saved with the notebook): ask the kernel for it.
-      this.pendingPrompt = ++this.request;
       this.promptInput.disabled = true;
       this.promptInput.placeholder = "Loading the prompt…";
-      this.model.send({ type: "get_prompt", request: this.pendingPrompt, id: row.id });
+      const arrived = (prompt: string | null, placeholder = ""): void => {
+        this.prompting = null;
+        this.promptInput.disabled = false;
+        this.promptInput.placeholder = placeholder;
+        if (prompt !== null) this.promptInput.value = prompt;
+      };
+      this.prompting = invoke<Asking<"get_prompt">>(this.model, { type: "get_prompt", id: row.id }, {
+        answer: (msg) => arrived(msg.ok && typeof msg.prompt === "string" ? msg.prompt : null),
+        failed: (error) => arrived(null, `The prompt could not be loaded (${error.message}); saving keeps the job's own.`),
+      });
     }
     this.deliverInput.value = values.deliver;
     this.skillsInput.value = values.skills;
@@ -420,13 +453,13 @@ export class JobsView {
   closeForm(): void {
     this.form.hidden = true;
     this.editingId = null;
-    this.pendingSave = 0;
+    this.saving?.abort();
+    this.saving = null;
     this.saveButton.disabled = false;
   }
 
   save(): void {
-    const request = ++this.request;
-    this.pendingSave = request;
+    this.saving?.abort();
     this.saveButton.disabled = true;
     setText(this.formError, "");
     const fields: Record<string, string> = {
@@ -438,44 +471,30 @@ export class JobsView {
       repeat: this.repeatInput.value,
     };
     // A prompt that never arrived is left out, so the kernel keeps the job's own (never a cut one).
-    if (this.pendingPrompt !== 0) delete fields.prompt;
-    this.model.send({ type: "save", request, id: this.editingId, fields });
-  }
-
-  // ---- kernel replies ----
-
-  onMessage(msg: Reply): void {
-    if (!msg || typeof msg !== "object") return;
-    if (this.runs.onMessage(msg)) return;
-    if (msg.type === "schedule_check" && msg.request === this.lastCheck) {
-      if (msg.ok) {
-        const runs = ((msg.next_runs as string[]) ?? []).map((t) => formatTime(t)).join(", ");
-        const warnings = ((msg.warnings as string[]) ?? []).join(" ");
-        this.setCheck(true, `${String(msg.description)}. Next runs: ${runs}${warnings ? `. Note: ${warnings}` : ""}`);
-      } else {
-        this.setCheck(false, `${String(msg.message)} Example that works: ${String(msg.example)}`);
-      }
-    } else if (msg.type === "save_result" && msg.request === this.pendingSave) {
+    if (this.prompting !== null || this.promptInput.disabled) delete fields.prompt;
+    const saved = (ok: boolean, field: string | null, message: string): void => {
+      this.saving = null;
       this.saveButton.disabled = false;
-      this.pendingSave = 0;
-      if (msg.ok) {
+      if (ok) {
         this.closeForm();
-      } else if (msg.field === "schedule") {
-        this.setCheck(false, String(msg.message));
+      } else if (field === "schedule") {
+        this.setCheck(false, message);
         setText(this.formError, "Not saved: fix the schedule.");
       } else {
-        setText(this.formError, String(msg.message));
+        setText(this.formError, message);
       }
-    } else if (msg.type === "prompt" && msg.request === this.pendingPrompt && msg.id === this.editingId) {
-      this.pendingPrompt = 0;
-      this.promptInput.disabled = false;
-      this.promptInput.placeholder = "";
-      if (msg.ok && typeof msg.prompt === "string") this.promptInput.value = msg.prompt;
-    } else if (msg.type === "job_errors" && msg.errors !== null && typeof msg.errors === "object") {
+    };
+    this.saving = invoke<Asking<"save">>(this.model, { type: "save", id: this.editingId, fields }, {
+      answer: (msg) => saved(Boolean(msg.ok), msg.field ?? null, String(msg.message)),
+      failed: (error: KernelTimeout | KernelRefused) => saved(false, null, `Not saved: ${error.message}.`),
+    }, { timeout: ACTION_TIMEOUT_MS });
+  }
+
+  // ---- kernel messages that are not answers ----
+
+  onMessage(msg: JobsKernelMsg): void {
+    if (msg?.type === "job_errors" && msg.errors !== null && typeof msg.errors === "object") {
       this.errors = new Map(Object.entries(msg.errors as Record<string, JobErrors>));
-      this.renderRows();
-    } else if (msg.type === "action_result" && typeof msg.request === "number") {
-      this.busyRows.delete(msg.request);
       this.renderRows();
     }
   }
