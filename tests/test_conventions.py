@@ -1145,7 +1145,7 @@ def any_collaborators(tree: ast.AST, label: str) -> list[str]:
                       if a.arg.lstrip("_") in COLLABORATORS and _mentions_any(a.annotation)]
             if node.name.lstrip("_") in COLLABORATOR_GETTERS and _mentions_any(node.returns):
                 found.append(f"{label}:{node.lineno} {node.name}()")
-    return found
+    return sorted(found, key=lambda hit: int(hit.split(":")[1].split()[0]))
 
 
 def test_faces_type_their_collaborators() -> None:

@@ -2,24 +2,20 @@
 :class:`~hermes_notebook.session.Conversation`.
 
 Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`),
-through the chat's conversation, which owns every session operation (turns, answers, model, usage, commands,
-undo, branch, attachments, compression, history). ``hermes.chat()`` shares the facade's conversation, so a chat
-prompt and an ``ask()`` on one session wait for each other in its one turn queue. The browser view talks only to
-this object through comm messages (``send``, ``stop``, ``respond``, ...), so the API key and the Dashboard token
-never reach the browser, the widget state or the saved notebook. Browser actions are handled by scheduling a
-coroutine on the package loop and returning at once: a click never blocks the kernel's shell thread, and every
-piece of mutable state below is touched only on that loop.
+through the chat's conversation, which owns every session operation. ``hermes.chat()`` shares the facade's, so a
+chat prompt and an ``ask()`` on one session wait for each other in its one turn queue. The browser view talks only
+to this object through comm messages (``send``, ``stop``, ``respond``, ...), so the API key and the Dashboard token
+never reach the browser, the widget state or the saved notebook. A click schedules a coroutine on the package loop
+and returns at once, and every piece of mutable state below is touched only on that loop.
 
-What the views get: the turn's change records, streamed through :class:`StreamingWidget` (coalesced custom
-messages and snapshots), plus small traitlets (session, connection banner, busy/queued, notice, model, context
-gauge). The picker's list of other sessions is never state (that is saved): ``list_sessions`` asks, a
-``sessions`` message answers.
+What the views get: change records, streamed through :class:`StreamingWidget`, plus small traitlets (session,
+connection banner, busy/queued, notice, model, context gauge). The picker's list of other sessions is never state
+(that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
 
-Saved notebooks: ``_ipython_display_`` shows the widget *and* a second output, a static transcript (text/plain and
-text/html from :func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries. The live
-view hides that output once it has content from the kernel (js/src/twin.ts); nbviewer, GitHub and nbconvert,
-which run no widget JS, show it. Updating the widget's own output instead would re-create the live view and lose
-what the user was typing.
+Saved notebooks: ``_ipython_display_`` shows the widget *and* a static transcript (text/plain and text/html from
+:func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries; the live view hides it
+(js/src/twin.ts), and nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own
+output instead would re-create the live view and lose what the user was typing.
 """
 
 from __future__ import annotations
@@ -65,12 +61,10 @@ TRANSCRIPT_DEBOUNCE_S = 0.25
 class Chat(StaticTwin, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
-    ``Chat(source=None, session=None)``: ``source`` is a :class:`~hermes_notebook.session.Conversation` (the facade
-    passes its own; ``session`` then names a session as for ``ask``), a connected ``DashboardConnection`` (it stays
-    the caller's to close), or ``Settings`` / ``None`` (the chat opens and owns its own connection from
-    ``Settings.resolve()``). Without a conversation, ``session`` is a stored id/title to resume; None starts a new
-    session. ``secrets``: the connection's key and token, never shown (the facade passes them).
-    """
+    ``source``: a :class:`~hermes_notebook.session.Conversation` (the facade's; ``session`` then names a session as
+    for ``ask``), a connected ``DashboardConnection`` (the caller's to close), or ``Settings`` / ``None`` (the chat
+    owns a connection from ``Settings.resolve()``); without a conversation, ``session`` is a stored id/title to
+    resume. None: a new session. ``secrets``: the connection's key and token, never shown."""
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
@@ -116,8 +110,9 @@ class Chat(StaticTwin, StreamingWidget):
         for name, handler in {
             "send": self._on_send,
             "stop": lambda _content: self.stop(),
-            "respond": self._on_respond,
-            "secret": self._on_secret,
+            "respond": lambda c: self.run_in_background(self._respond(c, c["response"]), "answering"),
+            # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
+            "secret": lambda c: self.run_in_background(self._respond(c, c.pop("value"), c["kind"]), "answering"),
             "new_session": lambda _content: self.run_in_background(self.switch(None), "creating a new session"),
             "switch_session": lambda c: self.run_in_background(self.switch(c["session_id"]), "opening the session"),
             "refresh": lambda _content: self.refresh(),
@@ -235,16 +230,6 @@ class Chat(StaticTwin, StreamingWidget):
             return
         self.notice = ""
         self.run_in_background(self._submit(text, images), "sending the prompt")
-
-    def _on_respond(self, content: dict[str, Any]) -> None:
-        key = (content["message_id"], content["request_id"])
-        self.run_in_background(self._respond(key, content["response"], content["part_id"]), "answering")
-
-    def _on_secret(self, content: dict[str, Any]) -> None:
-        # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
-        key = (content["message_id"], content["request_id"])
-        self.run_in_background(self._respond(key, content.pop("value"), content["part_id"], content["kind"]),
-                               "answering")
 
     # --- the loop side ----------------------------------------------------------------------------------
 
@@ -370,8 +355,9 @@ class Chat(StaticTwin, StreamingWidget):
         self.push([*withdrawn, {"op": "finish", "message_id": message_id, "status": status, "usage": None,
                                 "error": error}])
 
-    async def _respond(self, key: tuple[str, str], response: str, part_id: str = "", secret: str = "") -> None:
+    async def _respond(self, content: dict[str, Any], response: str, secret: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
+        key, part_id = (content["message_id"], content["request_id"]), content["part_id"]
         if key in self._answered:
             self.notice = "That request was already answered."
             return

@@ -44,8 +44,8 @@ from ..cron.display import jobs_table_html, repeat_text, schedule_description
 from ..errors import HermesAuthError, HermesConnectionError, HermesError, HermesUsageError
 from ..inert import redact_url, terminal_safe
 from ..jobs.api import JobsAPI
-from ..scrub import scrub, scrub_value
 from ..runtime import blocking, on_loop
+from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
 from ._stream import STATIC
