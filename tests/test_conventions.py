@@ -1254,3 +1254,19 @@ def test_dashboard_newer_names_the_mcp_tools_as_hermes_builds_them() -> None:
     if not installed:
         pytest.skip("Hermes 0.19.0 is not installed in .venv-hermes")
     assert 'MCP_TOOL_NAME_PREFIX = "mcp__"' in installed[0].read_text(encoding="utf-8")
+
+
+def kind_ternaries(source: str) -> list[str]:
+    """Each nested ternary that dispatches on a part's kind (``part.kind === "a" ? ... : part.kind === "b"``)."""
+    return re.findall(r'part\.kind === "\w+"\s*\?[^;]*?:\s*part\.kind ===', re.sub(r"\s+", " ", source))
+
+
+def test_the_front_end_dispatches_part_kinds_from_a_table() -> None:
+    """js/src picks a part's view from a ``Record<PartKind, ...>`` the compiler checks (chat/parts.ts, jobs/runs.ts),
+    never from nested ternaries, and never fakes a value with ``null as unknown as``."""
+    sources = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+               for path in sorted((ROOT / "js" / "src").rglob("*.ts"))}
+    assert [name for name, text in sources.items() if kind_ternaries(text)] == []
+    assert [name for name, text in sources.items() if "null as unknown as" in text] == []
+    assert all("Record<PartKind," in sources[name] for name in ("js/src/chat/parts.ts", "js/src/jobs/runs.ts"))
+    assert kind_ternaries('const v = part.kind === "tool" ? a : part.kind === "text" ? b : c;') != []

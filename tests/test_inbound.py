@@ -149,11 +149,14 @@ def test_jobs_view_messages_are_checked_too() -> None:
 
 
 def _sent_types(folder: str) -> set[str]:
-    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``)."""
+    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``, and every
+    question asked through ``invoke<...>(model, { type: "..." ...})``, js/src/invoke.ts)."""
     root = Path(__file__).resolve().parents[1] / "js" / "src" / folder
     found: set[str] = set()
     for path in root.rglob("*.ts"):
-        found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', text))
+        found |= set(re.findall(r'invoke<[^(]*>\([^,]+,\s*\{ ?type: "([a-z_]+)"', text))
     return found
 
 

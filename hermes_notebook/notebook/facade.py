@@ -87,18 +87,18 @@ class Hermes:
     @overload
     def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
             clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
-            images: Any = ..., files: Any = ..., timeout: float | None = ..., preview: Literal[True],
-            context: bool = ...) -> PromptPreview: ...
+            images: Any = ..., timeout: float | None = ..., preview: Literal[True], context: bool = ...,
+            files: Any = ...) -> PromptPreview: ...
     @overload
     def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
             clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
-            images: Any = ..., files: Any = ..., timeout: float | None = ..., preview: Literal[False] = ...,
-            context: bool = ...) -> Reply: ...
+            images: Any = ..., timeout: float | None = ..., preview: Literal[False] = ..., context: bool = ...,
+            files: Any = ...) -> Reply: ...
 
     def ask(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
             approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-            model: str | None = None, images: Any = None, files: Any = None, timeout: float | None = None,
-            preview: bool = False, context: bool = False) -> Reply | PromptPreview:
+            model: str | None = None, images: Any = None, timeout: float | None = None, preview: bool = False,
+            context: bool = False, files: Any = None) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
         In a notebook the turn streams into a live view whose buttons answer approvals and questions while
@@ -122,19 +122,19 @@ class Hermes:
     @overload
     async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
                         approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
-                        model: str | None = ..., images: Any = ..., files: Any = ..., timeout: float | None = ...,
-                        preview: Literal[True], context: bool = ...) -> PromptPreview: ...
+                        model: str | None = ..., images: Any = ..., timeout: float | None = ...,
+                        preview: Literal[True], context: bool = ..., files: Any = ...) -> PromptPreview: ...
     @overload
     async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
                         approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
-                        model: str | None = ..., images: Any = ..., files: Any = ..., timeout: float | None = ...,
-                        preview: Literal[False] = ..., context: bool = ...) -> Reply: ...
+                        model: str | None = ..., images: Any = ..., timeout: float | None = ...,
+                        preview: Literal[False] = ..., context: bool = ..., files: Any = ...) -> Reply: ...
 
     async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
                         approve: Policy = None, clarify: Policy = None, new: bool = False,
                         instructions: str | None = None, model: str | None = None, images: Any = None,
-                        files: Any = None, timeout: float | None = None, preview: bool = False,
-                        context: bool = False) -> Reply | PromptPreview:
+                        timeout: float | None = None, preview: bool = False, context: bool = False,
+                        files: Any = None) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
         prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame

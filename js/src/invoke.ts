@@ -29,6 +29,9 @@ export interface Handlers<A> {
   failed?(error: KernelTimeout | KernelRefused): void;
 }
 
+/** What `invoke` uses of a widget's model: its custom messages. */
+export type MessageChannel = Pick<AnyModel<unknown>, "on" | "off" | "send">;
+
 export interface InvokeOptions {
   /** ms before giving up (default DEFAULT_TIMEOUT_MS) */
   timeout?: number;
@@ -44,7 +47,7 @@ export function requestId(): string {
 
 /** Ask the kernel `question` (see the module comment); abort the returned controller to stop waiting. */
 export function invoke<Q extends Question>(
-  model: AnyModel<any>,
+  model: MessageChannel,
   question: Asked<Q>,
   handlers: Handlers<Answers[Q["type"]]>,
   options: InvokeOptions = {},

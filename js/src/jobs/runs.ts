@@ -5,8 +5,8 @@
 // answered, and keeps the jobs bundle free of the chat's markdown and highlighting libraries.
 
 import { displayText, h, setAttr, setText } from "../dom";
-import { invoke } from "../invoke";
-import type { AnyModel, JobsQuestion, Message, Part, PartKind, RunsResultMsg, TranscriptResultMsg } from "../types";
+import { invoke, type MessageChannel } from "../invoke";
+import type { JobsQuestion, Message, Part, PartKind, RunsResultMsg, TranscriptResultMsg } from "../types";
 import { formatTime } from "./logic";
 
 export interface RunRow {
@@ -37,7 +37,7 @@ type TranscriptQuestion = Extract<JobsQuestion, { type: "transcript" }>;
 
 export class RunsPanel {
   readonly el: HTMLElement;
-  private readonly model: AnyModel<unknown>;
+  private readonly model: MessageChannel;
   private readonly title = h("strong", {});
   private readonly status = h("div", { class: "hn-sub", "data-testid": "job-runs-status", role: "status", "aria-live": "polite" });
   private readonly tbody = h("tbody");
@@ -55,7 +55,7 @@ export class RunsPanel {
   private listing: AbortController | null = null;
   private opening: AbortController | null = null;
 
-  constructor(model: AnyModel<unknown>) {
+  constructor(model: MessageChannel) {
     this.model = model;
     const close = h("button", { type: "button", "data-testid": "job-runs-close", "aria-label": "Close the run list" }, "Close");
     close.addEventListener("click", () => this.hide());
