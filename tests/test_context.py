@@ -316,9 +316,9 @@ def test_live_view_shows_the_prompt_as_sent_collapsed_when_values_were_filled() 
         raise AssertionError("the presenter must not start the turn")
 
     sent = "check dict of 1 items: 'key': '********'"
-    filled = WidgetPresenter(TurnHandle(TurnOptions(sent, None, "api", None, None, False, None, None, None, 1),
+    filled = WidgetPresenter(TurnHandle(TurnOptions(prompt=sent, via="api", filled=1),
                                         never_run))
-    plain = WidgetPresenter(TurnHandle(TurnOptions("hello", None, "api", None, None, False, None, None, None),
+    plain = WidgetPresenter(TurnHandle(TurnOptions(prompt="hello", via="api"),
                                        never_run))
     try:
         [message] = filled.view.snapshot()

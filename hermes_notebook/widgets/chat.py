@@ -41,7 +41,7 @@ from .chat_actions import install_actions
 from .chat_export import on_export
 from .chat_session import install_session_details
 from .chat_turns import ChatTurns
-from .replies import answer
+from .replies import answer, refusal
 from .static_twin import StaticTwin
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class Chat(StaticTwin, StreamingWidget):
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
         self._answered: set[tuple[str, str]] = set()
         self._closed = False
-        self.init_static_twin("hermes-chat-transcript")
+        self._init_static_twin("hermes-chat-transcript")
         self._transcript_handle: asyncio.TimerHandle | None = None
         for name, handler in {
             "send": self._on_send,
@@ -285,6 +285,8 @@ class Chat(StaticTwin, StreamingWidget):
             listed = await self.conversation.sessions()
         except HermesError as exc:
             log.info("could not list sessions: %s", exc)
+            if question is not None:  # the view stops waiting at once
+                self.send_to_views(refusal(question, self.scrub_value(str(exc))))
             return
         self.sessions = [self.scrub_value(_session_entry(s)) for s in listed]
         self.send_to_views(answer(question, {"type": "sessions", "sessions": self.sessions}))

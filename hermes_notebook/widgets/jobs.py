@@ -173,7 +173,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._helpers = JobsAPI(self._client)
         self.connection = {"status": "connecting", "message": None, "url": redact_url(self._client.settings.api_url)}
         self._closed = False
-        self.init_static_twin("hn-jobs-static")
+        self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
         self._unfollow: list[Callable[[], None]] = []  # off() of each change feed followed

@@ -27,8 +27,7 @@ class StaticTwin:
     #: The widget output's text/plain (shown where widgets cannot render).
     live_text = "live widget; a static copy follows"
 
-    def init_static_twin(self, prefix: str) -> None:
-        """Name the twin's output (call once, from the widget's ``__init__``)."""
+    def _init_static_twin(self, prefix: str) -> None:
         self._static_id = f"{prefix}-{uuid.uuid4().hex}"
         self._static_shown = False
 
