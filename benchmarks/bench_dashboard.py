@@ -6,9 +6,12 @@ live, so mostly ``message.delta``), re-addressed to one session and cycled to ``
 them and writes them to the socket in one go, so the client is the bottleneck in both runs:
 
 - baseline: ``websockets.connect`` (same options as the connection) + ``async for raw in ws: json.loads(raw)``;
-- ours: ``DashboardConnection.submit()`` and ``async for change in turn`` to the end, then ``await turn``.
+- ours: ``DashboardConnection.submit()`` and ``async for change in turn`` to the end, then ``await turn``;
+- through the runner: the same turn as every face runs it, ``Conversation.run`` (the one turn runner: its
+  driver, the session's turn queue, the interaction scan per batch) into a sink that only counts.
 
-Both run alternately in one invocation; the best of ``--rounds`` is compared. Target: ratio <= 1.25.
+All run alternately in one invocation; the best of ``--rounds`` is compared. Target: ratio <= 1.25 (ours over
+the bare loop); the runner should add little on top of ours.
 
     .venv/bin/python benchmarks/bench_dashboard.py [--frames 100000] [--rounds 5]
 """
@@ -127,24 +130,69 @@ async def our_connection(http_url: str, total: int) -> float:
     return elapsed
 
 
+async def through_runner(http_url: str, total: int) -> float:
+    from hermes_notebook.client.dashboard import DashboardConnection
+    from hermes_notebook.session import Conversation, TurnRequest
+
+    class Counting:
+        """A face that only counts what arrives."""
+
+        changes = 0
+
+        def started(self, session_id: str) -> None:
+            pass
+
+        def push(self, changes: Any) -> None:
+            self.changes += len(changes)
+
+        def note(self, text: str) -> None:
+            pass
+
+        def failed(self, error: Any) -> None:
+            raise error
+
+        async def obtain(self, request: Any) -> None:
+            return None
+
+    conn = DashboardConnection(http_url, TOKEN, reconnect=False)
+    await conn.connect()
+    conversation = Conversation(dashboard=conn)
+    await conversation.book.dashboard_ref(conn, None)  # the session exists before the clock starts, as for ours
+    sink = Counting()
+    started = time.perf_counter()
+    outcome = await conversation.run(TurnRequest(prompt="go"), sink)
+    elapsed = time.perf_counter() - started
+    await conn.close()
+    assert outcome.message["status"] == "complete" and sink.changes > total // 2, (outcome.message["status"], sink.changes)
+    return elapsed
+
+
 async def bench(port: int, total: int, rounds: int) -> None:
     http_url = f"http://127.0.0.1:{port}"
     ws_url = f"ws://127.0.0.1:{port}/api/ws"
     await bare_loop(ws_url, total)  # warm up both paths (imports, allocator)
     await our_connection(http_url, total)
+    await through_runner(http_url, total)
     bare: list[float] = []
     ours: list[float] = []
+    runner: list[float] = []
     for _ in range(rounds):
         bare.append(await bare_loop(ws_url, total))
         ours.append(await our_connection(http_url, total))
+        runner.append(await through_runner(http_url, total))
     b, o = min(bare), min(ours)
     print(f"frames: {total:,} (recorded Dashboard events, mostly message.delta)")
     print(f"bare websockets + json.loads : best {b:.3f} s  median {statistics.median(bare):.3f} s  "
           f"({total / b:,.0f} frames/s)")
     print(f"DashboardConnection + turns  : best {o:.3f} s  median {statistics.median(ours):.3f} s  "
           f"({total / o:,.0f} frames/s)")
+    r = min(runner)
+    print(f"through the turn runner      : best {r:.3f} s  median {statistics.median(runner):.3f} s  "
+          f"({total / r:,.0f} frames/s)")
     print(f"ratio (best/best): {o / b:.2f}x   ratio (median/median): "
           f"{statistics.median(ours) / statistics.median(bare):.2f}x   target <= 1.25x")
+    print(f"the runner over the connection alone (best/best): {r / o:.2f}x   (median/median): "
+          f"{statistics.median(runner) / statistics.median(ours):.2f}x")
 
 
 def main() -> None:

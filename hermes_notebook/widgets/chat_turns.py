@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ..errors import HermesError, HermesGatewayClosedError
 from ..session import Conversation, TurnControl, TurnRequest
@@ -76,7 +76,7 @@ class ChatTurn:
                 self.message_id = change["message"]["id"]
                 self.turns.live_ids.add(self.message_id)
             try:
-                self.chat.push([dict(change)])
+                self.chat.push([cast("dict[str, Any]", change)])  # a record is a dict: no copy on the hot path
             except KeyError:  # its message was replaced under it (a session switch or reset): resync at the end
                 self.resync = True
 
