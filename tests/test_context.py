@@ -266,7 +266,8 @@ def test_context_true_and_fill_opt_in_to_filling() -> None:
 
 
 def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> None:
-    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``."""
+    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``; a secret-named key's
+    value is withheld whole."""
     import hermes_notebook as hn
 
     own_key = "own-api-key-0123456789"
@@ -277,7 +278,8 @@ def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> N
         preview = client.ask("my config: {config}", via="api", preview=True, context=True)
         assert own_key not in preview.text and "sk-aaaa" not in preview.text
         assert "dash-token-abcdef123" not in preview.text
-        assert preview.text.count("********") == 3 and "'url': 'http://x'" in preview.text
+        assert preview.text.count("********") == 2 and "'url': 'http://x'" in preview.text
+        assert "'token': <withheld: 20 chars>" in preview.text
     finally:
         client.close()
 
