@@ -31,7 +31,6 @@ MASK = "********"
 #: What a key, token or password is made of: a ``name=value`` value stops at anything else (quotes, brackets,
 #: parentheses, ``$``, ``,``, ``;``, ``&``, ``:``, whitespace), and one followed by ``(`` or ``[`` is code.
 KEY_CHARS = r"A-Za-z0-9_\-.+/=~!@#%^*"
-_VALUE = rf"(?P<v>[{KEY_CHARS}]{{6,}})(?![{KEY_CHARS}(\[])"
 _QUOTED = rf"(?:'(?P<v1>[{KEY_CHARS}]{{6,}})'|\"(?P<v2>[{KEY_CHARS}]{{6,}})\")"
 
 # A name that says its value is secret: it ends in one of these words (token_count, secret_santa do not).
@@ -40,36 +39,39 @@ _ENV_WORDS = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)"
 _NAME = rf"(?:(?i:[A-Za-z0-9_.-]*{_SECRET_WORDS})|[A-Z][A-Z0-9_]*_{_ENV_WORDS})"
 _SECRET_NAME = re.compile(_NAME)
 
-# Strings shaped like a key: the whole match is removed. These, quoted secret-named values, URL passwords and
-# the connection's own secrets are the "key-shaped literals" a Run card refuses (holds_key).
-_LITERALS = [
-    re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)"),  # PEM blocks
-    re.compile(r"(?<![A-Za-z0-9_-])(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),     # OpenAI/Anthropic-style API keys
-    re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),          # Stripe
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),  # GitHub tokens
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"),                            # GitLab
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-\d+-[A-Za-z0-9-]{10,}"),  # Slack tokens
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),                         # AWS access key ids
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),                                 # Hugging Face
-    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),                              # Google API keys
-    re.compile(r"\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{50,}"),      # npm, PyPI
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?"),  # JWTs
-    # URL passwords: scheme://user:PASSWORD@host (a DSN, a git remote)
-    re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^/\s@]+)(?=@)"),
-    # A quoted secret-named value: 'api_key': '...', "password": "...", password='...', api_key="..."
-    re.compile(rf"(?P<q>['\"]?)(?<![\w.-]){_NAME}(?P=q)\s*[=:]\s*{_QUOTED}"),
-]
-# Secret-named values without quotes (env files, command lines, logs): API_KEY=..., password: ..., token=...
-_UNQUOTED = re.compile(rf"(?<![\w.-]){_NAME}\s*[=:]\s*{_VALUE}")
-_PATTERNS = [*_LITERALS, _UNQUOTED]
+# Strings shaped like a key: the whole match is removed (one alternation: one scan of the text).
+_SHAPES = re.compile("|".join([
+    r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)",  # PEM private key blocks
+    r"(?<![A-Za-z0-9_-])(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",      # OpenAI/Anthropic-style API keys
+    r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",          # Stripe
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub tokens
+    r"\bglpat-[A-Za-z0-9_-]{20,}",                            # GitLab
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-\d+-[A-Za-z0-9-]{10,}",  # Slack tokens
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",                         # AWS access key ids
+    r"\bhf_[A-Za-z0-9]{20,}",                                 # Hugging Face
+    r"\bAIza[0-9A-Za-z_-]{30,}",                              # Google API keys
+    r"\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{50,}",      # npm, PyPI
+    r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?",  # JWTs
+]))
+# Text every shape above starts with: the pattern runs only on text holding one (most text holds none).
+_SHAPE_STARTS = ("-----BEGIN", "sk-", "pk-", "rk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+                 "github_pat_", "glpat-", "xox", "xapp-", "AKIA", "ASIA", "hf_", "AIza", "npm_", "pypi-", "eyJ")
+# URL passwords: scheme://user:PASSWORD@host (a DSN, a git remote).
+_URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^/\s@]+)(?=@)")
+# ``name = value`` / ``name: value`` / ``'name': 'value'`` / ``name="value"``: masked when the name looks secret
+# (checked in Python: one cheap pattern for every assignment, not one pattern per secret word).
+_ASSIGN = re.compile(
+    rf"(?P<q>['\"]?)(?<![\w.-])(?P<n>[A-Za-z0-9_.-]+)(?P=q)\s*[=:]\s*"
+    rf"(?:{_QUOTED}|(?P<v>[{KEY_CHARS}]{{6,}})(?![{KEY_CHARS}(\[]))"
+)
 
 
 def _mask(match: re.Match[str]) -> str:
-    """The match with its value group (or all of it) replaced by :data:`MASK`."""
+    """The match with its value replaced by :data:`MASK`; an assignment only when its name looks secret."""
     groups = match.groupdict()
-    name = next((g for g in ("v", "v1", "v2") if groups.get(g) is not None), None)
-    if name is None:
-        return MASK
+    if groups.get("n") is not None and not looks_secret(groups["n"]):
+        return match.group(0)
+    name = next(g for g in ("v", "v1", "v2") if groups.get(g) is not None)
     start, end = match.span(name)
     whole = match.group(0)
     return whole[:start - match.start()] + MASK + whole[end - match.start():]
@@ -78,8 +80,12 @@ def _mask(match: re.Match[str]) -> str:
 def scrub(text: str, secrets: Sequence[object] = ()) -> str:
     """``text`` without the given secret values, bearer/token parameters or anything shaped like a key."""
     text = redact(text, *secrets)
-    for pattern in _PATTERNS:
-        text = pattern.sub(_mask, text)
+    if any(start in text for start in _SHAPE_STARTS):
+        text = _SHAPES.sub(MASK, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(_mask, text)
+    if "=" in text or ":" in text:
+        text = _ASSIGN.sub(_mask, text)
     return text
 
 
@@ -90,7 +96,10 @@ def holds_key(text: str, secrets: Sequence[object] = ()) -> bool:
         value = secret.reveal() if hasattr(secret, "reveal") else secret
         if isinstance(value, str) and len(value) >= 4 and value in text:
             return True
-    return any(pattern.search(text) for pattern in _LITERALS)
+    if _SHAPES.search(text) or _URL_PASSWORD.search(text):
+        return True
+    return any(m.group("n") and looks_secret(m.group("n")) and (m.group("v1") or m.group("v2"))
+               for m in _ASSIGN.finditer(text))
 
 
 def looks_secret(name: object) -> bool:

@@ -153,6 +153,7 @@ class KernelTools:
         self._registered: dict[str, _Registration] = {}  # Dashboard URL -> how to reach it, what it was given
         self._named = False  # the name is settled at the first share (a registration slot, or this random one)
         self._claims = Claims()
+        self._checks: set[asyncio.Task[None]] = set()  # 0.19.0 completion checks still waiting (kept alive here)
         self._asked = 0
         self._namespace: dict[str, Any] = {}
         self._shell: Any = None
@@ -297,7 +298,9 @@ class KernelTools:
             else:
                 text = await self._run(found, str(arguments.get("code") or ""))
             if not found.exact:
-                asyncio.ensure_future(self._check_completion(found, tool, arguments))
+                check = asyncio.ensure_future(self._check_completion(found, tool, arguments))
+                self._checks.add(check)
+                check.add_done_callback(self._checks.discard)
             return scrub(text, share.scrub_secrets)
         except Exception:  # never a traceback in the cell that happens to be running
             log.debug("kernel tool %s failed", tool, exc_info=True)

@@ -56,8 +56,7 @@ def policy_refusal(request: Mapping[str, Any]) -> str | None:
     """Why a policy (``approve=``) may not answer this request, or None. A command Hermes partly hid is never
     approved unattended: nobody could have seen what runs. The reply's notes say so; the answer is "deny"."""
     if request.get("kind") == "approval" and request.get("masked"):
-        return (f"{MASKED_NOTICE} approve= does not answer such a command, so it was denied: "
-                f"{reveal(str(request.get('command') or ''))[:200]}")
+        return f"{MASKED_NOTICE} approve= does not answer such a command, so it was denied."
     return None
 
 
