@@ -433,3 +433,14 @@ def test_the_token_file_is_created_afresh_never_through_a_link_and_removed(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     registration.remove_token_file(path)
     assert not path.exists()
+
+
+def test_arguments_fit_as_the_tool_received_them() -> None:
+    """The SDK coerces ``"2"`` to ``2`` for an int parameter and drops keys a tool does not take: still the same
+    call. Another value for a parameter the tool takes is another call."""
+    from hermes_notebook.kernel.binding import arguments_fit
+    from hermes_notebook.turns import Part
+
+    part = Part("tool:1", "tool", name="mcp__n__read_output", status="running", arguments={"cell": "2", "x": 1})
+    assert arguments_fit(part, {"cell": 2})
+    assert not arguments_fit(part, {"cell": 3}) and not arguments_fit(part, {"cell": 2, "extra": "y"})

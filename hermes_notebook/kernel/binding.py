@@ -64,11 +64,21 @@ def part_arguments(part: Part) -> dict[str, Any] | None:
     return dict(args) if isinstance(args, dict) else None
 
 
+def _same(asked: Any, given: Any) -> bool:
+    """One argument as the model asked for it and as the tool received it (the MCP SDK turns ``"2"`` into ``2``
+    for an ``int`` parameter)."""
+    if asked == given:
+        return True
+    scalars = (str, int, float)
+    return isinstance(asked, scalars) and isinstance(given, scalars) and str(asked) == str(given)
+
+
 def arguments_fit(part: Part, arguments: Mapping[str, Any]) -> bool:
-    """Whether the part asked for a call with exactly ``arguments`` (or, knowing only its preview, with that one)."""
+    """Whether the part asked for a call with ``arguments`` (every parameter the tool received has the value the
+    part asked for; keys the tool does not take are not compared), or, knowing only its preview, with that one."""
     known = part_arguments(part)
     if known is not None:
-        return known == dict(arguments)
+        return all(key in known and _same(known[key], value) for key, value in arguments.items())
     return (part.preview or "") == hermes_preview(arguments)
 
 
