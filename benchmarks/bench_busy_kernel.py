@@ -10,8 +10,9 @@ delta of ~8 characters every ``--delta-ms`` ms, a fast model's pace; a new promp
    streams and no cell runs: the share of a core the chat takes. Other processes do not move it much.
 2. **The user's cell**: a pure-Python CPU-bound loop (about ``--seconds`` s of its own thread's CPU time), run
    ``--runs`` times alone and ``--runs`` times while the chat streams, alternating (alone, streaming, streaming,
-   alone, ...) so drift in the machine's speed hits both. It prints each kind's median and range and the ratio of
-   the medians: the slowdown the user sees. A CPU-bound cell gives up the GIL whenever the kernel's other threads
+   alone, ...) so drift in the machine's speed hits both. It prints each kind's median and range, the ratio of
+   the medians (the slowdown the user sees) and the median and quartiles of the ratios of neighbouring cells
+   (steadier when the machine's load drifts). A CPU-bound cell gives up the GIL whenever the kernel's other threads
    (the package loop feeding the chat, the IOPub and subshell threads) want it, so their CPU time during the cell,
    as a share of its wall time, is also printed: the slowdown to expect on a machine with a free core.
 
@@ -40,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = """
 from hermes_notebook.widgets import Chat
-chat = Chat().wait_ready()
+chat = Chat(max_rate={max_rate}).wait_ready()
 print("CHAT", chat.comm.comm_id, chat.comm_routing)
 """
 
@@ -162,6 +163,13 @@ class Streamer:
             self.prompt()
 
 
+def _quartiles(values: list[float]) -> list[float]:
+    if len(values) < 2:
+        return [round(values[0], 2)] * 3 if values else [0.0] * 3
+    q1, mid, q3 = statistics.quantiles(values, n=4)
+    return [round(q1, 2), round(mid, 2), round(q3, 2)]
+
+
 def calibrate(kernel: Kernel, seconds: float) -> int:
     n = 2_000_000
     wall = float(kernel.run(CELL.format(n=n)).split()[2])  # the cell's own CPU time: steadier under load
@@ -175,6 +183,8 @@ def main() -> None:
     parser.add_argument("--delta-ms", type=float, default=20.0, help="ms between the streamed reply's deltas")
     parser.add_argument("--nice", type=int, default=-10 if os.geteuid() == 0 else 0,
                         help="nice value for the kernel's threads (default -10 as root: steadier on a shared machine)")
+    parser.add_argument("--max-rate", type=float, default=None,
+                        help="the chat's batches per second at most (default: the widget's own, 30)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -184,7 +194,7 @@ def main() -> None:
     kernel = Kernel(hermes)
     try:
         subshell = kernel.subshell()  # JupyterLab's subshell for the widgets' comm target
-        _, comm_id, routing = kernel.run(SETUP).split()
+        _, comm_id, routing = kernel.run(SETUP.format(max_rate=args.max_rate)).split()
         reniced = kernel.renice(args.nice) if args.nice else 0
         n = calibrate(kernel, args.seconds)
         ticks = int(4 * args.seconds / (args.delta_ms / 1000))  # one reply outlasts a cell
@@ -238,6 +248,8 @@ def main() -> None:
         "cell_s": {k: [round(v, 3) for v in vs] for k, vs in walls.items()},
         "median_s": {"alone": round(alone, 3), "streaming": round(streaming, 3)},
         "slowdown_pct": round((streaming / alone - 1) * 100, 2),
+        # The i-th cells of each kind ran next to each other: their ratio cancels slow drifts in the machine's load.
+        "paired_slowdown_pct": _quartiles([(s / a - 1) * 100 for a, s in zip(walls["alone"], walls["streaming"], strict=True)]),
         "other_threads_cpu_pct_of_cell_wall": {k: round(statistics.median(vs) * 100, 2) for k, vs in cpu.items()},
         "chat_cpu_pct_no_cell": round(idle_cost * 100, 2),
         "streamed_chars_per_s_no_cell": round(idle_rate),
@@ -257,7 +269,9 @@ def main() -> None:
         spread = f"{min(walls[kind]):.3f}-{max(walls[kind]):.3f}"
         print(f"  {kind:9s} median {statistics.median(walls[kind]):.3f} s (range {spread}); the kernel's other "
               f"threads' CPU: {result['other_threads_cpu_pct_of_cell_wall'][kind]} % of the cell's wall time")
-    print(f"  slowdown (median vs median): {result['slowdown_pct']:+.2f} %")
+    q1, mid, q3 = result["paired_slowdown_pct"]
+    print(f"  slowdown: medians {result['slowdown_pct']:+.2f} %; neighbouring pairs median {mid:+.2f} % "
+          f"(quartiles {q1:+.2f} to {q3:+.2f} %)")
     print(f"  streamed meanwhile: {result['streamed_chars_per_s']} characters/s (a delta every {args.delta_ms:g} ms)")
     print(f"  load average: {', '.join(f'{x:.2f}' for x in result['load_average'])}; kernel nice {result['kernel_nice']}")
 
