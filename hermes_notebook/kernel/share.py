@@ -28,9 +28,9 @@ from .. import runtime
 from ..errors import HermesError, HermesUsageError
 from ..scrub import scrub
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
-from . import reading, registration
+from . import cells, reading, registration
 from .execute import JOBS, run_code
-from .server import READ_TOOLS, ToolServer
+from .server import READ_TOOLS, TOOLS, ToolServer
 
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, Turn
@@ -141,8 +141,9 @@ class KernelTools:
         self._bind_namespace()
         JOBS.attach_loop()
         if self.server is None or not self.server.running:
-            self.server = ToolServer(self.handle).start()
+            self.server = ToolServer(self.handle, offered=lambda: (*TOOLS, *cells.offered())).start()
         server = self.server
+        cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         share = KernelShare(self.name, server.url, bool(read), run, connect=connect,
                             scrub_secrets=(*secrets, server.token))
         token = server.token.reveal()
@@ -237,7 +238,10 @@ class KernelTools:
                     "answer only the notebook's own Hermes turns.")
         share, session_id = found.share, found.turn.ref.stored_id
         try:
-            if tool in READ_TOOLS:
+            if tool in cells.CELL_TOOLS:
+                caller = cells.Caller(share, found.turn, found.part_id, session_id, ANSWER_TIMEOUT, RUN_TIMEOUT)
+                text = await cells.call(tool, arguments, caller)
+            elif tool in READ_TOOLS:
                 if not share.may_read(session_id):
                     text = ("Reading the notebook is off for this session. The user can turn it on with "
                             "hermes.share_kernel(read=True) or %hermes --kernel read.")
