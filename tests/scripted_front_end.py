@@ -48,7 +48,8 @@ class ScriptedFrontEnd:
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "outline":
-            return {"ok": True, "path": "scripted.ipynb", "cells": self.cells,
+            cells = [{**c, "lines": len(c["source"].splitlines())} for c in self.cells]
+            return {"ok": True, "path": "scripted.ipynb", "cells": cells,
                     "pending": [{"id": c["id"], "kind": c["kind"], "index": c["index"]} for c in self.pending.values()]}
         index = request.get("index", request.get("change", {}).get("index"))
         if op == "propose":

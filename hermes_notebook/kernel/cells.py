@@ -219,7 +219,9 @@ def outline(data: Mapping[str, Any]) -> str:
         first = next((line.strip() for line in source.splitlines() if line.strip()), "")
         if len(first) > FIRST_LINE_CHARS:
             first = first[:FIRST_LINE_CHARS] + "…"
-        total = source.count("\n") + 1 if source else 0
+        count_of_lines = cell.get("lines")
+        total = (count_of_lines if isinstance(count_of_lines, int) and not isinstance(count_of_lines, bool)
+                 else len(source.splitlines()))
         head += f": {first}" if first else ": (empty)"
         if total > 1:
             head += f"  ({total} lines)"

@@ -84,8 +84,8 @@ class ToolServer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: MCP sessions that listed tools -> the tool list revision they saw.
-        self._sessions: dict[int, tuple[Any, int]] = {}
+        #: MCP session id -> (a ServerSession of it, the tool list revision it listed), on the server's loop only.
+        self._sessions: dict[str, tuple[Any, int]] = {}
         self._revision = 0
 
     @property
@@ -150,6 +150,12 @@ class ToolServer:
         with contextlib.suppress(RuntimeError):  # the server's loop just ended
             loop.call_soon_threadsafe(self._bump)
 
+    @property
+    def clients_current(self) -> bool:
+        """True when every MCP session that listed tools has listed them since the last change (and one has)."""
+        sessions = list(self._sessions.values())  # a copy: the server's loop may add one meanwhile
+        return bool(sessions) and all(seen == self._revision for _session, seen in sessions)
+
     def _bump(self) -> None:
         self._revision += 1
         asyncio.ensure_future(self._announce(self._revision))
@@ -173,7 +179,9 @@ class ToolServer:
         """Lists only the offered tools, remembers who listed them, and says that the list can change."""
         result = await call_next(ctx)
         if ctx.method == "tools/list":
-            self._sessions[id(ctx.session)] = (ctx.session, self._revision)
+            key = _session_id(ctx)
+            if key is not None:
+                self._sessions[key] = (ctx.session, self._revision)
             offered = set(self._offered())
             if isinstance(result, dict):
                 result = {**result, "tools": [t for t in result.get("tools") or [] if t.get("name") in offered]}
@@ -202,12 +210,14 @@ class ToolServer:
 
         async def guarded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
-                given = dict(scope.get("headers") or []).get(b"authorization", b"")
-                if not hmac.compare_digest(given, expected):
+                headers = dict(scope.get("headers") or [])
+                if not hmac.compare_digest(headers.get(b"authorization", b""), expected):
                     await send({"type": "http.response.start", "status": 401,
                                 "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
                     await send({"type": "http.response.body", "body": b"unauthorized"})
                     return
+                if scope.get("method") == "DELETE":  # the client ends its session: nothing more to tell it
+                    self._sessions.pop(headers.get(b"mcp-session-id", b"").decode("latin-1"), None)
             await inner(scope, receive, send)
 
         return guarded
@@ -251,6 +261,14 @@ class ToolServer:
         async def list_variables() -> str:
             return await handler("list_variables", {})
         return list_variables
+
+
+def _session_id(ctx: Any) -> str | None:
+    """The MCP session a request belongs to (its ``mcp-session-id`` header), None outside a stateful session."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return value if isinstance(value, str) and value else None
 
 
 def _with_list_changed(result: Any) -> Any:
