@@ -11,6 +11,7 @@ is disabled, shows that the cell tools are then not offered at all.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ CELLS = [
 ATTACHED = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.attached"
 #: ... and Hermes has listed the tools again since it said hello (so its next turn is offered the cell tools).
 READY = f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
-SCREENSHOT = ROOT / "docs" / "notebook-pending-change.png"
+#: The README's picture of pending changes (docs/notebook-pending-change.png is a copy of one such run's).
+SCREENSHOT = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
 
 
 def saved_cells(nb: Any) -> str:
@@ -95,6 +97,7 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     tool.get_by_role("button", name="Show in notebook").click()
     page.wait_for_function("() => document.activeElement?.dataset?.kind === 'insert'", timeout=10_000)
     if app == "lab":  # the README's picture: both pending changes on their cells
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         cell(nb, 2).evaluate("node => node.scrollIntoView({block: 'start'})")
         top, bottom = cell(nb, 2).bounding_box(), cell(nb, 3).bounding_box()
         assert top is not None and bottom is not None
