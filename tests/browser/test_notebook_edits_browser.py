@@ -39,6 +39,21 @@ READY = f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K
 SCREENSHOT = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
 
 
+def picture(nb: Any, path: Path) -> None:
+    """A screenshot of cells 2 and 3 with what is pending on them."""
+    cell(nb, 2).evaluate("node => node.scrollIntoView({block: 'start'})")
+    top, bottom = cell(nb, 2).bounding_box(), cell(nb, 3).bounding_box()
+    assert top is not None and bottom is not None
+    nb.page.screenshot(path=str(path), clip={"x": top["x"], "y": top["y"], "width": top["width"],
+                                             "height": bottom["y"] + bottom["height"] - top["y"]})
+
+
+def luminance(css: str) -> float:
+    """Relative brightness (0-1) of a computed ``rgb(...)``/``rgba(...)`` colour."""
+    r, g, b = (float(v) for v in css[css.index("(") + 1:].rstrip(")").split(",")[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
 def saved_cells(nb: Any) -> str:
     """The notebook's cells as saved on disk, except the chat cell's outputs (the conversation, which every turn
     extends): JSON text, so equal means byte-identical."""
@@ -96,13 +111,21 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     expect(tool.locator(".hn-cell-change-label")).to_have_text("Proposed a new code cell at index 2, waiting for you:")
     tool.get_by_role("button", name="Show in notebook").click()
     page.wait_for_function("() => document.activeElement?.dataset?.kind === 'insert'", timeout=10_000)
-    if app == "lab":  # the README's picture: both pending changes on their cells
+    if app == "lab":  # the README's picture: both pending changes on their cells, light and dark
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        cell(nb, 2).evaluate("node => node.scrollIntoView({block: 'start'})")
-        top, bottom = cell(nb, 2).bounding_box(), cell(nb, 3).bounding_box()
-        assert top is not None and bottom is not None
-        page.screenshot(path=str(SCREENSHOT), clip={"x": top["x"], "y": top["y"], "width": top["width"],
-                                                     "height": bottom["y"] + bottom["height"] - top["y"]})
+        picture(nb, SCREENSHOT)
+        colors = {}
+        try:  # the panel's colours come from the theme: light text on a dark panel in the dark theme
+            for theme in ("JupyterLab Dark", "JupyterLab Light"):
+                nb.set_theme(theme)
+                colors[theme] = edit.locator(".hn-pending-diff").evaluate(
+                    "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+                if theme == "JupyterLab Dark":
+                    picture(nb, SCREENSHOT.with_name("notebook-pending-change-dark.png"))
+        finally:
+            nb.set_theme("JupyterLab Light")  # a user setting: later tests must not inherit dark
+        for theme, (fg, bg) in colors.items():
+            assert (luminance(fg) > luminance(bg)) == (theme == "JupyterLab Dark"), (theme, fg, bg)
 
     # The user types in another cell while both changes wait: it lands there, the proposals stay.
     cell(nb, 0).locator(".cm-content").click()
