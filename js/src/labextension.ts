@@ -71,6 +71,7 @@ class NotebookSession implements Host {
   readonly store: PendingChanges;
   readonly client: string;
   private comm: Kernel.IComm | null = null;
+  private kernel: Kernel.IKernelConnection | null = null;
   private readonly views = new Map<string, PendingWidget>();
   private frame = 0;
 
@@ -146,6 +147,8 @@ class NotebookSession implements Host {
   // --- the comm ----------------------------------------------------------------------------------------------
 
   private watch(kernel: Kernel.IKernelConnection | null): void {
+    if (kernel === this.kernel) return; // already followed (the session's ready and kernelChanged both name it)
+    this.kernel = kernel;
     this.comm = null;
     if (kernel === null) return;
     kernel.registerCommTarget(TARGET, (comm) => this.attach(comm));
