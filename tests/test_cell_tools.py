@@ -182,6 +182,27 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.read_sessions == {"stored-1"}
 
 
+def test_run_cell_is_refused_while_the_kernel_runs_a_cell() -> None:
+    """The shell's cells are followed (IPython's execute events); while one runs, run_cell refuses before asking
+    (the notebook would queue the cell behind it: behind a waiting %hermes cell, for ever)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    activity = cells.ShellActivity()
+    shell = InteractiveShell.instance()
+    activity.follow(shell)
+    activity.follow(shell)  # once per shell
+    link = DocumentLink()
+    page = _page(link)
+    turn = FakeTurn()
+    caller = cells.Caller(Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0)
+    shell.user_ns["refused"] = lambda: asyncio.run(cells.call("run_cell", {"index": 2}, caller, link, activity))
+    result = shell.run_cell("text = refused()")
+    assert result.success and not activity.busy
+    assert "kernel is running a cell" in shell.user_ns["text"] and turn.asked == []
+    assert "Ran cell 2" in asyncio.run(cells.call("run_cell", {"index": 2}, caller, link, activity))
+    assert [r["op"] for r in page.requests] == ["cell", "run"]
+
+
 def test_without_a_front_end_the_tools_say_so() -> None:
     """Called while no page is attached (Hermes listed them earlier), every cell tool explains and changes nothing."""
     link = DocumentLink()

@@ -28,10 +28,12 @@ __all__ = [
     "CELL_TOOLS",
     "CELL_TYPES",
     "DESCRIPTIONS",
+    "SHELL",
     "MAX_SOURCE_CHARS",
     "Caller",
     "CellTurn",
     "SharePolicy",
+    "ShellActivity",
     "call",
     "follow_front_end",
     "offered",
@@ -106,6 +108,39 @@ class ToolsChanged(Protocol):
     def tools_changed(self) -> None: ...
 
 
+class ShellActivity:
+    """Whether the kernel's shell is running a cell now (IPython's ``pre_execute`` / ``post_execute`` events).
+
+    Why: ``run_cell`` runs the cell through the notebook, which queues it behind a running cell. Behind a
+    ``%hermes`` cell that waits for this very turn it would wait for ever (then run after the agent was told it did
+    not), so a busy kernel is refused before the user is asked."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._shells: list[Any] = []
+
+    @property
+    def busy(self) -> bool:
+        return self._running > 0
+
+    def follow(self, shell: Any) -> None:
+        """Count ``shell``'s cells from now on (once per shell; None: not in IPython)."""
+        if shell is None or any(s is shell for s in self._shells) or not hasattr(shell, "events"):
+            return
+        shell.events.register("pre_execute", self._started)
+        shell.events.register("post_execute", self._ended)
+        self._shells.append(shell)
+
+    def _started(self) -> None:
+        self._running += 1
+
+    def _ended(self) -> None:
+        self._running = max(0, self._running - 1)
+
+
+#: The kernel shell's activity, followed from the first share.
+SHELL = ShellActivity()
+
 _following: dict[int, ToolsChanged] = {}  # id(link) -> the server it tells (the newest)
 
 
@@ -120,6 +155,9 @@ def follow_front_end(server: ToolsChanged, link: DocumentLink = DOCUMENT) -> Non
         link.on_change(changed)
     _following[key] = server
     link.open()
+    from ..notebook.shell import ipython
+
+    SHELL.follow(ipython())
 
 
 def offered(attached: bool | None = None) -> tuple[str, ...]:
@@ -127,7 +165,9 @@ def offered(attached: bool | None = None) -> tuple[str, ...]:
     return CELL_TOOLS if (DOCUMENT.attached if attached is None else attached) else ()
 
 
-async def call(tool: str, arguments: Mapping[str, Any], caller: Caller, link: DocumentLink = DOCUMENT) -> str:
+async def call(
+    tool: str, arguments: Mapping[str, Any], caller: Caller, link: DocumentLink = DOCUMENT, shell: ShellActivity = SHELL,
+) -> str:
     """Answer one cell tool call for ``caller`` (who found the call's tool part, and scrubs the text)."""
     if not link.attached:
         return ("The notebook's front end is not attached: cell tools need the notebook open in JupyterLab 4 or "
@@ -142,7 +182,7 @@ async def call(tool: str, arguments: Mapping[str, Any], caller: Caller, link: Do
     if index is None:
         return f"{tool} takes a cell index: a whole number from 0 (list_cells shows them)."
     if tool == "run_cell":
-        return await _run(index, caller, link)
+        return await _run(index, caller, link, shell)
     kind: Literal["insert", "edit", "delete"] = (
         "insert" if tool == "insert_cell" else "edit" if tool == "edit_cell" else "delete")
     change: dict[str, Any] = {"id": f"c{next(_change_ids)}", "kind": kind, "index": index}
@@ -241,10 +281,13 @@ def outline(data: Mapping[str, Any]) -> str:
     return bounded("\n".join(lines))
 
 
-async def _run(index: int, caller: Caller, link: DocumentLink) -> str:
+async def _run(index: int, caller: Caller, link: DocumentLink, shell: ShellActivity) -> str:
     share, session_id = caller.share, caller.session_id
     if share.run == "never":
         return "Refused: running code in this notebook is off (share_kernel(run='never'))."
+    if shell.busy:
+        return (f"Cell {index} was not run: the kernel is running a cell (perhaps a %hermes cell waiting for this "
+                "turn), and the notebook runs one cell at a time. Nothing was asked or run; try when it is idle.")
     found = await link.request("cell", index=index)
     if not found.ok:
         return _failed(found)

@@ -246,8 +246,10 @@ class ToolServer:
                 return await handler("list_cells", {})
             return list_cells
         if tool == "insert_cell":
-            async def insert_cell(index: int, source: str, cell_type: str = "code") -> str:
-                return await handler("insert_cell", {"index": index, "source": source, "cell_type": cell_type})
+            async def insert_cell(index: int, source: str, cell_type: str | None = None) -> str:
+                # Only what the call carried: the call is matched against its tool part's arguments.
+                given = {} if cell_type is None else {"cell_type": cell_type}
+                return await handler("insert_cell", {"index": index, "source": source, **given})
             return insert_cell
         if tool == "edit_cell":
             async def edit_cell(index: int, source: str) -> str:
