@@ -8,6 +8,8 @@ import { lineDiff, splitLines } from "../src/notebook/diff";
 import { MAX_PENDING, PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/pending";
 import { answer, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
 import { pendingView } from "../src/notebook/view";
+import { renderCellChange } from "../src/chat/cell_change";
+import { REVEAL_EVENT } from "../src/notebook/reveal";
 
 class FakeDoc implements NotebookDoc {
   next = 100;
@@ -261,5 +263,30 @@ describe("pendingView", () => {
     const el = pendingView(result.change, store.diff(result.change), store.stale(result.change), { keep() {}, discard() {} });
     expect(el.querySelector(".hn-pending-note")!.textContent).toContain("Keep replaces it");
     expect(el.getAttribute("aria-label")).toBe("Hermes proposes an edit of this cell");
+  });
+});
+
+describe("the chat's cell change link", () => {
+  it("names the change and asks the notebook to show it; says so when no notebook did", () => {
+    const slot = document.createElement("div");
+    renderCellChange(slot, { id: "c4", kind: "edit", index: 3, cell_type: "code" });
+    expect(slot.hidden).toBe(false);
+    expect(slot.querySelector(".hn-cell-change-label")!.textContent).toBe("Proposed an edit of cell 3, waiting for you:");
+    const shown: string[] = [];
+    const listener = (event: Event) => {
+      shown.push((event as CustomEvent<{ change: string }>).detail.change);
+      event.preventDefault(); // a notebook showed it
+    };
+    window.addEventListener(REVEAL_EVENT, listener);
+    const button = slot.querySelector("button")!;
+    button.click();
+    expect(shown).toEqual(["c4"]);
+    expect(slot.querySelector(".hn-cell-change-note")!.textContent).toBe("");
+    window.removeEventListener(REVEAL_EVENT, listener);
+    button.click(); // nobody listening: not pending any more, or no extension
+    expect(slot.querySelector(".hn-cell-change-note")!.textContent).toContain("Not pending any more");
+    renderCellChange(slot, undefined);
+    expect(slot.hidden).toBe(true);
+    expect(slot.childElementCount).toBe(0);
   });
 });
