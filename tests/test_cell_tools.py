@@ -14,6 +14,7 @@ from hermes_notebook.client.dashboard import SessionRef, Turn
 from hermes_notebook.client.dashboard.turn_state import TurnState
 from hermes_notebook.kernel import cells
 from hermes_notebook.kernel.document import DocumentLink
+from hermes_notebook.kernel.grants import ReadGrants
 from hermes_notebook.kernel.server import ALL_TOOLS, TOOLS, ToolServer
 from hermes_notebook.turns import Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
@@ -24,10 +25,10 @@ class Policy:
     """A share's policy as the cell tools see it."""
 
     def __init__(self, read: bool = True, run: str = "ask") -> None:
-        self.read, self.run, self.read_sessions = read, run, set()
+        self.read, self.run, self.grants = read, run, ReadGrants()
 
     def may_read(self, session_id: str) -> bool:
-        return self.read or session_id in self.read_sessions
+        return self.read or self.grants.allows(session_id)
 
 
 class FakeTurn:
@@ -179,7 +180,7 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     reads = FakeTurn("allow_reads")
     policy = Policy(read=False)
     assert "allowed the read tools" in _call("run_cell", {"index": 0}, link, policy=policy, turn=reads)
-    assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.read_sessions == {"stored-1"}
+    assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.grants.sessions() == ["stored-1"]
 
 
 def test_run_cell_is_refused_while_the_kernel_runs_a_cell() -> None:

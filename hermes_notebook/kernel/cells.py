@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
 from ..turns.changes import CellChangeDict
 from .document import DOCUMENT, Answer, DocumentLink
+from .grants import ReadGrants
 from .reading import bounded
 
 __all__ = [
@@ -76,7 +77,7 @@ class SharePolicy(Protocol):
     """What the cell tools need to know of a share (:class:`~hermes_notebook.kernel.share.KernelShare`)."""
 
     run: str
-    read_sessions: set[str]
+    grants: ReadGrants
 
     def may_read(self, session_id: str) -> bool: ...
 
@@ -307,7 +308,7 @@ async def _run(index: int, caller: Caller, link: DocumentLink, shell: ShellActiv
     )
     answer = await caller.turn.ask(caller.part_id, interaction, caller.answer_timeout)
     if answer == READS_CHOICE:
-        share.read_sessions.add(session_id)
+        share.grants.grant(session_id)
         return ("The user did not run the cell, but allowed the read tools for this session. "
                 "The notebook and the kernel are unchanged.")
     if answer != "run":

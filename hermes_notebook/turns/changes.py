@@ -53,10 +53,11 @@ CellChangeKind = Literal["insert", "edit", "delete"]
 
 
 class InteractionExtras(TypedDict, total=False):
-    """Keys a newer server adds to an interaction; absent (not null) otherwise."""
+    """Keys only some interactions carry; absent (not null) otherwise."""
 
     questions: list[dict[str, Any]]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
     reason: str  # why the server withdrew the request (request.cancel)
+    masked: bool  # true: the server hid part of the command (turns/masked.py); only "once"/"deny" are offered
 
 
 class InteractionDict(InteractionExtras):

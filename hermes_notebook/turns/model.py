@@ -32,6 +32,7 @@ __all__ = [
     "APPROVAL_CHOICES",
     "CODE_CHOICES",
     "DEFAULT_APPROVAL_CHOICES",
+    "MASKED_APPROVAL_CHOICES",
     "READS_CHOICE",
     "REDACTED",
     "Interaction",
@@ -63,6 +64,9 @@ APPROVAL_CHOICES: tuple[str, ...] = ("once", "session", "always", "deny")
 # remembers nothing, so "session" would promise what it does not do). The folder fills them in, so every approval
 # a view or a check sees lists its choices; the checks that fall back use this same tuple.
 DEFAULT_APPROVAL_CHOICES: tuple[str, ...] = ("once", "deny")
+# All an approval whose command the server masked may be answered with: what runs is not fully shown, so nothing
+# beyond this one command is granted (turns/masked.py): the same pair.
+MASKED_APPROVAL_CHOICES: tuple[str, ...] = DEFAULT_APPROVAL_CHOICES
 
 # A ``code`` interaction is asked by the client itself, not the server: the agent wants to run code in the
 # notebook's kernel (a kernel tool). "run" runs exactly the code shown; anything else leaves the kernel as it was.
@@ -91,6 +95,8 @@ class Interaction:
     questions: list[dict[str, Any]] | None = None
     #: Why a newer server withdrew the request (``request.cancel``).
     reason: str | None = None
+    #: The server hid part of the command before sending it (:mod:`.masked`): what runs is not fully shown.
+    masked: bool = False
 
     def to_dict(self) -> InteractionDict:
         """The contract's Interaction dict (fresh objects; safe to send or mutate)."""
@@ -108,13 +114,15 @@ class Interaction:
             d["questions"] = [dict(q) for q in self.questions]
         if self.reason is not None:
             d["reason"] = self.reason
+        if self.masked:  # absent unless true: the old contract holds
+            d["masked"] = True
         return d
 
     def copy(self) -> Interaction:
         """An independent copy (snapshots must not change when the folder moves on)."""
         return Interaction(
             self.kind, self.request_id, self.status, self.command, self.question, self.description,
-            list(self.choices), self.response, self.questions, self.reason,
+            list(self.choices), self.response, self.questions, self.reason, self.masked,
         )
 
 

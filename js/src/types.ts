@@ -24,6 +24,8 @@ export interface Interaction {
   questions?: ClarifyQuestion[];
   /** Why the server withdrew the request (request.cancel): timeout, interrupted, resolved, ... */
   reason?: string;
+  /** Hermes hid part of the command before sending it (turns/masked.py): only "once" and "deny" are offered. */
+  masked?: boolean;
 }
 
 export interface ClarifyQuestion {

@@ -84,6 +84,11 @@ class Turn:
             raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
         await self._stopper.interrupt(self.ref)
 
+    def note(self, text: str) -> None:
+        """Show a line of our own in the running turn (a marker part: no one's words), e.g. a kernel tool call
+        that was refused; nothing once the turn has ended."""
+        self._state.add_marker(text)
+
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
         """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's Run/Deny)
         and return the answer given through :meth:`DashboardConnection.respond`; None when the tool is not running,

@@ -137,7 +137,7 @@ class TurnState:
         return changes
 
     def add_marker(self, text: str) -> None:
-        """Open the turn with a marker part (a compression since the previous turn)."""
+        """Add a marker part: a compression since the previous turn (opening it), or a notice of our own."""
         self.push(self._folder.add_marker(text))
 
     def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
