@@ -175,10 +175,16 @@ def test_sharing_removes_registrations_of_dead_kernels(hermes_kernel: tuple[Any,
 
 
 def _call_directly(url: str, token: str, tool: str, arguments: dict[str, Any]) -> str:
-    """A ``tools/call`` as another Hermes session's MCP client would make it: the right token, no notebook turn."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    """A ``tools/call`` as another Hermes session's MCP client would make it: the right token, its own MCP session
+    (initialize first: the server is stateful), no notebook turn."""
     headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token}"}
-    answer = httpx.post(url, json=body, headers=headers, trust_env=False, timeout=60).json()
+    with httpx.Client(headers=headers, trust_env=False, timeout=60) as client:
+        init = client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "elsewhere", "version": "1"}}})
+        session = {"mcp-session-id": init.headers["mcp-session-id"]}
+        client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        answer = client.post(url, json=body, headers=session).json()
     return str(answer["result"]["content"][0]["text"])
 
 

@@ -31,11 +31,11 @@ from .. import runtime
 from ..errors import HermesError, HermesRPCError, HermesUsageError
 from ..scrub import holds_key, scrub
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
-from . import reading, registration
+from . import cells, reading, registration
 from .binding import Claims, arguments_fit, part_arguments, tool_names
 from .execute import JOBS, run_code
 from .grants import ReadGrants
-from .server import READ_TOOLS, ToolServer
+from .server import READ_TOOLS, TOOLS, ToolServer
 
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, Turn
@@ -174,8 +174,9 @@ class KernelTools:
         self._bind_namespace()
         JOBS.attach_loop()
         if self.server is None or not self.server.running:
-            self.server = ToolServer(self.handle).start()
+            self.server = ToolServer(self.handle, offered=lambda: (*TOOLS, *cells.offered())).start()
         server = self.server
+        cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         token = server.token.reveal()
         try:
             registered = runtime.run_sync(self._register(connect, dashboard_url, token), timeout=120)
@@ -289,7 +290,10 @@ class KernelTools:
             if found is None:
                 return REFUSED
             share, session_id = found.share, found.turn.ref.stored_id
-            if tool in READ_TOOLS:
+            if tool in cells.CELL_TOOLS:
+                caller = cells.Caller(share, found.turn, found.part_id, session_id, ANSWER_TIMEOUT, RUN_TIMEOUT)
+                text = await cells.call(tool, arguments, caller)
+            elif tool in READ_TOOLS:
                 if not share.may_read(session_id):
                     text = ("Reading the notebook is off for this session. The user can turn it on with "
                             "hermes.share_kernel(read=True) or %hermes --kernel read.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .changes import (
+    CellChangeDict,
     ChangeRecord,
     InteractionDict,
     InteractionKind,
@@ -143,6 +144,7 @@ class Part:
     diff: str | None = None
     todos: list[TodoItemDict] | None = None
     subagent: SubagentDict | None = None
+    cell_change: CellChangeDict | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -166,6 +168,8 @@ class Part:
         if self.subagent is not None:
             info = d["subagent"] = self.subagent.copy()
             info["tools"] = [tool.copy() for tool in info["tools"]]
+        if self.cell_change is not None:
+            d["cell_change"] = self.cell_change.copy()
         return d
 
     def copy(self) -> Part:
@@ -174,6 +178,7 @@ class Part:
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
             self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
+            self.cell_change,
         )
 
 

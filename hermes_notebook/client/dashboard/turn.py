@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from ...errors import HermesUsageError
 from ...turns import ChangeRecord, Interaction, Message, user_message
+from ...turns.changes import CellChangeDict
 from .session import SessionRef
 from .turn_state import TurnState
 
@@ -104,6 +105,11 @@ class Turn:
             # The shared waiter also wakes the iterating consumer: wait on it without cancelling it.
             await asyncio.wait({state.wait(_new_future)}, timeout=left)
         return answer
+
+    def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
+        """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link to
+        the cell); False when the turn has ended or has no such tool part."""
+        return self._state.link_cell_change(part_id, change)
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()
