@@ -52,6 +52,7 @@ from ._stream import STATIC
 from .job_runs import FinishedRun, RunsHandler
 from .replies import answer
 from .static_twin import StaticTwin
+from .subshells import Routing, follow_frontend_subshells
 
 __all__ = ["STATIC_CLASS", "HasSettings", "Jobs"]
 
@@ -192,6 +193,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
+        #: The view's messages run on the front end's subshell while a cell runs (widgets/subshells.py): every
+        #: handler and observer here only checks and schedules onto the package loop, from whatever thread.
+        self.comm_routing: Routing = follow_frontend_subshells(self)
         self.observe(self._restart_auto_refresh, names=["auto_refresh"])
         self.observe(lambda _c: self.submit(self.refresh_async()), names=["include_disabled"])
         if refresh:
@@ -202,9 +206,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     def _make_client(source: JobsClient | Settings | HasSettings | None) -> tuple[JobsClient, bool]:
         if isinstance(source, JobsClient):
             return source, False
-        if source is None or isinstance(source, Settings):
-            return JobsClient(source or Settings.resolve()), True
-        settings = getattr(source, "settings", None)
+        settings = Settings.resolve() if source is None else getattr(source, "settings", source)
         if isinstance(settings, Settings):
             return JobsClient(settings), True
         raise HermesUsageError(
@@ -297,8 +299,7 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         self._unfollow.append(on_change(self._on_change))
 
     async def follow_feed(self, on_change: Callable[[Callable[[str], Any]], Awaitable[Callable[[], None]]]) -> None:
-        """:meth:`follow` a change feed that is opened on the package loop (a conversation's ``on_change``); one
-        that cannot be opened leaves the timed refresh alone."""
+        """:meth:`follow` a feed opened on the package loop (``Conversation.on_change``); else the timer alone."""
         try:
             self._unfollow.append(await on_change(self._on_change))
         except HermesError as exc:

@@ -43,7 +43,7 @@ import type {
   Message,
   SessionInfo,
 } from "../types";
-import { invoke, type KernelRefused, type KernelTimeout } from "../invoke";
+import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import { createComposer } from "./composer";
 import { createSessionHeader } from "./session_header";
 import { createCommandOutput } from "./slash";
@@ -55,6 +55,7 @@ import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 import { createWireDecoder } from "./wire";
 import { hideStaticTwin } from "../twin";
+import { createDelivery } from "../delivery";
 import {
   awaitSnapshot,
   initialState,
@@ -106,10 +107,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     model.on(name, callback);
     listeners.push([name, callback]);
   };
+  // Every message goes through `delivery`: a note says so when the kernel, busy with a cell, has not taken it.
+  const delivery = createDelivery(model);
+  // Questions go through `invoke` over the same delivery (a request id, a timeout); commands straight to it.
+  const channel: MessageChannel = { on: (n, c) => model.on(n, c), off: (n, c) => model.off(n, c), send: (m) => delivery.send(m as Record<string, unknown>) };
   const asking = new Set<AbortController>(); // questions waiting for their answer (aborted on dispose)
   const send = (message: ChatOutgoing): void => {
     if (message.type === "list_sessions" || message.type === "commands" || message.type === "command") ask(message);
-    else model.send(message);
+    else delivery.send({ ...message });
   };
 
   // ---- DOM ----
@@ -134,7 +139,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // root, so its batches would lay out the notebook around it too (see .hn-filled in scroll.ts).
   const listHost = h("div", { class: "hn-messages-host" }, list);
   const commandOutput = createCommandOutput();
-  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, composer.el);
+  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, delivery.el, composer.el);
   // Esc stops a running turn from anywhere in the widget. Only while busy: otherwise Esc stays with
   // JupyterLab (leaving the cell editor for command mode).
   root.addEventListener("keydown", (event) => {
@@ -185,14 +190,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       else commandOutput.show(question.line, `No output: ${error.message}.`, "");
     };
     if (question.type === "list_sessions") {
-      controller = invoke<ChatQuestion & { type: "list_sessions" }>(model, question, {
+      controller = invoke<ChatQuestion & { type: "list_sessions" }>(channel, question, {
         answer: (msg) => (settle(controller), showSessions(msg.sessions)), failed: unanswered });
     } else if (question.type === "commands") {
-      controller = invoke<ChatQuestion & { type: "commands" }>(model, question, {
+      controller = invoke<ChatQuestion & { type: "commands" }>(channel, question, {
         answer: (msg) => (settle(controller), composer.setCommands(Array.isArray(msg.commands) ? msg.commands : [])),
         failed: unanswered });
     } else {
-      controller = invoke<ChatQuestion & { type: "command" }>(model, question, {
+      controller = invoke<ChatQuestion & { type: "command" }>(channel, question, {
         answer: (msg) => (settle(controller), showOutput(msg)), failed: unanswered }, { timeout: COMMAND_TIMEOUT_MS });
     }
     asking.add(controller);
@@ -317,6 +322,27 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
 
   const wire = createWireDecoder();
+  // Replies that show the kernel handled a message (where the front end reports no kernel status for it).
+  const acknowledge = (msg: KernelMsg | null): void => {
+    if (msg?.type === "changes") {
+      for (const change of msg.changes) {
+        if (change.op !== "message" || change.message.role !== "user") continue;
+        const text = change.message.parts[0]?.text ?? "";
+        delivery.answered("send", (sent) => sent.text === text);
+        delivery.answered("send_files", (sent) => typeof sent.text === "string" && text.startsWith(sent.text));
+      }
+    } else if (msg?.type === "snapshot") {
+      if (msg.reset !== true) delivery.answered("snapshot"); // a reset's snapshot answers no request
+    } else if (msg?.type === "older") {
+      delivery.answered("older");
+    } else if (msg?.type === "sessions") {
+      delivery.answered("list_sessions");
+    } else if (msg?.type === "commands") {
+      delivery.answered("commands");
+    } else if (msg?.type === "command_output") {
+      delivery.answered("command");
+    }
+  };
   listen("msg:custom", (received: KernelMsg) => {
     let msg: KernelMsg | null = received;
     if (msg?.type === "more") {
@@ -328,6 +354,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       }
     }
     if (msg != null && typeof msg === "object") wire.seen(msg);
+    acknowledge(msg);
     if (msg?.type === "changes") {
       // Batches go to every view with consecutive seqs: a gap means one was lost.
       const gap = state.seq !== null && msg.seq > state.seq + 1;
@@ -465,6 +492,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       follower.dispose();
       topObserver?.disconnect();
       twin.dispose();
+      delivery.dispose();
       root.remove();
     },
   };

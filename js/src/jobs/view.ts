@@ -4,7 +4,7 @@
 // questions asked through `invoke` (../invoke.ts: a request id, a timeout), each answered once.
 
 import { h, setAttr, setText } from "../dom";
-import { invoke, type KernelRefused, type KernelTimeout } from "../invoke";
+import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import type { AnyModel, JobsKernelMsg, JobsQuestion, ScheduleCheckMsg } from "../types";
 import {
   EMPTY_FORM,
@@ -23,6 +23,7 @@ import {
 import { notify } from "../notify";
 import { hideStaticTwin, type TwinHider } from "../twin";
 import { RunsPanel } from "./runs";
+import { createDelivery, type Delivery } from "../delivery";
 
 type Model = AnyModel<JobsState>;
 type Asking<T extends JobsQuestion["type"]> = Extract<JobsQuestion, { type: T }>;
@@ -30,6 +31,17 @@ type Asking<T extends JobsQuestion["type"]> = Extract<JobsQuestion, { type: T }>
 const CHECK_DELAY_MS = 250;
 /** How long a save or a row action may take to come back (ms): each is a request to the API Server. */
 export const ACTION_TIMEOUT_MS = 30_000;
+
+/** The kernel's reply types, and the message each answers (a reply also acknowledges it: ../delivery.ts). */
+const ANSWERS: Record<string, string> = {
+  schedule_check: "check_schedule",
+  save_result: "save",
+  action_result: "action",
+  prompt: "get_prompt",
+  runs_result: "runs",
+  transcript_result: "transcript",
+  job_errors: "job_errors",
+};
 
 export class JobsView {
   readonly root: HTMLDivElement;
@@ -80,19 +92,29 @@ export class JobsView {
   private readonly tbody = h("tbody");
   // a job's runs and one run's transcript (./runs.ts)
   private readonly runs: RunsPanel;
+  /** Every message to the kernel goes through it: a note says so while the kernel, busy with a cell, has not taken it. */
+  private readonly delivery: Delivery;
+  /** What `invoke` asks through: the model's messages, sent by `delivery`. */
+  private readonly channel: MessageChannel;
   /** The static table output beside this view (for viewers without widget JS) only repeats it. */
   private readonly twin: TwinHider;
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
     this.now = now;
-    this.runs = new RunsPanel(model);
+    this.delivery = createDelivery(model);
+    this.channel = {
+      on: (name, callback) => model.on(name, callback),
+      off: (name, callback) => model.off(name, callback),
+      send: (content) => this.delivery.send(content as Record<string, unknown>),
+    };
+    this.runs = new RunsPanel(this.channel);
     this.root = h("div", { class: "hn-jobs-live", "data-testid": "jobs-widget" });
     this.twin = hideStaticTwin(this.root, ".hn-jobs-static-wrap");
     this.twin.activate();
     this.buildForm();
     const refresh = h("button", { type: "button", "data-testid": "jobs-refresh" }, "Refresh");
-    refresh.addEventListener("click", () => this.model.send({ type: "refresh" }));
+    refresh.addEventListener("click", () => this.delivery.send({ type: "refresh" }));
     const create = h("button", { type: "button", "data-testid": "jobs-new" }, "New job");
     create.addEventListener("click", () => this.openForm(null));
     this.includeDisabled.addEventListener("change", () => {
@@ -130,7 +152,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(bar, this.notice, this.form, table, this.runs.el);
+    this.root.append(bar, this.notice, this.delivery.el, this.form, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);
@@ -139,7 +161,7 @@ export class JobsView {
     const onMsg = (msg: JobsKernelMsg): void => this.onMessage(msg);
     model.on("msg:custom", onMsg as () => void);
     this.listeners.push(["msg:custom", onMsg as () => void]);
-    this.model.send({ type: "job_errors" }); // the kernel also sends them after every refresh
+    this.delivery.send({ type: "job_errors" }); // the kernel also sends them after every refresh
     this.root.addEventListener("keydown", (ev) => {
       if (ev.key !== "Escape") return;
       if (this.confirmingId) {
@@ -157,6 +179,7 @@ export class JobsView {
     for (const controller of [this.checking, this.saving, this.prompting, ...this.busyRows.keys()]) controller?.abort();
     this.runs.dispose();
     this.twin.dispose();
+    this.delivery.dispose();
     clearInterval(this.ticker);
     if (this.checkTimer) clearTimeout(this.checkTimer);
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
@@ -282,7 +305,7 @@ export class JobsView {
       this.busyRows.delete(controller);
       this.renderRows();
     };
-    const controller = invoke<Asking<"action">>(this.model, { type: "action", action, id: row.id }, {
+    const controller = invoke<Asking<"action">>(this.channel, { type: "action", action, id: row.id }, {
       answer: settle,
       failed: (error) => {
         settle();
@@ -390,7 +413,7 @@ export class JobsView {
   checkSchedule(): void {
     this.checkTimer = null;
     this.checking?.abort(); // only the newest check's answer is shown
-    this.checking = invoke<Asking<"check_schedule">>(this.model, { type: "check_schedule", schedule: this.scheduleInput.value }, {
+    this.checking = invoke<Asking<"check_schedule">>(this.channel, { type: "check_schedule", schedule: this.scheduleInput.value }, {
       answer: (msg) => this.showCheck(msg),
       failed: (error) => this.setCheck(false, `The schedule was not checked: ${error.message}.`),
     });
@@ -433,7 +456,7 @@ export class JobsView {
         this.promptInput.placeholder = placeholder;
         if (prompt !== null) this.promptInput.value = prompt;
       };
-      this.prompting = invoke<Asking<"get_prompt">>(this.model, { type: "get_prompt", id: row.id }, {
+      this.prompting = invoke<Asking<"get_prompt">>(this.channel, { type: "get_prompt", id: row.id }, {
         answer: (msg) => arrived(msg.ok && typeof msg.prompt === "string" ? msg.prompt : null),
         failed: (error) => arrived(null, `The prompt could not be loaded (${error.message}); saving keeps the job's own.`),
       });
@@ -484,16 +507,20 @@ export class JobsView {
         setText(this.formError, message);
       }
     };
-    this.saving = invoke<Asking<"save">>(this.model, { type: "save", id: this.editingId, fields }, {
+    this.saving = invoke<Asking<"save">>(this.channel, { type: "save", id: this.editingId, fields }, {
       answer: (msg) => saved(Boolean(msg.ok), msg.field ?? null, String(msg.message)),
       failed: (error: KernelTimeout | KernelRefused) => saved(false, null, `Not saved: ${error.message}.`),
     }, { timeout: ACTION_TIMEOUT_MS });
   }
 
-  // ---- kernel messages that are not answers ----
+  // ---- kernel messages: every reply acknowledges what it answers (../delivery.ts); job errors are shown ----
 
   onMessage(msg: JobsKernelMsg): void {
-    if (msg?.type === "job_errors" && msg.errors !== null && typeof msg.errors === "object") {
+    if (!msg || typeof msg !== "object") return;
+    const answers = ANSWERS[msg.type];
+    const request = "request" in msg ? msg.request : undefined;
+    if (answers !== undefined) this.delivery.answered(answers, (sent) => request === undefined || sent.request === request);
+    if (msg.type === "job_errors" && msg.errors !== null && typeof msg.errors === "object") {
       this.errors = new Map(Object.entries(msg.errors as Record<string, JobErrors>));
       this.renderRows();
     }
