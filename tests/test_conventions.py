@@ -1272,3 +1272,25 @@ def test_the_front_end_dispatches_part_kinds_from_a_table() -> None:
     assert [name for name, text in sources.items() if "null as unknown as" in text] == []
     assert all("Record<PartKind," in sources[name] for name in ("js/src/chat/parts.ts", "js/src/jobs/runs.ts"))
     assert kind_ternaries('const v = part.kind === "tool" ? a : part.kind === "text" ? b : c;') != []
+
+
+def usage_error_catches(tree: ast.AST, label: str) -> list[str]:
+    """``label:line`` of each ``except HermesUsageError`` (alone or in a tuple)."""
+    return [f"{label}:{node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler)
+            and node.type is not None and "HermesUsageError" in {n.id for n in ast.walk(node.type) if isinstance(n, ast.Name)}]
+
+
+def test_not_offered_is_its_own_error_and_caught_by_name() -> None:
+    """"This Hermes does not offer that" is ``HermesNotOfferedError`` (a ``HermesUsageError``), so code that can do
+    without a feature catches that class: the five places that caught ``HermesUsageError`` to mean it are gone, and
+    the one left (the chat's Export trying the next free file name) means a refusal of its own."""
+    from hermes_notebook.client.dashboard.offered import not_offered
+
+    error = not_offered("branching", "session.branch_whole")
+    assert isinstance(error, errors.HermesNotOfferedError) and isinstance(error, errors.HermesUsageError)
+    assert (str(error), error.feature, error.method) == (
+        "branching is not offered by this Hermes (session.branch_whole)", "branching", "session.branch_whole")
+    found = [hit for path in _package_files() for hit in usage_error_catches(_parse(path), _rel(path))]
+    assert [hit.split(":")[0] for hit in found] == ["hermes_notebook/widgets/chat_export.py"], found
+    assert usage_error_catches(ast.parse("try:\n    f()\nexcept (KeyError, HermesUsageError):\n    pass\n"), "t.py") == [
+        "t.py:3"]
