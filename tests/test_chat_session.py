@@ -87,3 +87,31 @@ def test_context_state_reads_the_breakdown() -> None:
     assert context_state(None, {"context_max": 0, "categories": []}) is None
     assert context_state({"context_used": 5, "context_max": 10}, None) == {"used": 5, "max": 10, "percent": 50.0,
                                                                           "categories": []}
+
+
+async def test_a_model_switch_during_the_session_read_keeps_its_label() -> None:
+    """A ``set_model`` that lands while the session's model is being read wins: the older read does not undo it."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from hermes_notebook.widgets.chat_session import refresh_session_info
+
+    reading, release = asyncio.Event(), asyncio.Event()
+
+    async def model(session: str) -> str:
+        reading.set()
+        await release.wait()
+        return "fake-model"  # what the session had when the read started
+
+    async def context_window(session: str) -> dict[str, Any]:
+        return {}
+
+    conversation = SimpleNamespace(model=model, context_window=context_window)
+    chat = SimpleNamespace(conversation=conversation, model="", context_usage=None, notice="", session_id="s1",
+                           scrub_value=lambda value: value)
+    read = asyncio.ensure_future(refresh_session_info(chat))  # type: ignore[arg-type]
+    await reading.wait()
+    chat.model = "chat-model"  # what Chat._set_model writes when the switch is acknowledged
+    release.set()
+    await read
+    assert chat.model == "chat-model"

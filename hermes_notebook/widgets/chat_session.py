@@ -102,9 +102,10 @@ async def refresh_session_info(chat: ChatDetails) -> None:
     session = chat.session_id
     if session is None:
         return
+    label = chat.model  # a set_model that lands while we read wins: its label is newer than what we read
     try:
         model = await chat.conversation.model(session)
-        if model and chat.session_id == session:
+        if model and chat.session_id == session and chat.model == label:
             chat.model = chat.scrub_value(model)[:200]
         breakdown = await chat.conversation.context_window(session)
     except Exception as exc:
