@@ -87,16 +87,16 @@ def test_read_tools_list_describe_and_never_evaluate() -> None:
     assert "no variable 'socket'" in reading.describe(ns, "socket")
     assert reading.read_cells(ns, "2:3") == "In[2]:\nb = [1, 2]\n\nIn[3]:\nprint(a)"
     assert reading.read_cells(ns, "-1") == "In[3]:\nprint(a)"
-    assert "Out[2] (list)" in reading.read_output(ns, 2)
-    assert "There is no cell 9" in reading.read_output(ns, 9)
+    assert "Out[2] (list)" in reading.read_output(ns, 2).text
+    assert "There is no cell 9" in reading.read_output(ns, 9).text
 
 
 def test_run_code_reports_output_result_and_error_and_changes_the_namespace() -> None:
     """The last expression is the result, printed text is captured, an exception is reported, not raised."""
     ns: dict[str, Any] = {"x": 2}
-    assert run_code(ns, "print('hi')\ny = x * 21\ny") == "stdout:\nhi\n\nresult (int):\n42"
+    assert run_code(ns, "print('hi')\ny = x * 21\ny").text == "stdout:\nhi\n\nresult (int):\n42"
     assert ns["y"] == 42
-    report = run_code(ns, "z = 1\n1 / 0")
+    report = run_code(ns, "z = 1\n1 / 0").text
     assert ns["z"] == 1 and "ZeroDivisionError: division by zero" in report and "1 / 0" in report
 
 
@@ -105,9 +105,9 @@ def test_main_thread_jobs_run_in_order_and_a_cancelled_one_never_runs() -> None:
     jobs = MainThreadJobs()
     ran: list[int] = []
     first, dropped = jobs.submit(lambda: ran.append(1) or "one"), jobs.submit(lambda: ran.append(2))
-    assert dropped.cancel()
-    assert jobs.run_pending() == 1
-    assert ran == [1] and first.result() == "one"
+    assert dropped.stop() == "dropped"
+    assert jobs.run_pending() == 2  # taken; the dropped one skipped
+    assert ran == [1] and first.future.result() == "one" and dropped.future.cancelled()
 
 
 def test_registration_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,20 +228,20 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     name = f"mcp__{tools.name}__describe"
     newer = conn.start_tool("t1", "k1", {"name": name, "context": "df", "args": {"name": "df"}})
-    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
-    assert run_sync(tools.call("describe", {"name": "df"}), 10) == "df (list):\nlist of 3 items: 1, 2, 3"
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")  # the part is still running
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text == "df (list):\nlist of 3 items: 1, 2, 3"
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("Refused")  # the part is still running
     notes = _notes(newer)
     assert len(notes) == 2 and "whose arguments no step of this turn asked for was refused" in notes[0]
     assert "A second call of the kernel tool describe for a step that was answered already" in notes[1]
     # 0.19.0: the tool.start carries the preview only (agent/display.py build_tool_preview)
     old = conn.start_tool("t2", "k2", {"name": f"mcp_{tools.name}_describe", "context": "df"})
-    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("df (list)")
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("df (list)")
     assert len(_notes(old)) == 1
     # an exact name, never a substring: another kernel's server whose name contains ours is not us
     conn.start_tool("t3", "k3", {"name": f"mcp__x{tools.name}__describe", "args": {"name": "df"}})
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("Refused")
 
 
 def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> None:
@@ -280,14 +280,14 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
         assert turn.pending()[0].choices == ["run", "deny", READS_CHOICE]
         # what DashboardConnection.respond() does for the card's "allow reads" button
         assert conn.states["t1"].answer_asked(turn.pending()[0].request_id, READS_CHOICE)
-        return await answer
+        return (await answer).text
 
     assert "allowed the read tools" in run_sync(click_allow_reads(), 10)
     assert share.may_read("stored-t1") and share.grants.sessions() == ["stored-t1"]
     assert "reads off, but allowed from a card for session(s) stored-t1" in str(share)
     again = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=False)
     assert not again.may_read("stored-t1") and not share.may_read("stored-t1")
-    assert "reads off (run_code cards can allow them per session)" in str(again)
+    assert "reads off (Run cards can allow them per session)" in str(again)
     assert again.grants.revoke() == []
     assert again.token_path is not None and again.token_path.exists()  # 0.19.0: the token file for the snippet
     tools.unshare(key, "http://127.0.0.1:9119")
@@ -304,7 +304,7 @@ def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
     for i, code in enumerate(['client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
                               "requests.get(url, headers={'x': 'own-key-0123456789'})"]):
         turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp_{tools.name}_run_code", "context": code})
-        text = run_sync(tools.call("run_code", {"code": code}), 10)
+        text = run_sync(tools.call("run_code", {"code": code}), 10).text
         assert text.startswith("Refused before asking the user: the code holds a key") and not turn.pending()
         assert all(p.interaction is None for p in turn.message.parts)
         assert "it was refused without asking" in _notes(turn)[0]
@@ -350,7 +350,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     ns: dict[str, Any] = {"In": ["", "obj"], "Out": {1: Sneaky()}, "obj": Sneaky(), "d": SneakyDict(a=1),
                           "fig": Figure(), "nested": [Sneaky(), {"k": Sneaky()}], "big": big, "db_password": "hunter2"}
     shown = [reading.list_variables(ns), *(reading.describe(ns, n) for n in ("obj", "d", "fig", "nested")),
-             reading.read_output(ns, 1)]
+             reading.read_output(ns, 1).text]
     tracemalloc.start()
     shown.append(reading.describe(ns, "big"))
     peak = tracemalloc.get_traced_memory()[1]
@@ -374,7 +374,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
     capsys.readouterr()
-    assert run_sync(tools.call("list_variables", {}), 10) == reading.READ_FAILED
+    assert run_sync(tools.call("list_variables", {}), 10).text == reading.READ_FAILED
     assert capsys.readouterr().err == ""
 
 

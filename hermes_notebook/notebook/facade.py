@@ -304,11 +304,15 @@ class Hermes(SessionTools, Rewinding):
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session: a new one, or the session ``session`` names as for
         :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one)."""
+        from ..kernel.share import KERNEL
         from ..widgets.chat import Chat
+        from ..widgets.chat_kernel import follow_kernel_modes
 
         conn = runtime.run_sync(self._dashboard_conn())
         ref = None if session is None else runtime.run_sync(self._book.chat_ref(conn, session))
-        return Chat(conn, session=ref, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        chat = Chat(conn, session=ref, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        follow_kernel_modes(chat, KERNEL, conn)  # the header shows what Hermes may do in this kernel
+        return chat
 
     @property
     def jobs(self) -> JobsAPI:
@@ -340,13 +344,15 @@ class Hermes(SessionTools, Rewinding):
             return
         widget.follow(conn.on_change)
 
-    def share_kernel(self, read: bool = False, run: str = "ask") -> KernelShare:
+    def share_kernel(self, read: bool | str = False, run: str = "ask", edit: str = "propose") -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
 
-        ``read=True`` turns on ``list_variables``, ``describe``, ``read_cells`` and ``read_output`` (off by
-        default); ``run_code`` shows the whole code on a Run/Deny card each time (``run="never"`` refuses it).
-        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`.
-        """
+        The permission modes (kernel/grants.py): ``read=True`` (or ``"on"``) turns on ``list_variables``,
+        ``describe``, ``read_cells``, ``read_output`` and ``list_cells`` (off by default); ``run`` is ``"ask"`` (a
+        Run card with the whole code each time), ``"allow"`` (no card for this session, until revoked:
+        ``share.grants.revoke()``, the chat header, or a new policy) or ``"never"``; ``edit`` is ``"propose"``
+        (cell changes wait on the cell for Keep/Discard) or ``"off"``. A new call replaces the policy whole.
+        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         from ..kernel.share import KERNEL
 
         if self._closed:
@@ -354,7 +360,7 @@ class Hermes(SessionTools, Rewinding):
         if not self.settings.dashboard_token:
             raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
         share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read,
-                             run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
+                             edit=edit, run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
         if not share.registered:
             print(share.instructions())
         return share
@@ -433,8 +439,13 @@ class Hermes(SessionTools, Rewinding):
         return await on_package_loop(self._status())
 
     async def _status(self) -> Status:
-        return await gather_status(self.settings, self.default_via, self._book.current, self._api_client,
-                                   self._dashboard_conn)
+        from ..kernel.share import KERNEL
+
+        status = await gather_status(self.settings, self.default_via, self._book.current, self._api_client,
+                                     self._dashboard_conn)
+        share = KERNEL.share_of(self)
+        status["kernel"] = None if share is None else str(share).split("\n", 1)[0]
+        return status
 
     def check(self) -> Hermes:
         """Raise the server's error now if the configured default path is unusable (``connect(check=True)``)."""

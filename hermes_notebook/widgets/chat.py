@@ -79,6 +79,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     #: True while history or a session switch is loading.
     loading = traitlets.Bool(False).tag(sync=True)
+    kernel_modes = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)  # chat_kernel.py: its header
 
     def __init__(
         self,
@@ -469,7 +470,7 @@ class Chat(StaticTwin, ChatSession, StreamingWidget):
         with self._lock:
             message = self._store.get(key[0])
             interaction = inbound.find_interaction(message, part_id, request_id)
-            inbound.check_answer(interaction, ("approval", "clarify", "code"), response)
+            inbound.check_answer(interaction, ("approval", "clarify", "code", "run"), response)
             inbound.check_open_turn(message, self._live_ids)
         if self._ref is None:
             self.notice = "That request is no longer waiting for an answer."

@@ -13,8 +13,8 @@ from typing import Protocol, TypeVar, cast
 
 from ...errors import HermesError, HermesRunError
 from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
-from ...turns.cell_links import link_cell_change
-from ...turns.changes import CellChangeDict
+from ...turns.cell_links import link_cell_change, link_sent_images
+from ...turns.changes import CellChangeDict, SentImageDict
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 from .session import SessionRef
 
@@ -159,6 +159,12 @@ class TurnState:
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
         """Name, on tool part ``part_id``, the notebook change its call proposed; False once the turn ended."""
         changes = [] if self.done else link_cell_change(self._folder, part_id, change)
+        self.push(changes)
+        return bool(changes)
+
+    def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
+        """Record, on tool part ``part_id``, the images its result sent to the model; False once the turn ended."""
+        changes = [] if self.done else link_sent_images(self._folder, part_id, images)
         self.push(changes)
         return bool(changes)
 
