@@ -176,7 +176,7 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     link = DocumentLink()
     page = _page(link)
     denied = FakeTurn("deny")
-    assert "The user denied it: nothing was run" in _call("run_cell", {"index": 2}, link, turn=denied)
+    assert "The user denied it: cell 2 was NOT run" in _call("run_cell", {"index": 2}, link, turn=denied)
     [card] = denied.asked
     assert (card.kind, card.command, card.choices) == ("code", "print(x)", ["run", "deny"])
     assert "cell 2 of this notebook" in (card.description or "")

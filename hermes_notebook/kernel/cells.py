@@ -296,7 +296,7 @@ async def _run(index: int, caller: Caller, link: DocumentLink, outputs: OutputLo
         return f"Refused: cell {index} has over {MAX_SOURCE_CHARS:,} characters, too many to show on a card."
     refusal = await runs.approve(caller.turn, caller.part_id, share.grants, session_id, source,
                                  f"It runs cell {index} of this notebook, where its output shows",
-                                 caller.answer_timeout)
+                                 caller.answer_timeout, f"cell {index}")
     if refusal is not None:
         return refusal
     allowed = share.grants.modes.runs == "allow"

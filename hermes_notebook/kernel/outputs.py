@@ -152,9 +152,12 @@ class OutputLog:
         self._executing = max(0, self._executing - 1)
 
     def _started(self, shell: Any, info: Any) -> None:
-        count = getattr(shell, "execution_count", None)
-        if not isinstance(count, int):
+        # The cell's number is the next In[] slot: IPython stores its input right after pre_run_cell. (Its
+        # execution_count is no guide: IPython 9 has counted the cell already, 8 had not.)
+        history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", None)
+        if not isinstance(history, list):
             return
+        count = len(history)
         header = getattr(getattr(shell, "display_pub", None), "parent_header", None) or {}
         parent = header.get("msg_id") if isinstance(header, Mapping) else None
         cell_id = getattr(info, "cell_id", None)

@@ -63,9 +63,9 @@ class Work:
 
 
 async def approve(turn: RunTurn, part_id: str, grants: Grants, session_id: str, code: str, what: str,
-                  timeout: float = ANSWER_TIMEOUT) -> str | None:
+                  timeout: float = ANSWER_TIMEOUT, subject: str = "the code") -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
-    ``what`` names the run for the card (``It runs cell 3 of this notebook``)."""
+    ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent."""
     runs = grants.modes.runs
     if runs == "never":
         return "Refused: running code in this notebook is off (share_kernel(run='never'))."
@@ -83,7 +83,7 @@ async def approve(turn: RunTurn, part_id: str, grants: Grants, session_id: str, 
                 "read_output, list_cells) for this session. The notebook and the kernel are unchanged.")
     if answer != "run":
         why = "denied it" if answer == "deny" else f"did not answer within {timeout:g} s"
-        return (f"The user {why}: nothing was run and the kernel is unchanged. "
+        return (f"The user {why}: {subject} was NOT run and the kernel is unchanged. "
                 "Do not retry without asking the user.")
     return None
 
