@@ -177,3 +177,40 @@ def test_ipykernel_6_has_no_subshells_and_nothing_changes(kernel: Any) -> None:
     assert "ROUTING none" in routing
     assert "DURING False" in busy, busy
     assert check.split()[3] == "True", check
+
+
+FRONTEND_TARGET = """
+import threading, time
+from hermes_notebook.widgets.subshells import follow_frontend_subshells
+seen, routes = [], []
+def opened(comm, msg):  # a comm the front end opens (as a front-end extension's would be)
+    routes.append(follow_frontend_subshells(comm))
+    comm.on_msg(lambda m: seen.append((m["content"]["data"], threading.current_thread().name, time.time())))
+get_ipython().kernel.comm_manager.register_target("hn-frontend", opened)
+"""
+
+
+@pytest.mark.parametrize("kernel", ["python3"], indirect=True, ids=["ipykernel-7.4"])
+def test_a_comm_the_front_end_opens_can_follow_too(kernel: Any) -> None:
+    """A comm opened by the front end (its target calls the helper) and written to by a cell also runs its
+    messages on the front end's subshell while a cell runs."""
+    subshell = _create_subshell(kernel)
+    setup = kernel.execute(FRONTEND_TARGET)
+    _iopub_until(kernel, _idle(setup))
+    opening = kernel.session.msg("comm_open", {"comm_id": "hn-fe-comm", "target_name": "hn-frontend", "data": {}})
+    opening["header"]["subshell_id"] = subshell
+    kernel.shell_channel.send(opening)
+    _iopub_until(kernel, _idle(opening["header"]["msg_id"]))
+    # The kernel side talks on it from a cell (a diff to show, say): ipykernel 7.4 would now route to the main shell.
+    pushed = kernel.execute("get_ipython().kernel.comm_manager.get_comm('hn-fe-comm').send({'diff': 'from a cell'})")
+    _iopub_until(kernel, _idle(pushed))
+    busy = kernel.execute(BUSY.replace("{limit}", "20"))
+    messages = _iopub_until(kernel, lambda m: m["msg_type"] == "stream" and "tick 0" in m["content"]["text"])
+    click = kernel.session.msg("comm_msg", {"comm_id": "hn-fe-comm", "data": {"keep": "diff-1"}})
+    click["header"]["subshell_id"] = subshell
+    kernel.shell_channel.send(click)
+    messages += _iopub_until(kernel, _idle(busy))
+    check = kernel.execute("print('SEEN', routes, seen[0][1] != threading.main_thread().name)")
+    messages += _iopub_until(kernel, _idle(check))
+    assert "DURING True" in _stdout(messages, busy)
+    assert "SEEN ['followed'] True" in _stdout(messages, check)
