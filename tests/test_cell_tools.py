@@ -41,7 +41,7 @@ class FakeTurn:
     def __init__(self, answer: str | None = "run", *, stop: bool = False) -> None:
         self.answer, self.stop, self.asked, self.links = answer, stop, [], []
         self.settled: dict[str, str] = {}
-        self.done = False
+        self.done = self.stopping = False
 
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
         self.asked.append(interaction)

@@ -126,19 +126,22 @@ SETUP = """
 import hermes_notebook as hn, numpy as np, pandas as pd, pathlib, threading
 from hermes_notebook.kernel.share import KERNEL
 h = hn.connect()
-share = h.share_kernel(read=True)
+share = h.share_kernel(read=True, run="allow")
 frame = pd.DataFrame({"city": ["Oslo", "Lima"], "sales": [3, 5]})
 grid = np.arange(12).reshape(3, 4)
 """
 
 START = """
 busy_cell = len(In)  # the next cell's number
-handle = h.start(f"KERNELS wait 2 ;; list_variables ;; read_output {busy_cell} ;; slow 60")
+handle = h.start(f"KERNELS wait 2 ;; list_variables ;; read_output {busy_cell} ;; run_code agent_ran = 1 ;; slow 60")
+def run_card():
+    return next((t["interaction"] for t in handle.tools if (t.get("interaction") or {}).get("kind") == "run"), None)
 def stop_when_asked():
-    while not pathlib.Path(STOP).exists():
+    while not pathlib.Path(STOP).exists() or run_card() is None:  # the run_code waiting behind the busy cell
         threading.Event().wait(0.05)
+    card = run_card()["description"]
     handle.interrupt()  # the user stops the Hermes turn while the cell still runs
-    pathlib.Path(STOP + "-done").touch()
+    pathlib.Path(STOP + "-done").write_text(card)
 threading.Thread(target=stop_when_asked, daemon=True).start()
 print("BUSY", busy_cell, "SESSION", h.session_id)
 """
@@ -187,6 +190,8 @@ def test_reads_answer_at_once_while_a_long_cell_runs_and_the_cell_finishes_undis
         stop.touch()  # stop the Hermes turn while the cell runs
         eventually(lambda: Path(f"{stop}-done").exists(), timeout=30, what="the turn stopped")
         assert not cell.done()  # the stop went to Hermes, not to the kernel
+        # run_code (allowed for the session, so no Run card) showed it waits for the busy cell, with Stop
+        assert f"Waiting for the running cell In[{busy_cell}] to finish" in Path(f"{stop}-done").read_text()
         end.touch()
         printed = cell.result(timeout=60)
     ticks = [int(n) for n in re.findall(r"^tick (\d+)$", printed, re.M)]
@@ -197,10 +202,12 @@ def test_reads_answer_at_once_while_a_long_cell_runs_and_the_cell_finishes_undis
         "print('TURN', handle.wait(timeout=30).status)"
     )
     calls: list[tuple[str, float, Any]] = json.loads(report.splitlines()[0])
-    reads = [(tool, seconds) for tool, seconds, running in calls if running == busy_cell]
+    reads = [(tool, seconds) for tool, seconds, running in calls if running == busy_cell and tool != "run_code"]
     assert [tool for tool, _ in reads] == ["list_variables", "read_output"], calls
     assert all(seconds < READ_BOUND for _, seconds in reads), reads
     assert "TURN interrupted" in report, report
+    # run_code (allowed for the session) waited behind the busy cell; the stopped turn dropped it: it never ran
+    assert "RAN False" in kernel.run("print('RAN', 'agent_ran' in dir())"), "the waiting run ran after the stop"
 
 
 def test_a_cells_plot_goes_to_the_model_as_an_image_and_the_tool_part_shows_it(
@@ -230,3 +237,4 @@ def test_a_cells_plot_goes_to_the_model_as_an_image_and_the_tool_part_shows_it(
     assert sent == [f"In[{cell}] display 1 {len(png)} {base64.b64encode(png).decode()[:40]}"]
     text_only = kernel.run(ask)
     assert "Images received" not in text_only and "MEDIA:" in text_only, text_only
+

@@ -37,6 +37,8 @@ RUN_LIMIT = 120.0
 STOP_WAIT = 3.0
 #: The one choice on a running run's card.
 STOP = "stop"
+#: Seconds between looks at whether the user stopped the turn (Hermes ends it only after this call returns).
+STOPPING_POLL = 0.1
 
 _ids = itertools.count(1)
 
@@ -46,6 +48,9 @@ class RunTurn(Protocol):
 
     @property
     def done(self) -> bool: ...
+
+    @property
+    def stopping(self) -> bool: ...
 
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None: ...
 
@@ -100,10 +105,11 @@ def _card(code: str, waiting: str, allowed: bool, limit: float) -> Interaction:
 
 
 async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiting: Callable[[], str],
-                    allowed: bool, limit: float = RUN_LIMIT, stop_wait: float = STOP_WAIT) -> str:
+                    allowed: bool, limit: float | None = None, stop_wait: float = STOP_WAIT) -> str:
     """Show the run on its tool part until it ends; returns how it ended: ``finished``, ``stopped``,
     ``timed out``, ``turn ended`` or ``still running`` (stopped, but blocked outside Python).
     ``waiting()`` names what the run waits for ("the running cell In[7]"), "" when the kernel is free."""
+    limit = RUN_LIMIT if limit is None else limit
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     card = _card(code, "" if work.started.done() else waiting(), allowed, limit)
@@ -115,23 +121,30 @@ async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiti
                 asking, work.finished}
             if not work.started.done():
                 watched.add(work.started)
-            done, _ = await asyncio.wait(watched, timeout=max(0.0, deadline - loop.time()),
+            left = deadline - loop.time()
+            done, _ = await asyncio.wait(watched, timeout=max(0.0, min(left, STOPPING_POLL)),
                                          return_when=asyncio.FIRST_COMPLETED)
             if work.finished in done:
                 outcome = "finished"
             elif asking in done:
                 outcome = "stopped" if asking.result() == STOP else "turn ended"
+            elif turn.stopping or turn.done:  # the user stopped the turn: Hermes may still wait for this call
+                outcome = "turn ended"
             elif work.started in done and card.description and "Waiting" in card.description:
                 turn.settle(card.request_id, "started")  # the waiting card gives way to the running one
                 card = _card(code, "", allowed, limit)
                 asking = asyncio.ensure_future(turn.ask(part_id, card, max(1.0, deadline - loop.time()) + 5))
-            elif not done:
+            elif not done and left <= STOPPING_POLL:
                 outcome = "timed out"
         if outcome != "finished":
             work.stop()
             await asyncio.wait({work.finished}, timeout=stop_wait)
             if not work.finished.done():
                 outcome = "still running"
+    except asyncio.CancelledError:  # the call itself was cancelled (Hermes gave up on it): the run goes too
+        work.stop()
+        outcome = "turn ended"
+        raise
     finally:
         turn.settle(card.request_id, outcome.replace(" ", "_") or "turn_ended")
         if not asking.done():

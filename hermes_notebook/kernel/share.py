@@ -409,9 +409,12 @@ class KernelTools:
         work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
         outcome = await runs.supervise(found.turn, found.part_id, code, work, waiting=self.waiting,
                                        allowed=share.run == "allow")
-        if outcome == "finished" and not job.future.cancelled() and job.future.exception() is None:
-            return ToolAnswer.of(job.future.result())
-        return ToolAnswer(runs.unfinished(outcome, job.started.done()))
+        ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
+        report = ToolAnswer.of(job.future.result()) if ended else None
+        if outcome == "finished" and report is not None:
+            return report
+        said = runs.unfinished(outcome, job.started.done())
+        return ToolAnswer(f"{said}\n\n{report.text}", report.images) if report is not None else ToolAnswer(said)
 
     def waiting(self) -> str:
         """What an approved run waits for now: ``the running cell In[7]``, or "" when the main thread is free

@@ -106,6 +106,12 @@ class Turn:
             await asyncio.wait({state.wait(_new_future)}, timeout=left)
         return answer
 
+    @property
+    def stopping(self) -> bool:
+        """True once the user stopped this turn (``session.interrupt`` went out), before Hermes has ended it: a kernel
+        tool waiting on it (an approved run) lets go at once."""
+        return self._state.stop_sent
+
     def settle(self, request_id: str, response: str) -> bool:
         """Answer a question of our own from the kernel's side (a run card settled with how the run ended), as a
         click would; False when it is not waiting (answered already, or the turn ended)."""

@@ -36,7 +36,7 @@ class TurnState:
 
     ``phase`` is ``submitting`` until the server answers, then ``queued``, ``streaming`` or ``steered``
     (docs/protocol/dashboard.md §3.1 ``prompt.submit``); :attr:`status` is the final message status once ``done``.
-    ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went out before that.
+    ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went out for it.
     """
 
     __slots__ = (
@@ -200,7 +200,8 @@ class TurnState:
             self.phase = "streaming"
 
     def stopping(self) -> None:
-        """``session.interrupt`` went out before the turn started (see :mod:`.early_stop`)."""
+        """``session.interrupt`` went out for this turn (before it started: see :mod:`.early_stop`; after: the
+        turn ends when Hermes says so, and a kernel run it waits on is dropped meanwhile)."""
         self.stop_sent = True
 
     def follow(self, leader: TurnState) -> None:

@@ -38,8 +38,9 @@ const CODE_LABELS: Record<string, string> = {
 };
 // A `run` card is an approved kernel run in progress (kernel/runs.py): its one button is Stop, and the kernel
 // settles it with how the run ended.
-const RUN_LABELS: Record<string, string> = {
-  stop: "Stop",
+const RUN_LABELS: Record<string, string> = { stop: "Stop" };
+const RUN_OUTCOMES: Record<string, string> = {
+  stop: "Stopped",
   started: "Started",
   finished: "Finished",
   stopped: "Stopped",
@@ -252,7 +253,7 @@ function answeredText(interaction: Interaction): string {
       // not JSON after all: shown as is below
     }
   }
-  if (interaction.kind === "run") return RUN_LABELS[response] ?? response;
+  if (interaction.kind === "run") return RUN_OUTCOMES[response] ?? response;
   const labels = interaction.kind === "approval" ? APPROVAL_LABELS : interaction.kind === "code" ? CODE_LABELS : {};
   const label = labels[response] ?? response;
   return label ? `Answered: ${label}` : STATUS_TEXT.answered;
