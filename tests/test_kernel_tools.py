@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import time
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
