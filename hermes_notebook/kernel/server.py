@@ -119,7 +119,9 @@ class ToolServer:
             quiet = logging.getLogger(name)
             if quiet.level == logging.NOTSET:
                 quiet.setLevel(logging.WARNING)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of such a socket; without it every
+        # answer waited ~40 ms for the client's delayed ACK (Nagle), whatever the tool did.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind((LOOPBACK, 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on")
