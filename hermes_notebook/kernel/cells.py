@@ -303,7 +303,7 @@ async def _run(index: int, caller: Caller, link: DocumentLink, outputs: OutputLo
     if refusal is not None:
         return refusal
     allowed = share.grants.modes.runs == "allow"
-    if jobs.serving:  # a %hermes cell waits for this turn: the kernel runs the source in that wait
+    if jobs.serving and outputs.busy:  # a %hermes cell waits for this turn: the kernel runs the source in that wait
         return await _run_here(index, cell_id, source, caller, link, jobs, allowed)
     return await _run_in_notebook(index, cell_id, source, caller, link, outputs, allowed)
 
