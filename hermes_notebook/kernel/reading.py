@@ -1,8 +1,8 @@
 """What the read tools return: the user's variables, one value's summary, cells and their outputs, all bounded.
 
-Safe to run beside a running cell, and why: a read runs no user code. The tool server answers on a worker thread
-(so a read can answer while the user's cell is busy), and the user's objects are not thread-safe or side-effect
-free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
+Safe to run beside a running cell, and why: a read runs no user code. The tools answer on the package's own loop
+thread (so a read answers while the user's cell is busy, and is bounded so it never holds that loop long), and the
+user's objects are not thread-safe or side-effect free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
 So reads never call into them: values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with
 ``safe=True`` (known types only, by exact type; everything else is its type name), collections are read at most
 :data:`~hermes_notebook.notebook.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one

@@ -296,7 +296,9 @@ class KernelTools:
                     answer = ToolAnswer("Reading the notebook is off for this session. The user can turn it on "
                                         "with hermes.share_kernel(read=True) or %hermes --kernel read.")
                 else:
-                    answer = await asyncio.to_thread(self._read, tool, arguments)
+                    # Inline on the package loop: a read is bounded and runs no user code, and a thread hop
+                    # fewer is what keeps it fast beside a busy cell (each hop waits for the GIL).
+                    answer = self._read(tool, arguments)
             else:
                 answer = await self._run(found, str(arguments.get("code") or ""))
             if not found.exact:
