@@ -182,6 +182,21 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     assert image.get_attribute("src").startswith("data:image/png;base64,iVBORw0KGgo")  # type: ignore[union-attr]
     expect(tool.locator(".hn-sent-image-label")).to_contain_text("24×16")
 
+    if app == "lab":  # Stop on a running run_cell interrupts that cell (and only while it is the one running)
+        turn(nb, f"KERNEL insert_cell 5 {json.dumps(LONG)}")
+        pending(nb, "insert").get_by_role("button", name="Keep").click()
+        send(nb, "KERNEL run_cell 5")
+        page.locator(".hn-interaction[data-kind='code'][data-status='pending']").get_by_role(
+            "button", name="Run", exact=True).click()
+        expect(cell(nb, 5).locator(".jp-OutputArea-output").first).to_contain_text("started", timeout=TURN_TIMEOUT_MS)
+        running = page.locator(".hn-interaction[data-kind='run'][data-status='pending']")
+        expect(running.locator(".hn-interaction-description")).to_contain_text("Running in the kernel")
+        running.get_by_role("button", name="Stop").click()
+        expect(cell(nb, 5)).to_contain_text("KeyboardInterrupt", timeout=TURN_TIMEOUT_MS)
+        message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
+        expect(message).to_contain_text("Cell 5 was not run to the end: the run stopped", timeout=TURN_TIMEOUT_MS)
+        assert nb.kernel_eval("1 + 1") == 2  # the kernel is fine, and idle again
+
     # Runs allowed for this session: the header says so in words and Revoke ends it.
     nb.kernel_exec("share = h.share_kernel(read=True, run='allow')")
     expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
@@ -191,6 +206,8 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     assert nb.kernel_eval("share.run") == "ask"
 
 
+#: A cell that would run a minute (Hermes runs it, the user stops it).
+LONG = "import time\nprint('started', flush=True)\nfor _ in range(600):\n    time.sleep(0.1)"
 #: The cell Hermes proposes, the user keeps and Hermes then runs: it prints and displays a PNG (as a plot does).
 KEPT = "from IPython.display import Image, display\nprint('kept', 6 * 7)\ndisplay(Image(data=PNG))"
 
