@@ -54,17 +54,22 @@ class Modes:
     reads: ReadMode = "off"
     edits: EditMode = "propose"
     runs: RunMode = "ask"
+    #: Seconds an approved run may take, waiting for a busy kernel included; then it is stopped.
+    run_limit: float = 120.0
 
     @classmethod
-    def of(cls, read: bool | str = False, edit: str = "propose", run: str = "ask") -> Modes:
+    def of(cls, read: bool | str = False, edit: str = "propose", run: str = "ask",
+           run_limit: float = 120.0) -> Modes:
         """The modes ``share_kernel`` was given, checked (a clear error names a wrong value)."""
+        if isinstance(run_limit, bool) or not isinstance(run_limit, (int, float)) or not 0 < run_limit <= 86_400:
+            raise HermesUsageError(f"run_limit must be a number of seconds from 1 to 86400, not {run_limit!r}")
         reads = ("on" if read else "off") if isinstance(read, bool) else read
         for name, value, allowed in (("read", reads, READ_MODES), ("edit", edit, EDIT_MODES), ("run", run, RUN_MODES)):
             if value not in allowed:
                 extra = "True/False or " if name == "read" else ""
                 shown = read if name == "read" else value
                 raise HermesUsageError(f"{name} must be {extra}one of {', '.join(allowed)}, not {shown!r}")
-        return cls(cast(ReadMode, reads), cast(EditMode, edit), cast(RunMode, run))
+        return cls(cast(ReadMode, reads), cast(EditMode, edit), cast(RunMode, run), float(run_limit))
 
     def describe(self) -> str:
         """``reads on, edits propose, runs ask`` (``runs allowed for this session`` when allowed)."""
@@ -141,7 +146,7 @@ class Grants:
             else:
                 revoked, self._sessions = list(self._sessions), {}
                 if self._modes.runs == "allow":
-                    self._modes = Modes(self._modes.reads, self._modes.edits, "ask")
+                    self._modes = Modes(self._modes.reads, self._modes.edits, "ask", self._modes.run_limit)
         self._changed()
         return revoked
 

@@ -152,18 +152,18 @@ async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiti
     return outcome
 
 
-def unfinished(outcome: str, started: bool) -> str:
+def unfinished(outcome: str, started: bool, limit: float | None = None) -> str:
     """What the agent hears about a run that did not finish."""
     if outcome == "stopped":
         return ("The user stopped it " + ("while it ran: it was interrupted at its next Python line; what it "
                 "changed so far stays." if started else "before it started: nothing ran."))
     if outcome == "timed out":
-        return (f"It hit the time limit of {RUN_LIMIT:g} s " + ("while running and was stopped; what it changed "
-                "so far stays." if started else "while a cell was running, so it never ran."))
+        seconds = RUN_LIMIT if limit is None else limit
+        return (f"It hit the time limit of {seconds:g} s " + ("while running and was stopped; what it changed so "
+                "far stays." if started else "while a cell was running, so it never ran."))
     if outcome == "still running":
         return "It was stopped, but it is still running (blocked outside Python); its result is not available."
     return "The turn ended, so the run was " + ("stopped." if started else "dropped before it started.")
-
 
 
 def waiting_for(busy: Callable[[], bool], running_cell: Callable[[], int | None]) -> Callable[[], str]:

@@ -103,13 +103,13 @@ class KernelTools:
 
     def share(
         self, key: object, connect: Connect, *, dashboard_url: str, secrets: Sequence[object] = (),
-        read: bool | str = False, edit: str = "propose", run: str = "ask",
+        read: bool | str = False, edit: str = "propose", run: str = "ask", run_limit: float = 120.0,
     ) -> KernelShare:
         """Serve the tools for ``key``'s turns and make them known to its Dashboard (blocking; a cell calls it).
 
         A new policy replaces the previous one of ``key`` whole: sessions allowed to read from a card lose it, and
         runs allowed for the session go back to what this policy says."""
-        modes = Modes.of(read, edit, run)
+        modes = Modes.of(read, edit, run, run_limit)
         self._bind_namespace()
         JOBS.attach_loop()
         OUTPUTS.follow(self._shell)
@@ -289,7 +289,7 @@ class KernelTools:
             share, session_id = found.share, found.turn.ref.stored_id
             if tool in cells.CELL_TOOLS:
                 caller = cells.Caller(share, found.turn, found.part_id, session_id, runs.ANSWER_TIMEOUT,
-                                      runs.RUN_LIMIT, self._namespace, self._shell)
+                                      share.grants.modes.run_limit, self._namespace, self._shell)
                 answer = ToolAnswer.of(await cells.call(tool, arguments, caller))
             elif tool in READ_TOOLS:
                 if not share.may_read(session_id):
@@ -410,12 +410,12 @@ class KernelTools:
         job = JOBS.submit(lambda: run_code(namespace, code, shell))
         work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
         outcome = await runs.supervise(found.turn, found.part_id, code, work, waiting=self.waiting,
-                                       allowed=share.run == "allow")
+                                       allowed=share.run == "allow", limit=share.grants.modes.run_limit)
         ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
         report = ToolAnswer.of(job.future.result()) if ended else None
         if outcome == "finished" and report is not None:
             return report
-        said = runs.unfinished(outcome, job.started.done())
+        said = runs.unfinished(outcome, job.started.done(), share.grants.modes.run_limit)
         return ToolAnswer(f"{said}\n\n{report.text}", report.images) if report is not None else ToolAnswer(said)
 
     def waiting(self) -> str:

@@ -344,14 +344,16 @@ class Hermes(SessionTools, Rewinding):
             return
         widget.follow(conn.on_change)
 
-    def share_kernel(self, read: bool | str = False, run: str = "ask", edit: str = "propose") -> KernelShare:
+    def share_kernel(self, read: bool | str = False, run: str = "ask", edit: str = "propose",
+                     run_limit: float = 120.0) -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
 
         The permission modes (kernel/grants.py): ``read=True`` (or ``"on"``) turns on ``list_variables``,
         ``describe``, ``read_cells``, ``read_output`` and ``list_cells`` (off by default); ``run`` is ``"ask"`` (a
         Run card with the whole code each time), ``"allow"`` (no card for this session, until revoked:
         ``share.grants.revoke()``, the chat header, or a new policy) or ``"never"``; ``edit`` is ``"propose"``
-        (cell changes wait on the cell for Keep/Discard) or ``"off"``. A new call replaces the policy whole.
+        (cell changes wait on the cell for Keep/Discard) or ``"off"``; ``run_limit``: seconds an approved run may
+        take, waiting for a busy cell included, before it is stopped. A new call replaces the policy whole.
         Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         from ..kernel.share import KERNEL
 
@@ -359,8 +361,8 @@ class Hermes(SessionTools, Rewinding):
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         if not self.settings.dashboard_token:
             raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read,
-                             edit=edit, run=run, secrets=(self.settings.api_key, self.settings.dashboard_token))
+        share = KERNEL.share(self, self._dashboard_conn, dashboard_url=self.settings.dashboard_url, read=read, edit=edit,
+                             run=run, run_limit=run_limit, secrets=(self.settings.api_key, self.settings.dashboard_token))
         if not share.registered:
             print(share.instructions())
         return share
