@@ -131,3 +131,42 @@ def mcp_tool_names(url: str, token: str) -> set[str]:
                         headers=headers, trust_env=False)
     listed.raise_for_status()
     return {tool["name"] for tool in listed.json()["result"]["tools"]}
+
+
+def png_bytes(width: int = 8, height: int = 6, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+    """A real, small PNG (one colour), made without an imaging library: what a plot's output holds."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    row = b"\x00" + bytes(rgb) * width
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height))
+            + chunk(b"IEND", b""))
+
+
+@contextlib.contextmanager
+def native_images(home: Any) -> Iterator[None]:
+    """Turn on a newer Hermes' native image lane for the scripted model (``agent.image_input_mode: native``,
+    ``model.supports_vision: true`` in ``config.yaml``, re-read on change), then off again; the rest of the file
+    (the MCP servers Hermes registered meanwhile) is kept."""
+    import yaml
+
+    path = home / "config.yaml"
+
+    def edit(on: bool) -> None:
+        config = yaml.safe_load(path.read_text()) or {}
+        for section, key, value in (("agent", "image_input_mode", "native"), ("model", "supports_vision", True)):
+            if on:
+                config.setdefault(section, {})[key] = value
+            else:
+                config.get(section, {}).pop(key, None)
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    edit(True)
+    try:
+        yield
+    finally:
+        edit(False)

@@ -1,6 +1,6 @@
 """A scripted stand-in for the notebook front end on the far side of the kernel's document comm, for tests that
 have no browser: it keeps a list of cells and answers the kernel's requests as js/src/labextension.ts does
-(outline, propose, cell, run), recording each. The real extension is tested in tests/browser/.
+(outline, propose, cell, run, outputs), recording each. The real extension is tested in tests/browser/.
 """
 
 from __future__ import annotations
@@ -71,6 +71,12 @@ class ScriptedFrontEnd:
                 return {"ok": False, "error": "the cell changed after the user approved it"}
             cell["execution_count"] = (cell.get("execution_count") or 0) + 1
             return {"ok": True, "execution_count": cell["execution_count"], "outputs": self.run_outputs}
+        if op == "outputs":
+            cell = next((c for c in self.cells if c["id"] == request.get("cell")), None)
+            if cell is None or cell["source"] != request.get("source"):
+                return {"ok": False, "error": "the cell changed after the user approved it"}
+            cell["written_outputs"] = request.get("outputs")
+            return {"ok": True}
         return {"ok": False, "error": f"unknown request {op!r}"}
 
 

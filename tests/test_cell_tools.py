@@ -14,7 +14,10 @@ from hermes_notebook.client.dashboard import SessionRef, Turn
 from hermes_notebook.client.dashboard.turn_state import TurnState
 from hermes_notebook.kernel import cells
 from hermes_notebook.kernel.document import DocumentLink
-from hermes_notebook.kernel.grants import ReadGrants
+from hermes_notebook.kernel.execute import MainThreadJobs
+from hermes_notebook.kernel.grants import Grants, Modes
+from hermes_notebook.kernel.images import ToolAnswer
+from hermes_notebook.kernel.outputs import CellOutput, OutputLog
 from hermes_notebook.kernel.server import ALL_TOOLS, TOOLS, ToolServer
 from hermes_notebook.turns import Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
@@ -24,22 +27,37 @@ from tests.scripted_front_end import ScriptedFrontEnd, code_cell
 class Policy:
     """A share's policy as the cell tools see it."""
 
-    def __init__(self, read: bool = True, run: str = "ask") -> None:
-        self.read, self.run, self.grants = read, run, ReadGrants()
+    def __init__(self, read: bool = True, run: str = "ask", edit: str = "propose") -> None:
+        self.grants = Grants(Modes.of(read, edit, run))
 
     def may_read(self, session_id: str) -> bool:
-        return self.read or self.grants.allows(session_id)
+        return self.grants.may_read(session_id)
 
 
 class FakeTurn:
-    """A turn whose card is answered by ``answer`` and that records the links it was given."""
+    """A turn whose Run card is answered by ``answer`` (a run's card by Stop when ``stop``, else it waits to be
+    settled by the kernel), and that records the cards and links it was given."""
 
-    def __init__(self, answer: str | None = "run") -> None:
-        self.answer, self.asked, self.links = answer, [], []
+    def __init__(self, answer: str | None = "run", *, stop: bool = False) -> None:
+        self.answer, self.stop, self.asked, self.links = answer, stop, [], []
+        self.settled: dict[str, str] = {}
+        self.done = self.stopping = False
 
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
         self.asked.append(interaction)
-        return self.answer
+        if interaction.kind != "run":
+            return self.answer
+        if self.stop:
+            return "stop"
+        while interaction.request_id not in self.settled:
+            await asyncio.sleep(0.01)
+        return self.settled[interaction.request_id]
+
+    def settle(self, request_id: str, response: str) -> bool:
+        if request_id in self.settled:
+            return False
+        self.settled[request_id] = response
+        return True
 
     def link_cell_change(self, part_id: str, change: Any) -> bool:
         self.links.append((part_id, change))
@@ -57,7 +75,7 @@ def _page(link: DocumentLink) -> ScriptedFrontEnd:
 def _call(tool: str, arguments: dict[str, Any], link: DocumentLink, *, policy: Policy | None = None,
           turn: FakeTurn | None = None) -> str:
     caller = cells.Caller(policy or Policy(), turn or FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0)
-    return asyncio.run(cells.call(tool, arguments, caller, link))
+    return ToolAnswer.of(asyncio.run(cells.call(tool, arguments, caller, link))).text
 
 
 def test_the_link_attaches_on_hello_detaches_on_bye_and_says_so() -> None:
@@ -158,7 +176,7 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     link = DocumentLink()
     page = _page(link)
     denied = FakeTurn("deny")
-    assert "cell 2 was NOT run" in _call("run_cell", {"index": 2}, link, turn=denied)
+    assert "The user denied it: cell 2 was NOT run" in _call("run_cell", {"index": 2}, link, turn=denied)
     [card] = denied.asked
     assert (card.kind, card.command, card.choices) == ("code", "print(x)", ["run", "deny"])
     assert "cell 2 of this notebook" in (card.description or "")
@@ -183,25 +201,114 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.grants.sessions() == ["stored-1"]
 
 
-def test_run_cell_is_refused_while_the_kernel_runs_a_cell() -> None:
-    """The shell's cells are followed (IPython's execute events); while one runs, run_cell refuses before asking
-    (the notebook would queue the cell behind it: behind a waiting %hermes cell, for ever)."""
-    from IPython.core.interactiveshell import InteractiveShell
+class BusyLog(OutputLog):
+    """The kernel's output log as the cell tools read it, with a cell (In[7]) running until ``busy`` is cleared."""
 
-    activity = cells.ShellActivity()
-    shell = InteractiveShell.instance()
-    activity.follow(shell)
-    activity.follow(shell)  # once per shell
+    def __init__(self) -> None:
+        super().__init__()
+        self.is_busy = True
+
+    @property
+    def busy(self) -> bool:
+        return self.is_busy
+
+    def running(self) -> Any:
+        return CellOutput(7, 0.0) if self.is_busy else None
+
+
+def _busy_call(tool: str, arguments: dict[str, Any], link: DocumentLink, log: BusyLog, jobs: MainThreadJobs,
+               turn: FakeTurn, *, policy: Policy | None = None, then: Any = None) -> str:
+    """Call while In[7] runs; ``then()`` runs on this (the main) thread once the run's card shows."""
+    caller = cells.Caller(policy or Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0, {}, None)
+
+    async def go() -> str:
+        call = asyncio.ensure_future(cells.call(tool, arguments, caller, link, log, jobs))
+        while not call.done() and not any(card.kind == "run" for card in turn.asked):
+            await asyncio.sleep(0.01)
+        if then is not None:
+            then()
+        while not call.done():
+            jobs.run_pending()  # what the %hermes wait does between pump rounds
+            await asyncio.sleep(0.01)
+        return ToolAnswer.of(call.result()).text
+
+    return asyncio.run(go())
+
+
+def test_run_cell_waits_for_the_users_running_cell_then_runs_and_stop_cancels_it() -> None:
+    """While a user's cell runs, an approved run_cell waits behind it, its card saying so (with Stop), and the
+    notebook is asked to run the cell only once that cell has ended; Stop while waiting runs nothing. Without
+    kernel subshells the page cannot answer meanwhile, so every cell tool says so at once."""
+    link, log, jobs = DocumentLink(), BusyLog(), MainThreadJobs()
+    page = _page(link)
+    link.connect(page, answers_while_busy=True)
+    turn = FakeTurn()
+    sent_while_busy: list[bool] = []
+
+    def cell_ends() -> None:
+        sent_while_busy.append(any(r["op"] == "run" for r in page.requests))
+        log.is_busy = False
+
+    text = _busy_call("run_cell", {"index": 2}, link, log, jobs, turn, then=cell_ends)
+    assert text.startswith("Ran cell 2 (In[1]).") and sent_while_busy == [False]
+    code, waiting, running = turn.asked
+    assert (code.kind, waiting.kind, running.kind) == ("code", "run", "run")
+    assert "Waiting for the running cell In[7] to finish" in (waiting.description or "") and waiting.choices == ["stop"]
+    assert waiting.command == running.command == "print(x)"
+    assert [turn.settled[c.request_id] for c in (waiting, running)] == ["started", "finished"]
+
+    log.is_busy, stopped, before = True, FakeTurn(stop=True), len(page.requests)
+    text = _busy_call("run_cell", {"index": 2}, link, log, jobs, stopped)
+    assert "the run stopped before it started; nothing ran" in text
+    assert [r["op"] for r in page.requests[before:]] == ["cell"]
+
+    link.connect(page, answers_while_busy=False)  # ipykernel 6: the page's replies wait behind the cell
+    asked = len(page.requests)
+    for tool in cells.CELL_TOOLS:
+        assert "cannot be read while a cell runs" in _busy_call(tool, {"index": 0, "source": "x"}, link, log, jobs,
+                                                                FakeTurn())
+    assert len(page.requests) == asked
+
+
+def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_outputs() -> None:
+    """A %hermes cell waiting for this turn keeps the kernel busy; the notebook would queue the cell behind it for
+    ever. So the wait runs the cell's source on the main thread, and the page writes the outputs into the cell."""
+    link, log, jobs = DocumentLink(), BusyLog(), MainThreadJobs()
+    page = _page(link)
+    caller = cells.Caller(Policy(), FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0, {"x": 21}, None)
+    page.cells[2]["source"] = "print('half', x)\nx * 2"
+    with jobs.serve():
+        turn = FakeTurn()
+        caller = cells.Caller(Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0, {"x": 21}, None)
+
+        async def go() -> str:
+            call = asyncio.ensure_future(cells.call("run_cell", {"index": 2}, caller, link, log, jobs))
+            while not call.done():
+                jobs.run_pending()
+                await asyncio.sleep(0.01)
+            return ToolAnswer.of(call.result()).text
+
+        text = asyncio.run(go())
+    assert "Ran cell 2 in the kernel while a %hermes cell waited" in text and "half 21" in text and "42" in text
+    [shown] = [r for r in page.requests if r["op"] == "outputs"]
+    assert shown["cell"] == "b" and shown["outputs"][0] == {"output_type": "stream", "name": "stdout",
+                                                            "text": "half 21\n"}
+    assert shown["outputs"][1]["output_type"] == "execute_result" and not any(r["op"] == "run" for r in page.requests)
+
+
+def test_edits_off_refuses_proposals_and_runs_allowed_skip_the_card() -> None:
+    """edit="off": insert/edit/delete are refused before the page hears of them. run="allow": no Run card, but
+    the run still shows (its code, with Stop) and says why no card was asked."""
     link = DocumentLink()
     page = _page(link)
-    turn = FakeTurn()
-    caller = cells.Caller(Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0)
-    shell.user_ns["refused"] = lambda: asyncio.run(cells.call("run_cell", {"index": 2}, caller, link, activity))
-    result = shell.run_cell("text = refused()")
-    assert result.success and not activity.busy
-    assert "kernel is running a cell" in shell.user_ns["text"] and turn.asked == []
-    assert "Ran cell 2" in asyncio.run(cells.call("run_cell", {"index": 2}, caller, link, activity))
-    assert [r["op"] for r in page.requests] == ["cell", "run"]
+    for tool in ("insert_cell", "edit_cell", "delete_cell"):
+        assert "editing this notebook is off" in _call(tool, {"index": 0, "source": "x"}, link,
+                                                       policy=Policy(edit="off"))
+    assert not any(r["op"] == "propose" for r in page.requests)
+    turn = FakeTurn("deny")  # never asked: a Run card would deny
+    assert _call("run_cell", {"index": 2}, link, policy=Policy(run="allow"), turn=turn).startswith("Ran cell 2")
+    [card] = turn.asked
+    assert card.kind == "run" and "runs are allowed for this session" in (card.description or "")
 
 
 def test_without_a_front_end_the_tools_say_so() -> None:

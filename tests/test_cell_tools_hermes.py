@@ -104,3 +104,31 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
     [run] = [r for r in page.requests if r["op"] == "run"]
     assert run["cell"] == "b" and run["source"] == "print(x)"
     assert "Ran cell 1 (In[1]).\\n\\nstdout:\\n3.14" in reply.text, reply.text  # JSON-quoted by Hermes
+
+
+def test_under_a_hermes_cell_run_cell_runs_in_that_wait_and_the_page_shows_its_outputs(
+    hermes_shell: Any, hermes: LocalHermes
+) -> None:
+    """A blocking ``%hermes`` cell keeps the kernel busy until its turn ends; the notebook could only queue the cell
+    behind it. So the wait runs the cell's source itself (runs allowed for the session: no card to click here),
+    and the page writes the outputs into that cell; the notebook was never asked to run it."""
+    page = ScriptedFrontEnd(DOCUMENT, cells=[code_cell("a", "x = 21", 1), code_cell("b", "print('half', x)\nx * 2")])
+    hermes_shell.user_ns["x"] = 21
+    try:
+        hermes_shell.run_cell("%hermes --kernel read,allow --new list the cells")  # share (the magic's connection)
+        page.hello()
+
+        def ran() -> Any:
+            hermes_shell.run_cell("%hermes -o ran_reply --new KERNEL run_cell 1")
+            reply = hermes_shell.user_ns.get("ran_reply")
+            return reply if reply is not None and "Ran cell 1" in reply.text else None
+
+        reply = eventually(ran, timeout=90, what="run_cell offered and run under %hermes")
+        assert "in the kernel while a %hermes cell waited" in reply.text and "half 21" in reply.text, reply.text
+        [shown] = [r for r in page.requests if r["op"] == "outputs"]
+        assert shown["cell"] == "b" and shown["outputs"][0]["text"] == "half 21\n"
+        assert not any(r["op"] == "run" for r in page.requests)
+        tool = next(t for t in reply.tools if (t.get("name") or "").endswith("__run_cell"))
+        assert (tool["interaction"]["kind"], tool["interaction"]["response"]) == ("run", "finished")
+    finally:
+        page.bye()

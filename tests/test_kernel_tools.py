@@ -7,6 +7,7 @@ import asyncio
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +88,16 @@ def test_read_tools_list_describe_and_never_evaluate() -> None:
     assert "no variable 'socket'" in reading.describe(ns, "socket")
     assert reading.read_cells(ns, "2:3") == "In[2]:\nb = [1, 2]\n\nIn[3]:\nprint(a)"
     assert reading.read_cells(ns, "-1") == "In[3]:\nprint(a)"
-    assert "Out[2] (list)" in reading.read_output(ns, 2)
-    assert "There is no cell 9" in reading.read_output(ns, 9)
+    assert "Out[2] (list)" in reading.read_output(ns, 2).text
+    assert "There is no cell 9" in reading.read_output(ns, 9).text
 
 
 def test_run_code_reports_output_result_and_error_and_changes_the_namespace() -> None:
     """The last expression is the result, printed text is captured, an exception is reported, not raised."""
     ns: dict[str, Any] = {"x": 2}
-    assert run_code(ns, "print('hi')\ny = x * 21\ny") == "stdout:\nhi\n\nresult (int):\n42"
+    assert run_code(ns, "print('hi')\ny = x * 21\ny").text == "stdout:\nhi\n\nresult (int):\n42"
     assert ns["y"] == 42
-    report = run_code(ns, "z = 1\n1 / 0")
+    report = run_code(ns, "z = 1\n1 / 0").text
     assert ns["z"] == 1 and "ZeroDivisionError: division by zero" in report and "1 / 0" in report
 
 
@@ -105,9 +106,9 @@ def test_main_thread_jobs_run_in_order_and_a_cancelled_one_never_runs() -> None:
     jobs = MainThreadJobs()
     ran: list[int] = []
     first, dropped = jobs.submit(lambda: ran.append(1) or "one"), jobs.submit(lambda: ran.append(2))
-    assert dropped.cancel()
-    assert jobs.run_pending() == 1
-    assert ran == [1] and first.result() == "one"
+    assert dropped.stop() == "dropped"
+    assert jobs.run_pending() == 2  # taken; the dropped one skipped
+    assert ran == [1] and first.future.result() == "one" and dropped.future.cancelled()
 
 
 def test_registration_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,20 +229,20 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     name = f"mcp__{tools.name}__describe"
     newer = conn.start_tool("t1", "k1", {"name": name, "context": "df", "args": {"name": "df"}})
-    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
-    assert run_sync(tools.call("describe", {"name": "df"}), 10) == "df (list):\nlist of 3 items: 1, 2, 3"
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")  # the part is still running
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text == "df (list):\nlist of 3 items: 1, 2, 3"
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("Refused")  # the part is still running
     notes = _notes(newer)
     assert len(notes) == 2 and "whose arguments no step of this turn asked for was refused" in notes[0]
     assert "A second call of the kernel tool describe for a step that was answered already" in notes[1]
     # 0.19.0: the tool.start carries the preview only (agent/display.py build_tool_preview)
     old = conn.start_tool("t2", "k2", {"name": f"mcp_{tools.name}_describe", "context": "df"})
-    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("df (list)")
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("df (list)")
     assert len(_notes(old)) == 1
     # an exact name, never a substring: another kernel's server whose name contains ours is not us
     conn.start_tool("t3", "k3", {"name": f"mcp__x{tools.name}__describe", "args": {"name": "df"}})
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("Refused")
 
 
 def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> None:
@@ -280,14 +281,14 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
         assert turn.pending()[0].choices == ["run", "deny", READS_CHOICE]
         # what DashboardConnection.respond() does for the card's "allow reads" button
         assert conn.states["t1"].answer_asked(turn.pending()[0].request_id, READS_CHOICE)
-        return await answer
+        return (await answer).text
 
     assert "allowed the read tools" in run_sync(click_allow_reads(), 10)
     assert share.may_read("stored-t1") and share.grants.sessions() == ["stored-t1"]
     assert "reads off, but allowed from a card for session(s) stored-t1" in str(share)
     again = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=False)
     assert not again.may_read("stored-t1") and not share.may_read("stored-t1")
-    assert "reads off (run_code cards can allow them per session)" in str(again)
+    assert "reads off (Run cards can allow them per session)" in str(again)
     assert again.grants.revoke() == []
     assert again.token_path is not None and again.token_path.exists()  # 0.19.0: the token file for the snippet
     tools.unshare(key, "http://127.0.0.1:9119")
@@ -304,7 +305,7 @@ def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
     for i, code in enumerate(['client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
                               "requests.get(url, headers={'x': 'own-key-0123456789'})"]):
         turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp_{tools.name}_run_code", "context": code})
-        text = run_sync(tools.call("run_code", {"code": code}), 10)
+        text = run_sync(tools.call("run_code", {"code": code}), 10).text
         assert text.startswith("Refused before asking the user: the code holds a key") and not turn.pending()
         assert all(p.interaction is None for p in turn.message.parts)
         assert "it was refused without asking" in _notes(turn)[0]
@@ -350,7 +351,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     ns: dict[str, Any] = {"In": ["", "obj"], "Out": {1: Sneaky()}, "obj": Sneaky(), "d": SneakyDict(a=1),
                           "fig": Figure(), "nested": [Sneaky(), {"k": Sneaky()}], "big": big, "db_password": "hunter2"}
     shown = [reading.list_variables(ns), *(reading.describe(ns, n) for n in ("obj", "d", "fig", "nested")),
-             reading.read_output(ns, 1)]
+             reading.read_output(ns, 1).text]
     tracemalloc.start()
     shown.append(reading.describe(ns, "big"))
     peak = tracemalloc.get_traced_memory()[1]
@@ -374,7 +375,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
     capsys.readouterr()
-    assert run_sync(tools.call("list_variables", {}), 10) == reading.READ_FAILED
+    assert run_sync(tools.call("list_variables", {}), 10).text == reading.READ_FAILED
     assert capsys.readouterr().err == ""
 
 
@@ -444,3 +445,282 @@ def test_arguments_fit_as_the_tool_received_them() -> None:
     part = Part("tool:1", "tool", name="mcp__n__read_output", status="running", arguments={"cell": "2", "x": 1})
     assert arguments_fit(part, {"cell": 2})
     assert not arguments_fit(part, {"cell": 3}) and not arguments_fit(part, {"cell": 2, "extra": "y"})
+
+
+# --- permission modes, an agent's run (Stop, time limit, waiting), the output log ------------------------------------
+
+
+def test_modes_are_checked_described_and_revoked_whole() -> None:
+    """One policy per connection: bad values name themselves; "allow for this session" is said in words, and
+    revoking withdraws it (runs back to ask) with every card grant, telling the listeners."""
+    from hermes_notebook.errors import HermesUsageError
+    from hermes_notebook.kernel.grants import Grants, Modes
+
+    with pytest.raises(HermesUsageError, match="run must be one of ask, allow, never, not 'always'"):
+        Modes.of(run="always")
+    with pytest.raises(HermesUsageError, match="read must be True/False or one of off, on, not 'yes'"):
+        Modes.of(read="yes")
+    with pytest.raises(HermesUsageError, match="edit must be one of propose, off"):
+        Modes.of(edit="apply")
+    grants, heard = Grants(Modes.of(True, "off", "allow")), []
+    grants.on_change(lambda: heard.append(grants.state()))
+    assert grants.describe() == "reads on, edits off, runs allowed for this session (no Run card)"
+    grants.grant("s1")
+    assert grants.revoke() == ["s1"] and grants.modes == Modes("on", "off", "ask")
+    assert heard[-1] == {"reads": "on", "edits": "off", "runs": "ask", "granted": False}
+    off = Grants(Modes.of(False))
+    off.grant("s2")
+    assert off.may_read("s2") and not off.may_read("s3") and off.state("s2")["granted"]
+    assert off.describe().startswith("reads off, but allowed from a card for session(s) s2")
+
+
+def test_share_kernel_sets_the_modes_the_header_follows_and_revoke_ends_allow(tools: Any) -> None:
+    """``share(read=, edit=, run=)`` is the connection's policy; ``watch`` gives the chat header its modes at once
+    and on every change (a revoke, a new policy, the share's end); ``revoke`` is the header's button."""
+    conn = FakeDashboard()
+    key, seen = object(), []
+    share = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True, edit="off",
+                        run="allow")
+    assert "reads on, edits off, runs allowed for this session" in str(share) and share.run == "allow"
+    tools.watch(conn, seen.append)
+    assert seen[-1]["runs"] == "allow" and seen[-1]["server"] == tools.name and seen[-1]["edits"] == "off"
+    assert tools.revoke(conn) and share.run == "ask" and seen[-1]["runs"] == "ask"
+    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run="never")
+    assert seen[-1]["runs"] == "never" and seen[-1]["reads"] == "off"
+    tools.unshare(key, "http://127.0.0.1:9119")
+    assert seen[-1] is None and not tools.revoke(conn)
+
+
+def _drive(tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any = None, timeout: float = 20) -> str:
+    """Run ``tools.call`` on the package loop while this (the main) thread takes approved jobs, as the kernel
+    does; ``answer(pending)`` may answer a card (from another thread: a running job holds the main thread)."""
+    import threading
+
+    from hermes_notebook import runtime
+    from hermes_notebook.kernel.execute import JOBS
+
+    future = runtime.submit(call)
+    done = threading.Event()
+
+    def answering() -> None:
+        while not done.is_set() and answer is not None:
+            for inter in turn.pending():
+                response = answer(inter)
+                if response is not None:
+                    conn.states[turn.id].answer_asked(inter.request_id, response)
+            done.wait(0.01)
+
+    helper = threading.Thread(target=answering, daemon=True)
+    helper.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while not future.done():
+            JOBS.run_pending()
+            assert time.monotonic() < deadline, "the call did not end"
+            time.sleep(0.005)
+    finally:
+        done.set()
+    return str(future.result().text)
+
+
+def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools: Any) -> None:
+    """run="allow": no Run card; the run shows on the part (its code, Stop, why no card) and is settled "finished"."""
+    conn = FakeDashboard()
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": "ran = 6 * 7"}})
+    assert _drive(tools, tools.call("run_code", {"code": "ran = 6 * 7"}), turn, conn) == (
+        "The code ran; it printed nothing and returned nothing.")
+    assert tools._namespace["ran"] == 42
+    part = next(p for p in turn.message.parts if p.kind == "tool")
+    inter = part.interaction
+    assert inter is not None and (inter.kind, inter.command, inter.status, inter.response) == (
+        "run", "ran = 6 * 7", "answered", "finished")
+    assert "runs are allowed for this session" in (inter.description or "")
+
+
+def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_does_too(
+    tools: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run, then Stop while the code loops: it stops inside the code (what it did so far stays), the agent is told,
+    and the card says Stopped. A run that outlives the time limit is stopped the same way."""
+    from hermes_notebook.kernel import runs
+
+    conn = FakeDashboard()
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119")
+    code = "laps = 0\nwhile True:\n    laps += 1"
+    turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
+
+    def click(inter: Any) -> str | None:
+        if inter.kind == "code":
+            return "run"
+        return "stop" if tools._namespace.get("laps", 0) > 1000 else None
+
+    text = _drive(tools, tools.call("run_code", {"code": code}), turn, conn, click)
+    assert "RunStopped" in text and tools._namespace["laps"] > 1000
+    part = next(p for p in turn.message.parts if p.kind == "tool")
+    assert part.interaction is not None and part.interaction.response == "stop"  # the click settled it
+    monkeypatch.setattr(runs, "RUN_LIMIT", 0.5)
+    turn2 = conn.start_tool("t2", "k2", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
+    text = _drive(tools, tools.call("run_code", {"code": code}), turn2, conn,
+                  lambda inter: "run" if inter.kind == "code" else None)
+    assert "RunStopped" in text
+    part2 = next(p for p in turn2.message.parts if p.kind == "tool")
+    assert part2.interaction is not None and part2.interaction.response == "timed_out"
+
+
+def test_a_stop_that_comes_too_late_never_lands_in_the_next_code() -> None:
+    """Jobs: one dropped before it runs never runs; a stop after a job ended is a no-op, and the next code on the
+    main thread runs to its end (the stop is cleared, not left pending)."""
+    from hermes_notebook.kernel.execute import MainThreadJobs, RunStopped
+
+    jobs = MainThreadJobs()
+    quick = jobs.submit(lambda: "quick")
+    jobs.run_pending()
+    assert quick.future.result() == "quick" and quick.stop() == "done"
+    total = sum(range(200_000))  # plenty of Python lines for a leaked stop to fire in
+    assert total == 19_999_900_000
+    import threading
+
+    looping = jobs.submit(lambda: [None for _ in iter(int, 1)])
+    threading.Timer(0.2, looping.stop).start()
+    jobs.run_pending()
+    assert isinstance(looping.future.exception(), RunStopped)
+
+
+def test_run_code_sends_what_it_displays_and_the_figures_it_opens_as_images(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What approved code displays, and the matplotlib figures it opens (drawn, then closed), come back as PNG
+    images; a PNG over the bound is named, not sent. (pyplot stands in here: only its four calls are used.)"""
+    import sys
+    import types
+
+    from hermes_notebook.kernel.images import MAX_SENT_BYTES
+    from tests.helpers import png_bytes
+
+    class Figure:
+        def __init__(self, number: int) -> None:
+            self.number = number
+
+        def savefig(self, buffer: Any, format: str, dpi: int) -> None:  # noqa: A002 - pyplot's name
+            buffer.write(png_bytes(64, 48) if self.number == 1 else b"\x89PNG" + b"0" * (MAX_SENT_BYTES + 1))
+
+    open_figures: dict[int, Figure] = {}
+    pyplot = types.SimpleNamespace(
+        get_fignums=lambda: sorted(open_figures), figure=lambda n: open_figures[n],
+        close=lambda f: open_figures.pop(f.number), subplots=lambda n: open_figures.setdefault(n, Figure(n)),
+    )
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
+    answer = run_code({"plt": pyplot}, "plt.subplots(1)\nplt.subplots(2)\nprint('plotted')")
+    assert [i.describe() for i in answer.images] == ["image/png 64x48, 1 KB (run_code figure 1)"]
+    assert "too large to send" in answer.text and "plotted" in answer.text and open_figures == {}
+
+
+def test_take_png_sends_only_small_real_pngs() -> None:
+    """A PNG's size comes from its header; anything else, or too big, is named instead of sent."""
+    import base64
+
+    from hermes_notebook.kernel.images import MAX_SIDE, take_png
+    from tests.helpers import png_bytes
+
+    image = take_png(base64.b64encode(png_bytes(10, 7)).decode(), "In[2] display 1")
+    assert not isinstance(image, str) and (image.width, image.height, image.label) == (10, 7, "In[2] display 1")
+    assert take_png("not base64!", "x") == "x: not a valid PNG"
+    assert take_png(base64.b64encode(b"GIF89a" + b"0" * 40).decode(), "x") == "x: not a valid PNG"
+    assert "too large to send" in str(take_png(png_bytes(MAX_SIDE + 1, 1), "x"))
+
+
+def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through ipykernel's hooks (played here by publishers that call them as ipykernel does): a cell's streams (the
+    end kept), displays and PNGs are recorded under its In[] number while it runs; messages pass on unchanged;
+    clear_output clears; an agent's run captures (and keeps out of the cell) what it displays."""
+    import base64
+    import sys
+    import types
+
+    from IPython.core.events import EventManager, available_events
+
+    from hermes_notebook.kernel.outputs import TEXT_CHARS, OutputLog
+    from tests.helpers import png_bytes
+
+    class Publisher:  # ipykernel's ZMQDisplayPublisher / OutStream hook chain
+        def __init__(self) -> None:
+            self.hooks: list[Any] = []
+            self.parent_header = {"msg_id": "exec-1"}
+            self.pub_thread = types.SimpleNamespace(schedule=lambda fn: fn())
+
+        def register_hook(self, hook: Any) -> None:
+            self.hooks.append(hook)
+
+        def send(self, kind: str, content: dict[str, Any], parent: str = "exec-1") -> Any:
+            msg: Any = {"header": {"msg_type": kind}, "parent_header": {"msg_id": parent}, "content": content}
+            for hook in self.hooks:
+                msg = hook(msg)
+                if msg is None:
+                    return None
+            return msg
+
+    display, stdout = Publisher(), Publisher()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    shell = types.SimpleNamespace(display_pub=display, history_manager=types.SimpleNamespace(
+        input_hist_parsed=["", "a = 1", "b = 2"]))
+    shell.events = EventManager(shell, available_events)
+    log = OutputLog()
+    log.follow(shell)
+    log.follow(shell)  # once per shell
+    assert not log.busy and log.running() is None
+    shell.events.trigger("pre_execute")
+    shell.events.trigger("pre_run_cell", types.SimpleNamespace(cell_id="cell-abc"))
+    png = base64.b64encode(png_bytes(20, 10)).decode()
+    message = {"name": "stdout", "text": "x" * (TEXT_CHARS + 10) + "end\n"}
+    assert stdout.send("stream", message)["content"] is message  # passed on as it was
+    stdout.send("stream", {"name": "stdout", "text": "someone else's\n"}, parent="exec-0")
+    display.send("display_data", {"data": {"text/plain": "<Figure>", "image/png": png}})
+    running = log.running()
+    assert log.busy and running is not None and (running.count, running.cell_id) == (3, "cell-abc")
+    assert running.text.endswith("end\n") and len(running.text) == TEXT_CHARS and running.chars == TEXT_CHARS + 14
+    assert running.displays == ["<Figure>"] and running.images[0].label == "In[3] display 1"
+    with log.capture("run_code") as captured:
+        assert display.send("display_data", {"data": {"image/png": png}}) is None  # not into the cell
+    assert len(captured.images) == 1 and len(log.running().images) == 1  # type: ignore[union-attr]
+    display.send("clear_output", {"wait": False})
+    assert log.running().text == "" and log.running().images == []  # type: ignore[union-attr]
+    stdout.send("stream", {"name": "stdout", "text": "after\n"})
+    shell.events.trigger("post_run_cell", None)
+    shell.events.trigger("post_execute")
+    done = log.cell(3)
+    assert not log.busy and log.running() is None and done is not None and not done.running and done.text == "after\n"
+
+
+def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
+    """``%hermes --kernel read,allow`` spells modes as words (a wrong one is named by argparse); ``status`` says
+    what is shared; the chat header follows its connection's modes and its Revoke withdraws the allowance."""
+    from IPython.core.error import UsageError
+
+    from hermes_notebook.notebook.magics import HermesMagics, kernel_modes
+    from hermes_notebook.notebook.results import Status
+    from hermes_notebook.widgets.chat_kernel import follow_kernel_modes
+
+    assert kernel_modes("read,allow") == {"read": "on", "run": "allow"}
+    assert kernel_modes("read-only") == {"read": "on", "edit": "off", "run": "never"}
+    assert kernel_modes("ask") == {"run": "ask"}
+    with pytest.raises(UsageError, match="invalid kernel mode value: 'sometimes'"):
+        HermesMagics.hermes.parser.parse_args(["--kernel", "sometimes"])
+    assert Status({"kernel": "Kernel tools notebook_x at u: reads on"}).lines()[-1] == "Kernel tools notebook_x at u: reads on"
+    assert "not shared" in Status({}).lines()[-1]
+
+    conn = FakeDashboard()
+    actions: dict[str, Any] = {}
+    chat = types_namespace(kernel_modes=None, on_action=lambda name, handler: actions.__setitem__(name, handler))
+    follow_kernel_modes(chat, tools, conn)
+    assert chat.kernel_modes is None
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    assert chat.kernel_modes["runs"] == "allow" and chat.kernel_modes["cells"] is False
+    actions["kernel_revoke"]({})
+    assert chat.kernel_modes["runs"] == "ask"
+
+
+def types_namespace(**fields: Any) -> Any:
+    import types
+
+    return types.SimpleNamespace(**fields)

@@ -122,7 +122,7 @@ def _content_text(content: Any) -> str:
 def prompt_of(body: Mapping[str, Any]) -> str:
     """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
     for message in reversed(body.get("messages") or []):
-        if message.get("role") == "user":
+        if message.get("role") == "user" and not (_is_image_note(message) and not _content_text(message["content"])):
             paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
             paragraphs = [p for p in paragraphs if p]
             while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
@@ -172,14 +172,37 @@ def _clarify_answer(data: Any) -> str:
     return ""
 
 
+def _result_images(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The images Hermes handed over with the latest tool results (``image_url`` parts of the tool messages, or of
+    a user message it put after them), each as ``<mime> <bytes of base64>``."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        content = message.get("content")
+        for item in content if isinstance(content, list) else []:
+            url = (item.get("image_url") or {}).get("url") if isinstance(item, dict) else None
+            if isinstance(url, str) and url.startswith("data:"):
+                head, _, data = url.partition(",")
+                found.append(f"{head[5:].split(';')[0]} {len(data)}")
+    return list(reversed(found))
+
+
 def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
     """Tool results at the end of the conversation (the model must now answer them), else ``None``."""
     results: list[str] = []
     for message in reversed(messages):
+        if message.get("role") == "user" and not results and _is_image_note(message):
+            continue  # the images of the tool results, which Hermes may send as a user message after them
         if message.get("role") != "tool":
             break
         results.append(_content_text(message.get("content")))
     return list(reversed(results)) if results else None
+
+
+def _is_image_note(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(i, dict) and i.get("type") == "image_url" for i in content)
 
 
 def _title_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
@@ -196,8 +219,12 @@ def _loads(text: str) -> Any:
         return None
 
 
-def _follow_up(keyword: str, results: list[str]) -> Reply:
-    """The final answer once Hermes has sent back the tool results."""
+def _images_line(images: Sequence[str]) -> str:
+    return f"\nImages received: {len(images)} ({', '.join(images)})" if images else ""
+
+
+def _follow_up(keyword: str, results: list[str], images: Sequence[str] = ()) -> Reply:
+    """The final answer once Hermes has sent back the tool results (``images``: what came with them)."""
     raw = "\n".join(results).strip()
     data = _loads(raw) if len(results) == 1 else None
     if keyword in ("RUN", "THINKRUN", "BIGCONTEXT"):
@@ -220,7 +247,7 @@ def _follow_up(keyword: str, results: list[str]) -> Reply:
         answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
     if keyword.startswith("KERNEL"):
-        return Reply(text=f"Kernel tool result:\n```\n{raw}\n```")
+        return Reply(text=f"Kernel tool result:\n```\n{raw}\n```{_images_line(images)}")
     if keyword == "SKILL":
         name = data.get("name") if isinstance(data, dict) else None
         return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
@@ -252,6 +279,28 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
         return Reply(tool_calls=[ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})])
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
 _CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cell")
+
+
+def _kernel_steps(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str,
+                  results: list[str] | None) -> Reply:
+    """``KERNELS [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per response, in
+    order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each result in a fenced
+    block, streamed as N slow ticks first when the last step is ``slow N``."""
+    steps = [step.strip() for step in rest.split(";;") if step.strip()]
+    wait = 0.0
+    if steps and steps[0].startswith("wait "):
+        wait = float(steps.pop(0).split()[1])
+    slow = int(steps.pop().split()[1]) if steps and steps[-1].startswith("slow ") else 0
+    done = _tool_rounds(messages)
+    if done < len(steps):
+        call = _kernel_call(body, "KERNEL", steps[done])
+        if done == 0 and wait and call.tool_calls:
+            ticks = max(1, int(wait / 0.25))
+            return replace(call, reasoning=["waiting "] * ticks, delay=0.25)
+        return call
+    earlier = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"][-len(steps):]
+    text = "Kernel tool results:\n" + "\n".join(f"```\n{r}\n```" for r in earlier)
+    return Reply(text=[f"tick {i} " for i in range(slow)] + [text], delay=0.25 if slow else None)
 
 
 def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
@@ -286,7 +335,7 @@ def _tool_rounds(messages: Sequence[Mapping[str, Any]]) -> int:
     """How many tool-calling responses the model gave since the last user message (multi-step keywords)."""
     rounds = 0
     for message in reversed(messages):
-        if message.get("role") == "user":
+        if message.get("role") == "user" and not _is_image_note(message):
             break
         rounds += message.get("role") == "assistant" and bool(message.get("tool_calls"))
     return rounds
@@ -339,8 +388,10 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         # Slow on purpose: a Dashboard runs the subagent in the background, and its events reach the turn only
         # while the turn is open.
         return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
+    if keyword == "KERNELS":
+        return _kernel_steps(body, messages, rest, results)
     if results is not None:
-        return _follow_up(keyword, results)
+        return _follow_up(keyword, results, _result_images(messages))
 
     offered = _offered_tools(body)
     if keyword == "THINK":

@@ -39,7 +39,12 @@ prompt                    reply
                           ``delete_cell 1``, ``run_cell 3``, where a source starting with ``"`` is a JSON
                           string), directly or through a newer Hermes' ``tool_call``; ``KERNEL@notebook_<hex>``
                           names the server. After the result: ``Kernel tool result:`` and the raw result in a
-                          fenced block
+                          fenced block, then ``Images received: N (<mime> <base64 length>, ...)`` when Hermes
+                          passed images to the model with it
+``KERNELS <steps>``       kernel tool calls in turn, one per response: steps joined by ``;;``, each
+                          ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S seconds
+                          of reasoning; ``slow N`` last streams N ticks (0.25 s apart) before the final
+                          ``Kernel tool results:`` with each result in a fenced block
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure

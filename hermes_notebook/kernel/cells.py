@@ -4,8 +4,19 @@
 ``delete_cell`` only *propose*: the front-end extension shows each as a pending change on its cell (a diff with
 Keep and Discard); nothing in the notebook changes, and nothing runs, until the user keeps it, and a turn that
 ends leaves its proposals pending. The tool part is linked to its change (``cell_change``), so the chat can
-show the cell. ``run_cell`` asks on the same Run/Deny card as ``run_code``, with the cell's whole source; Run
-runs that cell in the notebook (its output shows there), and only if its source is still what the card showed.
+show the cell. ``run_cell`` is approved like ``run_code`` (a Run card with the cell's whole source, unless runs
+are allowed for the session: :mod:`.runs`) and then shown with Stop and a time limit. Where it runs:
+
+- the kernel is idle: the notebook runs the cell (its output shows there, as if the user ran it), and only if its
+  source is still what the card showed;
+- a user's cell is running: it waits for that cell to end (queued behind it, never interrupting it), then the
+  same. This needs the page's replies while the kernel is busy (kernel subshells, ipykernel >= 7): on ipykernel 6
+  the notebook cannot be read meanwhile, and the tool says so at once;
+- a ``%hermes`` cell is waiting for the turn (the kernel is busy with that wait, which takes approved runs): the
+  kernel runs the cell's source itself on the main thread, and the notebook writes its outputs into the cell.
+  The notebook would only queue the cell behind the ``%hermes`` cell, which waits for this very run.
+
+Edits follow the session's ``edits`` mode (``off`` refuses them); ``list_cells`` is a read.
 
 All of them need the notebook's front end (:mod:`.document`): they are offered only while one is attached.
 Everything the front end sends back is bounded here before it reaches the agent (and scrubbed by the caller).
@@ -13,15 +24,22 @@ Everything the front end sends back is bounded here before it reaches the agent 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import os
+import signal
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
+from ..turns import Interaction
 from ..turns.changes import CellChangeDict
+from . import runs
 from .document import DOCUMENT, Answer, DocumentLink
-from .grants import ReadGrants
+from .execute import JOBS, MainThreadJobs, run_source
+from .grants import Grants
+from .images import ToolAnswer
+from .outputs import OUTPUTS, OutputLog
 from .reading import bounded
 
 __all__ = [
@@ -30,11 +48,9 @@ __all__ = [
     "CELL_TYPES",
     "DESCRIPTIONS",
     "MAX_SOURCE_CHARS",
-    "SHELL",
     "Caller",
     "CellTurn",
     "SharePolicy",
-    "ShellActivity",
     "call",
     "follow_front_end",
     "offered",
@@ -66,26 +82,34 @@ DESCRIPTIONS = {
                  "cell and keeps or discards it; nothing runs.",
     "delete_cell": "Propose deleting cell `index`. The user keeps (deletes) or discards it.",
     "run_cell": "Run code cell `index` in the notebook, its output shown there. The user sees the cell's whole "
-                "source and must click Run first; returns the cell's outputs.",
+                "source and must click Run first (unless runs are allowed for this session); while a cell runs it "
+                "waits for it. Returns the cell's outputs, plots as images.",
 }
 
 _change_ids = itertools.count(1)
-_run_ids = itertools.count(1)
 
 
 class SharePolicy(Protocol):
     """What the cell tools need to know of a share (:class:`~hermes_notebook.kernel.share.KernelShare`)."""
 
-    run: str
-    grants: ReadGrants
+    @property
+    def grants(self) -> Grants: ...
 
     def may_read(self, session_id: str) -> bool: ...
 
 
 class CellTurn(Protocol):
-    """The turn a call came from (:class:`~hermes_notebook.client.dashboard.Turn`): its card and its tool part."""
+    """The turn a call came from (:class:`~hermes_notebook.client.dashboard.Turn`): its cards and its tool part."""
+
+    @property
+    def done(self) -> bool: ...
+
+    @property
+    def stopping(self) -> bool: ...
 
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None: ...
+
+    def settle(self, request_id: str, response: str) -> bool: ...
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool: ...
 
@@ -98,9 +122,12 @@ class Caller:
     turn: CellTurn
     part_id: str
     session_id: str
-    #: Seconds the Run/Deny card of ``run_cell`` waits, and the cell may run.
+    #: Seconds the Run/Deny card of ``run_cell`` waits, and the cell may take (waiting included).
     answer_timeout: float
     run_timeout: float
+    #: Where the cell's source runs when the kernel runs it itself (under a ``%hermes`` wait).
+    namespace: dict[str, Any] = field(default_factory=dict)
+    shell: Any = None
 
 
 class ToolsChanged(Protocol):
@@ -108,39 +135,6 @@ class ToolsChanged(Protocol):
 
     def tools_changed(self) -> None: ...
 
-
-class ShellActivity:
-    """Whether the kernel's shell is running a cell now (IPython's ``pre_execute`` / ``post_execute`` events).
-
-    Why: ``run_cell`` runs the cell through the notebook, which queues it behind a running cell. Behind a
-    ``%hermes`` cell that waits for this very turn it would wait for ever (then run after the agent was told it did
-    not), so a busy kernel is refused before the user is asked."""
-
-    def __init__(self) -> None:
-        self._running = 0
-        self._shells: list[Any] = []
-
-    @property
-    def busy(self) -> bool:
-        return self._running > 0
-
-    def follow(self, shell: Any) -> None:
-        """Count ``shell``'s cells from now on (once per shell; None: not in IPython)."""
-        if shell is None or any(s is shell for s in self._shells) or not hasattr(shell, "events"):
-            return
-        shell.events.register("pre_execute", self._started)
-        shell.events.register("post_execute", self._ended)
-        self._shells.append(shell)
-
-    def _started(self) -> None:
-        self._running += 1
-
-    def _ended(self) -> None:
-        self._running = max(0, self._running - 1)
-
-
-#: The kernel shell's activity, followed from the first share.
-SHELL = ShellActivity()
 
 _following: dict[int, ToolsChanged] = {}  # id(link) -> the server it tells (the newest)
 
@@ -156,9 +150,6 @@ def follow_front_end(server: ToolsChanged, link: DocumentLink = DOCUMENT) -> Non
         link.on_change(changed)
     _following[key] = server
     link.open()
-    from ..notebook.shell import ipython
-
-    SHELL.follow(ipython())
 
 
 def offered(attached: bool | None = None) -> tuple[str, ...]:
@@ -167,12 +158,17 @@ def offered(attached: bool | None = None) -> tuple[str, ...]:
 
 
 async def call(
-    tool: str, arguments: Mapping[str, Any], caller: Caller, link: DocumentLink = DOCUMENT, shell: ShellActivity = SHELL,
-) -> str:
+    tool: str, arguments: Mapping[str, Any], caller: Caller, link: DocumentLink = DOCUMENT,
+    outputs: OutputLog = OUTPUTS, jobs: MainThreadJobs = JOBS,
+) -> str | ToolAnswer:
     """Answer one cell tool call for ``caller`` (who found the call's tool part, and scrubs the text)."""
     if not link.attached:
         return ("The notebook's front end is not attached: cell tools need the notebook open in JupyterLab 4 or "
                 "Notebook 7 with the hermes-notebook extension. Nothing was changed.")
+    if outputs.busy and not jobs.serving and not link.answers_while_busy:
+        return ("The notebook cannot be read while a cell runs in this kernel (ipykernel 6 handles no message "
+                "from the page meanwhile; ipykernel 7 does). Nothing was asked or changed; try when the cell has "
+                "finished. list_variables and read_output work meanwhile.")
     if tool == "list_cells":
         if not caller.share.may_read(caller.session_id):
             return ("Reading the notebook is off for this session. The user can turn it on with "
@@ -183,7 +179,10 @@ async def call(
     if index is None:
         return f"{tool} takes a cell index: a whole number from 0 (list_cells shows them)."
     if tool == "run_cell":
-        return await _run(index, caller, link, shell)
+        return await _run(index, caller, link, outputs, jobs)
+    if caller.share.grants.modes.edits == "off":
+        return ("Refused: editing this notebook is off for this session (share_kernel(edit='off')). Nothing was "
+                "proposed; show the user the change in your reply instead.")
     kind: Literal["insert", "edit", "delete"] = (
         "insert" if tool == "insert_cell" else "edit" if tool == "edit_cell" else "delete")
     change: dict[str, Any] = {"id": f"c{next(_change_ids)}", "kind": kind, "index": index}
@@ -282,13 +281,10 @@ def outline(data: Mapping[str, Any]) -> str:
     return bounded("\n".join(lines))
 
 
-async def _run(index: int, caller: Caller, link: DocumentLink, shell: ShellActivity) -> str:
+async def _run(index: int, caller: Caller, link: DocumentLink, outputs: OutputLog, jobs: MainThreadJobs) -> str | ToolAnswer:
     share, session_id = caller.share, caller.session_id
-    if share.run == "never":
+    if share.grants.modes.runs == "never":
         return "Refused: running code in this notebook is off (share_kernel(run='never'))."
-    if shell.busy:
-        return (f"Cell {index} was not run: the kernel is running a cell (perhaps a %hermes cell waiting for this "
-                "turn), and the notebook runs one cell at a time. Nothing was asked or run; try when it is idle.")
     found = await link.request("cell", index=index)
     if not found.ok:
         return _failed(found)
@@ -301,24 +297,93 @@ async def _run(index: int, caller: Caller, link: DocumentLink, shell: ShellActiv
         return f"Cell {index} is empty; there is nothing to run."
     if len(source) > MAX_SOURCE_CHARS:
         return f"Refused: cell {index} has over {MAX_SOURCE_CHARS:,} characters, too many to show on a card."
-    choices = [*CODE_CHOICES, *([] if share.may_read(session_id) else [READS_CHOICE])]
-    interaction = Interaction(
-        "code", f"cell-run-{next(_run_ids)}", command=source, choices=choices,
-        description=f"It runs cell {index} of this notebook, where its output shows, only if you click Run.",
-    )
-    answer = await caller.turn.ask(caller.part_id, interaction, caller.answer_timeout)
-    if answer == READS_CHOICE:
-        share.grants.grant(session_id)
-        return ("The user did not run the cell, but allowed the read tools for this session. "
-                "The notebook and the kernel are unchanged.")
-    if answer != "run":
-        why = "denied it" if answer == "deny" else f"did not answer within {caller.answer_timeout:g} s"
-        return (f"The user {why}: cell {index} was NOT run and the kernel is unchanged. "
-                "Do not retry without asking the user.")
-    ran = await link.request("run", timeout=caller.run_timeout, cell=cell_id, source=source)
+    refusal = await runs.approve(caller.turn, caller.part_id, share.grants, session_id, source,
+                                 f"It runs cell {index} of this notebook, where its output shows",
+                                 caller.answer_timeout, f"cell {index}")
+    if refusal is not None:
+        return refusal
+    allowed = share.grants.modes.runs == "allow"
+    if jobs.serving and outputs.busy:  # a %hermes cell waits for this turn: the kernel runs the source in that wait
+        return await _run_here(index, cell_id, source, caller, link, jobs, allowed)
+    return await _run_in_notebook(index, cell_id, source, caller, link, outputs, allowed)
+
+
+async def _run_here(index: int, cell_id: str, source: str, caller: Caller, link: DocumentLink,
+                    jobs: MainThreadJobs, allowed: bool) -> str | ToolAnswer:
+    """Run the cell's source on the main thread (the ``%hermes`` wait takes it) and show its outputs in the cell."""
+    namespace, shell = caller.namespace, caller.shell
+    job = jobs.submit(lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True))
+    work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
+    outcome = await runs.supervise(caller.turn, caller.part_id, source, work, waiting=lambda: "",
+                                   allowed=allowed, limit=caller.run_timeout)
+    if outcome != "finished" or job.future.cancelled() or job.future.exception() is not None:
+        return f"Cell {index}: the run {outcome}" + (" before it started: nothing ran." if not job.started.done()
+                                                     else "; what it changed so far stays.")
+    report = job.future.result()
+    shown = await link.request("outputs", cell=cell_id, source=source, outputs=report.notebook_outputs())
+    answer = report.answer()
+    where = ("Its outputs are shown in the cell." if shown.ok
+             else f"Its outputs could not be shown in the cell ({shown.error}).")
+    return ToolAnswer(bounded(f"Ran cell {index} in the kernel while a %hermes cell waited for this turn (no "
+                              f"execution count). {where}\n\n{answer.text}"), answer.images)
+
+
+async def _run_in_notebook(index: int, cell_id: str, source: str, caller: Caller, link: DocumentLink,
+                           outputs: OutputLog, allowed: bool) -> str | ToolAnswer:
+    """The notebook runs the cell once no other cell runs (a user's cell: queued behind it, never interrupted)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + caller.run_timeout
+    started: asyncio.Future[None] = loop.create_future()
+    stopping = False
+
+    async def run() -> Answer:
+        while outputs.busy:  # behind the user's cell; the card says so
+            await asyncio.sleep(0.05)
+        started.set_result(None)  # the kernel is free: the notebook runs it now
+        watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, cell_id, lambda: stopping))
+        try:
+            return await link.request("run", timeout=max(1.0, deadline - loop.time()), cell=cell_id, source=source)
+        finally:
+            watch.cancel()
+
+    finished: asyncio.Future[Answer] = asyncio.ensure_future(run())
+
+    def stop() -> None:
+        nonlocal stopping
+        stopping = True
+        if not started.done():
+            finished.cancel()  # still waiting for the user's cell: never sent
+
+    work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
+    waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
+    outcome = await runs.supervise(caller.turn, caller.part_id, source, work, waiting=waiting, allowed=allowed,
+                                   limit=caller.run_timeout)
+    if outcome != "finished" or finished.cancelled():
+        return f"Cell {index} was not run to the end: the run {outcome}" + (
+            "." if started.done() else " before it started; nothing ran.")
+    ran = finished.result()
     if not ran.ok:
         return f"Cell {index} was not run: {ran.error}."
-    return run_report(index, ran.data)
+    count = ran.data.get("execution_count")
+    record = outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
+    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+
+
+async def _interrupt_when_stopped(outputs: OutputLog, cell_id: str, stopping: Any) -> None:
+    """Once Stop (or the time limit) came, interrupt the kernel while our cell runs (IPython's ``pre_run_cell``
+    names its cell id; JupyterLab sends it)."""
+    while True:
+        if stopping():
+            _interrupt_if_running(outputs, cell_id)
+            return
+        await asyncio.sleep(0.02)
+
+
+def _interrupt_if_running(outputs: OutputLog, cell_id: str) -> None:
+    """Interrupt the kernel (as its Interrupt button does) only while our cell is the one running."""
+    running = outputs.running()
+    if running is not None and running.cell_id == cell_id:
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def run_report(index: int, data: Mapping[str, Any]) -> str:

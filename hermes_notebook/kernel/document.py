@@ -77,6 +77,7 @@ class DocumentLink:
         self._waiting: dict[str, tuple[str, concurrent.futures.Future[Answer]]] = {}
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[bool], None]] = []
+        self._routing = "none"  # widgets.subshells.Routing of the comm: do the page's replies pass a busy kernel?
 
     # --- the comm -------------------------------------------------------------------------------------------
 
@@ -92,14 +93,22 @@ class DocumentLink:
         comm.on_close(lambda _msg: self.closed())
         from ..widgets.subshells import follow_frontend_subshells
 
-        follow_frontend_subshells(comm)  # replies get through while a cell runs (ipykernel 7.4)
-        self.connect(_CommTransport(comm))
+        routing = follow_frontend_subshells(comm)  # replies get through while a cell runs (ipykernel 7.4)
+        self.connect(_CommTransport(comm), answers_while_busy=routing != "none")
         return True
 
-    def connect(self, transport: Transport) -> None:
-        """Use ``transport`` from now on (:meth:`open` does this with a comm; tests with a scripted front end)."""
+    def connect(self, transport: Transport, *, answers_while_busy: bool = False) -> None:
+        """Use ``transport`` from now on (:meth:`open` does this with a comm; tests with a scripted front end).
+        ``answers_while_busy``: the page's replies are handled while a cell runs (kernel subshells)."""
         with self._lock:
             self._transport = transport
+            self._routing = "subshells" if answers_while_busy else "none"
+
+    @property
+    def answers_while_busy(self) -> bool:
+        """True when the page's replies reach the kernel while a cell runs (kernel subshells, ipykernel >= 7)."""
+        with self._lock:
+            return self._routing != "none"
 
     def closed(self) -> None:
         """The front end closed the comm (or it was never understood): no front end is attached."""

@@ -1,8 +1,8 @@
 """What the read tools return: the user's variables, one value's summary, cells and their outputs, all bounded.
 
-Safe to run beside a running cell, and why: a read runs no user code. The tool server answers on a worker thread
-(so a read can answer while the user's cell is busy), and the user's objects are not thread-safe or side-effect
-free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
+Safe to run beside a running cell, and why: a read runs no user code. The tools answer on the package's own loop
+thread (so a read answers while the user's cell is busy, and is bounded so it never holds that loop long), and the
+user's objects are not thread-safe or side-effect free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
 So reads never call into them: values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with
 ``safe=True`` (known types only, by exact type; everything else is its type name), collections are read at most
 :data:`~hermes_notebook.notebook.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one
@@ -11,6 +11,10 @@ size, not the value's. A value a cell changes meanwhile may read half-changed (a
 the read): then, as for any failure, the answer is the fixed :data:`READ_FAILED`, never a traceback in the
 running cell's stderr. Names come from the model and are data: a name is looked up in the namespace, never
 evaluated; a secret-looking name (``db_password``) gets its value withheld.
+
+What a cell printed and displayed comes from :mod:`.outputs` (copied as the kernel published it): a running cell's
+output so far, and a finished cell's streams, display texts and plots (PNGs the kernel already produced, sent as
+images). None of it waits for the running cell.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import Any
 
 from ..notebook.context import PromptContextError, last_error
 from ..notebook.values import FRAME_TYPES, SERIES_TYPES, exact_type, summarize
+from .images import ToolAnswer
+from .outputs import CellOutput, OutputLog
 
 __all__ = [
     "CELL_CHARS",
@@ -80,12 +86,13 @@ def _shape(value: Any) -> str:
     return f"len {len(value)}" if type(value) in _SIZED else ""
 
 
-def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None) -> str:
-    """One line per variable: name, type, shape or size."""
+def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,
+                   running: CellOutput | None = None) -> str:
+    """One line per variable: name, type, shape or size; first, the cell running now, if one is."""
     names = user_variables(namespace, hidden)
+    lines = [] if running is None else [_running_line(running)]
     if not names:
-        return "No variables defined yet."
-    lines = []
+        return "\n".join([*lines, "No variables defined yet."])
     for name in sorted(names)[:MAX_VARIABLES]:
         value = names[name]
         module, kind = exact_type(value)
@@ -96,6 +103,13 @@ def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | Non
     if len(names) > MAX_VARIABLES:
         lines.append(f"… and {len(names) - MAX_VARIABLES} more")
     return bounded("\n".join(lines))
+
+
+def _running_line(running: CellOutput) -> str:
+    import time
+
+    return (f"(In[{running.count}] is running, for {time.monotonic() - running.started:.0f} s: values may change "
+            f"while it runs; read_output {running.count} shows its output so far)")
 
 
 def describe(namespace: Mapping[str, Any], name: str, hidden: Mapping[str, Any] | None = None) -> str:
@@ -142,22 +156,45 @@ def read_cells(namespace: Mapping[str, Any], spec: str) -> str:
     return bounded("\n\n".join(parts))
 
 
-def read_output(namespace: Mapping[str, Any], number: int, shell: Any = None) -> str:
-    """Cell ``number``: its source, its result (``Out[n]``, summarized) and the error it raised, if any."""
+def read_output(namespace: Mapping[str, Any], number: int, shell: Any = None,
+                outputs: OutputLog | None = None) -> ToolAnswer:
+    """Cell ``number``: its source, what it printed and displayed (its plots as images), its result
+    (``Out[n]``, summarized) and the error it raised; a running cell's output so far."""
     cells = _cells(namespace)
-    if not 1 <= number < len(cells):
-        return f"There is no cell {number}; this notebook has run {max(0, len(cells) - 1)} cells."
-    parts = [f"In[{number}]:\n{bounded(cells[number].rstrip(), CELL_CHARS)}"]
-    outputs = namespace.get("Out")
-    if type(outputs) is dict and number in outputs:
-        summary = summarize(outputs[number], safe=True)
+    record = outputs.cell(number) if outputs is not None else None
+    running = record is not None and record.running
+    if not 1 <= number < len(cells) + (1 if running else 0):
+        return ToolAnswer(f"There is no cell {number}; this notebook has run {max(0, len(cells) - 1)} cells.")
+    source = cells[number] if number < len(cells) else ""
+    head = f"In[{number}]" + (" (running now: its output so far)" if running else "")
+    parts = [f"{head}:\n{bounded(source.rstrip(), CELL_CHARS)}"]
+    if record is not None:
+        parts.extend(_printed(record))
+    results = namespace.get("Out")
+    if type(results) is dict and number in results:
+        summary = summarize(results[number], safe=True)
         parts.append(f"Out[{number}] ({summary.kind}):\n{summary.text}")
     try:
         err = last_error(shell, safe=True)
     except PromptContextError:
         err = None
-    if err is not None and err.cell_label == f"In[{number}]":
+    if err is not None and err.cell_label == f"In[{number}]" and not running:
         parts.append(f"Err:\n{err.summary()}")
     if len(parts) == 1:
-        parts.append("(no result and no error)")
-    return bounded("\n\n".join(parts))
+        parts.append("(nothing printed yet)" if running else "(no output, no result and no error)")
+    return ToolAnswer(bounded("\n\n".join(parts)), tuple(record.images) if record is not None else ())
+
+
+def _printed(record: CellOutput) -> list[str]:
+    """A recorded cell's streams (their end), display texts and images, as lines for the agent."""
+    parts = []
+    if record.text:
+        cut = record.chars - len(record.text)
+        parts.append("printed" + (f" (the last {len(record.text):,} of {record.chars:,} characters)" if cut else "")
+                     + f":\n{record.text.rstrip()}")
+    for text in record.displays:
+        parts.append(f"displayed:\n{bounded(text.rstrip(), CELL_CHARS)}")
+    if record.images or record.skipped:
+        lines = [f"- {image.describe()}: attached" for image in record.images] + [f"- {s}" for s in record.skipped]
+        parts.append("images:\n" + "\n".join(lines))
+    return parts

@@ -3,7 +3,8 @@
 It uses the official ``mcp`` SDK (the optional extra ``hermes-notebook[tools]``) and runs uvicorn on a daemon
 thread, so the kernel's own loop and the package loop stay free. Every request must carry
 ``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows nothing
-about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose text is the result.
+about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose
+:class:`~.images.ToolAnswer` is the result: a text block, then each image as an MCP ``image`` block (PNG).
 
 Which tools are listed can change while Hermes is connected (the cell tools exist only while the notebook's front
 end is attached): ``tools/list`` answers with ``offered()``, and :meth:`ToolServer.tools_changed` sends
@@ -30,6 +31,7 @@ from ..errors import HermesUsageError
 from ..settings import Secret
 from .cells import CELL_READ_TOOLS, CELL_TOOLS
 from .cells import DESCRIPTIONS as CELL_DESCRIPTIONS
+from .images import ToolAnswer
 
 __all__ = ["ALL_TOOLS", "LOOPBACK", "READ_TOOLS", "TOOLS", "Handler", "ToolServer", "tools_available"]
 
@@ -47,7 +49,8 @@ START_TIMEOUT = 15.0
 #: Seconds between ``tools/list_changed`` notifications to a session that has not listed tools again yet.
 ANNOUNCE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
-Handler = Callable[[str, dict[str, Any]], Awaitable[str]]
+Handler = Callable[[str, dict[str, Any]], Awaitable[ToolAnswer]]
+Content = list[Any]  # MCP content blocks: TextContent, then ImageContent
 
 _DESCRIPTIONS = {
     "list_variables": "List the variables in the user's Jupyter notebook kernel: name, type, shape or size.",
@@ -55,9 +58,12 @@ _DESCRIPTIONS = {
                 "`name` is a plain variable name such as df.",
     "read_cells": "The source of notebook cells as In[n]. `cells` is a number (5), a range (3:6) or -N for the "
                   "last N cells.",
-    "read_output": "One notebook cell: its source, its result (Out[n], summarized) and the error it raised.",
+    "read_output": "One notebook cell: its source, what it printed and displayed (its plots as images), its result "
+                   "(Out[n], summarized) and the error it raised. A cell still running shows its output so far "
+                   "(list_variables names the running cell).",
     "run_code": "Run Python code in the user's notebook kernel (their variables, their files). The user sees the "
-                "whole code and must click Run first; returns stdout, the last expression's value and any error.",
+                "whole code and must click Run first (unless runs are allowed for this session); while a cell runs "
+                "it waits for it. Returns stdout, the last expression's value, any error, and figures as images.",
     **CELL_DESCRIPTIONS,
 }
 
@@ -113,7 +119,9 @@ class ToolServer:
             quiet = logging.getLogger(name)
             if quiet.level == logging.NOTSET:
                 quiet.setLevel(logging.WARNING)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of such a socket; without it every
+        # answer waited ~40 ms for the client's delayed ACK (Nagle), whatever the tool did.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind((LOOPBACK, 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on")
@@ -222,47 +230,55 @@ class ToolServer:
 
         return guarded
 
-    def _tool(self, tool: str) -> Callable[..., Awaitable[str]]:
-        handler = self._handler
+    def _tool(self, tool: str) -> Callable[..., Awaitable[Content]]:
+        handler = self._answer
         # One function per tool, so the SDK derives each tool's argument schema from its signature.
         if tool == "describe":
-            async def describe(name: str) -> str:
+            async def describe(name: str) -> Content:
                 return await handler("describe", {"name": name})
             return describe
         if tool == "read_cells":
-            async def read_cells(cells: str) -> str:
+            async def read_cells(cells: str) -> Content:
                 return await handler("read_cells", {"cells": cells})
             return read_cells
         if tool == "read_output":
-            async def read_output(cell: int) -> str:
+            async def read_output(cell: int) -> Content:
                 return await handler("read_output", {"cell": cell})
             return read_output
         if tool == "run_code":
-            async def run_code(code: str) -> str:
+            async def run_code(code: str) -> Content:
                 return await handler("run_code", {"code": code})
             return run_code
         if tool == "list_cells":
-            async def list_cells() -> str:
+            async def list_cells() -> Content:
                 return await handler("list_cells", {})
             return list_cells
         if tool == "insert_cell":
-            async def insert_cell(index: int, source: str, cell_type: str | None = None) -> str:
+            async def insert_cell(index: int, source: str, cell_type: str | None = None) -> Content:
                 # Only what the call carried: the call is matched against its tool part's arguments.
                 given = {} if cell_type is None else {"cell_type": cell_type}
                 return await handler("insert_cell", {"index": index, "source": source, **given})
             return insert_cell
         if tool == "edit_cell":
-            async def edit_cell(index: int, source: str) -> str:
+            async def edit_cell(index: int, source: str) -> Content:
                 return await handler("edit_cell", {"index": index, "source": source})
             return edit_cell
         if tool in ("delete_cell", "run_cell"):
-            async def cell_at(index: int) -> str:
+            async def cell_at(index: int) -> Content:
                 return await handler(tool, {"index": index})
             return cell_at
 
-        async def list_variables() -> str:
+        async def list_variables() -> Content:
             return await handler("list_variables", {})
         return list_variables
+
+    async def _answer(self, tool: str, arguments: dict[str, Any]) -> Content:
+        """The handler's answer as MCP content: the text, then one image block per PNG."""
+        from mcp.types import ImageContent, TextContent
+
+        answer = await self._handler(tool, arguments)
+        return [TextContent(type="text", text=answer.text),
+                *(ImageContent(type="image", data=image.data, mime_type=image.mime) for image in answer.images)]
 
 
 def _session_id(ctx: Any) -> str | None:

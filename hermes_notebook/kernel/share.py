@@ -1,16 +1,18 @@
 """Sharing the kernel with Hermes: who may use the tools, which turn asked, the Run/Deny card, and cleanup.
 
 One :class:`KernelTools` per process (:data:`KERNEL`) owns the tool server (:mod:`.server`) and its registration
-(:mod:`.registration`). ``Hermes.share_kernel()`` adds a connection to it with a policy: read tools on or off
-(off by default; sessions allowed from a card are :class:`~.grants.ReadGrants`, cleared by every new policy),
-``run_code`` asked or refused. A call is answered only for the running tool part of a sharing connection's turn
+(:mod:`.registration`). ``Hermes.share_kernel()`` adds a connection to it with a policy, its permission modes
+(reads off/on, edits propose/off, runs ask/allow for this session/never: :class:`~.grants.Grants`, which also
+holds the sessions allowed reads from a card; every new policy replaces them whole). A call is answered only for
+the running tool part of a sharing connection's turn
 that asked for exactly that call, once (:mod:`.binding`): a Hermes session started elsewhere (Hermes offers the
 tools to every session of the profile), or another kernel, gets a refusal even with the token, and a competing
 or mismatched call is shown in the turn as a notice. ``run_code`` refuses code holding a key-shaped literal before
-anyone is asked; otherwise it hangs a ``code`` interaction on that tool part, the card the chat widget and the
-``%hermes`` view show with the whole code; only an answer of "run" runs it (:mod:`.execute`), on the kernel's
-main thread. Reads run no user code (:mod:`.reading`). Everything returned is scrubbed of the connection's
-secrets and the tool token; a failure is a fixed message, never a traceback in whatever cell is running.
+anyone is asked; otherwise it is approved, queued and supervised by :mod:`.runs` (a Run card unless runs are
+allowed for the session; then a card with Stop while it waits for a running cell and runs, on the kernel's main
+thread: :mod:`.execute`). Reads run no user code and never wait for a cell (:mod:`.reading`, :mod:`.outputs`).
+Everything returned is scrubbed of the connection's secrets and the tool token (images, the kernel's own PNGs,
+go as they are); a failure is a fixed message, never a traceback in whatever cell is running.
 """
 
 from __future__ import annotations
@@ -22,109 +24,44 @@ import logging
 import secrets
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import runtime
 from ..errors import HermesError, HermesRPCError, HermesUsageError
 from ..scrub import holds_key, scrub
-from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
-from . import cells, reading, registration
+from ..turns.changes import SentImageDict
+from . import cells, reading, registration, runs
 from .binding import Claims, arguments_fit, part_arguments, tool_names
 from .execute import JOBS, run_code
-from .grants import ReadGrants
+from .grants import Grants, Modes
+from .images import SentImage, ToolAnswer
+from .outputs import OUTPUTS
 from .server import READ_TOOLS, TOOLS, ToolServer
+from .shared import CallRecord, Connect, KernelShare
 
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, Turn
 
-__all__ = ["ANSWER_TIMEOUT", "KERNEL", "RUN_MODES", "RUN_TIMEOUT", "KernelShare", "KernelTools"]
+__all__ = ["KERNEL", "CallRecord", "KernelShare", "KernelTools"]  # the first two live in .shared
 
 log = logging.getLogger(__name__)
 
-#: ``run=`` values: ask the user each time, or refuse every ``run_code``.
-RUN_MODES = ("ask", "never")
-#: Seconds a Run/Deny card waits for a click; then the code is not run.
-ANSWER_TIMEOUT = 120.0
-#: Seconds approved code may wait for the kernel's main thread (a busy cell) before it is dropped, unrun.
-RUN_TIMEOUT = 120.0
 #: Seconds a call waits for its tool part to reach this kernel (the event and the call travel separately).
 ROUTE_WAIT = 5.0
 #: Characters of code a ``run_code`` call may carry.
 MAX_CODE_CHARS = 20_000
 #: Seconds after an answered call within which its part's ``tool.complete`` arguments are checked (0.19.0).
 CHECK_WAIT = 30.0
+#: Answered calls remembered (:meth:`KernelTools.recent_calls`: how long each took, and whether a cell ran).
+MAX_RECORDS = 100
 
 REFUSED = ("Refused: no turn started from this notebook is calling this tool with these arguments. The notebook's "
            "kernel tools answer only the notebook's own Hermes turns, once per call.")
 FAILED = "The notebook's kernel could not answer this call."
-
-Connect = Callable[[], Awaitable["DashboardConnection"]]
-
-
-@dataclass(eq=False)
-class KernelShare:
-    """What ``Hermes.share_kernel()`` returns: the tool server, the policy, and how Hermes learnt about it."""
-
-    name: str
-    url: str
-    read: bool
-    run: str
-    #: The Dashboard this connection shares with (its registration is undone when the last share there goes).
-    dashboard_url: str = ""
-    #: True when the Dashboard registered the server; False: add :attr:`snippet` yourself and restart Hermes.
-    registered: bool = False
-    #: The ``config.yaml`` entry for a Dashboard that cannot register servers (None when registered).
-    snippet: str | None = None
-    #: The 0600 file holding the bearer token (only written for the snippet; removed when the share ends).
-    token_path: Path | None = None
-    #: Sessions the user allowed to read from a Run card while reads are off (cleared by a new policy).
-    grants: ReadGrants = field(default_factory=ReadGrants)
-    #: How to reach the sharing connection's Dashboard (the turns a call may come from).
-    connect: Connect | None = field(default=None, repr=False)
-    #: What every result is scrubbed of: the connection's key and token, and the tool token.
-    scrub_secrets: tuple[object, ...] = field(default=(), repr=False)
-
-    def may_read(self, session_id: str) -> bool:
-        """True when the read tools answer for this session."""
-        return self.read or self.grants.allows(session_id)
-
-    def instructions(self) -> str:
-        """How to add the server by hand (0.19.0): the snippet, where the token is, and the restart."""
-        if self.snippet is None:
-            return ""
-        key = registration.env_key(self.name)
-        return (
-            "This Hermes Dashboard cannot add MCP servers while it runs. Add this to ~/.hermes/config.yaml:\n\n"
-            f"{self.snippet}\n"
-            f"and put the token in ~/.hermes/.env, e.g.:\n\n"
-            f'  echo "{key}=$(cat {self.token_path})" >> ~/.hermes/.env\n\n'
-            f"(the token is in {self.token_path}, readable only by you), then restart Hermes. "
-            "The server lives as long as this kernel: a restarted kernel gets a new port and token."
-        )
-
-    def __str__(self) -> str:
-        granted = self.grants.sessions()
-        if self.read:
-            reads = "on"
-        elif granted:
-            reads = f"off, but allowed from a card for session(s) {', '.join(granted)}"
-        else:
-            reads = "off (run_code cards can allow them per session)"
-        head = f"Kernel tools {self.name} at {self.url}: reads {reads}, run_code {self.run}"
-        if self.registered:
-            return head + "; registered with the Dashboard."
-        return head + ".\n" + self.instructions()
-
-    def __repr__(self) -> str:
-        return (f"<KernelShare {self.name} read={self.read} run={self.run!r} registered={self.registered} "
-                f"granted={len(self.grants)}>")
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
 
 @dataclass
 class _Found:
@@ -153,6 +90,8 @@ class KernelTools:
         self._registered: dict[str, _Registration] = {}  # Dashboard URL -> how to reach it, what it was given
         self._named = False  # the name is settled at the first share (a registration slot, or this random one)
         self._claims = Claims()
+        self._records: deque[CallRecord] = deque(maxlen=MAX_RECORDS)
+        self._watchers: list[tuple[object, Callable[[dict[str, Any] | None], None]]] = []
         self._checks: set[asyncio.Task[None]] = set()  # 0.19.0 completion checks still waiting (kept alive here)
         self._asked = 0
         self._namespace: dict[str, Any] = {}
@@ -164,15 +103,16 @@ class KernelTools:
 
     def share(
         self, key: object, connect: Connect, *, dashboard_url: str, secrets: Sequence[object] = (),
-        read: bool = False, run: str = "ask",
+        read: bool | str = False, edit: str = "propose", run: str = "ask", run_limit: float = 120.0,
     ) -> KernelShare:
         """Serve the tools for ``key``'s turns and make them known to its Dashboard (blocking; a cell calls it).
 
-        A new policy replaces the previous one of ``key`` whole: sessions allowed to read from a card lose it."""
-        if run not in RUN_MODES:
-            raise HermesUsageError(f"run must be one of {', '.join(RUN_MODES)}, not {run!r}")
+        A new policy replaces the previous one of ``key`` whole: sessions allowed to read from a card lose it, and
+        runs allowed for the session go back to what this policy says."""
+        modes = Modes.of(read, edit, run, run_limit)
         self._bind_namespace()
         JOBS.attach_loop()
+        OUTPUTS.follow(self._shell)
         if self.server is None or not self.server.running:
             self.server = ToolServer(self.handle, offered=lambda: (*TOOLS, *cells.offered())).start()
         server = self.server
@@ -180,12 +120,13 @@ class KernelTools:
         token = server.token.reveal()
         try:
             registered = runtime.run_sync(self._register(connect, dashboard_url, token), timeout=120)
+            connection: object = runtime.run_sync(_awaited(connect()), timeout=30)
         except HermesError as exc:
             message = scrub(str(exc), (token, *secrets))
             raise HermesUsageError(f"could not register the kernel tools with the Dashboard: {message}") from None
         self._named = True
-        share = KernelShare(self.name, server.url, bool(read), run, dashboard_url, registered, connect=connect,
-                            scrub_secrets=(*secrets, server.token))
+        share = KernelShare(self.name, server.url, Grants(modes), dashboard_url, registered, connect=connect,
+                            connection=connection, scrub_secrets=(*secrets, server.token))
         if not registered:
             share.token_path = registration.token_file(self.name, token)
             share.snippet = registration.config_snippet(self.name, server.url)
@@ -197,6 +138,8 @@ class KernelTools:
             previous.grants.revoke()
             if previous.token_path is not None and previous.token_path != share.token_path:
                 registration.remove_token_file(previous.token_path)
+        share.grants.on_change(lambda: self._tell(connection))
+        self._tell(connection)
         if not self._exit_hook:
             atexit.register(self.close)
             self._exit_hook = True
@@ -212,6 +155,7 @@ class KernelTools:
         if share is None:
             return
         share.grants.revoke()
+        self._tell(share.connection)
         if share.token_path is not None:
             registration.remove_token_file(share.token_path)
         if registered is not None:
@@ -241,6 +185,57 @@ class KernelTools:
         """The current shares (one per sharing connection)."""
         with self._lock:
             return list(self._shares.values())
+
+    def share_of(self, key: object) -> KernelShare | None:
+        """``key``'s share (a facade's), None when it does not share the kernel."""
+        with self._lock:
+            return self._shares.get(id(key))
+
+    def modes_of(self, connection: object) -> dict[str, Any] | None:
+        """What a face shows for a connection: its share's modes (:meth:`.grants.Grants.state`) plus the server's
+        name and whether the cell tools are offered; None when that connection does not share the kernel."""
+        share = next((s for s in self.shares() if s.connection is connection), None)
+        if share is None:
+            return None
+        return {**share.grants.state(), "server": share.name, "cells": cells.offered() != ()}
+
+    def revoke(self, connection: object) -> bool:
+        """Withdraw what was allowed for this session on ``connection``'s share (the chat header's Revoke)."""
+        share = next((s for s in self.shares() if s.connection is connection), None)
+        if share is None:
+            return False
+        share.grants.revoke()
+        return True
+
+    def watch(self, connection: object, callback: Callable[[dict[str, Any] | None], None]) -> Callable[[], None]:
+        """Call ``callback(modes_of(connection))`` now and whenever it changes (a share, a revoke, the end);
+        returns an unsubscribe. The chat header follows its connection's modes this way."""
+        entry = (connection, callback)
+        with self._lock:
+            self._watchers.append(entry)
+        callback(self.modes_of(connection))
+
+        def unsubscribe() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._watchers.remove(entry)
+
+        return unsubscribe
+
+    def _tell(self, connection: object) -> None:
+        with self._lock:
+            callbacks = [cb for conn, cb in self._watchers if conn is connection]
+        if callbacks:
+            state = self.modes_of(connection)
+            for callback in callbacks:
+                try:
+                    callback(state)
+                except Exception:  # a face's failure must not break a share
+                    log.exception("kernel modes watcher failed")
+
+    def recent_calls(self) -> list[CallRecord]:
+        """The last answered calls, oldest first (the busy-kernel test and benchmark read how long each took)."""
+        with self._lock:
+            return list(self._records)
 
     def _bind_namespace(self) -> None:
         from ..notebook.shell import ipython
@@ -279,36 +274,46 @@ class KernelTools:
 
     # --- a tool call (the server's thread, then the package loop) ----------------------------------------
 
-    async def handle(self, tool: str, arguments: dict[str, Any]) -> str:
+    async def handle(self, tool: str, arguments: dict[str, Any]) -> ToolAnswer:
         """The tool server's handler: answer on the package loop, where the connections live."""
         return await asyncio.wrap_future(runtime.submit(self.call(tool, arguments)))
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolAnswer:
         """Bind a call to the tool part that asked for it, apply the policy, and return the scrubbed result."""
+        started = time.perf_counter()
+        running = OUTPUTS.running()
         try:
             found = await self._find(tool, arguments)
             if found is None:
-                return REFUSED
+                return ToolAnswer(REFUSED)
             share, session_id = found.share, found.turn.ref.stored_id
             if tool in cells.CELL_TOOLS:
-                caller = cells.Caller(share, found.turn, found.part_id, session_id, ANSWER_TIMEOUT, RUN_TIMEOUT)
-                text = await cells.call(tool, arguments, caller)
+                caller = cells.Caller(share, found.turn, found.part_id, session_id, runs.ANSWER_TIMEOUT,
+                                      share.grants.modes.run_limit, self._namespace, self._shell)
+                answer = ToolAnswer.of(await cells.call(tool, arguments, caller))
             elif tool in READ_TOOLS:
                 if not share.may_read(session_id):
-                    text = ("Reading the notebook is off for this session. The user can turn it on with "
-                            "hermes.share_kernel(read=True) or %hermes --kernel read.")
+                    answer = ToolAnswer("Reading the notebook is off for this session. The user can turn it on "
+                                        "with hermes.share_kernel(read=True) or %hermes --kernel read.")
                 else:
-                    text = await asyncio.to_thread(self._read, tool, arguments)
+                    # Inline on the package loop: a read is bounded and runs no user code, and a thread hop
+                    # fewer is what keeps it fast beside a busy cell (each hop waits for the GIL).
+                    answer = self._read(tool, arguments)
             else:
-                text = await self._run(found, str(arguments.get("code") or ""))
+                answer = await self._run(found, str(arguments.get("code") or ""))
             if not found.exact:
                 check = asyncio.ensure_future(self._check_completion(found, tool, arguments))
                 self._checks.add(check)
                 check.add_done_callback(self._checks.discard)
-            return scrub(text, share.scrub_secrets)
+            if answer.images:
+                found.turn.link_sent_images(found.part_id, [_image_dict(image) for image in answer.images])
+            with self._lock:
+                self._records.append(CallRecord(tool, time.perf_counter() - started,
+                                                None if running is None else running.count, len(answer.images)))
+            return ToolAnswer(scrub(answer.text, share.scrub_secrets), answer.images)
         except Exception:  # never a traceback in the cell that happens to be running
             log.debug("kernel tool %s failed", tool, exc_info=True)
-            return FAILED
+            return ToolAnswer(FAILED)
 
     async def _find(self, tool: str, arguments: dict[str, Any]) -> _Found | None:
         """The running part that asked for exactly this call, claimed for it (waits :data:`ROUTE_WAIT` for its
@@ -364,60 +369,71 @@ class KernelTools:
                 return
             await asyncio.sleep(0.2)
 
-    def _read(self, tool: str, arguments: dict[str, Any]) -> str:
+    def _read(self, tool: str, arguments: dict[str, Any]) -> ToolAnswer:
         namespace, hidden = self._namespace, getattr(self._shell, "user_ns_hidden", None)
         try:
             if tool == "list_variables":
-                return reading.list_variables(namespace, hidden)
+                return ToolAnswer(reading.list_variables(namespace, hidden, OUTPUTS.running()))
             if tool == "describe":
-                return reading.describe(namespace, str(arguments.get("name") or ""), hidden)
+                return ToolAnswer(reading.describe(namespace, str(arguments.get("name") or ""), hidden))
             if tool == "read_cells":
-                return reading.read_cells(namespace, str(arguments.get("cells") or ""))
+                return ToolAnswer(reading.read_cells(namespace, str(arguments.get("cells") or "")))
             try:
                 number = int(arguments.get("cell") or 0)
             except (TypeError, ValueError):
-                return "read_output takes a cell number."
-            return reading.read_output(namespace, number, self._shell)
+                return ToolAnswer("read_output takes a cell number.")
+            return reading.read_output(namespace, number, self._shell, OUTPUTS)
         except Exception:  # a read never raises into the running cell's stderr (reading.py)
             log.debug("kernel read %s failed", tool, exc_info=True)
-            return reading.READ_FAILED
+            return ToolAnswer(reading.READ_FAILED)
 
-    async def _run(self, found: _Found, code: str) -> str:
+    async def _run(self, found: _Found, code: str) -> ToolAnswer:
         share, session_id = found.share, found.turn.ref.stored_id
         if share.run == "never":
-            return "Refused: running code in this notebook is off (share_kernel(run='never'))."
+            return ToolAnswer("Refused: running code in this notebook is off (share_kernel(run='never')).")
         if not code.strip():
-            return "run_code needs the code to run."
+            return ToolAnswer("run_code needs the code to run.")
         if len(code) > MAX_CODE_CHARS:
-            return f"Refused: the code is {len(code):,} characters; at most {MAX_CODE_CHARS:,} can be shown and run."
+            return ToolAnswer(f"Refused: the code is {len(code):,} characters; at most {MAX_CODE_CHARS:,} can be "
+                              "shown and run.")
         if holds_key(code, share.scrub_secrets):  # a card never hides what runs, so such code is never shown
             found.turn.note("Hermes asked to run code holding a key, token or password literal; it was refused "
                             "without asking (nothing ran).")
-            return ("Refused before asking the user: the code holds a key, token or password literal (or this "
-                    "connection's own key). Nothing ran. Read secrets from the environment (os.environ) or an "
-                    "existing variable instead of writing them into code.")
-        self._asked += 1
-        choices = [*CODE_CHOICES, *([] if share.may_read(session_id) else [READS_CHOICE])]
-        interaction = Interaction(
-            "code", f"code-{self._asked}", command=code, choices=choices,
-            description="It runs in this notebook's kernel, with your variables and files, only if you click Run.",
-        )
-        answer = await found.turn.ask(found.part_id, interaction, ANSWER_TIMEOUT)
-        if answer == READS_CHOICE:
-            share.grants.grant(session_id)
-            return ("The user did not run the code, but allowed the read tools (list_variables, describe, "
-                    "read_cells, read_output) for this session. The kernel is unchanged.")
-        if answer != "run":
-            why = "denied it" if answer == "deny" else f"did not answer within {ANSWER_TIMEOUT:g} s"
-            return (f"The user {why}: the code was NOT run and the kernel is unchanged. "
-                    "Do not retry without asking the user.")
+            return ToolAnswer("Refused before asking the user: the code holds a key, token or password literal (or "
+                              "this connection's own key). Nothing ran. Read secrets from the environment "
+                              "(os.environ) or an existing variable instead of writing them into code.")
+        refusal = await runs.approve(found.turn, found.part_id, share.grants, session_id, code,
+                                     "It runs in this notebook's kernel")
+        if refusal is not None:
+            return ToolAnswer(refusal)
         namespace, shell = self._namespace, self._shell
         job = JOBS.submit(lambda: run_code(namespace, code, shell))
-        try:
-            return str(await asyncio.wait_for(asyncio.wrap_future(job), RUN_TIMEOUT))
-        except (TimeoutError, asyncio.TimeoutError):
-            return (f"The kernel was busy for {RUN_TIMEOUT:g} s (a cell was running), so the approved code was "
-                    "not run." if job.cancelled() else "The code is still running; its result is not available.")
+        work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
+        outcome = await runs.supervise(found.turn, found.part_id, code, work, waiting=self.waiting,
+                                       allowed=share.run == "allow", limit=share.grants.modes.run_limit)
+        ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
+        report = ToolAnswer.of(job.future.result()) if ended else None
+        if outcome == "finished" and report is not None:
+            return report
+        said = runs.unfinished(outcome, job.started.done(), share.grants.modes.run_limit)
+        return ToolAnswer(f"{said}\n\n{report.text}", report.images) if report is not None else ToolAnswer(said)
+
+    def waiting(self) -> str:
+        """What an approved run waits for now: ``the running cell In[7]``, or "" when the main thread is free
+        (idle, or a ``%hermes`` wait that takes runs)."""
+        if not OUTPUTS.busy or JOBS.serving:
+            return ""
+        running = OUTPUTS.running()
+        return f"the running cell In[{running.count}]" if running is not None else "the running cell"
+
+
+async def _awaited(value: Awaitable[DashboardConnection]) -> DashboardConnection:
+    return await value
+
+
+def _image_dict(image: SentImage) -> SentImageDict:
+    return {"mime": image.mime, "width": image.width, "height": image.height, "bytes": image.size,
+            "label": image.label, "data": image.data}
 
 
 #: The one instance of this process.

@@ -302,11 +302,16 @@ class Hermes:
         """A live chat widget on a Dashboard session: a new one, or the session ``session`` names as for
         :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one).
         It shares this connection's conversation: its prompts and your asks on one session take turns."""
+        from ..kernel.share import KERNEL
         from ..widgets.chat import Chat
+        from ..widgets.chat_kernel import follow_kernel_modes
 
         if not self.settings.dashboard_token:
             raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
-        return Chat(self.conversation, session=session, secrets=self._secrets)
+        chat = Chat(self.conversation, session=session, secrets=self._secrets)
+        conn = runtime.run_sync(self.conversation.dashboard())
+        follow_kernel_modes(chat, KERNEL, conn)  # the header shows what Hermes may do in this kernel
+        return chat
 
     @property
     def jobs(self) -> JobsAPI:
@@ -327,10 +332,16 @@ class Hermes:
             runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget
 
-    def share_kernel(self, read: bool = False, run: str = "ask") -> KernelShare:
+    def share_kernel(self, read: bool | str = False, run: str = "ask", edit: str = "propose",
+                     run_limit: float = 120.0) -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
-        ``read=True`` turns on ``list_variables``, ``describe``, ``read_cells`` and ``read_output`` (off by
-        default); ``run_code`` shows the whole code on a Run/Deny card each time (``run="never"`` refuses it).
+
+        The permission modes (kernel/grants.py): ``read=True`` (or ``"on"``) turns on ``list_variables``,
+        ``describe``, ``read_cells``, ``read_output`` and ``list_cells`` (off by default); ``run`` is ``"ask"`` (a
+        Run card with the whole code each time), ``"allow"`` (no card for this session, until revoked:
+        ``share.grants.revoke()``, the chat header, or a new policy) or ``"never"``; ``edit`` is ``"propose"``
+        (cell changes wait on the cell for Keep/Discard) or ``"off"``; ``run_limit``: seconds an approved run may
+        take, waiting for a busy cell included, before it is stopped. A new call replaces the policy whole.
         Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         from ..kernel.share import KERNEL
 
@@ -339,7 +350,7 @@ class Hermes:
         if not self.settings.dashboard_token:
             raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
         share = KERNEL.share(self, self.conversation.dashboard, dashboard_url=self.settings.dashboard_url, read=read,
-                             run=run, secrets=self._secrets)
+                             edit=edit, run=run, run_limit=run_limit, secrets=self._secrets)
         if not share.registered:
             print(share.instructions())
         return share
@@ -349,8 +360,13 @@ class Hermes:
     @on_loop
     async def status_async(self) -> Status:
         """Both servers: reachable or not, versions, capabilities, and this connection's state."""
-        return await gather_status(self.settings, self.default_via, self.conversation.current, self.conversation.api,
-                                   self.conversation.dashboard)
+        from ..kernel.share import KERNEL
+
+        status = await gather_status(self.settings, self.default_via, self.conversation.current,
+                                     self.conversation.api, self.conversation.dashboard)
+        share = KERNEL.share_of(self)
+        status["kernel"] = None if share is None else str(share).split("\n", 1)[0]
+        return status
 
     status = blocking(status_async)
 

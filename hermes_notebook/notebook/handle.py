@@ -306,6 +306,8 @@ class TurnHandle:
     async def obtain(self, request: dict[str, Any]) -> str | None:
         """The answer to an interaction, or None to leave it to the server's timeout."""
         kind = request.get("kind")
+        if kind == "run":  # an approved kernel run in progress: only its Stop button answers it (never a policy)
+            return None
         policy = {"approval": self.options.approve, "clarify": self.options.clarify}.get(str(kind))
         if policy is not None and (refusal := policy_refusal(request)) is not None:
             self.notes.append(refusal)

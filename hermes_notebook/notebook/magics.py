@@ -48,8 +48,29 @@ _VALUE_OPTIONS = {
     "--kernel",
     "--file",
 }
-#: ``--kernel MODE`` -> ``share_kernel(read=..., run=...)``: what Hermes may do in this kernel.
-KERNEL_MODES = {"read": (True, "ask"), "ask": (False, "ask"), "read-only": (True, "never")}
+#: ``--kernel MODE[,MODE...]`` -> ``share_kernel(read=..., edit=..., run=...)``: each word sets one permission mode
+#: (the rest keep the safe defaults: reads off, edits propose, runs ask); ``read-only`` sets all three.
+KERNEL_MODES: dict[str, dict[str, str]] = {
+    "read": {"read": "on"}, "no-read": {"read": "off"},
+    "propose": {"edit": "propose"}, "no-edit": {"edit": "off"},
+    "ask": {"run": "ask"}, "allow": {"run": "allow"}, "never": {"run": "never"},
+    "read-only": {"read": "on", "edit": "off", "run": "never"},
+}
+
+
+def kernel_modes(spec: str) -> dict[str, str]:
+    """``read,allow`` -> ``{"read": "on", "run": "allow"}`` (argparse's ``type`` for ``--kernel``)."""
+    modes: dict[str, str] = {}
+    for word in filter(None, (w.strip() for w in spec.split(","))):
+        if word not in KERNEL_MODES:
+            raise ValueError(word)
+        modes.update(KERNEL_MODES[word])
+    if not modes:
+        raise ValueError(spec)
+    return modes
+
+
+kernel_modes.__name__ = "kernel mode"  # argparse names the type in its error: "invalid kernel mode value"
 _OPTION = re.compile(r"\s*-")
 #: The subcommands' ``--resume``: their SESSION is a stored session, not one of this notebook's.
 _RESUME = (("--resume",), {"action": "store_true", "help": "SESSION is a stored session (id or title) to open"})
@@ -158,8 +179,10 @@ class HermesMagics(Magics):
     @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
-    @argument("--kernel", choices=sorted(KERNEL_MODES), help="Share this kernel with Hermes' tools first: read "
-              "(reads on, run_code asks), ask (reads off, run_code asks) or read-only (run_code refused).")
+    @argument("--kernel", type=kernel_modes, metavar="MODES", help="Share this kernel with Hermes' tools first, "
+              "with these permission modes, comma-separated: read / no-read (reads on/off), propose / no-edit "
+              "(cell edits proposed or refused), ask / allow / never (runs need a click, are allowed for this "
+              "session, or are refused), read-only; unnamed ones stay safe (no-read, propose, ask).")
     @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
               "send nothing.")
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
@@ -203,8 +226,7 @@ class HermesMagics(Magics):
                 raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
             prompt = cell.strip()
         if args.kernel is not None:
-            read, run = KERNEL_MODES[args.kernel]
-            share = self.facade.share_kernel(read=read, run=run)
+            share = self.facade.share_kernel(**args.kernel)
             if not prompt and not fix:
                 return share
         if not prompt and not fix:

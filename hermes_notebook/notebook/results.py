@@ -208,6 +208,8 @@ class Status(dict):  # type: ignore[type-arg]
             if info.get("features"):
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
+        kernel = self.get("kernel")
+        out.append(kernel if kernel else "kernel tools: not shared (hermes.share_kernel() or %hermes --kernel MODES)")
         return [terminal_safe(redact_urls(line)) for line in out]  # no URL userinfo, no escape sequence
 
     def __str__(self) -> str:

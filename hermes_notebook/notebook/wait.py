@@ -77,7 +77,7 @@ def wait_blocking(
     pump: CommPump | None = None,
 ) -> Reply:
     """Wait on the calling thread, pumping widget messages and serving text prompts, until the turn ends."""
-    from ..kernel.execute import run_pending  # here: the kernel package imports this layer at import time
+    from ..kernel.execute import JOBS  # here: the kernel package imports this layer at import time
 
     future = handle.future
     on_main = threading.current_thread() is threading.main_thread()
@@ -85,22 +85,24 @@ def wait_blocking(
     if own_pump:
         pump = CommPump(warn=False)
     deadline = None if not timeout else time.monotonic() + timeout
+    serving = JOBS.serve() if on_main else contextlib.nullcontext()
     try:
-        while True:
-            if pump is not None:
-                pump.poll()
-            if on_main:
-                run_pending()  # code the user approved on a Run card runs here, on the main thread
-            handle.serve_text_prompts()
-            if presenter is not None:
-                presenter.drain()
-            try:
-                return future.result(timeout=PUMP_INTERVAL)
-            except concurrent.futures.TimeoutError:
-                pass
-            if deadline is not None and time.monotonic() > deadline:
-                handle.interrupt()
-                raise HermesTimeoutError(f"the turn did not finish within {timeout:g} s; it was interrupted")
+        with serving:  # approved runs need not wait for this cell: this wait takes them
+            while True:
+                if pump is not None:
+                    pump.poll()
+                if on_main:
+                    JOBS.run_pending()  # code the user approved on a Run card runs here, on the main thread
+                handle.serve_text_prompts()
+                if presenter is not None:
+                    presenter.drain()
+                try:
+                    return future.result(timeout=PUMP_INTERVAL)
+                except concurrent.futures.TimeoutError:
+                    pass
+                if deadline is not None and time.monotonic() > deadline:
+                    handle.interrupt()
+                    raise HermesTimeoutError(f"the turn did not finish within {timeout:g} s; it was interrupted")
     except KeyboardInterrupt:
         handle.interrupt()
         raise

@@ -1,4 +1,6 @@
-"""A kernel cell tool's part names the notebook change it proposed (``cell_change``), so views can link to it.
+"""What a kernel tool's part records beside the server's events: the notebook change a cell tool proposed
+(``cell_change``, so views can link to it) and the images its result sent to the model (``sent_images``, so
+views show exactly what the model was given).
 
 The change itself lives in the notebook's front end (a pending diff on a cell, kept or discarded by the user);
 the turn only records which one its tool call made, through the folder's public vocabulary like any handler.
@@ -9,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .changes import CellChangeDict, ChangeRecord
+    from .changes import CellChangeDict, ChangeRecord, SentImageDict
     from .vocabulary import FolderOps
 
-__all__ = ["link_cell_change"]
+__all__ = ["link_cell_change", "link_sent_images"]
 
 
 def link_cell_change(ops: FolderOps, part_id: str, change: CellChangeDict) -> list[ChangeRecord]:
@@ -22,3 +24,12 @@ def link_cell_change(ops: FolderOps, part_id: str, change: CellChangeDict) -> li
         return []
     part.cell_change = change.copy()
     return [ops.patch(part, {"cell_change": change.copy()})]
+
+
+def link_sent_images(ops: FolderOps, part_id: str, images: list[SentImageDict]) -> list[ChangeRecord]:
+    """Set tool part ``part_id``'s ``sent_images``; ``[]`` when there is no such tool part."""
+    part = ops.part(part_id)
+    if part is None or part.kind != "tool":
+        return []
+    part.sent_images = [image.copy() for image in images]
+    return [ops.patch(part, {"sent_images": [image.copy() for image in images]})]

@@ -32,6 +32,7 @@ __all__ = [
     "PartKind",
     "PatchChange",
     "Role",
+    "SentImageDict",
     "SubagentDict",
     "SubagentStatus",
     "SubagentToolDict",
@@ -45,7 +46,7 @@ MessageStatus = Literal["streaming", "queued", "complete", "interrupted", "error
 Role = Literal["user", "assistant"]
 PartKind = Literal["reasoning", "text", "tool", "marker", "todo", "subagent"]
 ToolStatus = Literal["running", "completed", "error", "cancelled"]
-InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code"]
+InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code", "run"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 SubagentStatus = Literal["queued", "running", "completed", "failed", "error", "timeout", "interrupted"]
@@ -114,6 +115,17 @@ class CellChangeDict(TypedDict):
     cell_type: str  # code, markdown or raw
 
 
+class SentImageDict(TypedDict):
+    """An image a kernel tool sent to the model with its result (a PNG the kernel produced)."""
+
+    mime: str  # image/png
+    width: int
+    height: int
+    bytes: int
+    label: str  # where it came from: "In[5] display 1", "run_code figure 1"
+    data: str  # the PNG, base64 (exactly what was sent)
+
+
 class PartExtras(TypedDict, total=False):
     """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
 
@@ -121,6 +133,7 @@ class PartExtras(TypedDict, total=False):
     todos: list[TodoItemDict]  # the ``todo`` part: the task list's latest full snapshot
     subagent: SubagentDict  # a ``subagent`` part
     cell_change: CellChangeDict  # a kernel cell tool's part: the pending change it proposed in the notebook
+    sent_images: list[SentImageDict]  # a kernel tool's part: the images its result carried to the model
 
 
 class PartDict(PartExtras):
@@ -158,6 +171,7 @@ class PartFields(TypedDict, total=False):
     todos: list[TodoItemDict]
     subagent: SubagentDict
     cell_change: CellChangeDict
+    sent_images: list[SentImageDict]
 
 
 class MessageDict(TypedDict):

@@ -22,6 +22,7 @@ from .changes import (
     PartDict,
     PartKind,
     Role,
+    SentImageDict,
     SubagentDict,
     TodoItemDict,
     ToolStatus,
@@ -73,6 +74,9 @@ MASKED_APPROVAL_CHOICES: tuple[str, ...] = DEFAULT_APPROVAL_CHOICES
 CODE_CHOICES: tuple[str, ...] = ("run", "deny")
 # Offered besides those while the session may not read the kernel: do not run, but allow the read tools.
 READS_CHOICE = "allow_reads"
+# A ``run`` interaction (client-side too) is an approved kernel run in progress: the code, what it waits for, and
+# Stop. The kernel settles it with how the run ended ("finished", "stopped", "timed_out", "turn_ended", ...).
+RUN_CHOICES: tuple[str, ...] = ("stop",)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -145,6 +149,7 @@ class Part:
     todos: list[TodoItemDict] | None = None
     subagent: SubagentDict | None = None
     cell_change: CellChangeDict | None = None
+    sent_images: list[SentImageDict] | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -170,6 +175,8 @@ class Part:
             info["tools"] = [tool.copy() for tool in info["tools"]]
         if self.cell_change is not None:
             d["cell_change"] = self.cell_change.copy()
+        if self.sent_images is not None:
+            d["sent_images"] = [image.copy() for image in self.sent_images]
         return d
 
     def copy(self) -> Part:
@@ -178,7 +185,7 @@ class Part:
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
             self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
-            self.cell_change,
+            self.cell_change, self.sent_images,
         )
 
 

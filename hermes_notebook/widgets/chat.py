@@ -74,6 +74,8 @@ class Chat(StaticTwin, StreamingWidget):
     model = traitlets.Unicode("").tag(sync=True)
     #: The session's context window: ``{"used", "max", "percent", "categories"}``; None until a turn ran.
     context_usage: traitlets.Dict[str, Any] | None = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    #: What Hermes may do in this notebook's kernel (chat_kernel.py: the header's modes and Revoke); None: not shared.
+    kernel_modes = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
         self,
@@ -368,7 +370,7 @@ class Chat(StaticTwin, StreamingWidget):
         if secret:
             inbound.check_answer(interaction, (secret,))
         else:
-            inbound.check_answer(interaction, ("approval", "clarify", "code"), response)
+            inbound.check_answer(interaction, ("approval", "clarify", "code", "run"), response)
         inbound.check_open_turn(message, self.turns.live_ids)
         session_id = self.session_id
         if session_id is None:

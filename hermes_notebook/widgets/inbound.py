@@ -189,6 +189,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "commands": {"request": request_number},  # the composer's / menu opened: answered by a ``commands`` message
     # run a Hermes slash command (chat_session.py): answered by a ``command_output`` message
     "command": {"request": request_number, "line": text(MAX_COMMAND_CHARS, empty=False)},
+    "kernel_revoke": {},  # the header's Revoke: what was allowed in the kernel for this session (chat_kernel.py)
     # message buttons and file attachments (chat_actions.py): which message is checked there, against the store
     "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},
     "undo": {"message_id": text(MAX_ID_CHARS, empty=False)},
@@ -274,7 +275,7 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
         raise Refused(f"that request asks for {kind or 'something else'}, not {' or '.join(kinds)}")
     if interaction.get("status") != "pending":
         raise Refused("that request is no longer waiting for an answer")
-    if kind == "code" and response is not None and response not in (interaction.get("choices") or ()):
+    if kind in ("code", "run") and response is not None and response not in (interaction.get("choices") or ()):
         raise Refused(f"{response[:40]!r} is not one of the offered choices")
     if kind == "approval" and response is not None and interaction.get("masked") \
             and response not in MASKED_APPROVAL_CHOICES:  # what runs is not fully shown: never a lasting grant

@@ -48,7 +48,7 @@ _KEY_RUN = re.compile(r"[^A-Za-z0-9_-][A-Za-z0-9_-]*\Z")
 _WHITESPACE = (" ", "\n", "\t", "\r")
 _IDS = ("id", "message_id", "part_id", "request_id")
 #: Interactions shown for approval: never altered (module docstring).
-VERBATIM_KINDS = ("approval", "code")
+VERBATIM_KINDS = ("approval", "code", "run")
 
 
 def _ready(text: str) -> int:

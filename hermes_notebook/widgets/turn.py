@@ -64,7 +64,7 @@ class TurnView(StreamingWidget):
     def _respond(self, content: dict[str, Any]) -> None:
         # ``content`` was checked by inbound.validate in StreamingWidget._dispatch.
         self._count("respond")
-        self._pending(content, ("approval", "clarify", "code"), content["response"])
+        self._pending(content, ("approval", "clarify", "code", "run"), content["response"])
         if self._on_respond is not None:
             self._on_respond(content["request_id"], content["response"])
 

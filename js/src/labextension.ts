@@ -8,7 +8,7 @@
 // holding that change scrolls to it and focuses it.
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
-import type { Cell } from "@jupyterlab/cells";
+import type { Cell, CodeCellModel } from "@jupyterlab/cells";
 import { INotebookTracker, NotebookActions, type NotebookPanel } from "@jupyterlab/notebook";
 import type { Kernel, KernelMessage } from "@jupyterlab/services";
 import type { SharedCell } from "@jupyter/ydoc";
@@ -122,6 +122,15 @@ class NotebookSession implements Host {
     await NotebookActions.runCells(this.panel.content, [cell], this.panel.sessionContext);
     const json = cell.model.toJSON() as { execution_count?: number | null; outputs?: unknown[] };
     return { execution_count: json.execution_count ?? null, outputs: json.outputs ?? [] };
+  }
+
+  setOutputs(cellId: string, outputs: Record<string, unknown>[]): void {
+    const cell = this.panel.content.widgets.find((c) => c.model.id === cellId);
+    if (cell === undefined || cell.model.type !== "code") throw new Error("the cell is gone");
+    const model = cell.model as CodeCellModel;
+    model.outputs.clear();
+    for (const output of outputs) model.outputs.add(output as never);
+    model.executionCount = null;
   }
 
   /** Scroll to a pending change and focus it; false when this notebook has no such change. */

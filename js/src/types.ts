@@ -5,7 +5,7 @@
 export type MessageStatus = "streaming" | "queued" | "complete" | "interrupted" | "error" | "cancelled";
 export type PartKind = "reasoning" | "text" | "tool" | "marker" | "todo" | "subagent";
 export type ToolStatus = "running" | "completed" | "error" | "cancelled";
-export type InteractionKind = "approval" | "clarify" | "sudo" | "secret" | "code";
+export type InteractionKind = "approval" | "clarify" | "sudo" | "secret" | "code" | "run";
 export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";
 export type TodoStatus = "pending" | "in_progress" | "completed" | "cancelled";
 export type SubagentStatus = "queued" | "running" | "completed" | "failed" | "error" | "timeout" | "interrupted";
@@ -55,6 +55,31 @@ export interface Part {
   subagent?: Subagent;
   /** A kernel cell tool's part: the change it proposed, pending on a notebook cell until the user decides. */
   cell_change?: CellChange;
+  /** A kernel tool's part: the images its result sent to the model (PNGs the kernel produced). */
+  sent_images?: SentImage[];
+}
+
+export interface SentImage {
+  mime: string;
+  width: number;
+  height: number;
+  bytes: number;
+  /** where it came from: "In[5] display 1", "run_code figure 1" */
+  label: string;
+  /** the PNG, base64: exactly what was sent */
+  data: string;
+}
+
+/** The kernel's permission modes for the chat's connection (the `kernel_modes` traitlet; kernel/grants.py). */
+export interface KernelModes {
+  reads: "off" | "on";
+  edits: "propose" | "off";
+  runs: "ask" | "allow" | "never";
+  /** a session of this connection reads by a Run card's grant although reads are off */
+  granted: boolean;
+  server: string;
+  /** the cell tools are offered (a notebook page with the extension is attached) */
+  cells: boolean;
 }
 
 export type CellChangeKind = "insert" | "edit" | "delete";
@@ -209,6 +234,8 @@ export interface ChatState {
   model?: string;
   /** The session's context window and its categories (Chat only, widgets/chat_session.py). */
   context_usage?: ContextUsage | null;
+  /** What Hermes may do in this notebook's kernel (Chat only, widgets/chat_kernel.py); null: not shared. */
+  kernel_modes?: KernelModes | null;
 }
 
 // ---- custom messages (js/src/invoke.ts: the one idiom of both widgets) ----
@@ -384,6 +411,10 @@ export interface ExportMsg {
   type: "export";
   format: "md" | "html" | "ipynb";
 }
+/** The header's Revoke: what was allowed in the kernel for this session (chat/kernel_modes.ts). */
+export interface KernelRevokeMsg {
+  type: "kernel_revoke";
+}
 /** The picker opened: answered by a `SessionsMsg`. */
 export interface ListSessionsMsg {
   type: "list_sessions";
@@ -417,7 +448,8 @@ export type ChatCommand =
   | NewSessionMsg
   | SwitchSessionMsg
   | RefreshMsg
-  | ExportMsg;
+  | ExportMsg
+  | KernelRevokeMsg;
 /** Chat: browser -> kernel, questions (each answered once: `Answers`). */
 export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg;
 /** Chat: browser -> kernel. */

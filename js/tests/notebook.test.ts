@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { lineDiff, splitLines } from "../src/notebook/diff";
 import { MAX_PENDING, PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/pending";
-import { answer, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
+import { answer, checkedOutputs, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
 import { pendingView } from "../src/notebook/view";
 import { renderCellChange } from "../src/chat/cell_change";
 import { REVEAL_EVENT } from "../src/notebook/reveal";
@@ -153,7 +153,7 @@ function host(doc: FakeDoc, run = vi.fn()): Host {
       execution_count: c.type === "code" ? 1 : null,
       outputs: c.id === "a" ? [{ output_type: "execute_result", data: { "text/plain": "3.14" } }] : [],
     }));
-  return { store, path: () => "nb.ipynb", cells, run };
+  return { store, path: () => "nb.ipynb", cells, run, setOutputs: vi.fn() };
 }
 
 describe("protocol", () => {
@@ -288,5 +288,31 @@ describe("the chat's cell change link", () => {
     renderCellChange(slot, undefined);
     expect(slot.hidden).toBe(true);
     expect(slot.childElementCount).toBe(0);
+  });
+});
+
+describe("outputs the kernel ran for a cell (under a waiting %hermes cell)", () => {
+  it("writes checked outputs into the cell only while its source is what ran", async () => {
+    const h = host(notebook());
+    const png = "iVBORw0KGgo=";
+    const outputs = [
+      { output_type: "stream", name: "stdout", text: "half 21\n" },
+      { output_type: "display_data", data: { "image/png": png, "text/html": "<img src=x onerror=alert(1)>" }, metadata: {} },
+      { output_type: "display_data", data: { "image/png": "not base64 <script>" } },
+      { output_type: "execute_result", data: { "text/plain": "42", "application/javascript": "alert(1)" }, execution_count: 3 },
+      { output_type: "error", ename: "ValueError", evalue: "bad", traceback: ["line 1", 7] },
+      { output_type: "update_display_data", data: { "text/plain": "x" } },
+    ];
+    expect(await answer({ id: "r", op: "outputs", fields: { cell: "b", source: "print(x)", outputs } }, h)).toEqual({ ok: true });
+    expect(h.setOutputs).toHaveBeenCalledWith("b", [
+      { output_type: "stream", name: "stdout", text: "half 21\n" },
+      { output_type: "display_data", data: { "image/png": png }, metadata: {} },
+      { output_type: "execute_result", data: { "text/plain": "42" }, metadata: {}, execution_count: null },
+      { output_type: "error", ename: "ValueError", evalue: "bad", traceback: ["line 1"] },
+    ]);
+    const changed = await answer({ id: "r", op: "outputs", fields: { cell: "b", source: "print(y)", outputs } }, h);
+    expect(changed).toMatchObject({ ok: false, error: "the cell changed after it ran, so its outputs were not written" });
+    expect(h.setOutputs).toHaveBeenCalledTimes(1);
+    expect(checkedOutputs([{ output_type: "stream", name: "evil", text: 5 }])).toEqual([{ output_type: "stream", name: "stdout", text: "" }]);
   });
 });

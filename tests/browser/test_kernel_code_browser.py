@@ -35,8 +35,11 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
     card.get_by_role("button", name="Run", exact=True).click()
     message = last_assistant(nb, "complete")
     assert "total is 42" in message.inner_text()
-    expect(message.locator(CARD)).to_have_attribute("data-status", "answered")
-    assert "Answered: Run" in message.locator(CARD).inner_text()
+    # After Run the part shows the run itself: the same code, and how it ended (Stop while it ran)
+    run = message.locator(".hn-interaction[data-kind='run']")
+    expect(run).to_have_attribute("data-status", "answered")
+    expect(run.locator(".hn-interaction-command")).to_have_text(code)
+    expect(run.locator(".hn-interaction-outcome")).to_have_text("Finished")
     assert nb.kernel_eval("total") == 42
 
     send(nb, "KERNEL run_code total = 0")

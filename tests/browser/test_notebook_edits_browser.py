@@ -4,7 +4,9 @@ real newer Hermes and the scripted model calling the cell tools from the chat.
 One page per front end walks the whole flow: a proposed insertion and edit show on their cells as diffs (the chat's
 tool part shows the change in the notebook), the user types in another cell meanwhile, Discard leaves the saved
 notebook's cells byte-identical, Keep puts the proposed cell in the saved notebook without running it, and
-``run_cell`` runs a cell in the notebook only after Run on the card. A third page, on a server where the extension
+``run_cell`` runs a cell in the notebook only after Run on the card, then shows the run (its outcome) and the plot
+it sent to the model on its tool part; the chat header shows the kernel's permission modes, and its Revoke ends
+runs allowed for the session. A third page, on a server where the extension
 is disabled, shows that the cell tools are then not offered at all.
 """
 
@@ -20,13 +22,15 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, open_chat, send, turn
+from tests.helpers import png_bytes
 
 pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT_CELL = 1
 CELLS = [
-    "import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)",
+    f"import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)\n"
+    f"PNG = bytes.fromhex('{png_bytes(24, 16).hex()}')",
     "chat = h.chat()\nchat",
     "x = 1",
     "print(x + 1)",
@@ -92,6 +96,9 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     nb = open_chat(open_notebook, app=app, cells=CELLS)
     nb.wait_kernel(READY, timeout_s=60)
     page = nb.page
+    modes = page.locator(".hn-kernel-modes")
+    expect(modes.locator(".hn-kernel-modes-text")).to_have_text("kernel: reads on · edits proposed · runs ask")
+    expect(modes.locator(".hn-kernel-revoke")).to_be_hidden()
 
     turn(nb, 'KERNEL insert_cell 2 "y = 41\\nprint(y + 1)"')
     insert = pending(nb, "insert")
@@ -144,27 +151,65 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     assert saved_cells(nb) == before
 
     # Keep: the proposed cell is in the saved notebook, exactly, and it has not run.
-    turn(nb, "KERNEL insert_cell 4 \"print('kept', 6 * 7)\"")
+    turn(nb, f"KERNEL insert_cell 4 {json.dumps(KEPT)}")
     pending(nb, "insert").get_by_role("button", name="Keep").click()
     expect(page.locator(".hn-pending")).to_have_count(0)
     kept = model_cells(nb)[4]
-    assert kept == {"source": "print('kept', 6 * 7)", "type": "code", "count": None}
+    assert kept == {"source": KEPT, "type": "code", "count": None}
     saved = json.loads(nb.save().read_text())["cells"]
-    assert "".join(saved[4]["source"]) == "print('kept', 6 * 7)" and saved[4]["outputs"] == []
+    assert "".join(saved[4]["source"]) == KEPT and saved[4]["outputs"] == []
 
     # run_cell: the card shows the cell's source; the cell runs only after Run, its output in the cell.
     tool_count = page.locator(".hn-part-tool").count()
     send(nb, "KERNEL run_cell 4")
     card = page.locator(".hn-interaction[data-kind='code'][data-status='pending']")
     card.wait_for(timeout=TURN_TIMEOUT_MS)
-    expect(card.locator(".hn-interaction-command")).to_have_text("print('kept', 6 * 7)")
+    expect(card.locator(".hn-interaction-command")).to_have_text(KEPT)
     assert model_cells(nb)[4]["count"] is None and page.locator(".hn-part-tool").count() == tool_count + 1
     card.get_by_role("button", name="Run", exact=True).click()
-    expect(cell(nb, 4).locator(".jp-OutputArea-output")).to_contain_text("kept 42", timeout=TURN_TIMEOUT_MS)
+    expect(cell(nb, 4).locator(".jp-OutputArea-output").first).to_contain_text("kept 42", timeout=TURN_TIMEOUT_MS)
     message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
     expect(message).to_contain_text("Ran cell 4", timeout=TURN_TIMEOUT_MS)
     expect(message).to_contain_text("kept 42")
     assert isinstance(model_cells(nb)[4]["count"], int)
+    # After Run, the tool part shows the run itself (the code, then how it ended) and the plot sent to the model.
+    tool = page.locator(".hn-part-tool").filter(has_text="run_cell").last
+    run = tool.locator(".hn-interaction[data-kind='run']")
+    expect(run.locator(".hn-interaction-outcome")).to_have_text("Finished")
+    expect(run.locator(".hn-interaction-command")).to_have_text(KEPT)
+    image = tool.locator(".hn-sent-images img")
+    expect(image).to_have_count(1)
+    assert image.get_attribute("src").startswith("data:image/png;base64,iVBORw0KGgo")  # type: ignore[union-attr]
+    expect(tool.locator(".hn-sent-image-label")).to_contain_text("24×16")
+
+    if app == "lab":  # Stop on a running run_cell interrupts that cell (and only while it is the one running)
+        turn(nb, f"KERNEL insert_cell 5 {json.dumps(LONG)}")
+        pending(nb, "insert").get_by_role("button", name="Keep").click()
+        send(nb, "KERNEL run_cell 5")
+        page.locator(".hn-interaction[data-kind='code'][data-status='pending']").get_by_role(
+            "button", name="Run", exact=True).click()
+        expect(cell(nb, 5).locator(".jp-OutputArea-output").first).to_contain_text("started", timeout=TURN_TIMEOUT_MS)
+        running = page.locator(".hn-interaction[data-kind='run'][data-status='pending']")
+        expect(running.locator(".hn-interaction-description")).to_contain_text("Running in the kernel")
+        running.get_by_role("button", name="Stop").click()
+        expect(cell(nb, 5)).to_contain_text("KeyboardInterrupt", timeout=TURN_TIMEOUT_MS)
+        message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
+        expect(message).to_contain_text("Cell 5 was not run to the end: the run stopped", timeout=TURN_TIMEOUT_MS)
+        assert nb.kernel_eval("1 + 1") == 2  # the kernel is fine, and idle again
+
+    # Runs allowed for this session: the header says so in words and Revoke ends it.
+    nb.kernel_exec("share = h.share_kernel(read=True, run='allow')")
+    expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
+        "kernel: reads on · edits proposed · runs allowed for this session")
+    modes.get_by_role("button", name="Revoke").click()
+    expect(modes.locator(".hn-kernel-modes-text")).to_have_text("kernel: reads on · edits proposed · runs ask")
+    assert nb.kernel_eval("share.run") == "ask"
+
+
+#: A cell that would run a minute (Hermes runs it, the user stops it).
+LONG = "import time\nprint('started', flush=True)\nfor _ in range(600):\n    time.sleep(0.1)"
+#: The cell Hermes proposes, the user keeps and Hermes then runs: it prints and displays a PNG (as a plot does).
+KEPT = "from IPython.display import Image, display\nprint('kept', 6 * 7)\ndisplay(Image(data=PNG))"
 
 
 FRONT_END = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.front_end()"

@@ -328,7 +328,7 @@ class DashboardConnection:
         """
         session = await self._live(ref)
         found = session.find_interaction(request_id)
-        if found is not None and found[0].kind == "code":  # our own question (a kernel tool): settled here
+        if found is not None and found[0].kind in ("code", "run"):  # our own question (a kernel tool): settled here
             inter, state = found
             if response not in inter.choices:
                 raise HermesUsageError(f"{response!r} is not one of the offered choices {inter.choices}")

@@ -431,9 +431,10 @@ class DashboardCore:
             if turn.queued:
                 session.turns.remove(turn)
                 turn.end("cancelled")
-            elif not turn.started and not turn.done:
+            elif not turn.done:
                 turn.stopping()
-                unstarted.append(turn)
+                if not turn.started:
+                    unstarted.append(turn)
         return unstarted
 
     def close(self) -> None:

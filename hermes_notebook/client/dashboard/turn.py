@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ...errors import HermesUsageError
 from ...turns import ChangeRecord, Interaction, Message, user_message
-from ...turns.changes import CellChangeDict
+from ...turns.changes import CellChangeDict, SentImageDict
 from .session import SessionRef
 from .turn_state import TurnState
 
@@ -105,6 +105,22 @@ class Turn:
             # The shared waiter also wakes the iterating consumer: wait on it without cancelling it.
             await asyncio.wait({state.wait(_new_future)}, timeout=left)
         return answer
+
+    @property
+    def stopping(self) -> bool:
+        """True once the user stopped this turn (``session.interrupt`` went out), before Hermes has ended it: a kernel
+        tool waiting on it (an approved run) lets go at once."""
+        return self._state.stop_sent
+
+    def settle(self, request_id: str, response: str) -> bool:
+        """Answer a question of our own from the kernel's side (a run card settled with how the run ended), as a
+        click would; False when it is not waiting (answered already, or the turn ended)."""
+        return self._state.answer_asked(request_id, response)
+
+    def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
+        """Record, on tool part ``part_id``, the images a kernel tool's result sent to the model (views show them);
+        False when the turn has ended or has no such tool part."""
+        return self._state.link_sent_images(part_id, images)
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
         """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link to

@@ -13,8 +13,8 @@ from typing import Protocol, TypeVar, cast
 
 from ...errors import HermesError, HermesRunError
 from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
-from ...turns.cell_links import link_cell_change
-from ...turns.changes import CellChangeDict
+from ...turns.cell_links import link_cell_change, link_sent_images
+from ...turns.changes import CellChangeDict, SentImageDict
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 from .session import SessionRef
 
@@ -36,7 +36,7 @@ class TurnState:
 
     ``phase`` is ``submitting`` until the server answers, then ``queued``, ``streaming`` or ``steered``
     (docs/protocol/dashboard.md §3.1 ``prompt.submit``); :attr:`status` is the final message status once ``done``.
-    ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went out before that.
+    ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went out for it.
     """
 
     __slots__ = (
@@ -162,6 +162,12 @@ class TurnState:
         self.push(changes)
         return bool(changes)
 
+    def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
+        """Record, on tool part ``part_id``, the images its result sent to the model; False once the turn ended."""
+        changes = [] if self.done else link_sent_images(self._folder, part_id, images)
+        self.push(changes)
+        return bool(changes)
+
     def answer_asked(self, request_id: str, response: str) -> bool:
         """Record the answer to a question :meth:`ask` showed; False if it is not waiting (or the turn ended)."""
         if self.done or request_id not in self._asked or self._asked[request_id] is not None:
@@ -194,7 +200,8 @@ class TurnState:
             self.phase = "streaming"
 
     def stopping(self) -> None:
-        """``session.interrupt`` went out before the turn started (see :mod:`.early_stop`)."""
+        """``session.interrupt`` went out for this turn (before it started: see :mod:`.early_stop`; after: the
+        turn ends when Hermes says so, and a kernel run it waits on is dropped meanwhile)."""
         self.stop_sent = True
 
     def follow(self, leader: TurnState) -> None:

@@ -36,6 +36,18 @@ const CODE_LABELS: Record<string, string> = {
   deny: "Deny",
   allow_reads: "Don't run; allow reads for this session",
 };
+// A `run` card is an approved kernel run in progress (kernel/runs.py): its one button is Stop, and the kernel
+// settles it with how the run ended.
+const RUN_LABELS: Record<string, string> = { stop: "Stop" };
+const RUN_OUTCOMES: Record<string, string> = {
+  stop: "Stopped",
+  started: "Started",
+  finished: "Finished",
+  stopped: "Stopped",
+  timed_out: "Stopped at the time limit",
+  turn_ended: "Stopped: the turn ended",
+  still_running: "Stop sent; still running (blocked outside Python)",
+};
 // When the server names no choices, only a one-time allow is offered ("session" and "always" must be the server's
 // own offer). The kernel folds an empty list into the same pair (turns.DEFAULT_APPROVAL_CHOICES; test_contract.py).
 export const DEFAULT_APPROVAL_CHOICES = ["once", "deny"];
@@ -73,7 +85,7 @@ export function renderInteraction(
     "aria-label": `${TITLES[kind]} request`,
   });
   card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
-  if (interaction.command) card.append(commandBlock(interaction.command, kind === "code"));
+  if (interaction.command) card.append(commandBlock(interaction.command, kind === "code" || kind === "run"));
   if (interaction.masked) card.append(h("p", { class: "hn-interaction-masked", role: "note" }, MASKED_NOTICE));
   const questions = multiQuestions(interaction);
   if (interaction.question && !questions) {
@@ -96,6 +108,8 @@ export function renderInteraction(
     card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
   } else if (kind === "code") {
     card.append(choiceButtons(interaction.choices, active, (c) => CODE_LABELS[c] ?? c, respond));
+  } else if (kind === "run") {
+    card.append(choiceButtons(interaction.choices, active, (c) => RUN_LABELS[c] ?? c, respond));
   } else if (kind === "clarify" && questions) {
     card.append(questionsForm(questions, active, respond));
   } else if (kind === "clarify") {
@@ -224,6 +238,7 @@ const TITLES: Record<Interaction["kind"], string> = {
   sudo: "Sudo password needed",
   secret: "Secret needed",
   code: "Hermes wants to run code in your kernel",
+  run: "Hermes' code in your kernel",
 };
 
 function answeredText(interaction: Interaction): string {
@@ -238,6 +253,7 @@ function answeredText(interaction: Interaction): string {
       // not JSON after all: shown as is below
     }
   }
+  if (interaction.kind === "run") return RUN_OUTCOMES[response] ?? response;
   const labels = interaction.kind === "approval" ? APPROVAL_LABELS : interaction.kind === "code" ? CODE_LABELS : {};
   const label = labels[response] ?? response;
   return label ? `Answered: ${label}` : STATUS_TEXT.answered;

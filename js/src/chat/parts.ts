@@ -8,6 +8,7 @@ import { renderInteraction, type InteractionContext, type InteractionIds } from 
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
 import { renderCellChange } from "./cell_change";
+import { renderSentImages } from "./sent_images";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
@@ -163,7 +164,8 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
   const interactionSlot = h("div", { class: "hn-interaction-slot" });
   const diff = h("details", { class: "hn-tool-diff", open: true });
   const cellChange = h("div", { class: "hn-cell-change", hidden: true });
-  const card = h("div", { class: "hn-tool" }, header, args, result, diff, cellChange, interactionSlot);
+  const sentImages = h("div", { class: "hn-sent-images", hidden: true });
+  const card = h("div", { class: "hn-tool" }, header, args, result, diff, cellChange, sentImages, interactionSlot);
   el.append(card);
 
   let resultText = "";
@@ -208,6 +210,7 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
       result.hidden = text === "";
       renderDiff(diff, part.diff);
       renderCellChange(cellChange, part.cell_change);
+      renderSentImages(sentImages, part.sent_images);
 
       // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
       // or secret input survives unrelated patches to the tool (status, duration, result).

@@ -45,6 +45,7 @@ import type {
 } from "../types";
 import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import { createComposer } from "./composer";
+import { createKernelModes } from "./kernel_modes";
 import { createSessionHeader } from "./session_header";
 import { createCommandOutput } from "./slash";
 import { createExportControl } from "./export";
@@ -124,7 +125,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const refresh = h("button", { type: "button", class: "hn-refresh", "aria-label": "Refresh history" }, "Refresh");
   const exporter = createExportControl(send);
   const sessionHeader = createSessionHeader();
-  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
+  const kernelModes = createKernelModes(send);
+  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, kernelModes.el, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
@@ -435,6 +437,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
   listen("change:model", showSessionInfo);
   listen("change:context_usage", showSessionInfo);
+  const showKernelModes = (): void => kernelModes.show(model.get("kernel_modes"));
+  listen("change:kernel_modes", showKernelModes);
 
   const banners = createBanner(banner);
   const showConnection = (): void => banners.show(model.get("connection"));
@@ -468,6 +472,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   showLoading();
   showSession();
   showSessionInfo();
+  showKernelModes();
   showConnection();
   showNotice();
   showBusy();

@@ -1,7 +1,8 @@
 // The front end's half of the document comm (hermes_notebook/kernel/document.py is the kernel's): the kernel's
 // requests are checked here and answered from the notebook, through `Host`. Replies are bounded; nothing the kernel
 // sends is trusted beyond its shape (a source is text, an index a number), and nothing here runs code except `run`,
-// which runs a cell only if its source is exactly what the user approved on the Run card.
+// which runs a cell only if its source is exactly what the user approved on the Run card. `outputs` writes into a
+// cell what the kernel ran for it under a waiting %hermes cell (kernel/cells.py): text and PNG only, checked here.
 
 import { splitLines } from "./diff";
 import { CELL_TYPES, CHANGE_KINDS, type ChangeKind, type PendingChanges } from "./pending";
@@ -44,6 +45,8 @@ export interface Host {
   cells(): HostCell[];
   /** Run cell `cellId` in the notebook and resolve once it finished; rejects with a reason for the agent. */
   run(cellId: string, source: string): Promise<RunOutcome>;
+  /** Replace cell `cellId`'s outputs (already checked: stream, display_data, execute_result, error). */
+  setOutputs(cellId: string, outputs: Record<string, unknown>[]): void;
 }
 
 export type Reply = { ok: true } & Record<string, unknown>;
@@ -69,6 +72,8 @@ export async function answer(request: Request, host: Host): Promise<Reply | Refu
         return cellAt(request.fields.index, host);
       case "run":
         return await run(request.fields, host);
+      case "outputs":
+        return writeOutputs(request.fields, host);
       default:
         return refuse(`this notebook does not know the request ${JSON.stringify(request.op).slice(0, 40)}`);
     }
@@ -133,6 +138,52 @@ async function run(fields: Record<string, unknown>, host: Host): Promise<Reply |
   if (cell.source !== source) return refuse("the cell changed after the user approved it, so it was not run");
   const outcome = await host.run(cellId, source);
   return { ok: true, execution_count: outcome.execution_count, outputs: summarizeOutputs(outcome.outputs) };
+}
+
+/** Output kinds and mime types `outputs` accepts; the rest is dropped. */
+const WRITABLE_MIMES = ["text/plain", "image/png"];
+const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+function writeOutputs(fields: Record<string, unknown>, host: Host): Reply | Refusal {
+  const { cell: cellId, source, outputs } = fields;
+  if (typeof cellId !== "string" || typeof source !== "string" || !Array.isArray(outputs)) {
+    return refuse("outputs need the cell, its source and the outputs");
+  }
+  const cell = host.cells().find((c) => c.id === cellId);
+  if (cell === undefined) return refuse("the cell is gone");
+  if (cell.source !== source) return refuse("the cell changed after it ran, so its outputs were not written");
+  host.setOutputs(cellId, checkedOutputs(outputs));
+  return { ok: true };
+}
+
+/** The kernel's outputs reduced to what a cell may show from it: bounded text, PNGs only, nothing executable. */
+export function checkedOutputs(outputs: unknown[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const output of outputs.filter(isRecord).slice(0, MAX_OUTPUTS)) {
+    const kind = output.output_type;
+    if (kind === "stream") {
+      const name = output.name === "stderr" ? "stderr" : "stdout";
+      out.push({ output_type: "stream", name, text: text(output.text, OUTPUT_TEXT_CHARS * 4) });
+    } else if (kind === "error") {
+      const traceback = Array.isArray(output.traceback) ? output.traceback.filter((l) => typeof l === "string") : [];
+      out.push({ output_type: "error", ename: text(output.ename, 200), evalue: text(output.evalue, 2_000),
+                 traceback: traceback.slice(-40).map((l) => (l as string).slice(0, 2_000)) });
+    } else if (kind === "display_data" || kind === "execute_result") {
+      const data = isRecord(output.data) ? output.data : {};
+      const kept: Record<string, string> = {};
+      for (const mime of WRITABLE_MIMES) {
+        const value = data[mime];
+        if (typeof value !== "string") continue;
+        if (mime === "image/png" && (!BASE64.test(value) || value.length > 1_000_000)) continue;
+        kept[mime] = mime === "text/plain" ? value.slice(0, OUTPUT_TEXT_CHARS * 4) : value;
+      }
+      if (Object.keys(kept).length === 0) continue;
+      out.push(kind === "execute_result"
+        ? { output_type: kind, data: kept, metadata: {}, execution_count: null }
+        : { output_type: kind, data: kept, metadata: {} });
+    }
+  }
+  return out;
 }
 
 /** One short label per output: `stream stdout`, `error ValueError`, `display_data image/png, text/plain`. */

@@ -1,0 +1,104 @@
+"""What ``Hermes.share_kernel()`` returns (:class:`KernelShare`), and what the kernel remembers of each call.
+
+Why apart from :mod:`.share`: the share is a value the user holds and reads (``str(share)``, ``share.grants``);
+:class:`~.share.KernelTools` is the owner that makes and ends them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import registration
+from .grants import Grants
+
+if TYPE_CHECKING:
+    from ..client.dashboard import DashboardConnection
+
+__all__ = ["CallRecord", "Connect", "KernelShare"]
+
+Connect = Callable[[], Awaitable["DashboardConnection"]]
+
+
+@dataclass(eq=False)
+class KernelShare:
+    """What ``Hermes.share_kernel()`` returns: the tool server, the policy, and how Hermes learnt about it."""
+
+    name: str
+    url: str
+    #: The permission modes and what was allowed on top (the one owner: revoke with ``share.grants.revoke()``).
+    grants: Grants = field(default_factory=Grants)
+    #: The Dashboard this connection shares with (its registration is undone when the last share there goes).
+    dashboard_url: str = ""
+    #: True when the Dashboard registered the server; False: add :attr:`snippet` yourself and restart Hermes.
+    registered: bool = False
+    #: The ``config.yaml`` entry for a Dashboard that cannot register servers (None when registered).
+    snippet: str | None = None
+    #: The 0600 file holding the bearer token (only written for the snippet; removed when the share ends).
+    token_path: Path | None = None
+    #: How to reach the sharing connection's Dashboard (the turns a call may come from).
+    connect: Connect | None = field(default=None, repr=False)
+    #: The sharing connection itself (the chat header finds its modes by it).
+    connection: object = field(default=None, repr=False)
+    #: What every result is scrubbed of: the connection's key and token, and the tool token.
+    scrub_secrets: tuple[object, ...] = field(default=(), repr=False)
+
+    @property
+    def read(self) -> bool:
+        """True when reads are on for every session of this connection."""
+        return self.grants.modes.reads == "on"
+
+    @property
+    def edit(self) -> str:
+        """``propose`` or ``off``."""
+        return self.grants.modes.edits
+
+    @property
+    def run(self) -> str:
+        """``ask``, ``allow`` (for this session) or ``never``."""
+        return self.grants.modes.runs
+
+    def may_read(self, session_id: str) -> bool:
+        """True when the read tools answer for this session."""
+        return self.grants.may_read(session_id)
+
+    def instructions(self) -> str:
+        """How to add the server by hand (0.19.0): the snippet, where the token is, and the restart."""
+        if self.snippet is None:
+            return ""
+        key = registration.env_key(self.name)
+        return (
+            "This Hermes Dashboard cannot add MCP servers while it runs. Add this to ~/.hermes/config.yaml:\n\n"
+            f"{self.snippet}\n"
+            f"and put the token in ~/.hermes/.env, e.g.:\n\n"
+            f'  echo "{key}=$(cat {self.token_path})" >> ~/.hermes/.env\n\n'
+            f"(the token is in {self.token_path}, readable only by you), then restart Hermes. "
+            "The server lives as long as this kernel: a restarted kernel gets a new port and token."
+        )
+
+    def __str__(self) -> str:
+        head = f"Kernel tools {self.name} at {self.url}: {self.grants.describe()}"
+        if self.registered:
+            return head + "; registered with the Dashboard."
+        return head + ".\n" + self.instructions()
+
+    def __repr__(self) -> str:
+        modes = self.grants.modes
+        return (f"<KernelShare {self.name} reads={modes.reads} edits={modes.edits} runs={modes.runs} "
+                f"registered={self.registered} granted={len(self.grants)}>")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One answered call: which tool, how long the kernel took (binding included), and the cell running then."""
+
+    tool: str
+    seconds: float
+    #: The execution count of the cell that ran meanwhile (None: the kernel was idle).
+    running_cell: int | None
+    images: int = 0
