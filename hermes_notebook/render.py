@@ -116,15 +116,28 @@ def _probe() -> MarkdownIt:
 _MATH = re.compile(r"\$|\\[(\[]|\\(?:begin|ref|eqref)\s*\{")
 
 
+# The start of a tag, comment or declaration as an HTML parser reads it ("<img", "</x", "<!", "<?").
+_TAG_OPEN = re.compile(r"<[A-Za-z/!?]")
+
+
 def markdown_is_inert(text: str) -> bool:
     """Would ``text`` stay inert in a markdown renderer that allows raw HTML and typesets math? (no HTML, images,
-    bad links or math delimiters: ``$``, ``\\(``, ``\\[``, ``\\begin{...}``, ``\\ref{...}``)"""
-    stack = list(_probe().parse(text))
+    bad links or math delimiters: ``$``, ``\\(``, ``\\[``, ``\\begin{...}``, ``\\ref{...}``)
+
+    Also when it is joined to other markdown in one document (an export puts every message in one file): no link
+    reference definition (``[x]: javascript:...`` here would arm ``[x]`` in the next message) and no tag left
+    open (``<img src=x onerror=...`` without its ``>`` here is closed by the ``>`` of the next tag)."""
+    env: dict[str, Any] = {}
+    stack = list(_probe().parse(text, env))
+    if env.get("references"):
+        return False
     while stack:
         token = stack.pop()
         if token.type in ("html_block", "html_inline", "image"):
             return False
         if token.type == "link_open" and not is_safe_url(str(token.attrGet("href") or "")):
+            return False
+        if token.type == "text" and _TAG_OPEN.search(token.content):
             return False
         stack.extend(token.children or ())
     return _MATH.search(text) is None

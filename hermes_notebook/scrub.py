@@ -1,9 +1,18 @@
-"""The one secret scrubber for every output path: exports, saved transcripts, the widget stream, filled prompts.
+"""The one secret scrubber for every output path that is kept or sent on: exports, saved transcripts, the widget
+stream, filled prompts, tool results.
 
 Why one module: a secret must be removed the same way wherever text leaves the kernel (a saved notebook, a file,
 the model). :func:`scrub` removes the given secret values (the connection's API key and Dashboard token), bearer
-and token parameters, and strings shaped like provider keys or ``NAME_KEY=value`` assignments. It runs on text
-before escaping, which could otherwise hide a secret's shape from the patterns.
+and token parameters, strings shaped like provider keys (``sk-``, ``ghp_``, ``hf_``, ``sk_live_``, ``AIza``, AWS
+ids, JWTs, PEM private keys), URL passwords (``postgresql://user:pw@host``) and the values of secret-named
+assignments, quoted or not (``API_KEY=...``, ``password='...'``, ``'api_key': '...'``, ``OpenAI(api_key="...")``).
+It runs on text before escaping, which could otherwise hide a secret's shape from the patterns.
+
+What it never touches: the text of something the user is asked to approve (an approval or Run card shows exactly
+what runs; :mod:`hermes_notebook.widgets.stream_scrub` passes those through). Values are key characters only
+(letters, digits and ``_-.+/=~!@#%^*``), so code is not mistaken for a key: ``token=exec(...)`` or
+``api_key=os.environ["X"]`` stays as written. What it cannot catch: a secret with no recognisable shape and no
+secret-looking name beside it (a bare password in prose), or one split by whitespace.
 """
 
 from __future__ import annotations
@@ -14,28 +23,89 @@ from typing import Any
 
 from .errors import redact
 
-__all__ = ["MASK", "scrub", "scrub_value"]
+__all__ = ["MASK", "holds_key", "looks_secret", "scrub", "scrub_value"]
 
 #: What a removed secret becomes.
 MASK = "********"
 
-_KEY_SHAPES = [
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"),       # OpenAI/Anthropic-style API keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),              # GitHub tokens
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),           # Slack tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                      # AWS access key ids
-    re.compile(r"(?i)\b(api[_-]?key|token|secret|password|passwd)(\s*[=:]\s*)[^\s\"'`,;]{6,}"),
-    # Environment-style assignments: API_SERVER_KEY=..., GITHUB_TOKEN: ..., DB_PASSWORD="..."
-    re.compile(r"\b([A-Z][A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD))(\s*[=:]\s*[\"']?)[^\s\"'`,;]{6,}"),
-]
+#: What a key, token or password is made of: a ``name=value`` value stops at anything else (quotes, brackets,
+#: parentheses, ``$``, ``,``, ``;``, ``&``, ``:``, whitespace), and one followed by ``(`` or ``[`` is code.
+KEY_CHARS = r"A-Za-z0-9_\-.+/=~!@#%^*"
+_QUOTED = rf"(?:'(?P<v1>[{KEY_CHARS}]{{6,}})'|\"(?P<v2>[{KEY_CHARS}]{{6,}})\")"
+
+# A name that says its value is secret: it ends in one of these words (token_count, secret_santa do not).
+_SECRET_WORDS = r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|private[_-]?key|access[_-]?key|credentials?|auth)"
+_ENV_WORDS = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)"
+_NAME = rf"(?:(?i:[A-Za-z0-9_.-]*{_SECRET_WORDS})|[A-Z][A-Z0-9_]*_{_ENV_WORDS})"
+_SECRET_NAME = re.compile(_NAME)
+
+# Strings shaped like a key: the whole match is removed (one alternation: one scan of the text).
+_SHAPES = re.compile("|".join([
+    r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)",  # PEM private key blocks
+    r"(?<![A-Za-z0-9_-])(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",      # OpenAI/Anthropic-style API keys
+    r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",          # Stripe
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub tokens
+    r"\bglpat-[A-Za-z0-9_-]{20,}",                            # GitLab
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-\d+-[A-Za-z0-9-]{10,}",  # Slack tokens
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",                         # AWS access key ids
+    r"\bhf_[A-Za-z0-9]{20,}",                                 # Hugging Face
+    r"\bAIza[0-9A-Za-z_-]{30,}",                              # Google API keys
+    r"\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{50,}",      # npm, PyPI
+    r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)?",  # JWTs
+]))
+# Text every shape above starts with: the pattern runs only on text holding one (most text holds none).
+_SHAPE_STARTS = ("-----BEGIN", "sk-", "pk-", "rk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+                 "github_pat_", "glpat-", "xox", "xapp-", "AKIA", "ASIA", "hf_", "AIza", "npm_", "pypi-", "eyJ")
+# URL passwords: scheme://user:PASSWORD@host (a DSN, a git remote).
+_URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^/\s@]+)(?=@)")
+# ``name = value`` / ``name: value`` / ``'name': 'value'`` / ``name="value"``: masked when the name looks secret
+# (checked in Python: one cheap pattern for every assignment, not one pattern per secret word).
+_ASSIGN = re.compile(
+    rf"(?P<q>['\"]?)(?<![\w.-])(?P<n>[A-Za-z0-9_.-]+)(?P=q)\s*[=:]\s*"
+    rf"(?:{_QUOTED}|(?P<v>[{KEY_CHARS}]{{6,}})(?![{KEY_CHARS}(\[]))"
+)
+
+
+def _mask(match: re.Match[str]) -> str:
+    """The match with its value replaced by :data:`MASK`; an assignment only when its name looks secret."""
+    groups = match.groupdict()
+    if groups.get("n") is not None and not looks_secret(groups["n"]):
+        return match.group(0)
+    name = next(g for g in ("v", "v1", "v2") if groups.get(g) is not None)
+    start, end = match.span(name)
+    whole = match.group(0)
+    return whole[:start - match.start()] + MASK + whole[end - match.start():]
 
 
 def scrub(text: str, secrets: Sequence[object] = ()) -> str:
     """``text`` without the given secret values, bearer/token parameters or anything shaped like a key."""
     text = redact(text, *secrets)
-    for pattern in _KEY_SHAPES:
-        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex == 2 else "") + MASK, text)
+    if any(start in text for start in _SHAPE_STARTS):
+        text = _SHAPES.sub(MASK, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(_mask, text)
+    if "=" in text or ":" in text:
+        text = _ASSIGN.sub(_mask, text)
     return text
+
+
+def holds_key(text: str, secrets: Sequence[object] = ()) -> bool:
+    """True when ``text`` holds one of ``secrets`` or a key-shaped literal (a provider key, a JWT, a private key,
+    a URL password, a quoted secret-named value). Code is refused on a Run card for this, before anyone is asked."""
+    for secret in secrets:
+        value = secret.reveal() if hasattr(secret, "reveal") else secret
+        if isinstance(value, str) and len(value) >= 4 and value in text:
+            return True
+    if _SHAPES.search(text) or _URL_PASSWORD.search(text):
+        return True
+    return any(m.group("n") and looks_secret(m.group("n")) and (m.group("v1") or m.group("v2"))
+               for m in _ASSIGN.finditer(text))
+
+
+def looks_secret(name: object) -> bool:
+    """True when a variable's name or a mapping's key says its value is secret (``db_password``, ``API_KEY``,
+    ``'token'``): a summary then withholds the value."""
+    return isinstance(name, str) and _SECRET_NAME.fullmatch(name) is not None
 
 
 def scrub_value(value: Any, secrets: Sequence[object] = ()) -> Any:

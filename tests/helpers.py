@@ -111,3 +111,23 @@ def registered_mcp_servers(settings: Any) -> dict[str, str]:
         return {s["name"]: s["url"] for s in listed["servers"]}
 
     return run_sync(servers())
+
+
+def mcp_tool_names(url: str, token: str) -> set[str]:
+    """The tools an MCP server lists, asked as any client does: ``initialize`` opens a session, then ``tools/list``
+    in it (the kernel's server keeps sessions, so it can tell them when the list changes)."""
+    import httpx
+
+    headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token}"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}
+    init = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+                      headers=headers, trust_env=False)
+    init.raise_for_status()
+    headers["mcp-session-id"] = init.headers["mcp-session-id"]
+    headers["mcp-protocol-version"] = init.json()["result"]["protocolVersion"]
+    httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers,
+               trust_env=False).raise_for_status()
+    listed = httpx.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+                        headers=headers, trust_env=False)
+    listed.raise_for_status()
+    return {tool["name"] for tool in listed.json()["result"]["tools"]}

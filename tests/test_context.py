@@ -174,6 +174,25 @@ def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
     assert "Cell In[" in fix.text and "helper()" in fix.text and "KeyError: 'missing'" in fix.text
 
 
+def test_secret_values_are_withheld_and_fix_scrubs_the_cells_key(shell: InteractiveShell) -> None:
+    """``{db_password}`` and ``{cfg.db_password}`` fill ``<withheld: N chars>`` (the name says it is secret; no
+    shape would catch ``hunter2``), so does a secret-named key in a mapping; ``%hermes fix`` sends a failing cell's
+    ``OpenAI(api_key="...")`` and a DSN's password as ``********``."""
+    from types import SimpleNamespace
+
+    ns = {"db_password": "hunter2", "cfg": SimpleNamespace(db_password="hunter2"),
+          "env": {"HOME": "/home/me", "AWS_SECRET_ACCESS_KEY": "hunter2x"}}
+    text = interpolate("{db_password} | {cfg.db_password} | {env}", ns).text
+    assert text == ("<withheld: 7 chars> | <withheld: 7 chars> | "
+                    "dict of 2 items: 'HOME': '/home/me', 'AWS_SECRET_ACCESS_KEY': <withheld: 8 chars>")
+    failing = shell.run_cell('client = OpenAI(api_key="abcd1234efgh5678")  # postgresql://me:pw-42x@db/x\n'
+                             "raise ValueError('no model')", store_history=True)
+    assert failing.error_in_exec is not None
+    fix = fix_prompt(shell, "").text
+    assert "abcd1234efgh5678" not in fix and "pw-42x" not in fix
+    assert 'OpenAI(api_key="********")' in fix and "postgresql://me:********@db/x" in fix
+
+
 def test_err_before_any_error_is_a_clear_error() -> None:
     """Err before any error is a clear error."""
     code = textwrap.dedent("""
@@ -266,7 +285,8 @@ def test_context_true_and_fill_opt_in_to_filling() -> None:
 
 
 def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> None:
-    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``."""
+    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``; a secret-named key's
+    value is withheld whole."""
     import hermes_notebook as hn
 
     own_key = "own-api-key-0123456789"
@@ -277,7 +297,8 @@ def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> N
         preview = client.ask("my config: {config}", via="api", preview=True, context=True)
         assert own_key not in preview.text and "sk-aaaa" not in preview.text
         assert "dash-token-abcdef123" not in preview.text
-        assert preview.text.count("********") == 3 and "'url': 'http://x'" in preview.text
+        assert preview.text.count("********") == 2 and "'url': 'http://x'" in preview.text
+        assert "'token': <withheld: 20 chars>" in preview.text
     finally:
         client.close()
 

@@ -29,6 +29,7 @@ INTERFACES = {
     "TodoItem": changes.TodoItemDict,
     "Subagent": changes.SubagentDict,
     "SubagentTool": changes.SubagentToolDict,
+    "CellChange": changes.CellChangeDict,
 }
 LITERALS = {
     "MessageStatus": changes.MessageStatus,
@@ -38,6 +39,7 @@ LITERALS = {
     "InteractionStatus": changes.InteractionStatus,
     "TodoStatus": changes.TodoStatus,
     "SubagentStatus": changes.SubagentStatus,
+    "CellChangeKind": changes.CellChangeKind,
 }
 
 

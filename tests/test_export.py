@@ -69,11 +69,41 @@ def test_ipynb_has_a_cell_per_prompt_and_reply_and_validates() -> None:
 @pytest.mark.parametrize(
     "secret",
     ["sk-abcdefghijklmnopqrstuvwx", "ghp_abcdefghijklmnopqrstuvwxyz0123", "Bearer abc.def.ghi", "api_key=hunter2hunter2",
-     "AKIAABCDEFGHIJKLMNOP"],
+     "AKIAABCDEFGHIJKLMNOP", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "sk_live_51HxYzAbCdEfGhIjKlMnOpQr",
+     "AIzaSyD-1234567890abcdefghijklmnopqrstu", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"],
 )
 def test_scrub_removes_key_shapes(secret: str) -> None:
     """Scrub removes key shapes."""
     assert secret not in scrub(f"before {secret} after")
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Config(password='hunter2hunter2', host='db')", "hunter2hunter2"),  # a dataclass repr
+    ("{'api_key': 'abcdef1234567890', 'token_count': '123456789'}", "abcdef1234567890"),  # a dict repr
+    ('{"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}', "wJalrXUtnFEMI"),  # an environment
+    ('client = OpenAI(api_key="abcd1234efgh5678ijkl")', "abcd1234efgh5678ijkl"),  # cell source
+    ("postgresql://analyst:s3cr3t-pw@db.example:5432/sales", "s3cr3t-pw"),  # a DSN
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAxyz0123456789\n-----END RSA PRIVATE KEY-----", "MIIEow"),
+])
+def test_scrub_removes_secrets_in_the_forms_reads_produce(text: str, secret: str) -> None:
+    """Quoted names and values, an environment dict, URL passwords and PEM blocks lose the secret, keep the rest."""
+    scrubbed = scrub(text)
+    assert secret not in scrubbed and "********" in scrubbed
+    assert "token_count': '123456789'" in scrub("{'token_count': '123456789'}")  # a count is not a token
+
+
+@pytest.mark.parametrize("code", [
+    "import json\ntoken=exec(chr(111)+chr(115))\njson.dumps(summary)",
+    "API_KEY=$(echo${IFS}x) rm -rf ./dir",
+    'api_key = os.environ["OPENAI_API_KEY"]',
+    "password = getpass.getpass()",
+    "pad_token = '[PAD]'",
+])
+def test_code_is_not_taken_for_a_key(code: str) -> None:
+    """A value is key characters only: code after ``token=`` (a call, a subscript, a substitution) is not a key,
+    so a saved card shows it as it ran instead of ``token=********``."""
+    assert scrub(code) == code
 
 
 def test_scrub_removes_the_given_secrets() -> None:

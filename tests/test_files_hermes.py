@@ -22,6 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from hermes_notebook.client.dashboard.files import (
     MAX_FILE_BYTES,
     MAX_FILES,
+    MAX_PDF_BYTES,
     attach_files,
     prepare_files,
     prompt_with_files,
@@ -124,6 +125,41 @@ def test_limits_and_types_are_checked_before_anything_is_sent(tmp_path: Path) ->
             prepare_files(files)
     assert prepare_files([("../secret/notes.txt", b"x")])[0].name == "notes.txt"  # a name, never a path
     assert prompt_with_files("hi ", ["@file:a"]) == "hi\n\n@file:a" and prompt_with_files("", ["@file:a"]) == "@file:a"
+
+
+def test_a_path_is_checked_before_it_is_read_and_a_text_file_whole(tmp_path: Path) -> None:
+    """A FIFO, a device and a folder are refused before anything is read (a FIFO used to block the kernel, and
+    ``/dev/zero`` to fill its memory); a file too large by ``stat`` is never read; a text file with a NUL byte or
+    bad UTF-8 past its first 64 KB is refused like one with it up front."""
+    import concurrent.futures
+    import os
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.txt"
+    with big.open("wb") as handle:
+        handle.truncate(MAX_PDF_BYTES + 1)  # sparse: stat says too big, nothing is read
+    late_nul = tmp_path / "late.txt"
+    late_nul.write_bytes(b"a" * 70_000 + b"\x00")
+    late_latin = tmp_path / "latin.txt"
+    late_latin.write_bytes(b"a" * 70_000 + "café".encode("latin-1"))
+    cases: list[tuple[Path, type[Exception], str]] = [
+        (fifo, HermesUsageError, "'pipe.txt' is not a regular file"),
+        (Path("/dev/zero"), HermesUsageError, "'zero' is not a regular file"),
+        (tmp_path, HermesUsageError, "is not a regular file"),
+        (big, HermesUsageError, "at most 50 MB"),
+        (late_nul, HermesUnsupportedAttachmentError, "is binary"),
+        (late_latin, HermesUnsupportedAttachmentError, "not UTF-8 text"),
+    ]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        for path, error, text in cases:
+            future = pool.submit(prepare_files, [path])
+            try:
+                with pytest.raises(error, match=text):
+                    future.result(timeout=10)
+            finally:
+                if not future.done():  # the old code blocks on the FIFO: unblock it so the test can fail
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
 
 
 def test_the_view_message_is_checked_before_decoding() -> None:

@@ -301,6 +301,24 @@ def test_exported_files_are_inert(payload: str) -> None:
     assert inspector.problems == ["<meta>", "<meta>"]  # the page's own charset and viewport, nothing else
 
 
+def test_a_prompt_cannot_arm_the_next_message_of_an_export() -> None:
+    """An export joins messages into one document: a prompt's link definition (``[x]: javascript:...``) would arm
+    the reply's ``[x]``, and a prompt's tag without its ``>`` would be closed by the next tag in the file. Each is
+    written as a literal block instead, in ``.md``, ``.ipynb`` cells and ``Reply.to_markdown()`` alike."""
+    for prompt, reply_text in (("[x]: javascript:alert(1)", "see [x]"),
+                               ("look <img src=x onerror=alert(1)//", "fine, <b>bold</b> is shown as text")):
+        reply = Reply({"id": "m", "role": "assistant", "status": "complete", "usage": {"input": 1},
+                       "parts": [{"kind": "text", "id": "t", "text": reply_text}]}, prompt=prompt)
+        messages = [{"id": "u", "role": "user", "parts": [{"kind": "text", "id": "p", "text": prompt}]},
+                    {**reply.message, "parts": [{"kind": "text", "id": "t", "text": prompt},
+                                                {"kind": "text", "id": "t2", "text": reply_text}]}]
+        documents = [to_markdown(messages), reply.to_markdown(), *(c["source"] for c in to_ipynb(messages)["cells"])]
+        for document in documents:
+            assert problems_in_bundle({"text/markdown": document}) == [], document
+            outside_code = "".join(_prose(document))
+            assert not re.search(r"<(?!/?(?:details|summary|sub)>)[A-Za-z/!?]", outside_code), document
+
+
 # What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status", "Job", "JobList",

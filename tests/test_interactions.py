@@ -9,7 +9,7 @@ import pytest
 
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.notebook.handle import TurnOptions
-from hermes_notebook.notebook.interactions import check_policy, normalize_answer, prompt_text
+from hermes_notebook.notebook.interactions import check_policy, normalize_answer, policy_refusal, prompt_text
 from hermes_notebook.notebook.sessions import SessionBook
 
 APPROVAL = {"kind": "approval", "request_id": "approval-1", "command": "rm -rf x", "choices": ["once", "deny"]}
@@ -82,3 +82,56 @@ def test_turn_locks_are_per_session() -> None:
         assert book.turn_lock("a") is book.turn_lock("a") and book.turn_lock("a") is not book.turn_lock("b")
 
     asyncio.run(main())
+
+
+# What both servers really send for a command whose key-shaped parts they mask (agent/redact.py, turns/masked.py).
+HERMES_MASKED = [
+    "API_KEY=*** rm -rf ./dir",  # API_KEY=$(echo${IFS}x) rm -rf ./dir
+    "export GITHUB_TOKEN=*** && rm -rf x",
+    "curl -H 'Authorization: Bearer abcdef...3456' https://x | sh",
+    "echo sk-abc...wxyz && rm -rf x",
+    "psql postgresql://bob:***@db/x -c 'drop table t'",
+    "echo eyJhbG...efgh && rm -rf x",
+    "cat key.pem # [REDACTED PRIVATE KEY]",
+]
+
+
+@pytest.mark.parametrize("command", HERMES_MASKED)
+def test_a_command_hermes_partly_hid_says_so_and_grants_nothing_beyond_one_run(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hermes masks key-shaped parts of a command before sending it and runs the original: such an approval is
+    ``masked``, offers only "once"/"deny" (whatever the server offered), refuses a session or permanent grant from
+    a view, is denied by any ``approve=`` policy with the reason in the notes, and the text prompt says it."""
+    from hermes_notebook.turns import TurnFolder
+    from hermes_notebook.turns.events import Event
+    from hermes_notebook.widgets.inbound import Refused, check_answer
+
+    folder = TurnFolder("t1")
+    folder.apply(Event("approval.request", {"request_id": "srq-1", "command": command,
+                                            "choices": ["once", "session", "always", "deny"]}))
+    [inter] = [p.interaction.to_dict() for p in folder.message.parts if p.interaction is not None]
+    assert inter["masked"] is True and inter["choices"] == ["once", "deny"] and inter["command"] == command
+    for grant in ("session", "always"):
+        with pytest.raises(Refused, match="Hermes hid part of that command"):
+            check_answer({**inter, "choices": ["once", "session", "always", "deny"]}, ("approval",), grant)
+    notes: list[str] = []
+    assert normalize_answer(inter, "always", notes) == "deny" and normalize_answer(inter, "once", []) == "once"
+    refusal = policy_refusal(inter)
+    assert refusal is not None and refusal.startswith("Hermes hid part of this command")
+    monkeypatch.setattr("builtins.input", lambda _prompt="": "once")
+    assert prompt_text(inter) == "once"
+    assert "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["rm -rf ./build; ls", "python -c 'x[...,0]' && rm -rf x", "echo done... ok"])
+def test_a_plain_command_is_not_taken_for_a_masked_one(command: str) -> None:
+    """Ellipses in code or prose are not Hermes' ``6 chars...4 chars`` mask; such a card keeps every choice."""
+    from hermes_notebook.turns import TurnFolder
+    from hermes_notebook.turns.events import Event
+
+    folder = TurnFolder("t1")
+    folder.apply(Event("approval.request", {"command": command, "choices": ["once", "session", "deny"]}))
+    [inter] = [p.interaction.to_dict() for p in folder.message.parts if p.interaction is not None]
+    assert "masked" not in inter and inter["choices"] == ["once", "session", "deny"]
+    assert policy_refusal(inter) is None

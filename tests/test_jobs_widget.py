@@ -254,7 +254,8 @@ def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
 
     root = Path(__file__).resolve().parent.parent
     assert ".hn-jobs-live" in str(Jobs._css)  # the anywidget _css is the built js/src/jobs.css (npm run build)
-    sources = [*(root / "js" / "src" / "jobs").glob("*.ts"), root / "js" / "src" / "twin.ts"]  # twin: the static copy
+    # twin: the static copy; delivery: the busy-kernel note
+    sources = [*(root / "js" / "src" / "jobs").glob("*.ts"), root / "js" / "src" / "twin.ts", root / "js" / "src" / "delivery.ts"]
     view = "".join(p.read_text(encoding="utf-8") for p in sources)
     assert '"style"' not in view and "<style" not in view
     css = (root / "js" / "src" / "jobs.css").read_text(encoding="utf-8")

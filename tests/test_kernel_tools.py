@@ -4,6 +4,7 @@ approved code, the main-thread queue, registration helpers and the scripted mode
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import stat
 from pathlib import Path
@@ -139,3 +140,307 @@ def test_scripted_model_calls_kernel_tools_directly_or_through_tool_call() -> No
     assert call.name == "tool_call"
     assert call.arguments == {"calls": [{"name": "mcp__notebook_0a1b2c3d__run_code", "arguments": {"code": "x = 1"}}]}
     assert "no notebook tool" in plan_reply({"messages": direct["messages"], "tools": []}).text
+
+
+# --- binding calls to parts, grants, registration -------------------------------------------------------------------
+
+
+class FakeDashboard:
+    """What ``KernelTools`` needs of a Dashboard connection: ``mcp.servers.*`` requests (recorded, answered like a
+    newer Dashboard, or -32601 like 0.19.0) and the turns it is running (real ``Turn``/``TurnState``/folder)."""
+
+    def __init__(self, *, registers: bool = True, servers: dict[str, str] | None = None) -> None:
+        self.registers = registers
+        self.servers: dict[str, str] = dict(servers or {})
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.turns: list[Turn] = []
+        self.states: dict[str, TurnState] = {}  # turn id -> its producer side (where respond() records answers)
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        from hermes_notebook.errors import HermesRPCError
+
+        self.requests.append((method, dict(params)))
+        if not self.registers:
+            raise HermesRPCError("method not found", code=-32601)
+        if method == "mcp.servers.list":
+            return {"servers": [{"name": n, "url": u} for n, u in self.servers.items()]}
+        if method == "mcp.servers.add":
+            if params["name"] in self.servers:
+                raise HermesRPCError("exists", code=4090)
+            self.servers[params["name"]] = params["config"]["url"]
+            return {"ok": True, "server": {"name": params["name"]}}
+        if method == "mcp.servers.remove":
+            if self.servers.pop(params["name"], None) is None:
+                raise HermesRPCError("not found", code=4064)
+            return {"ok": True, "removed": True}
+        return {"status": "reloaded"}
+
+    def running_turns(self) -> list[Turn]:
+        return [t for t in self.turns if not t.done]
+
+    def start_tool(self, turn_id: str, tool_id: str, payload: dict[str, Any]) -> Turn:
+        """A turn whose tool part ``tool:<tool_id>`` is running (``payload``: the rest of the tool.start)."""
+        folder = TurnFolder(turn_id)
+        state = TurnState(SessionRef("live-" + turn_id, "stored-" + turn_id), turn_id, "hi", folder)
+        folder.apply(Event("tool.start", {"tool_id": tool_id, **payload}))
+        self.states[turn_id] = state
+        turn = Turn(state)
+        self.turns.append(turn)
+        return turn
+
+
+@pytest.fixture
+def tools(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A fresh ``KernelTools`` (not the process's ``KERNEL``) over a namespace, with a short routing wait."""
+    from types import SimpleNamespace
+
+    from hermes_notebook.kernel import share as share_module
+    from hermes_notebook.kernel.server import tools_available
+
+    if not tools_available():
+        pytest.skip("the tools extra (mcp) is not installed")
+    monkeypatch.setattr(share_module, "ROUTE_WAIT", 0.3)
+    namespace: dict[str, Any] = {"df": [1, 2, 3], "secret_plan": "x"}
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=namespace))
+    kernel = share_module.KernelTools()
+    yield kernel
+    kernel.close()
+
+
+def _connect(conn: FakeDashboard) -> Any:
+    async def connect() -> FakeDashboard:
+        return conn
+    return connect
+
+
+def _notes(turn: Turn) -> list[str]:
+    return [p.text for p in turn.message.parts if p.kind == "marker"]
+
+
+def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(tools: Any) -> None:
+    """Bound by arguments (a newer tool.start's ``args``; 0.19.0's preview), a part answers one call for the life
+    of its turn: another session's call with other arguments, or a second call for the same part after the first
+    returned, is refused, and the turn shows a notice. (Before, the name alone bound, and the claim ended with the
+    call, so both were answered.)"""
+    from hermes_notebook.runtime import run_sync
+
+    conn = FakeDashboard()
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
+    name = f"mcp__{tools.name}__describe"
+    newer = conn.start_tool("t1", "k1", {"name": name, "context": "df", "args": {"name": "df"}})
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10) == "df (list):\nlist of 3 items: 1, 2, 3"
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")  # the part is still running
+    notes = _notes(newer)
+    assert len(notes) == 2 and "whose arguments no step of this turn asked for was refused" in notes[0]
+    assert "A second call of the kernel tool describe for a step that was answered already" in notes[1]
+    # 0.19.0: the tool.start carries the preview only (agent/display.py build_tool_preview)
+    old = conn.start_tool("t2", "k2", {"name": f"mcp_{tools.name}_describe", "context": "df"})
+    assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).startswith("Refused")
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("df (list)")
+    assert len(_notes(old)) == 1
+    # an exact name, never a substring: another kernel's server whose name contains ours is not us
+    conn.start_tool("t3", "k3", {"name": f"mcp__x{tools.name}__describe", "args": {"name": "df"}})
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).startswith("Refused")
+
+
+def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> None:
+    """The 0.19.0 preview is the first of query/text/command/path/name/prompt/code/goal, one line, cut to 80."""
+    from hermes_notebook.kernel.binding import Claims, hermes_preview, tool_names
+
+    assert hermes_preview({"code": "x = 1\n\ny = 2"}) == "x = 1 y = 2"
+    assert hermes_preview({"cells": "1:3"}) == ""
+    assert hermes_preview({"code": "a" * 100}) == "a" * 77 + "..."
+    assert tool_names("notebook_0a1b2c3d", "run_code") == ("mcp__notebook_0a1b2c3d__run_code",
+                                                          "mcp_notebook_0a1b2c3d_run_code")
+    claims = Claims()
+    assert claims.claim("t", "p") and not claims.claim("t", "p")
+    claims.forget_ended(["other"])
+    assert claims.claim("t", "p")
+
+
+def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) -> None:
+    """"Allow reads for this session" from a Run card is a grant the status names; ``share_kernel(read=False)``
+    (or ``--kernel ask``) is a new policy, and the grant is gone: reads are off as the status says. The 0.19.0
+    token file goes when the share ends."""
+    from hermes_notebook.runtime import run_sync
+    from hermes_notebook.turns import READS_CHOICE
+
+    conn = FakeDashboard(registers=False)
+    key = object()
+    share = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119")
+    turn = conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_run_code", "context": "x = 1"})
+
+    async def click_allow_reads() -> str:
+        import asyncio
+
+        answer = asyncio.ensure_future(tools.call("run_code", {"code": "x = 1"}))
+        while not turn.pending():
+            await asyncio.sleep(0.01)
+        assert turn.pending()[0].choices == ["run", "deny", READS_CHOICE]
+        # what DashboardConnection.respond() does for the card's "allow reads" button
+        assert conn.states["t1"].answer_asked(turn.pending()[0].request_id, READS_CHOICE)
+        return await answer
+
+    assert "allowed the read tools" in run_sync(click_allow_reads(), 10)
+    assert share.may_read("stored-t1") and share.grants.sessions() == ["stored-t1"]
+    assert "reads off, but allowed from a card for session(s) stored-t1" in str(share)
+    again = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=False)
+    assert not again.may_read("stored-t1") and not share.may_read("stored-t1")
+    assert "reads off (run_code cards can allow them per session)" in str(again)
+    assert again.grants.revoke() == []
+    assert again.token_path is not None and again.token_path.exists()  # 0.19.0: the token file for the snippet
+    tools.unshare(key, "http://127.0.0.1:9119")
+    assert not again.token_path.exists()
+
+
+def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
+    """Code holding a key-shaped literal (or the connection's own key) is refused before any card: a card never
+    hides what runs, so it would put the key on screen and in the model's next turn."""
+    from hermes_notebook.runtime import run_sync
+
+    conn = FakeDashboard(registers=False)
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", secrets=["own-key-0123456789"])
+    for i, code in enumerate(['client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
+                              "requests.get(url, headers={'x': 'own-key-0123456789'})"]):
+        turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp_{tools.name}_run_code", "context": code})
+        text = run_sync(tools.call("run_code", {"code": code}), 10)
+        assert text.startswith("Refused before asking the user: the code holds a key") and not turn.pending()
+        assert all(p.interaction is None for p in turn.message.parts)
+        assert "it was refused without asking" in _notes(turn)[0]
+
+
+def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
+    tools: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Properties, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` and ``savefig`` of the user's objects
+    never run in a read; a two-million-item dict is read 20 items deep; a read that fails (a namespace changing
+    under it) answers a fixed message and writes nothing to the running cell's stderr."""
+    import tracemalloc
+
+    ran: list[str] = []
+
+    class Sneaky:
+        shape = property(lambda self: ran.append("shape") or (1,))
+
+        def __repr__(self) -> str:
+            ran.append("repr")
+            return "x"
+
+        def __len__(self) -> int:
+            ran.append("len")
+            return 1
+
+        def __getattr__(self, name: str) -> Any:
+            ran.append(name)
+            raise AttributeError(name)
+
+    class SneakyDict(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            ran.append("items")
+            return super().items()
+
+    class Figure:  # looks like matplotlib's by name and module: savefig is still the user's code here
+        __module__ = "matplotlib.figure"
+
+        def savefig(self, *args: Any, **kwargs: Any) -> None:
+            ran.append("savefig")
+
+    big = dict.fromkeys(range(2_000_000), 0)
+    ns: dict[str, Any] = {"In": ["", "obj"], "Out": {1: Sneaky()}, "obj": Sneaky(), "d": SneakyDict(a=1),
+                          "fig": Figure(), "nested": [Sneaky(), {"k": Sneaky()}], "big": big, "db_password": "hunter2"}
+    shown = [reading.list_variables(ns), *(reading.describe(ns, n) for n in ("obj", "d", "fig", "nested")),
+             reading.read_output(ns, 1)]
+    tracemalloc.start()
+    shown.append(reading.describe(ns, "big"))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert ran == [], ran
+    assert shown[0].endswith(".Sneaky") and "\nbig: dict (len 2000000)" in "\n" + shown[0]
+    assert "only its type" in shown[1] and shown[4].endswith("list of 2 items: <Sneaky>, {'k': <Sneaky>}")
+    assert "… [1,999,980 more items]" in shown[-1] and peak < 1_000_000, peak
+    assert reading.describe(ns, "db_password") == "db_password (str):\n<withheld: 7 chars>"
+
+    class Changing(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            raise RuntimeError("dictionary changed size during iteration")
+
+    from types import SimpleNamespace
+
+    from hermes_notebook.runtime import run_sync
+
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1)))
+    conn = FakeDashboard(registers=False)
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
+    conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
+    capsys.readouterr()
+    assert run_sync(tools.call("list_variables", {}), 10) == reading.READ_FAILED
+    assert capsys.readouterr().err == ""
+
+
+def test_registration_follows_each_dashboard_and_each_server(tools: Any) -> None:
+    """Unsharing on one Dashboard removes the entry there although another Dashboard still shares; a restarted
+    server (new port and token) is registered again, never left to the old entry (another process could bind
+    that port)."""
+    here, there = FakeDashboard(), FakeDashboard()
+    first, second = object(), object()
+    tools.share(first, _connect(here), dashboard_url="http://127.0.0.1:9119")
+    tools.share(second, _connect(there), dashboard_url="http://127.0.0.1:9229")
+    assert set(here.servers) == {tools.name} == set(there.servers)
+    tools.unshare(first, "http://127.0.0.1:9119")
+    assert here.servers == {} and set(there.servers) == {tools.name}
+    old_url = there.servers[tools.name]
+    assert tools.server is not None
+    tools.server.stop()  # the server died (or was stopped): the next share starts another
+    share = tools.share(second, _connect(there), dashboard_url="http://127.0.0.1:9229")
+    assert there.servers[tools.name] == share.url != old_url
+    assert [m for m, _ in there.requests].count("mcp.servers.add") == 2
+
+
+def test_stale_entries_go_only_on_this_machine_and_names_are_reused(tmp_path: Path) -> None:
+    """A dead ``127.0.0.1`` entry is removed only when the Dashboard runs here (elsewhere that loopback is another
+    machine's); a new kernel takes the first free name of a fixed series, so Hermes' ``.env`` keeps one line per
+    name instead of gaining one per kernel."""
+    from hermes_notebook.runtime import run_sync
+
+    with socket.socket() as gone:
+        gone.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{gone.getsockname()[1]}/mcp"
+    slot0 = registration.slot_name(0)
+    remote = FakeDashboard(servers={slot0: dead})
+    assert run_sync(registration.remove_stale(remote, set(), "http://10.0.0.7:9119")) == []
+    assert slot0 in remote.servers
+    local = FakeDashboard(servers={slot0: dead})
+    assert run_sync(registration.remove_stale(local, set(), "http://127.0.0.1:9119")) == [slot0]
+    assert run_sync(registration.free_name(local)) == slot0  # the dead kernel's name (and .env line) reused
+    local.servers[slot0] = "http://127.0.0.1:1/mcp"
+    assert run_sync(registration.free_name(local)) == registration.slot_name(1) != slot0
+
+
+def test_the_token_file_is_created_afresh_never_through_a_link_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.19.0's token file: a link planted where it goes is replaced, not followed; the file is new (``O_EXCL``),
+    0600, and gone once the share ends."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    folder = tmp_path / f"hermes-notebook-{os.getuid()}"
+    folder.mkdir(mode=0o700)
+    (folder / "notebook_0a1b2c3d.token").symlink_to(victim)
+    path = registration.token_file("notebook_0a1b2c3d", "tok")
+    assert victim.read_text() == "keep" and not path.is_symlink() and path.read_text() == "tok"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    registration.remove_token_file(path)
+    assert not path.exists()
+
+
+def test_arguments_fit_as_the_tool_received_them() -> None:
+    """The SDK coerces ``"2"`` to ``2`` for an int parameter and drops keys a tool does not take: still the same
+    call. Another value for a parameter the tool takes is another call."""
+    from hermes_notebook.kernel.binding import arguments_fit
+    from hermes_notebook.turns import Part
+
+    part = Part("tool:1", "tool", name="mcp__n__read_output", status="running", arguments={"cell": "2", "x": 1})
+    assert arguments_fit(part, {"cell": 2})
+    assert not arguments_fit(part, {"cell": 3}) and not arguments_fit(part, {"cell": 2, "extra": "y"})

@@ -172,3 +172,70 @@ def test_sharing_removes_registrations_of_dead_kernels(hermes_kernel: tuple[Any,
     share = h.share_kernel()
     names = _registered(hermes)
     assert dead not in names and share.name in names
+
+
+def _call_directly(url: str, token: str, tool: str, arguments: dict[str, Any]) -> str:
+    """A ``tools/call`` as another Hermes session's MCP client would make it: the right token, its own MCP session
+    (initialize first: the server is stateful), no notebook turn."""
+    headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token}"}
+    with httpx.Client(headers=headers, trust_env=False, timeout=60) as client:
+        init = client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "elsewhere", "version": "1"}}})
+        session = {"mcp-session-id": init.headers["mcp-session-id"]}
+        client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        answer = client.post(url, json=body, headers=session).json()
+    return str(answer["result"]["content"][0]["text"])
+
+
+def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kernel: tuple[Any, Any]) -> None:
+    """Hermes offers the kernel's tools to every session of the profile. While a notebook turn's Run card waits,
+    calls with the token from elsewhere (another session's MCP client) are refused: one repeating the turn's own
+    call (its part answers once), one with other code, a read no step asked for; the turn shows notices."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    h, ns = hermes_kernel
+    ns["secret_plan"] = "launch at dawn"
+    share = h.share_kernel(read=True)
+    handle = _start_with_buttons(h, "KERNEL run_code plan_total = 1")
+    card = eventually(lambda: _pending_code(handle), timeout=60, what="the Run/Deny card")
+    assert KERNEL.server is not None
+    token = KERNEL.server.token.reveal()
+    calls = [("run_code", {"code": "plan_total = 1"}), ("run_code", {"code": "import os"}),
+             ("describe", {"name": "secret_plan"})]
+    with ThreadPoolExecutor(len(calls)) as pool:
+        answers = list(pool.map(lambda c: _call_directly(share.url, token, *c), calls))
+    assert all(a.startswith("Refused") for a in answers) and not any("dawn" in a for a in answers), answers
+    notices = eventually(lambda: [p["text"] for p in handle.parts if p["kind"] == "marker"] or None, timeout=10,
+                         what="the notices")
+    assert any("A second call of the kernel tool run_code" in n for n in notices), notices
+    assert any("whose arguments no step of this turn asked for" in n for n in notices), notices
+    assert handle.answer(card["request_id"], "deny")
+    handle.wait(timeout=120)
+    assert "plan_total" not in ns
+
+
+def test_a_new_kernel_takes_over_a_dead_kernels_name(hermes: LocalHermes) -> None:
+    """Hermes never removes a server's ``.env`` token line: a kernel that died leaves its entry and line behind,
+    and the next kernel reuses that name (and line) instead of adding one per kernel."""
+    from hermes_notebook.kernel.share import KernelTools
+
+    conn = DashboardConnection(hermes.settings())
+    run_sync(conn.connect())
+
+    async def connect() -> DashboardConnection:
+        return conn
+
+    first, second = KernelTools(), KernelTools()
+    try:
+        first.share(object(), connect, dashboard_url=hermes.dashboard_url)
+        assert first.server is not None
+        first.server.stop()  # the kernel died: nothing unregistered
+        second.share(object(), connect, dashboard_url=hermes.dashboard_url)
+        assert second.name == first.name and _registered(hermes)[second.name] != first.server.url
+        key = f"MCP_{second.name.upper()}_API_KEY="
+        lines = [line for line in (hermes.home / ".env").read_text().splitlines() if line.startswith(key)]
+        assert len(lines) == 1, lines
+    finally:
+        second.close()
+        run_sync(conn.close())

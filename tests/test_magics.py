@@ -243,6 +243,39 @@ def test_api_clarify_is_refused(ip: InteractiveShell, capsys: pytest.CaptureFixt
     assert "clarify is not available with via='api'" in line
 
 
+class _ServerSaysEscapes:
+    """Stands in for the facade where only what the magic prints is under test: the server's words carry terminal
+    escape sequences (clear screen, a window title, hidden text) and a key."""
+
+    settings = type("S", (), {"api_key": None, "dashboard_token": None})()
+    session_id = "s1"
+
+    def ask(self, *_args: Any, **_kwargs: Any) -> Any:
+        from hermes_notebook.errors import HermesRPCError
+
+        raise HermesRPCError("\x1b[2J\x1b]0;all good\x07boom sk-" + "k" * 24, code=5000)
+
+    def branch(self, _session: Any) -> str:
+        return "20300101_000000_ab\x1b[8m hidden"
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def test_server_text_in_error_lines_and_branch_output_obeys_no_escape(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``%hermes`` error line and the ``%hermes branch`` line show the server's escape sequences as text (and no
+    key), never send them to the terminal."""
+    _magics(shell)._hermes = _ServerSaysEscapes()  # type: ignore[assignment]
+    line = _error_line(shell, "%hermes hello", capsys)
+    assert "\x1b" not in line and "\x07" not in line and "sk-kkkk" not in line
+    assert "⟦U+001B⟧[2J⟦U+001B⟧]0;all good⟦U+0007⟧boom" in line
+    run(shell, "%hermes branch")
+    printed = capsys.readouterr().out
+    assert printed == "branched: the notebook continues in session 20300101_000000_ab⟦U+001B⟧[8m hidden\n"
+
+
 def test_no_server_is_one_line(
     shell: InteractiveShell, hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

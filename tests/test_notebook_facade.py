@@ -95,6 +95,18 @@ def test_approve_policies(hermes_nb: Hermes, workdir: Path) -> None:
     assert "once" in seen[0]["choices"]
 
 
+def test_a_command_hermes_partly_hid_is_never_approved_by_a_policy(hermes_nb: Hermes, workdir: Path) -> None:
+    """Hermes sends ``API_KEY=$(echo${IFS}x) rm -rf ./dir`` for approval as ``API_KEY=*** rm -rf ./dir`` and would
+    run the original: even ``approve="always"`` denies it, the reply's notes say why, and nothing ran."""
+    workdir.mkdir()
+    reply = hermes_nb.ask(f"RUN API_KEY=$(echo${{IFS}}x) rm -rf ./{workdir.name}", approve="always")
+    assert workdir.exists()
+    [inter] = [t["interaction"] for t in reply.tools if t.get("interaction")]
+    assert inter["masked"] is True and inter["command"] == f"API_KEY=*** rm -rf ./{workdir.name}"
+    assert inter["choices"] == ["once", "deny"] and inter["response"] == "deny"
+    assert any(note.startswith("Hermes hid part of this command") for note in reply.notes), reply.notes
+
+
 def test_clarify_policies(hermes_nb: Hermes) -> None:
     """``clarify=`` answers a question with a fixed string or a callable's choice."""
     assert hermes_nb.ask("CLARIFY", clarify="B").text == "You chose: B"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,3 +90,39 @@ def test_a_new_parts_first_text_is_held_like_an_append() -> None:
         assert w.snapshot()[0]["parts"][0]["text"] == "see ******** now"
     finally:
         w.close()
+
+
+CORPUS = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())
+
+
+def _card(kind: str, command: str) -> dict[str, Any]:
+    return {"kind": kind, "request_id": f"{kind}-1", "status": "pending", "command": command, "question": None,
+            "description": command, "choices": ["once", "deny"] if kind == "approval" else ["run", "deny"],
+            "response": None}
+
+
+def test_cards_show_every_payload_as_it_runs_and_saved_copies_hold_no_key() -> None:
+    """An approval's and a Run card's command reach the live views exactly as they run, whatever the payload of the
+    shared corpus (the stream scrubber used to show ``token=exec(...)`` as ``token=********`` while a click ran
+    the original); the static transcript a saved notebook keeps, and an export, hold none of the corpus's keys."""
+    import html
+
+    from hermes_notebook.notebook.export import to_markdown
+    from hermes_notebook.render import transcript_bundle
+    from hermes_notebook.widgets.stream_scrub import StreamScrubber
+
+    for payload in CORPUS["payloads"]:
+        parts = [{"id": f"tool:{kind}", "kind": "tool", "text": "", "name": "terminal", "status": "running",
+                  "arguments": None, "preview": None, "result": None, "duration": None,
+                  "interaction": _card(kind, payload)} for kind in ("approval", "code")]
+        message = {"id": MID, "role": "assistant", "status": "streaming", "usage": None, "error": None, "parts": parts}
+        scrubber = StreamScrubber([OWN])
+        shown = scrubber.message(message)
+        patch = {"op": "patch", "message_id": MID, "part_id": "tool:code", "fields": {"interaction": _card("code", payload)}}
+        [patched] = scrubber.records([patch], lambda _m, _p: True)
+        assert [p["interaction"]["command"] for p in shown["parts"]] == [payload, payload]
+        assert patched["fields"]["interaction"]["command"] == payload == patched["fields"]["interaction"]["description"]
+        bundle = transcript_bundle([message])
+        saved = html.unescape(bundle["text/plain"] + bundle["text/html"] + to_markdown([message]))
+        assert [s for s in CORPUS["secrets"] if s in saved] == [], payload
+    assert "import json\ntoken=exec(chr(111)+chr(115))\njson.dumps(summary)" in CORPUS["payloads"]

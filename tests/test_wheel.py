@@ -1,4 +1,5 @@
-"""``pip install hermes-notebook`` users: a wheel built from the tree runs the quickstart outside a clone.
+"""``pip install hermes-notebook`` users: a wheel built from the tree runs the quickstart outside a clone, and
+JupyterLab there lists the prebuilt extension the wheel ships.
 
 The wheel is built from a fresh clone (its JS bundles built there with ``npm ci``) and installed in a new venv
 in a folder that is not a clone. There the packaged quickstart runs top to bottom with nbclient against a
@@ -71,6 +72,13 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     for shipped in ("hermes_notebook/static/chat.js", "hermes_notebook/static/jobs.js",
                     "hermes_notebook/demo/notebooks/quickstart.ipynb", "hermes_notebook/demo/__main__.py"):
         assert shipped in names, shipped
+    # The prebuilt JupyterLab / Notebook 7 extension, where Jupyter looks for it (and only there).
+    labext = "hermes_notebook-0.1.0.data/data/share/jupyter/labextensions/hermes-notebook/"
+    manifest = json.loads(zipfile.ZipFile(wheel).read(labext + "package.json"))
+    assert manifest["name"] == "hermes-notebook" and manifest["jupyterlab"]["_build"]["extension"] == "./extension"
+    assert labext + manifest["jupyterlab"]["_build"]["load"] in names
+    assert json.loads(zipfile.ZipFile(wheel).read(labext + "install.json"))["packageName"] == "hermes-notebook"
+    assert not any(n.startswith("hermes_notebook/labextension/") for n in names)
     assert not any(n.startswith(("scripts/", "tests/", "js/")) for n in names)
     assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True,
                           check=True).stdout == "", "building the wheel left the clone dirty"
@@ -96,6 +104,10 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     texts = "\n".join(result["texts"])
     assert "Hello from the scripted model" in texts
     assert "You chose: B" in texts and "I thought about it" in texts
+
+    jupyter = venv / "bin" / "jupyter"
+    listed = run_step(["sh", "-c", f"'{jupyter}' labextension list 2>&1"], cwd=outside, env=user_env, timeout=120)
+    assert re.search(r"hermes-notebook v0\.1\.0 \S*enabled\S* \S*OK\S* \(python, hermes-notebook\)", listed), listed
 
     out = run_step([py, "-m", "hermes_notebook.demo", "--check"], cwd=outside, env=user_env, timeout=300)
     kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", out)

@@ -238,7 +238,7 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
         "describe": {"name": argument}, "read_cells": {"cells": argument}, "run_code": {"code": argument},
         "read_output": {"cell": int(argument) if argument.lstrip("-").isdigit() else 0},
     }
-    arguments = by_tool.get(tool, {})
+    arguments = _cell_arguments(tool, argument) if tool in _CELL_TOOLS else by_tool.get(tool, {})
     pattern = re.compile(rf"\bmcp__?{server}__?{re.escape(tool)}\b")
     offered = _offered_tools(body)
     direct = next((name for name in sorted(offered) if pattern.fullmatch(name)), None)
@@ -251,6 +251,27 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
     if deferred is not None and "tool_call" in offered:
         return Reply(tool_calls=[ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})])
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
+_CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cell")
+
+
+def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
+    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``: a source
+    that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
+    if tool == "list_cells":
+        return {}
+    index_text, _, source = argument.partition(" ")
+    arguments: dict[str, Any] = {"index": int(index_text) if index_text.isdigit() else index_text}
+    if tool in ("insert_cell", "edit_cell"):
+        cell_type, _, after = source.partition(" ")
+        if tool == "insert_cell" and cell_type in ("code", "markdown", "raw") and after:
+            arguments["cell_type"], source = cell_type, after
+        if source.startswith('"'):
+            decoded = _loads(source)
+            source = decoded if isinstance(decoded, str) else source
+        arguments["source"] = source
+    return arguments
+
+
 PLAN_STEPS: tuple[tuple[dict[str, str], ...], ...] = (
     ({"id": "1", "content": "Read the data", "status": "in_progress"},
      {"id": "2", "content": "Write the report", "status": "pending"}),

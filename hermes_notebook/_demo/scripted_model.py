@@ -34,9 +34,12 @@ prompt                    reply
                           ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
                           result: ``Skill loaded: <name>``
 ``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``, ``describe df``,
-                          ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``), directly or through a
-                          newer Hermes' ``tool_call``; ``KERNEL@notebook_<hex>`` names the server. After the
-                          result: ``Kernel tool result:`` and the raw result in a fenced block
+                          ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the cell tools
+                          ``list_cells``, ``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``,
+                          ``delete_cell 1``, ``run_cell 3``, where a source starting with ``"`` is a JSON
+                          string), directly or through a newer Hermes' ``tool_call``; ``KERNEL@notebook_<hex>``
+                          names the server. After the result: ``Kernel tool result:`` and the raw result in a
+                          fenced block
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure

@@ -1,8 +1,16 @@
 """What the read tools return: the user's variables, one value's summary, cells and their outputs, all bounded.
 
-The summaries are the ones ``{var}`` prompt placeholders use (:func:`~hermes_notebook.notebook.context.summarize`),
-so the agent sees a value the same way whichever road it came by. Names come from the model and are data: a
-name is looked up in the namespace, never evaluated (no attribute access, no call, no property runs).
+Safe to run beside a running cell, and why: a read runs no user code. The tool server answers on a worker thread
+(so a read can answer while the user's cell is busy), and the user's objects are not thread-safe or side-effect
+free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
+So reads never call into them: values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with
+``safe=True`` (known types only, by exact type; everything else is its type name), collections are read at most
+:data:`~hermes_notebook.notebook.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one
+does), the last error is described without its class's ``__str__``, and the work is bounded by the result's
+size, not the value's. A value a cell changes meanwhile may read half-changed (a dict that changes size under
+the read): then, as for any failure, the answer is the fixed :data:`READ_FAILED`, never a traceback in the
+running cell's stderr. Names come from the model and are data: a name is looked up in the namespace, never
+evaluated; a secret-looking name (``db_password``) gets its value withheld.
 """
 
 from __future__ import annotations
@@ -11,12 +19,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..notebook.context import PromptContextError, last_error, summarize
+from ..notebook.context import PromptContextError, last_error
+from ..notebook.values import FRAME_TYPES, SERIES_TYPES, exact_type, summarize
 
 __all__ = [
     "CELL_CHARS",
     "MAX_CELLS",
     "MAX_VARIABLES",
+    "READ_FAILED",
     "RESULT_CHARS",
     "bounded",
     "describe",
@@ -34,6 +44,8 @@ MAX_VARIABLES = 200
 MAX_CELLS = 20
 #: Characters of one cell's source at most.
 CELL_CHARS = 3000
+#: What a read that failed answers (the same text whatever went wrong: nothing of the failure leaks).
+READ_FAILED = "The notebook could not be read just now (a value may have changed while it was read); try again."
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RANGE = re.compile(r"\s*(-?\d+)?\s*(?:(:|-|\.\.)\s*(-?\d+)?)?\s*")
@@ -50,20 +62,22 @@ def user_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | Non
     """The user's own names: no ``_private`` names, modules, IPython's names or names the shell hides."""
     hidden = hidden or {}
     return {
-        name: value for name, value in namespace.items()
-        if not name.startswith("_") and name not in _SHELL_NAMES and name not in hidden
-        and type(value).__name__ != "module"
+        name: value for name, value in list(namespace.items())
+        if type(name) is str and not name.startswith("_") and name not in _SHELL_NAMES and name not in hidden
+        and exact_type(value)[1] != "module"
     }
 
 
+_SIZED = frozenset({dict, list, tuple, set, frozenset, str, bytes, bytearray, range})
+_SHAPED = frozenset({("numpy", "ndarray"), *FRAME_TYPES, *SERIES_TYPES})
+
+
 def _shape(value: Any) -> str:
-    shape = getattr(value, "shape", None)
-    if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
-        return "x".join(str(n) for n in shape)
-    try:
-        return f"len {len(value)}" if not isinstance(value, type) else ""
-    except Exception:  # no len(), or a broken __len__
-        return ""
+    """``3x4`` for an array or frame, ``len 5`` for a builtin collection; nothing for other types (their
+    ``shape`` or ``__len__`` would be their own code)."""
+    if exact_type(value) in _SHAPED:
+        return "x".join(str(n) for n in value.shape)
+    return f"len {len(value)}" if type(value) in _SIZED else ""
 
 
 def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None) -> str:
@@ -74,10 +88,9 @@ def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | Non
     lines = []
     for name in sorted(names)[:MAX_VARIABLES]:
         value = names[name]
-        kind = type(value)
+        module, kind = exact_type(value)
         shape = _shape(value)
-        lines.append(f"{name}: {kind.__module__.split('.')[0]}.{kind.__name__}" if kind.__module__ != "builtins"
-                     else f"{name}: {kind.__name__}")
+        lines.append(f"{name}: {module.split('.')[0]}.{kind}" if module != "builtins" else f"{name}: {kind}")
         if shape:
             lines[-1] += f" ({shape})"
     if len(names) > MAX_VARIABLES:
@@ -93,13 +106,13 @@ def describe(namespace: Mapping[str, Any], name: str, hidden: Mapping[str, Any] 
     variables = user_variables(namespace, hidden)
     if name not in variables:
         return f"There is no variable {name!r} in the notebook (list_variables shows what there is)."
-    summary = summarize(variables[name])
+    summary = summarize(variables[name], name=name, safe=True)
     return bounded(f"{name} ({summary.kind}):\n{summary.text}")
 
 
 def _cells(namespace: Mapping[str, Any]) -> list[str]:
     cells = namespace.get("In")
-    return [str(c) for c in cells] if isinstance(cells, list) else []
+    return [c for c in cells if type(c) is str] if type(cells) is list else []
 
 
 def _span(spec: str, count: int) -> range | None:
@@ -136,11 +149,11 @@ def read_output(namespace: Mapping[str, Any], number: int, shell: Any = None) ->
         return f"There is no cell {number}; this notebook has run {max(0, len(cells) - 1)} cells."
     parts = [f"In[{number}]:\n{bounded(cells[number].rstrip(), CELL_CHARS)}"]
     outputs = namespace.get("Out")
-    if isinstance(outputs, Mapping) and number in outputs:
-        summary = summarize(outputs[number])
+    if type(outputs) is dict and number in outputs:
+        summary = summarize(outputs[number], safe=True)
         parts.append(f"Out[{number}] ({summary.kind}):\n{summary.text}")
     try:
-        err = last_error(shell)
+        err = last_error(shell, safe=True)
     except PromptContextError:
         err = None
     if err is not None and err.cell_label == f"In[{number}]":

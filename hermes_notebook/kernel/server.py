@@ -4,34 +4,48 @@ It uses the official ``mcp`` SDK (the optional extra ``hermes-notebook[tools]``)
 thread, so the kernel's own loop and the package loop stay free. Every request must carry
 ``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows nothing
 about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose text is the result.
+
+Which tools are listed can change while Hermes is connected (the cell tools exist only while the notebook's front
+end is attached): ``tools/list`` answers with ``offered()``, and :meth:`ToolServer.tools_changed` sends
+``notifications/tools/list_changed`` to every MCP session that listed tools before, again until it has listed
+them anew (the notification rides the session's GET stream, which may not be open yet). Hermes' MCP client
+re-lists on that notification and its agents pick the new list up before their next model call. Sessions need
+the SDK's stateful mode for that stream; a client without a session (a bare ``tools/list``) gets a 400.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import secrets
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from ..errors import HermesUsageError
 from ..settings import Secret
+from .cells import CELL_READ_TOOLS, CELL_TOOLS
+from .cells import DESCRIPTIONS as CELL_DESCRIPTIONS
 
-__all__ = ["LOOPBACK", "READ_TOOLS", "TOOLS", "Handler", "ToolServer", "tools_available"]
+__all__ = ["ALL_TOOLS", "LOOPBACK", "READ_TOOLS", "TOOLS", "Handler", "ToolServer", "tools_available"]
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 #: The read tools, opt-in per session.
 READ_TOOLS = ("list_variables", "describe", "read_cells", "read_output")
-#: Every tool the server offers; ``run_code`` asks the user each time.
+#: The kernel tools, always offered; ``run_code`` asks the user each time.
 TOOLS = (*READ_TOOLS, "run_code")
+#: Every tool the server knows: the kernel tools and the cell tools (offered while a front end is attached).
+ALL_TOOLS = (*TOOLS, *CELL_TOOLS)
 #: Seconds to wait for the server to listen.
 START_TIMEOUT = 15.0
+#: Seconds between ``tools/list_changed`` notifications to a session that has not listed tools again yet.
+ANNOUNCE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 Handler = Callable[[str, dict[str, Any]], Awaitable[str]]
 
@@ -44,6 +58,7 @@ _DESCRIPTIONS = {
     "read_output": "One notebook cell: its source, its result (Out[n], summarized) and the error it raised.",
     "run_code": "Run Python code in the user's notebook kernel (their variables, their files). The user sees the "
                 "whole code and must click Run first; returns stdout, the last expression's value and any error.",
+    **CELL_DESCRIPTIONS,
 }
 
 
@@ -60,13 +75,18 @@ def tools_available() -> bool:
 class ToolServer:
     """One MCP server for this kernel: ``start()`` it, read :attr:`url`, hand :attr:`token` to Hermes only."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, offered: Callable[[], Collection[str]] = lambda: TOOLS) -> None:
         self._handler = handler
+        self._offered = offered
         #: The bearer token (a :class:`Secret`: its repr never shows the value).
         self.token = Secret(secrets.token_urlsafe(32))
         self.port = 0
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: MCP session id -> (a ServerSession of it, the tool list revision it listed), on the server's loop only.
+        self._sessions: dict[str, tuple[Any, int]] = {}
+        self._revision = 0
 
     @property
     def url(self) -> str:
@@ -98,9 +118,12 @@ class ToolServer:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on")
         server = self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])), name="hermes-notebook-tools", daemon=True,
-        )
+
+        async def serve() -> None:
+            self._loop = asyncio.get_running_loop()
+            await server.serve(sockets=[sock])
+
+        self._thread = threading.Thread(target=lambda: asyncio.run(serve()), name="hermes-notebook-tools", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT
         while not server.started:
@@ -117,28 +140,84 @@ class ToolServer:
             self._thread.join(timeout)
         self._thread = None
 
+    # --- the offered tools ----------------------------------------------------------------------------------
+
+    def tools_changed(self) -> None:
+        """The offered tools changed: tell every MCP session that listed them (thread-safe; see the module doc)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the server's loop just ended
+            loop.call_soon_threadsafe(self._bump)
+
+    @property
+    def clients_current(self) -> bool:
+        """True when every MCP session that listed tools has listed them since the last change (and one has)."""
+        sessions = list(self._sessions.values())  # a copy: the server's loop may add one meanwhile
+        return bool(sessions) and all(seen == self._revision for _session, seen in sessions)
+
+    def _bump(self) -> None:
+        self._revision += 1
+        asyncio.ensure_future(self._announce(self._revision))
+
+    async def _announce(self, revision: int) -> None:
+        for delay in (0.0, *ANNOUNCE_DELAYS):
+            await asyncio.sleep(delay)
+            if revision != self._revision:
+                return  # a newer change announces itself
+            behind = [(key, session) for key, (session, seen) in self._sessions.items() if seen < revision]
+            if not behind:
+                return
+            for key, session in behind:
+                try:
+                    await session.send_tool_list_changed()
+                except Exception:  # the session ended (its client went away): forget it
+                    log.debug("tools/list_changed not delivered; dropping the session", exc_info=True)
+                    self._sessions.pop(key, None)
+
+    async def _middleware(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Lists only the offered tools, remembers who listed them, and says that the list can change."""
+        result = await call_next(ctx)
+        if ctx.method == "tools/list":
+            key = _session_id(ctx)
+            if key is not None:
+                self._sessions[key] = (ctx.session, self._revision)
+            offered = set(self._offered())
+            if isinstance(result, dict):
+                result = {**result, "tools": [t for t in result.get("tools") or [] if t.get("name") in offered]}
+            elif hasattr(result, "tools"):
+                result = result.model_copy(update={"tools": [t for t in result.tools if t.name in offered]})
+        elif ctx.method == "initialize":
+            result = _with_list_changed(result)
+        return result
+
     def _app(self) -> Any:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
 
-        mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.")
-        for tool in TOOLS:
-            read_only = tool in READ_TOOLS
+        mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.",
+                        middleware=[self._middleware])
+        for tool in ALL_TOOLS:
+            read_only = tool in READ_TOOLS or tool in CELL_READ_TOOLS
+            # Cell edits only propose (the user keeps or discards them): not destructive; running code is.
+            destructive = tool in ("run_code", "run_cell")
             mcp.add_tool(
                 self._tool(tool), name=tool, description=_DESCRIPTIONS[tool], structured_output=False,
-                annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=not read_only),
+                annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive),
             )
-        inner = mcp.streamable_http_app(stateless_http=True, json_response=True, host=LOOPBACK)
+        inner = mcp.streamable_http_app(json_response=True, host=LOOPBACK)
         expected = f"Bearer {self.token.reveal()}".encode()
 
         async def guarded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
-                given = dict(scope.get("headers") or []).get(b"authorization", b"")
-                if not hmac.compare_digest(given, expected):
+                headers = dict(scope.get("headers") or [])
+                if not hmac.compare_digest(headers.get(b"authorization", b""), expected):
                     await send({"type": "http.response.start", "status": 401,
                                 "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
                     await send({"type": "http.response.body", "body": b"unauthorized"})
                     return
+                if scope.get("method") == "DELETE":  # the client ends its session: nothing more to tell it
+                    self._sessions.pop(headers.get(b"mcp-session-id", b"").decode("latin-1"), None)
             await inner(scope, receive, send)
 
         return guarded
@@ -162,7 +241,45 @@ class ToolServer:
             async def run_code(code: str) -> str:
                 return await handler("run_code", {"code": code})
             return run_code
+        if tool == "list_cells":
+            async def list_cells() -> str:
+                return await handler("list_cells", {})
+            return list_cells
+        if tool == "insert_cell":
+            async def insert_cell(index: int, source: str, cell_type: str | None = None) -> str:
+                # Only what the call carried: the call is matched against its tool part's arguments.
+                given = {} if cell_type is None else {"cell_type": cell_type}
+                return await handler("insert_cell", {"index": index, "source": source, **given})
+            return insert_cell
+        if tool == "edit_cell":
+            async def edit_cell(index: int, source: str) -> str:
+                return await handler("edit_cell", {"index": index, "source": source})
+            return edit_cell
+        if tool in ("delete_cell", "run_cell"):
+            async def cell_at(index: int) -> str:
+                return await handler(tool, {"index": index})
+            return cell_at
 
         async def list_variables() -> str:
             return await handler("list_variables", {})
         return list_variables
+
+
+def _session_id(ctx: Any) -> str | None:
+    """The MCP session a request belongs to (its ``mcp-session-id`` header), None outside a stateful session."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def _with_list_changed(result: Any) -> Any:
+    """An ``initialize`` result that says the tool list can change (``tools.listChanged``)."""
+    if isinstance(result, dict):
+        capabilities = dict(result.get("capabilities") or {})
+        capabilities["tools"] = {**(capabilities.get("tools") or {}), "listChanged": True}
+        return {**result, "capabilities": capabilities}
+    tools = getattr(getattr(result, "capabilities", None), "tools", None)
+    if tools is not None:
+        tools.list_changed = True
+    return result

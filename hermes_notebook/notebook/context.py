@@ -2,8 +2,8 @@
 
 Why a module of its own: a prompt that quotes a DataFrame should not paste megabytes of ``str(df)`` into the
 model, and a typo in a placeholder should fail before anything is sent. Each value becomes a bounded, typed
-summary (:func:`summarize`), scrubbed of secrets; a figure becomes an image attachment. ``{{`` and ``}}`` are
-literal braces. A placeholder is read, never run (:mod:`.placeholders`). ``%hermes`` fills placeholders;
+summary (:func:`~.values.summarize`: a secret-named value is withheld), scrubbed of secrets; a figure becomes an
+image attachment. ``{{`` and ``}}`` are literal braces. A placeholder is read, never run (:mod:`.placeholders`). ``%hermes`` fills placeholders;
 ``ask()`` sends its prompt as written unless asked to fill (``context=True`` or :func:`fill`).
 
 Nothing here imports pandas, numpy or matplotlib: values are recognised by their type's module and name, so
@@ -25,6 +25,7 @@ from ..errors import HermesUsageError
 from ..inert import escape_html, html_block, terminal_safe
 from ..scrub import scrub
 from .placeholders import PromptContextError, resolve
+from .values import VALUE_CHARS, Summary, cut, exact_type, safe_repr, summarize
 
 __all__ = [
     "FillPrompt",
@@ -44,12 +45,6 @@ __all__ = [
     "summarize",
 ]
 
-#: Characters one value may take in a prompt (a cut value says how much was left out).
-VALUE_CHARS = 2000
-#: Rows of a DataFrame/Series head.
-HEAD_ROWS = 5
-#: Items of a list/dict/set shown before the rest is cut.
-MAX_ITEMS = 20
 #: Traceback lines kept for ``{Err}`` and ``%hermes fix`` (the tail is where the error is).
 TRACEBACK_LINES = 20
 #: Characters of a cell's source quoted by ``%hermes fix``.
@@ -76,15 +71,6 @@ def fill(text: str) -> FillPrompt:
     from a model or a file; its braces would read your variables into the prompt.
     """
     return FillPrompt(text)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One value as it goes into the prompt: text, and images to attach (PNG of a figure)."""
-
-    kind: str
-    text: str
-    images: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass
@@ -125,98 +111,6 @@ class PromptPreview:
                           f'<pre style="white-space:pre-wrap">{escape_html(self.text)}</pre>', extra_class="hn-preview")
 
 
-# --- value summaries --------------------------------------------------------------------------------------
-
-
-def _type_of(value: Any) -> tuple[str, str]:
-    cls = type(value)
-    return (cls.__module__ or "").split(".", 1)[0], cls.__name__
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"… [cut: {len(text) - limit:,} more characters]"
-
-
-def _short_repr(value: Any, limit: int = 200) -> str:
-    try:
-        text = repr(value)
-    except Exception as exc:  # a broken __repr__ must not stop the prompt
-        text = f"<{type(value).__name__} (repr failed: {type(exc).__name__})>"
-    return _cut(text, limit)
-
-
-def _frame_summary(value: Any, limit: int) -> Summary:
-    rows, cols = value.shape
-    dtypes = ", ".join(f"{name}: {dtype}" for name, dtype in list(value.dtypes.items())[:40])
-    if len(value.columns) > 40:
-        dtypes += f", … [{len(value.columns) - 40} more columns]"
-    head = value.head(HEAD_ROWS).to_string(max_cols=20, max_colwidth=40)
-    text = f"DataFrame: {rows:,} rows × {cols:,} columns\ndtypes: {dtypes}\nhead({HEAD_ROWS}):\n{head}"
-    return Summary("DataFrame", _cut(text, limit))
-
-
-def _series_summary(value: Any, limit: int) -> Summary:
-    head = value.head(HEAD_ROWS).to_string(max_rows=HEAD_ROWS)
-    text = f"Series {value.name!r}: {len(value):,} values, dtype {value.dtype}\nhead({HEAD_ROWS}):\n{head}"
-    return Summary("Series", _cut(text, limit))
-
-
-def _array_summary(value: Any, limit: int) -> Summary:
-    import numpy  # only reached for a numpy value, so numpy is loaded already
-
-    body = numpy.array2string(value, threshold=MAX_ITEMS * 5, edgeitems=3, max_line_width=100)
-    return Summary("ndarray", _cut(f"ndarray shape={tuple(value.shape)} dtype={value.dtype}\n{body}", limit))
-
-
-def _figure_summary(value: Any) -> Summary:
-    import io
-
-    buffer = io.BytesIO()
-    value.savefig(buffer, format="png", bbox_inches="tight")
-    width, height = (int(x) for x in value.get_size_inches() * value.dpi)
-    return Summary("figure", f"[figure {width}×{height} px, attached as an image]", (("image/png", buffer.getvalue()),))
-
-
-def _collection_summary(value: Any, limit: int) -> Summary:
-    name = type(value).__name__
-    items = list(value.items()) if isinstance(value, Mapping) else list(value)
-    shown = []
-    for item in items[:MAX_ITEMS]:
-        if isinstance(value, Mapping):
-            key, val = item
-            shown.append(f"{_short_repr(key, 60)}: {_short_repr(val)}")
-        else:
-            shown.append(_short_repr(item))
-    body = ", ".join(shown)
-    if len(items) > MAX_ITEMS:
-        body += f", … [{len(items) - MAX_ITEMS:,} more items]"
-    return Summary(name, _cut(f"{name} of {len(items):,} items: {body}", limit))
-
-
-def summarize(value: Any, limit: int = VALUE_CHARS) -> Summary:
-    """A bounded, typed summary of a value for a prompt (never the whole of a large value)."""
-    module, name = _type_of(value)
-    if isinstance(value, str):
-        return Summary("str", _cut(value, limit))
-    if value is None or isinstance(value, (bool, int, float, complex)):
-        return Summary(type(value).__name__, repr(value))
-    if isinstance(value, BaseException):
-        return Summary("exception", _cut(f"{type(value).__name__}: {value}", limit))
-    if module == "pandas" and name == "DataFrame":
-        return _frame_summary(value, limit)
-    if module == "pandas" and name == "Series":
-        return _series_summary(value, limit)
-    if module == "numpy" and name == "ndarray":
-        return _array_summary(value, limit)
-    if module == "matplotlib" and name == "Figure" and hasattr(value, "savefig"):
-        return _figure_summary(value)
-    if isinstance(value, (list, tuple, set, frozenset, Mapping)):
-        return _collection_summary(value, limit)
-    return Summary(name, _cut(f"{name}: {_short_repr(value, limit)}", limit))
-
-
 # --- the last error ---------------------------------------------------------------------------------------
 
 
@@ -253,19 +147,38 @@ def _cell_of(tb: TracebackType | None, shell: Any) -> tuple[str | None, str | No
     return None, None
 
 
-def last_error(shell: Any = None) -> ErrorInfo:
-    """The exception the notebook last showed (``sys.last_value``); :class:`PromptContextError` if none."""
+def _safe_message(value: BaseException) -> str:
+    """An exception's message built here: the arguments of a builtin exception, nothing of a user's class."""
+    if exact_type(value)[0] != "builtins":  # its __str__ and args are the user's code
+        return ""
+    args: Any = BaseException.__dict__["args"]  # the builtin slot, not a property a subclass may define
+    return ", ".join(safe_repr(a) for a in args.__get__(value)[:3])
+
+
+def last_error(shell: Any = None, *, safe: bool = False) -> ErrorInfo:
+    """The exception the notebook last showed (``sys.last_value``); :class:`PromptContextError` if none.
+
+    ``safe`` (the read tools, which may run beside a cell): no code of the exception's class runs (its message is
+    built from a builtin exception's arguments only); the traceback's frames are read as they are."""
     value = getattr(sys, "last_value", None)
-    if not isinstance(value, BaseException):
+    if not issubclass(type(value), BaseException):
         raise PromptContextError("no error yet: {Err} and %hermes fix need a cell that raised an exception")
-    tb = _user_frames(getattr(sys, "last_traceback", None) or value.__traceback__)
-    lines = "".join(traceback.format_exception(type(value), value, tb)).rstrip("\n").splitlines()
+    assert isinstance(value, BaseException)
+    own_tb: Any = BaseException.__dict__["__traceback__"]  # the builtin slot, not a property a subclass may define
+    tb = _user_frames(getattr(sys, "last_traceback", None) or own_tb.__get__(value))
+    kind = exact_type(value)[1]
+    if safe:
+        message = _safe_message(value)
+        lines = "".join(traceback.format_list(traceback.extract_tb(tb))).rstrip("\n").splitlines()
+        lines = ["Traceback (most recent call last):", *lines, f"{kind}: {message}" if message else kind]
+    else:
+        message = " ".join(str(value).split())
+        lines = "".join(traceback.format_exception(type(value), value, tb)).rstrip("\n").splitlines()
     tail = "\n".join(lines[-TRACEBACK_LINES:])
     if len(lines) > TRACEBACK_LINES:
         tail = f"Traceback (… {len(lines) - TRACEBACK_LINES} earlier lines cut):\n{tail}"
     source, label = _cell_of(tb, shell)
-    message = " ".join(str(value).split())
-    return ErrorInfo(type(value).__name__, _cut(message, 500), _cut(tail, VALUE_CHARS), source, label)
+    return ErrorInfo(kind, cut(message, 500), cut(tail, VALUE_CHARS), source, label)
 
 
 def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] = ()) -> PromptPreview:
@@ -282,7 +195,7 @@ def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] 
     parts = [f"My notebook cell raised {err.type}. {ask}"]
     if err.cell_source:
         fence = "````" if "```" in err.cell_source else "```"
-        parts.append(f"Cell {err.cell_label}:\n{fence}python\n{_cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}")
+        parts.append(f"Cell {err.cell_label}:\n{fence}python\n{cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}")
     parts.append(f"Error:\n```\n{err.summary()}\n```")
     text = scrub("\n\n".join(parts), secrets)
     return PromptPreview(text, values=[("Err", "error", len(scrub(err.summary(), secrets)))])
@@ -337,8 +250,15 @@ def _render(expr: str, value: Any, shell: Any) -> Summary:
         return Summary("error", value.summary())
     if expr.replace(" ", "").startswith("In[") and isinstance(value, str):
         fence = "````" if "```" in value else "```"
-        return Summary("cell", f"{fence}python\n{_cut(value.rstrip(), CELL_CHARS)}\n{fence}")
-    return summarize(value)
+        return Summary("cell", f"{fence}python\n{cut(value.rstrip(), CELL_CHARS)}\n{fence}")
+    return summarize(value, name=_last_name(expr))
+
+
+def _last_name(expr: str) -> str | None:
+    """The name a placeholder reads its value by: ``db_password`` of ``{cfg.db_password}``, ``api_key`` of
+    ``{d['api_key']}`` (a secret-looking one withholds the value)."""
+    last = re.findall(r"[A-Za-z_]\w*|'[^']*'|\"[^\"]*\"", expr)
+    return last[-1].strip("'\"") if last else None
 
 
 #: Markdown code: a fenced block (to its closing fence, or the end) or an inline span. Braces in code are code.

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from .. import runtime
 from ..errors import HermesError
 from ..turns.changes import MessageStore
-from .interactions import Policy, normalize_answer, prompt_text
+from .interactions import Policy, normalize_answer, policy_refusal, prompt_text
 from .results import Reply
 from .wait import wait_blocking
 
@@ -278,6 +278,9 @@ class TurnHandle:
         """The answer to an interaction, or None to leave it to the server's timeout."""
         kind = request.get("kind")
         policy = {"approval": self.options.approve, "clarify": self.options.clarify}.get(str(kind))
+        if policy is not None and (refusal := policy_refusal(request)) is not None:
+            self.notes.append(refusal)
+            return "deny"
         if policy is not None:
             answer = policy if isinstance(policy, str) else await asyncio.to_thread(policy, dict(request))
             if answer is not None:

@@ -15,9 +15,12 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import CARD_LINES, reveal, reveal_lines, terminal_safe
-from ..turns import APPROVAL_CHOICES, CODE_CHOICES, DEFAULT_APPROVAL_CHOICES
+from ..turns import APPROVAL_CHOICES, CODE_CHOICES, DEFAULT_APPROVAL_CHOICES, MASKED_APPROVAL_CHOICES
+from ..turns.masked import MASKED_NOTICE
 
-__all__ = ["APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "prompt_text"]
+__all__ = [
+    "APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "policy_refusal", "prompt_text",
+]
 
 #: A policy: a fixed answer, or a callable given the request dict (kind, command/question, choices, ...)
 #: returning the answer (``None`` means "ask interactively after all").
@@ -40,11 +43,21 @@ def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) 
     choice = APPROVAL_ALIASES.get(choice, choice)
     # No choices from the server: only what grants nothing beyond this command (the card offers the same pair).
     allowed = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
+    if request.get("masked"):  # Hermes hid part of the command: never a session or permanent grant
+        allowed = [c for c in allowed if c in MASKED_APPROVAL_CHOICES]
     if choice not in allowed:
         # Fail closed: an answer outside the offered choices is refused, never mapped onto another choice.
         notes.append(f"{answer!r} is not one of {allowed}; the command was denied")
         return "deny"
     return choice
+
+
+def policy_refusal(request: Mapping[str, Any]) -> str | None:
+    """Why a policy (``approve=``) may not answer this request, or None. A command Hermes partly hid is never
+    approved unattended: nobody could have seen what runs. The reply's notes say so; the answer is "deny"."""
+    if request.get("kind") == "approval" and request.get("masked"):
+        return f"{MASKED_NOTICE} approve= does not answer such a command, so it was denied."
+    return None
 
 
 def check_policy(name: str, policy: Policy) -> None:
@@ -85,6 +98,8 @@ def prompt_text(request: Mapping[str, Any]) -> str:
         choices = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
         command = str(request.get("command") or "(a command)")
         _print_command(command, CARD_LINES)
+        if request.get("masked"):
+            _say(f"  {MASKED_NOTICE}")
         if request.get("description"):
             _say(f"  ({reveal(str(request['description']))})")
         while True:

@@ -25,7 +25,9 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
 from traitlets import CFloat, Unicode
 
-from ..errors import HermesError, redact
+from ..errors import HermesError
+from ..inert import terminal_safe
+from ..scrub import scrub
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
 from ..turns.compression import compress_result_text
 from . import context as _context
@@ -93,8 +95,9 @@ def _split_options(line: str) -> tuple[list[str], str]:
 
 
 def _one_line(error: BaseException, *secrets: object) -> str:
+    """An error as one line for the terminal: server text in it carries no escape sequence and no secret."""
     text = " ".join(str(error).split()) or type(error).__name__
-    return redact(text, *secrets)
+    return terminal_safe(scrub(text, secrets))
 
 
 @magics_class
@@ -347,7 +350,7 @@ class HermesMagics(Magics):
 
     def _cmd_branch(self, rest: str) -> Any:
         stored_id = self.facade.branch(self._rewind_session("branch", rest))
-        print(f"branched: the notebook continues in session {stored_id}")
+        print(terminal_safe(f"branched: the notebook continues in session {stored_id}"))  # the id is the server's
 
     def _cmd_regenerate(self, rest: str) -> Any:
         return self.facade.regenerate(self._rewind_session("regenerate", rest))

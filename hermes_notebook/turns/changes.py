@@ -13,6 +13,8 @@ from typing import Any, Literal, TypedDict
 
 __all__ = [
     "AppendChange",
+    "CellChangeDict",
+    "CellChangeKind",
     "ChangeRecord",
     "FinishChange",
     "InteractionDict",
@@ -47,13 +49,15 @@ InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 SubagentStatus = Literal["queued", "running", "completed", "failed", "error", "timeout", "interrupted"]
+CellChangeKind = Literal["insert", "edit", "delete"]
 
 
 class InteractionExtras(TypedDict, total=False):
-    """Keys a newer server adds to an interaction; absent (not null) otherwise."""
+    """Keys only some interactions carry; absent (not null) otherwise."""
 
     questions: list[dict[str, Any]]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
     reason: str  # why the server withdrew the request (request.cancel)
+    masked: bool  # true: the server hid part of the command (turns/masked.py); only "once"/"deny" are offered
 
 
 class InteractionDict(InteractionExtras):
@@ -101,12 +105,22 @@ class SubagentDict(TypedDict):
     summary: str | None
 
 
+class CellChangeDict(TypedDict):
+    """A notebook cell change a kernel tool proposed (the user keeps or discards it on the cell)."""
+
+    id: str  # the change's id in the notebook's front end ("c3")
+    kind: CellChangeKind
+    index: int  # the cell (edit, delete) or the place (insert), counted from 0 when it was proposed
+    cell_type: str  # code, markdown or raw
+
+
 class PartExtras(TypedDict, total=False):
     """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
 
     diff: str  # a tool part: the file change the server rendered with its completion (plain lines)
     todos: list[TodoItemDict]  # the ``todo`` part: the task list's latest full snapshot
     subagent: SubagentDict  # a ``subagent`` part
+    cell_change: CellChangeDict  # a kernel cell tool's part: the pending change it proposed in the notebook
 
 
 class PartDict(PartExtras):
@@ -143,6 +157,7 @@ class PartFields(TypedDict, total=False):
     diff: str
     todos: list[TodoItemDict]
     subagent: SubagentDict
+    cell_change: CellChangeDict
 
 
 class MessageDict(TypedDict):

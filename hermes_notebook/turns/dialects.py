@@ -8,7 +8,7 @@ but still reach ``transform_output``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import activity, compression
 from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
@@ -51,12 +51,16 @@ def _d_reasoning_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _d_tool_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # tool.start {tool_id, name, context, args_text?}: context is the human preview, args_text (verbose mode
-    # only) the raw arguments (§4.1).
+    # tool.start {tool_id, name, context, args_text?, args?}: context is the human preview, args_text (verbose mode
+    # only) the raw arguments (§4.1); a newer server sends the arguments object too (docs/protocol/dashboard-newer.md §3.2), which
+    # is what a kernel tool call is bound to its part by (kernel/share.py).
     p = e.payload
     pid = f"tool:{p.get('tool_id')}"
     part = f.part(pid)
-    name, preview, args = text_or_none(p.get("name")), text_or_none(p.get("context")), text_or_none(p.get("args_text"))
+    name, preview = text_or_none(p.get("name")), text_or_none(p.get("context"))
+    args: str | dict[str, Any] | None = text_or_none(p.get("args_text"))
+    if args is None and isinstance(p.get("args"), dict):
+        args = dict(p["args"])
     if part is not None:  # a repeated start: refresh in place
         fields: PartFields = {}
         if name is not None and part.name != name:

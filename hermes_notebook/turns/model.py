@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .changes import (
+    CellChangeDict,
     ChangeRecord,
     InteractionDict,
     InteractionKind,
@@ -31,6 +32,7 @@ __all__ = [
     "APPROVAL_CHOICES",
     "CODE_CHOICES",
     "DEFAULT_APPROVAL_CHOICES",
+    "MASKED_APPROVAL_CHOICES",
     "READS_CHOICE",
     "REDACTED",
     "Interaction",
@@ -62,6 +64,9 @@ APPROVAL_CHOICES: tuple[str, ...] = ("once", "session", "always", "deny")
 # remembers nothing, so "session" would promise what it does not do). The folder fills them in, so every approval
 # a view or a check sees lists its choices; the checks that fall back use this same tuple.
 DEFAULT_APPROVAL_CHOICES: tuple[str, ...] = ("once", "deny")
+# All an approval whose command the server masked may be answered with: what runs is not fully shown, so nothing
+# beyond this one command is granted (turns/masked.py): the same pair.
+MASKED_APPROVAL_CHOICES: tuple[str, ...] = DEFAULT_APPROVAL_CHOICES
 
 # A ``code`` interaction is asked by the client itself, not the server: the agent wants to run code in the
 # notebook's kernel (a kernel tool). "run" runs exactly the code shown; anything else leaves the kernel as it was.
@@ -90,6 +95,8 @@ class Interaction:
     questions: list[dict[str, Any]] | None = None
     #: Why a newer server withdrew the request (``request.cancel``).
     reason: str | None = None
+    #: The server hid part of the command before sending it (:mod:`.masked`): what runs is not fully shown.
+    masked: bool = False
 
     def to_dict(self) -> InteractionDict:
         """The contract's Interaction dict (fresh objects; safe to send or mutate)."""
@@ -107,13 +114,15 @@ class Interaction:
             d["questions"] = [dict(q) for q in self.questions]
         if self.reason is not None:
             d["reason"] = self.reason
+        if self.masked:  # absent unless true: the old contract holds
+            d["masked"] = True
         return d
 
     def copy(self) -> Interaction:
         """An independent copy (snapshots must not change when the folder moves on)."""
         return Interaction(
             self.kind, self.request_id, self.status, self.command, self.question, self.description,
-            list(self.choices), self.response, self.questions, self.reason,
+            list(self.choices), self.response, self.questions, self.reason, self.masked,
         )
 
 
@@ -135,6 +144,7 @@ class Part:
     diff: str | None = None
     todos: list[TodoItemDict] | None = None
     subagent: SubagentDict | None = None
+    cell_change: CellChangeDict | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -158,6 +168,8 @@ class Part:
         if self.subagent is not None:
             info = d["subagent"] = self.subagent.copy()
             info["tools"] = [tool.copy() for tool in info["tools"]]
+        if self.cell_change is not None:
+            d["cell_change"] = self.cell_change.copy()
         return d
 
     def copy(self) -> Part:
@@ -166,6 +178,7 @@ class Part:
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
             self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
+            self.cell_change,
         )
 
 

@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 
 from .changes import InteractionKind
 from .events import Event
-from .model import DEFAULT_APPROVAL_CHOICES, Interaction, Part
+from .masked import hermes_masked
+from .model import DEFAULT_APPROVAL_CHOICES, MASKED_APPROVAL_CHOICES, Interaction, Part
 from .payload import choices_or_none, text_or_none
 
 __all__ = ["RequestBook"]
@@ -45,9 +46,13 @@ class RequestBook:
         self._approval_fifo.append(rid)
         # No choices (absent, or an empty list) means the default pair: every view and check then reads one list.
         choices = choices_or_none(p.get("choices")) or list(DEFAULT_APPROVAL_CHOICES)
+        command = text_or_none(p.get("command"))
+        masked = hermes_masked(command)
+        if masked:  # what runs is not fully shown: grant nothing beyond this one command
+            choices = [c for c in choices if c in MASKED_APPROVAL_CHOICES] or list(DEFAULT_APPROVAL_CHOICES)
         return Interaction(
-            "approval", rid, command=text_or_none(p.get("command")), description=text_or_none(p.get("description")),
-            choices=choices,
+            "approval", rid, command=command, description=text_or_none(p.get("description")), choices=choices,
+            masked=masked,
         )
 
     def request_from(self, event: Event, kind: InteractionKind) -> Interaction | None:

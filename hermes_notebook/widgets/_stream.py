@@ -64,6 +64,7 @@ from ..turns.changes import MessageStore
 from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 from .stream_scrub import StreamScrubber
+from .subshells import Routing, follow_frontend_subshells
 
 __all__ = ["STATIC", "StreamingWidget", "change_weight"]
 
@@ -176,6 +177,9 @@ class StreamingWidget(anywidget.AnyWidget):
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
+        #: Where the views' messages run: on the front end's subshell while a cell runs, where the kernel has
+        #: subshells (widgets/subshells.py). Every handler only checks and schedules, so any thread will do.
+        self.comm_routing: Routing = follow_frontend_subshells(self)
 
     @traitlets.validate("notice")
     def _scrub_notice(self, proposal: Any) -> str:

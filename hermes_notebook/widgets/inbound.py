@@ -19,7 +19,7 @@ from typing import Any
 # length is checked first, so nothing larger is ever decoded.
 from ..client.dashboard.attachments import MAX_IMAGE_BYTES
 from ..client.dashboard.files import MAX_FILES
-from ..turns.model import DEFAULT_APPROVAL_CHOICES
+from ..turns.model import DEFAULT_APPROVAL_CHOICES, MASKED_APPROVAL_CHOICES
 
 __all__ = [
     "CHAT_MESSAGES",
@@ -276,6 +276,9 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
         raise Refused("that request is no longer waiting for an answer")
     if kind == "code" and response is not None and response not in (interaction.get("choices") or ()):
         raise Refused(f"{response[:40]!r} is not one of the offered choices")
+    if kind == "approval" and response is not None and interaction.get("masked") \
+            and response not in MASKED_APPROVAL_CHOICES:  # what runs is not fully shown: never a lasting grant
+        raise Refused("Hermes hid part of that command: it can only be allowed once or denied")
     if kind == "approval" and response is not None:
         choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_CHOICES
         if response not in choices:

@@ -55,6 +55,7 @@ from . import inbound
 from ._stream import STATIC
 from .job_runs import FinishedRun, RunsHandler
 from .static_twin import StaticTwin
+from .subshells import Routing, follow_frontend_subshells
 
 __all__ = ["STATIC_CLASS", "Jobs"]
 
@@ -189,6 +190,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
+        #: The view's messages run on the front end's subshell while a cell runs (widgets/subshells.py): every
+        #: handler and observer here only checks and schedules onto the package loop, from whatever thread.
+        self.comm_routing: Routing = follow_frontend_subshells(self)
         self.observe(self._restart_auto_refresh, names=["auto_refresh"])
         self.observe(lambda _c: self.submit(self.refresh_async()), names=["include_disabled"])
         if refresh:

@@ -1,13 +1,19 @@
 """Secrets out of a widget's stream: change records are scrubbed before the kernel-side store keeps them, so the
 views' custom messages, their snapshots and the static twin (what a saved notebook keeps) never hold a secret.
 
+Except what the user is asked to approve: an approval's or a Run card's interaction passes through verbatim
+(what the card shows is exactly what runs; a scrubbed ``token=********`` would hide what a click runs). The live
+views only show it (custom messages are never saved); the static transcript a saved notebook keeps is built
+through :func:`hermes_notebook.render.transcript_bundle`, which scrubs the card like everything else.
+
 Why text is held back: a reply streams in small appends, and a key can arrive split across two of them (``sk-ab``
 then ``cdef...``); scrubbing each append alone would let both halves through. So an append's text is released
 only up to its last whitespace, and never ending on a lead-in that a secret may follow (``API_KEY = ``,
 ``Bearer ``, ``password:``): the rest waits for the next append, or for any other record of the message (a tool
 starting, the end of the turn), which releases it first. Keys, tokens and ``NAME_KEY=value`` assignments hold no
-whitespace, so each released chunk scrubs alone exactly as it would inside the whole text. The cost: the word
-being typed shows one append later.
+whitespace, so each released chunk scrubs alone exactly as it would inside the whole text. A private key block
+(``-----BEGIN ... PRIVATE KEY-----``) does hold whitespace: from its first line on, text waits for its last (at
+most ``PEM_HOLD`` characters). The cost: the word being typed shows one append later.
 
 Limits: a run of more than ``HOLD_LIMIT`` characters without whitespace is released up to a character no key
 contains, keeping its last ``KEY_TAIL`` characters back (a longer key straddling that cut keeps only the half
@@ -22,7 +28,7 @@ from typing import Any
 
 from ..scrub import scrub, scrub_value
 
-__all__ = ["HOLD_LIMIT", "KEY_TAIL", "StreamScrubber"]
+__all__ = ["HOLD_LIMIT", "KEY_TAIL", "PEM_HOLD", "VERBATIM_KINDS", "StreamScrubber"]
 
 #: A run without whitespace longer than this is released in part (see the module docstring).
 HOLD_LIMIT = 2048
@@ -30,12 +36,19 @@ HOLD_LIMIT = 2048
 KEY_TAIL = 256
 #: How far back a lead-in is looked for (its name's end is what matters).
 LEAD_IN_CHARS = 80
+#: Characters of an unfinished private key block held back, at most (a 4096-bit RSA key is about 3,300).
+PEM_HOLD = 16_384
 
 # Text a secret may follow after whitespace: a key-ish name with its separator, or a bearer scheme.
-_LEAD_IN = re.compile(r"(?i)[\w.-]*(?:key|token|secret|password|passwd|bearer)[\"']?\s*(?:[=:]\s*[\"']?)?\Z")
+_LEAD_IN = re.compile(
+    r"(?i)[\w.-]*(?:key|token|secret|password|passwd|passphrase|credentials?|auth|bearer)[\"']?\s*(?:[=:]\s*[\"']?)?\Z")
+_PEM_OPEN = "-----BEGIN"
+_PEM_END = re.compile(r"-----END[A-Z ]*PRIVATE KEY-----")
 _KEY_RUN = re.compile(r"[^A-Za-z0-9_-][A-Za-z0-9_-]*\Z")
 _WHITESPACE = (" ", "\n", "\t", "\r")
 _IDS = ("id", "message_id", "part_id", "request_id")
+#: Interactions shown for approval: never altered (module docstring).
+VERBATIM_KINDS = ("approval", "code")
 
 
 def _ready(text: str) -> int:
@@ -50,6 +63,10 @@ def _ready(text: str) -> int:
         end = len(text) - KEY_TAIL
         run = _KEY_RUN.search(text, cut, end)
         cut = run.start() + 1 if run is not None and run.start() >= cut else end
+    pem = text.rfind(_PEM_OPEN, 0, cut)
+    if pem >= 0 and "PRIVATE KEY" in text[pem:pem + 60] and _PEM_END.search(text, pem) is None \
+            and len(text) - pem <= PEM_HOLD:
+        cut = pem  # an unfinished private key: nothing of it goes out until its END line
     return cut
 
 
@@ -128,7 +145,9 @@ class StreamScrubber:
         for key, item in value.items():
             if key in _IDS:
                 clean[key] = item
-            elif key in ("message", "part") and isinstance(item, Mapping):
+            elif key == "interaction" and isinstance(item, Mapping) and item.get("kind") in VERBATIM_KINDS:
+                clean[key] = dict(item)  # what the user approves is shown as it runs (module docstring)
+            elif isinstance(item, Mapping):
                 clean[key] = self._clean(item)
             elif key == "parts" and isinstance(item, list):
                 clean[key] = [self._clean(p) if isinstance(p, Mapping) else p for p in item]

@@ -18,11 +18,21 @@ export function notify(message: string, kind: Kind = "info", host: unknown = glo
   return true;
 }
 
+import { reveal } from "./chat/reveal";
+
+/** The toast's words for a command Hermes partly hid (the card says the same: chat/interactions.ts). */
+const MASKED = "Hermes hid part of this command";
+
 interface PendingLike {
   id: string;
   readonly role?: string;
   readonly status?: string;
-  readonly parts: readonly { id: string; interaction: { kind: string; status: string; request_id: string; command: string | null; question: string | null } | null }[];
+  readonly parts: readonly {
+    id: string;
+    interaction: {
+      kind: string; status: string; request_id: string; command: string | null; question: string | null; masked?: boolean;
+    } | null;
+  }[];
 }
 
 /** Tells about each newly pending interaction once, only while `el` is off-screen (otherwise the buttons show it). */
@@ -41,9 +51,11 @@ export function createPendingNotifier(el: HTMLElement, host: unknown = globalThi
         if (told.has(key)) continue;
         told.add(key);
         if (isOnScreen(el)) continue;
-        const what = inter.command ?? inter.question ?? "";
+        // Shown as it will run (hidden characters made visible, nothing replaced), cut to a toast's length.
+        const what = reveal(inter.command ?? inter.question ?? "");
         const label = inter.kind === "approval" ? "your approval" : inter.kind === "clarify" ? "an answer" : `a ${inter.kind}`;
-        notify(`Hermes is waiting for ${label}${what ? `: ${what.slice(0, 80)}` : ""}`, "warning", host);
+        const hid = inter.masked ? ` (${MASKED}; what runs is not fully shown)` : "";
+        notify(`Hermes is waiting for ${label}${hid}${what ? `: ${what.slice(0, 80)}` : ""}`, "warning", host);
       }
     }
   };

@@ -24,6 +24,8 @@ export interface Interaction {
   questions?: ClarifyQuestion[];
   /** Why the server withdrew the request (request.cancel): timeout, interrupted, resolved, ... */
   reason?: string;
+  /** Hermes hid part of the command before sending it (turns/masked.py): only "once" and "deny" are offered. */
+  masked?: boolean;
 }
 
 export interface ClarifyQuestion {
@@ -51,6 +53,19 @@ export interface Part {
   todos?: TodoItem[];
   /** A `subagent:<id>` part: a delegated child agent. */
   subagent?: Subagent;
+  /** A kernel cell tool's part: the change it proposed, pending on a notebook cell until the user decides. */
+  cell_change?: CellChange;
+}
+
+export type CellChangeKind = "insert" | "edit" | "delete";
+
+export interface CellChange {
+  /** the change's id in the notebook's front end ("c3") */
+  id: string;
+  kind: CellChangeKind;
+  /** the cell (edit, delete) or the place (insert), counted from 0 when it was proposed */
+  index: number;
+  cell_type: string;
 }
 
 export interface TodoItem {

@@ -50,8 +50,18 @@ export class FakeModel<T extends object> implements AnyModel<T> {
     this.saves += 1;
   }
 
-  send(content: unknown): void {
+  send(content: unknown, callbacks?: unknown): void {
     this.sent.push(structuredClone(content));
+    this.callbacks.push(callbacks);
+  }
+
+  /** The ipywidgets callbacks passed with each message sent (same order as `sent`). */
+  readonly callbacks: unknown[] = [];
+
+  /** The kernel published its status for the `index`-th message sent (what acknowledges it: ../src/delivery.ts). */
+  kernelStatus(index: number, state: "busy" | "idle" = "busy"): void {
+    const callbacks = this.callbacks[index] as { iopub?: { status?: (msg: unknown) => void } } | undefined;
+    callbacks?.iopub?.status?.({ header: { msg_type: "status" }, content: { execution_state: state } });
   }
 
   // ---- test helpers: what the kernel side would do ----

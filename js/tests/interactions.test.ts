@@ -183,6 +183,18 @@ describe("approval", () => {
     },
   );
 
+  it("says in words that Hermes hid part of a masked command and offers only Allow once and Deny", () => {
+    // What Hermes sent for `API_KEY=$(echo${IFS}x) rm -rf ./dir` (turns/masked.py): the original still runs.
+    const { card, buttons } = setup({ ...ask, command: "API_KEY=*** rm -rf ./dir", masked: true });
+    expect(card().querySelector(".hn-interaction-command")!.textContent).toBe("API_KEY=*** rm -rf ./dir");
+    expect(card().querySelector(".hn-interaction-masked")!.textContent).toBe(
+      "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown.",
+    );
+    expect(buttons().map((b) => b.dataset.choice)).toEqual(["once", "deny"]);
+    const plain = setup({ ...ask, command: "rm -rf ./dir" });
+    expect(plain.card().querySelector(".hn-interaction-masked")).toBeNull();
+  });
+
   it("says how many lines of a long command are hidden and shows them on request", () => {
     const long = Array.from({ length: 25 }, (_, i) => `echo ${i}`).join("\n") + "\nrm -rf ~";
     const { card } = setup({ ...ask, command: long });

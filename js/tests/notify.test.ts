@@ -55,6 +55,25 @@ describe("notebook notifications", () => {
     expect(calls[0]!.args.type).toBe("warning");
   });
 
+  it("shows the command as it runs (hidden characters revealed) and says when Hermes hid part of it", () => {
+    const { host, calls } = fakeApp();
+    const el = document.createElement("div");
+    document.body.append(el);
+    el.getBoundingClientRect = () => ({ top: -500, bottom: -400, width: 100, height: 100 }) as DOMRect;
+    const check = createPendingNotifier(el, host);
+    const ask = (requestId: string, command: string, masked?: boolean) => ({
+      id: "assistant:t1",
+      parts: [{ id: "tool:1", interaction: { kind: "approval", status: "pending", request_id: requestId, command, question: null, masked } }],
+    });
+    check([ask("r1", "echo ok\u202e; rm -rf ~")]);
+    check([ask("r2", "API_KEY=*** rm -rf ./dir", true)]);
+    expect(calls.map((c) => c.args.message)).toEqual([
+      "Hermes is waiting for your approval: echo ok\u27e6U+202E\u27e7; rm -rf ~",
+      "Hermes is waiting for your approval (Hermes hid part of this command; what runs is not fully shown): " +
+        "API_KEY=*** rm -rf ./dir",
+    ]);
+  });
+
   it("the jobs view turns a finished-run notice into one notification", () => {
     const { host, calls } = fakeApp();
     (globalThis as { jupyterapp?: unknown }).jupyterapp = host.jupyterapp;

@@ -391,17 +391,18 @@ def write_notebook(root: Path, name: str, cells: list[str], kernel: str = "pytho
 
 
 def _bundle_is_stale() -> bool:
-    static = ROOT / "hermes_notebook" / "static" / "chat.js"
-    if not static.exists():
+    built = [ROOT / "hermes_notebook" / "static" / "chat.js", ROOT / "hermes_notebook" / "labextension" / "package.json"]
+    if not all(path.exists() for path in built):
         return True
     src = ROOT / "js" / "src"
     newest = max((p.stat().st_mtime for p in src.rglob("*") if p.is_file()), default=0.0)
-    return newest > static.stat().st_mtime
+    return newest > min(path.stat().st_mtime for path in built)
 
 
 @pytest.fixture(scope="session")
 def widget_bundle() -> Path:
-    """The built front end; rebuilt with ``npm run build`` when js/src is newer than the bundle."""
+    """The built front end (widget bundles and the JupyterLab extension); rebuilt with ``npm run build`` when js/src
+    is newer than either."""
     static = ROOT / "hermes_notebook" / "static" / "chat.js"
     if _bundle_is_stale():
         npm = shutil.which("npm")

@@ -2,6 +2,8 @@
 
 The model asks to run ``ls -la ./build`` + 400 spaces + ``; rm -rf ./<dir>``. Before the fix the card showed
 only ``ls -la ./build`` above the Allow buttons (the rest was off to the right of a non-wrapping ``<pre>``).
+Then ``API_KEY=$(echo${IFS}x) rm -rf ./<dir>``, which Hermes itself sends masked (``API_KEY=*** rm -rf ...``) and
+would run as written: the card says in words that part of it is hidden and offers only Allow once and Deny.
 """
 
 from __future__ import annotations
@@ -63,4 +65,19 @@ def test_padded_command_shows_its_tail_and_deny_blocks_it(open_notebook: Any, wo
     nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").last.wait_for(
         timeout=TURN_TIMEOUT_MS)
     expect(nb.page.locator(f"{CARD}").last).to_have_attribute("data-status", "answered")
+    assert (workdir / "keep.txt").read_text() == "still here"
+
+    # A command Hermes partly hid: said in words, no session or permanent grant offered.
+    nb.page.get_by_role("textbox", name="Message to Hermes").fill(f"RUN API_KEY=$(echo${{IFS}}x) rm -rf ./{workdir.name}")
+    nb.page.locator(".hn-send").click()
+    card = nb.page.locator(f"{CARD}[data-status='pending']")
+    card.wait_for(timeout=TURN_TIMEOUT_MS)
+    expect(card.locator(".hn-interaction-command")).to_have_text(f"API_KEY=*** rm -rf ./{workdir.name}")
+    expect(card.locator(".hn-interaction-masked")).to_have_text(
+        "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown.")
+    expect(card.locator("button.hn-choice")).to_have_text(["Allow once", "Deny"])
+    nb.screenshot("approval-masked-command")
+    card.locator("button[data-choice='deny']").click()
+    nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").nth(1).wait_for(
+        timeout=TURN_TIMEOUT_MS)
     assert (workdir / "keep.txt").read_text() == "still here"

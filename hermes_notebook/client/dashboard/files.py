@@ -7,6 +7,11 @@ answer's ``ref_text`` (``@file:<path>``) goes into the prompt, where Hermes inli
 PNG, as images for the next prompt; a server without ``pdftoppm`` answers 5028, and the PDF is then staged with
 ``file.attach`` instead (the model gets the reference and reads it with its tools). Contracts:
 ``tui_gateway/contracts/prompt_voice.py`` (``PdfAttachParams``, ``FileAttachParams``); docs/protocol/dashboard-newer.md §5.9.
+
+A path is checked before it is read: ``stat`` first, regular files only (a FIFO would block the kernel forever,
+``/dev/zero`` would fill its memory), then at most the largest size allowed plus one byte is read, through a
+descriptor checked again after opening (the name may have been swapped meanwhile). A text file is checked whole:
+no NUL byte and valid UTF-8 anywhere in it, not only in its first 64 KB.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 import os
+import stat
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +37,7 @@ __all__ = [
     "classify",
     "prepare_files",
     "prompt_with_files",
+    "read_file",
 ]
 
 #: Largest text file: what ``image.attach_bytes`` allows an image (a bigger one would not fit a model's context).
@@ -67,17 +74,37 @@ def classify(name: str, data: bytes) -> Literal["pdf", "text"]:
         raise HermesUnsupportedAttachmentError(f"{name!r} is named .pdf but is not a PDF")
     if (mimetypes.guess_type(name)[0] or "").startswith("image/"):
         raise HermesUnsupportedAttachmentError(f"{name!r} is an image: attach it with images=")
-    head = data[:65536]
-    if b"\x00" in head:
+    if b"\x00" in data:
         raise HermesUnsupportedAttachmentError(f"only text files and PDFs can be attached; {name!r} is binary")
     try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 3 or len(data) <= len(head):  # not just a character cut at the 64 KB mark
-            raise HermesUnsupportedAttachmentError(
-                f"only text files (UTF-8) and PDFs can be attached; {name!r} is not UTF-8 text"
-            ) from None
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HermesUnsupportedAttachmentError(
+            f"only text files (UTF-8) and PDFs can be attached; {name!r} is not UTF-8 text"
+        ) from None
     return "text"
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of a regular file, at most :data:`MAX_PDF_BYTES` + 1 of them (module docstring: stat first)."""
+    name = path.name
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise HermesUsageError(f"cannot read the file {name!r}: {exc.strerror}") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise HermesUsageError(f"{name!r} is not a regular file: only files can be attached (not a folder, "
+                               "a pipe or a device)")
+    if info.st_size > MAX_PDF_BYTES:
+        raise HermesUsageError(f"{name!r} is {info.st_size:,} bytes; at most {MAX_PDF_BYTES // (1024 * 1024)} MB")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO swapped in: open does not block
+    except OSError as exc:
+        raise HermesUsageError(f"cannot read the file {name!r}: {exc.strerror}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise HermesUsageError(f"{name!r} is not a regular file: only files can be attached")
+        return handle.read(MAX_PDF_BYTES + 1)
 
 
 def _checked_name(name: str) -> str:
@@ -101,10 +128,7 @@ def prepare_files(files: Iterable[FileInput] | None) -> list[FileAttachment]:
         elif isinstance(item, (str, os.PathLike)):
             path = Path(item)
             name = path.name
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise HermesUsageError(f"cannot read the file {name!r}: {exc.strerror}") from exc
+            data = read_file(path)
         else:
             raise HermesUsageError(f"a file must be a path or a (name, bytes) pair, not {type(item).__name__}")
         name = _checked_name(name)

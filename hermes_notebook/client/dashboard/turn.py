@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from ...errors import HermesUsageError
 from ...turns import ChangeRecord, Interaction, Message, user_message
+from ...turns.changes import CellChangeDict
 from .session import SessionRef
 from .turn_state import TurnState
 
@@ -83,6 +84,11 @@ class Turn:
             raise HermesUsageError(f"turn {self.id} has no connection to send the stop on")
         await self._stopper.interrupt(self.ref)
 
+    def note(self, text: str) -> None:
+        """Show a line of our own in the running turn (a marker part: no one's words), e.g. a kernel tool call
+        that was refused; nothing once the turn has ended."""
+        self._state.add_marker(text)
+
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
         """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's Run/Deny)
         and return the answer given through :meth:`DashboardConnection.respond`; None when the tool is not running,
@@ -99,6 +105,11 @@ class Turn:
             # The shared waiter also wakes the iterating consumer: wait on it without cancelling it.
             await asyncio.wait({state.wait(_new_future)}, timeout=left)
         return answer
+
+    def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
+        """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link to
+        the cell); False when the turn has ended or has no such tool part."""
+        return self._state.link_cell_change(part_id, change)
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:
         return self._iterate()

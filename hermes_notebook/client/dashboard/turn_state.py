@@ -13,6 +13,8 @@ from typing import Protocol, TypeVar, cast
 
 from ...errors import HermesError, HermesRunError
 from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
+from ...turns.cell_links import link_cell_change
+from ...turns.changes import CellChangeDict
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 from .session import SessionRef
 
@@ -135,7 +137,7 @@ class TurnState:
         return changes
 
     def add_marker(self, text: str) -> None:
-        """Open the turn with a marker part (a compression since the previous turn)."""
+        """Add a marker part: a compression since the previous turn (opening it), or a notice of our own."""
         self.push(self._folder.add_marker(text))
 
     def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
@@ -153,6 +155,12 @@ class TurnState:
         self._asked[interaction.request_id] = None
         self.push(changes)
         return True
+
+    def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
+        """Name, on tool part ``part_id``, the notebook change its call proposed; False once the turn ended."""
+        changes = [] if self.done else link_cell_change(self._folder, part_id, change)
+        self.push(changes)
+        return bool(changes)
 
     def answer_asked(self, request_id: str, response: str) -> bool:
         """Record the answer to a question :meth:`ask` showed; False if it is not waiting (or the turn ended)."""

@@ -6,6 +6,9 @@
 //   kernel has not patched it to "answered" yet) can't offer the buttons again.
 // - sudo/secret values are sent once with {type: "secret"} and the input is cleared. They are never
 //   written to model state (the model is saved with the notebook).
+// - The command is shown exactly as it runs (hidden characters revealed, nothing replaced). Where Hermes itself
+//   hid part of it before sending (`masked`, turns/masked.py), the card says so in words and offers only a
+//   one-time allow or a deny: a grant for the session or forever would cover what nobody saw.
 
 import { h } from "../dom";
 import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
@@ -36,6 +39,8 @@ const CODE_LABELS: Record<string, string> = {
 // When the server names no choices, only a one-time allow is offered ("session" and "always" must be the server's
 // own offer). The kernel folds an empty list into the same pair (turns.DEFAULT_APPROVAL_CHOICES; test_contract.py).
 export const DEFAULT_APPROVAL_CHOICES = ["once", "deny"];
+/** What the card, the toast and the kernel's text prompt say about a command Hermes partly hid. */
+export const MASKED_NOTICE = "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown.";
 
 const STATUS_TEXT: Record<Interaction["status"], string> = {
   pending: "Waiting for your answer",
@@ -69,6 +74,7 @@ export function renderInteraction(
   });
   card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
   if (interaction.command) card.append(commandBlock(interaction.command, kind === "code"));
+  if (interaction.masked) card.append(h("p", { class: "hn-interaction-masked", role: "note" }, MASKED_NOTICE));
   const questions = multiQuestions(interaction);
   if (interaction.question && !questions) {
     card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
@@ -84,7 +90,9 @@ export function renderInteraction(
   };
 
   if (kind === "approval") {
-    const choices = interaction.choices.length > 0 ? interaction.choices : DEFAULT_APPROVAL_CHOICES;
+    const offered = interaction.choices.length > 0 ? interaction.choices : DEFAULT_APPROVAL_CHOICES;
+    // A partly hidden command: nothing beyond this one run (the kernel refuses other answers too).
+    const choices = interaction.masked ? offered.filter((c) => DEFAULT_APPROVAL_CHOICES.includes(c)) : offered;
     card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
   } else if (kind === "code") {
     card.append(choiceButtons(interaction.choices, active, (c) => CODE_LABELS[c] ?? c, respond));

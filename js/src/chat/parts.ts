@@ -7,6 +7,7 @@ import type { Part } from "../types";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
+import { renderCellChange } from "./cell_change";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
@@ -155,7 +156,8 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
   );
   const interactionSlot = h("div", { class: "hn-interaction-slot" });
   const diff = h("details", { class: "hn-tool-diff", open: true });
-  const card = h("div", { class: "hn-tool" }, header, args, result, diff, interactionSlot);
+  const cellChange = h("div", { class: "hn-cell-change", hidden: true });
+  const card = h("div", { class: "hn-tool" }, header, args, result, diff, cellChange, interactionSlot);
   el.append(card);
 
   let resultText = "";
@@ -199,6 +201,7 @@ function toolView(el: HTMLElement, ids: InteractionIds, ctx: InteractionContext,
       }
       result.hidden = text === "";
       renderDiff(diff, part.diff);
+      renderCellChange(cellChange, part.cell_change);
 
       // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
       // or secret input survives unrelated patches to the tool (status, duration, result).

@@ -43,6 +43,7 @@ import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 import { createWireDecoder } from "./wire";
 import { hideStaticTwin } from "../twin";
+import { createDelivery } from "../delivery";
 import {
   awaitSnapshot,
   initialState,
@@ -91,7 +92,9 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     model.on(name, callback);
     listeners.push([name, callback]);
   };
-  const send = (message: ViewMsg): void => model.send(message);
+  // Every message goes through `delivery`: a note says so when the kernel, busy with a cell, has not taken it.
+  const delivery = createDelivery(model);
+  const send = (message: ViewMsg): void => delivery.send(message);
 
   // ---- DOM ----
   const title = h("span", { class: "hn-title" });
@@ -115,7 +118,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // root, so its batches would lay out the notebook around it too (see .hn-filled in scroll.ts).
   const listHost = h("div", { class: "hn-messages-host" }, list);
   const commandOutput = createCommandOutput();
-  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, composer.el);
+  const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, delivery.el, composer.el);
   // Esc stops a running turn from anywhere in the widget. Only while busy: otherwise Esc stays with
   // JupyterLab (leaving the cell editor for command mode).
   root.addEventListener("keydown", (event) => {
@@ -266,6 +269,27 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   };
 
   const wire = createWireDecoder();
+  // Replies that show the kernel handled a message (where the front end reports no kernel status for it).
+  const acknowledge = (msg: KernelMsg | null): void => {
+    if (msg?.type === "changes") {
+      for (const change of msg.changes) {
+        if (change.op !== "message" || change.message.role !== "user") continue;
+        const text = change.message.parts[0]?.text ?? "";
+        delivery.answered("send", (sent) => sent.text === text);
+        delivery.answered("send_files", (sent) => typeof sent.text === "string" && text.startsWith(sent.text));
+      }
+    } else if (msg?.type === "snapshot") {
+      if (msg.reset !== true) delivery.answered("snapshot"); // a reset's snapshot answers no request
+    } else if (msg?.type === "older") {
+      delivery.answered("older");
+    } else if (msg?.type === "sessions") {
+      delivery.answered("list_sessions");
+    } else if (msg?.type === "commands") {
+      delivery.answered("commands");
+    } else if (msg?.type === "command_output") {
+      delivery.answered("command");
+    }
+  };
   listen("msg:custom", (received: KernelMsg) => {
     let msg: KernelMsg | null = received;
     if (msg?.type === "more") {
@@ -277,6 +301,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       }
     }
     if (msg != null && typeof msg === "object") wire.seen(msg);
+    acknowledge(msg);
     if (msg?.type === "changes") {
       // Batches go to every view with consecutive seqs: a gap means one was lost.
       const gap = state.seq !== null && msg.seq > state.seq + 1;
@@ -416,6 +441,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       follower.dispose();
       topObserver?.disconnect();
       twin.dispose();
+      delivery.dispose();
       root.remove();
     },
   };

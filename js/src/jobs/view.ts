@@ -21,6 +21,7 @@ import {
 import { notify } from "../notify";
 import { hideStaticTwin, type TwinHider } from "../twin";
 import { RunsPanel } from "./runs";
+import { createDelivery, type Delivery } from "../delivery";
 
 type Model = AnyModel<JobsState>;
 
@@ -31,6 +32,17 @@ interface Reply {
 }
 
 const CHECK_DELAY_MS = 250;
+
+/** The kernel's reply types, and the message each answers (a reply also acknowledges it: ../delivery.ts). */
+const ANSWERS: Record<string, string> = {
+  schedule_check: "check_schedule",
+  save_result: "save",
+  action_result: "action",
+  prompt: "get_prompt",
+  runs_result: "runs",
+  transcript_result: "transcript",
+  job_errors: "job_errors",
+};
 
 export class JobsView {
   readonly root: HTMLDivElement;
@@ -79,19 +91,22 @@ export class JobsView {
   // table
   private readonly tbody = h("tbody");
   // a job's runs and one run's transcript (./runs.ts)
-  private readonly runs = new RunsPanel((msg) => this.model.send(msg), () => ++this.request);
+  private readonly runs = new RunsPanel((msg) => this.delivery.send(msg), () => ++this.request);
+  /** Every message to the kernel goes through it: a note says so while the kernel, busy with a cell, has not taken it. */
+  private readonly delivery: Delivery;
   /** The static table output beside this view (for viewers without widget JS) only repeats it. */
   private readonly twin: TwinHider;
 
   constructor(model: Model, now: () => number = Date.now) {
     this.model = model;
     this.now = now;
+    this.delivery = createDelivery(model);
     this.root = h("div", { class: "hn-jobs-live", "data-testid": "jobs-widget" });
     this.twin = hideStaticTwin(this.root, ".hn-jobs-static-wrap");
     this.twin.activate();
     this.buildForm();
     const refresh = h("button", { type: "button", "data-testid": "jobs-refresh" }, "Refresh");
-    refresh.addEventListener("click", () => this.model.send({ type: "refresh" }));
+    refresh.addEventListener("click", () => this.delivery.send({ type: "refresh" }));
     const create = h("button", { type: "button", "data-testid": "jobs-new" }, "New job");
     create.addEventListener("click", () => this.openForm(null));
     this.includeDisabled.addEventListener("change", () => {
@@ -129,7 +144,7 @@ export class JobsView {
       ),
       this.tbody,
     );
-    this.root.append(bar, this.notice, this.form, table, this.runs.el);
+    this.root.append(bar, this.notice, this.delivery.el, this.form, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       const handler = (): void => this.update();
       model.on(`change:${key}`, handler);
@@ -138,7 +153,7 @@ export class JobsView {
     const onMsg = (msg: Reply): void => this.onMessage(msg);
     model.on("msg:custom", onMsg as () => void);
     this.listeners.push(["msg:custom", onMsg as () => void]);
-    this.model.send({ type: "job_errors" }); // the kernel also sends them after every refresh
+    this.delivery.send({ type: "job_errors" }); // the kernel also sends them after every refresh
     this.root.addEventListener("keydown", (ev) => {
       if (ev.key !== "Escape") return;
       if (this.confirmingId) {
@@ -154,6 +169,7 @@ export class JobsView {
 
   dispose(): void {
     this.twin.dispose();
+    this.delivery.dispose();
     clearInterval(this.ticker);
     if (this.checkTimer) clearTimeout(this.checkTimer);
     for (const [name, cb] of this.listeners) this.model.off(name, cb);
@@ -277,7 +293,7 @@ export class JobsView {
     const request = ++this.request;
     this.busyRows.set(request, row.id);
     if (action === "delete") this.confirmingId = null;
-    this.model.send({ type: "action", request, action, id: row.id });
+    this.delivery.send({ type: "action", request, action, id: row.id });
     this.renderRows();
   }
 
@@ -379,7 +395,7 @@ export class JobsView {
     this.checkTimer = null;
     const request = ++this.request;
     this.lastCheck = request;
-    this.model.send({ type: "check_schedule", request, schedule: this.scheduleInput.value });
+    this.delivery.send({ type: "check_schedule", request, schedule: this.scheduleInput.value });
   }
 
   private setCheck(ok: boolean | null, text: string): void {
@@ -403,7 +419,7 @@ export class JobsView {
       this.pendingPrompt = ++this.request;
       this.promptInput.disabled = true;
       this.promptInput.placeholder = "Loading the prompt…";
-      this.model.send({ type: "get_prompt", request: this.pendingPrompt, id: row.id });
+      this.delivery.send({ type: "get_prompt", request: this.pendingPrompt, id: row.id });
     }
     this.deliverInput.value = values.deliver;
     this.skillsInput.value = values.skills;
@@ -439,13 +455,15 @@ export class JobsView {
     };
     // A prompt that never arrived is left out, so the kernel keeps the job's own (never a cut one).
     if (this.pendingPrompt !== 0) delete fields.prompt;
-    this.model.send({ type: "save", request, id: this.editingId, fields });
+    this.delivery.send({ type: "save", request, id: this.editingId, fields });
   }
 
   // ---- kernel replies ----
 
   onMessage(msg: Reply): void {
     if (!msg || typeof msg !== "object") return;
+    const answers = ANSWERS[msg.type];
+    if (answers !== undefined) this.delivery.answered(answers, (sent) => msg.request === undefined || sent.request === msg.request);
     if (this.runs.onMessage(msg)) return;
     if (msg.type === "schedule_check" && msg.request === this.lastCheck) {
       if (msg.ok) {

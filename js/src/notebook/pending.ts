@@ -1,0 +1,176 @@
+// The notebook's pending changes: what Hermes proposed and the user has not yet kept or discarded. A proposal
+// changes nothing in the notebook: an edit or a deletion waits on its cell, an insertion waits at its place (before
+// a cell, or at the end). Keep applies exactly the proposed change; Discard forgets it, so the cells are as they
+// were. Changes are tracked by cell id, never by index, so the user can add, move, delete and type in cells
+// meanwhile. Pure logic over `NotebookDoc` (JupyterLab's model in labextension.ts, a fake in the tests).
+
+import { lineDiff, type LineDiff } from "./diff";
+
+export type ChangeKind = "insert" | "edit" | "delete";
+export const CHANGE_KINDS: readonly ChangeKind[] = ["insert", "edit", "delete"];
+export const CELL_TYPES: readonly string[] = ["code", "markdown", "raw"];
+/** Pending changes a notebook holds at most (the agent is told to wait for the user beyond that). */
+export const MAX_PENDING = 50;
+
+export interface DocCell {
+  readonly id: string;
+  readonly type: string;
+  readonly source: string;
+}
+
+/** The notebook document as the store sees it. */
+export interface NotebookDoc {
+  cells(): readonly DocCell[];
+  insert(index: number, type: string, source: string): void;
+  setSource(cellId: string, source: string): void;
+  remove(cellId: string): void;
+}
+
+/** What the kernel proposes (checked by the protocol before it gets here). */
+export interface Proposal {
+  id: string;
+  kind: ChangeKind;
+  index: number;
+  source: string;
+  cellType: string | null;
+}
+
+export interface PendingChange {
+  readonly id: string;
+  readonly kind: ChangeKind;
+  readonly cellType: string;
+  /** insert: the cell it goes before (null: the end); edit and delete: the cell it changes */
+  cellId: string | null;
+  /** the cell's source when the change was proposed (edit, delete) */
+  readonly base: string;
+  /** the proposed source (insert, edit) */
+  readonly source: string;
+}
+
+export type Result = { ok: true } | { ok: false; error: string };
+
+export class PendingChanges {
+  private readonly changes = new Map<string, PendingChange>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly doc: NotebookDoc) {}
+
+  /** Take a proposal: it waits, nothing in the notebook changes. A new edit or deletion of a cell replaces the one
+   * already waiting there. */
+  propose(p: Proposal): { ok: true; change: PendingChange } | { ok: false; error: string } {
+    const cells = this.doc.cells();
+    if (this.changes.has(p.id)) return { ok: false, error: `change ${p.id} is already pending` };
+    const limit = p.kind === "insert" ? cells.length : cells.length - 1;
+    if (!Number.isInteger(p.index) || p.index < 0 || p.index > limit) {
+      return { ok: false, error: `there is no cell ${p.index}; the notebook has ${count(cells.length)}` };
+    }
+    let change: PendingChange;
+    if (p.kind === "insert") {
+      const type = p.cellType ?? "code";
+      change = { id: p.id, kind: p.kind, cellType: type, cellId: cells[p.index]?.id ?? null, base: "", source: p.source };
+    } else {
+      const cell = cells[p.index]!;
+      for (const other of this.changes.values()) {
+        if (other.kind !== "insert" && other.cellId === cell.id) this.changes.delete(other.id); // superseded
+      }
+      const source = p.kind === "edit" ? p.source : "";
+      change = { id: p.id, kind: p.kind, cellType: cell.type, cellId: cell.id, base: cell.source, source };
+    }
+    if (this.changes.size >= MAX_PENDING) {
+      return { ok: false, error: `${MAX_PENDING} changes are already waiting for the user` };
+    }
+    this.changes.set(change.id, change);
+    this.emit();
+    return { ok: true, change };
+  }
+
+  /** Apply a pending change exactly as proposed, then forget it. */
+  keep(id: string): Result {
+    const change = this.changes.get(id);
+    if (change === undefined) return { ok: false, error: `no pending change ${id}` };
+    const index = this.indexOf(change);
+    if (index === null) {
+      this.forget(id);
+      return { ok: false, error: "the cell it changes is gone" };
+    }
+    this.changes.delete(id);
+    if (change.kind === "insert") this.doc.insert(index, change.cellType, change.source);
+    else if (change.kind === "edit") this.doc.setSource(change.cellId!, change.source);
+    else this.doc.remove(change.cellId!);
+    this.emit();
+    return { ok: true };
+  }
+
+  /** Forget a pending change: the notebook stays exactly as it is. */
+  discard(id: string): boolean {
+    return this.forget(id);
+  }
+
+  get(id: string): PendingChange | undefined {
+    return this.changes.get(id);
+  }
+
+  all(): PendingChange[] {
+    return [...this.changes.values()];
+  }
+
+  /** Where the change applies now: the index of its cell, or where an insertion goes; null when its cell is gone. */
+  indexOf(change: PendingChange): number | null {
+    const cells = this.doc.cells();
+    if (change.cellId === null) return cells.length;
+    const index = cells.findIndex((cell) => cell.id === change.cellId);
+    return index < 0 ? null : index;
+  }
+
+  /** The cell's source now, for an edit or deletion (null for an insertion or a cell that is gone). */
+  current(change: PendingChange): string | null {
+    if (change.kind === "insert") return null;
+    return this.doc.cells().find((cell) => cell.id === change.cellId)?.source ?? null;
+  }
+
+  /** What Keep would do, as a diff: from the cell as it is now (edit, delete), or from nothing (insert). */
+  diff(change: PendingChange): LineDiff {
+    const now = this.current(change) ?? change.base;
+    if (change.kind === "insert") return lineDiff("", change.source);
+    return lineDiff(now, change.kind === "edit" ? change.source : "");
+  }
+
+  /** The user changed the cell after Hermes proposed this (Keep still applies the proposal as shown). */
+  stale(change: PendingChange): boolean {
+    const now = this.current(change);
+    return now !== null && now !== change.base;
+  }
+
+  /** The notebook's cells changed: an edit or deletion whose cell is gone is dropped, an insertion whose cell is
+   * gone moves to the end. */
+  sync(): void {
+    const ids = new Set(this.doc.cells().map((cell) => cell.id));
+    let changed = false;
+    for (const change of [...this.changes.values()]) {
+      if (change.cellId === null || ids.has(change.cellId)) continue;
+      if (change.kind === "insert") change.cellId = null;
+      else this.changes.delete(change.id);
+      changed = true;
+    }
+    if (changed) this.emit();
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private forget(id: string): boolean {
+    const had = this.changes.delete(id);
+    if (had) this.emit();
+    return had;
+  }
+
+  private emit(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+function count(n: number): string {
+  return n === 1 ? "1 cell" : `${n} cells`;
+}

@@ -1,0 +1,207 @@
+"""Hermes edits the notebook with you, in real JupyterLab and Notebook 7 with hermes-notebook's extension, against the
+real newer Hermes and the scripted model calling the cell tools from the chat.
+
+One page per front end walks the whole flow: a proposed insertion and edit show on their cells as diffs (the chat's
+tool part shows the change in the notebook), the user types in another cell meanwhile, Discard leaves the saved
+notebook's cells byte-identical, Keep puts the proposed cell in the saved notebook without running it, and
+``run_cell`` runs a cell in the notebook only after Run on the card. A third page, on a server where the extension
+is disabled, shows that the cell tools are then not offered at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, open_chat, send, turn
+
+pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAT_CELL = 1
+CELLS = [
+    "import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)",
+    "chat = h.chat()\nchat",
+    "x = 1",
+    "print(x + 1)",
+]
+#: The kernel has a front end with the extension attached.
+ATTACHED = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.attached"
+#: ... and Hermes has listed the tools again since it said hello (so its next turn is offered the cell tools).
+READY = f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
+#: The README's picture of pending changes (docs/notebook-pending-change.png is a copy of one such run's).
+SCREENSHOT = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
+
+
+def picture(nb: Any, path: Path) -> None:
+    """A screenshot of cells 2 and 3 with what is pending on them."""
+    cell(nb, 2).evaluate("node => node.scrollIntoView({block: 'start'})")
+    top, bottom = cell(nb, 2).bounding_box(), cell(nb, 3).bounding_box()
+    assert top is not None and bottom is not None
+    nb.page.screenshot(path=str(path), clip={"x": top["x"], "y": top["y"], "width": top["width"],
+                                             "height": bottom["y"] + bottom["height"] - top["y"]})
+
+
+def luminance(css: str) -> float:
+    """Relative brightness (0-1) of a computed ``rgb(...)``/``rgba(...)`` colour."""
+    r, g, b = (float(v) for v in css[css.index("(") + 1:].rstrip(")").split(",")[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def saved_cells(nb: Any) -> str:
+    """The notebook's cells as saved on disk, except the chat cell's outputs (the conversation, which every turn
+    extends): JSON text, so equal means byte-identical."""
+    cells = json.loads(nb.save().read_text())["cells"]
+    cells[CHAT_CELL] = {k: v for k, v in cells[CHAT_CELL].items() if k != "outputs"}
+    return json.dumps(cells, sort_keys=True)
+
+
+def pending(nb: Any, kind: str) -> Any:
+    return nb.page.locator(f".hn-pending[data-kind='{kind}']")
+
+
+def diff_lines(region: Any) -> list[tuple[str | None, str]]:
+    lines = region.locator(".hn-pending-line")
+    return [(lines.nth(i).get_attribute("data-kind"), lines.nth(i).locator(".hn-pending-text").inner_text())
+            for i in range(lines.count())]
+
+
+def cell(nb: Any, index: int) -> Any:
+    return nb.page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def model_cells(nb: Any) -> list[dict[str, Any]]:
+    """The notebook model's cells as the page holds them (source, type, execution count)."""
+    return nb.page.evaluate("""(path) => {
+      const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.context.path === path);
+      return nb.content.widgets.map(c => ({source: c.model.sharedModel.getSource(), type: c.model.type,
+                                          count: c.model.type === 'code' ? c.model.executionCount : null}));
+    }""", nb.path)
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook7"])
+def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_notebook: Any, app: str) -> None:
+    """Insert + edit pending with diffs (typing elsewhere works), both discarded: cells byte-identical; an insert
+    kept: in the saved notebook, not run; run_cell runs that cell only after Run, its output in the cell."""
+    nb = open_chat(open_notebook, app=app, cells=CELLS)
+    nb.wait_kernel(READY, timeout_s=60)
+    page = nb.page
+
+    turn(nb, 'KERNEL insert_cell 2 "y = 41\\nprint(y + 1)"')
+    insert = pending(nb, "insert")
+    expect(insert).to_be_visible()
+    expect(insert).to_have_attribute("aria-label", "Hermes proposes a new code cell here")
+    assert diff_lines(insert) == [("add", "y = 41"), ("add", "print(y + 1)")]
+    assert cell(nb, 2).locator(".hn-pending[data-kind='insert']").count() == 1  # shown above the cell it goes before
+    turn(nb, "KERNEL edit_cell 3 print(x + 2)")
+    edit = pending(nb, "edit")
+    expect(edit).to_be_visible()
+    assert diff_lines(edit) == [("del", "print(x + 1)"), ("add", "print(x + 2)")]
+    assert cell(nb, 3).locator(".hn-pending[data-kind='edit']").count() == 1
+    assert [c["source"] for c in model_cells(nb)] == CELLS  # proposed, nothing changed
+
+    # The chat's tool part shows its change in the notebook (focus lands on the pending change).
+    tool = page.locator(".hn-part-tool").filter(has_text="insert_cell").last
+    expect(tool.locator(".hn-cell-change-label")).to_have_text("Proposed a new code cell at index 2, waiting for you:")
+    tool.get_by_role("button", name="Show in notebook").click()
+    page.wait_for_function("() => document.activeElement?.dataset?.kind === 'insert'", timeout=10_000)
+    if app == "lab":  # the README's picture: both pending changes on their cells, light and dark
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        picture(nb, SCREENSHOT)
+        colors = {}
+        try:  # the panel's colours come from the theme: light text on a dark panel in the dark theme
+            for theme in ("JupyterLab Dark", "JupyterLab Light"):
+                nb.set_theme(theme)
+                colors[theme] = edit.locator(".hn-pending-diff").evaluate(
+                    "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+                if theme == "JupyterLab Dark":
+                    picture(nb, SCREENSHOT.with_name("notebook-pending-change-dark.png"))
+        finally:
+            nb.set_theme("JupyterLab Light")  # a user setting: later tests must not inherit dark
+        for theme, (fg, bg) in colors.items():
+            assert (luminance(fg) > luminance(bg)) == (theme == "JupyterLab Dark"), (theme, fg, bg)
+
+    # The user types in another cell while both changes wait: it lands there, the proposals stay.
+    cell(nb, 0).locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# typed while Hermes waits")
+    page.keyboard.press("Escape")
+    expect(cell(nb, 0)).to_contain_text("# typed while Hermes waits")
+    expect(insert).to_be_visible()
+    before = saved_cells(nb)
+
+    # Discard both, by keyboard for the edit: the saved cells are byte-identical to before.
+    edit.get_by_role("button", name="Discard").focus()
+    page.keyboard.press("Enter")
+    insert.get_by_role("button", name="Discard").click()
+    expect(page.locator(".hn-pending")).to_have_count(0)
+    assert saved_cells(nb) == before
+
+    # Keep: the proposed cell is in the saved notebook, exactly, and it has not run.
+    turn(nb, "KERNEL insert_cell 4 \"print('kept', 6 * 7)\"")
+    pending(nb, "insert").get_by_role("button", name="Keep").click()
+    expect(page.locator(".hn-pending")).to_have_count(0)
+    kept = model_cells(nb)[4]
+    assert kept == {"source": "print('kept', 6 * 7)", "type": "code", "count": None}
+    saved = json.loads(nb.save().read_text())["cells"]
+    assert "".join(saved[4]["source"]) == "print('kept', 6 * 7)" and saved[4]["outputs"] == []
+
+    # run_cell: the card shows the cell's source; the cell runs only after Run, its output in the cell.
+    tool_count = page.locator(".hn-part-tool").count()
+    send(nb, "KERNEL run_cell 4")
+    card = page.locator(".hn-interaction[data-kind='code'][data-status='pending']")
+    card.wait_for(timeout=TURN_TIMEOUT_MS)
+    expect(card.locator(".hn-interaction-command")).to_have_text("print('kept', 6 * 7)")
+    assert model_cells(nb)[4]["count"] is None and page.locator(".hn-part-tool").count() == tool_count + 1
+    card.get_by_role("button", name="Run", exact=True).click()
+    expect(cell(nb, 4).locator(".jp-OutputArea-output")).to_contain_text("kept 42", timeout=TURN_TIMEOUT_MS)
+    message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
+    expect(message).to_contain_text("Ran cell 4", timeout=TURN_TIMEOUT_MS)
+    expect(message).to_contain_text("kept 42")
+    assert isinstance(model_cells(nb)[4]["count"], int)
+
+
+FRONT_END = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.front_end()"
+
+
+def wait_ready(nb: Any) -> None:
+    """Wait until the reloaded notebook's kernel is connected and idle again."""
+    nb.page.wait_for_function("""(path) => {
+      const nb = window.jupyterapp && [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
+      const k = nb?.sessionContext.session?.kernel;
+      return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
+    }""", arg=nb.path, timeout=60_000, polling=100)
+
+
+def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any, jupyter_lab: Any) -> None:
+    """With the extension disabled for the server (the page config ``jupyter labextension disable`` writes), the
+    kernel's document comm is refused and Hermes is never offered the cell tools. Enabled again: sharing again
+    attaches the reloaded page, and a page reloaded after that finds the kernel's open comm by itself."""
+    labconfig = jupyter_lab.root.parent / "config" / "labconfig"
+    labconfig.mkdir(parents=True, exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {"hermes-notebook": True}}))
+    try:
+        nb = open_chat(open_notebook, cells=CELLS)
+        expect(turn(nb, "KERNEL list_cells")).to_contain_text("no notebook tool 'list_cells' was offered")
+        assert nb.kernel_eval(ATTACHED) is False
+        assert nb.page.locator(".hn-pending").count() == 0
+    finally:
+        shutil.rmtree(labconfig)
+
+    nb.page.reload()  # the extension is back; the kernel closed nothing of the user's, but it has no comm now
+    wait_ready(nb)
+    assert nb.kernel_eval(ATTACHED) is False
+    nb.run_cell(0)  # share again: the kernel opens the comm, the page says hello
+    nb.wait_kernel(READY, timeout_s=60)
+    first = nb.kernel_eval(f"{FRONT_END}.id")
+    nb.page.reload()  # a reloaded page says bye, then finds the open comm (comm_info) and says hello on it
+    wait_ready(nb)
+    nb.wait_kernel(f"{READY} and {FRONT_END}.id != {first!r}", timeout_s=60)
+    nb.run_cell(CHAT_CELL)
+    expect(turn(nb, "KERNEL list_cells")).to_contain_text("[3] code (not run): print(x + 1)")
