@@ -45,6 +45,16 @@ def project_envs_state(root: Path = ROOT) -> dict[str, int]:
     return {str(path.relative_to(root)): path.stat().st_mtime_ns for path in sorted(found)}
 
 
+def uv() -> str | None:
+    """The uv that scripts/setup put beside this interpreter (scripts/lib/venv.sh), or None (then: pip).
+
+    The wheel test builds and installs with it: the same wheel, the same requirements from the same registry,
+    in seconds from uv's cache instead of minutes of pip.
+    """
+    found = Path(sys.executable).parent / "uv"
+    return str(found) if found.is_file() and os.access(found, os.X_OK) else None
+
+
 def clean_env(clone: Path | None = None) -> dict[str, str]:
     """The environment of a new user's shell: nothing pointing at this tree or its venvs, no Hermes settings."""
     drop = ("PYTHONPATH", "VIRTUAL_ENV", "HERMES_", "HN_", "JUPYTER_", "PYTEST_")

@@ -15,8 +15,9 @@ Fixtures
 ``workdir``                 a unique, not yet existing ``Path`` under ``hermes.workdir`` (the agent's cwd);
                             use ``workdir.name`` in ``RUN``/``DANGER`` prompts and check the disk afterwards.
 
-Tests that use ``hermes`` or ``hermes_factory`` are marked ``hermes`` automatically (``-m "not hermes"`` skips
-them). When such a test fails, the tail of the Hermes logs is attached to its report.
+Every instance runs Hermes' own cron ticker every second instead of every minute (tests/fast_cron.py), so a
+triggered job runs at once. Tests that use ``hermes`` or ``hermes_factory`` are marked ``hermes`` automatically
+(``-m "not hermes"`` skips them). When such a test fails, the tail of the Hermes logs is attached to its report.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+import fast_cron
 import pytest
 import pytest_asyncio
 
 from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
+from hermes_notebook._demo.processes import deep_merge
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.settings import Settings
@@ -97,7 +100,8 @@ def hermes_bin(hermes_server: str) -> str:
 @pytest.fixture(scope="session")
 def hermes(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHermes]:
     """Both real Hermes servers for the whole session (home kept under pytest's tmp dir for post-mortems)."""
-    local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path_factory.mktemp("hermes-home"))
+    home = tmp_path_factory.mktemp("hermes-home")
+    local = LocalHermes(hermes_bin=hermes_bin, home=home, config_overrides=fast_cron.install(home))
     try:
         local.start()
         yield local
@@ -113,6 +117,8 @@ def hermes_factory(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) ->
     def factory(**kwargs: Any) -> LocalHermes:
         kwargs.setdefault("hermes_bin", hermes_bin)
         kwargs.setdefault("home", tmp_path_factory.mktemp("hermes-extra"))
+        kwargs["config_overrides"] = deep_merge(fast_cron.install(Path(kwargs["home"])),
+                                                kwargs.get("config_overrides") or {})
         local = LocalHermes(**kwargs)
         started.append(local)  # before start(): a half-started instance is stopped too
         return local.start()

@@ -170,3 +170,17 @@ def native_images(home: Any) -> Iterator[None]:
         yield
     finally:
         edit(False)
+
+
+def agent_requests(model: Any) -> list[dict[str, Any]]:
+    """The scripted model's request log without Hermes' session-title requests.
+
+    After a session's first reply Hermes asks the model for a title on a thread of its own, quoting the turn
+    without its attachments or context; that request may land before or after a test reads the log, so a test
+    looking for the latest request that names its prompt reads this instead of ``model.requests``.
+    """
+    def is_title(body: dict[str, Any]) -> bool:
+        system = next((m for m in body.get("messages") or [] if m.get("role") == "system"), {})
+        return not body.get("tools") and "descriptive title" in str(system.get("content"))
+
+    return [body for body in list(model.requests) if not is_title(body)]

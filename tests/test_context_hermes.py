@@ -18,6 +18,7 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.notebook import Reply
 from hermes_notebook.notebook.context import PromptPreview
+from tests.helpers import agent_requests
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def _text(content: Any) -> str:
 
 def _sent(model: ScriptedModel, marker: str) -> str:
     """The last user message the model received that contains ``marker``."""
-    for body in reversed(model.requests):
+    for body in reversed(agent_requests(model)):
         users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
         if users and marker in _text(users[-1].get("content")):
             return _text(users[-1].get("content"))

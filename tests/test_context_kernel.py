@@ -11,6 +11,7 @@ from nbclient import NotebookClient
 
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.scripted_model import ScriptedModel
+from tests.helpers import agent_requests
 
 
 def _outputs(cell: nbformat.NotebookNode) -> str:
@@ -49,7 +50,7 @@ def test_fix_and_dataframe_context_in_a_real_kernel(
     fix_output = _outputs(nb.cells[3])
     assert "Hello from the scripted model" in fix_output, fix_output  # the reply shows in the cell
     sent = next(
-        text for body in reversed(scripted_model.requests)
+        text for body in reversed(agent_requests(scripted_model))
         for text in [str([m for m in body.get("messages", []) if m.get("role") == "user"][-1:])]
         if marker in text
     )

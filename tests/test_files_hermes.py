@@ -32,7 +32,7 @@ from hermes_notebook.notebook import Hermes
 from hermes_notebook.settings import Settings
 from hermes_notebook.widgets import inbound
 from hermes_notebook.widgets.chat import Chat
-from tests.helpers import eventually
+from tests.helpers import agent_requests, eventually
 
 pytestmark = pytest.mark.both_servers
 
@@ -45,7 +45,7 @@ PDF = (
 
 def _user_turn(model: Any, marker: str) -> str:
     """What the model got as the user turn that mentions ``marker`` (text parts joined)."""
-    for body in reversed(model.requests):
+    for body in reversed(agent_requests(model)):
         for message in reversed(body.get("messages") or []):
             content = message.get("content")
             text = content if isinstance(content, str) else " ".join(

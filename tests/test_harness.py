@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import fast_cron
 import httpx
 import pytest
 
@@ -61,6 +62,18 @@ def test_both_servers_are_healthy(hermes: LocalHermes, http: httpx.Client) -> No
     settings = hermes.settings()
     assert settings.api_url == hermes.api_url and settings.dashboard_url == hermes.dashboard_url
     assert settings.api_key is not None and settings.api_key.reveal() == hermes.api_key
+
+
+@pytest.mark.servers("0.19.0", "newer")
+def test_cron_ticks_every_second_on_the_test_servers(hermes: LocalHermes) -> None:
+    """tests/fast_cron.py is in force on both servers: Hermes loaded the provider and its own ticker runs every
+    second (falling back to the 60 s ticker fails nothing else, it only makes every cron test wait)."""
+    def logs() -> str:
+        return "".join(p.read_text(errors="replace") for p in (hermes.home / "logs").rglob("*.log"))
+
+    eventually(lambda: "In-process cron scheduler started" in logs(), 30, "the cron ticker to start")
+    assert f"Using cron scheduler provider: {fast_cron.NAME}" in logs()
+    assert f"In-process cron scheduler started (interval={fast_cron.INTERVAL_S}s)" in logs()
 
 
 def test_plain_run_streams_the_scripted_text(hermes: LocalHermes, http: httpx.Client) -> None:

@@ -21,7 +21,7 @@ from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.notebook import Hermes
 from hermes_notebook.settings import Settings
 from hermes_notebook.widgets.chat import Chat
-from tests.helpers import eventually
+from tests.helpers import agent_requests, eventually
 
 pytestmark = pytest.mark.both_servers
 
@@ -41,7 +41,7 @@ def _prompts(messages: list[Any]) -> list[str]:
 
 def _model_saw(model: Any, marker: str) -> list[str]:
     """The user turns of the last model request that mentions ``marker``."""
-    body = next(b for b in reversed(model.requests) if marker in str(b.get("messages")))
+    body = next(b for b in reversed(agent_requests(model)) if marker in str(b.get("messages")))
     return [str(m.get("content")) for m in body["messages"] if m.get("role") == "user"]
 
 

@@ -6,6 +6,8 @@ in a folder that is not a clone. There the packaged quickstart runs top to botto
 real Hermes 0.19.0, and ``python -m hermes_notebook.demo --check`` finds ``hermes`` on PATH, copies the
 quickstart to the user's data folder and answers one prompt in a kernel JupyterLab starts. The Hermes used is
 the project's ``.venv-hermes`` (run, never changed). Slow by nature: the durations are printed for the report.
+Built and installed with the project's uv when scripts/setup installed one (same wheel, same requirements,
+packages hardlinked from uv's cache), else with pip.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from clones import ROOT, clean_env, make_clone, project_envs_state, run_step
+from clones import ROOT, clean_env, make_clone, project_envs_state, run_step, uv
 
 HERMES_BIN_DIR = ROOT / ".venv-hermes" / "bin"
 
@@ -58,8 +60,13 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     envs_before = project_envs_state()
     clone = make_clone(tmp_path / "src")
     env = clean_env()
-    run_step([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")],
-         cwd=clone, env=env, timeout=900)
+    uv_bin = uv()
+    if uv_bin:
+        env.update(UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
+        build = [uv_bin, "build", "--wheel", "--quiet", "--out-dir", str(tmp_path / "dist")]
+    else:
+        build = [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--quiet", "-w", str(tmp_path / "dist")]
+    run_step(build, cwd=clone, env=env, timeout=900)
     (wheel,) = (tmp_path / "dist").glob("hermes_notebook-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for shipped in ("hermes_notebook/static/chat.js", "hermes_notebook/static/jobs.js",
@@ -81,8 +88,10 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     venv = outside / "venv"
     run_step([sys.executable, "-m", "venv", str(venv)], cwd=outside, env=env, timeout=120)
     py = str(venv / "bin" / "python")
-    run_step([py, "-m", "pip", "install", "--quiet", f"{wheel}[demo]", "nbclient", "nbformat"], cwd=outside, env=env,
-         timeout=900)
+    # --compile-bytecode as pip does: the quickstart and the demo would otherwise compile what they import.
+    install = [uv_bin, "pip", "install", "--compile-bytecode", "--python", py] if uv_bin else [
+        py, "-m", "pip", "install"]
+    run_step([*install, "--quiet", f"{wheel}[demo]", "nbclient", "nbformat"], cwd=outside, env=env, timeout=900)
 
     # hermes on PATH, as a user who installed it themselves would have it.
     user_env = {**env, "PATH": f"{HERMES_BIN_DIR}:{env['PATH']}", "XDG_DATA_HOME": str(outside / "data"),
