@@ -29,6 +29,8 @@ INTERFACES = {
     "TodoItem": changes.TodoItemDict,
     "Subagent": changes.SubagentDict,
     "SubagentTool": changes.SubagentToolDict,
+    "Risk": changes.RiskDict,
+    "ImageRef": changes.ImageDict,
 }
 LITERALS = {
     "MessageStatus": changes.MessageStatus,
@@ -38,6 +40,8 @@ LITERALS = {
     "InteractionStatus": changes.InteractionStatus,
     "TodoStatus": changes.TodoStatus,
     "SubagentStatus": changes.SubagentStatus,
+    "RiskLevel": changes.RiskLevel,
+    "ImageSource": changes.ImageSource,
 }
 
 

@@ -178,6 +178,16 @@ def displayed(obj: object) -> dict[str, Any]:
     return data
 
 
+def hostile_images(payload: str) -> list[dict[str, Any]]:
+    """Image references with the payload in every server-controlled field (path, URL, alt, type, data, note)."""
+    base = {"mime": None, "data": None, "path": None, "url": None, "alt": payload, "bytes": 12, "note": None}
+    return [{**base, "source": "media", "path": payload, "mime": payload},
+            {**base, "source": "remote", "url": payload},
+            {**base, "source": "remote", "url": f"https://evil.example/{payload}"},
+            {**base, "source": "inline", "mime": payload, "data": payload, "note": payload},
+            {**base, "source": "inline", "mime": "image/png", "data": payload}]
+
+
 def hostile_message(payload: str) -> dict[str, Any]:
     """An assistant message with the payload in every server- or model-controlled field."""
     return {
@@ -192,7 +202,10 @@ def hostile_message(payload: str) -> dict[str, Any]:
              "interaction": {"kind": "approval", "request_id": payload, "command": payload,
                              "description": payload, "status": "answered", "response": payload}},
             {"kind": "tool", "id": "tool2", "name": "x", "status": "done", "arguments": {"k": payload},
-             "result": {"out": payload}, "diff": f"a/{payload} → b/x\n@@ {payload}\n+{payload}\n-{payload}\n {payload}"},
+             "result": {"out": payload}, "diff": f"a/{payload} → b/x\n@@ {payload}\n+{payload}\n-{payload}\n {payload}",
+             "risk": {"level": payload, "findings": [payload, "prompt_injection"], "redacted": False},
+             "images": hostile_images(payload)},
+            {"kind": "text", "id": "t3", "text": "see the chart", "images": hostile_images(payload)},
             {"kind": "todo", "id": "todo", "text": "", "status": None,
              "todos": [{"id": payload, "content": payload, "status": payload, "parent": payload},
                        {"id": "2", "content": payload, "status": "completed", "parent": None}]},

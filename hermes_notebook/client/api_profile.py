@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..errors import HermesAuthError, HermesUsageError, error_for_status
 from ..settings import Settings
 
-if TYPE_CHECKING:
-    from ._http import HttpTransport
+__all__ = ["UNKNOWN_PROFILE", "Prober", "check_api_profile", "profile_base_url"]
 
-__all__ = ["UNKNOWN_PROFILE", "check_api_profile", "profile_base_url"]
+
+class Prober(Protocol):
+    """What the check needs of the transport: a keyed GET of any URL that returns its status and body."""
+
+    async def probe(self, url: str) -> tuple[int, str]: ...
 
 #: What a gateway that knows profile prefixes answers for one it does not serve (the body of its 404).
 UNKNOWN_PROFILE = "Unknown or unconfigured profile"
@@ -32,12 +35,12 @@ def profile_base_url(settings: Settings) -> str:
     return settings.api_url if settings.profile is None else f"{settings.api_url}/p/{settings.profile}"
 
 
-def check_api_profile(settings: Settings) -> Callable[[HttpTransport], Awaitable[None]]:
+def check_api_profile(settings: Settings) -> Callable[[Prober], Awaitable[None]]:
     """The transport's preflight for ``settings.profile`` (see the module docstring); raises before any request."""
     profile = settings.profile
     root = settings.api_url
 
-    async def check(http: HttpTransport) -> None:
+    async def check(http: Prober) -> None:
         nonce = f"hn-probe-{secrets.token_hex(6)}"  # a profile name no one has (a valid one: only the prefix is new)
         status, _ = await http.probe(f"{root}/p/{nonce}/v1/models")
         if status != 404:

@@ -15,6 +15,8 @@ __all__ = [
     "AppendChange",
     "ChangeRecord",
     "FinishChange",
+    "ImageDict",
+    "ImageSource",
     "InteractionDict",
     "InteractionExtras",
     "InteractionKind",
@@ -29,6 +31,8 @@ __all__ = [
     "PartFields",
     "PartKind",
     "PatchChange",
+    "RiskDict",
+    "RiskLevel",
     "Role",
     "SubagentDict",
     "SubagentStatus",
@@ -47,6 +51,8 @@ InteractionKind = Literal["approval", "clarify", "sudo", "secret", "code"]
 InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 SubagentStatus = Literal["queued", "running", "completed", "failed", "error", "timeout", "interrupted"]
+RiskLevel = Literal["high", "medium", "low", "untrusted"]
+ImageSource = Literal["inline", "media", "remote"]
 
 
 class InteractionExtras(TypedDict, total=False):
@@ -101,12 +107,42 @@ class SubagentDict(TypedDict):
     summary: str | None
 
 
+class RiskDict(TypedDict):
+    """What Hermes found in a tool's output (``tool.output_risk``): prompt-injection or secret patterns.
+
+    ``untrusted`` (from history, where Hermes keeps no findings): the output came from a source Hermes treats as
+    untrusted (a web page, a browser, an MCP tool). ``findings`` are Hermes' pattern ids, server text.
+    """
+
+    level: RiskLevel
+    findings: list[str]
+    redacted: bool
+
+
+class ImageDict(TypedDict):
+    """An image a part refers to. Only images from the connected Hermes itself are shown without a click:
+    ``inline`` (the bytes came with the message: ``data`` is base64 of at most ``turns.images.MAX_SHOWN_BYTES``,
+    sniffed as PNG, JPEG, GIF or WebP) and ``media`` (a file on the Hermes host, read through its Dashboard's
+    ``/api/media``); a ``remote`` URL is a link until the user clicks it. ``note`` says why an image is not shown."""
+
+    source: ImageSource
+    mime: str | None
+    data: str | None
+    path: str | None
+    url: str | None
+    alt: str
+    bytes: int | None
+    note: str | None
+
+
 class PartExtras(TypedDict, total=False):
     """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
 
     diff: str  # a tool part: the file change the server rendered with its completion (plain lines)
     todos: list[TodoItemDict]  # the ``todo`` part: the task list's latest full snapshot
     subagent: SubagentDict  # a ``subagent`` part
+    risk: RiskDict  # a tool part whose output Hermes flagged (or, from history, marked untrusted)
+    images: list[ImageDict]  # a text or tool part that names images (MEDIA: files, data: or remote images)
 
 
 class PartDict(PartExtras):
@@ -143,6 +179,8 @@ class PartFields(TypedDict, total=False):
     diff: str
     todos: list[TodoItemDict]
     subagent: SubagentDict
+    risk: RiskDict
+    images: list[ImageDict]
 
 
 class MessageDict(TypedDict):

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from .changes import (
     ChangeRecord,
+    ImageDict,
     InteractionDict,
     InteractionKind,
     InteractionStatus,
@@ -20,6 +21,7 @@ from .changes import (
     MessageStatus,
     PartDict,
     PartKind,
+    RiskDict,
     Role,
     SubagentDict,
     TodoItemDict,
@@ -135,6 +137,8 @@ class Part:
     diff: str | None = None
     todos: list[TodoItemDict] | None = None
     subagent: SubagentDict | None = None
+    risk: RiskDict | None = None
+    images: list[ImageDict] | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -158,6 +162,11 @@ class Part:
         if self.subagent is not None:
             info = d["subagent"] = self.subagent.copy()
             info["tools"] = [tool.copy() for tool in info["tools"]]
+        if self.risk is not None:
+            risk = d["risk"] = self.risk.copy()
+            risk["findings"] = list(risk["findings"])
+        if self.images is not None:
+            d["images"] = [image.copy() for image in self.images]
         return d
 
     def copy(self) -> Part:
@@ -165,7 +174,8 @@ class Part:
         inter = self.interaction
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
-            self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
+            self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent, self.risk,
+            self.images,
         )
 
 
@@ -212,9 +222,10 @@ class TransformContext:
 TransformOutput = Callable[[Event, TransformContext], "list[ChangeRecord] | None"]
 
 
-def user_message(turn_id: str, text: str) -> Message:
-    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids")."""
-    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text)])
+def user_message(turn_id: str, text: str, images: list[ImageDict] | None = None) -> Message:
+    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids"), and the images the
+    user attached (``images``, when any)."""
+    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, images=images or None)])
 
 
 def sent_prompt_message(turn_id: str, text: str, filled: int) -> Message:

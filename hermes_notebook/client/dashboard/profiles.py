@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import HermesProtocolError, HermesUsageError
-from .offered import call_offered
-
-if TYPE_CHECKING:
-    from .connection import DashboardConnection
+from .offered import Requester, call_offered
 
 __all__ = ["PROFILE_METHODS", "Profile", "check_profile", "list_profiles", "with_profile"]
 
@@ -75,13 +72,13 @@ def profile_rows(result: Any) -> list[Profile]:
     return out
 
 
-async def list_profiles(conn: DashboardConnection) -> list[Profile]:
+async def list_profiles(conn: Requester) -> list[Profile]:
     """The profiles this Dashboard serves (``profiles.list``, without the session previews it can add)."""
     result = await call_offered(conn, "profiles.list", {"include_sessions": False}, what="choosing a profile")
     return profile_rows(result)
 
 
-async def check_profile(conn: DashboardConnection, name: str) -> Profile:
+async def check_profile(conn: Requester, name: str) -> Profile:
     """The profile ``name``, or :class:`HermesUsageError` naming the ones there are (before anything else is sent)."""
     profiles = await list_profiles(conn)
     for profile in profiles:
