@@ -145,7 +145,8 @@ LAYERS: dict[str, int] = {
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
     "render_activity": 1,  # the task list, subagents and diffs in static transcripts (pure)
-    "render_media": 1,  # risk badges and images in static transcripts and exports (pure)
+    "render_media": 1,
+    "render_checkpoints": 1,  # checkpoints and a checkpoint's file changes as display bundles (pure)  # risk badges and images in static transcripts and exports (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "jobs.schedules": 1,  # pure rules the client validates with
     "jobs.wording": 1,  # schedules in plain language (schedules and the client's Job use it)
