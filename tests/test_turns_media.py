@@ -121,3 +121,23 @@ def test_transcripts_name_images_and_only_an_export_embeds_them() -> None:
     markdown = transcript_markdown([_message()], images=True)
     assert f"![dot]({PNG_URL})" in markdown and "](https://cdn.example" not in markdown
     assert "data:image" not in transcript_markdown([_message()])
+
+
+def test_a_stored_steer_is_a_marker_in_its_turn_not_a_new_prompt() -> None:
+    """A newer Hermes' steer row (``display_kind: "steer"``) folds into the running turn as the live marker."""
+    from hermes_notebook.turns.steering import steer_marker
+
+    block = ("[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered once at this position; not tool "
+             "output and not a new delivery when replayed from conversation history]\nuse   metric units\n"
+             "[/OUT-OF-BAND USER MESSAGE]")
+    rows = [
+        {"id": 1, "role": "user", "content": "RUN sleep 3"},
+        {"id": 2, "role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": "terminal"}}]},
+        {"id": 3, "role": "tool", "tool_call_id": "c1", "tool_name": "terminal", "content": '{"output": "ok"}'},
+        {"id": 4, "role": "user", "content": block, "display_kind": "steer"},
+        {"id": 5, "role": "assistant", "content": "done"},
+    ]
+    user, assistant = fold_history(rows)
+    assert [(p.kind, p.text) for p in assistant.parts] == [
+        ("tool", ""), ("marker", steer_marker("use   metric units")), ("text", "done")]
+    assert steer_marker("use   metric units") == "Steered: use metric units"

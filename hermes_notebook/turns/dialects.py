@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import activity, compression, images, risk
+from . import activity, compression, images, risk, steering
 from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
 from .events import Event
 from .model import Part
@@ -139,6 +139,12 @@ def _d_status_update(f: FolderOps, e: Event) -> list[ChangeRecord]:
     return []
 
 
+def _d_steer(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    # A stored steer (turns/history.py): the marker the live turn showed when the server accepted it.
+    text = text_or_none(e.payload.get("text"))
+    return f.add_marker(steering.steer_marker(text)) if text and text.strip() else []
+
+
 def _d_error(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # error {message, reason?} ends the turn without message.complete (§4.1, §8.5).
     message = text_or_none(e.payload.get("message")) or "error"
@@ -160,6 +166,7 @@ _DASHBOARD: dict[str, Handler] = {
     "request.cancel": on_request_cancel,
     "tool.output_risk": risk.on_output_risk,
     "status.update": _d_status_update,
+    steering.STEER_EVENT: _d_steer,
     "message.complete": _d_message_complete,
     "error": _d_error,
     **activity.HANDLERS,  # todo.updated, subagent.*

@@ -18,6 +18,7 @@ from .folder import TurnFolder
 from .images import images_in_content, split_image_refs
 from .model import Message, TransformOutput, user_message
 from .risk import unwrap_untrusted
+from .steering import STEER_EVENT, is_steer_row, split_steers
 
 __all__ = ["HistoryTurn", "fold_history", "history_events"]
 
@@ -112,6 +113,9 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
         events.append(Event("tool.start", {"tool_id": call_id, "name": name}, session_id))
         payload: dict[str, Any] = {"tool_id": call_id, "name": name, "args": args}
         content = None if result_row is None else result_row.get("content")
+        steers: list[str] = []
+        if isinstance(content, str):
+            content, steers = split_steers(content)  # 0.19.0 stores a steer at the end of the tool result
         payload["result"] = _loads_or_raw(content)
         diff = None if result_row is None else _inline_diff(result_row.get("display_metadata"))
         if diff is not None:  # a newer server keeps the diff it sent live beside the row
@@ -120,6 +124,7 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
         if isinstance(content, str) and unwrap_untrusted(content)[1]:
             # Hermes stores no findings, only the untrusted-source wrapper (docs/protocol/dashboard-newer.md §14).
             events.append(Event("tool.output_risk", {"tool_id": call_id, "name": name, "risk": "untrusted"}, session_id))
+        events.extend(Event(STEER_EVENT, {"text": text}, session_id) for text in steers)
 
     for row in rows:
         role = row.get("role")
@@ -129,6 +134,10 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
                 events = []
                 turns.append(HistoryTurn(f"hermes-row:{row.get('id')}", None, events))
             events.append(Event("status.update", {"kind": "compacting"}, session_id))
+            continue
+        if role == "user" and events is not None and is_steer_row(row, _content_text(row.get("content"))):
+            # A steer delivered as a row of its own (newer): part of the running turn, not a new prompt.
+            events.extend(Event(STEER_EVENT, {"text": t}, session_id) for t in split_steers(_content_text(row.get("content")))[1])
             continue
         if role == "user":
             close()
