@@ -121,7 +121,9 @@ class ToolServer:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
 
-        mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.")
+        # log_level: the SDK calls logging.basicConfig with it, and the default INFO would make every httpx request
+        # of the kernel ("HTTP Request: GET ...") a line in whichever cell runs next.
+        mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.", log_level="WARNING")
         for tool in TOOLS:
             read_only = tool in READ_TOOLS
             mcp.add_tool(
