@@ -52,6 +52,7 @@ async def test_an_image_hermes_made_shows_live_and_from_history_and_reads_back(
         await fetch_media(settings, str(hermes.workdir / "outside.png"))
 
 
+@pytest.mark.servers("newer")  # the run path is the same code on 0.19.0 (docs/protocol/api-server.md §11)
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHermes) -> None:
     """An API Server run's output keeps the ``MEDIA:`` tag; the run dialect folds it into the same reference."""
