@@ -43,6 +43,15 @@ from .render_activity import (
     diff_markdown,
     diff_text,
 )
+from .render_media import (
+    images_html,
+    images_markdown,
+    images_text,
+    media_css,
+    risk_html,
+    risk_markdown,
+    risk_text,
+)
 from .scrub import scrub_value
 
 __all__ = [
@@ -212,13 +221,16 @@ def _transcript_text(messages: Iterable[Message]) -> str:
                 if part.get("name"):  # a titled text part (the prompt as sent): its title, then the text
                     lines.append(f"[{part['name']}]")
                 lines.append(str(part["text"]))
+                lines.extend(images_text(part))
             elif kind == "reasoning" and part.get("text"):
                 lines.append("[reasoning] " + str(part["text"]).replace("\n", " ")[:200])
             elif kind == "tool":
                 lines.append("[tool] " + _tool_summary(part))
                 if part.get("interaction"):
                     lines.append("  " + _interaction_line(part["interaction"]))
+                lines.extend(risk_text(part))
                 lines.extend(diff_text(part))
+                lines.extend(images_text(part))
             elif kind == "marker" and part.get("text"):
                 lines.append(f"--- {part['text']} ---")
             elif kind in ("todo", "subagent"):
@@ -242,11 +254,12 @@ def model_markdown(text: str, *, quote: bool = False) -> str:
     return markdown_fence(text)
 
 
-def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
+def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False) -> str:
     """A markdown transcript in which nothing is live even where raw HTML is rendered, and no secret is left.
 
     Names, statuses, errors and interactions are escaped; tool output goes in fences longer than any backtick
     run inside; model text stays markdown when it has no HTML, image, unsafe link or math, else it is fenced.
+    ``images``: embed the parts' inline images as ``data:`` images (an export), else name them.
     """
     out: list[str] = []
     for message in _scrubbed(messages, secrets):
@@ -260,16 +273,19 @@ def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object
                 out.append(markdown_fence(str(part["text"])))
             elif kind == "text" and part.get("text"):
                 out.append(model_markdown(str(part["text"])))
+                out.extend(images_markdown(part, embed=images))
             elif kind == "reasoning" and part.get("text"):
                 out.append(model_markdown(str(part["text"]), quote=True))
             elif kind == "tool":
                 out.append(markdown_code(_tool_summary(part)))
                 if part.get("interaction"):
                     out.append(f"_{escape_markdown(_interaction_line(part['interaction']))}_")
+                out.extend(risk_markdown(part))
                 result = _result_text(part.get("result"))
                 if result:
                     out.append(markdown_fence(_clip(result)))
                 out.extend(diff_markdown(part))
+                out.extend(images_markdown(part, embed=images))
             elif kind == "marker" and part.get("text"):
                 out.append(f"_— {escape_markdown(str(part['text']))} —_")
             elif kind in ("todo", "subagent"):
@@ -296,17 +312,17 @@ _CSS = (
     ".hn-static .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
     ".hn-static .hn-marker{text-align:center;color:var(--jp-ui-font-color2,#666);font-size:smaller;margin:6px 0;"
     "border-top:1px solid var(--jp-border-color2,#ccc);padding-top:2px}"
-) + activity_css()
+) + activity_css() + media_css()
 
 
-def _html_part(part: Mapping[str, Any]) -> str:
+def _html_part(part: Mapping[str, Any], embed: bool = False) -> str:
     esc = escape_html
     kind = part.get("kind")
     if kind == "text" and part.get("name"):  # a titled text part (the prompt as sent): collapsed, verbatim
         return (f'<details class="hn-sent"><summary>{esc(str(part["name"]))}</summary>'
                 f'<pre>{esc(str(part.get("text") or ""))}</pre></details>')
     if kind == "text":
-        return f'<div class="hn-text">{markdown_to_html(str(part.get("text") or ""))}</div>'
+        return f'<div class="hn-text">{markdown_to_html(str(part.get("text") or ""))}{images_html(part, embed=embed)}</div>'
     if kind == "reasoning":
         return (f'<details class="hn-reasoning"><summary>Reasoning</summary>'
                 f'<pre>{esc(str(part.get("text") or ""))}</pre></details>')
@@ -314,10 +330,12 @@ def _html_part(part: Mapping[str, Any]) -> str:
         body = [f'<div class="hn-tool" data-status="{esc(str(part.get("status") or ""))}">{esc(_tool_summary(part))}']
         if part.get("interaction"):
             body.append(f'<div class="hn-meta">{esc(_interaction_line(part["interaction"]))}</div>')
+        body.append(risk_html(part))
         result = _result_text(part.get("result"))
         if result:
             body.append(f"<details><summary>Result</summary><pre>{esc(_clip(result))}</pre></details>")
         body.append(diff_html(part))
+        body.append(images_html(part, embed=embed))
         body.append("</div>")
         return "".join(body)
     if kind == "marker":
@@ -328,12 +346,13 @@ def _html_part(part: Mapping[str, Any]) -> str:
     return ""
 
 
-def transcript_html(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
-    """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables (no secrets)."""
-    return html_block(_transcript_html(_scrubbed(messages, secrets)))
+def transcript_html(messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False) -> str:
+    """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables (no secrets);
+    ``images``: embed the parts' inline images (an export), else name them."""
+    return html_block(_transcript_html(_scrubbed(messages, secrets), embed=images))
 
 
-def _transcript_html(messages: Iterable[Message]) -> str:
+def _transcript_html(messages: Iterable[Message], embed: bool = False) -> str:
     esc = escape_html
     chunks = [f"<style>{_CSS}</style>", '<div class="hn-static">']
     for message in messages:
@@ -344,7 +363,7 @@ def _transcript_html(messages: Iterable[Message]) -> str:
             label += f" ({status})"
         chunks.append(f'<div class="hn-role">{esc(label)}</div>')
         chunks.append(f'<div class="{"hn-user" if is_user else "hn-assistant"}">')
-        chunks.extend(_html_part(part) for part in _parts(message))
+        chunks.extend(_html_part(part, embed) for part in _parts(message))
         if message.get("error"):
             chunks.append(f'<div class="hn-meta">error: {esc(str(message["error"]))}</div>')
         usage = _usage_line(message.get("usage"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -17,9 +18,11 @@ from urllib.parse import urlsplit
 __all__ = [
     "DEFAULT_API_URL",
     "DEFAULT_DASHBOARD_URL",
+    "PROFILE_NAME",
     "InsecureTransportWarning",
     "Secret",
     "Settings",
+    "check_profile_name",
     "is_loopback",
 ]
 
@@ -33,6 +36,10 @@ ENV_DASHBOARD_TOKEN = "HERMES_DASHBOARD_TOKEN"
 #: Our own proxy setting. HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are ignored on purpose: they would hand the API key and
 #: the Dashboard token, in clear over http, to whatever proxy the environment names, even for 127.0.0.1.
 ENV_PROXY = "HERMES_PROXY"
+#: A Hermes profile name as Hermes itself accepts one (``hermes_constants.PROFILE_ID_RE``: lowercase letters,
+#: digits, ``-`` and ``_``, starting with a letter or digit, at most 64), or ``default``. It becomes a URL path
+#: segment (``/p/<profile>/``) and a JSON-RPC parameter, so nothing else is let through.
+PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 class InsecureTransportWarning(UserWarning):
@@ -131,6 +138,21 @@ def _check_secret(secret: Secret | None, setting: str) -> None:
         )
 
 
+def check_profile_name(name: object) -> str:
+    """``name`` if it is a Hermes profile name, else :class:`~hermes_notebook.errors.HermesUsageError` saying why."""
+    if isinstance(name, str) and PROFILE_NAME.fullmatch(name):
+        return name
+    from .errors import HermesUsageError
+
+    shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
+    hint = " (profile names are lowercase)" if isinstance(name, str) and PROFILE_NAME.fullmatch(name.lower()) else ""
+    raise HermesUsageError(
+        f"profile must be a Hermes profile name (lowercase letters, digits, '-' and '_', starting with a letter "
+        f"or digit, at most 64 characters); got {shown}{hint}",
+        param="profile",
+    )
+
+
 def _clean_url(url: str, what: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
@@ -161,6 +183,10 @@ class Settings:
     #: An HTTP(S) proxy for a remote Hermes behind one (``HERMES_PROXY``). Never used for loopback servers, and
     #: the environment's ``HTTP_PROXY`` family is never used at all.
     proxy: str | None = None
+    #: The Hermes profile every session, job and kernel-tool registration of these clients belongs to (the API
+    #: Server's ``/p/<profile>/`` routes, the Dashboard's ``profile`` parameters); ``None``: the profile the
+    #: servers were started with. Checked against the servers before the first request that needs it.
+    profile: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_url", _clean_url(self.api_url, "the API Server URL"))
@@ -171,6 +197,8 @@ class Settings:
         _check_secret(self.dashboard_token, "dashboard_token")
         if self.proxy is not None:
             object.__setattr__(self, "proxy", _clean_url(self.proxy, "the proxy URL") if self.proxy.strip() else None)
+        if self.profile is not None:
+            check_profile_name(self.profile)
 
     def __repr__(self) -> str:
         from .inert import redact_url
@@ -178,7 +206,8 @@ class Settings:
         proxy = None if self.proxy is None else redact_url(self.proxy)
         return (f"Settings(api_url={redact_url(self.api_url)!r}, api_key={self.api_key!r}, "
                 f"dashboard_url={redact_url(self.dashboard_url)!r}, dashboard_token={self.dashboard_token!r}, "
-                f"connect_timeout={self.connect_timeout!r}, request_timeout={self.request_timeout!r}, proxy={proxy!r})")
+                f"connect_timeout={self.connect_timeout!r}, request_timeout={self.request_timeout!r}, proxy={proxy!r}, "
+                f"profile={self.profile!r})")
 
     def proxy_for(self, url: str) -> str | None:
         """The proxy to reach ``url`` through: none for this machine, else the explicit ``proxy`` setting."""
@@ -204,6 +233,7 @@ class Settings:
         dashboard_url: str | None = None,
         dashboard_token: str | Secret | None = None,
         proxy: str | None = None,
+        profile: str | None = None,
         env: Mapping[str, str] | None = None,
         **timeouts: float,
     ) -> Settings:
@@ -215,6 +245,7 @@ class Settings:
             dashboard_url=dashboard_url or env.get(ENV_DASHBOARD_URL) or DEFAULT_DASHBOARD_URL,
             dashboard_token=_secret(dashboard_token) or _secret(env.get(ENV_DASHBOARD_TOKEN) or None),
             proxy=proxy or env.get(ENV_PROXY) or None,
+            profile=profile,
             **timeouts,
         )
 

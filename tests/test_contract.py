@@ -30,6 +30,8 @@ INTERFACES = {
     "Subagent": changes.SubagentDict,
     "SubagentTool": changes.SubagentToolDict,
     "CellChange": changes.CellChangeDict,
+    "Risk": changes.RiskDict,
+    "ImageRef": changes.ImageDict,
 }
 LITERALS = {
     "MessageStatus": changes.MessageStatus,
@@ -40,6 +42,8 @@ LITERALS = {
     "TodoStatus": changes.TodoStatus,
     "SubagentStatus": changes.SubagentStatus,
     "CellChangeKind": changes.CellChangeKind,
+    "RiskLevel": changes.RiskLevel,
+    "ImageSource": changes.ImageSource,
 }
 
 

@@ -146,6 +146,8 @@ LAYERS: dict[str, int] = {
     "turns": 1,  # pure: events, the turn model, change records, history
     "render": 1,  # markdown and static transcripts (pure)
     "render_activity": 1,  # the task list, subagents and diffs in static transcripts (pure)
+    "render_media": 1,
+    "render_checkpoints": 1,  # checkpoints and a checkpoint's file changes as display bundles (pure)  # risk badges and images in static transcripts and exports (pure)
     "formatting": 1,  # how numbers read (usage line, table times): pure, used by render and the notebook results
     "cron": 1,  # the rules of cron jobs (schedules, fields, how a job shows): pure, the client validates with them
     "export": 1,  # conversation files from message dicts (pure); the facade and the chat's Export use it
@@ -1024,7 +1026,8 @@ def test_one_loop_over_a_turn_and_the_docs_name_it() -> None:
 
 
 def turn_serialisers(tree: ast.AST, label: str) -> list[str]:
-    """``label:line`` of each mechanism that can line up a session's turns: a ``deque`` (a prompt queue) or an
+    """``label:line`` of each mechanism that can line up a session's turns: a ``deque`` (a prompt queue; one with a
+    ``maxlen`` is a ring of records, which drops rather than waits) or an
     ``asyncio.Lock`` made per key (stored anywhere but a plain ``self.x`` attribute)."""
     attribute_locks = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
                        and all(isinstance(t, ast.Attribute) for t in node.targets)}
@@ -1033,7 +1036,8 @@ def turn_serialisers(tree: ast.AST, label: str) -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name == "deque" or (name == "Lock" and id(node) not in attribute_locks
+        bounded = any(keyword.arg == "maxlen" for keyword in node.keywords)  # a ring of records drops, never waits
+        if (name == "deque" and not bounded) or (name == "Lock" and id(node) not in attribute_locks
                                and ast.unparse(node.func) in ("asyncio.Lock", "Lock")):
             found.append(f"{label}:{node.lineno}")
     return found
@@ -1048,7 +1052,8 @@ def test_one_mechanism_serialises_a_sessions_turns() -> None:
              for hit in turn_serialisers(_parse(path), _rel(path))]
     assert [hit.split(":")[0] for hit in found] == ["hermes_notebook/session/queue.py"], found
     sample = ("import asyncio\nclass B:\n    def __init__(self):\n        self.lock = asyncio.Lock()\n"
-              "    def get(self, k):\n        self.locks[k] = asyncio.Lock()\n        self.q = deque()\n")
+              "    def get(self, k):\n        self.locks[k] = asyncio.Lock()\n        self.q = deque()\n"
+              "        self.log = deque(maxlen=5)\n")
     assert turn_serialisers(ast.parse(sample), "b.py") == ["b.py:6", "b.py:7"]
 
 

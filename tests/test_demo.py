@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from clones import clean_env, make_clone, project_envs_state, run_step
 
+from hermes_notebook.demo import HERMES_INSTALLS
+
 QUICK_TESTS = ["tests/test_formatting.py", "tests/test_settings.py", "-x", "-q"]
 
 
@@ -79,7 +81,8 @@ def _assert_api_server_allows_no_cross_origin_page(output: str) -> None:
 def check_demo_output(clone: Path, output: str) -> None:
     """``./demo --check`` verified Lab, both servers, the news setting, and a real prompt in a Lab kernel."""
     assert "SCRIPTED OFFLINE STAND-IN" in output
-    assert "check: Lab page ok, API Server ok 0.19.0, Dashboard version 0.19.0" in output
+    newer = HERMES_INSTALLS["newer"][0].split("==")[1]  # the newer Hermes is the default
+    assert f"check: Lab page ok, API Server ok {newer}, Dashboard version {newer}" in output
     assert "check: Lab will not ask about Jupyter news" in output
     kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", output)
     assert kernel is not None, output

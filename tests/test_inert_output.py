@@ -75,8 +75,9 @@ class _Inspector(HTMLParser):
 
 def _known_css() -> set[str]:
     from hermes_notebook.cron.display import _CSS as JOBS_CSS
+    from hermes_notebook.render_checkpoints import REWIND_CSS
 
-    return {_CSS, JOBS_CSS}
+    return {_CSS, JOBS_CSS, REWIND_CSS}
 
 
 KNOWN_CSS = _known_css()
@@ -178,6 +179,16 @@ def displayed(obj: object) -> dict[str, Any]:
     return data
 
 
+def hostile_images(payload: str) -> list[dict[str, Any]]:
+    """Image references with the payload in every server-controlled field (path, URL, alt, type, data, note)."""
+    base = {"mime": None, "data": None, "path": None, "url": None, "alt": payload, "bytes": 12, "note": None}
+    return [{**base, "source": "media", "path": payload, "mime": payload},
+            {**base, "source": "remote", "url": payload},
+            {**base, "source": "remote", "url": f"https://evil.example/{payload}"},
+            {**base, "source": "inline", "mime": payload, "data": payload, "note": payload},
+            {**base, "source": "inline", "mime": "image/png", "data": payload}]
+
+
 def hostile_message(payload: str) -> dict[str, Any]:
     """An assistant message with the payload in every server- or model-controlled field."""
     return {
@@ -192,7 +203,10 @@ def hostile_message(payload: str) -> dict[str, Any]:
              "interaction": {"kind": "approval", "request_id": payload, "command": payload,
                              "description": payload, "status": "answered", "response": payload}},
             {"kind": "tool", "id": "tool2", "name": "x", "status": "done", "arguments": {"k": payload},
-             "result": {"out": payload}, "diff": f"a/{payload} → b/x\n@@ {payload}\n+{payload}\n-{payload}\n {payload}"},
+             "result": {"out": payload}, "diff": f"a/{payload} → b/x\n@@ {payload}\n+{payload}\n-{payload}\n {payload}",
+             "risk": {"level": payload, "findings": [payload, "prompt_injection"], "redacted": False},
+             "images": hostile_images(payload)},
+            {"kind": "text", "id": "t3", "text": "see the chart", "images": hostile_images(payload)},
             {"kind": "todo", "id": "todo", "text": "", "status": None,
              "todos": [{"id": payload, "content": payload, "status": payload, "parent": payload},
                        {"id": "2", "content": payload, "status": "completed", "parent": None}]},
@@ -240,6 +254,23 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
                                      {"context_max": 10, "context_used": 1, "model": payload,
                                       "categories": [{"id": payload, "label": payload, "tokens": 3}]}, [payload])
     yield "CommandResult", CommandResult(payload, payload, payload)
+    # profiles (client/dashboard/profiles.py): the names, models and descriptions a profile picker lists
+    yield "profiles table", Table([{"name": payload, "model": payload, "description": payload, "default": False}],
+                                  columns=("name", "model", "description", "default"), current=payload)
+
+
+def hostile_rewind(payload: str) -> list[dict[str, str]]:
+    """A checkpoint list and a checkpoint's changes with the payload as Hermes' note, file names and diff lines."""
+    from datetime import datetime, timezone
+
+    from hermes_notebook.render_checkpoints import checkpoint_diff_bundle, checkpoints_bundle
+    from hermes_notebook.turns.checkpoints import Checkpoint, parse_diff
+
+    listed = checkpoints_bundle([Checkpoint("ab12cd34", datetime.now(timezone.utc), payload), Checkpoint(payload, None)])
+    diff = (f"diff --git a/{payload} b/{payload}\n--- a/{payload}\n+++ b/{payload}\n@@ -1 +1 @@ {payload}\n"
+            f"-{payload}\n+{payload}\n")
+    changes = checkpoint_diff_bundle(parse_diff("ab12cd34", {"diff": diff, "stat": f" {payload} | 2 +-\n x | Bin"}))
+    return [listed, changes]
 
 
 def test_corpus_is_large_and_shared() -> None:
@@ -275,6 +306,15 @@ def test_every_display_path_is_inert(payload: str) -> None:
         assert "text/html" in bundle and "text/plain" in bundle, name
         assert "text/markdown" not in bundle, f"{name}: JupyterLab renders raw HTML in trusted markdown"
         assert problems_in_bundle(bundle) == [], name
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_rewind_views_are_inert(payload: str) -> None:
+    """Checkpoint lists and a checkpoint's per-file changes (paths, notes, diff lines: server text) hold nothing live,
+    and their plain text obeys no terminal control."""
+    for bundle in hostile_rewind(payload):
+        assert problems_in_bundle(bundle) == []
+        assert TERMINAL_CONTROL.findall(bundle["text/plain"]) == []
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
@@ -322,7 +362,7 @@ def test_a_prompt_cannot_arm_the_next_message_of_an_export() -> None:
 # What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status", "Job", "JobList",
-                    "RunList", "PromptPreview", "models table", "SessionUsage", "CommandResult")
+                    "RunList", "PromptPreview", "models table", "SessionUsage", "CommandResult", "profiles table")
 
 
 class _Listeners:

@@ -491,6 +491,10 @@ def test_share_kernel_sets_the_modes_the_header_follows_and_revoke_ends_allow(to
     assert seen[-1] is None and not tools.revoke(conn)
 
 
+async def _on_loop(function: Any, *args: Any) -> Any:
+    return function(*args)
+
+
 def _drive(tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any = None, timeout: float = 20) -> str:
     """Run ``tools.call`` on the package loop while this (the main) thread takes approved jobs, as the kernel
     does; ``answer(pending)`` may answer a card (from another thread: a running job holds the main thread)."""
@@ -506,8 +510,8 @@ def _drive(tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any =
         while not done.is_set() and answer is not None:
             for inter in turn.pending():
                 response = answer(inter)
-                if response is not None:
-                    conn.states[turn.id].answer_asked(inter.request_id, response)
+                if response is not None:  # answered on the package loop, as a click's respond() is
+                    runtime.run_sync(_on_loop(conn.states[turn.id].answer_asked, inter.request_id, response))
             done.wait(0.01)
 
     helper = threading.Thread(target=answering, daemon=True)
@@ -538,15 +542,12 @@ def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools
     assert "runs are allowed for this session" in (inter.description or "")
 
 
-def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_does_too(
-    tools: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_does_too(tools: Any) -> None:
     """Run, then Stop while the code loops: it stops inside the code (what it did so far stays), the agent is told,
-    and the card says Stopped. A run that outlives the time limit is stopped the same way."""
-    from hermes_notebook.kernel import runs
-
+    and the card says Stopped. A run that outlives the policy's time limit is stopped the same way."""
     conn = FakeDashboard()
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119")
+    key = object()
+    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119")
     code = "laps = 0\nwhile True:\n    laps += 1"
     turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
 
@@ -559,7 +560,7 @@ def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_do
     assert "RunStopped" in text and tools._namespace["laps"] > 1000
     part = next(p for p in turn.message.parts if p.kind == "tool")
     assert part.interaction is not None and part.interaction.response == "stop"  # the click settled it
-    monkeypatch.setattr(runs, "RUN_LIMIT", 0.5)
+    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run_limit=0.5)  # share_kernel(run_limit=)
     turn2 = conn.start_tool("t2", "k2", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
     text = _drive(tools, tools.call("run_code", {"code": code}), turn2, conn,
                   lambda inter: "run" if inter.kind == "code" else None)

@@ -1,4 +1,8 @@
-"""``./demo``: a local Hermes 0.19.0 with the scripted offline model, and JupyterLab on the quickstart notebook.
+"""``./demo``: a local Hermes with the scripted offline model, and JupyterLab on the quickstart notebook.
+
+Which Hermes: the newer one by default (``--hermes newer``; what current Hermes speaks: the notebook's kernel
+tools, plans, diffs, undo and model switching all work there), or ``--hermes 0.19.0`` (the PyPI release). The
+caller picks the binary (``$HERMES_BIN``: ``./demo`` and ``python -m hermes_notebook.demo`` set it by this flag).
 
 Why a launcher of our own: a first-time user should see the notebook surface work in a minute, with no LLM
 account and no network. Hermes itself is real (its API Server and Dashboard run on loopback ports in a
@@ -33,11 +37,13 @@ import httpx
 from .local_hermes import PROVIDER_KEY_NAMES, LocalHermes
 from .processes import REPO_ROOT, free_port
 
-__all__ = ["main"]
+__all__ = ["HERMES_CHOICES", "hermes_choice", "main"]
 
 LOOPBACK = "127.0.0.1"
 USER_CONFIG = Path.home() / ".hermes" / "config.yaml"
 NOTEBOOK = "quickstart.ipynb"
+#: ``--hermes``: the newer Hermes (the default) or the PyPI release.
+HERMES_CHOICES = ("newer", "0.19.0")
 
 
 def say(message: str) -> None:
@@ -59,9 +65,20 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="start everything, verify Lab and Hermes, run one prompt in a Lab kernel, then stop (for CI)",
     )
+    parser.add_argument(
+        "--hermes", choices=HERMES_CHOICES, default=HERMES_CHOICES[0],
+        help="which Hermes to start: the newer one (default: kernel tools, plans, diffs, undo) or the 0.19.0 release",
+    )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
     parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
     return parser.parse_args(argv)
+
+
+def hermes_choice(argv: Sequence[str]) -> str:
+    """The ``--hermes`` value in ``argv`` (default: the newer Hermes), read before the launcher parses the rest."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--hermes", choices=HERMES_CHOICES, default=HERMES_CHOICES[0])
+    return str(parser.parse_known_args(list(argv))[0].hermes)
 
 
 def _want_user_model(args: argparse.Namespace) -> bool:
@@ -210,7 +227,7 @@ class Demo:
                 "SCRIPTED OFFLINE STAND-IN (not an LLM: it answers by keyword; "
                 "see hermes_notebook/_demo/scripted_model.py)"
             )
-        say("starting Hermes 0.19.0 (API Server + Dashboard) on loopback ...")
+        say(f"starting Hermes {self.hermes.version} (API Server + Dashboard) on loopback ...")
         self.hermes.start()
         say(f"Hermes API Server  {self.hermes.api_url}")
         say(f"Hermes Dashboard   {self.hermes.dashboard_url}")
@@ -279,6 +296,8 @@ class Demo:
         self.url = f"{base}/lab/tree/{NOTEBOOK}?token={token}"
         self._base, self._token = base, token
         say(f"JupyterLab         {self.url}")
+        if (self.args.notebooks / "working_with_data.ipynb").is_file():
+            say("next to it: working_with_data.ipynb (a DataFrame, kernel tools, a plan, a diff, undo, export)")
 
     def check(self) -> None:
         """Verify the Lab page and both Hermes servers answer (``--check``)."""

@@ -64,6 +64,8 @@ class LocalHermes:
             e.g. ``{"gateway": {"api_server": {"max_concurrent_runs": 1}}}``.
         api, dashboard: which servers to run.
         approval_timeout: seconds until an unanswered dangerous-command approval is denied.
+        checkpoints: Hermes snapshots a folder before a turn's file edits, so undo can put files back
+            (``checkpoints.enabled``; a 0.19.0 Dashboard reads only ``HERMES_TUI_CHECKPOINTS``).
         home: the ``HERMES_HOME`` to use (created if needed, kept); default a temp dir removed by :meth:`stop`.
         extra_env: more environment variables for the Hermes processes.
         startup_timeout: seconds to wait for each server to become healthy.
@@ -79,6 +81,7 @@ class LocalHermes:
         api: bool = True,
         dashboard: bool = True,
         approval_timeout: float = 300,
+        checkpoints: bool = True,
         home: str | os.PathLike[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
         startup_timeout: float = 60.0,
@@ -92,6 +95,7 @@ class LocalHermes:
         self._config_overrides = dict(config_overrides or {})
         self._want_api, self._want_dashboard = api, dashboard
         self._approval_timeout = approval_timeout
+        self._checkpoints = checkpoints
         self._own_home = home is None
         self._home = Path(home) if home is not None else None
         self._extra_env = dict(extra_env or {})
@@ -323,6 +327,7 @@ class LocalHermes:
             "security": {"tirith_enabled": False},  # otherwise it may try to download a scanner binary
             "display": {"tool_progress": "all", "show_reasoning": True},
             "agent": {"api_max_retries": 1},  # a failing model fails fast
+            "checkpoints": {"enabled": self._checkpoints},
             "platforms": {
                 "api_server": {
                     "enabled": self._want_api,
@@ -379,6 +384,7 @@ class LocalHermes:
             PYTHONUNBUFFERED="1",
             NO_PROXY="127.0.0.1,localhost,::1",
             no_proxy="127.0.0.1,localhost,::1",
+            HERMES_TUI_CHECKPOINTS="1" if self._checkpoints else "0",
         )
         env.update(self._extra_env)
         env.update(extra)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import uuid
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,6 +17,7 @@ __all__ = [
     "BIG_USAGE",
     "CACHED_USAGE",
     "DELEGATE_TEXT",
+    "IMAGE_PNG",
     "MARKDOWN_REPLY",
     "MODEL_ID",
     "PLAN_STEPS",
@@ -63,6 +66,19 @@ MARKDOWN_REPLY = (
     "\n"
     'Inline HTML that must stay inert: <script>alert(1)</script> <img src="x" onerror="alert(2)">\n'
 )
+
+
+def _png(width: int = 1, height: int = 1, rgba: bytes = b"\x1f\x77\xb4\xff") -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + rgba * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+#: What ``IMAGE`` writes: a 1x1 PNG (a real one: every viewer decodes it).
+IMAGE_PNG = _png()
 # Paths Hermes probes at agent build time to guess the server type; a 404 makes it move on quickly.
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
@@ -248,6 +264,10 @@ def _follow_up(keyword: str, results: list[str], images: Sequence[str] = ()) -> 
         return Reply(text=f"You chose: {answer or '(no answer)'}")
     if keyword.startswith("KERNEL"):
         return Reply(text=f"Kernel tool result:\n```\n{raw}\n```{_images_line(images)}")
+    if keyword == "IMAGE":
+        output = str(data.get("output") or "") if isinstance(data, dict) else raw
+        path = next((line.strip() for line in output.splitlines() if line.strip().endswith(".png")), "")
+        return Reply(text=f"Here is the image:\n\nMEDIA:{path}" if path else f"No image was made:\n```\n{raw}\n```")
     if keyword == "SKILL":
         name = data.get("name") if isinstance(data, dict) else None
         return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
@@ -419,6 +439,11 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
     if keyword == "DELEGATE" and rest:
         return _tool_or_refusal(offered, _delegate_call(body, rest))
+    if keyword == "IMAGE":
+        name = rest.split()[0] if rest.split() and _SAFE_DIR.match(rest.split()[0]) else "hn-image"
+        octal = "".join(f"\\{b:03o}" for b in IMAGE_PNG)
+        command = f"mkdir -p ../images && printf '{octal}' > ../images/{name}.png && realpath ../images/{name}.png"
+        return _tool_or_refusal(offered, ToolCall("terminal", {"command": command}))
     if keyword == "EDIT" and len(rest.split()) == 3:
         path, old, new = rest.split()
         return _tool_or_refusal(offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new}))

@@ -61,6 +61,10 @@ prompt                    reply
                           slow deltas (~6 s), so the background child reports while the turn is open
 ``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
                           sends an inline diff with its completion); then ``Tool result:`` and the result
+``IMAGE [name]``          a ``terminal`` call that writes a 1x1 PNG (:data:`IMAGE_PNG`) to ``<home>/images/<name>.png``
+                          (default ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its
+                          path; then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file it
+                          made
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back

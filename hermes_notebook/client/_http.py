@@ -16,8 +16,9 @@ REST routes) goes through :class:`HttpTransport`. It owns one ``httpx.AsyncClien
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -146,10 +147,14 @@ class HttpTransport:
         auth_scheme: str | None = "Bearer",
         missing_key_hint: str = "pass key=... or set HERMES_API_KEY",
         proxy: str | None = None,
+        preflight: Callable[[HttpTransport], Awaitable[None]] | None = None,
         # testing seam
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url
+        # Run once before the first request (e.g. checking a profile exists); retried until it succeeds.
+        self._preflight = preflight
+        self._preflight_lock: asyncio.Lock | None = None
         self._secret = secret
         self._connect_timeout = connect_timeout
         self._auth = _SecretAuth(secret, auth_header, auth_scheme) if secret else None
@@ -209,6 +214,27 @@ class HttpTransport:
         """The name used in messages, e.g. ``POST /v1/runs``."""
         return f"{method.upper()} {path}"
 
+    async def _before_first_request(self) -> None:
+        if self._preflight is None:
+            return
+        if self._preflight_lock is None:
+            self._preflight_lock = asyncio.Lock()
+        async with self._preflight_lock:
+            if self._preflight is not None:
+                await self._preflight(self)
+                self._preflight = None
+
+    async def probe(self, url: str) -> tuple[int, str]:
+        """``GET url`` (absolute, outside ``base_url``) with the key; ``(status, body)`` whatever the status.
+
+        For checks that read a refusal as an answer (a profile prefix the server does not know is a 404).
+        """
+        name = f"GET {url.split('//', 1)[-1].split('/', 1)[-1]}"
+        self._check_ready(name, True)
+        with translate_errors(name, secrets=self._secrets()):
+            response = await self._client.get(url, auth=self._auth)
+        return response.status_code, response.text[:2000]
+
     async def request(
         self,
         method: str,
@@ -224,6 +250,7 @@ class HttpTransport:
         """Send one request and return the (fully read) response; error statuses raise HermesHTTPError."""
         name = endpoint or self.endpoint(method, path)
         self._check_ready(name, auth)
+        await self._before_first_request()
         request = self._build(method, path, json_body=json_body, params=params, headers=headers, endpoint=name)
         with translate_errors(name, secrets=self._secrets()):
             response = await self._client.send(request, auth=self._auth if auth else None)
@@ -265,6 +292,7 @@ class HttpTransport:
         """
         name = self.endpoint(method, path)
         self._check_ready(name, True)
+        await self._before_first_request()
         request = self._build(method, path, json_body=json_body, params=params, headers=headers, endpoint=name)
         request.extensions["timeout"] = httpx.Timeout(
             STREAM_READ_TIMEOUT, connect=self._connect_timeout
@@ -383,17 +411,20 @@ def api_server_transport(
     Shared by :class:`~hermes_notebook.client.api.ApiClient` and :class:`~hermes_notebook.client.jobs.JobsClient`,
     which talk to the same server with the same bearer key.
     """
+    from .api_profile import check_api_profile, profile_base_url
+
     if settings is None:
         settings = Settings.resolve(api_url=url, api_key=key)
     elif url is not None or key is not None:
         settings = settings.with_(api_url=url or settings.api_url, api_key=key or settings.api_key)
     http = HttpTransport(
-        settings.api_url,
+        profile_base_url(settings),
         settings.api_key,
         connect_timeout=settings.connect_timeout,
         request_timeout=settings.request_timeout,
         missing_key_hint="pass key=... or set HERMES_API_KEY",
         proxy=settings.proxy_for(settings.api_url),
+        preflight=None if settings.profile is None else check_api_profile(settings),
         transport=transport,
     )
     return settings, http

@@ -45,6 +45,7 @@ from .api_types import (
     SessionInfo,
     SessionMessage,
 )
+from .dashboard.offered import not_offered
 from .run_events import (
     APPROVAL_CHOICES,
     ApprovalRequest,
@@ -270,6 +271,8 @@ class ApiClient(ApiServerClient):
         _check_id(run_id, "run_id")
         if not isinstance(text, str) or not text.strip():
             raise HermesUsageError("steer text must be a non-empty string")
+        if not await self._feature("run_steer"):  # 0.19.0 has no such route (docs/protocol/api-server.md §12)
+            raise not_offered("steering a run", "POST /v1/runs/{id}/steer")
         data = await self._http.request_json("POST", f"/v1/runs/{run_id}/steer", json_body={"input": text})
         return bool(data.get("accepted"))
 

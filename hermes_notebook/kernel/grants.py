@@ -16,6 +16,8 @@ The modes (``share_kernel(read=..., edit=..., run=...)``, ``%hermes --kernel ...
   them without a card *for this session* (this connection's turns, until it is revoked: :meth:`Grants.revoke`,
   the header's Revoke button, a new policy, ``hermes.close()`` or a kernel restart; never the default, never
   saved); ``never`` refuses them. An allowed run still shows its whole code, with Stop, in the turn.
+- **run_limit** (seconds, default 120): how long an approved run may take, waiting for a busy cell included; then
+  it is stopped and Hermes is told so.
 
 Thread-safe: a grant is made on the package loop, a cell changes the policy on the main thread.
 """
@@ -49,7 +51,7 @@ RUN_MODES: tuple[RunMode, ...] = ("ask", "allow", "never")
 
 @dataclass(frozen=True)
 class Modes:
-    """One policy: reads, edits and runs (see the module docstring). The defaults are the safest."""
+    """One policy: reads, edits, runs and the run limit (see the module docstring). The defaults are the safest."""
 
     reads: ReadMode = "off"
     edits: EditMode = "propose"

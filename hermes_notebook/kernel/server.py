@@ -203,8 +203,10 @@ class ToolServer:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
 
+        # log_level: the SDK calls logging.basicConfig with it, and the default INFO would make every httpx request
+        # of the kernel ("HTTP Request: GET ...") a line in whichever cell runs next.
         mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.",
-                        middleware=[self._middleware])
+                        middleware=[self._middleware], log_level="WARNING")
         for tool in ALL_TOOLS:
             read_only = tool in READ_TOOLS or tool in CELL_READ_TOOLS
             # Cell edits only propose (the user keeps or discards them): not destructive; running code is.

@@ -138,8 +138,8 @@ class KernelTools:
             previous.grants.revoke()
             if previous.token_path is not None and previous.token_path != share.token_path:
                 registration.remove_token_file(previous.token_path)
-        share.grants.on_change(lambda: self._tell(connection))
-        self._tell(connection)
+        share.grants.on_change(lambda: self._tell(key, connection))
+        self._tell(key, connection)
         if not self._exit_hook:
             atexit.register(self.close)
             self._exit_hook = True
@@ -155,7 +155,7 @@ class KernelTools:
         if share is None:
             return
         share.grants.revoke()
-        self._tell(share.connection)
+        self._tell(key, share.connection)
         if share.token_path is not None:
             registration.remove_token_file(share.token_path)
         if registered is not None:
@@ -191,17 +191,27 @@ class KernelTools:
         with self._lock:
             return self._shares.get(id(key))
 
+    def _share_for(self, who: object) -> KernelShare | None:
+        """The share of ``who``: a sharing facade (the share's key) or its Dashboard connection."""
+        with self._lock:
+            return self._shares.get(id(who)) or next((s for s in self._shares.values() if s.connection is who), None)
+
+    def summary(self, key: object) -> str | None:
+        """``key``'s share in one line, for a status (None: not shared)."""
+        share = self.share_of(key)
+        return None if share is None else str(share).split("\n", 1)[0]
+
     def modes_of(self, connection: object) -> dict[str, Any] | None:
-        """What a face shows for a connection: its share's modes (:meth:`.grants.Grants.state`) plus the server's
-        name and whether the cell tools are offered; None when that connection does not share the kernel."""
-        share = next((s for s in self.shares() if s.connection is connection), None)
+        """What a face shows for a facade or a connection: its share's modes (:meth:`.grants.Grants.state`) plus
+        the server's name and whether the cell tools are offered; None when it does not share the kernel."""
+        share = self._share_for(connection)
         if share is None:
             return None
         return {**share.grants.state(), "server": share.name, "cells": cells.offered() != ()}
 
     def revoke(self, connection: object) -> bool:
         """Withdraw what was allowed for this session on ``connection``'s share (the chat header's Revoke)."""
-        share = next((s for s in self.shares() if s.connection is connection), None)
+        share = self._share_for(connection)
         if share is None:
             return False
         share.grants.revoke()
@@ -221,11 +231,11 @@ class KernelTools:
 
         return unsubscribe
 
-    def _tell(self, connection: object) -> None:
+    def _tell(self, key: object, connection: object) -> None:
         with self._lock:
-            callbacks = [cb for conn, cb in self._watchers if conn is connection]
+            callbacks = [cb for who, cb in self._watchers if who is key or who is connection]
         if callbacks:
-            state = self.modes_of(connection)
+            state = self.modes_of(key)
             for callback in callbacks:
                 try:
                     callback(state)

@@ -101,16 +101,12 @@ class Hermes:
             context: bool = False, files: Any = None) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
-        In a notebook the turn streams into a live view whose buttons answer approvals and questions while
-        this call waits; ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a
-        callable given the request). ``via="api"`` uses the API Server's runs (no clarify there). After
-        ``timeout`` seconds (default :attr:`timeout`) the turn is interrupted and ``HermesTimeoutError`` raised.
-        The prompt is sent as written, braces and all. ``context=True`` (or ``hn.fill(prompt)``) fills
-        ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of the caller's values (``{{`` is a
-        literal brace); only for text you wrote. ``preview=True`` returns what would be sent and sends nothing;
-        a :class:`PromptPreview` given as the prompt is sent as it is (its text and images). ``files=``: text
-        files and PDFs (paths or ``(name, bytes)``) the Dashboard stages for the model to read.
-        """
+        The turn streams into a live view whose buttons answer approvals and questions while this call waits;
+        ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a callable given the request).
+        ``via="api"``: the API Server's runs (no clarify). After ``timeout`` s the turn is interrupted
+        (``HermesTimeoutError``). The prompt is sent as written; ``context=True`` (or ``hn.fill``) fills ``{name}``,
+        ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values. ``preview=True`` sends nothing and
+        returns what would be sent. ``files=``: text files and PDFs (paths or ``(name, bytes)``) for the model."""
         prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame
         turn = self._turn(prepared, preview, session=session, via=via, approve=approve, clarify=clarify, new=new,
                           instructions=instructions, model=model, images=images, files=files)
@@ -299,9 +295,8 @@ class Hermes:
     # --- widgets, jobs, the kernel's tools ---
 
     def chat(self, session: str | None = None) -> Chat:
-        """A live chat widget on a Dashboard session: a new one, or the session ``session`` names as for
-        :meth:`ask` (this connection's, started and titled on first use; ``hn.resume(id_or_title)`` a stored one).
-        It shares this connection's conversation: its prompts and your asks on one session take turns."""
+        """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`); it shares this
+        connection's conversation: its prompts and your asks on one session take turns."""
         from ..kernel.share import KERNEL
         from ..widgets.chat import Chat
         from ..widgets.chat_kernel import follow_kernel_modes
@@ -309,8 +304,7 @@ class Hermes:
         if not self.settings.dashboard_token:
             raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
         chat = Chat(self.conversation, session=session, secrets=self._secrets)
-        conn = runtime.run_sync(self.conversation.dashboard())
-        follow_kernel_modes(chat, KERNEL, conn)  # the header shows what Hermes may do in this kernel
+        follow_kernel_modes(chat, KERNEL, self)  # the header shows what Hermes may do in this kernel
         return chat
 
     @property
@@ -332,16 +326,10 @@ class Hermes:
             runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget
 
-    def share_kernel(self, read: bool | str = False, run: str = "ask", edit: str = "propose",
+    def share_kernel(self, *, read: bool | str = False, run: str = "ask", edit: str = "propose",
                      run_limit: float = 120.0) -> KernelShare:
-        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks).
-
-        The permission modes (kernel/grants.py): ``read=True`` (or ``"on"``) turns on ``list_variables``,
-        ``describe``, ``read_cells``, ``read_output`` and ``list_cells`` (off by default); ``run`` is ``"ask"`` (a
-        Run card with the whole code each time), ``"allow"`` (no card for this session, until revoked:
-        ``share.grants.revoke()``, the chat header, or a new policy) or ``"never"``; ``edit`` is ``"propose"``
-        (cell changes wait on the cell for Keep/Discard) or ``"off"``; ``run_limit``: seconds an approved run may
-        take, waiting for a busy cell included, before it is stopped. A new call replaces the policy whole.
+        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks), with
+        the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces them whole).
         Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         from ..kernel.share import KERNEL
 
@@ -364,9 +352,7 @@ class Hermes:
 
         status = await gather_status(self.settings, self.default_via, self.conversation.current,
                                      self.conversation.api, self.conversation.dashboard)
-        share = KERNEL.share_of(self)
-        status["kernel"] = None if share is None else str(share).split("\n", 1)[0]
-        return status
+        return Status({**status, "kernel": KERNEL.summary(self)})
 
     status = blocking(status_async)
 
@@ -401,11 +387,9 @@ class Hermes:
 
 
 def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
-    """Return a :class:`Hermes` for the configured servers. Settings come from ``settings``, else keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
-    ``dashboard_token``, timeouts), then ``HERMES_*`` environment variables, then loopback defaults. Nothing
-    is contacted until first use unless ``check=True``. A key or token an HTTP header cannot carry (e.g. the
-    newline ``open("key").read()`` keeps) raises :class:`HermesUsageError` here, naming the setting, not its value.
-    """
+    """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
+    ``dashboard_token``, timeouts), ``HERMES_*`` variables or loopback defaults name; contacted on first use unless
+    ``check=True``. A key an HTTP header cannot carry (a newline) raises :class:`HermesUsageError` naming the setting."""
     if settings is None:
         settings = Settings.resolve(**kwargs)
     elif kwargs:

@@ -17,6 +17,8 @@ __all__ = [
     "CellChangeKind",
     "ChangeRecord",
     "FinishChange",
+    "ImageDict",
+    "ImageSource",
     "InteractionDict",
     "InteractionExtras",
     "InteractionKind",
@@ -31,6 +33,8 @@ __all__ = [
     "PartFields",
     "PartKind",
     "PatchChange",
+    "RiskDict",
+    "RiskLevel",
     "Role",
     "SentImageDict",
     "SubagentDict",
@@ -51,6 +55,8 @@ InteractionStatus = Literal["pending", "answered", "cancelled", "expired"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 SubagentStatus = Literal["queued", "running", "completed", "failed", "error", "timeout", "interrupted"]
 CellChangeKind = Literal["insert", "edit", "delete"]
+RiskLevel = Literal["high", "medium", "low", "untrusted"]
+ImageSource = Literal["inline", "media", "remote"]
 
 
 class InteractionExtras(TypedDict, total=False):
@@ -126,6 +132,34 @@ class SentImageDict(TypedDict):
     data: str  # the PNG, base64 (exactly what was sent)
 
 
+class RiskDict(TypedDict):
+    """What Hermes found in a tool's output (``tool.output_risk``): prompt-injection or secret patterns.
+
+    ``untrusted`` (from history, where Hermes keeps no findings): the output came from a source Hermes treats as
+    untrusted (a web page, a browser, an MCP tool). ``findings`` are Hermes' pattern ids, server text.
+    """
+
+    level: RiskLevel
+    findings: list[str]
+    redacted: bool
+
+
+class ImageDict(TypedDict):
+    """An image a part refers to. Only images from the connected Hermes itself are shown without a click:
+    ``inline`` (the bytes came with the message: ``data`` is base64 of at most ``turns.images.MAX_SHOWN_BYTES``,
+    sniffed as PNG, JPEG, GIF or WebP) and ``media`` (a file on the Hermes host, read through its Dashboard's
+    ``/api/media``); a ``remote`` URL is a link until the user clicks it. ``note`` says why an image is not shown."""
+
+    source: ImageSource
+    mime: str | None
+    data: str | None
+    path: str | None
+    url: str | None
+    alt: str
+    bytes: int | None
+    note: str | None
+
+
 class PartExtras(TypedDict, total=False):
     """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
 
@@ -134,6 +168,8 @@ class PartExtras(TypedDict, total=False):
     subagent: SubagentDict  # a ``subagent`` part
     cell_change: CellChangeDict  # a kernel cell tool's part: the pending change it proposed in the notebook
     sent_images: list[SentImageDict]  # a kernel tool's part: the images its result carried to the model
+    risk: RiskDict  # a tool part whose output Hermes flagged (or, from history, marked untrusted)
+    images: list[ImageDict]  # a text or tool part that names images (MEDIA: files, data: or remote images)
 
 
 class PartDict(PartExtras):
@@ -172,6 +208,8 @@ class PartFields(TypedDict, total=False):
     subagent: SubagentDict
     cell_change: CellChangeDict
     sent_images: list[SentImageDict]
+    risk: RiskDict
+    images: list[ImageDict]
 
 
 class MessageDict(TypedDict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import activity, compression
+from . import activity, compression, images, risk, steering
 from .changes import ChangeRecord, MessageStatus, PartFields, ToolStatus
 from .events import Event
 from .model import Part
@@ -28,8 +28,8 @@ COMPLETE_STATUSES = frozenset({"complete", "interrupted", "error"})  # message.c
 
 
 # Dashboard dialect (docs/protocol/dashboard.md §4). thinking.delta (spinner text), reasoning.available (a copy of the
-# reply), message.interim (commentary; transform_output may show it), tool.generating and tool.output_risk have
-# no handler on purpose: they are ignored by default but still reach transform_output.
+# reply), message.interim (commentary; transform_output may show it) and tool.generating have no handler on
+# purpose: they are ignored by default but still reach transform_output.
 
 
 def _d_message_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -89,7 +89,8 @@ def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
         changes = f.add_tool(part)
     else:
         changes = f.complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
-    return changes + activity.tool_extras(f, e, part)  # its inline diff, its task list
+    # its inline diff, its task list, the images its result names
+    return changes + activity.tool_extras(f, e, part) + images.tool_images(f, part, result)
 
 
 def _approval_request(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -126,6 +127,7 @@ def _d_message_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # A failed turn's text is the error message (compute-host crash: {text:"Error: …", status:"error"}).
     error = (text.strip() or None) if status == "error" and type(text) is str else None
     changes.extend(f.on_compressions(compression.compressions_of(p.get("usage")), compression.UNANNOUNCED))
+    changes.extend(images.text_images(f))  # the text is final: the images it names (MEDIA: files, data: images)
     changes.extend(f.end(status, p.get("usage"), error))
     return changes
 
@@ -139,6 +141,12 @@ def _d_status_update(f: FolderOps, e: Event) -> list[ChangeRecord]:
     if compression.is_refusal(kind, e.payload.get("text")):
         return f.on_refused(compression.REFUSED)
     return []
+
+
+def _d_steer(f: FolderOps, e: Event) -> list[ChangeRecord]:
+    # A stored steer (turns/history.py): the marker the live turn showed when the server accepted it.
+    text = text_or_none(e.payload.get("text"))
+    return f.add_marker(steering.steer_marker(text)) if text and text.strip() else []
 
 
 def _d_error(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -160,7 +168,9 @@ _DASHBOARD: dict[str, Handler] = {
     "sudo.expire": _expire,
     "secret.expire": _expire,
     "request.cancel": on_request_cancel,
+    "tool.output_risk": risk.on_output_risk,
     "status.update": _d_status_update,
+    steering.STEER_EVENT: _d_steer,
     "message.complete": _d_message_complete,
     "error": _d_error,
     **activity.HANDLERS,  # todo.updated, subagent.*
@@ -215,6 +225,7 @@ def _r_run_completed(f: FolderOps, e: Event) -> list[ChangeRecord]:
     p = e.payload
     output = p.get("output")
     changes = f.final_text(output) if output and type(output) is str else []
+    changes.extend(images.text_images(f))  # a run's MEDIA: tags (docs/protocol/api-server.md §11)
     changes.extend(f.end("complete", p.get("usage"), None))
     return changes
 

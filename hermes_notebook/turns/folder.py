@@ -52,14 +52,8 @@ class TurnFolder:
         "_has_reasoning", "_running", "run_tools", "_requests", "_compressions", "_marker_count",
     )
 
-    def __init__(
-        self,
-        turn_id: str,
-        *,
-        source: Source = "live",
-        transform_output: TransformOutput | None = None,
-        compressions: int | None = None,
-    ) -> None:
+    def __init__(self, turn_id: str, *, source: Source = "live", transform_output: TransformOutput | None = None,
+                 compressions: int | None = None) -> None:
         self.turn_id = turn_id
         self.source = source
         self.message_id = f"assistant:{turn_id}"
@@ -116,6 +110,11 @@ class TurnFolder:
     def part(self, part_id: str) -> Part | None:
         """The part with id ``part_id``, if this turn has one."""
         return self._parts.get(part_id)
+
+    def parts_of(self, kind: str) -> list[Part]:
+        """This turn's parts of ``kind`` (``text``, ``tool``...), in order, their text joined."""
+        self._sync()
+        return [p for p in self._msg.parts if p.kind == kind]
 
     def begin(self, status: Literal["streaming", "queued"] = "streaming") -> list[ChangeRecord]:
         """Emit the ``message`` op now (after ``prompt.submit``; ``queued``: the server queued it); idempotent."""
@@ -440,11 +439,7 @@ class TurnFolder:
         msg.usage = dict(usage) if isinstance(usage, Mapping) else None
         msg.error = error
         self._done = True
-        changes.append(
-            {
-                "op": "finish", "message_id": self.message_id, "status": status,
-                "usage": None if msg.usage is None else dict(msg.usage), "error": error,
-            }
-        )
+        changes.append({"op": "finish", "message_id": self.message_id, "status": status,
+                        "usage": None if msg.usage is None else dict(msg.usage), "error": error})
         return changes
 

@@ -11,20 +11,26 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from .changes import ImageDict
 from .compression import is_summary_text
 from .events import Event
 from .folder import TurnFolder
+from .images import images_in_content, split_image_refs
 from .model import Message, TransformOutput, user_message
+from .risk import unwrap_untrusted
+from .steering import STEER_EVENT, is_steer_row, split_steers
 
 __all__ = ["HistoryTurn", "fold_history", "history_events"]
 
 
 class HistoryTurn(NamedTuple):
-    """One turn rebuilt from REST rows: its id, the user's text (None before the first user row), its events."""
+    """One turn rebuilt from REST rows: its id, the user's text (None before the first user row), its events, and
+    the images the user attached (a newer Hermes' ``@image:`` lines, ``image_url`` content parts)."""
 
     turn_id: str
     user_text: str | None
     events: list[Event]
+    user_images: list[ImageDict] = []  # noqa: RUF012 (a NamedTuple default; never mutated)
 
 
 def _content_text(content: Any) -> str:
@@ -50,6 +56,7 @@ def _loads_or_raw(value: Any) -> Any:
     # The live tool.complete result is "the tool output parsed as JSON when possible, otherwise a string"
     # (§4.1); history keeps the raw string, so parse it the same way to get equal parts.
     if isinstance(value, str):
+        value = unwrap_untrusted(value)[0]  # the output as the tool returned it (turns/risk.py)
         try:
             return json.loads(value)
         except ValueError:
@@ -105,11 +112,19 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
         name = name if isinstance(name, str) else None
         events.append(Event("tool.start", {"tool_id": call_id, "name": name}, session_id))
         payload: dict[str, Any] = {"tool_id": call_id, "name": name, "args": args}
-        payload["result"] = None if result_row is None else _loads_or_raw(result_row.get("content"))
+        content = None if result_row is None else result_row.get("content")
+        steers: list[str] = []
+        if isinstance(content, str):
+            content, steers = split_steers(content)  # 0.19.0 stores a steer at the end of the tool result
+        payload["result"] = _loads_or_raw(content)
         diff = None if result_row is None else _inline_diff(result_row.get("display_metadata"))
         if diff is not None:  # a newer server keeps the diff it sent live beside the row
             payload["inline_diff"] = diff
         events.append(Event("tool.complete", payload, session_id))
+        if isinstance(content, str) and unwrap_untrusted(content)[1]:
+            # Hermes stores no findings, only the untrusted-source wrapper (docs/protocol/dashboard-newer.md §14).
+            events.append(Event("tool.output_risk", {"tool_id": call_id, "name": name, "risk": "untrusted"}, session_id))
+        events.extend(Event(STEER_EVENT, {"text": text}, session_id) for text in steers)
 
     for row in rows:
         role = row.get("role")
@@ -120,11 +135,17 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
                 turns.append(HistoryTurn(f"hermes-row:{row.get('id')}", None, events))
             events.append(Event("status.update", {"kind": "compacting"}, session_id))
             continue
+        if role == "user" and events is not None and is_steer_row(row, _content_text(row.get("content"))):
+            # A steer delivered as a row of its own (newer): part of the running turn, not a new prompt.
+            events.extend(Event(STEER_EVENT, {"text": t}, session_id) for t in split_steers(_content_text(row.get("content")))[1])
+            continue
         if role == "user":
             close()
             events = []
             last_text = ""
-            turns.append(HistoryTurn(f"hermes-row:{row.get('id')}", _content_text(row.get("content")), events))
+            text, refs = split_image_refs(_content_text(row.get("content")))
+            images = [*refs, *images_in_content(row.get("content"))]
+            turns.append(HistoryTurn(f"hermes-row:{row.get('id')}", text, events, images))
             continue
         if role not in ("assistant", "tool"):
             continue
@@ -171,9 +192,9 @@ def fold_history(
     A turn whose assistant side left no rows (e.g. a failed call) contributes only its user message.
     """
     messages: list[Message] = []
-    for turn_id, user_text, events in history_events(rows, session_id=session_id):
+    for turn_id, user_text, events, user_images in history_events(rows, session_id=session_id):
         if user_text is not None:
-            messages.append(user_message(turn_id, user_text))
+            messages.append(user_message(turn_id, user_text, user_images))
         folder = TurnFolder(turn_id, source="history", transform_output=transform_output)
         for event in events:
             folder.apply(event)

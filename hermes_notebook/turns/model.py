@@ -14,6 +14,7 @@ from typing import Any, Literal
 from .changes import (
     CellChangeDict,
     ChangeRecord,
+    ImageDict,
     InteractionDict,
     InteractionKind,
     InteractionStatus,
@@ -21,6 +22,7 @@ from .changes import (
     MessageStatus,
     PartDict,
     PartKind,
+    RiskDict,
     Role,
     SentImageDict,
     SubagentDict,
@@ -150,6 +152,8 @@ class Part:
     subagent: SubagentDict | None = None
     cell_change: CellChangeDict | None = None
     sent_images: list[SentImageDict] | None = None
+    risk: RiskDict | None = None
+    images: list[ImageDict] | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -177,6 +181,11 @@ class Part:
             d["cell_change"] = self.cell_change.copy()
         if self.sent_images is not None:
             d["sent_images"] = [image.copy() for image in self.sent_images]
+        if self.risk is not None:
+            risk = d["risk"] = self.risk.copy()
+            risk["findings"] = list(risk["findings"])
+        if self.images is not None:
+            d["images"] = [image.copy() for image in self.images]
         return d
 
     def copy(self) -> Part:
@@ -185,7 +194,7 @@ class Part:
         return Part(
             self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
             self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
-            self.cell_change, self.sent_images,
+            self.cell_change, self.sent_images, self.risk, self.images,
         )
 
 
@@ -232,9 +241,10 @@ class TransformContext:
 TransformOutput = Callable[[Event, TransformContext], "list[ChangeRecord] | None"]
 
 
-def user_message(turn_id: str, text: str) -> Message:
-    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids")."""
-    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text)])
+def user_message(turn_id: str, text: str, images: list[ImageDict] | None = None) -> Message:
+    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids"), and the images the
+    user attached (``images``, when any)."""
+    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, images=images or None)])
 
 
 def sent_prompt_message(turn_id: str, text: str, filled: int) -> Message:

@@ -9,6 +9,8 @@ export type InteractionKind = "approval" | "clarify" | "sudo" | "secret" | "code
 export type InteractionStatus = "pending" | "answered" | "cancelled" | "expired";
 export type TodoStatus = "pending" | "in_progress" | "completed" | "cancelled";
 export type SubagentStatus = "queued" | "running" | "completed" | "failed" | "error" | "timeout" | "interrupted";
+export type RiskLevel = "high" | "medium" | "low" | "untrusted";
+export type ImageSource = "inline" | "media" | "remote";
 
 export interface Interaction {
   kind: InteractionKind;
@@ -57,6 +59,10 @@ export interface Part {
   cell_change?: CellChange;
   /** A kernel tool's part: the images its result sent to the model (PNGs the kernel produced). */
   sent_images?: SentImage[];
+  /** A tool part whose output Hermes flagged (prompt injection, secrets), or from history marked untrusted. */
+  risk?: Risk;
+  /** A text or tool part naming images; only `inline` and `media` ones (from the connected Hermes) show unasked. */
+  images?: ImageRef[];
 }
 
 export interface SentImage {
@@ -91,6 +97,28 @@ export interface CellChange {
   /** the cell (edit, delete) or the place (insert), counted from 0 when it was proposed */
   index: number;
   cell_type: string;
+}
+
+export interface Risk {
+  level: RiskLevel;
+  /** Hermes' pattern ids (server text: shown inert) */
+  findings: string[];
+  redacted: boolean;
+}
+
+export interface ImageRef {
+  source: ImageSource;
+  mime: string | null;
+  /** inline: base64 of a PNG/JPEG/GIF/WebP within the size bound */
+  data: string | null;
+  /** media: a file on the Hermes host, read through its Dashboard (/api/media) */
+  path: string | null;
+  /** remote: shown as a link until the user clicks it */
+  url: string | null;
+  alt: string;
+  bytes: number | null;
+  /** why it is not shown (too large, not an image) */
+  note: string | null;
 }
 
 export interface TodoItem {

@@ -37,6 +37,7 @@ from .core import DashboardCore, Features
 from .early_stop import follow_up
 from .files import FileInput, attach_files, prepare_files, prompt_with_files
 from .history import fetch_history
+from .profiles import check_profile, with_profile
 from .reconnect import Reconnector
 from .routing import SessionState
 from .session import Listener, ListenerItem, SessionRef
@@ -83,6 +84,7 @@ class DashboardConnection:
         self._core = DashboardCore(transform_output)  # sessions, turns, pending ids, server requests, seqs
         self._callbacks = Callbacks(on_error)  # listeners, on_change, on_error, and the tasks they start
         self._channel = Channel(self._core, self._callbacks, self._resolve_settings(), self._dropped)
+        self._profile_checked: str | None = None  # the profile profiles.list confirmed for this connection
         self._reconnector = Reconnector(
             Backoff() if reconnect is True else (reconnect or None), self._core, self._channel, self._callbacks,
             open=self._open, resume=self.resume, sleep=sleep,
@@ -138,6 +140,17 @@ class DashboardConnection:
 
     async def _open(self) -> None:
         await self._channel.open(self._resolve_settings)
+        profile = self.profile
+        if profile is not None and profile != self._profile_checked:
+            # Before anything of the caller's is sent: a name the server does not serve is a clear error here,
+            # never a session in the wrong profile (client/dashboard/profiles.py).
+            await check_profile(self, profile)
+            self._profile_checked = profile
+
+    @property
+    def profile(self) -> str | None:
+        """The Hermes profile this connection's sessions, lists and MCP servers belong to (``Settings.profile``)."""
+        return self._channel.settings.profile
 
     def _dropped(self, detail: str) -> None:
         self._reconnector.dropped(detail)
@@ -174,6 +187,7 @@ class DashboardConnection:
         """
         await self._ensure_connected()
         params = {k: (v.live_id if isinstance(v, SessionRef) else v) for k, v in (params or {}).items()}
+        params = with_profile(method, params, self.profile)
         answer = self._core.prompts.plan_request(method, params)
         if answer is None:
             return await self._channel.call(method, params)
@@ -187,7 +201,7 @@ class DashboardConnection:
         The stored id has no DB row until the first prompt, so :meth:`history` is empty until then.
         """
         await self._ensure_connected()
-        result = await self._channel.call("session.create", params)
+        result = await self._channel.call("session.create", with_profile("session.create", params, self.profile))
         ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
         self._core.bind(ref)
         self._channel.flush()
@@ -201,7 +215,8 @@ class DashboardConnection:
         """
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         await self._ensure_connected()
-        result = await self._channel.call("session.resume", {"session_id": key})
+        params = with_profile("session.resume", {"session_id": key}, self.profile)
+        result = await self._channel.call("session.resume", params)
         ref, session, catch_up = self._core.resumed(key, result)
         since: Any = None
         failure: HermesError | None = None
@@ -228,7 +243,7 @@ class DashboardConnection:
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
         await self._ensure_connected()
-        result = await self._channel.call("session.list", {"limit": limit})
+        result = await self._channel.call("session.list", with_profile("session.list", {"limit": limit}, self.profile))
         return list(result.get("sessions") or [])
 
     async def set_title(self, ref: SessionRef, title: str) -> str:
@@ -248,7 +263,7 @@ class DashboardConnection:
         live_id = self._core.forget_session(key)
         if live_id is not None:
             await self._channel.call("session.close", {"session_id": live_id})
-        await self._channel.call("session.delete", {"session_id": key})
+        await self._channel.call("session.delete", with_profile("session.delete", {"session_id": key}, self.profile))
 
     # --- turns -----------------------------------------------------------------------------------------
 

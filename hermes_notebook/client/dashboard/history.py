@@ -35,7 +35,10 @@ async def fetch_history(
         proxy=settings.proxy_for(settings.dashboard_url),
     ) as http:
         try:
-            body = await http.request_json("GET", path, params={"limit": limit} if limit else None)
+            params: dict[str, str | int] = {"limit": limit} if limit else {}
+            if settings.profile is not None:  # that profile's state.db (client/dashboard/profiles.py)
+                params["profile"] = settings.profile
+            body = await http.request_json("GET", path, params=params or None)
         except HermesNotFoundError:
             return []
     rows = body.get("messages") if isinstance(body, Mapping) else None

@@ -11,17 +11,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import HermesNotOfferedError, HermesRPCError
 from .compaction import BUSY, RETRY_EVERY, SETTLE_SECONDS
 from .core import METHOD_NOT_FOUND
 
 if TYPE_CHECKING:
-    from .connection import DashboardConnection
     from .session import SessionRef
 
-__all__ = ["STALE_SESSION", "call_offered", "not_offered"]
+__all__ = ["STALE_SESSION", "Requester", "call_offered", "not_offered"]
+
+
+class Requester(Protocol):
+    """What :func:`call_offered` needs of a connection (a protocol, so the connection itself may call it)."""
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Any: ...
+
+    async def resume(self, stored_id: str | SessionRef) -> SessionRef: ...
+
+    def open_turns(self, stored_id: str | SessionRef) -> int: ...
 
 #: The server no longer holds that live session id (§2.1): resume by stored id and retry once.
 STALE_SESSION = 4001
@@ -33,7 +42,7 @@ def not_offered(what: str, method: str) -> HermesNotOfferedError:
 
 
 async def call_offered(
-    conn: DashboardConnection, method: str, params: Mapping[str, Any], *, what: str,
+    conn: Requester, method: str, params: Mapping[str, Any], *, what: str,
     ref: SessionRef | None = None,
 ) -> Any:
     """``conn.request(method, params)``, with ``ref``'s live id as ``session_id``; -32601 is :func:`not_offered`."""

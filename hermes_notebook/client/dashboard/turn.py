@@ -78,6 +78,11 @@ class Turn:
         """The interactions waiting for an answer (approval, clarify, sudo, secret), oldest first."""
         return self._state.pending()
 
+    def add_marker(self, text: str) -> None:
+        """Add a marker line to the running turn (our own words, e.g. where a steer went in); text after it
+        streams below. Nothing once the turn ended."""
+        self._state.add_marker(text)
+
     async def interrupt(self) -> None:
         """Stop the session's running turn (``session.interrupt``); a queued turn is dropped with it."""
         if self._stopper is None:

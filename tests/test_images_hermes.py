@@ -1,0 +1,67 @@
+"""Images in replies and history against the real servers: a file Hermes made, found and read back.
+
+The scripted model's ``IMAGE`` writes a PNG into the Hermes home's ``images/`` folder and answers
+``MEDIA:<path>`` (as Hermes names a file it made, docs/protocol/dashboard-newer.md §13). The reply's text part
+carries a ``media`` reference, live and from history alike; the Dashboard's ``/api/media`` hands the bytes back,
+sniffed and bounded; an API Server run names the same file (docs/protocol/api-server.md §11).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import uuid
+
+import pytest
+
+from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook._demo.script import IMAGE_PNG
+from hermes_notebook.client.api import ApiClient
+from hermes_notebook.client.dashboard import DashboardConnection
+from hermes_notebook.client.dashboard.media import MediaImage, fetch_media
+from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.settings import Settings
+from hermes_notebook.turns import TurnFolder
+from hermes_notebook.turns.events import Event
+
+pytestmark = pytest.mark.both_servers
+
+
+def _images(message: object) -> list[dict[str, object]]:
+    parts = message.to_dict()["parts"] if hasattr(message, "to_dict") else message["parts"]  # type: ignore[index]
+    return [image for part in parts for image in part.get("images") or ()]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_image_hermes_made_shows_live_and_from_history_and_reads_back(
+    conn: DashboardConnection, hermes: LocalHermes, settings: Settings
+) -> None:
+    """Live and history give the same ``media`` reference; reading it returns the PNG's bytes, sniffed."""
+    name = f"hn-{uuid.uuid4().hex[:8]}"
+    ref = await conn.create_session()
+    message = await asyncio.wait_for(await conn.submit(ref, f"IMAGE {name}"), 90)
+    live = _images(message)
+    path = str(hermes.home / "images" / f"{name}.png")
+    assert [(i["source"], i["path"], i["mime"], i["alt"]) for i in live] == [("media", path, "image/png", f"{name}.png")]
+    history = [m for m in await conn.history(ref) if m.role == "assistant"]
+    assert _images(history[-1]) == live
+    image = await fetch_media(settings, path)
+    assert image == MediaImage(mime="image/png", data=IMAGE_PNG, path=path)
+    assert base64.b64decode(image.to_ref()["data"] or "") == IMAGE_PNG
+    with pytest.raises(HermesUsageError, match="outside the Hermes media folders"):
+        await fetch_media(settings, str(hermes.workdir / "outside.png"))
+
+
+@pytest.mark.servers("newer")  # the run path is the same code on 0.19.0 (docs/protocol/api-server.md §11)
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHermes) -> None:
+    """An API Server run's output keeps the ``MEDIA:`` tag; the run dialect folds it into the same reference."""
+    name = f"hn-{uuid.uuid4().hex[:8]}"
+    async with ApiClient(settings) as api:
+        ref = await api.start_run(f"IMAGE {name}")
+        folder = TurnFolder("run")
+        async for event in api.run_events(ref.id):
+            folder.apply(Event(event.type, event.payload, run_id=ref.id, dialect="run"))
+    assert folder.done
+    path = str(hermes.home / "images" / f"{name}.png")
+    assert [(i["source"], i["path"]) for i in _images(folder.message)] == [("media", path)]
