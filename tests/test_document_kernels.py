@@ -5,20 +5,19 @@ subshell as JupyterLab does), a request gets its reply over the comm, and the pa
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client import KernelManager
-from jupyter_client.kernelspec import KernelSpecManager
 
 from hermes_notebook.kernel.document import TARGET
-from tests.test_subshells import _create_subshell, _idle, _iopub_until, _stdout, _supports_subshells
-
-ROOT = Path(__file__).resolve().parent.parent
-EXTRA_KERNELS = Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
+from tests.test_subshells import (
+    _create_subshell,
+    _idle,
+    _iopub_until,
+    _stdout,
+    _supports_subshells,
+    kernel,  # noqa: F401  (the fixture: a started kernel and its client, the page stand-in)
+)
 
 OPEN = "from hermes_notebook.kernel.document import DOCUMENT\nprint('OPEN', DOCUMENT.open())"
 #: Keeps the main shell busy until the page is attached (or 20 s), ticking so the test knows it started.
@@ -31,24 +30,6 @@ while not DOCUMENT.attached and time.time() - t0 < {limit}:
 print("DURING", DOCUMENT.attached)
 """
 
-
-@pytest.fixture
-def kernel(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A started kernel (``request.param``: a kernelspec name) and its client (the page stand-in)."""
-    name = request.param
-    if name != "python3" and not (EXTRA_KERNELS / name).exists():
-        pytest.skip(f"run scripts/setup-kernels for the {name} kernelspec")
-    manager = KernelManager(kernel_name=name)
-    manager.kernel_spec_manager = KernelSpecManager(kernel_dirs=[str(EXTRA_KERNELS), *KernelSpecManager().kernel_dirs])
-    manager.start_kernel(env={**os.environ, "PYTHONPATH": str(ROOT)})
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        yield client
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
 
 
 def _run(client: Any, code: str) -> str:
@@ -64,7 +45,7 @@ def _comm_msg(client: Any, comm_id: str, data: dict[str, Any], subshell: str | N
 
 
 @pytest.mark.parametrize("kernel", ["python3", "hn-k629"], indirect=True, ids=["ipykernel-7.4", "ipykernel-6.29"])
-def test_the_page_attaches_answers_and_detaches_over_the_kernels_comm(kernel: Any) -> None:
+def test_the_page_attaches_answers_and_detaches_over_the_kernels_comm(kernel: Any) -> None:  # noqa: F811 (the fixture imported above)
     """comm_open to the extension's target; hello attaches (7.4: during a busy cell, on the page's subshell;
     6.29: once the cell ends); a request's reply comes back through the comm; comm_close detaches."""
     subshell = _create_subshell(kernel) if _supports_subshells(kernel) else None

@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..turns import Interaction
 from ..turns.changes import CellChangeDict
 from . import runs
 from .document import DOCUMENT, Answer, DocumentLink
@@ -98,18 +97,9 @@ class SharePolicy(Protocol):
     def may_read(self, session_id: str) -> bool: ...
 
 
-class CellTurn(Protocol):
-    """The turn a call came from (:class:`~hermes_notebook.client.dashboard.Turn`): its cards and its tool part."""
-
-    @property
-    def done(self) -> bool: ...
-
-    @property
-    def stopping(self) -> bool: ...
-
-    async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None: ...
-
-    def settle(self, request_id: str, response: str) -> bool: ...
+class CellTurn(runs.RunTurn, Protocol):
+    """The turn a call came from (:class:`~hermes_notebook.client.dashboard.Turn`): a run's turn that also links
+    the cell change a tool part proposed."""
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool: ...
 
