@@ -367,10 +367,14 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
             init = await session.initialize()
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
             assert await names(session) == set(TOOLS)
+            assert server.clients_current
             page = ScriptedFrontEnd(link)
-            await asyncio.to_thread(page.hello)
+            page.hello()  # here, on this thread: the check below runs before the server's loop can catch up
+            # At once, not when the server's loop gets to it: a turn started now may not have the cell tools yet.
+            assert not server.clients_current
             await asyncio.wait_for(notified.wait(), 10)
             assert await names(session) == set(ALL_TOOLS)
+            assert server.clients_current
             notified.clear()
             await asyncio.to_thread(page.bye)
             await asyncio.wait_for(notified.wait(), 10)

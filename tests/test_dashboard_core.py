@@ -418,8 +418,8 @@ DASHBOARD = Path(__file__).parent.parent / "hermes_notebook" / "client" / "dashb
 #: The protocol side: state and decisions, no I/O. Everything else in the package is the asyncio shell.
 CORE_SIDE = ("attachments", "backoff", "core", "prompts", "routing", "rpc", "server_requests", "session", "turn_state")
 SHELL = (
-    "callbacks", "channel", "commands", "compaction", "connection", "early_stop", "files", "history", "offered",
-    "reconnect", "rewind", "session_info", "turn", "ws",
+    "callbacks", "channel", "commands", "compaction", "connection", "early_stop", "files", "history", "media",
+    "offered", "profiles", "reconnect", "rewind", "rollback", "session_info", "steering", "turn", "ws",
 )
 IO_LIBRARIES = frozenset({"asyncio", "websockets", "httpx", "httpx_sse"})
 

@@ -93,6 +93,7 @@ class ToolServer:
         #: MCP session id -> (a ServerSession of it, the tool list revision it listed), on the server's loop only.
         self._sessions: dict[str, tuple[Any, int]] = {}
         self._revision = 0
+        self._revision_lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -155,8 +156,11 @@ class ToolServer:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
+        with self._revision_lock:  # counted here, at once: clients_current is False from this call on
+            self._revision += 1
+            revision = self._revision
         with contextlib.suppress(RuntimeError):  # the server's loop just ended
-            loop.call_soon_threadsafe(self._bump)
+            loop.call_soon_threadsafe(self._announce_soon, revision)
 
     @property
     def clients_current(self) -> bool:
@@ -164,9 +168,8 @@ class ToolServer:
         sessions = list(self._sessions.values())  # a copy: the server's loop may add one meanwhile
         return bool(sessions) and all(seen == self._revision for _session, seen in sessions)
 
-    def _bump(self) -> None:
-        self._revision += 1
-        asyncio.ensure_future(self._announce(self._revision))
+    def _announce_soon(self, revision: int) -> None:
+        asyncio.ensure_future(self._announce(revision))
 
     async def _announce(self, revision: int) -> None:
         for delay in (0.0, *ANNOUNCE_DELAYS):
