@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import redact
 
-__all__ = ["MASK", "holds_key", "looks_secret", "scrub", "scrub_value"]
+__all__ = ["MASK", "holds_key", "image_data", "looks_secret", "scrub", "scrub_value"]
 
 #: What a removed secret becomes.
 MASK = "********"
@@ -108,12 +108,26 @@ def looks_secret(name: object) -> bool:
     return isinstance(name, str) and _SECRET_NAME.fullmatch(name) is not None
 
 
+# The base64 of an image we show (a part's ``images``/``sent_images``): PNG, JPEG, GIF or WebP by its first bytes.
+_IMAGE_BASE64 = re.compile(r"(?:iVBORw0KGgo|/9j/|R0lGOD|UklGR)[A-Za-z0-9+/]*={0,2}\Z")
+
+
+def image_data(value: Mapping[Any, Any]) -> bool:
+    """True for an image's ``{"mime": "image/...", "data": <base64 of a raster image>}``: its data is bytes, not text,
+    and is never scrubbed (a key shape can occur in base64 by chance, and masking it would break the image)."""
+    mime, data = value.get("mime"), value.get("data")
+    return (isinstance(mime, str) and mime.startswith("image/") and isinstance(data, str)
+            and _IMAGE_BASE64.match(data) is not None)
+
+
 def scrub_value(value: Any, secrets: Sequence[object] = ()) -> Any:
-    """``value`` with :func:`scrub` applied to every string in it (dicts and lists rebuilt, the rest kept)."""
+    """``value`` with :func:`scrub` applied to every string in it (dicts and lists rebuilt, the rest kept); an image's
+    base64 (:func:`image_data`) is kept as it is, its other fields (alt text, path) are scrubbed."""
     if isinstance(value, str):
         return scrub(value, secrets)
     if isinstance(value, Mapping):
-        return {key: scrub_value(item, secrets) for key, item in value.items()}
+        keep = image_data(value)
+        return {key: item if keep and key == "data" else scrub_value(item, secrets) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub_value(item, secrets) for item in value]
     return value

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import uuid
+from typing import Any
 
 import pytest
 
@@ -65,3 +67,54 @@ async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHerme
     assert folder.done
     path = str(hermes.home / "images" / f"{name}.png")
     assert [(i["source"], i["path"]) for i in _images(folder.message)] == [("media", path)]
+
+
+def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHermes) -> None:
+    """``Reply.images``: the ``media`` image read in through the conversation when the turn ended, displayed as an
+    ``image/png`` output of exactly the PNG Hermes wrote; the transcript names it and embeds no bytes."""
+    name = f"hn-{uuid.uuid4().hex[:8]}"
+    reply = hermes_nb.ask(f"IMAGE {name}", new=True, timeout=120)
+    [image] = reply.images
+    assert (image.source, image.path, image.mime, image.data) == (
+        "inline", str(hermes.home / "images" / f"{name}.png"), "image/png", IMAGE_PNG)
+    bundle = image._repr_mimebundle_()
+    assert base64.b64decode(bundle["image/png"]) == IMAGE_PNG and name in bundle["text/plain"]
+    transcript = reply.bundle()
+    assert f"{name}.png" in transcript["text/html"] and bundle["image/png"] not in transcript["text/html"]
+
+
+@pytest.mark.servers("newer")  # the view's question is the same code on both; one server is enough
+def test_a_chat_view_asking_for_the_image_gets_its_bytes(hermes: LocalHermes) -> None:
+    """The chat's view asks ``{"type": "image", message_id, part_id, index}`` (a request id): the kernel reads the
+    file through the conversation and answers with base64 and the sniffed type; an index it does not hold is refused."""
+    from hermes_notebook.widgets import Chat
+    from tests.helpers import eventually
+
+    chat = Chat(hermes.settings())
+    sent: list[dict[str, Any]] = []
+    chat.send = lambda content, buffers=None: sent.append(json.loads(json.dumps(content)))  # type: ignore[method-assign]
+    try:
+        chat.wait_ready(30)
+        name = f"hn-{uuid.uuid4().hex[:8]}"
+        chat._dispatch(chat, {"type": "send", "text": f"IMAGE {name}", "images": []}, [])
+
+        def image_part() -> tuple[str, str] | None:
+            for message in chat.snapshot():
+                for part in message.get("parts") or ():
+                    if any(i.get("source") == "media" for i in part.get("images") or ()):
+                        return message["id"], part["id"]
+            return None
+
+        message_id, part_id = eventually(image_part, 90, "the reply naming the image")
+        ask = {"type": "image", "message_id": message_id, "part_id": part_id}
+        chat._dispatch(chat, {**ask, "index": 0, "request": "r1"}, [])
+        chat._dispatch(chat, {**ask, "index": 3, "request": "r2"}, [])
+        answers = eventually(lambda: {m["request"]: m for m in sent if m.get("request") in ("r1", "r2")}
+                             if len([m for m in sent if m.get("request") in ("r1", "r2")]) == 2 else None, 30,
+                             f"answers ({chat.notice})")
+        assert answers["r1"]["type"] == "image" and answers["r1"]["mime"] == "image/png"
+        assert base64.b64decode(answers["r1"]["data"]) == IMAGE_PNG
+        assert answers["r2"] == {"type": "error", "request": "r2", "message": "that image is not in this conversation"}
+        assert answers["r1"]["data"] not in json.dumps(chat.get_state(), default=str)  # sent, never widget state
+    finally:
+        chat.close()
