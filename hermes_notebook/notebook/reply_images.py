@@ -34,14 +34,14 @@ class ReplyImage:
     (remote), ``note`` (why it is not shown), and ``data`` (the bytes, or None).
     """
 
-    def __init__(self, ref: Mapping[str, Any], *, secrets: tuple[object, ...] = ()) -> None:
-        self.ref = dict(ref)
-        self.source: str = str(ref.get("source") or "")
-        self.mime: str | None = ref.get("mime") if image_data(ref) else None
-        self.alt: str = scrub(str(ref.get("alt") or "image"), secrets)
-        self.path: str | None = scrub(ref["path"], secrets) if isinstance(ref.get("path"), str) else None
-        self.url: str | None = ref.get("url") if isinstance(ref.get("url"), str) else None
-        self.note: str | None = str(ref["note"]) if ref.get("note") else None
+    def __init__(self, image: Mapping[str, Any], *, secrets: tuple[object, ...] = ()) -> None:
+        self.ref = dict(image)
+        self.source: str = str(image.get("source") or "")
+        self.mime: str | None = image.get("mime") if image_data(image) else None
+        self.alt: str = scrub(str(image.get("alt") or "image"), secrets)
+        self.path: str | None = scrub(image["path"], secrets) if isinstance(image.get("path"), str) else None
+        self.url: str | None = image.get("url") if isinstance(image.get("url"), str) else None
+        self.note: str | None = str(image["note"]) if image.get("note") else None
 
     @property
     def data(self) -> bytes | None:
