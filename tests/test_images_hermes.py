@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,9 +70,10 @@ async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHerme
     assert [(i["source"], i["path"]) for i in _images(folder.message)] == [("media", path)]
 
 
-def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHermes) -> None:
+def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHermes, tmp_path: Path) -> None:
     """``Reply.images``: the ``media`` image read in through the conversation when the turn ended, displayed as an
-    ``image/png`` output of exactly the PNG Hermes wrote; the transcript names it and embeds no bytes."""
+    ``image/png`` output of exactly the PNG Hermes wrote; the transcript names it and embeds no bytes; an export
+    embeds it with ``images=True`` and names it by default."""
     name = f"hn-{uuid.uuid4().hex[:8]}"
     reply = hermes_nb.ask(f"IMAGE {name}", new=True, timeout=120)
     [image] = reply.images
@@ -81,6 +83,11 @@ def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHe
     assert base64.b64decode(bundle["image/png"]) == IMAGE_PNG and name in bundle["text/plain"]
     transcript = reply.bundle()
     assert f"{name}.png" in transcript["text/html"] and bundle["image/png"] not in transcript["text/html"]
+    page = hermes_nb.export(reply, tmp_path / "with.html", images=True).read_text()
+    assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
+    for suffix in ("md", "html", "ipynb"):
+        named = hermes_nb.export(reply, tmp_path / f"named.{suffix}").read_text()
+        assert f"{name}.png" in named and bundle["image/png"] not in named, suffix
 
 
 @pytest.mark.servers("newer")  # the view's question is the same code on both; one server is enough

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..inert import escape_html, is_safe_url, redact_urls
+from ..inert import escape_html, html_block, is_safe_url, redact_urls, terminal_safe
 from ..scrub import image_data, scrub
 
 __all__ = ["MAX_READS", "ReplyImage", "read_media_images", "reply_images"]
@@ -54,12 +54,12 @@ class ReplyImage:
             return None
 
     def describe(self) -> str:
-        """``image: chart.png (1,234 bytes, a file on the Hermes host)``."""
+        """``image: chart.png (1,234 bytes, a file on the Hermes host)``: server text, no terminal control in it."""
         size = f"{self.ref['bytes']:,} bytes, " if isinstance(self.ref.get("bytes"), int) else ""
         where = {"inline": "sent with the message", "media": "a file on the Hermes host",
                  "remote": f"at {redact_urls(self.url or '')}"}.get(self.source, "")
         note = f"; {self.note}" if self.note else ""
-        return f"image: {self.alt} ({size}{where}{note})"
+        return terminal_safe(f"image: {self.alt} ({size}{where}{note})")
 
     def __repr__(self) -> str:
         return f"<ReplyImage {self.describe()}>"
@@ -70,9 +70,9 @@ class ReplyImage:
         bundle = {"text/plain": f"[{self.describe()}]"}
         if self.source == "remote" and self.url and is_safe_url(self.url):
             host = urlsplit(self.url).hostname or "the link"
-            bundle["text/html"] = (f'<div class="hn-image-ref">{escape_html(self.describe())}: <a href="'
-                                   f'{escape_html(self.url)}" target="_blank" rel="noopener noreferrer nofollow">'
-                                   f"open it on {escape_html(host)}</a></div>")
+            bundle["text/html"] = html_block(
+                f'<div class="hn-image-ref">{escape_html(self.describe())}: <a href="{escape_html(self.url)}" '
+                f'target="_blank" rel="noopener noreferrer nofollow">open it on {escape_html(host)}</a></div>')
         return bundle
 
 
