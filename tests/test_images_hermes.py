@@ -125,3 +125,44 @@ def test_a_chat_view_asking_for_the_image_gets_its_bytes(hermes: LocalHermes) ->
         assert answers["r1"]["data"] not in json.dumps(chat.get_state(), default=str)  # sent, never widget state
     finally:
         chat.close()
+
+
+@pytest.mark.servers("newer")  # the same code on 0.19.0 (its Dashboard serves /api/media too: the first test)
+def test_the_hermes_view_answers_the_image_and_leaves_it_as_an_image_output(
+    hermes_nb: Any, hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a kernel the live view (``%hermes``/``ask``) ends as its transcript followed by the turn's images as
+    ``image/png`` outputs; a live view's ``image`` question is answered through the turn's conversation."""
+    import copy
+
+    from hermes_notebook.widgets.turn import TurnView
+    from tests.helpers import eventually
+
+    outputs: list[Any] = []
+    monkeypatch.setattr("hermes_notebook.notebook.shell.environment", lambda: "kernel")
+    monkeypatch.setattr("hermes_notebook.notebook.shell.same_cell", lambda _count: True)  # the cell still runs
+    monkeypatch.setattr("IPython.display.display", lambda *objs, **_kw: outputs.extend(objs))
+    monkeypatch.setattr("IPython.display.update_display", lambda obj, **_kw: outputs.append(obj))
+    name = f"hn-{uuid.uuid4().hex[:8]}"
+    handle = hermes_nb.start(f"IMAGE {name}", new=True)
+    reply = handle.wait(120)
+    eventually(lambda: any(getattr(o, "mime", None) == "image/png" for o in outputs), 10, "the image output")
+    assert isinstance(outputs[0], TurnView)  # the live view, then its transcript, then the image
+    assert outputs[1] == reply.bundle()
+    [image] = [o for o in outputs[2:] if hasattr(o, "mime")]
+    assert base64.b64decode(image._repr_mimebundle_()["image/png"]) == IMAGE_PNG
+
+    message = copy.deepcopy(reply.message)  # as the live view held it: the file's reference, no bytes
+    part = next(p for p in message["parts"] if p.get("images"))
+    part["images"] = [{**part["images"][0], "source": "media", "data": None}]
+    view = TurnView(images=handle.image)
+    sent: list[dict[str, Any]] = []
+    view.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    try:
+        view.push([{"op": "message", "message": message}])
+        view._dispatch(view, {"type": "image", "request": "v1", "message_id": message["id"], "part_id": part["id"],
+                              "index": 0}, [])
+        answer = eventually(lambda: next((m for m in sent if m.get("request") == "v1"), None), 30, "the answer")
+        assert answer["type"] == "image" and base64.b64decode(answer["data"]) == IMAGE_PNG
+    finally:
+        view.close()

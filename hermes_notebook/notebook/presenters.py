@@ -77,7 +77,9 @@ class WidgetPresenter(Presenter):
 
         self.view.busy = False
         update_display(reply.bundle(), raw=True, display_id=self.display_id)
-        for image in reply.images:  # what the live view showed stays as image outputs (a remote one never loads)
+        # What the live view showed stays, as image outputs under the transcript (a remote image never loads); only
+        # while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another cell.
+        for image in reply.images if shell.same_cell(self.execution_count) else ():
             if image.mime is not None:
                 display(image)
         reply.shown_live(self.display_id, self.execution_count)
