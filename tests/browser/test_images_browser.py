@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from hermes_notebook._demo.script import IMAGE_PNG
 from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, last_assistant, open_chat, send
+from tests.helpers import eventually
 
 pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
 
@@ -54,14 +55,16 @@ def test_chat_shows_an_image_hermes_made_and_the_risk_badge_of_a_flagged_tool(op
     expect(figure.locator(".hn-image-caption")).to_contain_text(f"{name}.png")
     assert not [u for u in requests if "media" in u or name in u], requests  # the page loaded no image URL
     nb.screenshot("chat-inline-image")
+    eventually(lambda: f"{name}.png" in json.dumps(nb.outputs()[1]), 10, "the static twin of the finished turn")
     saved = json.loads(nb.save().read_text())
     chat_cell, state = json.dumps(saved["cells"][1]), json.dumps(saved["metadata"])
-    assert encoded not in chat_cell + state and f"{name}.png" in chat_cell  # the twin names it; no bytes kept
+    assert f"{name}.png" in chat_cell  # the static twin names the image ...
+    assert encoded not in chat_cell and encoded not in state  # ... and no output or widget state keeps its bytes
 
     send(nb, "KERNEL describe notes")
     tool = last_assistant(nb, "complete").locator(".hn-tool", has=nb.page.locator(".hn-risk:not([hidden])"))
     badge = tool.locator(".hn-risk")
-    expect(badge).to_have_attribute("data-level", "high")
+    expect(badge).to_have_attribute("data-level", "high", timeout=TURN_TIMEOUT_MS)
     expect(badge.locator(".hn-risk-label")).to_have_text("⚠ Risky output")
     findings = badge.locator(".hn-risk-finding").all_inner_texts()
     assert {"prompt_injection", "role_hijack"} <= set(findings), findings
