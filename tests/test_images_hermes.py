@@ -85,6 +85,8 @@ def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHe
     assert f"{name}.png" in transcript["text/html"] and bundle["image/png"] not in transcript["text/html"]
     page = hermes_nb.export(reply, tmp_path / "with.html", images=True).read_text()
     assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
+    session = hermes_nb.export(None, tmp_path / "session.ipynb", images=True).read_text()  # history + this reply
+    assert f"data:image/png;base64,{bundle['image/png']}" in session
     for suffix in ("md", "html", "ipynb"):
         named = hermes_nb.export(reply, tmp_path / f"named.{suffix}").read_text()
         assert f"{name}.png" in named and bundle["image/png"] not in named, suffix
