@@ -81,6 +81,32 @@ describe("a part's images", () => {
     expect(failing.textContent).toContain("Image not shown: the image '/h/x.png' is outside the Hermes media folders");
   });
 
+  it("asks for a media image only once it comes near the screen (a long history reads no file it does not show)", () => {
+    const observed: { callback: (entries: { isIntersecting: boolean }[]) => void; els: Element[] }[] = [];
+    class FakeObserver {
+      els: Element[] = [];
+      constructor(readonly callback: (entries: { isIntersecting: boolean }[]) => void) { observed.push(this); }
+      observe(el: Element) { this.els.push(el); }
+      disconnect() { this.els = []; }
+    }
+    const original = globalThis.IntersectionObserver;
+    globalThis.IntersectionObserver = FakeObserver as unknown as typeof IntersectionObserver;
+    try {
+      const asked: unknown[] = [];
+      const slot = document.createElement("div");
+      renderImages(slot, [ref({ source: "media", data: null, path: "/h/images/a.png" })], ids,
+        (q) => (asked.push(q), new Promise<ImageMsg>(() => undefined)));
+      expect(asked).toEqual([]);
+      observed[0]!.callback([{ isIntersecting: false }]);
+      expect(asked).toEqual([]);
+      observed[0]!.callback([{ isIntersecting: true }]);
+      observed[0]!.callback([{ isIntersecting: true }]);
+      expect(asked).toEqual([{ type: "image", ...ids, index: 0 }]);
+    } finally {
+      globalThis.IntersectionObserver = original;
+    }
+  });
+
   it("in the chat: a text part's media image is asked for with a request id and shown from the kernel's answer", async () => {
     const media = ref({ source: "media", data: null, path: "/h/images/a.png", alt: "a.png" });
     const { model, host } = chat([part({ id: "text:1", kind: "text", text: "Here:\n\nMEDIA:/h/images/a.png", images: [media] })]);

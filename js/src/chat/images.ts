@@ -2,10 +2,11 @@
 //
 // What loads: only bytes that came from the connected Hermes, through the kernel. An `inline` image carries its
 // base64 (sniffed and bounded by the kernel); a `media` image is a file on the Hermes host, which the view asks
-// the kernel for (an `image` question, js/src/invoke.ts) and shows from the answer's base64; neither is ever an
-// `<img>` of a server URL. A `remote` image (an http(s) URL in the model's text) never loads here, not even on a
-// click: it is a link the user may open in a new tab, naming its host. Every image is a data: URL built here from
-// base64 checked here, of PNG, JPEG, GIF or WebP only (never SVG). Alt text and notes are server text: textContent.
+// the kernel for (an `image` question, js/src/invoke.ts, once it comes near the screen) and shows from the
+// answer's base64; neither is ever an `<img>` of a server URL. A `remote` image (an http(s) URL in the model's
+// text) never loads here, not even on a click: it is a link the user may open in a new tab, naming its host. Every
+// image is a data: URL built here from base64 checked here, of PNG, JPEG, GIF or WebP only (never SVG). Alt text
+// and notes are server text: textContent.
 // Stable DOM hooks: .hn-images (hidden when none), .hn-image[data-source][data-state], .hn-image img,
 // .hn-image-caption, .hn-image-link.
 
@@ -70,7 +71,7 @@ function figureFor(image: ImageRef, index: number, ids: ImageIds, ask: AskImage 
   else {
     const waiting = h("div", { class: "hn-image-waiting", role: "status" }, "Loading the image from Hermes…");
     figure.prepend(waiting);
-    ask({ type: "image", ...ids, index }).then(
+    whenNear(figure, () => ask({ type: "image", ...ids, index }).then(
       (answer) => {
         waiting.remove();
         const shown = imageSrc(answer.mime, answer.data);
@@ -81,9 +82,26 @@ function figureFor(image: ImageRef, index: number, ids: ImageIds, ask: AskImage 
         waiting.remove();
         unshown(figure, error instanceof Error ? error.message : "the kernel did not answer");
       },
-    );
+    ));
   }
   return figure;
+}
+
+/** Run `load` once `el` is on screen or near it (a long history does not read every file at once); at once
+ *  where the browser cannot tell (no IntersectionObserver). */
+function whenNear(el: HTMLElement, load: () => unknown): void {
+  if (typeof IntersectionObserver === "undefined") {
+    load();
+    return;
+  }
+  let done = false;
+  const observer = new IntersectionObserver((entries) => {
+    if (done || !entries.some((entry) => entry.isIntersecting)) return;
+    done = true;
+    observer.disconnect();
+    load();
+  }, { rootMargin: "400px" });
+  observer.observe(el);
 }
 
 /** Fill `slot` with a part's images (hidden when none); rebuilt only when they change, so a media file is asked
