@@ -26,7 +26,8 @@ from typing import Any
 from .errors import HermesUsageError
 from .inert import escape_markdown, markdown_fence
 from .render import model_markdown, transcript_html
-from .scrub import scrub
+from .render_media import images_markdown, risk_markdown
+from .scrub import scrub, scrub_document
 from .scrub import scrub_value as _scrubbed
 
 __all__ = ["DEFAULT_PATH", "FORMATS", "conversation", "enrich", "export_messages", "messages_of", "scrub", "to_html", "to_ipynb",
@@ -146,8 +147,9 @@ def _tool_markdown(part: Mapping[str, Any]) -> str:
     return f"<details><summary>{summary}</summary>\n\n{inner}\n\n</details>"
 
 
-def _message_markdown(message: Message, *, heading: bool = True) -> str:
-    """One message: a role heading, its text, tools collapsed, and the usage line."""
+def _message_markdown(message: Message, *, heading: bool = True, images: bool = False) -> str:
+    """One message: a role heading, its text, tools collapsed, and the usage line; each image a line naming it, or
+    with ``images`` an inline raster image embedded as a ``data:`` image."""
     is_user = message.get("role") == "user"
     out = []
     if heading:
@@ -159,10 +161,11 @@ def _message_markdown(message: Message, *, heading: bool = True) -> str:
         kind = part.get("kind")
         if kind == "text" and part.get("text"):
             out.append(model_markdown(str(part["text"])))
+            out.extend(images_markdown(part, embed=images))
         elif kind == "reasoning" and part.get("text"):
             out.append(f"<details><summary>Reasoning</summary>\n\n{markdown_fence(str(part['text']))}\n\n</details>")
         elif kind == "tool":
-            out.append(_tool_markdown(part))
+            out.extend([_tool_markdown(part), *risk_markdown(part), *images_markdown(part, embed=images)])
         elif kind == "marker" and part.get("text"):
             out.append(f"_— {escape_markdown(part['text'])} —_")
     if message.get("error"):
@@ -176,17 +179,20 @@ def _message_markdown(message: Message, *, heading: bool = True) -> str:
 # --- the formats ----------------------------------------------------------------------------------------------
 
 
-def to_markdown(messages: Iterable[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
-    """A Markdown document: one section per message, tools in ``<details>`` (GitHub renders them collapsed)."""
+def to_markdown(messages: Iterable[Message], *, title: str | None = None, secrets: Sequence[object] = (),
+                images: bool = False) -> str:
+    """A Markdown document: one section per message, tools in ``<details>`` (GitHub renders them collapsed);
+    ``images``: the inline images embedded (else each named on a line)."""
     chunks = [f"# {escape_markdown(scrub(title, secrets))}"] if title else []
-    chunks.extend(_message_markdown(_scrubbed(m, secrets)) for m in messages)
-    return scrub("\n\n".join(chunks).strip() + "\n", secrets)
+    chunks.extend(_message_markdown(_scrubbed(m, secrets), images=images) for m in messages)
+    return scrub_document("\n\n".join(chunks).strip() + "\n", secrets)
 
 
-def to_html(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> str:
-    """A standalone, sanitized HTML page (no script; model HTML is shown as text)."""
+def to_html(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = (),
+            images: bool = False) -> str:
+    """A standalone, sanitized HTML page (no script; model HTML is shown as text); ``images`` as for Markdown."""
     heading = html.escape(title or "Hermes conversation")
-    body = transcript_html([_scrubbed(m, secrets) for m in messages])
+    body = transcript_html([_scrubbed(m, secrets) for m in messages], images=images)
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{heading}</title>\n"
@@ -194,11 +200,13 @@ def to_html(messages: Sequence[Message], *, title: str | None = None, secrets: S
         "</head>\n<body style=\"margin:2em auto;max-width:62em\">\n"
         f"<h1 style=\"font-family:system-ui,sans-serif\">{heading}</h1>\n{body}\n</body>\n</html>\n"
     )
-    return scrub(page, secrets)
+    return scrub_document(page, secrets)
 
 
-def to_ipynb(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = ()) -> dict[str, Any]:
-    """An nbformat 4 notebook: one markdown cell per prompt and one per reply; usage in the cell's metadata."""
+def to_ipynb(messages: Sequence[Message], *, title: str | None = None, secrets: Sequence[object] = (),
+             images: bool = False) -> dict[str, Any]:
+    """An nbformat 4 notebook: one markdown cell per prompt and one per reply; usage in the cell's metadata;
+    ``images`` as for Markdown."""
     cells: list[dict[str, Any]] = []
     if title:
         cells.append(_cell(f"# {escape_markdown(scrub(title, secrets))}", {}, secrets))
@@ -208,7 +216,7 @@ def to_ipynb(messages: Sequence[Message], *, title: str | None = None, secrets: 
         for key in ("status", "usage", "id"):
             if message.get(key) is not None:
                 meta[key] = message[key]
-        cells.append(_cell(_message_markdown(_scrubbed(message, secrets)), {"hermes": meta}, secrets))
+        cells.append(_cell(_message_markdown(_scrubbed(message, secrets), images=images), {"hermes": meta}, secrets))
     return {
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -221,7 +229,8 @@ def _cell(source: str, metadata: dict[str, Any], secrets: Sequence[object]) -> d
     import uuid
 
     meta = json.loads(scrub(json.dumps(metadata), secrets)) if metadata else {}
-    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": meta, "source": scrub(source, secrets)}
+    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": meta,
+            "source": scrub_document(source, secrets)}
 
 
 def _refuse_symlink(target: Path) -> None:
@@ -262,10 +271,11 @@ def write_new(target: Path, text: str, *, overwrite: bool = False) -> Path:
 
 def export_messages(
     messages: Sequence[Message], path: str | Path, *, format: str | None = None,  # noqa: A002 - the user's word
-    title: str | None = None, secrets: Sequence[object] = (), overwrite: bool = False,
+    title: str | None = None, secrets: Sequence[object] = (), overwrite: bool = False, images: bool = False,
 ) -> Path:
     """Write ``messages`` to ``path`` as Markdown, HTML or ``.ipynb`` (from ``format`` or the suffix); an existing
-    file only with ``overwrite=True``, a symbolic link never."""
+    file only with ``overwrite=True``, a symbolic link never; ``images``: embed the images whose bytes are here
+    (inline ones, and the files this kernel read for its replies), else name each on a line."""
     target = Path(path).expanduser()
     kind = format or FORMATS.get(target.suffix.lower())
     if kind not in ("markdown", "html", "ipynb"):
@@ -273,19 +283,21 @@ def export_messages(
             f"cannot tell the export format of {target.name!r}: use a .md, .html or .ipynb name, or format="
         )
     if kind == "markdown":
-        text = to_markdown(messages, title=title, secrets=secrets)
+        text = to_markdown(messages, title=title, secrets=secrets, images=images)
     elif kind == "html":
-        text = to_html(messages, title=title, secrets=secrets)
+        text = to_html(messages, title=title, secrets=secrets, images=images)
     else:
-        text = json.dumps(to_ipynb(messages, title=title, secrets=secrets), ensure_ascii=False, indent=1) + "\n"
+        text = json.dumps(to_ipynb(messages, title=title, secrets=secrets, images=images), ensure_ascii=False,
+                          indent=1) + "\n"
     return write_new(target, text, overwrite=overwrite)
 
 
 def conversation(
     source: Any, stored: Sequence[Message] | None, replies: Sequence[Any], path: str | Path, *,
     format: str | None = None, title: str | None = None, secrets: Sequence[object] = (),  # noqa: A002
-    overwrite: bool = False,
+    overwrite: bool = False, images: bool = False,
 ) -> Path:
     """``Hermes.export``: the stored history enriched with the live replies, or the replies/messages given."""
     messages = enrich(stored, replies) if stored is not None else messages_of(source)
-    return export_messages(messages, path, format=format, title=title, secrets=secrets, overwrite=overwrite)
+    return export_messages(messages, path, format=format, title=title, secrets=secrets, overwrite=overwrite,
+                           images=images)

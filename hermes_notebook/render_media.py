@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .inert import escape_html, escape_markdown, redact_urls
+from .scrub import image_data
 from .turns.images import SHOWN_TYPES
 
 __all__ = [
@@ -85,7 +86,8 @@ def _describe(image: Mapping[str, Any]) -> str:
 
 
 def _embeddable(image: Mapping[str, Any]) -> bool:
-    return image.get("source") == "inline" and image.get("mime") in SHOWN_TYPES and isinstance(image.get("data"), str)
+    """Bytes here, sniffed as a raster image by their base64 (:func:`~hermes_notebook.scrub.image_data`)."""
+    return image.get("source") == "inline" and image.get("mime") in SHOWN_TYPES and image_data(image)
 
 
 def images_text(part: Mapping[str, Any]) -> list[str]:

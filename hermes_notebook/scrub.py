@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import redact
 
-__all__ = ["MASK", "holds_key", "looks_secret", "scrub", "scrub_value"]
+__all__ = ["MASK", "holds_key", "image_data", "looks_secret", "scrub", "scrub_document", "scrub_value"]
 
 #: What a removed secret becomes.
 MASK = "********"
@@ -108,12 +108,44 @@ def looks_secret(name: object) -> bool:
     return isinstance(name, str) and _SECRET_NAME.fullmatch(name) is not None
 
 
+# The base64 of an image we show (a part's ``images``/``sent_images``): PNG, JPEG, GIF or WebP by its first bytes.
+_IMAGE_RUN = r"(?:iVBORw0KGgo|/9j/|R0lGOD|UklGR)[A-Za-z0-9+/]*={0,2}"
+_IMAGE_BASE64 = re.compile(_IMAGE_RUN + r"\Z")
+# An embedded raster image in a rendered document (an export with ``images=True``).
+_IMAGE_DATA_URL = re.compile(r"(data:image/(?:png|jpeg|gif|webp);base64,)(" + _IMAGE_RUN + ")")
+
+
+def image_data(value: Mapping[Any, Any]) -> bool:
+    """True for an image's ``{"mime": "image/...", "data": <base64 of a raster image>}``: its data is bytes, not text,
+    and is never scrubbed (a key shape can occur in base64 by chance, and masking it would break the image)."""
+    mime, data = value.get("mime"), value.get("data")
+    return (isinstance(mime, str) and mime.startswith("image/") and isinstance(data, str)
+            and _IMAGE_BASE64.match(data) is not None)
+
+
+def scrub_document(text: str, secrets: Sequence[object] = ()) -> str:
+    """:func:`scrub` over a rendered document that may embed images as ``data:image/...;base64,`` URLs: their base64
+    is kept as it is (bytes, not text; :func:`image_data`), everything around it is scrubbed."""
+    if ";base64," not in text:
+        return scrub(text, secrets)
+    kept: list[str] = []
+
+    def stash(match: re.Match[str]) -> str:
+        kept.append(match.group(2))
+        return f"{match.group(1)}\x00{len(kept) - 1}\x00"
+
+    scrubbed = scrub(_IMAGE_DATA_URL.sub(stash, text.replace("\x00", "")), secrets)
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], scrubbed)
+
+
 def scrub_value(value: Any, secrets: Sequence[object] = ()) -> Any:
-    """``value`` with :func:`scrub` applied to every string in it (dicts and lists rebuilt, the rest kept)."""
+    """``value`` with :func:`scrub` applied to every string in it (dicts and lists rebuilt, the rest kept); an image's
+    base64 (:func:`image_data`) is kept as it is, its other fields (alt text, path) are scrubbed."""
     if isinstance(value, str):
         return scrub(value, secrets)
     if isinstance(value, Mapping):
-        return {key: scrub_value(item, secrets) for key, item in value.items()}
+        keep = image_data(value)
+        return {key: item if keep and key == "data" else scrub_value(item, secrets) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub_value(item, secrets) for item in value]
     return value

@@ -249,3 +249,29 @@ def test_a_replys_bundle_and_repr_hold_no_key(hermes_factory: Any) -> None:
     for secret in (shaped, assignment, hermes.api_key):
         assert secret not in shown
     assert "API_SERVER_KEY=********" in shown
+
+
+def test_embedded_image_bytes_are_never_scrubbed_but_the_text_around_them_is(tmp_path: Path) -> None:
+    """An export with ``images=True`` embeds an inline image's base64 as it is, even where it happens to hold a key
+    shape (``/AIza`` + 30 characters: about one 5 MB image in 200 does); the alt text and the reply's text are
+    scrubbed; a payload that is not an image's base64 is never embedded."""
+    import base64
+
+    from hermes_notebook._demo.script import IMAGE_PNG
+
+    padded = IMAGE_PNG + b"\0" * (-len(IMAGE_PNG) % 3)
+    tail = "/AIzaSyA12345678901234567890123456789012+AKIAABCDEFGHIJKLMNOP/xy"  # base64 whose text holds two key shapes
+    data = base64.b64encode(padded + base64.b64decode(tail)).decode()
+    assert data.endswith(tail)
+    image = {"source": "inline", "mime": "image/png", "data": data, "path": None, "url": None,
+             "alt": "chart sk-abcdefghijklmnopqrstuvwx", "bytes": 70, "note": None}
+    fake = {**image, "data": "sk-abcdefghijklmnopqrstuvwx", "alt": "fake"}
+    message = {"id": "a", "role": "assistant", "status": "complete",
+               "parts": [{"kind": "text", "id": "t", "text": "key sk-abcdefghijklmnopqrstuvwx", "images": [image, fake]}]}
+    for fmt in ("md", "html", "ipynb"):
+        text = export_messages([message], tmp_path / f"x.{fmt}", images=True).read_text()
+        stored = json.loads(text)["cells"][0]["source"] if fmt == "ipynb" else text
+        assert f"data:image/png;base64,{data}" in stored, fmt
+        assert "sk-abcdefghijklmnopqrstuvwx" not in stored and stored.count("data:image/png") == 1, fmt
+        plain = export_messages([message], tmp_path / f"y.{fmt}").read_text()
+        assert data not in plain and "chart" in plain, fmt

@@ -341,6 +341,29 @@ def test_exported_files_are_inert(payload: str) -> None:
     assert inspector.problems == ["<meta>", "<meta>"]  # the page's own charset and viewport, nothing else
 
 
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_reply_images_and_exports_with_images_are_inert(payload: str) -> None:
+    """``Reply.images`` (each displayed on its own) and exports with ``images=True``: a hostile image reference
+    (alt text, path, URL, type, data, note) is named as text or a safe link, never an image of its claimed bytes."""
+    message = hostile_message(payload)
+    shown = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+    images = Reply(message).images
+    assert len(images) == 10
+    for image in images:
+        bundle = displayed(image)
+        assert set(bundle) <= {"text/plain", "text/html"}, bundle.keys()  # no payload sniffs as an image
+        assert problems_in_bundle(bundle) == [] and TERMINAL_CONTROL.findall(bundle["text/plain"]) == []
+    messages = [message]
+    assert problems_in_bundle({"text/markdown": to_markdown(messages, images=True)}) == []
+    for cell in to_ipynb(messages, images=True)["cells"]:
+        assert problems_in_bundle({"text/markdown": cell["source"]}) == []
+    inspector = _Inspector()
+    inspector.feed(to_html(messages, images=True))
+    inspector.close()
+    assert inspector.problems == ["<meta>", "<meta>"]
+    assert not shown & set(displayed(Reply(message)))
+
+
 def test_a_prompt_cannot_arm_the_next_message_of_an_export() -> None:
     """An export joins messages into one document: a prompt's link definition (``[x]: javascript:...``) would arm
     the reply's ``[x]``, and a prompt's tag without its ``>`` would be closed by the next tag in the file. Each is

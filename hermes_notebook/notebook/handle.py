@@ -26,6 +26,7 @@ from ..errors import HermesError, HermesTimeoutError
 from ..session import Conversation, TurnControl, TurnRequest
 from ..turns.changes import MessageStore
 from .interactions import Policy, normalize_answer, policy_refusal, prompt_text
+from .reply_images import read_media_images
 from .results import Reply
 from .wait import wait_blocking
 
@@ -293,10 +294,15 @@ class TurnHandle:
             self._future = runtime.submit(self._drive())
         return self
 
+    async def image(self, path: str) -> Any:
+        """A ``media`` image the turn names, read through the conversation (its ``mime`` and ``data``)."""
+        return await self._conversation.image(path)
+
     async def _drive(self) -> Reply:
         outcome = await self._conversation.run(self.options, self, self.control)
         self.session_id = outcome.session_id
-        reply = reply_for(self, outcome.message).hide(*self.secrets)
+        message = await read_media_images(outcome.message, self._conversation.image)  # Reply.images: bytes here
+        reply = reply_for(self, message).hide(*self.secrets)
         if self._on_reply is not None:
             self._on_reply(reply)
         return reply

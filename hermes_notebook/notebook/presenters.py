@@ -61,7 +61,8 @@ class WidgetPresenter(Presenter):
 
         from ..widgets.turn import TurnView
 
-        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop, secrets=handle.secrets)
+        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop, secrets=handle.secrets,
+                                       images=handle.image)
         self.view.busy = True  # shows the stop button while the turn runs
         self.display_id = uuid.uuid4().hex
         if handle.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
@@ -72,10 +73,15 @@ class WidgetPresenter(Presenter):
         display(self.view, display_id=self.display_id)
 
     def finish(self, reply: Reply) -> None:
-        from IPython.display import update_display
+        from IPython.display import display, update_display
 
         self.view.busy = False
         update_display(reply.bundle(), raw=True, display_id=self.display_id)
+        # What the live view showed stays, as image outputs under the transcript (a remote image never loads); only
+        # while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another cell.
+        for image in reply.images if shell.same_cell(self.execution_count) else ():
+            if image.mime is not None:
+                display(image)
         reply.shown_live(self.display_id, self.execution_count)
         with contextlib.suppress(Exception):
             self.view.close()

@@ -16,6 +16,7 @@ from ..render import transcript_bundle
 from ..scrub import scrub
 from ..turns import sent_prompt_message
 from . import shell
+from .reply_images import ReplyImage, reply_images
 
 __all__ = ["Reply", "Status", "Table", "Transcript"]
 
@@ -71,8 +72,14 @@ class Reply:
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The tool parts: ``name``, ``status``, ``preview``/``arguments``, ``result``, ``interaction``."""
+        """The tool parts: ``name``, ``status``, ``preview``/``arguments``, ``result``, ``interaction``, and ``risk``
+        (``{"level", "findings", "redacted"}``) where Hermes flagged the tool's output."""
         return [p for p in self.parts if p.get("kind") == "tool"]
+
+    @property
+    def images(self) -> list[ReplyImage]:
+        """The images the reply names (each displays as an image output; a remote one as a link, never loaded)."""
+        return reply_images(self.message, secrets=self._secrets)
 
     @property
     def plan(self) -> list[dict[str, Any]]:

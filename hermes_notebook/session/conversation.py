@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..client import ListenerItem
     from ..client.api import ApiClient
     from ..client.dashboard import DashboardConnection, SessionRef
+    from ..client.dashboard.media import MediaImage
 
 __all__ = ["Conversation", "OpenedSession"]
 
@@ -179,6 +180,12 @@ class Conversation:
         documents = prepare_files(files)  # checked before anything is sent
         conn, ref = await self._ref(session)
         return prompt_with_files(text, await attach_files(conn.request, ref.live_id, documents))
+
+    async def image(self, path: str) -> MediaImage:
+        """The image file at ``path`` on the Hermes host (a part's ``media`` reference), read through the Dashboard
+        here in the kernel (a view never loads it from a server URL): sniffed PNG/JPEG/GIF/WebP, bounded."""
+        self._needs_dashboard("images Hermes made are read through the Dashboard (a dashboard token)")
+        return await (await self.dashboard()).media(path)
 
     # --- sessions and history ---
 

@@ -63,6 +63,7 @@ from ..scrub import scrub, scrub_value
 from ..turns.changes import MessageStore
 from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
+from .stream_images import ImageLoad, install_image_answers
 from .stream_scrub import StreamScrubber
 from .subshells import Routing, follow_frontend_subshells
 
@@ -137,7 +138,10 @@ class _Coalescer(Coalescer):
 
 
 class StreamingWidget(anywidget.AnyWidget):
-    """Base for widgets that show messages made of parts (the chat and the ``%hermes`` live turn)."""
+    """Base for widgets that show messages made of parts (the chat and the ``%hermes`` live turn).
+
+    ``images``: reads a part's ``media`` image for a view that asks (``Conversation.image``; :mod:`.stream_images`).
+    """
 
     _esm = STATIC / "chat.js"
     _css = STATIC / "chat.css"
@@ -156,7 +160,8 @@ class StreamingWidget(anywidget.AnyWidget):
     #: A one-line notice for the user (errors, refused attachments), "" when none.
     notice = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, secrets: Sequence[object] = (), **kwargs: Any) -> None:
+    def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, secrets: Sequence[object] = (),
+                 images: ImageLoad | None = None, **kwargs: Any) -> None:
         self._scrubber = StreamScrubber(secrets)  # before traitlets are set: their validators scrub
         super().__init__(**kwargs)
         self._lock = threading.RLock()
@@ -177,6 +182,7 @@ class StreamingWidget(anywidget.AnyWidget):
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
+        install_image_answers(self, images)  # a view's ``image`` question: a part's image, read here (stream_images.py)
         #: Where the views' messages run: on the front end's subshell while a cell runs, where the kernel has
         #: subshells (widgets/subshells.py). Every handler only checks and schedules, so any thread will do.
         self.comm_routing: Routing = follow_frontend_subshells(self)

@@ -98,7 +98,7 @@ class Chat(StaticTwin, StreamingWidget):
             source = Conversation(dashboard=source)  # the connection stays the caller's
         if session is not None and not isinstance(session, str):
             raise inbound.Refused(f"session must be a name or id, not {type(session).__name__}")
-        super().__init__(mode="chat", secrets=secrets, **kwargs)
+        super().__init__(mode="chat", secrets=secrets, images=lambda path: self.conversation.image(path), **kwargs)
         #: The conversation this chat is a face of (the facade's, when ``hermes.chat()`` opened it).
         self.conversation: Conversation = source
         self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: sent on request, never synced

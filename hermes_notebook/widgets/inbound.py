@@ -112,6 +112,13 @@ def request_number(name: str, value: Any) -> int | str | None:
     raise Refused(f"{name} must be a request number")
 
 
+def image_index(name: str, value: Any) -> int:
+    """Which of a part's images (``images[index]``, at most :data:`MAX_IMAGES` per part)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < MAX_IMAGES:
+        raise Refused(f"{name} must be an image index (0 to {MAX_IMAGES - 1})")
+    return value
+
+
 def form(name: str, value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise Refused(f"{name} must be an object, not {_kind(value)}")
@@ -172,6 +179,7 @@ def files(name: str, value: Any) -> list[Mapping[str, Any]]:
 # --- message shapes -------------------------------------------------------------------------------------------
 
 _IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "request_id": text(MAX_ID_CHARS, empty=False)}
+_IDS_OF_PART = {"message_id": text(MAX_ID_CHARS, empty=False), "part_id": text(MAX_ID_CHARS, empty=False)}
 
 #: What the chat and turn views may send: type -> field -> check. Other keys are dropped.
 CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
@@ -196,6 +204,8 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
     "branch": {"message_id": text(MAX_ID_CHARS, empty=False)},
     "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
+    # a part's image for the view to show (stream_images.py): answered by an ``image`` message with its bytes
+    "image": {"request": request_number, **_IDS_OF_PART, "index": image_index},
 }
 
 #: What the jobs view may send.

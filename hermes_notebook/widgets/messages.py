@@ -20,6 +20,7 @@ __all__ = [
     "CommandOutputMsg",
     "CommandsMsg",
     "ErrorMsg",
+    "ImageMsg",
     "IndexMsg",
     "JobErrorsMsg",
     "MoreMsg",
@@ -126,6 +127,14 @@ class CommandOutputMsg(_Answer):
     prefill: str
 
 
+class ImageMsg(_Answer):
+    """A part's image read in the kernel, answering ``image``: ``data`` is base64 of a sniffed ``mime`` image."""
+
+    type: Literal["image"]
+    mime: str
+    data: str
+
+
 # --- the jobs table ---------------------------------------------------------------------------------------------
 
 
@@ -207,7 +216,7 @@ class TranscriptResultMsg(TypedDict):
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
 CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ErrorMsg)
+                        CommandOutputMsg, ImageMsg, ErrorMsg)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
 JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
                         TranscriptResultMsg, ErrorMsg)
@@ -216,6 +225,7 @@ QUESTIONS: dict[str, type] = {
     "list_sessions": SessionsMsg,
     "commands": CommandsMsg,
     "command": CommandOutputMsg,
+    "image": ImageMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

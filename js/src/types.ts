@@ -338,6 +338,13 @@ export interface CommandOutputMsg {
   warning: string;
   prefill: string;
 }
+/** A part's image read in the kernel, answering `image`: base64 of a sniffed `mime` image (never widget state). */
+export interface ImageMsg {
+  type: "image";
+  request?: string;
+  mime: string;
+  data: string;
+}
 
 /** Chat: kernel -> browser. */
 export type KernelMsg =
@@ -349,6 +356,7 @@ export type KernelMsg =
   | SessionsMsg
   | CommandsMsg
   | CommandOutputMsg
+  | ImageMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -459,6 +467,14 @@ export interface CommandMsg {
   request: string;
   line: string;
 }
+/** A view shows `images[index]` of a part: answered by an `ImageMsg` (the kernel reads a `media` file). */
+export interface ImageRequest {
+  type: "image";
+  request: string;
+  message_id: string;
+  part_id: string;
+  index: number;
+}
 
 /** Chat: browser -> kernel, commands (no answer: their effects come as state and change records). */
 export type ChatCommand =
@@ -479,7 +495,7 @@ export type ChatCommand =
   | ExportMsg
   | KernelRevokeMsg;
 /** Chat: browser -> kernel, questions (each answered once: `Answers`). */
-export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg;
+export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg | ImageRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
 /** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
@@ -606,6 +622,7 @@ export interface Answers {
   list_sessions: SessionsMsg;
   commands: CommandsMsg;
   command: CommandOutputMsg;
+  image: ImageMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;

@@ -37,6 +37,7 @@ from .core import DashboardCore, Features
 from .early_stop import follow_up
 from .files import FileInput, attach_files, prepare_files, prompt_with_files
 from .history import fetch_history
+from .media import MediaImage, fetch_media
 from .profiles import check_profile, with_profile
 from .reconnect import Reconnector
 from .routing import SessionState
@@ -385,6 +386,10 @@ class DashboardConnection:
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
         self._channel.check_open()
         return await fetch_history(self._resolve_settings(), key, limit, self._transform_output)
+
+    async def media(self, path: str) -> MediaImage:
+        """An image file Hermes made on its host (a ``media`` reference's path), sniffed and bounded (§13)."""
+        return await fetch_media(self._resolve_settings(), path)
 
     # --- closing ---------------------------------------------------------------------------------------
 

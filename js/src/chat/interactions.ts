@@ -13,11 +13,14 @@
 import { h } from "../dom";
 import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
 import { revealLines } from "./reveal";
+import type { AskImage } from "./images";
 
 export interface InteractionContext {
   send(message: ViewMsg): void;
   /** interactions already answered from this view, keyed by {@link answerKey} */
   answered: Set<string>;
+  /** asks the kernel for a part's image (images.ts); absent where no kernel answers */
+  image?: AskImage;
 }
 
 export interface InteractionIds {

@@ -9,6 +9,8 @@ import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
 import { renderCellChange } from "./cell_change";
 import { renderSentImages } from "./sent_images";
+import { renderImages } from "./images";
+import { renderRisk } from "./risk";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
@@ -38,7 +40,7 @@ type PartFactory = (el: HTMLElement, part: Part, ids: InteractionIds, ctx: PartC
 
 /** One view per part kind: the compiler checks every kind has one (types.ts `PartKind`). */
 const PART_VIEWS: Record<PartKind, PartFactory> = {
-  text: (el, part, _ids, ctx, settled) => textView(el, part, ctx.role, settled),
+  text: (el, part, ids, ctx, settled) => textView(el, part, ctx, settled, ids),
   reasoning: (el, part) => reasoningView(el, part),
   tool: (el, part, ids, ctx, settled) => toolView(el, part, ids, ctx, settled),
   marker: (el, part) => markerView(el, part),
@@ -63,11 +65,13 @@ function markdownTarget(body: HTMLElement): (text: string, final: boolean, appen
   return (text, final, appended) => renderer.update(text, final, appended);
 }
 
-function textView(el: HTMLElement, first: Part, role: PartContext["role"], settledAtStart: boolean): PartView {
+function textView(el: HTMLElement, first: Part, ctx: PartContext, settledAtStart: boolean, ids: InteractionIds): PartView {
+  const { role } = ctx;
   const title = first.name;
   const body = h("div", { class: role === "user" ? "hn-plain" : "hn-markdown" });
+  const images = h("div", { class: "hn-images", hidden: true }); // the images the text names (images.ts)
   // A titled text part (the prompt as sent, when %hermes filled placeholders) shows collapsed under its title.
-  el.append(title ? h("details", { class: "hn-sent" }, h("summary", {}, title), body) : body);
+  el.append(title ? h("details", { class: "hn-sent" }, h("summary", {}, title), body) : body, images);
   const render = role === "user" ? null : markdownTarget(body);
   let shown: string | null = null;
   let settled = settledAtStart;
@@ -79,6 +83,7 @@ function textView(el: HTMLElement, first: Part, role: PartContext["role"], settl
       // Streaming: only the appended text is handed on, so a batch never reads the whole message.
       const appended = previous === null ? null : takeAppended(part, previous);
       previous = this.part = part;
+      renderImages(images, part.images, ids, ctx.image);
       if (appended === "" || (appended === null && part.text === shown)) return;
       shown = part.text;
       if (render === null) setText(body, part.text);
@@ -149,6 +154,8 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
   const duration = h("span", { class: "hn-tool-duration" });
   const preview = h("code", { class: "hn-tool-preview" });
   const header = h("div", { class: "hn-tool-header" }, name, preview, status, duration);
+  const risk = h("div", { class: "hn-risk", role: "note", hidden: true }); // Hermes flagged the output (risk.ts)
+  const images = h("div", { class: "hn-images", hidden: true });
   const argsBody = h("pre", { class: "hn-tool-arguments" });
   const args = h("details", { class: "hn-tool-args" }, h("summary", {}, "Arguments"), argsBody);
   const resultSummary = h("summary", {});
@@ -165,7 +172,7 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
   const diff = h("details", { class: "hn-tool-diff", open: true });
   const cellChange = h("div", { class: "hn-cell-change", hidden: true });
   const sentImages = h("div", { class: "hn-sent-images", hidden: true });
-  const card = h("div", { class: "hn-tool" }, header, args, result, diff, cellChange, sentImages, interactionSlot);
+  const card = h("div", { class: "hn-tool" }, header, risk, args, result, images, diff, cellChange, sentImages, interactionSlot);
   el.append(card);
 
   let resultText = "";
@@ -211,6 +218,8 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
       renderDiff(diff, part.diff);
       renderCellChange(cellChange, part.cell_change);
       renderSentImages(sentImages, part.sent_images);
+      renderRisk(risk, part.risk);
+      renderImages(images, part.images, ids, ctx.image);
 
       // Rebuild the card only when the interaction itself changes, so typing into a pending clarify
       // or secret input survives unrelated patches to the tool (status, duration, result).

@@ -38,6 +38,8 @@ import type {
   ChatQuestion,
   CommandOutputMsg,
   Connection,
+  ImageMsg,
+  ImageRequest,
   IndexEntry,
   KernelMsg,
   Message,
@@ -69,6 +71,8 @@ import {
 
 /** How long a slash command may run before the view stops waiting for its output (ms). */
 export const COMMAND_TIMEOUT_MS = 120_000;
+/** How long a view waits for a media image read through the kernel (ms). */
+export const IMAGE_TIMEOUT_MS = 60_000;
 
 /** How long the view waits, after the index changed, before asking for a snapshot for stale messages. */
 export const STALE_DEBOUNCE_MS = 150;
@@ -182,7 +186,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     if (msg.prefill) composer.prefill(msg.prefill);
   };
   // Questions go through `invoke`: a request id, and a timeout after which the view stops waiting.
-  const ask = (question: Asked<ChatQuestion>): void => {
+  const ask = (question: Asked<Exclude<ChatQuestion, ImageRequest>>): void => {
     const settle = (controller: AbortController): void => void asking.delete(controller);
     let controller: AbortController;
     const unanswered = (error: KernelTimeout | KernelRefused): void => {
@@ -210,7 +214,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // which rev) ride in them: a snapshot implies every entry, a batch carries those of messages it settled.
   let state: SyncState = initialState();
   const views = new Map<string, { view: MessageView; item: Message }>();
-  const ctx = { send, answered: new Set<string>(), busy: () => Boolean(model.get("busy")) };
+  // A part's image from the kernel (images.ts): a question per media image, answered with its base64.
+  const image = (question: Asked<ImageRequest>): Promise<ImageMsg> => new Promise((resolve, reject) => {
+    const controller = invoke<ImageRequest>(channel, question, {
+      answer: (msg) => (asking.delete(controller), resolve(msg)),
+      failed: (error) => (asking.delete(controller), reject(error)) }, { timeout: IMAGE_TIMEOUT_MS });
+    asking.add(controller);
+  });
+  const ctx = { send, answered: new Set<string>(), busy: () => Boolean(model.get("busy")), image };
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;
 
