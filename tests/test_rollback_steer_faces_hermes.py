@@ -101,3 +101,29 @@ def test_hermes_magic_rollback_changes_and_undo_files(
         ip.run_line_magic("hermes", "steer")
     with pytest.raises(UsageError, match="no running turn to steer"):
         ip.run_line_magic("hermes", "steer go faster")
+
+
+def test_the_chats_steer_goes_into_the_running_turn(hermes: LocalHermes, scripted_model: Any) -> None:
+    """The composer's Steer: ``{"type": "steer"}`` while a turn runs its tool reaches the model in that turn and
+    shows as a marker in it; with no turn running it is refused on the notice line (send it as a prompt)."""
+    import json
+
+    from hermes_notebook.widgets import Chat
+
+    chat = Chat(hermes.settings())
+    chat.send = lambda content, buffers=None: None  # type: ignore[method-assign]
+    try:
+        chat.wait_ready(30)
+        chat._dispatch(chat, {"type": "steer", "text": "nothing runs"}, [])
+        eventually(lambda: "no turn is running" in chat.notice, 30, "the refusal")
+        chat._dispatch(chat, {"type": "send", "text": "RUN sleep 3 && echo ran", "images": []}, [])
+        eventually(lambda: any(p["kind"] == "tool" for m in chat.snapshot() for p in m["parts"]), 60, "the tool")
+        guidance = f"chat steer STEER-{uuid.uuid4().hex[:8]}"
+        chat._dispatch(chat, {"type": "steer", "text": guidance}, [])
+        eventually(lambda: not chat.busy and any(m.get("status") == "complete" for m in chat.snapshot()), 90, "done")
+        reply = [m for m in chat.snapshot() if m["role"] == "assistant"][-1]
+        assert steer_marker(guidance) in [p["text"] for p in reply["parts"] if p["kind"] == "marker"]
+        assert any(guidance in json.dumps(body.get("messages")) for body in scripted_model.requests)
+        assert len([m for m in chat.snapshot() if m["role"] == "user"]) == 1  # a steer is no new prompt
+    finally:
+        chat.close()

@@ -24,6 +24,7 @@ __all__ = [
     "JobErrorsMsg",
     "MoreMsg",
     "OlderMsg",
+    "ProfilesMsg",
     "PromptMsg",
     "RunsResultMsg",
     "SaveResultMsg",
@@ -126,6 +127,15 @@ class CommandOutputMsg(_Answer):
     prefill: str
 
 
+class ProfilesMsg(_Answer):
+    """The profiles this Hermes serves (``name``, ``default``, ``model``, ``description``) and the chat's one,
+    answering ``profiles``."""
+
+    type: Literal["profiles"]
+    profiles: list[dict[str, Any]]
+    current: str | None
+
+
 # --- the jobs table ---------------------------------------------------------------------------------------------
 
 
@@ -207,7 +217,7 @@ class TranscriptResultMsg(TypedDict):
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
 CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ErrorMsg)
+                        CommandOutputMsg, ProfilesMsg, ErrorMsg)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
 JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
                         TranscriptResultMsg, ErrorMsg)
@@ -216,6 +226,7 @@ QUESTIONS: dict[str, type] = {
     "list_sessions": SessionsMsg,
     "commands": CommandsMsg,
     "command": CommandOutputMsg,
+    "profiles": ProfilesMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,
