@@ -191,8 +191,9 @@ def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, m
     """``hermes.profiles()`` lists both (the connection's marked); ``connect(profile="work").ask`` stores its session
     in work's home and says so on the Reply; ``%hermes profiles`` lists, ``%hermes --profile work PROMPT`` moves the
     notebook there; a name that is no profile is refused with nothing sent."""
-    import hermes_notebook as hn
     from IPython.core.error import UsageError
+
+    import hermes_notebook as hn
 
     default = hn.connect(multi.settings())
     work = hn.connect(multi.settings(profile=WORK))
@@ -260,8 +261,9 @@ def test_the_chat_lists_profiles_and_switches_to_a_new_session_in_one(multi: Loc
 def test_hermes_0_19_refuses_profiles_in_every_face(settings: Settings, hermes_shell: Any) -> None:
     """0.19.0 lists no profiles: ``hermes.profiles()``, ``%hermes profiles`` / ``--profile`` and the chat's
     question are refused in one line (the picker stays hidden)."""
-    import hermes_notebook as hn
     from IPython.core.error import UsageError
+
+    import hermes_notebook as hn
     from tests.helpers import eventually
 
     facade = hn.connect(settings)
