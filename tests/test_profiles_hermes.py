@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -281,5 +282,7 @@ def test_hermes_0_19_refuses_profiles_in_every_face(settings: Settings, hermes_s
         chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
         answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the refusal")
         assert answer["type"] == "error" and "not offered" in answer["message"]
+        time.sleep(0.5)  # a failure would set the notice just after the answer
+        assert chat.notice == ""  # the view asks on open: its picker stays hidden, and no notice says so
     finally:
         chat.close()

@@ -15,14 +15,18 @@ where it went in (the client adds it). Nothing here is synced state: profile nam
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
+from ..errors import HermesError
 from ..session import Conversation
 from . import inbound
 from .replies import answer, refusal
 
 __all__ = ["ProfileChat", "install_profiles"]
+
+log = logging.getLogger(__name__)
 
 
 class ProfileChat(Protocol):
@@ -53,9 +57,10 @@ def install_profiles(chat: ProfileChat) -> None:
 async def _profiles(chat: ProfileChat, question: dict[str, Any]) -> None:
     try:
         listed = await chat.conversation.profiles()
-    except Exception as exc:
+    except HermesError as exc:  # e.g. 0.19.0 lists none: the view hides its picker, no notice (it asks on open)
+        log.info("no profiles to pick from: %s", exc)
         chat.send_to_views(refusal(question, chat.scrub_value(str(exc))))
-        raise
+        return
     current = chat.conversation.profile or next((p.name for p in listed if p.is_default), None)
     rows = [{"name": p.name, "default": p.is_default, "model": p.model or "", "description": p.description}
             for p in listed]
