@@ -35,6 +35,7 @@ class ProfileChat(Protocol):
     conversation: Conversation
     busy: bool
     notice: str
+    kernel_modes: dict[str, Any] | None
 
     @property
     def session_id(self) -> str | None: ...
@@ -84,7 +85,9 @@ async def _switch(chat: ProfileChat, name: str) -> None:
         raise inbound.Refused(f"this Hermes has no profile {profile!r} (its profiles: {', '.join(sorted(known))})")
     chosen = None if known[profile].is_default and current is None else profile
     await chat.rebind(Conversation(conversation.settings.with_(profile=chosen)))
-    chat.notice = f"Profile {profile}: a new session in that profile (the notebook's connection keeps its own)."
+    chat.kernel_modes = None  # the kernel's tools stay with the notebook's connection (its profile)
+    chat.notice = (f"Profile {profile}: a new session in that profile (the notebook's connection, and the kernel "
+                   "tools it shares, keep theirs).")
 
 
 async def _steer(chat: ProfileChat, text: str) -> None:
