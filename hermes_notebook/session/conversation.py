@@ -339,7 +339,7 @@ class Conversation:
 
     async def target(self, session: str | None, what: str) -> tuple[DashboardConnection, SessionRef, str]:
         """The Dashboard connection, live ref and stored id of an existing session, for an operation on it."""
-        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token); the API Server offers no such call")
+        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token)")
         key = self.book.key(session)
         if key is None:
             raise HermesUsageError(f"there is no session yet for {what}: ask something first, or name a session")
