@@ -91,7 +91,7 @@ class Conversation:
         self.runner = TurnRunner(self.book, self.queue, dashboard=self.dashboard, api=self.api)
         #: The usage each session's last turn reported (the API Server keeps no session totals).
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
-        #: Files and steering: checkpoints of the turns run here (by when each started), steers, the undo of files.
+        #: File checkpoints: when each turn run here started (its checkpoint is the first one after), undo with files.
         self.files = FileRewind(self)
 
     # --- clients ---
