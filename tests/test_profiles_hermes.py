@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -282,7 +281,8 @@ def test_hermes_0_19_refuses_profiles_in_every_face(settings: Settings, hermes_s
         chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
         answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the refusal")
         assert answer["type"] == "error" and "not offered" in answer["message"]
-        time.sleep(0.5)  # a failure would set the notice just after the answer
+        chat._dispatch(chat, {"type": "list_sessions", "request": "p2"}, [])  # answered after p1's handler ended
+        eventually(lambda: any(m.get("request") == "p2" for m in sent), 30, "the session list")
         assert chat.notice == ""  # the view asks on open: its picker stays hidden, and no notice says so
     finally:
         chat.close()

@@ -11,7 +11,10 @@ and answers the header's ``kernel_revoke`` message by revoking through that sour
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..session import Conversation
 
 __all__ = ["ModesChat", "ModesSource", "follow_kernel_modes"]
 
@@ -28,7 +31,7 @@ class ModesChat(Protocol):
     """What this uses of :class:`~hermes_notebook.widgets.chat.Chat`."""
 
     kernel_modes: dict[str, Any] | None
-    conversation: Any  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
+    conversation: Conversation  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
     # switch, chat_profiles.py) shows no modes
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
