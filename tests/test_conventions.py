@@ -983,7 +983,8 @@ def test_no_has_selector_in_our_stylesheets() -> None:
 FACES = ("hermes_notebook/widgets/", "hermes_notebook/notebook/")
 SESSION_FEATURE_MODULES = frozenset(
     f"hermes_notebook.client.dashboard.{name}"
-    for name in ("session_info", "commands", "files", "rewind", "attachments", "compaction", "offered", "media")
+    for name in ("session_info", "commands", "files", "rewind", "attachments", "compaction", "offered", "media",
+                 "rollback", "steering", "profiles")
 )
 
 

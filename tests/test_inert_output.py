@@ -257,6 +257,27 @@ def hostile_objects(payload: str) -> Iterator[tuple[str, object]]:
     # profiles (client/dashboard/profiles.py): the names, models and descriptions a profile picker lists
     yield "profiles table", Table([{"name": payload, "model": payload, "description": payload, "default": False}],
                                   columns=("name", "model", "description", "default"), current=payload)
+    yield from hostile_session_views(payload)
+
+
+def hostile_session_views(payload: str) -> Iterator[tuple[str, object]]:
+    """``hermes.profiles()``, ``rollback()`` (the list and a restore) and ``changes()`` with the payload as every
+    profile name, model and description, checkpoint note, file name and diff line (notebook/session_views.py)."""
+    from datetime import datetime, timezone
+
+    from hermes_notebook.notebook.session_views import Changes, Restored, checkpoints_table, profiles_table
+    from hermes_notebook.session import Checkpoint, Checkpoints, Profile, RestoreResult, TurnChanges
+    from hermes_notebook.turns.checkpoints import parse_diff
+
+    yield "hermes.profiles()", profiles_table(
+        [Profile(payload, True, payload, payload, payload, payload), Profile("work", description=payload)], payload)
+    yield "hermes.rollback()", checkpoints_table(Checkpoints(True, (
+        Checkpoint("ab12cd34", datetime.now(timezone.utc), payload), Checkpoint(payload, None, payload))))
+    yield "rollback restore", Restored(RestoreResult(True, payload, (payload, "x"), (payload,), 2, payload))
+    diff = f"diff --git a/{payload} b/{payload}\n@@ -1 +1 @@ {payload}\n-{payload}\n+{payload}\n"
+    checkpoint = Checkpoint("ab12cd34", None, payload)
+    yield "hermes.changes()", Changes(TurnChanges(payload, checkpoint, parse_diff("ab12cd34", {"diff": diff})))
+    yield "no changes", Changes(TurnChanges(payload, None, None, note=payload))
 
 
 def hostile_rewind(payload: str) -> list[dict[str, str]]:
@@ -385,7 +406,8 @@ def test_a_prompt_cannot_arm_the_next_message_of_an_export() -> None:
 # What a terminal (or a notebook's stream output) would obey: C0 controls but newline and tab, DEL, C1 controls.
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TERMINAL_OBJECTS = ("Reply", "Transcript", "sessions table", "jobs table", "empty table", "Status", "Job", "JobList",
-                    "RunList", "PromptPreview", "models table", "SessionUsage", "CommandResult", "profiles table")
+                    "RunList", "PromptPreview", "models table", "SessionUsage", "CommandResult", "profiles table",
+                    "hermes.profiles()", "hermes.rollback()", "rollback restore", "hermes.changes()", "no changes")
 
 
 class _Listeners:

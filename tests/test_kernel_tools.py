@@ -712,13 +712,17 @@ def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
 
     conn = FakeDashboard()
     actions: dict[str, Any] = {}
-    chat = types_namespace(kernel_modes=None, on_action=lambda name, handler: actions.__setitem__(name, handler))
+    chat = types_namespace(kernel_modes=None, conversation=object(),
+                           on_action=lambda name, handler: actions.__setitem__(name, handler))
     follow_kernel_modes(chat, tools, conn)
     assert chat.kernel_modes is None
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
     assert chat.kernel_modes["runs"] == "allow" and chat.kernel_modes["cells"] is False
     actions["kernel_revoke"]({})
     assert chat.kernel_modes["runs"] == "ask"
+    chat.conversation = object()  # the chat's profile picker moved it to another conversation (chat_profiles.py)
+    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    assert chat.kernel_modes is None  # the kernel's tools are not that conversation's
 
 
 def types_namespace(**fields: Any) -> Any:

@@ -149,3 +149,140 @@ async def test_hermes_0_19_refuses_profiles_by_name(settings: Settings, scripted
         with pytest.raises(HermesUsageError, match="profiles are not offered by this Hermes API Server"):
             await api.start_run("never sent")
     assert len(scripted_model.requests) == requests_before
+
+
+# --- the faces: hermes.profiles() / connect(profile=), %hermes profiles / --profile, the chat's picker ---
+
+
+def _chat(settings: Settings) -> tuple[Any, list[dict[str, Any]]]:
+    from hermes_notebook.widgets import Chat
+
+    chat = Chat(settings)
+    sent: list[dict[str, Any]] = []
+    chat.send = lambda content, buffers=None: sent.append(json.loads(json.dumps(content)))  # type: ignore[method-assign]
+    chat.wait_ready(30)
+    return chat, sent
+
+
+@pytest.fixture
+def multi_shell(multi: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``%hermes`` pointed at the two-profile Hermes by environment; its connection closed afterwards."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from hermes_notebook.notebook.magics import load_ipython_extension
+
+    for name, value in {"HERMES_API_URL": multi.api_url, "HERMES_API_KEY": multi.api_key,
+                        "HERMES_DASHBOARD_URL": multi.dashboard_url,
+                        "HERMES_DASHBOARD_TOKEN": multi.dashboard_token}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    shell = InteractiveShell.instance()
+    load_ipython_extension(shell)
+    magics = shell.magics_manager.registry["HermesMagics"]
+    magics._hermes = None
+    yield shell
+    if magics._hermes is not None:
+        magics._hermes.close()
+        magics._hermes = None
+
+
+@pytest.mark.servers("newer")
+def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, multi_shell: Any) -> None:
+    """``hermes.profiles()`` lists both (the connection's marked); ``connect(profile="work").ask`` stores its session
+    in work's home and says so on the Reply; ``%hermes profiles`` lists, ``%hermes --profile work PROMPT`` moves the
+    notebook there; a name that is no profile is refused with nothing sent."""
+    from IPython.core.error import UsageError
+
+    import hermes_notebook as hn
+
+    default = hn.connect(multi.settings())
+    work = hn.connect(multi.settings(profile=WORK))
+    try:
+        listed = default.profiles()
+        assert [row["name"] for row in listed] == ["default", WORK] and listed.current == "default"
+        assert work.profiles().current == WORK
+        reply = work.ask(f"facade profile {uuid.uuid4().hex[:6]}")
+        assert reply.profile == WORK and default.ask("default profile").profile is None
+        assert reply.session_id in _stored_ids(multi.home / "profiles" / WORK / "state.db")
+        assert reply.session_id not in _stored_ids(multi.home / "state.db")
+    finally:
+        default.close()
+        work.close()
+    assert multi.model is not None
+    requests_before = len(multi.model.requests)
+    nope = hn.connect(multi.settings(profile="nope"))
+    try:
+        with pytest.raises(HermesUsageError, match="no profile 'nope'"):
+            nope.ask("never sent")
+    finally:
+        nope.close()
+    assert len(multi.model.requests) == requests_before
+    ip = multi_shell
+    assert [row["name"] for row in ip.run_line_magic("hermes", "profiles")] == ["default", WORK]
+    reply = ip.run_line_magic("hermes", f"--profile {WORK} magic profile {uuid.uuid4().hex[:6]}")
+    assert reply.profile == WORK and reply.session_id in _stored_ids(multi.home / "profiles" / WORK / "state.db")
+    assert ip.run_line_magic("hermes", "profiles").current == WORK
+    with pytest.raises(UsageError, match="no profile 'nope'"):
+        ip.run_line_magic("hermes", "--profile nope")
+    assert ip.run_line_magic("hermes", "profiles").current == WORK  # the refused name changed nothing
+
+
+@pytest.mark.servers("newer")
+def test_the_chat_lists_profiles_and_switches_to_a_new_session_in_one(multi: LocalHermes) -> None:
+    """The picker's ``profiles`` question is answered with both; ``switch_profile`` opens a new session in work (its
+    prompts stored there); an unknown name is refused on the notice line and the chat stays where it was."""
+    from tests.helpers import eventually
+
+    chat, sent = _chat(multi.settings())
+    try:
+        chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
+        answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the answer")
+        assert answer["type"] == "profiles" and answer["current"] == "default"
+        assert [p["name"] for p in answer["profiles"]] == ["default", WORK]
+        first = chat.session_id
+        chat._dispatch(chat, {"type": "switch_profile", "profile": "nope"}, [])
+        eventually(lambda: "no profile 'nope'" in chat.notice, 30, "the refusal")
+        assert chat.session_id == first and chat.conversation.profile is None
+        chat._dispatch(chat, {"type": "switch_profile", "profile": WORK}, [])
+        eventually(lambda: chat.conversation.profile == WORK and chat.session_id != first, 30, "the switch")
+        prompt = f"chat in work {uuid.uuid4().hex[:6]}"
+        chat._dispatch(chat, {"type": "send", "text": prompt, "images": []}, [])
+        eventually(lambda: not chat.busy and any(m["role"] == "assistant" for m in chat.snapshot()), 60, "the reply")
+        with sqlite3.connect(multi.home / "profiles" / WORK / "state.db") as db:
+            stored = [row[0] for row in db.execute("SELECT content FROM messages WHERE session_id = ?",
+                                                   (chat.session_id,))]
+        assert any(prompt in (text or "") for text in stored)  # stored in work's home: a session of that profile
+        assert chat.session_id not in _stored_ids(multi.home / "state.db")
+    finally:
+        chat.close()
+
+
+@pytest.mark.servers("0.19.0")
+def test_hermes_0_19_refuses_profiles_in_every_face(settings: Settings, hermes_shell: Any) -> None:
+    """0.19.0 lists no profiles: ``hermes.profiles()``, ``%hermes profiles`` / ``--profile`` and the chat's
+    question are refused in one line (the picker stays hidden)."""
+    from IPython.core.error import UsageError
+
+    import hermes_notebook as hn
+    from tests.helpers import eventually
+
+    facade = hn.connect(settings)
+    try:
+        with pytest.raises(HermesUsageError, match=r"choosing a profile is not offered by this Hermes"):
+            facade.profiles()
+    finally:
+        facade.close()
+    with pytest.raises(UsageError, match="choosing a profile is not offered"):
+        hermes_shell.run_line_magic("hermes", "profiles")
+    with pytest.raises(UsageError, match="not offered"):
+        hermes_shell.run_line_magic("hermes", "--profile default")
+    chat, sent = _chat(settings)
+    try:
+        chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
+        answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the refusal")
+        assert answer["type"] == "error" and "not offered" in answer["message"]
+        chat._dispatch(chat, {"type": "list_sessions", "request": "p2"}, [])  # answered after p1's handler ended
+        eventually(lambda: any(m.get("request") == "p2" for m in sent), 30, "the session list")
+        assert chat.notice == ""  # the view asks on open: its picker stays hidden, and no notice says so
+    finally:
+        chat.close()

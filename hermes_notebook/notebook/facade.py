@@ -1,14 +1,12 @@
 """The notebook facade: ``hermes_notebook.connect()`` -> :class:`Hermes`, whose ``ask`` returns a :class:`Reply`.
 
 ``Hermes`` is a face over one :class:`~hermes_notebook.session.Conversation`, which owns every session operation
-(the Chat widget and ``%hermes`` use the same one): the facade takes keyword options and shows results. Each
-operation is written once, as ``name_async`` (run on the package loop whichever loop awaits it,
-:func:`~hermes_notebook.runtime.on_loop`), and ``name`` is derived from it by :func:`~hermes_notebook.runtime.blocking`.
-Only asks differ: a blocking ask waits on the cell's own thread so the live view's buttons keep working
-(:mod:`.wait`), so ``ask``/``ask_async`` (and ``regenerate``, ``edit_last``, ``command``, which may ask) share one
-preparation (:meth:`Hermes._turn`); tests/test_conventions.py checks that every pair's signatures match. Who
-answers an interaction: a policy (``approve=``/``clarify=``), else the live view's buttons or a text prompt, else
-nobody (the server's timeout denies it, and :attr:`Reply.notes` says so): :mod:`.interactions`.
+(the Chat widget and ``%hermes`` use the same one): it takes keyword options and shows results. Each operation is
+``name_async`` (on the package loop whichever loop awaits it, :func:`~hermes_notebook.runtime.on_loop`), and
+``name = blocking(name_async)``. Only asks differ: a blocking ask waits on the cell's own thread so the live view's
+buttons keep working (:mod:`.wait`), so ``ask``/``ask_async`` (and ``regenerate``, ``edit_last``, ``command``, which
+may ask) share :meth:`Hermes._turn`; tests/test_conventions.py checks every pair's signatures. Who answers an
+interaction (a policy, the live view's buttons, a text prompt, else the server's timeout): :mod:`.interactions`.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
 from ..runtime import blocking, on_loop
-from ..session import Conversation, resume
+from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
 from . import context as _context
 from .asking import turn_options
@@ -33,7 +31,8 @@ from .interactions import Policy
 from .presenters import presenter_for
 from .results import Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
-from .status import gather_status
+from .session_views import Changes, Restored, message_id, open_chat, profiles_table, rollback, sessions_table
+from .status import facade_status
 from .wait import run_blocking
 
 if TYPE_CHECKING:
@@ -45,9 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 
 class Hermes:
-    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions``; a session's
-    ``models``, ``set_model``, ``usage``, Hermes' own ``command``s, ``undo``, ``branch``, ``regenerate``,
-    ``edit_last``, ``compress`` and ``history``. Every method has an ``*_async`` twin; options are keywords.
+    """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions`` and
+    ``profiles``; a session's models, usage, commands, rewinding (``undo``, ``branch``, ``rollback``, ``changes``...),
+    ``steer`` and ``history``. Every method has an ``*_async`` twin; options are keywords.
 
     Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread). Consecutive asks continue
     one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"`` names a session of this
@@ -168,7 +167,7 @@ class Hermes:
     def _keep(self, reply: Reply) -> None:
         self._replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
 
-    # --- a session's model, usage, Hermes' own commands, rewinding (waiting for that session's running turn) ---
+    # --- a session's model, usage, Hermes' own commands, rewinding, files and steering ---
 
     @on_loop
     async def models_async(self) -> Table:
@@ -179,9 +178,8 @@ class Hermes:
 
     @on_loop
     async def set_model_async(self, name: str, *, session: str | None = None, confirm: bool = False) -> dict[str, Any]:
-        """Switch a Dashboard session's model (the current one by default; started now if there is none yet): it
-        keeps it for later turns, as ``/model`` does. Returns Hermes' answer (``value``, ``warning``, ``scope``); a
-        model Hermes wants confirmed (an expensive one) is refused with its message unless ``confirm=True``."""
+        """Switch a Dashboard session's model (the current one; started now if none) for later turns, as ``/model``
+        does: Hermes' answer (``value``, ``warning``, ``scope``). An expensive model needs ``confirm=True``."""
         return await self.conversation.set_model(name, session, confirm=confirm)
 
     set_model = blocking(set_model_async)
@@ -206,16 +204,16 @@ class Hermes:
 
     @on_loop
     async def _command_async(self, line: str, *, session: str | None = None) -> CommandResult | str:
-        """The command's output, or the prompt text it asks to send."""
         return command_result(await self.conversation.command(line, session), self._secrets)
 
     _command = blocking(_command_async)
 
     @on_loop
-    async def undo_async(self, session: str | None = None) -> int:
+    async def undo_async(self, session: str | None = None, *, files: bool = False) -> int:
         """Drop the session's last exchange (your last prompt and Hermes' reply) from the model's context and the
-        stored transcript. Returns how many stored rows went (0: nothing to undo)."""
-        return await self.conversation.undo(session)
+        stored transcript: how many stored rows went (0: nothing to undo). ``files=True`` also puts back the files
+        that turn changed, where Hermes checkpointed them (named in the result's ``.files``)."""
+        return await self.conversation.undo(session, files=files)
 
     undo = blocking(undo_async)
 
@@ -224,10 +222,7 @@ class Hermes:
         """Copy the session into a new one and continue there: returns the new session's stored id (now current).
         ``at``: a message (its id, or a message dict from :meth:`history`); the branch keeps the conversation up
         to that message's exchange and leaves out every later one. None: all of it. ``name``: the new title."""
-        at_id = at.get("id") if isinstance(at, dict) else getattr(at, "id", at)
-        if at is not None and not isinstance(at_id, str):
-            raise HermesUsageError(f"at must be a message id or a message, not {type(at).__name__}")
-        return await self.conversation.branch(session, at=at_id, name=name)
+        return await self.conversation.branch(session, at=message_id(at), name=name)
 
     branch = blocking(branch_async)
 
@@ -251,28 +246,47 @@ class Hermes:
 
     @on_loop
     async def _resend_async(self, session: str | None, text: str | None) -> str:
-        """Undo the last exchange (refused first on a server that cannot); the prompt to send next."""
         return await self.conversation.resend(session, text)
 
     _resend = blocking(_resend_async)
 
     @on_loop
     async def compress_async(self, session: str | None = None, *, focus_topic: str | None = None) -> dict[str, Any]:
-        """Compress a Dashboard session's context now (the current session by default): Hermes summarizes earlier
-        messages, and the session's next reply opens with a marker saying so. Returns the server's counts
-        (``before_messages``, ``after_messages``, ``before_tokens``, ``after_tokens``, ``summary``, ``usage``)."""
+        """Compress a Dashboard session's context now (the current one by default): Hermes summarizes earlier
+        messages (the next reply opens with a marker); the server's counts (``before_messages``, ``after_tokens``...)."""
         return await self.conversation.compress(session, focus_topic)
 
     compress = blocking(compress_async)
+
+    @on_loop
+    async def rollback_async(self, session: str | None = None, *, checkpoint: Any = None,
+                             file: str | None = None) -> Table | Restored:
+        """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or row),
+        put ``file`` back as it was then, or without ``file`` the whole folder and the session's last turn."""
+        return await rollback(self.conversation, session, checkpoint=checkpoint, file=file)
+
+    rollback = blocking(rollback_async)
+
+    @on_loop
+    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> Changes:
+        """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per file."""
+        return Changes(await self.conversation.changes(session, checkpoint=checkpoint))
+
+    changes = blocking(changes_async)
+
+    @on_loop
+    async def steer_async(self, text: str, *, session: str | None = None) -> SteerOutcome:
+        """Guide the session's running turn: Hermes adds ``text`` to its next tool result (``status``: "queued")."""
+        return await self.conversation.steer(session, text)
+
+    steer = blocking(steer_async)
 
     # --- sessions and history ---
 
     @on_loop
     async def sessions_async(self, *, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
-        rows = await self.conversation.sessions(limit)
-        keep = ("id", "title", "preview", "message_count", "source", "started_at")
-        return Table([{k: row.get(k) for k in keep} for row in rows], columns=keep, current=self.conversation.current)
+        return sessions_table(await self.conversation.sessions(limit), self.conversation.current)
 
     sessions = blocking(sessions_async)
 
@@ -285,32 +299,29 @@ class Hermes:
     history = blocking(history_async)
 
     def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
-        """Write a conversation (a session as for :meth:`history`, None: the current one; a Reply; replies or message dicts) to
-        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``); it holds no secret. An existing
-        file is replaced only with ``overwrite=True``; a symbolic link never is written through."""
+        """Write a conversation (a session as for :meth:`history`; a Reply; replies or message dicts) to ``path`` as
+        Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``), with no secret; ``overwrite=True`` replaces."""
         key = self.conversation.book.key(session if isinstance(session, str) else None)
         stored = self.history(session) if session is None or isinstance(session, str) else None
         return conversation(session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options)
 
+    @on_loop
+    async def profiles_async(self) -> Table:
+        """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)`` picks one."""
+        return profiles_table(await self.conversation.profiles(), self.settings.profile)
+
+    profiles = blocking(profiles_async)
+
     # --- widgets, jobs, the kernel's tools ---
 
     def chat(self, session: str | None = None) -> Chat:
-        """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`); it shares this
-        connection's conversation: its prompts and your asks on one session take turns."""
-        from ..kernel.share import KERNEL
-        from ..widgets.chat import Chat
-        from ..widgets.chat_kernel import follow_kernel_modes
-
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
-        chat = Chat(self.conversation, session=session, secrets=self._secrets)
-        follow_kernel_modes(chat, KERNEL, self)  # the header shows what Hermes may do in this kernel
-        return chat
+        """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`) over this
+        connection's conversation (its prompts and your asks take turns) until its picker switches profile."""
+        return open_chat(self, session, secrets=self._secrets)
 
     @property
     def jobs(self) -> JobsAPI:
-        """Cron jobs: ``list()``, ``get(id)``, ``create(...)``, ``update``, ``pause``, ``resume``, ``run``,
-        ``delete``; each has an ``*_async`` twin."""
+        """Cron jobs: ``list``, ``get``, ``create``, ``update``, ``pause``, ``resume``, ``run``, ``delete`` (+ ``*_async``)."""
         if self._jobs is None:
             from ..jobs.api import JobsAPI
 
@@ -348,21 +359,14 @@ class Hermes:
     @on_loop
     async def status_async(self) -> Status:
         """Both servers: reachable or not, versions, capabilities, and this connection's state."""
-        from ..kernel.share import KERNEL
-
-        status = await gather_status(self.settings, self.default_via, self.conversation.current,
-                                     self.conversation.api, self.conversation.dashboard)
-        return Status({**status, "kernel": KERNEL.summary(self)})
+        return await facade_status(self)
 
     status = blocking(status_async)
 
     @on_loop
     async def check_async(self) -> Hermes:
         """Raise the server's error now if the configured default path is unusable (``connect(check=True)``)."""
-        if self.default_via == "dashboard":
-            await self.conversation.dashboard()
-        else:
-            await (await self.conversation.api()).models()  # needs the key: a wrong one fails here
+        await self.conversation.check(self.default_via)
         return self
 
     check = blocking(check_async)
@@ -388,11 +392,8 @@ class Hermes:
 
 def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
     """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
-    ``dashboard_token``, timeouts), ``HERMES_*`` variables or loopback defaults name; contacted on first use unless
-    ``check=True``. A key an HTTP header cannot carry (a newline) raises :class:`HermesUsageError` naming the setting."""
-    if settings is None:
-        settings = Settings.resolve(**kwargs)
-    elif kwargs:
-        settings = settings.with_(**kwargs)
+    ``dashboard_token``, ``profile``, timeouts), ``HERMES_*`` variables or loopback defaults name; contacted on first
+    use unless ``check=True``. A bad key or profile name raises :class:`HermesUsageError` naming the setting."""
+    settings = Settings.resolve(**kwargs) if settings is None else settings.with_(**kwargs) if kwargs else settings
     hermes = Hermes(settings)
     return hermes.check() if check else hermes

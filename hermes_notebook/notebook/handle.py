@@ -79,7 +79,7 @@ def reply_for(handle: TurnHandle, message: Mapping[str, Any]) -> Reply:
         notes.append("the turn was interrupted")
     options = handle.options
     return Reply(dict(message), session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes,
-                 filled=options.filled)
+                 filled=options.filled, profile=handle.profile)
 
 
 class TurnHandle:
@@ -98,6 +98,8 @@ class TurnHandle:
         self.options = options
         self._conversation = conversation
         self._on_reply = on_reply
+        #: The Hermes profile the turn runs in (None: the server's own).
+        self.profile = conversation.profile
         #: How the turn is stopped (shared with the runner, which interrupts it on the server).
         self.control = TurnControl()
         self.prompt = options.prompt

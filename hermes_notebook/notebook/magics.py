@@ -39,13 +39,13 @@ __all__ = ["HermesMagics", "load_ipython_extension"]
 
 SUBCOMMANDS = (
     "connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress", "models", "usage", "undo",
-    "branch", "regenerate",
+    "branch", "regenerate", "rollback", "changes", "steer", "profiles",
 )
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
     "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
-    "--kernel",
+    "--kernel", "--profile",
     "--file",
 }
 #: ``--kernel MODE[,MODE...]`` -> ``share_kernel(read=..., edit=..., run=...)``: each word sets one permission mode
@@ -183,6 +183,8 @@ class HermesMagics(Magics):
               "with these permission modes, comma-separated: read / no-read (reads on/off), propose / no-edit "
               "(cell edits proposed or refused), ask / allow / never (runs need a click, are allowed for this "
               "session, or are refused), read-only; unnamed ones stay safe (no-read, propose, ask).")
+    @argument("--profile", metavar="NAME", help="Use this Hermes profile from now on (a new connection, checked "
+              "first; %%hermes profiles lists them), then ask the prompt if one follows.")
     @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
               "send nothing.")
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
@@ -192,7 +194,9 @@ class HermesMagics(Magics):
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
               "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages) "
               "| models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
-              "undo [SESSION] (drop the last exchange) | branch [SESSION] (continue in a copy) | regenerate [SESSION]")
+              "undo [SESSION] [--files] (drop the last exchange; --files: its file changes too) | branch [SESSION] "
+              "(continue in a copy) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore checkpoints) | "
+              "changes [SESSION] (files the last turn changed) | steer TEXT (guide the running turn) | profiles")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
@@ -225,6 +229,10 @@ class HermesMagics(Magics):
             if prompt:
                 raise UsageError("%%hermes takes options on its first line and the prompt in the cell body")
             prompt = cell.strip()
+        if args.profile is not None:
+            self._use_profile(args.profile)
+            if not prompt and not fix:
+                return None
         if args.kernel is not None:
             share = self.facade.share_kernel(**args.kernel)
             if not prompt and not fix:
@@ -302,6 +310,26 @@ class HermesMagics(Magics):
         print(str(status))
         return None
 
+    def _use_profile(self, name: str) -> None:
+        """Move the notebook to profile ``name``: a new connection, checked (the name is listed) before it is kept."""
+        from .facade import connect
+
+        old = self.facade
+        if old.settings.profile == name:
+            return
+        try:
+            new = connect(old.settings, profile=name)
+        except ValueError as exc:  # not a profile name
+            raise UsageError(_one_line(exc)) from None
+        try:
+            new.check()
+        except BaseException:
+            new.close()
+            raise
+        self._hermes = new
+        old.close()
+        print(terminal_safe(f"the notebook now uses Hermes profile {name} (a new connection)"))
+
     def _ask_secret(self, label: str) -> str:
         try:
             return getpass.getpass(f"{label}: ").strip()
@@ -370,8 +398,37 @@ class HermesMagics(Magics):
         return _session(args.session, args.resume)
 
     def _cmd_undo(self, rest: str) -> Any:
-        removed = self.facade.undo(self._rewind_session("undo", rest))
+        args = self._parse("undo", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME,
+                           (("--files",), {"action": "store_true", "help": "put back the turn's files too"}))
+        if args.session is None and self.facade.session_id is None:
+            raise UsageError("no session yet: %hermes undo SESSION, or ask something first")
+        removed = self.facade.undo(_session(args.session, args.resume), files=args.files)
         print("undid the last exchange" if removed else "nothing to undo")
+        for name in getattr(removed, "files", ()):
+            print(terminal_safe(f"  put back {name}"))  # a path the server named
+
+    def _cmd_rollback(self, rest: str) -> Any:
+        args = self._parse("rollback", rest, (("checkpoint",), {"nargs": "?", "metavar": "ID"}),
+                           (("file",), {"nargs": "?", "metavar": "FILE"}),
+                           (("-s", "--session"), {"metavar": "SESSION"}), _RESUME)
+        session = _session(args.session, args.resume)
+        return self.facade.rollback(session, checkpoint=args.checkpoint, file=args.file)
+
+    def _cmd_changes(self, rest: str) -> Any:
+        args = self._parse("changes", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}),
+                           (("--checkpoint",), {"metavar": "ID"}), _RESUME)
+        return self.facade.changes(_session(args.session, args.resume), checkpoint=args.checkpoint)
+
+    def _cmd_steer(self, rest: str) -> Any:
+        if not rest.strip():
+            raise UsageError("%hermes steer TEXT: the guidance for the running turn (%hermes -b PROMPT starts one)")
+        outcome = self.facade.steer(rest.strip())
+        print("steered the running turn" if outcome.status == "queued" else
+              "Hermes did not take the steer (the turn makes no more tool calls): send it as a prompt")
+
+    def _cmd_profiles(self, rest: str) -> Any:
+        self._parse("profiles", rest)
+        return self.facade.profiles()
 
     def _cmd_branch(self, rest: str) -> Any:
         stored_id = self.facade.branch(self._rewind_session("branch", rest))

@@ -37,9 +37,12 @@ class Reply:
         via: str = "dashboard",
         notes: Sequence[str] = (),
         filled: int = 0,
+        profile: str | None = None,
     ) -> None:
         self.message: dict[str, Any] = dict(message)
         self.session_id = session_id
+        #: The Hermes profile the turn ran in (None: the server's own, no profile chosen).
+        self.profile = profile
         self.prompt = prompt
         self.via = via
         #: How many ``{placeholders}`` were filled into ``prompt`` (the transcript then shows it, collapsed).

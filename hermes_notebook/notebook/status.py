@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import HermesError
 from .results import Status
@@ -16,9 +16,28 @@ from .results import Status
 if TYPE_CHECKING:
     from ..client.api import ApiClient
     from ..client.dashboard import DashboardConnection
+    from ..session import Conversation
     from ..settings import Settings
 
-__all__ = ["gather_status"]
+__all__ = ["facade_status", "gather_status"]
+
+
+class StatusSource(Protocol):
+    """What :func:`facade_status` uses of the facade."""
+
+    settings: Settings
+    default_via: str
+    conversation: Conversation
+
+
+async def facade_status(hermes: StatusSource) -> Status:
+    """``hermes.status()``: both servers, this connection's session, and what it shares of the kernel."""
+    from ..kernel.share import KERNEL
+
+    conversation = hermes.conversation
+    status = await gather_status(hermes.settings, hermes.default_via, conversation.current, conversation.api,
+                                 conversation.dashboard)
+    return Status({**status, "kernel": KERNEL.summary(hermes)})
 
 
 async def gather_status(

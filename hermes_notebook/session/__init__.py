@@ -11,9 +11,13 @@ from __future__ import annotations
 from ..client.dashboard.attachments import MAX_IMAGE_BYTES
 from ..client.dashboard.commands import CommandOutcome
 from ..client.dashboard.files import MAX_FILES
+from ..client.dashboard.profiles import Profile
+from ..client.dashboard.steering import SteerOutcome
+from ..turns.checkpoints import Checkpoint, CheckpointDiff, FileChange
 from .book import Resume, SessionBook, resume
 from .control import TurnControl
 from .conversation import Conversation, OpenedSession
+from .files import CheckpointRef, Checkpoints, RestoreResult, TurnChanges, Undone
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
 from .runner import TurnRunner
@@ -23,17 +27,27 @@ __all__ = [
     "MAX_FILES",
     "MAX_IMAGE_BYTES",
     "VIAS",
+    "Checkpoint",
+    "CheckpointDiff",
+    "CheckpointRef",
+    "Checkpoints",
     "CommandOutcome",
     "Conversation",
+    "FileChange",
     "OpenedSession",
+    "Profile",
+    "RestoreResult",
     "Resume",
     "SessionBook",
+    "SteerOutcome",
+    "TurnChanges",
     "TurnControl",
     "TurnOutcome",
     "TurnQueue",
     "TurnRequest",
     "TurnRunner",
     "TurnSink",
+    "Undone",
     "UsageReading",
     "Via",
     "model_rows",

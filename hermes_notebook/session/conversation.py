@@ -18,10 +18,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..client.dashboard.commands import CommandOutcome, commands_catalog, parse_command, run_command
 from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
+from ..client.dashboard.profiles import Profile, list_profiles
 from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
 from ..client.dashboard.session_info import (
     check_model_name,
@@ -30,11 +32,13 @@ from ..client.dashboard.session_info import (
     session_usage,
     set_model,
 )
+from ..client.dashboard.steering import SteerOutcome, steer_turn
 from ..errors import HermesNotFoundError, HermesNotOfferedError, HermesUsageError
 from ..settings import Settings
 from ..turns import Message, MessageDict, fold_history
 from .book import SessionBook
 from .control import TurnControl
+from .files import CheckpointRef, Checkpoints, FileRewind, RestoreResult, TurnChanges, Undone
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
 from .runner import TurnRunner
@@ -88,6 +92,8 @@ class Conversation:
         self.runner = TurnRunner(self.book, self.queue, dashboard=self.dashboard, api=self.api)
         #: The usage each session's last turn reported (the API Server keeps no session totals).
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
+        #: File checkpoints: when each turn run here started (its checkpoint is the first one after), undo with files.
+        self.files = FileRewind(self)
 
     # --- clients ---
 
@@ -124,6 +130,13 @@ class Conversation:
             self._api = ApiClient(self.settings)
         return self._api
 
+    async def check(self, via: str) -> None:
+        """Raise the server's error now if ``via`` ("dashboard" or "api") is unusable."""
+        if via == "dashboard":
+            await self.dashboard()
+        else:
+            await (await self.api()).models()  # needs the key: a wrong one fails here
+
     async def close(self) -> None:
         """Close the clients this conversation opened (a given connection stays open: it is the caller's)."""
         dashboard, api, self._dashboard, self._api = self._dashboard, self._api, None, None
@@ -155,9 +168,11 @@ class Conversation:
 
     async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl | None = None) -> TurnOutcome:
         """Run one turn after the session's earlier ones (from any face); its records go to ``sink``."""
+        started = datetime.now(timezone.utc)
         outcome = await self.runner.run(request, sink, control or TurnControl())
         if outcome.session_id is not None:
             self.last_usage[outcome.session_id] = outcome.message.get("usage")
+            self.files.ran(outcome.session_id, started)
         return outcome
 
     def busy(self, session: str) -> bool:
@@ -315,6 +330,47 @@ class Conversation:
         conn, ref = await self._ref(session, start=True)
         return await run_command(conn, ref, f"{name} {arg}".strip())
 
+    # --- profiles ---
+
+    @property
+    def profile(self) -> str | None:
+        """The Hermes profile this conversation's sessions, runs and jobs belong to (None: the server's own)."""
+        return None if self.settings is None else self.settings.profile
+
+    async def profiles(self) -> list[Profile]:
+        """The profiles this Hermes serves (``profiles.list``; 0.19.0: not offered, in one line)."""
+        self._needs_dashboard("listing profiles needs the Dashboard (a dashboard token): the API Server lists none")
+        return await list_profiles(await self.dashboard())
+
+    # --- files and steering (the state and rules are :class:`~.files.FileRewind`'s) ---
+
+    async def target(self, session: str | None, what: str) -> tuple[DashboardConnection, SessionRef, str]:
+        """The Dashboard connection, live ref and stored id of an existing session, for an operation on it."""
+        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token)")
+        key = self.book.key(session)
+        if key is None:
+            raise HermesUsageError(f"there is no session yet for {what}: ask something first, or name a session")
+        conn, ref = await self._ref(key)
+        return conn, ref, key
+
+    async def checkpoints(self, session: str | None = None) -> Checkpoints:
+        """The checkpoints of the session's folder, newest first (``rollback.list``)."""
+        return await self.files.checkpoints(session)
+
+    async def changes(self, session: str | None = None, *, checkpoint: CheckpointRef = None) -> TurnChanges:
+        """The files the session's last turn here changed (or changed since ``checkpoint``), a diff per file."""
+        return await self.files.changes(session, checkpoint)
+
+    async def restore(self, session: str | None = None, *, checkpoint: CheckpointRef,
+                      file: str | None = None) -> RestoreResult:
+        """Put one file (or, without ``file``, the folder and the session's last turn) back to ``checkpoint``."""
+        return await self.files.restore(session, checkpoint, file)
+
+    async def steer(self, session: str | None, text: str) -> SteerOutcome:
+        """Send ``text`` into the session's running turn (``session.steer``); it is marked where it went in."""
+        conn, ref, _ = await self.target(session, "steering a running turn")
+        return await steer_turn(conn, ref, text)
+
     # --- rewinding: undo, regenerate/edit, branch (each waits for the session's running turn) ---
 
     async def rewindable(self, what: str) -> None:
@@ -330,11 +386,16 @@ class Conversation:
         conn, ref = await self._ref(key)
         return conn, ref, key
 
-    async def undo(self, session: str | None = None) -> int:
-        """Drop the session's last exchange; returns how many stored rows went (0: nothing to undo)."""
+    async def undo(self, session: str | None = None, *, files: bool = False) -> Undone:
+        """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``, the
+        files its checkpoint holds are put back too (where Hermes took one: :class:`~.files.FileRewind`)."""
         conn, ref, key = await self._rewind_target(session, "undo")
+        if files:
+            return await self.files.undo(conn, ref, key)
         async with self.queue.turn(key):
-            return await undo_turn(conn, ref)
+            rows = await undo_turn(conn, ref)
+        self.files.undone(key, rows)
+        return Undone(rows)
 
     async def resend(
         self, session: str | None = None, text: str | None = None, *, messages: Sequence[MessageDict] | None = None,

@@ -39,7 +39,8 @@ from . import inbound
 from ._stream import StreamingWidget
 from .chat_actions import install_actions
 from .chat_export import on_export
-from .chat_session import install_session_details
+from .chat_profiles import install_profiles
+from .chat_session import banner, install_session_details, session_entry, short
 from .chat_turns import ChatTurns
 from .replies import answer, refusal
 from .static_twin import StaticTwin
@@ -124,6 +125,7 @@ class Chat(StaticTwin, StreamingWidget):
             self.on_action(name, handler)
         install_session_details(self)  # the model label, context gauge and slash commands (chat_session.py)
         install_actions(self)  # message buttons (undo, regenerate, branch, edit) and file attachments
+        install_profiles(self)  # the header's profile picker and the composer's Steer (chat_profiles.py)
         # A conversation's own book says what a name means; a bare chat opens a stored session of the server's.
         opening = session if given or session is None else resume(session)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
@@ -290,7 +292,7 @@ class Chat(StaticTwin, StreamingWidget):
             if question is not None:  # the view stops waiting at once
                 self.send_to_views(refusal(question, self.scrub_value(str(exc))))
             return
-        self.sessions = [self.scrub_value(_session_entry(s)) for s in listed]
+        self.sessions = [self.scrub_value(session_entry(s)) for s in listed]
         self.send_to_views(answer(question, {"type": "sessions", "sessions": self.sessions}))
         current = self.session_id
         for entry in self.sessions:
@@ -329,6 +331,22 @@ class Chat(StaticTwin, StreamingWidget):
             self.loading = False
         self.notice = ""
         await self._refresh_sessions()
+
+    async def rebind(self, conversation: Conversation) -> None:
+        """Move to ``conversation`` (another profile's, which this chat then owns) and a new session there."""
+        previous, owned, off = self.conversation, self._owned, self._off_change
+        self.conversation, self.turns, self._off_change = conversation, ChatTurns(self, conversation), None
+        try:
+            await self._open(None)
+        except Exception:
+            self.conversation, self.turns, self._off_change = previous, ChatTurns(self, previous), off
+            await conversation.close()
+            raise
+        self._owned = conversation
+        if off is not None:
+            off()
+        if owned is not None:
+            await owned.close()
 
     async def _submit(self, text: str, images: list[tuple[str, bytes]]) -> None:
         if not self.ready.done():
@@ -400,13 +418,13 @@ class Chat(StaticTwin, StreamingWidget):
         kind = item.kind
         if kind == "connection":
             retry = float(item.retry_in) if item.retry_in else None
-            message = _short(item.error) if item.error else None
+            message = short(item.error) if item.error else None
             if item.status == "disconnected":
-                self.connection = _banner("disconnected", retry, message or "The connection to Hermes dropped.")
+                self.connection = banner("disconnected", retry, message or "The connection to Hermes dropped.")
             elif item.status == "reconnecting":
-                self.connection = _banner("reconnecting", retry, message)
+                self.connection = banner("reconnecting", retry, message)
             elif item.status in ("reconnected", "connected"):
-                self.connection = _banner("reconnected", None, None)
+                self.connection = banner("reconnected", None, None)
                 self.run_in_background(self.refetch(), "re-fetching the history after the reconnect")
         elif kind == "event":
             turn_id = item.turn_id or ""
@@ -430,21 +448,3 @@ class Chat(StaticTwin, StreamingWidget):
         if self._owned is not None:
             await self._owned.close()
 
-
-# --- helpers ------------------------------------------------------------------------------------------------
-
-
-def _session_entry(item: Mapping[str, Any]) -> dict[str, Any]:
-    sid = item.get("id") or item.get("stored_id") or item.get("session_id")
-    # No preview: synced state is saved with the notebook, and a first message can hold anything.
-    return {"id": str(sid), "title": item.get("title") or None}
-
-
-def _short(value: Any, limit: int = 200) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
-
-
-def _banner(status: str, retry_in: float | None, message: str | None) -> dict[str, Any]:
-    """The ``connection`` traitlet value the front end's banner reads."""
-    return {"status": status, "retry_in": retry_in, "message": message}

@@ -11,7 +11,10 @@ and answers the header's ``kernel_revoke`` message by revoking through that sour
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..session import Conversation
 
 __all__ = ["ModesChat", "ModesSource", "follow_kernel_modes"]
 
@@ -28,6 +31,8 @@ class ModesChat(Protocol):
     """What this uses of :class:`~hermes_notebook.widgets.chat.Chat`."""
 
     kernel_modes: dict[str, Any] | None
+    conversation: Conversation  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
+    # switch, chat_profiles.py) shows no modes
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
 
@@ -35,8 +40,10 @@ class ModesChat(Protocol):
 def follow_kernel_modes(chat: ModesChat, source: ModesSource, connection: object) -> Callable[[], None]:
     """Show ``connection``'s kernel modes in ``chat``'s header from now on; returns the unsubscribe."""
 
+    shared = chat.conversation
+
     def show(state: dict[str, Any] | None) -> None:
-        chat.kernel_modes = None if state is None else {
+        chat.kernel_modes = None if state is None or chat.conversation is not shared else {
             key: state.get(key) for key in ("reads", "edits", "runs", "granted", "server", "cells")}
 
     def revoke(_content: dict[str, Any]) -> None:

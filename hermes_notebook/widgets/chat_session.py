@@ -19,7 +19,7 @@ from ..session import Conversation
 from . import inbound
 from .replies import answer, refusal
 
-__all__ = ["ChatDetails", "context_state", "install_session_details"]
+__all__ = ["ChatDetails", "banner", "context_state", "install_session_details", "session_entry", "short"]
 
 log = logging.getLogger(__name__)
 
@@ -134,3 +134,24 @@ async def _command(chat: ChatDetails, line: str) -> dict[str, Any]:
     return chat.scrub_value({"type": "command_output", "command": outcome.command, "output": text,
                              "warning": outcome.warning,
                              "prefill": outcome.message if outcome.kind == "prefill" else ""})
+
+
+# --- small values the chat shows: a picker entry, the connection banner ---
+
+
+def session_entry(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A session picker entry: its id and title (no preview: synced state is saved, a first message can hold
+    anything)."""
+    sid = item.get("id") or item.get("stored_id") or item.get("session_id")
+    return {"id": str(sid), "title": item.get("title") or None}
+
+
+def short(value: Any, limit: int = 200) -> str:
+    """``value`` as one line of at most ``limit`` characters (a banner's message)."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def banner(status: str, retry_in: float | None, message: str | None) -> dict[str, Any]:
+    """The ``connection`` traitlet value the front end's banner reads."""
+    return {"status": status, "retry_in": retry_in, "message": message}

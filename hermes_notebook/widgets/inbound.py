@@ -63,6 +63,8 @@ MAX_SCHEDULE_CHARS = 1_000
 MAX_FORM_CHARS = 200_000
 #: Longest slash command line (the Dashboard client's limit, client/dashboard/commands.py).
 MAX_COMMAND_CHARS = 4000
+#: Longest profile name taken from the picker (Hermes' own names are short; the name is checked again).
+MAX_PROFILE_CHARS = 64
 
 
 class Refused(ValueError):
@@ -206,6 +208,10 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
     # a part's image for the view to show (stream_images.py): answered by an ``image`` message with its bytes
     "image": {"request": request_number, **_IDS_OF_PART, "index": image_index},
+    # the header's profile picker and the composer's Steer choice (chat_profiles.py)
+    "profiles": {"request": request_number},  # answered by a ``profiles`` message
+    "switch_profile": {"profile": text(MAX_PROFILE_CHARS, empty=False)},
+    "steer": {"text": text(MAX_PROMPT_CHARS, empty=False)},
 }
 
 #: What the jobs view may send.

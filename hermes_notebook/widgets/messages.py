@@ -25,6 +25,7 @@ __all__ = [
     "JobErrorsMsg",
     "MoreMsg",
     "OlderMsg",
+    "ProfilesMsg",
     "PromptMsg",
     "RunsResultMsg",
     "SaveResultMsg",
@@ -135,6 +136,15 @@ class ImageMsg(_Answer):
     data: str
 
 
+class ProfilesMsg(_Answer):
+    """The profiles this Hermes serves (``name``, ``default``, ``model``, ``description``) and the chat's one,
+    answering ``profiles``."""
+
+    type: Literal["profiles"]
+    profiles: list[dict[str, Any]]
+    current: str | None
+
+
 # --- the jobs table ---------------------------------------------------------------------------------------------
 
 
@@ -216,7 +226,7 @@ class TranscriptResultMsg(TypedDict):
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
 CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ImageMsg, ErrorMsg)
+                        CommandOutputMsg, ImageMsg, ProfilesMsg, ErrorMsg)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
 JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
                         TranscriptResultMsg, ErrorMsg)
@@ -226,6 +236,7 @@ QUESTIONS: dict[str, type] = {
     "commands": CommandsMsg,
     "command": CommandOutputMsg,
     "image": ImageMsg,
+    "profiles": ProfilesMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

@@ -345,6 +345,20 @@ export interface ImageMsg {
   mime: string;
   data: string;
 }
+/** One profile of the Hermes the chat talks to (server text: shown as text only). */
+export interface ProfileEntry {
+  name: string;
+  default: boolean;
+  model: string;
+  description: string;
+}
+/** The profiles this Hermes serves and the chat's own (`current`), answering `profiles`. */
+export interface ProfilesMsg {
+  type: "profiles";
+  request?: string;
+  profiles: ProfileEntry[];
+  current: string | null;
+}
 
 /** Chat: kernel -> browser. */
 export type KernelMsg =
@@ -357,6 +371,7 @@ export type KernelMsg =
   | CommandsMsg
   | CommandOutputMsg
   | ImageMsg
+  | ProfilesMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -476,6 +491,22 @@ export interface ImageRequest {
   index: number;
 }
 
+/** The header's profile picker opened: answered by a `ProfilesMsg`. */
+export interface ProfilesRequest {
+  type: "profiles";
+  request: string;
+}
+/** The picker's choice: the chat moves to a new session in that profile (or a notice says why not). */
+export interface SwitchProfileMsg {
+  type: "switch_profile";
+  profile: string;
+}
+/** The composer's Steer choice while a turn runs: `text` goes into the running turn, not the queue. */
+export interface SteerMsg {
+  type: "steer";
+  text: string;
+}
+
 /** Chat: browser -> kernel, commands (no answer: their effects come as state and change records). */
 export type ChatCommand =
   | SnapshotRequest
@@ -493,9 +524,11 @@ export type ChatCommand =
   | SwitchSessionMsg
   | RefreshMsg
   | ExportMsg
-  | KernelRevokeMsg;
+  | KernelRevokeMsg
+  | SwitchProfileMsg
+  | SteerMsg;
 /** Chat: browser -> kernel, questions (each answered once: `Answers`). */
-export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg | ImageRequest;
+export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg | ImageRequest | ProfilesRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
 /** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
@@ -623,6 +656,7 @@ export interface Answers {
   commands: CommandsMsg;
   command: CommandOutputMsg;
   image: ImageMsg;
+  profiles: ProfilesMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;

@@ -3,11 +3,14 @@
 // allowed: the kernel queues the prompt and reports the count in the `queued` traitlet.
 // A text starting with `/name` (and no images) is a Hermes command: it goes as `{type: "command"}`, and `/` opens
 // the menu of the server's commands (slash.ts). Start with a space to send such a text as a prompt.
+// While a turn runs, `select.hn-send-mode` offers Queue (the default, as above) or Steer: the text goes into the
+// running turn instead (steer.ts); the choice goes back to Queue when the turn ends.
 
 import { h } from "../dom";
 import type { CommandEntry, FileAttachment, ImageAttachment, ChatOutgoing } from "../types";
 import { FILE_ACCEPT, MAX_FILE_BYTES, MAX_FILES, acceptDrops, isDocument, readFile, toBase64 } from "./files";
-import { COMMAND_LINE, createSlashMenu } from "./slash";
+import { createSlashMenu } from "./slash";
+import { outgoing } from "./steer";
 
 /** Largest image accepted, before base64 (which adds a third). The kernel checks again (widgets/inbound.py). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -45,6 +48,10 @@ export function createComposer(send: (message: ChatOutgoing) => void): Composer 
   const sendButton = h("button", { type: "button", class: "hn-send", title: "Send (Ctrl+Enter)" }, "Send");
   const stop = h("button", { type: "button", class: "hn-stop", hidden: true, "aria-label": "Stop the response", title: "Stop (Esc)" }, "Stop");
   const queued = h("span", { class: "hn-queued", role: "status", hidden: true });
+  const mode = h("select", { class: "hn-send-mode", "aria-label": "While Hermes works", hidden: true },
+    h("option", { value: "queue", title: "Send after the running turn" }, "Queue"),
+    h("option", { value: "steer", title: "Guide the running turn now" }, "Steer")) as HTMLSelectElement;
+  let busyNow = false;
   const error = h("div", { class: "hn-composer-error", role: "alert", hidden: true });
   const list = h("ul", { class: "hn-attachments", "aria-label": "Attachments" });
   const menu = createSlashMenu(textarea, () => send({ type: "commands" }));
@@ -55,7 +62,7 @@ export function createComposer(send: (message: ChatOutgoing) => void): Composer 
     textarea,
     list,
     error,
-    h("div", { class: "hn-composer-actions" }, attach, fileInput, queued, h("span", { class: "hn-spacer" }), stop, sendButton),
+    h("div", { class: "hn-composer-actions" }, attach, fileInput, queued, h("span", { class: "hn-spacer" }), mode, stop, sendButton),
   );
 
   let pending: Pending[] = [];
@@ -122,9 +129,7 @@ export function createComposer(send: (message: ChatOutgoing) => void): Composer 
       showError("An attached file could not be read; remove it and try again.");
       return;
     }
-    if (files.length > 0) send({ type: "send_files", text, images, files });
-    else if (images.length === 0 && COMMAND_LINE.test(text)) send({ type: "command", line: text.trim() });
-    else send({ type: "send", text, images });
+    send(outgoing(text, images, files, busyNow && mode.value === "steer"));
     textarea.value = "";
     pending = [];
     list.replaceChildren();
@@ -158,6 +163,9 @@ export function createComposer(send: (message: ChatOutgoing) => void): Composer 
     submit,
     setBusy(busy) {
       stop.hidden = !busy;
+      busyNow = busy;
+      mode.hidden = !busy;
+      if (!busy) mode.value = "queue";
       el.dataset.busy = String(busy);
     },
     setCommands(entries) {

@@ -10,6 +10,9 @@
 //   select.hn-session-picker                  session picker: opening it sends list_sessions, the kernel answers
 //                                             with a `sessions` message (kept here, never in saved state);
 //                                             change -> switch_session
+//   select.hn-profile-picker                  Hermes profile (profiles.ts): asked once (`profiles`), hidden without
+//                                             profiles; change -> switch_profile
+//   select.hn-send-mode                       Queue/Steer while a turn runs (composer.ts, steer.ts)
 //   button.hn-new-session, button.hn-refresh  new_session, refresh
 //   select.hn-export-format, button.hn-export export -> the kernel writes the file, the notice names it
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
@@ -48,6 +51,7 @@ import type {
 import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import { createComposer } from "./composer";
 import { createKernelModes } from "./kernel_modes";
+import { createProfilePicker } from "./profiles";
 import { createSessionHeader } from "./session_header";
 import { createCommandOutput } from "./slash";
 import { createExportControl } from "./export";
@@ -118,7 +122,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const channel: MessageChannel = { on: (n, c) => model.on(n, c), off: (n, c) => model.off(n, c), send: (m) => delivery.send(m as Record<string, unknown>) };
   const asking = new Set<AbortController>(); // questions waiting for their answer (aborted on dispose)
   const send = (message: ChatOutgoing): void => {
-    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command") ask(message);
+    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command" || message.type === "profiles") ask(message);
     else delivery.send({ ...message });
   };
 
@@ -130,7 +134,8 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const exporter = createExportControl(send);
   const sessionHeader = createSessionHeader();
   const kernelModes = createKernelModes(send);
-  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, kernelModes.el, h("span", { class: "hn-spacer" }), picker, newSession, refresh, exporter);
+  const profilePicker = createProfilePicker(send);
+  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, kernelModes.el, h("span", { class: "hn-spacer" }), profilePicker.el, picker, newSession, refresh, exporter);
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
@@ -166,6 +171,10 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   picker.addEventListener("change", () => {
     if (picker.value) send({ type: "switch_session", session_id: picker.value });
   });
+  // The profiles this Hermes serves: asked when the view opens and when the session changes (a profile switch).
+  const listProfiles = (): void => {
+    if (model.get("mode") !== "turn") send({ type: "profiles" });
+  };
   // The list of other sessions is not synced state (a saved notebook would keep every title): ask when it opens.
   let sessions: SessionInfo[] = [];
   let listing: number | null = null; // when the unanswered request went (a click focuses and presses: one request)
@@ -193,6 +202,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       settle(controller);
       if (question.type === "list_sessions") listing = null;
       else if (question.type === "commands") composer.setCommands([]);
+      else if (question.type === "profiles") profilePicker.hide();
       else commandOutput.show(question.line, `No output: ${error.message}.`, "");
     };
     if (question.type === "list_sessions") {
@@ -202,6 +212,9 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       controller = invoke<ChatQuestion & { type: "commands" }>(channel, question, {
         answer: (msg) => (settle(controller), composer.setCommands(Array.isArray(msg.commands) ? msg.commands : [])),
         failed: unanswered });
+    } else if (question.type === "profiles") {
+      controller = invoke<ChatQuestion & { type: "profiles" }>(channel, question, {
+        answer: (msg) => (settle(controller), profilePicker.show(msg)), failed: unanswered });
     } else {
       controller = invoke<ChatQuestion & { type: "command" }>(channel, question, {
         answer: (msg) => (settle(controller), showOutput(msg)), failed: unanswered }, { timeout: COMMAND_TIMEOUT_MS });
@@ -441,6 +454,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     picker.disabled = all.length === 0;
   };
   listen("change:session", showSession);
+  listen("change:session", listProfiles); // after a profile switch (or a refused one)
 
   const showSessionInfo = (): void => {
     sessionHeader.showModel(model.get("model"));
@@ -491,6 +505,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // Custom messages sent before this view existed are lost, so rebuild from a snapshot.
   requestSnapshot();
   listSessions(); // so the picker lists the sessions before anyone opens it
+  listProfiles(); // the profile picker shows only where this Hermes lists more than one
 
   return {
     el: root,
