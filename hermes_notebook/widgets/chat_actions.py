@@ -1,12 +1,18 @@
 """The chat's message buttons (undo, regenerate, branch, edit) and its file attachments, on the kernel side.
 
-The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}``, ``{"type": "edit", "message_id",
+The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}`` (an undo with ``"files": true`` puts
+the files the turn changed back too: ``Conversation.undo(files=True)``), ``{"type": "edit", "message_id",
 "text"}`` and ``{"type": "send_files", "text", "images", "files": [{"name", "data" (base64)}]}``
 (checked by :mod:`.inbound`). Which message a button may act on is checked here against the kernel's copy of the
 conversation: undo and regenerate only the last reply, edit only the last prompt, and nothing while a turn runs.
 The work itself is the conversation's (:class:`~hermes_notebook.session.Conversation`: ``undo``, ``resend``,
 ``branch``, ``attach``; why 0.19.0 is told "not offered" is said there). After an undo the history is fetched
 again (the same path as Refresh); after a branch the chat opens the new session (the same path as the picker).
+
+Undo with files is offered only where it works: for the last reply the view asks ``{"type": "turn_files",
+"message_id"}`` and shows the choice only when the answer names files (``Conversation.changes``: Hermes took a
+checkpoint before that turn changed them). A Hermes that cannot rewind (0.19.0) refuses the question, and the view
+then offers nothing; no notice, since nobody clicked. File names are the server's text: scrubbed here, shown inert.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
+from ..errors import HermesError
 from ..session import Conversation
 from ..turns import MessageDict
 from . import inbound
+from .replies import answer, refusal
 
 __all__ = ["ChatLike", "install_actions"]
 
@@ -32,6 +40,8 @@ class ChatLike(Protocol):
     def session_id(self) -> str | None: ...
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], object]) -> None: ...
+    def send_to_views(self, content: dict[str, Any]) -> None: ...
+    def scrub_value(self, value: Any) -> Any: ...
     def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
     def snapshot(self) -> list[dict[str, Any]]: ...
     async def refetch(self) -> None: ...
@@ -47,6 +57,7 @@ def install_actions(chat: ChatLike) -> None:
         "edit": (_edit, "editing the prompt"),
         "branch": (_branch, "branching the session"),
         "send_files": (_send_files, "attaching the files"),
+        "turn_files": (_turn_files, "listing the files the turn changed"),
     }
     for name, (handler, what) in handlers.items():
         chat.on_action(name, _bind(chat, handler, what))
@@ -84,9 +95,31 @@ def _messages(messages: list[dict[str, Any]]) -> list[MessageDict]:
 async def _undo(chat: ChatLike, content: dict[str, Any]) -> None:
     session, messages = await _idle_session(chat, "undo")
     _require(content["message_id"], _last(messages, "assistant"), "reply")
-    removed = await chat.conversation.undo(session)
+    removed = await chat.conversation.undo(session, files=content.get("files") is True)
     await chat.refetch()
-    chat.notice = "Undid the last exchange." if removed else "There was nothing to undo."
+    notice = "Undid the last exchange." if removed else "There was nothing to undo."
+    if removed.files:
+        notice += f" Put back {len(removed.files)} file(s): {', '.join(removed.files)}."
+    if removed.skipped:
+        notice += f" Kept (changed since): {', '.join(removed.skipped)}."
+    chat.notice = chat.scrub_value(notice)[:2000]
+
+
+async def _turn_files(chat: ChatLike, question: dict[str, Any]) -> None:
+    """Answer which files the last reply's turn changed (empty: Undo with files is not offered for it)."""
+    rows: list[dict[str, Any]] = []
+    try:
+        session, messages = await _idle_session(chat, "undo with files")
+        _require(question["message_id"], _last(messages, "assistant"), "reply")
+        changes = await chat.conversation.changes(session)
+    except (HermesError, inbound.Refused) as exc:  # 0.19.0, no session, a turn running: nothing to offer
+        chat.send_to_views(refusal(question, chat.scrub_value(str(exc))))
+        return
+    if changes.diff is not None:
+        rows = [{"path": c.path, "status": c.status, "added": c.added, "removed": c.removed}
+                for c in changes.diff.files]
+    chat.send_to_views(answer(question, chat.scrub_value(
+        {"type": "turn_files", "message_id": question["message_id"], "files": rows})))
 
 
 async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:

@@ -105,6 +105,13 @@ def optional(inner: Check) -> Check:
     return check
 
 
+def flag(name: str, value: Any) -> bool:
+    """A yes/no choice (a JSON boolean)."""
+    if not isinstance(value, bool):
+        raise Refused(f"{name} must be true or false, not {_kind(value)}")
+    return value
+
+
 def request_number(name: str, value: Any) -> int | str | None:
     """A question's request id (js/src/invoke.ts), echoed back in its answer (an id string, or a small int)."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53):
@@ -202,7 +209,9 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "kernel_revoke": {},  # the header's Revoke: what was allowed in the kernel for this session (chat_kernel.py)
     # message buttons and file attachments (chat_actions.py): which message is checked there, against the store
     "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},
-    "undo": {"message_id": text(MAX_ID_CHARS, empty=False)},
+    "undo": {"message_id": text(MAX_ID_CHARS, empty=False), "files": optional(flag)},  # files: put them back too
+    # the last reply's Undo with files: answered by a ``turn_files`` message naming the files the turn changed
+    "turn_files": {"request": request_number, "message_id": text(MAX_ID_CHARS, empty=False)},
     "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
     "branch": {"message_id": text(MAX_ID_CHARS, empty=False)},
     "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},

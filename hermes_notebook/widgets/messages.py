@@ -145,6 +145,15 @@ class ProfilesMsg(_Answer):
     current: str | None
 
 
+class TurnFilesMsg(_Answer):
+    """The files the last reply's turn changed (``path``, ``status``, ``added``, ``removed``), answering
+    ``turn_files``; empty: Undo with files is not offered for it."""
+
+    type: Literal["turn_files"]
+    message_id: str
+    files: list[dict[str, Any]]
+
+
 # --- the jobs table ---------------------------------------------------------------------------------------------
 
 
@@ -226,7 +235,7 @@ class TranscriptResultMsg(TypedDict):
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
 CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ImageMsg, ProfilesMsg, ErrorMsg)
+                        CommandOutputMsg, ImageMsg, ProfilesMsg, TurnFilesMsg, ErrorMsg)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
 JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
                         TranscriptResultMsg, ErrorMsg)
@@ -237,6 +246,7 @@ QUESTIONS: dict[str, type] = {
     "command": CommandOutputMsg,
     "image": ImageMsg,
     "profiles": ProfilesMsg,
+    "turn_files": TurnFilesMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

@@ -360,6 +360,21 @@ export interface ProfilesMsg {
   current: string | null;
 }
 
+/** One file a turn changed (its path is server text: shown inert). */
+export interface TurnFileEntry {
+  path: string;
+  status: string;
+  added: number;
+  removed: number;
+}
+/** The files the last reply's turn changed, answering `turn_files` (empty: no Undo with files for it). */
+export interface TurnFilesMsg {
+  type: "turn_files";
+  request?: string;
+  message_id: string;
+  files: TurnFileEntry[];
+}
+
 /** Chat: kernel -> browser. */
 export type KernelMsg =
   | ChangesMsg
@@ -372,6 +387,7 @@ export type KernelMsg =
   | CommandOutputMsg
   | ImageMsg
   | ProfilesMsg
+  | TurnFilesMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -415,6 +431,14 @@ export interface SendFilesMsg {
 /** Message buttons (chat/actions.ts): the kernel checks the message is the last reply / prompt. */
 export interface UndoMsg {
   type: "undo";
+  message_id: string;
+  /** put the files the turn changed back too (offered after a `turn_files` answer named some) */
+  files?: boolean;
+}
+/** Which files the last reply's turn changed: answered by a `TurnFilesMsg` (refused where Hermes cannot say). */
+export interface TurnFilesRequest {
+  type: "turn_files";
+  request: string;
   message_id: string;
 }
 export interface RegenerateMsg {
@@ -528,7 +552,13 @@ export type ChatCommand =
   | SwitchProfileMsg
   | SteerMsg;
 /** Chat: browser -> kernel, questions (each answered once: `Answers`). */
-export type ChatQuestion = ListSessionsMsg | CommandsRequest | CommandMsg | ImageRequest | ProfilesRequest;
+export type ChatQuestion =
+  | ListSessionsMsg
+  | CommandsRequest
+  | CommandMsg
+  | ImageRequest
+  | ProfilesRequest
+  | TurnFilesRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
 /** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
@@ -657,6 +687,7 @@ export interface Answers {
   command: CommandOutputMsg;
   image: ImageMsg;
   profiles: ProfilesMsg;
+  turn_files: TurnFilesMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;

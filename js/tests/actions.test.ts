@@ -86,3 +86,44 @@ describe("message buttons", () => {
     expect(buttons().some((b) => b.disabled)).toBe(false);
   });
 });
+
+describe("undo with files", () => {
+  it("asks which files the settled last reply's turn changed, offers them inert, and undoes with files on confirm", () => {
+    const { model, snapshot, inMessage } = setup();
+    snapshot(conversation());
+    const asked = model.sentOfType("turn_files");
+    expect(asked).toEqual([{ type: "turn_files", message_id: "assistant:t2", request: expect.any(String) }]);
+    expect(inMessage("assistant:t2", ".hn-act-undo-files")).toBeNull(); // nothing offered before the answer
+    const evil = '<img src=x onerror="alert(1)">.txt';
+    model.kernelSend({ type: "turn_files", request: asked[0]!.request, message_id: "assistant:t2",
+      files: [{ path: "data.csv", status: "modified", added: 2, removed: 1 }, { path: evil, status: "added", added: 1, removed: 0 }] });
+    inMessage("assistant:t2", ".hn-act-undo-files")!.click();
+    const items = Array.from(document.querySelectorAll(".hn-undo-files-list li")).map((li) => li.textContent);
+    expect(items).toEqual(["data.csv (+2 \u22121)", `${evil} (added +1)`]);
+    expect(document.querySelector(".hn-undo-files img")).toBeNull();
+    const confirm = inMessage("assistant:t2", ".hn-undo-files-confirm") as HTMLButtonElement;
+    expect(document.activeElement).toBe(confirm);
+    confirm.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }));
+    expect(inMessage("assistant:t2", ".hn-undo-files")).toBeNull();
+    expect(model.sentOfType("undo")).toEqual([]);
+    inMessage("assistant:t2", ".hn-act-undo-files")!.click();
+    (inMessage("assistant:t2", ".hn-undo-files-confirm") as HTMLButtonElement).click();
+    expect(model.sent.at(-1)).toEqual({ type: "undo", message_id: "assistant:t2", files: true });
+  });
+
+  it("offers nothing where the kernel refuses the question (0.19.0) or names no files, and never asks while busy", () => {
+    const { model, snapshot, inMessage } = setup({ busy: true });
+    snapshot(conversation());
+    expect(model.sentOfType("turn_files")).toEqual([]);
+    model.set("busy", false);
+    const [question] = model.sentOfType("turn_files");
+    model.kernelSend({ type: "error", request: question!.request, message: "undo is not offered by this Hermes" });
+    expect(inMessage("assistant:t2", ".hn-act-undo-files")).toBeNull();
+    expect(document.querySelector(".hn-notice")?.textContent ?? "").toBe("");
+    snapshot([...conversation(), userMessage("t3", "third"), reply("t3", "three")]);
+    const second = model.sentOfType("turn_files")[1]!;
+    expect(second.message_id).toBe("assistant:t3");
+    model.kernelSend({ type: "turn_files", request: second.request, message_id: "assistant:t3", files: [] });
+    expect(inMessage("assistant:t3", ".hn-act-undo-files")).toBeNull();
+  });
+});

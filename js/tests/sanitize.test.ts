@@ -312,7 +312,7 @@ describe("a finished cron run's toast", () => {
 describe("attachments and message buttons", () => {
   // A file's name is the user's (or a downloaded file's) text; an edited prompt is stored text: both new slots
   // go through the corpus, as do the buttons on messages that hold it.
-  it.each(CORPUS)("file names, the edit box and the message buttons: %s stays inert", (evil) => {
+  it.each(CORPUS)("file names, the edit box, the message buttons and Undo with files' list: %s stays inert", (evil) => {
     const model = new FakeModel<ChatState>(chatState());
     const host = document.createElement("div");
     document.body.append(host);
@@ -328,6 +328,12 @@ describe("attachments and message buttons", () => {
     host.querySelector<HTMLButtonElement>(".hn-act-edit")!.click();
     expect(host.querySelector<HTMLTextAreaElement>(".hn-edit-input")!.value).toBe(evil.replace(/\r\n?/g, "\n")); // a textarea keeps \n only
     expect(host.querySelectorAll(".hn-msg-action")).toHaveLength(4);
+    // Undo with files: the names of the files a turn changed are the server's text
+    const [asked] = model.sentOfType("turn_files");
+    model.kernelSend({ type: "turn_files", request: asked!.request, message_id: "assistant:t1",
+      files: [{ path: evil, status: evil, added: 1, removed: 0 }] });
+    host.querySelector<HTMLButtonElement>(".hn-act-undo-files")!.click();
+    expect(host.querySelector(".hn-undo-files-list li")!.textContent).toBe(`${evil} (${evil} +1)`);
     expect(problems(host)).toEqual([]);
     host.remove();
   });

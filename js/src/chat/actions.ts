@@ -3,14 +3,19 @@
 // (widgets/chat_actions.py). All are real buttons (Tab reaches them) and disabled while a turn runs
 // (setActionsDisabled, and `busy()` for buttons created meanwhile). Edit opens an inline editor: Ctrl+Enter
 // saves, Esc cancels. After an undo or a branch the kernel re-sends the conversation (a reset snapshot).
+// Undo with files: where the kernel's `turn_files` answer named files the last reply's turn changed (Hermes took
+// a checkpoint before), that reply also gets "Undo with files"; it opens a list of those files (server text, set
+// as textContent) with "Undo and put files back" / Cancel (Esc). Without an answer (0.19.0) it never shows.
 
 import { h } from "../dom";
-import type { Message, ChatOutgoing } from "../types";
+import type { Message, ChatOutgoing, TurnFileEntry } from "../types";
 
 export interface ActionContext {
   send(message: ChatOutgoing): void;
   /** true while a turn runs: buttons made now start disabled */
   busy?: () => boolean;
+  /** the files each reply's turn changed, where the kernel named some (Undo with files is offered for those) */
+  turnFiles?: ReadonlyMap<string, readonly TurnFileEntry[]>;
 }
 
 export interface MessageActions {
@@ -23,6 +28,7 @@ const LABELS = {
   regenerate: ["Regenerate", "Ask again: undo this reply and send the same prompt"],
   branch: ["Branch", "Continue in a copy of the conversation up to this reply"],
   undo: ["Undo", "Remove this exchange (your prompt and this reply)"],
+  "undo-files": ["Undo with files", "Remove this exchange and put back the files its turn changed"],
 } as const;
 
 type Kind = keyof typeof LABELS;
@@ -56,6 +62,8 @@ export function createMessageActions(message: Message, ctx: ActionContext): Mess
       el.append(b);
     }
   }
+  const files = ctx.turnFiles?.get(message.id);
+  if (message.role !== "user" && files && files.length > 0) offerUndoWithFiles(el, message.id, files, ctx);
   const update = (next: Message): void => {
     current = next;
     const hide = next.status === "streaming" || next.status === "queued";
@@ -98,9 +106,59 @@ function openEditor(el: HTMLElement, message: Message, ctx: ActionContext): void
   area.focus();
 }
 
+/** Add "Undo with files" to a reply's button group (once): it lists `files` and asks before it undoes. */
+export function offerUndoWithFiles(
+  el: HTMLElement, messageId: string, files: readonly TurnFileEntry[], ctx: ActionContext,
+): void {
+  if (files.length === 0 || el.querySelector(".hn-act-undo-files")) return;
+  const [label, title] = LABELS["undo-files"];
+  const b = h("button", { type: "button", class: "hn-msg-action hn-act-undo-files", title, "aria-label": title }, label);
+  b.disabled = ctx.busy?.() ?? false;
+  b.addEventListener("click", () => openUndoFiles(el, messageId, files, ctx));
+  el.append(b);
+}
+
+/** One line per file: its path (inert text) and what changed. */
+export function fileLine(file: TurnFileEntry): string {
+  const counts = [file.added ? `+${file.added}` : "", file.removed ? `\u2212${file.removed}` : ""].filter(Boolean);
+  const status = file.status && file.status !== "modified" ? file.status : "";
+  const detail = [status, ...counts].filter(Boolean).join(" ");
+  return detail ? `${String(file.path)} (${detail})` : String(file.path);
+}
+
+function openUndoFiles(el: HTMLElement, messageId: string, files: readonly TurnFileEntry[], ctx: ActionContext): void {
+  if (el.querySelector(".hn-undo-files")) return;
+  const list = h("ul", { class: "hn-undo-files-list" });
+  for (const file of files) list.append(h("li", {}, fileLine(file)));
+  const confirm = h("button", { type: "button", class: "hn-undo-files-confirm" }, "Undo and put files back");
+  const cancel = h("button", { type: "button", class: "hn-undo-files-cancel", title: "Cancel (Esc)" }, "Cancel");
+  const heading = `This turn changed ${files.length} file${files.length === 1 ? "" : "s"}:`;
+  const panel = h("div", { class: "hn-undo-files", role: "group", "aria-label": "Undo with files" },
+    h("div", { class: "hn-undo-files-heading" }, heading), list, h("div", { class: "hn-edit-actions" }, confirm, cancel));
+  const close = (): void => {
+    panel.remove();
+    (el.querySelector(".hn-act-undo-files") as HTMLButtonElement | null)?.focus();
+  };
+  confirm.addEventListener("click", () => {
+    if (confirm.disabled) return;
+    ctx.send({ type: "undo", message_id: messageId, files: true });
+    close();
+  });
+  cancel.addEventListener("click", close);
+  panel.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    event.preventDefault();
+    event.stopPropagation(); // Esc here closes the list, not the running turn
+    close();
+  });
+  confirm.disabled = ctx.busy?.() ?? false;
+  el.append(panel);
+  confirm.focus();
+}
+
 /** Enable or disable every message button and editor under `root` (on `busy` changes only). */
 export function setActionsDisabled(root: HTMLElement, busy: boolean): void {
-  for (const b of root.querySelectorAll<HTMLButtonElement>(".hn-msg-action, .hn-edit-save")) b.disabled = busy;
+  for (const b of root.querySelectorAll<HTMLButtonElement>(".hn-msg-action, .hn-edit-save, .hn-undo-files-confirm")) b.disabled = busy;
 }
 
 /** Mark the last prompt and the last reply `data-latest` (CSS shows Edit / Regenerate / Undo only there). */

@@ -47,6 +47,8 @@ import type {
   KernelMsg,
   Message,
   SessionInfo,
+  TurnFileEntry,
+  TurnFilesMsg,
 } from "../types";
 import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import { createComposer } from "./composer";
@@ -57,7 +59,7 @@ import { createCommandOutput } from "./slash";
 import { createExportControl } from "./export";
 import { createPendingNotifier } from "../notify";
 import { createMessageView, type MessageView } from "./message";
-import { markLatest, setActionsDisabled } from "./actions";
+import { markLatest, offerUndoWithFiles, setActionsDisabled } from "./actions";
 import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 import { createWireDecoder } from "./wire";
@@ -122,7 +124,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const channel: MessageChannel = { on: (n, c) => model.on(n, c), off: (n, c) => model.off(n, c), send: (m) => delivery.send(m as Record<string, unknown>) };
   const asking = new Set<AbortController>(); // questions waiting for their answer (aborted on dispose)
   const send = (message: ChatOutgoing): void => {
-    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command" || message.type === "profiles") ask(message);
+    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command" || message.type === "profiles" || message.type === "turn_files") ask(message);
     else delivery.send({ ...message });
   };
 
@@ -203,6 +205,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       if (question.type === "list_sessions") listing = null;
       else if (question.type === "commands") composer.setCommands([]);
       else if (question.type === "profiles") profilePicker.hide();
+      else if (question.type === "turn_files") return; // not offered here (0.19.0) or not now: nothing to show
       else commandOutput.show(question.line, `No output: ${error.message}.`, "");
     };
     if (question.type === "list_sessions") {
@@ -215,6 +218,9 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (question.type === "profiles") {
       controller = invoke<ChatQuestion & { type: "profiles" }>(channel, question, {
         answer: (msg) => (settle(controller), profilePicker.show(msg)), failed: unanswered });
+    } else if (question.type === "turn_files") {
+      controller = invoke<ChatQuestion & { type: "turn_files" }>(channel, question, {
+        answer: (msg) => (settle(controller), showTurnFiles(msg)), failed: unanswered });
     } else {
       controller = invoke<ChatQuestion & { type: "command" }>(channel, question, {
         answer: (msg) => (settle(controller), showOutput(msg)), failed: unanswered }, { timeout: COMMAND_TIMEOUT_MS });
@@ -234,7 +240,26 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       failed: (error) => (asking.delete(controller), reject(error)) }, { timeout: IMAGE_TIMEOUT_MS });
     asking.add(controller);
   });
-  const ctx = { send, answered: new Set<string>(), busy: () => Boolean(model.get("busy")), image };
+  // Undo with files (actions.ts): the files each last reply's turn changed, asked once per reply when it settles.
+  const turnFiles = new Map<string, readonly TurnFileEntry[]>();
+  const askedFiles = new Set<string>();
+  const askTurnFiles = (): void => {
+    if (model.get("mode") === "turn" || model.get("busy")) return;
+    const last = [...state.messages].reverse().find((m) => m.role === "assistant");
+    if (!last || last.status !== "complete" || askedFiles.has(last.id)) return;
+    askedFiles.add(last.id);
+    send({ type: "turn_files", message_id: last.id });
+  };
+  const showTurnFiles = (msg: TurnFilesMsg): void => {
+    const files = Array.isArray(msg.files) ? msg.files.filter((f) => f && typeof f.path === "string") : [];
+    if (files.length === 0) return;
+    turnFiles.set(msg.message_id, files);
+    for (const el of list.querySelectorAll<HTMLElement>(".hn-message")) {
+      const group = el.dataset.messageId === msg.message_id ? el.querySelector<HTMLElement>(".hn-msg-actions") : null;
+      if (group) offerUndoWithFiles(group, msg.message_id, files, ctx);
+    }
+  };
+  const ctx = { send, answered: new Set<string>(), busy: () => Boolean(model.get("busy")), image, turnFiles };
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;
 
@@ -290,6 +315,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     if (bench?.samples) performance.mark("hn-batch"); // finds this frame in a trace (CPU time)
     reconcile(list, visibleMessages(), views, (message) => createMessageView(message, ctx), earlier);
     markLatest(list, state.messages);
+    askTurnFiles();
     notifyPending(state.messages);
     const streaming = state.messages.some((m) => m.status === "streaming");
     if (streaming !== wasStreaming) {
@@ -488,6 +514,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const showBusy = (): void => {
     composer.setBusy(Boolean(model.get("busy")));
     setActionsDisabled(list, Boolean(model.get("busy")));
+    askTurnFiles();
     composer.setQueued(model.get("queued") ?? 0);
   };
   listen("change:busy", showBusy);
