@@ -2,7 +2,8 @@
 
 Undo with files: the view asks ``turn_files`` for the last reply; the newer server names the files the turn's
 checkpoint holds and the undo puts them back; 0.19.0 cannot rewind, so the question is refused and the view offers
-nothing (no notice: nobody clicked).
+nothing (no notice: nobody clicked). ``hermes.steer`` on a turn running ``via="api"`` goes to
+``POST /v1/runs/{id}/steer`` (newer) or is refused in one line (0.19.0 has no such route).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.turns.steering import steer_marker
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_servers
@@ -66,3 +69,24 @@ def test_the_chats_undo_with_files_names_the_files_and_puts_them_back(
         assert not [m for m in chat.snapshot() if m["role"] == "assistant"]
     finally:
         chat.close()
+
+
+def test_hermes_steer_reaches_a_turn_running_through_the_api_server(
+    hermes_nb: Any, scripted_model: Any, hermes_server: str
+) -> None:
+    """While a ``via="api"`` turn runs its tool, ``hermes.steer`` is taken by the run, seen by the model and marked
+    in the reply (newer); 0.19.0 refuses it as not offered and the run ends as it would have."""
+    handle = hermes_nb.start("RUN sleep 3 && echo ran", new=True, via="api")
+    eventually(lambda: any(p["kind"] == "tool" for p in handle.parts), 60, "the tool part")
+    guidance = f"also mention APISTEER-{uuid.uuid4().hex[:8]}"
+    if hermes_server != "newer":
+        with pytest.raises(HermesUsageError, match="steering a run is not offered by this Hermes"):
+            hermes_nb.steer(guidance)
+        assert handle.wait(90).status == "complete"
+        return
+    assert hermes_nb.steer(guidance).status == "queued"
+    reply = handle.wait(90)
+    assert steer_marker(guidance) in [p["text"] for p in reply.parts if p["kind"] == "marker"]
+    assert any(guidance in str(body.get("messages")) for body in scripted_model.requests)
+    with pytest.raises(HermesUsageError, match="no running turn to steer"):
+        hermes_nb.steer("too late")

@@ -367,7 +367,14 @@ class Conversation:
         return await self.files.restore(session, checkpoint, file)
 
     async def steer(self, session: str | None, text: str) -> SteerOutcome:
-        """Send ``text`` into the session's running turn (``session.steer``); it is marked where it went in."""
+        """Send ``text`` into the session's running turn (``session.steer``, or for an API Server run
+        ``POST /v1/runs/{id}/steer``); it is marked where it went in."""
+        key = self.book.key(session)
+        run = None if key is None else self.runner.api_run(key)
+        if run is not None:
+            return await run.steer(text)
+        if not self.has_dashboard:
+            raise HermesUsageError("there is no running turn to steer in this session: send the text as a prompt")
         conn, ref, _ = await self.target(session, "steering a running turn")
         return await steer_turn(conn, ref, text)
 

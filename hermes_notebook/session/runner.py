@@ -4,7 +4,8 @@ The skeleton (:func:`run_turn`) owns what both paths share: the session's place 
 watcher, answering interactions as they appear (through the face's :class:`~.turns.TurnSink`), cancelling
 cleanly. A driver owns what differs: :class:`DashboardDriver` submits a prompt on a Dashboard session (JSON-RPC
 over WebSocket) and is the one loop over a client ``Turn`` in the package; :class:`ApiDriver` starts an API
-Server run and folds its SSE events through the same :class:`~hermes_notebook.turns.TurnFolder`.
+Server run and folds its SSE events through the same :class:`~hermes_notebook.turns.TurnFolder`. The runner knows
+which API Server run each session is running now, so a steer can reach it (``POST /v1/runs/{id}/steer``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..client.dashboard.session_info import check_model_name, set_model
+from ..client.dashboard.steering import MAX_STEER_CHARS, SteerOutcome
 from ..errors import HermesError, HermesNotFoundError, HermesUsageError
 from ..turns import ChangeRecord, MessageDict, TurnFolder
+from ..turns.steering import steer_marker
 from .book import SessionBook
 from .control import TurnControl
 from .queue import TurnQueue
@@ -210,8 +213,10 @@ class DashboardDriver:
 class ApiDriver:
     """A turn as an API Server run: ``POST /v1/runs``, then its SSE events folded like Dashboard ones."""
 
-    def __init__(self, connect: Callable[[], Awaitable[ApiClient]], book: SessionBook, request: TurnRequest) -> None:
+    def __init__(self, connect: Callable[[], Awaitable[ApiClient]], book: SessionBook, request: TurnRequest,
+                 running: dict[str, ApiDriver] | None = None) -> None:
         self._connect = connect
+        self._running = {} if running is None else running  # the runner's: session id -> its running run
         self._book = book
         self._request = request
         self._api: ApiClient | None = None
@@ -257,6 +262,7 @@ class ApiDriver:
         await control.arm(stop_run)
         yield folder.begin()
         stream = api.run_events(run.id)
+        self._running[self._session_id] = self
         try:
             async for event in stream:
                 if event.type == "stream.lost":
@@ -266,6 +272,8 @@ class ApiDriver:
                     self._named.add(event.payload["request_id"])
                 yield folder.apply(event.to_event())
         finally:
+            if self._running.get(self._session_id) is self:
+                del self._running[self._session_id]
             await stream.aclose()
         if not folder.done:
             yield folder.finish("error", "the run ended without a result")
@@ -296,6 +304,18 @@ class ApiDriver:
             else:
                 await api.approve_run(run.id, value)
             sink.push(folder.answer(request_id, value))
+
+    async def steer(self, text: str) -> SteerOutcome:
+        """Send ``text`` into this running run (``POST /v1/runs/{id}/steer``; 0.19.0: not offered) and mark it in
+        the turn when the server took it."""
+        api, run, sink = self._api, self._run, self._sink
+        assert api is not None and run is not None and sink is not None
+        if isinstance(text, str) and len(text) > MAX_STEER_CHARS:
+            raise HermesUsageError(f"a steer is at most {MAX_STEER_CHARS:,} characters (this one has {len(text):,})")
+        if not await api.steer_run(run.id, text):
+            return SteerOutcome("rejected", text)
+        sink.push(self._folder.add_marker(steer_marker(text)))
+        return SteerOutcome("queued", text)
 
     def message(self) -> MessageDict:
         """The folded assistant message."""
@@ -337,11 +357,16 @@ class TurnRunner:
         self.queue = queue
         self._dashboard = dashboard
         self._api = api
+        self._api_runs: dict[str, ApiDriver] = {}  # stored session id -> the API Server run it runs now
+
+    def api_run(self, session_id: str) -> ApiDriver | None:
+        """The API Server run the session ``session_id`` is running now (to steer it), None if none."""
+        return self._api_runs.get(session_id)
 
     async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl) -> TurnOutcome:
         """Drive the turn to its end (package loop); its records and questions go to ``sink``."""
         driver: TurnDriver = (
             DashboardDriver(self._dashboard, self.book, request) if request.via == "dashboard"
-            else ApiDriver(self._api, self.book, request)
+            else ApiDriver(self._api, self.book, request, self._api_runs)
         )
         return await run_turn(driver, sink, control, self.queue)
