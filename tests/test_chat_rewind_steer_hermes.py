@@ -3,7 +3,8 @@
 Undo with files: the view asks ``turn_files`` for the last reply; the newer server names the files the turn's
 checkpoint holds and the undo puts them back; 0.19.0 cannot rewind, so the question is refused and the view offers
 nothing (no notice: nobody clicked). ``hermes.steer`` on a turn running ``via="api"`` goes to
-``POST /v1/runs/{id}/steer`` (newer) or is refused in one line (0.19.0 has no such route).
+``POST /v1/runs/{id}/steer`` (newer) or is refused in one line (0.19.0 has no such route). A running subagent
+(the scripted model's ``DELEGATE RUN sleep``) gets Stop on both servers and Steer on the newer one only.
 """
 
 from __future__ import annotations
@@ -90,3 +91,37 @@ def test_hermes_steer_reaches_a_turn_running_through_the_api_server(
     assert any(guidance in str(body.get("messages")) for body in scripted_model.requests)
     with pytest.raises(HermesUsageError, match="no running turn to steer"):
         hermes_nb.steer("too late")
+
+
+def test_the_chats_subagent_controls_steer_and_stop_a_running_subagent(
+    hermes: LocalHermes, hermes_server: str
+) -> None:
+    """``subagent_controls`` says Steer is offered on the newer server only and Stop on both; while the subagent
+    runs its tool, Steer is taken by it (newer: "queued"; stopped right after, it never reads it) and Stop ends it
+before it completes, each said on the notice line."""
+    chat, sent = _chat(hermes)
+    try:
+        chat._dispatch(chat, {"type": "subagent_controls", "request": "c1"}, [])
+        offered = _answer(sent, "c1")
+        assert offered == {"type": "subagent_controls", "request": "c1", "steer": hermes_server == "newer",
+                           "stop": True}
+        chat._dispatch(chat, {"type": "send", "text": "DELEGATE RUN sleep 6 && echo child", "images": []}, [])
+
+        def running() -> list[dict[str, Any]]:
+            return [p for m in chat.snapshot() for p in m["parts"]
+                    if p["kind"] == "subagent" and p["subagent"]["status"] == "running"]
+
+        eventually(lambda: running() and any(t["name"] == "terminal" for t in running()[0]["subagent"]["tools"]),
+                   60, "the subagent's running tool")
+        subagent_id = running()[0]["subagent"]["id"]
+        if hermes_server == "newer":
+            guidance = f"subagent steer SUBSTEER-{uuid.uuid4().hex[:8]}"
+            chat._dispatch(chat, {"type": "subagent_steer", "subagent_id": subagent_id, "text": guidance}, [])
+            eventually(lambda: "Sent to the subagent" in chat.notice, 30, "the steer's notice")
+        chat._dispatch(chat, {"type": "subagent_stop", "subagent_id": subagent_id}, [])
+        eventually(lambda: chat.notice == "Stopped the subagent.", 30, "the stop's notice")
+        _settled(chat)
+        ended = [p for m in chat.snapshot() for p in m["parts"] if p["kind"] == "subagent"]
+        assert ended and ended[0]["subagent"]["status"] != "completed", ended[0]["subagent"]
+    finally:
+        chat.close()

@@ -42,6 +42,7 @@ from .files import CheckpointRef, Checkpoints, FileRewind, RestoreResult, TurnCh
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
 from .runner import TurnRunner
+from .subagents import SubagentControls, Subagents
 from .turns import TurnOutcome, TurnRequest, TurnSink
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class Conversation:
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
         #: File checkpoints: when each turn run here started (its checkpoint is the first one after), undo with files.
         self.files = FileRewind(self)
+        #: Steering and stopping a running turn's subagents (which of the two this Hermes offers).
+        self.subagents = Subagents(self)
 
     # --- clients ---
 
@@ -377,6 +380,18 @@ class Conversation:
             raise HermesUsageError("there is no running turn to steer in this session: send the text as a prompt")
         conn, ref, _ = await self.target(session, "steering a running turn")
         return await steer_turn(conn, ref, text)
+
+    async def subagent_controls(self, session: str | None = None) -> SubagentControls:
+        """Which subagent controls this Hermes offers: ``{"steer": bool, "stop": bool}``."""
+        return await self.subagents.offered(session)
+
+    async def steer_subagent(self, session: str | None, subagent_id: str, text: str) -> SteerOutcome:
+        """Send ``text`` to one running subagent of the session (``subagent.steer``; 0.19.0: not offered)."""
+        return await self.subagents.steer(session, subagent_id, text)
+
+    async def stop_subagent(self, session: str | None, subagent_id: str) -> bool:
+        """Stop one subagent of the session (``subagent.interrupt``); False when it had already finished."""
+        return await self.subagents.stop(session, subagent_id)
 
     # --- rewinding: undo, regenerate/edit, branch (each waits for the session's running turn) ---
 

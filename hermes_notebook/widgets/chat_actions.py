@@ -24,6 +24,7 @@ from ..errors import HermesError
 from ..session import Conversation
 from ..turns import MessageDict
 from . import inbound
+from .chat_subagents import install_subagents
 from .replies import answer, refusal
 
 __all__ = ["ChatLike", "install_actions"]
@@ -50,7 +51,7 @@ class ChatLike(Protocol):
 
 
 def install_actions(chat: ChatLike) -> None:
-    """Register the handlers of the message buttons and of prompts with files."""
+    """Register the handlers of the message buttons (and the subagent parts' ones) and of prompts with files."""
     handlers: dict[str, tuple[Callable[[ChatLike, dict[str, Any]], Coroutine[Any, Any, None]], str]] = {
         "undo": (_undo, "undoing the last exchange"),
         "regenerate": (_regenerate, "regenerating the reply"),
@@ -61,6 +62,7 @@ def install_actions(chat: ChatLike) -> None:
     }
     for name, (handler, what) in handlers.items():
         chat.on_action(name, _bind(chat, handler, what))
+    install_subagents(chat)  # the Steer and Stop buttons of a running subagent's part (chat_subagents.py)
 
 
 def _bind(

@@ -221,6 +221,10 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "profiles": {"request": request_number},  # answered by a ``profiles`` message
     "switch_profile": {"profile": text(MAX_PROFILE_CHARS, empty=False)},
     "steer": {"text": text(MAX_PROMPT_CHARS, empty=False)},
+    # a running subagent part's Steer and Stop (chat_subagents.py); which ones this Hermes offers is asked first
+    "subagent_controls": {"request": request_number},  # answered by a ``subagent_controls`` message
+    "subagent_steer": {"subagent_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
+    "subagent_stop": {"subagent_id": text(MAX_ID_CHARS, empty=False)},
 }
 
 #: What the jobs view may send.

@@ -154,6 +154,14 @@ class TurnFilesMsg(_Answer):
     files: list[dict[str, Any]]
 
 
+class SubagentControlsMsg(_Answer):
+    """Which controls a running subagent's part offers on this Hermes, answering ``subagent_controls``."""
+
+    type: Literal["subagent_controls"]
+    steer: bool
+    stop: bool
+
+
 # --- the jobs table ---------------------------------------------------------------------------------------------
 
 
@@ -235,7 +243,7 @@ class TranscriptResultMsg(TypedDict):
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
 CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ImageMsg, ProfilesMsg, TurnFilesMsg, ErrorMsg)
+                        CommandOutputMsg, ImageMsg, ProfilesMsg, TurnFilesMsg, SubagentControlsMsg, ErrorMsg)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
 JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
                         TranscriptResultMsg, ErrorMsg)
@@ -247,6 +255,7 @@ QUESTIONS: dict[str, type] = {
     "image": ImageMsg,
     "profiles": ProfilesMsg,
     "turn_files": TurnFilesMsg,
+    "subagent_controls": SubagentControlsMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

@@ -375,6 +375,14 @@ export interface TurnFilesMsg {
   files: TurnFileEntry[];
 }
 
+/** Which controls a running subagent's part offers on this Hermes, answering `subagent_controls`. */
+export interface SubagentControlsMsg {
+  type: "subagent_controls";
+  request?: string;
+  steer: boolean;
+  stop: boolean;
+}
+
 /** Chat: kernel -> browser. */
 export type KernelMsg =
   | ChangesMsg
@@ -388,6 +396,7 @@ export type KernelMsg =
   | ImageMsg
   | ProfilesMsg
   | TurnFilesMsg
+  | SubagentControlsMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -531,6 +540,23 @@ export interface SteerMsg {
   text: string;
 }
 
+/** Which subagent controls this Hermes offers: answered by a `SubagentControlsMsg`. */
+export interface SubagentControlsRequest {
+  type: "subagent_controls";
+  request: string;
+}
+/** A running subagent part's Steer: `text` goes to that subagent (`subagent.steer`). */
+export interface SubagentSteerMsg {
+  type: "subagent_steer";
+  subagent_id: string;
+  text: string;
+}
+/** A running subagent part's Stop (`subagent.interrupt`). */
+export interface SubagentStopMsg {
+  type: "subagent_stop";
+  subagent_id: string;
+}
+
 /** Chat: browser -> kernel, commands (no answer: their effects come as state and change records). */
 export type ChatCommand =
   | SnapshotRequest
@@ -550,7 +576,9 @@ export type ChatCommand =
   | ExportMsg
   | KernelRevokeMsg
   | SwitchProfileMsg
-  | SteerMsg;
+  | SteerMsg
+  | SubagentSteerMsg
+  | SubagentStopMsg;
 /** Chat: browser -> kernel, questions (each answered once: `Answers`). */
 export type ChatQuestion =
   | ListSessionsMsg
@@ -558,7 +586,8 @@ export type ChatQuestion =
   | CommandMsg
   | ImageRequest
   | ProfilesRequest
-  | TurnFilesRequest;
+  | TurnFilesRequest
+  | SubagentControlsRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
 /** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
@@ -688,6 +717,7 @@ export interface Answers {
   image: ImageMsg;
   profiles: ProfilesMsg;
   turn_files: TurnFilesMsg;
+  subagent_controls: SubagentControlsMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;

@@ -104,3 +104,33 @@ describe("a tool's diff", () => {
     expect(diffLineKind("plain")).toBe("meta");
   });
 });
+
+describe("a running subagent's Steer and Stop", () => {
+  it("send subagent_steer (Enter or the button) and subagent_stop for that subagent, only while it runs", () => {
+    const sent: unknown[] = [];
+    const ctx: PartContext = { role: "assistant", send: (m) => void sent.push(m), answered: new Set() };
+    const view = createPartView(
+      part({ id: "subagent:sa-0-a1", kind: "subagent", status: "running", subagent: subagent() }), "assistant:t", ctx);
+    const controls = view.el.querySelector<HTMLElement>(".hn-subagent-controls")!;
+    expect(controls.hidden).toBe(false);
+    expect(controls.closest("details")).toBeNull(); // reachable with the card collapsed
+    const input = controls.querySelector<HTMLInputElement>(".hn-subagent-steer-input")!;
+    input.value = "   ";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", cancelable: true }));
+    expect(sent).toEqual([]); // nothing to send
+    input.value = "focus on the tests";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", cancelable: true }));
+    input.value = "and be brief";
+    controls.querySelector<HTMLButtonElement>(".hn-subagent-steer")!.click();
+    controls.querySelector<HTMLButtonElement>(".hn-subagent-stop")!.click();
+    expect(sent).toEqual([
+      { type: "subagent_steer", subagent_id: "sa-0-a1", text: "focus on the tests" },
+      { type: "subagent_steer", subagent_id: "sa-0-a1", text: "and be brief" },
+      { type: "subagent_stop", subagent_id: "sa-0-a1" },
+    ]);
+    expect(input.value).toBe("");
+    view.update(part({ id: "subagent:sa-0-a1", kind: "subagent", status: "completed",
+      subagent: subagent({ status: "completed" }) }));
+    expect(controls.hidden).toBe(true);
+  });
+});

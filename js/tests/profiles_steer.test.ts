@@ -103,3 +103,20 @@ describe("Queue or Steer while a turn runs", () => {
     });
   });
 });
+
+describe("subagent controls", () => {
+  it("asks once which subagent controls this Hermes offers and marks the chat; a refusal (no Dashboard) marks nothing", () => {
+    const { model, host } = chat();
+    const [question] = model.sentOfType("subagent_controls");
+    expect(question).toEqual({ type: "subagent_controls", request: expect.any(String) });
+    model.kernelSend({ type: "subagent_controls", request: question!.request, steer: false, stop: true });
+    const root = host.querySelector<HTMLElement>(".hn-chat")!;
+    expect([root.dataset.subagentSteer, root.dataset.subagentStop]).toEqual([undefined, "true"]);
+    const refused = chat();
+    const [asked] = refused.model.sentOfType("subagent_controls");
+    refused.model.kernelSend({ type: "error", request: asked!.request, message: "needs the Dashboard" });
+    const other = refused.host.querySelector<HTMLElement>(".hn-chat")!;
+    expect([other.dataset.subagentSteer, other.dataset.subagentStop]).toEqual([undefined, undefined]);
+    expect(refused.host.querySelector(".hn-notice")!.textContent).toBe("");
+  });
+});

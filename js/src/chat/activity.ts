@@ -1,9 +1,12 @@
 // What the agent did besides talking: its task list (the `todo` part), its subagents (`subagent:<id>` parts)
 // and the file change a tool made (a tool part's `diff`). Twin of hermes_notebook/render_activity.py.
 // Everything here is server text: it goes in through textContent only, never parsed as HTML.
+// A running subagent's card has Steer (a text box; Enter sends) and Stop: they show only where this Hermes offers
+// them (the view sets `data-subagent-steer` / `data-subagent-stop` on .hn-chat from its `subagent_controls`
+// answer; CSS hides the rest) and only while the subagent runs.
 
 import { h, setAttr, setText } from "../dom";
-import type { Part, TodoItem } from "../types";
+import type { Part, TodoItem, ViewMsg } from "../types";
 import type { PartView } from "./parts";
 
 const TODO_LABELS: Record<string, string> = {
@@ -62,12 +65,14 @@ const SUBAGENT_LABELS: Record<string, string> = {
 };
 
 /** A subagent: a collapsible card (goal, status, its tool calls, its summary), indented by its depth. */
-export function subagentView(el: HTMLElement, first: Part): PartView {
+export function subagentView(el: HTMLElement, first: Part, ctx?: { send(message: ViewMsg): void }): PartView {
   const goal = h("span", { class: "hn-subagent-goal" });
   const status = h("span", { class: "hn-tool-status", role: "status" });
   const activity = h("div", { class: "hn-subagent-activity" });
   const tools = h("ul", { class: "hn-subagent-tools" });
   const summary = h("pre", { class: "hn-subagent-summary" });
+  let current = first;
+  const controls = subagentControls(() => current.subagent?.id ?? "", ctx);
   const details = h(
     "details",
     { class: "hn-subagent" },
@@ -76,13 +81,13 @@ export function subagentView(el: HTMLElement, first: Part): PartView {
     tools,
     summary,
   );
-  el.append(details);
+  el.append(details, controls); // outside the card: reachable while it is collapsed
   let shown = "";
   const view: PartView = {
     el,
     part: first,
     update(part) {
-      this.part = part;
+      this.part = current = part;
       const info = part.subagent;
       const key = JSON.stringify([info, part.status, part.duration]);
       if (info === undefined || key === shown) return;
@@ -91,6 +96,7 @@ export function subagentView(el: HTMLElement, first: Part): PartView {
       const depth = Math.max(0, Math.min(8, Number(info.depth) || 0));
       el.className = el.className.replace(/\s*hn-depth-\d+/g, "") + ` hn-depth-${depth}`; // a class: no inline style
       setAttr(details, "data-status", state);
+      controls.hidden = state !== "running" || ctx === undefined;
       setAttr(details, "aria-level", String(depth + 1));
       setText(goal, info.goal);
       const time = part.duration === null ? "" : ` · ${part.duration.toFixed(1)} s`;
@@ -109,6 +115,30 @@ export function subagentView(el: HTMLElement, first: Part): PartView {
   };
   view.update(first);
   return view;
+}
+
+/** Steer (text + button) and Stop for one subagent; `id()` is the subagent's id when clicked. */
+function subagentControls(id: () => string, ctx?: { send(message: ViewMsg): void }): HTMLElement {
+  const input = h("input", { type: "text", class: "hn-subagent-steer-input", "aria-label": "Steer this subagent",
+    placeholder: "Guide this subagent…" });
+  const steer = h("button", { type: "button", class: "hn-subagent-steer", title: "Send this text to the subagent (Enter)" }, "Steer");
+  const stop = h("button", { type: "button", class: "hn-subagent-stop", title: "Stop this subagent" }, "Stop");
+  const sendSteer = (): void => {
+    const text = input.value;
+    if (text.trim() === "" || id() === "") return;
+    ctx?.send({ type: "subagent_steer", subagent_id: id(), text });
+    input.value = "";
+  };
+  steer.addEventListener("click", sendSteer);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.isComposing) {
+      event.preventDefault();
+      sendSteer();
+    }
+  });
+  stop.addEventListener("click", () => id() !== "" && ctx?.send({ type: "subagent_stop", subagent_id: id() }));
+  return h("div", { class: "hn-subagent-controls", role: "group", "aria-label": "Subagent controls", hidden: true },
+    input, steer, stop);
 }
 
 /** How a diff line is coloured: by its first characters only (the same rule as render_activity.py). */

@@ -45,7 +45,7 @@ const PART_VIEWS: Record<PartKind, PartFactory> = {
   tool: (el, part, ids, ctx, settled) => toolView(el, part, ids, ctx, settled),
   marker: (el, part) => markerView(el, part),
   todo: (el, part) => todoView(el, part),
-  subagent: (el, part) => subagentView(el, part),
+  subagent: (el, part, _ids, ctx) => subagentView(el, part, ctx),
 };
 
 /**

@@ -124,7 +124,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const channel: MessageChannel = { on: (n, c) => model.on(n, c), off: (n, c) => model.off(n, c), send: (m) => delivery.send(m as Record<string, unknown>) };
   const asking = new Set<AbortController>(); // questions waiting for their answer (aborted on dispose)
   const send = (message: ChatOutgoing): void => {
-    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command" || message.type === "profiles" || message.type === "turn_files") ask(message);
+    if (message.type === "list_sessions" || message.type === "commands" || message.type === "command" || message.type === "profiles" || message.type === "turn_files" || message.type === "subagent_controls") ask(message);
     else delivery.send({ ...message });
   };
 
@@ -176,6 +176,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   // The profiles this Hermes serves: asked when the view opens and when the session changes (a profile switch).
   const listProfiles = (): void => {
     if (model.get("mode") !== "turn") send({ type: "profiles" });
+    if (model.get("mode") !== "turn") send({ type: "subagent_controls" }); // which subagent buttons work here
   };
   // The list of other sessions is not synced state (a saved notebook would keep every title): ask when it opens.
   let sessions: SessionInfo[] = [];
@@ -206,6 +207,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
       else if (question.type === "commands") composer.setCommands([]);
       else if (question.type === "profiles") profilePicker.hide();
       else if (question.type === "turn_files") return; // not offered here (0.19.0) or not now: nothing to show
+      else if (question.type === "subagent_controls") return; // no subagent controls here: none shown
       else commandOutput.show(question.line, `No output: ${error.message}.`, "");
     };
     if (question.type === "list_sessions") {
@@ -218,6 +220,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     } else if (question.type === "profiles") {
       controller = invoke<ChatQuestion & { type: "profiles" }>(channel, question, {
         answer: (msg) => (settle(controller), profilePicker.show(msg)), failed: unanswered });
+    } else if (question.type === "subagent_controls") {
+      controller = invoke<ChatQuestion & { type: "subagent_controls" }>(channel, question, {
+        answer: (msg) => {
+          settle(controller);
+          setAttr(root, "data-subagent-steer", msg.steer === true ? "true" : null);
+          setAttr(root, "data-subagent-stop", msg.stop === true ? "true" : null);
+        }, failed: unanswered });
     } else if (question.type === "turn_files") {
       controller = invoke<ChatQuestion & { type: "turn_files" }>(channel, question, {
         answer: (msg) => (settle(controller), showTurnFiles(msg)), failed: unanswered });
