@@ -5,6 +5,8 @@ checkpoint holds and the undo puts them back; 0.19.0 cannot rewind, so the quest
 nothing (no notice: nobody clicked). ``hermes.steer`` on a turn running ``via="api"`` goes to
 ``POST /v1/runs/{id}/steer`` (newer) or is refused in one line (0.19.0 has no such route). A running subagent
 (the scripted model's ``DELEGATE RUN sleep``) gets Stop on both servers and Steer on the newer one only.
+``hermes.branch(at=..., files=True)`` puts back the files changed after that message (newer; 0.19.0 cannot branch:
+refused before anything changes).
 """
 
 from __future__ import annotations
@@ -125,3 +127,29 @@ before it completes, each said on the notice line."""
         assert ended and ended[0]["subagent"]["status"] != "completed", ended[0]["subagent"]
     finally:
         chat.close()
+
+
+def test_branch_with_files_puts_back_the_files_changed_after_the_message(
+    hermes_nb: Any, hermes: LocalHermes, hermes_server: str
+) -> None:
+    """Two turns edit a file; branching at the first reply with ``files=True`` keeps one exchange and puts the
+    file back as the first turn left it, naming it; 0.19.0 refuses before any session or file changes."""
+    target = hermes.workdir / f"branch-{uuid.uuid4().hex[:8]}.txt"
+    target.write_text("one\ntwo\n")
+    first = hermes_nb.ask(f"EDIT {target} one ONE", new=True)
+    hermes_nb.ask(f"EDIT {target} two TWO")
+    assert target.read_text() == "ONE\nTWO\n"
+    original = hermes_nb.conversation.current
+    at = [m for m in hermes_nb.history() if m["role"] == "assistant"][0]
+    assert first.text and at["id"]
+    if hermes_server != "newer":
+        with pytest.raises(HermesUsageError, match="not offered by this Hermes"):
+            hermes_nb.branch(at=at, files=True)
+        assert target.read_text() == "ONE\nTWO\n" and hermes_nb.conversation.current == original
+        return
+    child = hermes_nb.branch(at=at, files=True)
+    assert child != original and child.files == (target.name,) and child.skipped == ()
+    assert target.read_text() == "ONE\ntwo\n"
+    assert [m["role"] for m in hermes_nb.history()] == ["user", "assistant"]
+    again = hermes_nb.branch(files=True)  # nothing left out: no file changes
+    assert again.files == () and target.read_text() == "ONE\ntwo\n"

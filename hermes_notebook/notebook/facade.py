@@ -218,11 +218,12 @@ class Hermes:
     undo = blocking(undo_async)
 
     @on_loop
-    async def branch_async(self, session: str | None = None, *, at: Any = None, name: str | None = None) -> str:
-        """Copy the session into a new one and continue there: returns the new session's stored id (now current).
-        ``at``: a message (its id, or a message dict from :meth:`history`); the branch keeps the conversation up
-        to that message's exchange and leaves out every later one. None: all of it. ``name``: the new title."""
-        return await self.conversation.branch(session, at=message_id(at), name=name)
+    async def branch_async(self, session: str | None = None, *, at: Any = None, name: str | None = None,
+                           files: bool = False) -> str:
+        """Copy the session into a new one and continue there: the new session's stored id (now current). ``at``: a
+        message (id or dict from :meth:`history`): later exchanges are left out (None: all kept). ``name``: its title.
+        ``files``: the files changed since go back as they were then too (the result's ``.files`` names them)."""
+        return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)
 

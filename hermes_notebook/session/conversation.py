@@ -38,7 +38,17 @@ from ..settings import Settings
 from ..turns import Message, MessageDict, fold_history
 from .book import SessionBook
 from .control import TurnControl
-from .files import CheckpointRef, Checkpoints, FileRewind, RestoreResult, TurnChanges, Undone
+from .files import (
+    Branched,
+    CheckpointRef,
+    Checkpoints,
+    FileRewind,
+    RestoreResult,
+    TurnChanges,
+    Undone,
+    branch_checkpoint,
+    put_back,
+)
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
 from .runner import TurnRunner
@@ -437,16 +447,22 @@ class Conversation:
 
     async def branch(
         self, session: str | None = None, *, at: str | None = None, messages: Sequence[MessageDict] | None = None,
-        name: str | None = None, follow: bool = True,
+        name: str | None = None, follow: bool = True, files: bool = False,
     ) -> str:
         """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
-        default the stored history); returns the copy's stored id, current with ``follow``."""
+        default the stored history); returns the copy's stored id, current with ``follow``. With ``files``, the files
+        changed since go back as they were then (a :class:`~.files.Branched` names them; refused before anything
+        changes where Hermes has no checkpoints or the later turns did not run here)."""
         conn, ref, key = await self._rewind_target(session, "branch")
+        if files:
+            await check_rewind(conn, "branch")
         async with self.queue.turn(key):
             drop = 0 if at is None else turns_after(messages or await conn.history(key), at)
+            found = await branch_checkpoint(self.files, conn, ref, key, drop) if files else None
             child = await branch_session(conn, ref, drop_turns=drop, name=name)
+            restored = await put_back(conn, ref, found) if found is not None else ([], [])
         if follow:
             self.book.adopt(child)
         else:
             self.book.remember(child)
-        return child.stored_id
+        return Branched(child.stored_id, *restored) if files else child.stored_id

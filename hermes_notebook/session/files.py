@@ -6,7 +6,10 @@ docs/protocol/dashboard-newer.md §15), but no event names the turn a checkpoint
 are known by when they started (:func:`~hermes_notebook.turns.checkpoints.checkpoint_for_turn` finds the oldest
 checkpoint after that). A turn that ran elsewhere has none here: name a checkpoint from the list instead. A whole
 restore also drops the session's last turn, so it waits for the session's running turn like an undo; a newer
-Hermes does it, 0.19.0 is told "not offered" (files one at a time only). Owned by the
+Hermes does it, 0.19.0 is told "not offered" (files one at a time only). A branch with files puts the folder back
+as it was after the message it branches at: the files changed since (the diff of the checkpoint taken before the
+first turn it leaves out) are restored one by one, so no session's history changes; Hermes keeps a "pre-rollback"
+checkpoint first, so the original session's files can come back with ``hermes.rollback()``. Owned by the
 :class:`~.conversation.Conversation` (``conversation.files``).
 """
 
@@ -26,7 +29,7 @@ from .queue import TurnQueue
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, SessionRef
 
-__all__ = ["CheckpointRef", "Checkpoints", "FileRewind", "RestoreResult", "TurnChanges", "Undone"]
+__all__ = ["Branched", "CheckpointRef", "Checkpoints", "FileRewind", "RestoreResult", "TurnChanges", "Undone"]
 
 #: What names a checkpoint: a :class:`Checkpoint`, its hash (or a unique prefix of 4+ digits), or its number in
 #: the list (1 = newest); None where a default applies.
@@ -43,6 +46,18 @@ class Undone(int):
         undone = super().__new__(cls, rows)
         undone.files, undone.skipped = tuple(files), tuple(skipped)
         return undone
+
+
+class Branched(str):
+    """A branch's stored id (a ``str``), and with ``files=True`` the files put back and those that could not be."""
+
+    files: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+    def __new__(cls, stored_id: str, files: Sequence[str] = (), skipped: Sequence[str] = ()) -> Branched:
+        branched = super().__new__(cls, stored_id)
+        branched.files, branched.skipped = tuple(files), tuple(skipped)
+        return branched
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,10 @@ class FileRewind:
     def ran(self, session_id: str, started: datetime) -> None:
         """A turn of ``session_id`` ran here, started at ``started`` (its checkpoint is the first one after)."""
         self._starts.setdefault(session_id, []).append(started)
+
+    def starts(self, session_id: str) -> tuple[datetime, ...]:
+        """When each turn of ``session_id`` still in its history that ran here started, oldest first."""
+        return tuple(self._starts.get(session_id, ()))
 
     def undone(self, session_id: str, rows: int) -> None:
         """The session's last turn was dropped (by an undo or a whole restore): its start no longer counts."""
@@ -137,6 +156,38 @@ class FileRewind:
                     c.path for c in changed.files if c.path not in skipped)
         self.undone(key, rows)
         return Undone(rows, files, skipped)
+
+
+async def branch_checkpoint(rewind: FileRewind, conn: DashboardConnection, ref: SessionRef, key: str,
+                            drop: int) -> Checkpoint | None:
+    """Before a branch with files: the checkpoint from before the first of the ``drop`` turns it leaves out (None:
+    no file changed since), or a refusal before anything changes."""
+    listed = await list_checkpoints(conn, ref)
+    if not listed.enabled:
+        raise HermesUsageError("this Hermes takes no checkpoints of files: branch without files=True")
+    if drop == 0:
+        return None
+    starts = rewind.starts(key)
+    if len(starts) < drop:
+        raise HermesUsageError("the turns after that message did not all run here, so which checkpoint holds the "
+                               "files is unknown: branch without files=True, then hermes.rollback() lists them")
+    return checkpoint_for_turn(listed.checkpoints, starts[-drop])
+
+
+async def put_back(conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint) -> tuple[list[str], list[str]]:
+    """Restore each file changed since ``checkpoint``, one by one (no history changes): (put back, not put back).
+
+    A file created since has no copy in the checkpoint: it is left as it is (named in the second list)."""
+    files: list[str] = []
+    skipped: list[str] = []
+    for change in (await checkpoint_diff(conn, ref, checkpoint)).files:
+        if change.status == "added":
+            skipped.append(change.path)
+            continue
+        result = await restore_checkpoint(conn, ref, checkpoint, file_path=change.path)
+        files.extend(result.files or (change.path,))
+        skipped.extend(result.skipped)
+    return files, skipped
 
 
 def _pick(checkpoints: Sequence[Checkpoint], name: CheckpointRef) -> Checkpoint:
