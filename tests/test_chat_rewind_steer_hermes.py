@@ -153,3 +153,27 @@ def test_branch_with_files_puts_back_the_files_changed_after_the_message(
     assert [m["role"] for m in hermes_nb.history()] == ["user", "assistant"]
     again = hermes_nb.branch(files=True)  # nothing left out: no file changes
     assert again.files == () and target.read_text() == "ONE\ntwo\n"
+
+
+@pytest.mark.servers("newer")
+def test_the_chats_branch_with_files_puts_back_the_files_changed_after_the_reply(hermes: LocalHermes) -> None:
+    """The ``turn_files`` answer says Hermes takes checkpoints (Branch with files is offered); ``branch`` with
+    ``files`` at the first of two editing replies opens the copy and puts the file back, naming it."""
+    target = hermes.workdir / f"chat-branch-{uuid.uuid4().hex[:8]}.txt"
+    target.write_text("one\ntwo\n")
+    chat, sent = _chat(hermes)
+    try:
+        chat._dispatch(chat, {"type": "send", "text": f"EDIT {target} one ONE", "images": []}, [])
+        first = _settled(chat)
+        chat._dispatch(chat, {"type": "send", "text": f"EDIT {target} two TWO", "images": []}, [])
+        eventually(lambda: _settled(chat)["id"] != first["id"], 90, "the second reply")
+        chat._dispatch(chat, {"type": "turn_files", "request": "b1", "message_id": _settled(chat)["id"]}, [])
+        assert _answer(sent, "b1")["checkpoints"] is True
+        original = chat.session_id
+        chat._dispatch(chat, {"type": "branch", "message_id": first["id"], "files": True}, [])
+        eventually(lambda: "Put back 1 file(s)" in chat.notice, 60, "the branch's notice")
+        assert target.name in chat.notice and target.read_text() == "ONE\ntwo\n"
+        assert chat.session_id != original
+        assert [m["role"] for m in chat.snapshot()] == ["user", "assistant"]
+    finally:
+        chat.close()

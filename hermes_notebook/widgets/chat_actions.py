@@ -12,7 +12,9 @@ again (the same path as Refresh); after a branch the chat opens the new session 
 Undo with files is offered only where it works: for the last reply the view asks ``{"type": "turn_files",
 "message_id"}`` and shows the choice only when the answer names files (``Conversation.changes``: Hermes took a
 checkpoint before that turn changed them). A Hermes that cannot rewind (0.19.0) refuses the question, and the view
-then offers nothing; no notice, since nobody clicked. File names are the server's text: scrubbed here, shown inert.
+then offers nothing; no notice, since nobody clicked. The answer also says whether Hermes takes checkpoints here: the
+view then offers Branch with files (``{"type": "branch", "message_id", "files": true}``: the files changed after that
+message go back, ``Conversation.branch(files=True)``). File names are the server's text: scrubbed, shown inert.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ async def _turn_files(chat: ChatLike, question: dict[str, Any]) -> None:
         rows = [{"path": c.path, "status": c.status, "added": c.added, "removed": c.removed}
                 for c in changes.diff.files]
     chat.send_to_views(answer(question, chat.scrub_value(
-        {"type": "turn_files", "message_id": question["message_id"], "files": rows})))
+        {"type": "turn_files", "message_id": question["message_id"], "files": rows, "checkpoints": changes.enabled})))
 
 
 async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:
@@ -146,9 +148,15 @@ async def _edit(chat: ChatLike, content: dict[str, Any]) -> None:
 async def _branch(chat: ChatLike, content: dict[str, Any]) -> None:
     session, messages = await _idle_session(chat, "branch")
     child = await chat.conversation.branch(session, at=content["message_id"], messages=_messages(messages),
-                                           follow=False)
+                                           follow=False, files=content.get("files") is True)
     await chat.switch(child)
-    chat.notice = "Branched: this chat continues in a copy; the original is in the session list."
+    notice = "Branched: this chat continues in a copy; the original is in the session list."
+    if content.get("files") is True:
+        put, kept = getattr(child, "files", ()), getattr(child, "skipped", ())
+        notice += f" Put back {len(put)} file(s)" + (f": {', '.join(put)}." if put else ".")
+        if kept:
+            notice += f" Left as they are (created since): {', '.join(kept)}."
+    chat.notice = chat.scrub_value(notice)[:2000]
 
 
 async def _send_files(chat: ChatLike, content: dict[str, Any]) -> None:

@@ -213,7 +213,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     # the last reply's Undo with files: answered by a ``turn_files`` message naming the files the turn changed
     "turn_files": {"request": request_number, "message_id": text(MAX_ID_CHARS, empty=False)},
     "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
-    "branch": {"message_id": text(MAX_ID_CHARS, empty=False)},
+    "branch": {"message_id": text(MAX_ID_CHARS, empty=False), "files": optional(flag)},  # files: put them back too
     "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
     # a part's image for the view to show (stream_images.py): answered by an ``image`` message with its bytes
     "image": {"request": request_number, **_IDS_OF_PART, "index": image_index},

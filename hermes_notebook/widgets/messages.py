@@ -147,11 +147,13 @@ class ProfilesMsg(_Answer):
 
 class TurnFilesMsg(_Answer):
     """The files the last reply's turn changed (``path``, ``status``, ``added``, ``removed``), answering
-    ``turn_files``; empty: Undo with files is not offered for it."""
+    ``turn_files``; empty: Undo with files is not offered for it. ``checkpoints``: Hermes takes checkpoints here
+    (so Branch with files is offered)."""
 
     type: Literal["turn_files"]
     message_id: str
     files: list[dict[str, Any]]
+    checkpoints: bool
 
 
 class SubagentControlsMsg(_Answer):

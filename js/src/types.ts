@@ -373,6 +373,8 @@ export interface TurnFilesMsg {
   request?: string;
   message_id: string;
   files: TurnFileEntry[];
+  /** Hermes takes checkpoints here: Branch with files is offered */
+  checkpoints: boolean;
 }
 
 /** Which controls a running subagent's part offers on this Hermes, answering `subagent_controls`. */
@@ -457,6 +459,8 @@ export interface RegenerateMsg {
 export interface BranchMsg {
   type: "branch";
   message_id: string;
+  /** put back the files changed after this message too (offered where Hermes takes checkpoints) */
+  files?: boolean;
 }
 export interface EditMsg {
   type: "edit";

@@ -96,7 +96,7 @@ describe("undo with files", () => {
     expect(inMessage("assistant:t2", ".hn-act-undo-files")).toBeNull(); // nothing offered before the answer
     const evil = '<img src=x onerror="alert(1)">.txt';
     model.kernelSend({ type: "turn_files", request: asked[0]!.request, message_id: "assistant:t2",
-      files: [{ path: "data.csv", status: "modified", added: 2, removed: 1 }, { path: evil, status: "added", added: 1, removed: 0 }] });
+      files: [{ path: "data.csv", status: "modified", added: 2, removed: 1 }, { path: evil, status: "added", added: 1, removed: 0 }], checkpoints: true });
     inMessage("assistant:t2", ".hn-act-undo-files")!.click();
     const items = Array.from(document.querySelectorAll(".hn-undo-files-list li")).map((li) => li.textContent);
     expect(items).toEqual(["data.csv (+2 \u22121)", `${evil} (added +1)`]);
@@ -109,6 +109,10 @@ describe("undo with files", () => {
     inMessage("assistant:t2", ".hn-act-undo-files")!.click();
     (inMessage("assistant:t2", ".hn-undo-files-confirm") as HTMLButtonElement).click();
     expect(model.sent.at(-1)).toEqual({ type: "undo", message_id: "assistant:t2", files: true });
+    // Hermes takes checkpoints here: Branch with files (on earlier replies, by CSS) sends branch with files
+    expect(document.querySelector<HTMLElement>(".hn-chat")!.dataset.checkpoints).toBe("true");
+    inMessage("assistant:t1", ".hn-act-branch-files")!.click();
+    expect(model.sent.at(-1)).toEqual({ type: "branch", message_id: "assistant:t1", files: true });
   });
 
   it("offers nothing where the kernel refuses the question (0.19.0) or names no files, and never asks while busy", () => {
@@ -123,7 +127,8 @@ describe("undo with files", () => {
     snapshot([...conversation(), userMessage("t3", "third"), reply("t3", "three")]);
     const second = model.sentOfType("turn_files")[1]!;
     expect(second.message_id).toBe("assistant:t3");
-    model.kernelSend({ type: "turn_files", request: second.request, message_id: "assistant:t3", files: [] });
+    model.kernelSend({ type: "turn_files", request: second.request, message_id: "assistant:t3", files: [], checkpoints: false });
     expect(inMessage("assistant:t3", ".hn-act-undo-files")).toBeNull();
+    expect(document.querySelector<HTMLElement>(".hn-chat")!.dataset.checkpoints).toBeUndefined(); // no Branch with files
   });
 });

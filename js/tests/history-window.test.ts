@@ -75,14 +75,14 @@ describe("partial snapshot (the newest messages first)", () => {
     // The partial snapshot is the view's state: batches apply on it at once, nothing else is awaited.
     model.kernelSend({ type: "changes", seq: 6, changes: [{ op: "append", message_id: last.id, part_id: "text:0", text: " more" }] });
     run();
-    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }]); // only those at creation
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }, { type: "subagent_controls", request: expect.any(String) }, { type: "turn_files", request: expect.any(String), message_id: last.id }]); // only those at creation (and Undo with files' question)
     const earlier = host.querySelector<HTMLButtonElement>(".hn-earlier")!;
     earlier.click(); // the rest of what is held, and (the next slice would reach past it) ask for the page before
     run();
     expect(ids()).toEqual(newest.map((m) => m.id));
     expect(earlier.hidden).toBe(false); // the kernel holds 200 more
     earlier.click(); // at the oldest held, the page already asked for: nothing more to ask
-    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }, { type: "older", before: newest[0]!.id }]);
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }, { type: "subagent_controls", request: expect.any(String) }, { type: "turn_files", request: expect.any(String), message_id: last.id }, { type: "older", before: newest[0]!.id }]);
     // The page (as of the seq the view is at) goes in front; the slice the reader asked for is shown at once.
     const page = all.slice(50, 200);
     model.kernelSend({ type: "older", seq: 6, before: newest[0]!.id, messages: page, revs: { [page[0]!.id]: 7 }, older: 50 });

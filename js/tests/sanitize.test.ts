@@ -327,11 +327,11 @@ describe("attachments and message buttons", () => {
     for (const callback of frames.splice(0)) callback();
     host.querySelector<HTMLButtonElement>(".hn-act-edit")!.click();
     expect(host.querySelector<HTMLTextAreaElement>(".hn-edit-input")!.value).toBe(evil.replace(/\r\n?/g, "\n")); // a textarea keeps \n only
-    expect(host.querySelectorAll(".hn-msg-action")).toHaveLength(4);
+    expect(host.querySelectorAll(".hn-msg-action")).toHaveLength(5);
     // Undo with files: the names of the files a turn changed are the server's text
     const [asked] = model.sentOfType("turn_files");
     model.kernelSend({ type: "turn_files", request: asked!.request, message_id: "assistant:t1",
-      files: [{ path: evil, status: evil, added: 1, removed: 0 }] });
+      files: [{ path: evil, status: evil, added: 1, removed: 0 }], checkpoints: true });
     host.querySelector<HTMLButtonElement>(".hn-act-undo-files")!.click();
     expect(host.querySelector(".hn-undo-files-list li")!.textContent).toBe(`${evil} (${evil} +1)`);
     expect(problems(host)).toEqual([]);

@@ -50,7 +50,7 @@ describe("render and snapshot", () => {
   it("asks for a snapshot at once; the index alone shows no content", () => {
     const { model, $$ } = setup();
     expect($$(".hn-message")).toEqual([]);
-    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }]);
+    expect(model.sent).toEqual([{ type: "snapshot" }, { type: "list_sessions", request: expect.any(String) }, { type: "profiles", request: expect.any(String) }, { type: "subagent_controls", request: expect.any(String) }]);
   });
 
   it("marks itself live only once a kernel answered, so saved widget state keeps the static transcript", () => {

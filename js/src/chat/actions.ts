@@ -6,6 +6,8 @@
 // Undo with files: where the kernel's `turn_files` answer named files the last reply's turn changed (Hermes took
 // a checkpoint before), that reply also gets "Undo with files"; it opens a list of those files (server text, set
 // as textContent) with "Undo and put files back" / Cancel (Esc). Without an answer (0.19.0) it never shows.
+// Branch with files shows on earlier replies only where that answer said Hermes takes checkpoints (CSS on the
+// chat's `data-checkpoints`).
 
 import { h } from "../dom";
 import type { Message, ChatOutgoing, TurnFileEntry } from "../types";
@@ -27,6 +29,7 @@ const LABELS = {
   edit: ["Edit", "Edit this prompt and send it again"],
   regenerate: ["Regenerate", "Ask again: undo this reply and send the same prompt"],
   branch: ["Branch", "Continue in a copy of the conversation up to this reply"],
+  "branch-files": ["Branch with files", "Branch here and put back the files changed after this reply"],
   undo: ["Undo", "Remove this exchange (your prompt and this reply)"],
   "undo-files": ["Undo with files", "Remove this exchange and put back the files its turn changed"],
 } as const;
@@ -54,9 +57,10 @@ export function createMessageActions(message: Message, ctx: ActionContext): Mess
     const clicks = {
       regenerate: () => ctx.send({ type: "regenerate", message_id: current.id }),
       branch: () => ctx.send({ type: "branch", message_id: current.id }),
+      "branch-files": () => ctx.send({ type: "branch", message_id: current.id, files: true }),
       undo: () => ctx.send({ type: "undo", message_id: current.id }),
     };
-    for (const kind of ["regenerate", "branch", "undo"] as const) {
+    for (const kind of ["regenerate", "branch", "branch-files", "undo"] as const) {
       const b = button(kind);
       b.addEventListener("click", clicks[kind]);
       el.append(b);

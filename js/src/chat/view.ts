@@ -260,6 +260,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     send({ type: "turn_files", message_id: last.id });
   };
   const showTurnFiles = (msg: TurnFilesMsg): void => {
+    setAttr(root, "data-checkpoints", msg.checkpoints === true ? "true" : null); // Branch with files (actions.ts)
     const files = Array.isArray(msg.files) ? msg.files.filter((f) => f && typeof f.path === "string") : [];
     if (files.length === 0) return;
     turnFiles.set(msg.message_id, files);
