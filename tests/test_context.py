@@ -332,9 +332,10 @@ def test_live_view_shows_the_prompt_as_sent_collapsed_when_values_were_filled() 
     """The ``%hermes`` live view's state holds the filled prompt as a titled (collapsed) user part; unfilled, nothing."""
     from hermes_notebook.notebook.handle import TurnHandle, TurnOptions
     from hermes_notebook.notebook.presenters import WidgetPresenter
+    from hermes_notebook.session import Conversation
+    from hermes_notebook.settings import Settings
 
-    async def never_run(handle: TurnHandle) -> Any:
-        raise AssertionError("the presenter must not start the turn")
+    never_run = Conversation(Settings.resolve(api_url="http://127.0.0.1:9"))  # never contacted: nothing starts
 
     sent = "check dict of 1 items: 'key': '********'"
     filled = WidgetPresenter(TurnHandle(TurnOptions(prompt=sent, via="api", filled=1),

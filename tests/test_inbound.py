@@ -157,13 +157,16 @@ def _sent_types(folder: str) -> set[str]:
         text = path.read_text(encoding="utf-8")
         found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', text))
         found |= set(re.findall(r'invoke<[^(]*>\([^,]+,\s*\{ ?type: "([a-z_]+)"', text))
+        # a function that builds what a view sends (``): ChatOutgoing {``, e.g. the composer's chat/steer.ts)
+        for body in re.findall(r'\): ChatOutgoing \{\n(.*?)\n\}', text, re.S):
+            found |= set(re.findall(r'\{ ?type: "([a-z_]+)"', body))
     return found
 
 
 def test_every_message_the_views_send_is_one_the_kernel_checks() -> None:
     """A view message the check does not know is refused as hostile: every type the front end sends is listed."""
     chat, jobs = _sent_types("chat"), _sent_types("jobs")
-    assert {"send", "export"} <= chat and {"save", "runs", "transcript"} <= jobs
+    assert {"send", "export", "steer", "send_files"} <= chat and {"save", "runs", "transcript"} <= jobs
     assert chat - set(inbound.CHAT_MESSAGES) == set()
     assert jobs - set(inbound.JOBS_MESSAGES) == set()
 

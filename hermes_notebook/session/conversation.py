@@ -357,9 +357,11 @@ class Conversation:
 
     # --- files and steering (the state and rules are :class:`~.files.FileRewind`'s) ---
 
-    async def target(self, session: str | None, what: str) -> tuple[DashboardConnection, SessionRef, str]:
-        """The Dashboard connection, live ref and stored id of an existing session, for an operation on it."""
-        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token)")
+    async def target(self, session: str | None, what: str, *, why: str = "") -> tuple[DashboardConnection,
+                                                                                     SessionRef, str]:
+        """The Dashboard connection, live ref and stored id of an existing session, for an operation on it (``why``:
+        what the refusal without a Dashboard adds)."""
+        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token){why}")
         key = self.book.key(session)
         if key is None:
             raise HermesUsageError(f"there is no session yet for {what}: ask something first, or name a session")
@@ -411,12 +413,7 @@ class Conversation:
         await check_rewind(await self.dashboard(), what)
 
     async def _rewind_target(self, session: str | None, what: str) -> tuple[DashboardConnection, SessionRef, str]:
-        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token): API Server sessions cannot rewind")
-        key = self.book.key(session)
-        if key is None:
-            raise HermesUsageError(f"there is no session to {what} yet: ask something first, or name a session")
-        conn, ref = await self._ref(key)
-        return conn, ref, key
+        return await self.target(session, what, why=": API Server sessions cannot rewind")
 
     async def undo(self, session: str | None = None, *, files: bool = False) -> Undone:
         """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``, the
