@@ -8,6 +8,7 @@ before anything changes). ``RUN sleep`` keeps a turn in its tool long enough to 
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,12 @@ pytestmark = pytest.mark.both_servers
 
 
 def _file(hermes: LocalHermes, text: str) -> Path:
+    """A new file in Hermes' folder, then a pause into the next second: checkpoint times have whole seconds, so an
+    earlier test's checkpoint of this shared folder in the second a turn starts would count as the turn's
+    (turns/checkpoints.py ``checkpoint_for_turn``; the README's rollback notes say so)."""
     target = hermes.workdir / f"faces-{uuid.uuid4().hex[:8]}.txt"
     target.write_text(text)
+    time.sleep(1.1)
     return target
 
 
