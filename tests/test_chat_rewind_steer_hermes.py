@@ -11,6 +11,7 @@ refused before anything changes).
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -22,6 +23,13 @@ from hermes_notebook.turns.steering import steer_marker
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_servers
+
+
+def next_second() -> None:
+    """Start the next turn in a fresh second: Hermes times checkpoints in whole seconds, so a checkpoint taken in
+    the second a turn starts (the scripted model's turns take well under one) counts as that turn's
+    (turns/checkpoints.py ``checkpoint_for_turn``; the README's rollback notes say so)."""
+    time.sleep(1.1)
 
 
 def _chat(hermes: LocalHermes) -> tuple[Any, list[dict[str, Any]]]:
@@ -52,6 +60,7 @@ def test_the_chats_undo_with_files_names_the_files_and_puts_them_back(
     which; on 0.19.0 the question is refused (the choice is not offered) and nothing changes."""
     target = hermes.workdir / f"chat-undo-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("alpha\n")
+    next_second()
     chat, sent = _chat(hermes)
     try:
         chat._dispatch(chat, {"type": "send", "text": f"EDIT {target} alpha ALPHA", "images": []}, [])
@@ -136,7 +145,9 @@ def test_branch_with_files_puts_back_the_files_changed_after_the_message(
     file back as the first turn left it, naming it; 0.19.0 refuses before any session or file changes."""
     target = hermes.workdir / f"branch-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("one\ntwo\n")
+    next_second()
     first = hermes_nb.ask(f"EDIT {target} one ONE", new=True)
+    next_second()
     hermes_nb.ask(f"EDIT {target} two TWO")
     assert target.read_text() == "ONE\nTWO\n"
     original = hermes_nb.conversation.current
@@ -161,10 +172,12 @@ def test_the_chats_branch_with_files_puts_back_the_files_changed_after_the_reply
     ``files`` at the first of two editing replies opens the copy and puts the file back, naming it."""
     target = hermes.workdir / f"chat-branch-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("one\ntwo\n")
+    next_second()
     chat, sent = _chat(hermes)
     try:
         chat._dispatch(chat, {"type": "send", "text": f"EDIT {target} one ONE", "images": []}, [])
         first = _settled(chat)
+        next_second()
         chat._dispatch(chat, {"type": "send", "text": f"EDIT {target} two TWO", "images": []}, [])
         eventually(lambda: _settled(chat)["id"] != first["id"], 90, "the second reply")
         chat._dispatch(chat, {"type": "turn_files", "request": "b1", "message_id": _settled(chat)["id"]}, [])
