@@ -324,7 +324,9 @@ class LocalHermes:
             },
             "terminal": {"backend": "local", "cwd": str(self.workdir)},
             "approvals": {"mode": "manual", "timeout": self._approval_timeout},
-            "security": {"tirith_enabled": False},  # otherwise it may try to download a scanner binary
+            # tirith: otherwise it may try to download a scanner binary; lazy installs: otherwise importing a
+            # provider's adapter (Bedrock's, for one) pip-installs its SDK into Hermes' own venv mid-run
+            "security": {"tirith_enabled": False, "allow_lazy_installs": False},
             "display": {"tool_progress": "all", "show_reasoning": True},
             "agent": {"api_max_retries": 1},  # a failing model fails fast
             "checkpoints": {"enabled": self._checkpoints},

@@ -28,9 +28,23 @@ pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT_CELL = 1
+#: How many tools Hermes holds for the kernel's server (mcp.servers.status), asked through the notebook's own
+#: connection: Hermes applies a re-listed tool set to its sessions after it listed them, so a turn sent the moment
+#: the kernel saw the listing could still lack the cell tools.
+HERMES_TOOL_COUNT = """
+from hermes_notebook import runtime as _runtime
+
+async def _hermes_tool_count():
+    conn = await h.conversation.dashboard()
+    status = await conn.request("mcp.servers.status", {})
+    return next((s.get("tools") or 0 for s in status.get("servers", []) if s.get("name") == share.name), 0)
+
+def hermes_tool_count():
+    return _runtime.run_sync(_hermes_tool_count(), timeout=10)
+"""
 CELLS = [
     f"import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)\n"
-    f"PNG = bytes.fromhex('{png_bytes(24, 16).hex()}')",
+    f"PNG = bytes.fromhex('{png_bytes(24, 16).hex()}')\n{HERMES_TOOL_COUNT}",
     "chat = h.chat()\nchat",
     "x = 1",
     "print(x + 1)",
@@ -38,7 +52,8 @@ CELLS = [
 #: The kernel has a front end with the extension attached.
 ATTACHED = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.attached"
 #: ... and Hermes has listed the tools again since it said hello (so its next turn is offered the cell tools).
-READY = f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
+READY = (f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
+         " and hermes_tool_count() >= 10")  # ... and Hermes holds all of them: 5 kernel tools + 5 cell tools
 #: The README's picture of pending changes (docs/notebook-pending-change.png is a copy of one such run's).
 SCREENSHOT = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
 
