@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import uuid
 from collections.abc import Callable, Iterator
@@ -180,3 +181,23 @@ def test_a_port_taken_before_the_server_binds_it_is_replaced(hermes_bin: str, tm
             assert httpx.get(f"{local.dashboard_url}/api/status", trust_env=False, timeout=10).status_code == 200
         finally:
             local.close()
+
+
+def test_hermes_may_not_install_packages_into_its_own_venv(tmp_path: Path) -> None:
+    """0.19.0 pip-installs a provider's SDK when its adapter is imported (Bedrock's: boto3), into Hermes' own venv,
+    mid-run; the config LocalHermes writes turns that off, as Hermes' own check reads it (no install is tried)."""
+    import subprocess
+
+    from hermes_notebook._demo.local_hermes import find_hermes_bin
+
+    try:
+        hermes_bin = find_hermes_bin(server="0.19.0")
+    except Exception as exc:  # the venvs come from scripts/setup
+        pytest.skip(f"no hermes-agent 0.19.0 venv: {exc}")
+    local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path, model_url="http://127.0.0.1:9/v1")
+    local.write_config()
+    python = Path(hermes_bin).parent / "python"
+    check = "from tools.lazy_deps import _allow_lazy_installs; print(_allow_lazy_installs())"
+    out = subprocess.run([str(python), "-c", check], env={**os.environ, "HERMES_HOME": str(tmp_path)},
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr[-2000:]
