@@ -110,6 +110,11 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     kept: in the saved notebook, not run; run_cell runs that cell only after Run, its output in the cell."""
     nb = open_chat(open_notebook, app=app, cells=CELLS)
     nb.wait_kernel(READY, timeout_s=60)
+    # A Hermes session keeps the tool set it was made with (the README's cell-tools notes say so), and the page's
+    # extension may attach a moment after Run All opened the chat: its first turns go to a session made now.
+    opened = nb.kernel_eval("chat.session['id']")
+    nb.kernel_eval("chat._dispatch(chat, {'type': 'new_session'}, []) or True")
+    nb.wait_kernel(f"chat.ready.done() and chat.session is not None and chat.session['id'] != {opened!r}")
     page = nb.page
     modes = page.locator(".hn-kernel-modes")
     expect(modes.locator(".hn-kernel-modes-text")).to_have_text("kernel: reads on · edits proposed · runs ask")
