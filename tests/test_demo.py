@@ -78,6 +78,22 @@ def _assert_api_server_allows_no_cross_origin_page(output: str) -> None:
 
 
 
+def _stopped_output(proc: subprocess.Popen[str], timeout: float) -> str:
+    """What the demo printed until it exited; if it is still running after ``timeout`` s, the test fails with its
+    output, the processes it still has and every thread's stack (the demo dumps them on SIGUSR1)."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        children = subprocess.run(["ps", "-o", "pid,stat,etime,args", "--ppid", str(proc.pid)],
+                                  capture_output=True, text=True).stdout
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        output = proc.communicate(timeout=30)[0]
+        pytest.fail(f"the demo was still running {timeout:.0f} s after Ctrl+C.\nIts children:\n{children}\n"
+                    f"Its output after Ctrl+C, with its threads' stacks:\n{output}")
+
+
 def check_demo_output(clone: Path, output: str) -> None:
     """``./demo --check`` verified Lab, both servers, the news setting, and a real prompt in a Lab kernel."""
     assert "SCRIPTED OFFLINE STAND-IN" in output
@@ -153,7 +169,7 @@ def test_demo_stops_everything_on_ctrl_c(demo_first: Path) -> None:
         _assert_api_server_allows_no_cross_origin_page(output)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=60)
+        rest = _stopped_output(proc, timeout=60)
         assert proc.returncode == 0, output + rest
         assert "[demo] stopped" in rest
         assert all(_closed(p) for p in ports)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import json
 import os
 import secrets
@@ -323,21 +324,27 @@ class Demo:
         where, answer = run_in_lab_kernel(self._base, self._token, self._runtime_dir, NOTEBOOK, KERNEL_CHECK)
         say(f"check: a Lab kernel imported hermes_notebook from {where} and Hermes answered: {answer}")
 
-    def stop(self) -> None:
-        """Stop Lab (SIGTERM to its process group, which also shuts its kernels down), then Hermes."""
-        if self.lab is not None and self.lab.poll() is None:
+    def stop(self, grace: float = 10.0) -> None:
+        """Stop Lab and Hermes together: SIGTERM to Lab's process group (which also shuts its kernels down), Hermes
+        stopped meanwhile, then SIGKILL for what is left of Lab after ``grace`` s. Says what took long."""
+        started = time.monotonic()
+        lab, self.lab = self.lab, None
+        if lab is not None and lab.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.lab.pid, signal.SIGTERM)
-            try:
-                self.lab.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.lab.pid, signal.SIGKILL)
-                self.lab.wait(timeout=5)
-        self.lab = None
+                os.killpg(lab.pid, signal.SIGTERM)
         if self.hermes is not None:
             self.hermes.close()
             self.hermes = None
+            if time.monotonic() - started > grace / 2:
+                say(f"Hermes took {time.monotonic() - started:.1f} s to stop")
+        if lab is not None:
+            try:
+                lab.wait(timeout=max(0.1, started + grace - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                say(f"JupyterLab did not exit within {grace:.0f} s of being asked: killing it")
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(lab.pid, signal.SIGKILL)
+                lab.wait(timeout=10)
         if self._home is not None:
             shutil.rmtree(self._home, ignore_errors=True)
             self._home = None
@@ -352,6 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: what a demo that does not stop is waiting on.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         demo.start()
         if args.check:
