@@ -170,6 +170,19 @@ def test_proposals_are_checked_sent_and_linked_to_the_tool_part() -> None:
     assert refused.links == []
 
 
+def test_change_ids_differ_across_kernel_processes() -> None:
+    """A restarted kernel's first proposal does not reuse the id of a change still waiting in the page (which keeps
+    them across restarts and reloads): ids carry a tag of the kernel process."""
+    import subprocess
+    import sys
+
+    first = [subprocess.run([sys.executable, "-c", "from hermes_notebook.kernel.cells import new_change_id as n;"
+                             "print(n(), n())"], capture_output=True, text=True, check=True).stdout.split()
+             for _ in range(2)]
+    assert [ids[0].split("-")[0] for ids in first] == ["c1", "c1"] and first[0][1].startswith("c2-")
+    assert first[0][0] != first[1][0], first  # the same first number, another process: another id
+
+
 def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     """The card shows the cell's source; deny or no answer runs nothing; run asks the page to run exactly that
     source; run="never", non-code and empty cells are refused without a card."""

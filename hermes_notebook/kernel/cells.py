@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import secrets
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,7 +86,15 @@ DESCRIPTIONS = {
                 "waits for it. Returns the cell's outputs, plots as images.",
 }
 
-_change_ids = itertools.count(1)
+_change_numbers = itertools.count(1)
+_PROCESS_TAG = secrets.token_hex(2)
+
+
+def new_change_id() -> str:
+    """A pending change's id, unique across kernel processes: the page keeps pending changes across a kernel restart
+    and a page reload (js/src/notebook/shelf.ts), so a restarted kernel's first change must not meet the one still
+    waiting there under the same id."""
+    return f"c{next(_change_numbers)}-{_PROCESS_TAG}"
 
 
 class SharePolicy(Protocol):
@@ -175,7 +184,7 @@ async def call(
                 "proposed; show the user the change in your reply instead.")
     kind: Literal["insert", "edit", "delete"] = (
         "insert" if tool == "insert_cell" else "edit" if tool == "edit_cell" else "delete")
-    change: dict[str, Any] = {"id": f"c{next(_change_ids)}", "kind": kind, "index": index}
+    change: dict[str, Any] = {"id": new_change_id(), "kind": kind, "index": index}
     if kind != "delete":
         source = arguments.get("source")
         if not isinstance(source, str):

@@ -4,7 +4,7 @@
 // (hermes_notebook/kernel/document.py), says hello on it (and on one already open when the page loads), and answers
 // the kernel's requests (notebook/protocol.ts) from the notebook model. Proposed changes wait in a PendingChanges
 // store (notebook/pending.ts) and show on their cell as a diff with Keep and Discard (notebook/view.ts): nothing in
-// the notebook changes until Keep. The chat's "Show in notebook" dispatches REVEAL_EVENT on window; the panel
+// the notebook changes until Keep; they outlive a page reload in the tab (notebook/shelf.ts). The chat's "Show in notebook" dispatches REVEAL_EVENT on window; the panel
 // holding that change scrolls to it and focuses it.
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
@@ -17,6 +17,7 @@ import { type PanelLayout, Widget } from "@lumino/widgets";
 import { PendingChanges, type DocCell, type NotebookDoc, type PendingChange } from "./notebook/pending";
 import { answer, PROTOCOL, requestFor, TARGET, type Host, type HostCell, type RunOutcome } from "./notebook/protocol";
 import { REVEAL_EVENT, type RevealDetail } from "./notebook/reveal";
+import { TabShelf } from "./notebook/shelf";
 import { pendingView } from "./notebook/view";
 
 /** The notebook document as the pending-change store sees it: JupyterLab's shared model. */
@@ -74,6 +75,7 @@ class NotebookSession implements Host {
   private kernel: Kernel.IKernelConnection | null = null;
   private readonly views = new Map<string, PendingWidget>();
   private frame = 0;
+  private savedPath: string;
 
   constructor(
     private readonly app: JupyterFrontEnd,
@@ -81,8 +83,19 @@ class NotebookSession implements Host {
     page: string,
   ) {
     this.client = `${page}:${panel.id}`;
-    this.store = new PendingChanges(new LabDoc(panel));
+    this.savedPath = panel.context.path;
+    const shelf = new TabShelf(() => panel.context.path);
+    this.store = new PendingChanges(new LabDoc(panel), shelf);
     this.store.onChange(() => this.render());
+    // Changes proposed before a reload wait again once the cells are loaded (they are matched by cell id).
+    void panel.context.ready.then(() => {
+      if (!panel.isDisposed) this.store.restore();
+    });
+    panel.context.pathChanged.connect((_, path) => {
+      shelf.forget(this.savedPath);
+      this.savedPath = path;
+      this.store.persist();
+    });
     const context = panel.sessionContext;
     context.kernelChanged.connect((_, change) => this.watch(change.newValue));
     context.statusChanged.connect((_, status) => {

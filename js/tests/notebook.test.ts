@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { lineDiff, splitLines } from "../src/notebook/diff";
 import { MAX_PENDING, PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/pending";
+import { parseChanges, SHELF_PREFIX, TabShelf } from "../src/notebook/shelf";
 import { answer, checkedOutputs, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
 import { pendingView } from "../src/notebook/view";
 import { renderCellChange } from "../src/chat/cell_change";
@@ -142,6 +143,133 @@ describe("PendingChanges", () => {
     expect(store.propose(proposal("c2", "insert", 0, "x"))).toEqual({ ok: false, error: "change c2 is already pending" });
     for (let i = 0; i < MAX_PENDING - 1; i++) store.propose(proposal(`i${i}`, "insert", 0, "x"));
     expect(store.propose(proposal("over", "insert", 0, "x")).ok).toBe(false);
+  });
+});
+
+/** A tab's sessionStorage: a map, which can be made to refuse writes as a full storage does. */
+class FakeStorage {
+  items = new Map<string, string>();
+  full = false;
+  getItem(key: string): string | null {
+    return this.items.get(key) ?? null;
+  }
+  setItem(key: string, value: string): void {
+    if (this.full) throw new DOMException("quota", "QuotaExceededError");
+    this.items.set(key, value);
+  }
+  removeItem(key: string): void {
+    this.items.delete(key);
+  }
+}
+
+describe("pending changes outlive a page reload (TabShelf)", () => {
+  const setup = (path = "work/a.ipynb") => {
+    const storage = new FakeStorage();
+    let name = path;
+    const shelf = new TabShelf(() => name, storage);
+    return { storage, shelf, rename: (to: string) => (name = to) };
+  };
+
+  it("a reloaded page's store finds the same changes, with the same diffs, and Keep still applies them", () => {
+    const doc = notebook();
+    const { storage, shelf } = setup();
+    const before = new PendingChanges(doc, shelf);
+    expect(before.restore()).toBe(0); // a page's store opens its shelf once the cells are loaded
+    before.propose(proposal("c1", "insert", 1, "y = 2\nprint(y)"));
+    before.propose(proposal("c2", "edit", 2, "print(x * 2)"));
+    before.propose(proposal("c3", "delete", 0));
+    expect([...storage.items.keys()]).toEqual([`${SHELF_PREFIX}work/a.ipynb`]);
+
+    const after = new PendingChanges(doc, shelf); // the reloaded page
+    const heard = vi.fn();
+    after.onChange(heard);
+    expect(after.restore()).toBe(3);
+    expect(heard).toHaveBeenCalledOnce();
+    expect(after.all()).toEqual(before.all());
+    for (const change of after.all()) expect(after.diff(change)).toEqual(before.diff(before.get(change.id)!));
+    const untouched = doc.snapshot();
+    expect(after.discard("c3")).toBe(true);
+    expect(doc.snapshot()).toBe(untouched);
+    expect(after.keep("c2").ok).toBe(true);
+    expect(doc.list[2]).toEqual({ id: "b", type: "code", source: "print(x * 2)" });
+    const again = new PendingChanges(doc, shelf);
+    again.propose(proposal("c7", "insert", 0, "proposed while the page loads"));
+    expect(storage.items.get(`${SHELF_PREFIX}work/a.ipynb`)).toContain('"c1"'); // not saved over before restore
+    expect(again.restore()).toBe(1); // only c1 still waits, beside c7
+    expect(again.all().map((c) => c.id)).toEqual(["c7", "c1"]);
+    expect(again.discard("c7") && again.keep("c1").ok).toBe(true);
+    expect(storage.items.size).toBe(0); // nothing waits: nothing kept in the tab
+  });
+
+  it("takes back only what still fits the reloaded notebook, and keeps a change that arrived first", () => {
+    const { storage, shelf } = setup();
+    const doc = notebook();
+    const before = new PendingChanges(doc, shelf);
+    before.restore();
+    before.propose(proposal("c1", "edit", 0, "gone"));
+    before.propose(proposal("c2", "insert", 1, "before the markdown"));
+    before.propose(proposal("c3", "insert", 3, "at the end"));
+    before.propose(proposal("c4", "edit", 2, "print(x * 2)"));
+    before.propose(proposal("c5", "delete", 1));
+    // The reloaded notebook lost cells a and m (say they were never saved) and a new edit of b came first.
+    const reloaded = new FakeDoc([{ id: "b", type: "code", source: "print(x)" }]);
+    const after = new PendingChanges(reloaded, shelf);
+    after.propose(proposal("c9", "edit", 0, "print('newer')"));
+    expect(after.restore()).toBe(1);
+    expect(after.all().map((c) => [c.id, after.indexOf(c)])).toEqual([["c9", 0], ["c3", 1]]);
+    expect(reloaded.snapshot()).toBe(JSON.stringify([{ id: "b", type: "code", source: "print(x)" }]));
+    expect(parseChanges(JSON.parse(storage.items.get(`${SHELF_PREFIX}work/a.ipynb`)!)).map((c) => c.id)).toEqual(["c9", "c3"]);
+  });
+
+  it("drops what is not a pending change, and works on when the storage is unreadable, full or missing", () => {
+    const { storage, shelf } = setup();
+    const good = { id: "c1", kind: "edit", cellType: "code", cellId: "a", base: "import math\nx = math.pi", source: "x = 1" };
+    const key = `${SHELF_PREFIX}work/a.ipynb`;
+    storage.items.set(key, JSON.stringify([
+      good,
+      { ...good, id: "c2", kind: "run" }, // not a change kind
+      { ...good, id: "c3", cellType: "script" },
+      { ...good, id: "c4", cellId: null }, // an edit must name its cell
+      { ...good, id: "x".repeat(101) },
+      { ...good, id: "c6", source: 42 },
+      { ...good, id: "c7", source: "s".repeat(20_001) },
+      "c8",
+      null,
+    ]));
+    const store = new PendingChanges(notebook(), shelf);
+    expect(store.restore()).toBe(1);
+    expect(store.all().map((c) => c.id)).toEqual(["c1"]);
+
+    storage.items.set(key, "{not json");
+    expect(new PendingChanges(notebook(), shelf).restore()).toBe(0);
+    storage.items.set(key, JSON.stringify({ c1: good }));
+    expect(new PendingChanges(notebook(), shelf).restore()).toBe(0);
+
+    storage.full = true; // the changes still wait in the page; they just do not outlive it
+    const full = new PendingChanges(notebook(), shelf);
+    expect(full.restore()).toBe(0);
+    expect(full.propose(proposal("c5", "insert", 0, "x")).ok).toBe(true);
+    expect(full.keep("c5").ok).toBe(true);
+
+    const none = new PendingChanges(notebook(), new TabShelf(() => "b.ipynb", null));
+    expect(none.propose(proposal("c6", "insert", 0, "x")).ok).toBe(true);
+    expect(none.restore()).toBe(0);
+    expect(none.all().map((c) => c.id)).toEqual(["c6"]);
+  });
+
+  it("keeps each notebook's changes under its own path, and follows a rename", () => {
+    const { storage, shelf, rename } = setup("a.ipynb");
+    const doc = notebook();
+    const store = new PendingChanges(doc, shelf);
+    store.restore();
+    store.propose(proposal("c1", "insert", 0, "x"));
+    const other = new PendingChanges(notebook(), new TabShelf(() => "b.ipynb", storage));
+    expect(other.restore()).toBe(0);
+    rename("renamed.ipynb");
+    shelf.forget("a.ipynb");
+    store.persist();
+    expect([...storage.items.keys()]).toEqual([`${SHELF_PREFIX}renamed.ipynb`]);
+    expect(new PendingChanges(doc, shelf).restore()).toBe(1);
   });
 });
 

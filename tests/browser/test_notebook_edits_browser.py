@@ -247,7 +247,8 @@ def wait_ready(nb: Any) -> None:
 def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any, jupyter_lab: Any) -> None:
     """With the extension disabled for the server (the page config ``jupyter labextension disable`` writes), the
     kernel's document comm is refused and Hermes is never offered the cell tools. Enabled again: sharing again
-    attaches the reloaded page, and a page reloaded after that finds the kernel's open comm by itself."""
+    attaches the reloaded page, and a page reloaded after that finds the kernel's open comm by itself; a change
+    Hermes proposed then waits on its cell again after one more reload."""
     labconfig = jupyter_lab.root.parent / "config" / "labconfig"
     labconfig.mkdir(parents=True, exist_ok=True)
     (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {"hermes-notebook": True}}))
@@ -270,3 +271,25 @@ def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any
     nb.wait_kernel(f"{READY} and {FRONT_END}.id != {first!r}", timeout_s=60)
     nb.run_cell(CHAT_CELL)
     expect(turn(nb, "KERNEL list_cells")).to_contain_text("[3] code (not run): print(x + 1)")
+
+    # A pending change outlives a page reload (the tab keeps it, the notebook file never holds it): it waits on its
+    # cell again with the same diff, and Keep applies it.
+    turn(nb, "KERNEL edit_cell 3 print(x + 2)")
+    expect(pending(nb, "edit")).to_be_visible()
+    shown = diff_lines(pending(nb, "edit"))
+    assert shown == [("del", "print(x + 1)"), ("add", "print(x + 2)")]
+    # Saved: no cell source and no metadata holds the proposal (the chat's transcript output names the prompt).
+    saved = json.loads(nb.save().read_text())
+    kept = [saved["metadata"], *({k: c[k] for k in ("source", "metadata")} for c in saved["cells"])]
+    assert "x + 2" not in json.dumps(kept)
+    nb.page.reload()
+    wait_ready(nb)
+    edit = pending(nb, "edit")
+    expect(edit).to_be_visible()
+    assert diff_lines(edit) == shown and cell(nb, 3).locator(".hn-pending[data-kind='edit']").count() == 1
+    assert [c["source"] for c in model_cells(nb)][3] == "print(x + 1)"  # still only proposed
+    edit.get_by_role("button", name="Keep").click()
+    expect(nb.page.locator(".hn-pending")).to_have_count(0)
+    assert [c["source"] for c in model_cells(nb)][3] == "print(x + 2)"
+    assert nb.page.evaluate("() => Object.keys(sessionStorage).filter(k => k.startsWith('hermes-notebook:'))") == []
+

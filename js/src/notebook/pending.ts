@@ -2,7 +2,8 @@
 // changes nothing in the notebook: an edit or a deletion waits on its cell, an insertion waits at its place (before
 // a cell, or at the end). Keep applies exactly the proposed change; Discard forgets it, so the cells are as they
 // were. Changes are tracked by cell id, never by index, so the user can add, move, delete and type in cells
-// meanwhile. Pure logic over `NotebookDoc` (JupyterLab's model in labextension.ts, a fake in the tests).
+// meanwhile. Pure logic over `NotebookDoc` (JupyterLab's model in labextension.ts, a fake in the tests); a
+// `PendingShelf` (notebook/shelf.ts) keeps them across a page reload.
 
 import { lineDiff, type LineDiff } from "./diff";
 
@@ -49,11 +50,50 @@ export interface PendingChange {
 
 export type Result = { ok: true } | { ok: false; error: string };
 
+/** Where pending changes outlive the page (notebook/shelf.ts: the tab's sessionStorage); saved on every change. */
+export interface PendingShelf {
+  load(): PendingChange[];
+  save(changes: readonly PendingChange[]): void;
+}
+
 export class PendingChanges {
   private readonly changes = new Map<string, PendingChange>();
   private readonly listeners = new Set<() => void>();
+  /** Saving waits for restore(): a change proposed before it must not overwrite what the shelf kept. */
+  private restored = false;
 
-  constructor(private readonly doc: NotebookDoc) {}
+  constructor(
+    private readonly doc: NotebookDoc,
+    private readonly shelf: PendingShelf | null = null,
+  ) {}
+
+  /** Take back the changes the shelf kept from before a reload, each only where it still fits the notebook: an edit
+   * or deletion whose cell is still there (by id), an insertion whose place is (or that goes at the end). A change
+   * already pending here, or a cell that already has an edit or deletion waiting, keeps what is here. Returns how
+   * many came back. */
+  restore(): number {
+    if (this.shelf === null) return 0;
+    const ids = new Set(this.doc.cells().map((cell) => cell.id));
+    const busy = new Set([...this.changes.values()].filter((c) => c.kind !== "insert").map((c) => c.cellId));
+    let restored = 0;
+    const kept = this.restored ? [] : this.shelf.load();
+    this.restored = true;
+    for (const change of kept) {
+      if (this.changes.has(change.id) || this.changes.size >= MAX_PENDING) continue;
+      if (change.cellId !== null && !ids.has(change.cellId)) continue;
+      if (change.kind !== "insert" && busy.has(change.cellId)) continue;
+      if (change.kind !== "insert") busy.add(change.cellId);
+      this.changes.set(change.id, { ...change });
+      restored++;
+    }
+    this.emit(); // saves what is pending now: what did not fit is not offered again
+    return restored;
+  }
+
+  /** Save the pending changes again (the notebook's name changed, so the shelf keeps them under the new one). */
+  persist(): void {
+    if (this.restored) this.shelf?.save(this.all());
+  }
 
   /** Take a proposal: it waits, nothing in the notebook changes. A new edit or deletion of a cell replaces the one
    * already waiting there. */
@@ -167,6 +207,7 @@ export class PendingChanges {
   }
 
   private emit(): void {
+    this.persist();
     for (const listener of [...this.listeners]) listener();
   }
 }

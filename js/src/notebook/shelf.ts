@@ -1,0 +1,83 @@
+// Pending changes outlive a page reload in the browser tab's sessionStorage, keyed by the notebook's path: a
+// reload, or closing and reopening the notebook in the same tab, finds them waiting on their cells again. They are
+// never written into the notebook file and never sent anywhere, and they go when the tab closes. Storage that is
+// full or disabled only means they do not outlive the page (as before); nothing else depends on it.
+
+import { CELL_TYPES, CHANGE_KINDS, MAX_PENDING, type ChangeKind, type PendingChange, type PendingShelf } from "./pending";
+
+export const SHELF_PREFIX = "hermes-notebook:pending:";
+/** Longest change id or cell id taken back from storage (the kernel's are a few characters; JupyterLab's 36). */
+const MAX_ID = 100;
+/** Longest source taken back: the most the kernel proposes (MAX_SOURCE_CHARS in kernel/cells.py). */
+const MAX_SOURCE = 20_000;
+
+/** The pending changes of the notebook at `path()`, in `storage` (the tab's sessionStorage in the extension). */
+export class TabShelf implements PendingShelf {
+  constructor(
+    private readonly path: () => string,
+    private readonly storage: Pick<Storage, "getItem" | "setItem" | "removeItem"> | null = tabStorage(),
+  ) {}
+
+  load(): PendingChange[] {
+    try {
+      const text = this.storage?.getItem(SHELF_PREFIX + this.path()) ?? null;
+      return text === null ? [] : parseChanges(JSON.parse(text));
+    } catch {
+      return []; // unreadable or not JSON: nothing to take back
+    }
+  }
+
+  save(changes: readonly PendingChange[]): void {
+    try {
+      if (changes.length === 0) this.storage?.removeItem(SHELF_PREFIX + this.path());
+      else this.storage?.setItem(SHELF_PREFIX + this.path(), JSON.stringify(changes));
+    } catch {
+      // full or disabled: the changes still wait in this page, they just do not outlive it
+    }
+  }
+
+  /** The notebook was renamed from `oldPath`: forget what was kept under that name (the store saves again). */
+  forget(oldPath: string): void {
+    try {
+      this.storage?.removeItem(SHELF_PREFIX + oldPath);
+    } catch {
+      // as in save
+    }
+  }
+}
+
+/** The changes in `value` that have every field a pending change needs, with the right types (others dropped). */
+export function parseChanges(value: unknown): PendingChange[] {
+  if (!Array.isArray(value)) return [];
+  const out: PendingChange[] = [];
+  for (const item of value.slice(0, MAX_PENDING)) {
+    const change = parseChange(item);
+    if (change !== null) out.push(change);
+  }
+  return out;
+}
+
+function parseChange(item: unknown): PendingChange | null {
+  if (typeof item !== "object" || item === null) return null;
+  const { id, kind, cellType, cellId, base, source } = item as Record<string, unknown>;
+  if (!isId(id) || !CHANGE_KINDS.includes(kind as ChangeKind) || !CELL_TYPES.includes(cellType as string)) return null;
+  if (!(cellId === null || isId(cellId)) || !isSource(base) || !isSource(source)) return null;
+  if (kind !== "insert" && cellId === null) return null; // an edit or deletion names its cell
+  return { id, kind: kind as ChangeKind, cellType: cellType as string, cellId, base, source };
+}
+
+function isId(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_ID;
+}
+
+function isSource(value: unknown): value is string {
+  return typeof value === "string" && value.length <= MAX_SOURCE;
+}
+
+function tabStorage(): Storage | null {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null; // a sandboxed frame may forbid it
+  }
+}
