@@ -359,6 +359,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    # Ctrl+C stops the demo even when it was started with SIGINT ignored or blocked (a background job of a
+    # non-interactive shell, a CI runner): Python keeps an inherited SIG_IGN, and the demo would never stop.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     # `kill -USR1 <pid>` prints every thread's stack to stderr: what a demo that does not stop is waiting on.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
