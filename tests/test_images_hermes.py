@@ -92,13 +92,40 @@ def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHe
         assert f"{name}.png" in named and bundle["image/png"] not in named, suffix
 
 
+def test_a_session_exported_later_embeds_its_images_read_back_from_history(
+    hermes_nb: Any, hermes_shell: Any, hermes: LocalHermes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another connection (here ``%hermes``'s) exports a session by id: ``--images`` / ``images=True`` read the
+    image Hermes made back from the stored history and embed it; by default the file only names it."""
+    name = f"hn-{uuid.uuid4().hex[:8]}"
+    hermes_nb.ask(f"IMAGE {name}", new=True, timeout=120)
+    session = hermes_nb.session_id
+    embedded = f"data:image/png;base64,{base64.b64encode(IMAGE_PNG).decode()}"
+    for suffix in ("html", "md", "ipynb"):
+        result = hermes_shell.run_cell(f"%hermes export {tmp_path / ('with.' + suffix)} {session} --resume --images")
+        result.raise_error()
+        assert f"exported to {tmp_path / ('with.' + suffix)}" in capsys.readouterr().out
+        assert embedded in (tmp_path / f"with.{suffix}").read_text(), suffix
+    hermes_shell.run_cell(f"%hermes export {tmp_path / 'named.html'} {session} --resume").raise_error()
+    named = (tmp_path / "named.html").read_text()
+    assert f"{name}.png" in named and embedded not in named
+    stored = hermes_nb.history(session, images=True)
+    [image] = [i for m in stored for p in m["parts"] for i in p.get("images") or ()]
+    assert (image["source"], image["path"], base64.b64decode(image["data"])) == (
+        "inline", str(hermes.home / "images" / f"{name}.png"), IMAGE_PNG)
+
+
 @pytest.mark.servers("newer")  # the view's question is the same code on both; one server is enough
-def test_a_chat_view_asking_for_the_image_gets_its_bytes(hermes: LocalHermes) -> None:
+def test_a_chat_view_asking_for_the_image_gets_its_bytes(
+    hermes: LocalHermes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The chat's view asks ``{"type": "image", message_id, part_id, index}`` (a request id): the kernel reads the
-    file through the conversation and answers with base64 and the sniffed type; an index it does not hold is refused."""
+    file through the conversation and answers with base64 and the sniffed type; an index it does not hold is refused.
+    Its Export button embeds that image in the file."""
     from hermes_notebook.widgets import Chat
     from tests.helpers import eventually
 
+    monkeypatch.chdir(tmp_path)  # Export writes next to the notebook: the kernel's directory
     chat = Chat(hermes.settings())
     sent: list[dict[str, Any]] = []
     chat.send = lambda content, buffers=None: sent.append(json.loads(json.dumps(content)))  # type: ignore[method-assign]
@@ -125,6 +152,13 @@ def test_a_chat_view_asking_for_the_image_gets_its_bytes(hermes: LocalHermes) ->
         assert base64.b64decode(answers["r1"]["data"]) == IMAGE_PNG
         assert answers["r2"] == {"type": "error", "request": "r2", "message": "that image is not in this conversation"}
         assert answers["r1"]["data"] not in json.dumps(chat.get_state(), default=str)  # sent, never widget state
+
+        # The Export button's file stands alone: the image Hermes made is embedded, not just named.
+        eventually(lambda: not chat.busy, 60, "the end of the turn")
+        chat._dispatch(chat, {"type": "export", "format": "html"}, [])
+        eventually(lambda: chat.notice.startswith("Exported to "), 30, f"the export ({chat.notice})")
+        page = Path(chat.notice.removeprefix("Exported to ")).read_text()
+        assert f'src="data:image/png;base64,{answers["r1"]["data"]}"' in page
     finally:
         chat.close()
 

@@ -292,10 +292,10 @@ class Hermes:
     sessions = blocking(sessions_async)
 
     @on_loop
-    async def history_async(self, session: str | None = None) -> Transcript:
+    async def history_async(self, session: str | None = None, *, images: bool = False) -> Transcript:
         """A session's transcript as message dicts: the current session by default, this connection's session
-        called ``session``, or a stored one with ``hn.resume(id)``."""
-        return Transcript(await self.conversation.history(session))
+        called ``session``, or a stored one with ``hn.resume(id)``; ``images``: with the bytes of images Hermes made."""
+        return Transcript(await self.conversation.history(session, images=images))
 
     history = blocking(history_async)
 
@@ -303,7 +303,7 @@ class Hermes:
         """Write a conversation (a session as for :meth:`history`; a Reply; replies or message dicts) to ``path`` as
         Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``), with no secret; ``overwrite=True`` replaces."""
         key = self.conversation.book.key(session if isinstance(session, str) else None)
-        stored = self.history(session) if session is None or isinstance(session, str) else None
+        stored = self.history(session, images=bool(options.get("images"))) if isinstance(session, str | None) else None
         return conversation(session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options)
 
     @on_loop

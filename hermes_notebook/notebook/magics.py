@@ -192,8 +192,8 @@ class HermesMagics(Magics):
     @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
               "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
               "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
-              "export PATH [SESSION] [-f] (.md, .html or .ipynb; -f replaces a file) | compress [SESSION] (summarize earlier messages) "
-              "| models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
+              "export PATH [SESSION] [-f] [--images] (.md, .html or .ipynb; -f replaces a file; --images embeds "
+              "images) | compress [SESSION] (summarize earlier messages) | models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
               "undo [SESSION] [--files] (drop the last exchange; --files: its file changes too) | branch [SESSION] "
               "(continue in a copy) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore checkpoints) | "
               "changes [SESSION] (files the last turn changed) | steer TEXT (guide the running turn) | profiles")
@@ -369,11 +369,13 @@ class HermesMagics(Magics):
         args = self._parse("export", rest, (("path",), {"metavar": "PATH"}),
                            (("session",), {"nargs": "?", "metavar": "SESSION"}),
                            (("--overwrite", "-f"), {"action": "store_true", "help": "replace an existing file"}),
+                           (("--images",), {"action": "store_true", "help": "embed the images (else each is named)"}),
                            _RESUME)
         if args.session is None and self.facade.session_id is None:
             raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
         session = _session(args.session, args.resume)
-        print(f"exported to {self.facade.export(session, args.path, overwrite=args.overwrite)}")
+        path = self.facade.export(session, args.path, overwrite=args.overwrite, images=args.images)
+        print(f"exported to {path}")
 
     def _cmd_compress(self, rest: str) -> Any:
         args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)

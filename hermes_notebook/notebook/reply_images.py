@@ -1,29 +1,23 @@
 """A reply's images as notebook values: :class:`ReplyImage` (an image output), and reading ``media`` ones in.
 
 A turn's parts name images (:mod:`hermes_notebook.turns.images`): ``inline`` ones carry sniffed, bounded base64;
-``media`` ones are files on the Hermes host, read here through the conversation (``Conversation.image``, the
-Dashboard's ``/api/media``) once, when the turn ends, so ``Reply.images``, the ``%hermes`` cell and an export
-have their bytes; ``remote`` ones are never fetched: displayed, they are a link the user may open.
+``media`` ones are files on the Hermes host, read in through the conversation once, when the turn ends
+(:mod:`hermes_notebook.session.media`), so ``Reply.images``, the ``%hermes`` cell and an export have their bytes;
+``remote`` ones are never fetched: displayed, they are a link the user may open.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..inert import escape_html, html_block, is_safe_url, redact_urls, terminal_safe
 from ..scrub import image_data, scrub
 
-__all__ = ["MAX_READS", "ReplyImage", "read_media_images", "reply_images"]
-
-log = logging.getLogger(__name__)
-
-#: ``media`` images read per reply (each at most ``turns.images.MAX_SHOWN_BYTES``).
-MAX_READS = 8
+__all__ = ["ReplyImage", "reply_images"]
 
 
 class ReplyImage:
@@ -80,34 +74,3 @@ def reply_images(message: Mapping[str, Any], *, secrets: tuple[object, ...] = ()
     """The images every part of ``message`` names, in order."""
     return [ReplyImage(image, secrets=secrets) for part in message.get("parts") or ()
             for image in part.get("images") or () if isinstance(image, Mapping)]
-
-
-async def read_media_images(message: Mapping[str, Any], load: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
-    """``message`` with its ``media`` images read in (``load``: ``Conversation.image``) as ``inline`` ones keeping
-    their path; one that cannot be read keeps its reference and gets a ``note`` saying why. At most
-    :data:`MAX_READS` reads; the message is returned unchanged when it names none."""
-    parts = message.get("parts") or []
-    if not any(i.get("source") == "media" for p in parts for i in p.get("images") or () if isinstance(i, Mapping)):
-        return dict(message)
-    reads = 0
-    out = []
-    for part in parts:
-        images = []
-        for image in part.get("images") or ():
-            if isinstance(image, Mapping) and image.get("source") == "media" and reads < MAX_READS:
-                reads += 1
-                images.append(await _read(image, load))
-            else:
-                images.append(image)
-        out.append({**part, "images": images} if part.get("images") else part)
-    return {**message, "parts": out}
-
-
-async def _read(image: Mapping[str, Any], load: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
-    try:
-        read = await load(str(image.get("path")))
-    except Exception as exc:  # outside the media folders, gone, not an image, no Dashboard: say so, keep the rest
-        log.info("could not read the image %r: %s", image.get("path"), exc)
-        return {**image, "note": f"not shown: {exc}"}
-    return {**image, "source": "inline", "mime": read.mime, "data": base64.b64encode(read.data).decode("ascii"),
-            "bytes": len(read.data), "note": None}

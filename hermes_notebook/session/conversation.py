@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..client.dashboard.commands import CommandOutcome, commands_catalog, parse_command, run_command
 from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
@@ -49,6 +49,7 @@ from .files import (
     branch_checkpoint,
     put_back,
 )
+from .media import read_media_images
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
 from .runner import TurnRunner
@@ -225,8 +226,15 @@ class Conversation:
         title = getattr(ref, "title", None)
         return OpenedSession(ref.stored_id, title if isinstance(title, str) and title else None, messages)
 
-    async def history(self, session: str | None = None) -> list[MessageDict]:
-        """A session's transcript as message dicts (Dashboard history, or API Server rows folded like live turns)."""
+    async def history(self, session: str | None = None, *, images: bool = False) -> list[MessageDict]:
+        """A session's transcript as message dicts (Dashboard history, or API Server rows folded like live turns);
+        ``images``: the ``media`` images Hermes made read in (:mod:`.media`), so an export can embed them."""
+        messages = await self._history(session)
+        if not images:
+            return messages
+        return [cast("MessageDict", await read_media_images(m, self.image)) for m in messages]
+
+    async def _history(self, session: str | None) -> list[MessageDict]:
         key = self.book.key(session)
         if key is None:
             return []

@@ -5,6 +5,9 @@ directory), from the kernel's copy of the conversation (already scrubbed with th
 it came in) and through the export scrubber again, so the browser never handles a secret. The view sends
 ``{"type": "export", "format": "md" | "html" | "ipynb"}``; the answer is the widget's ``notice`` line naming
 the file (or saying why not). A click never replaces a file: a taken name gets a ``-1``, ``-2``... suffix.
+The file embeds the images the conversation shows (the user asked for a file that stands alone): images Hermes
+made are read in through the conversation first (:mod:`hermes_notebook.session.media`); a remote one stays a
+named link and is never fetched.
 """
 
 from __future__ import annotations
@@ -17,8 +20,15 @@ from typing import Any, Protocol
 
 from ..errors import HermesUsageError
 from ..export import export_messages
+from ..session.media import read_media_images
 
-__all__ = ["EXPORT_FORMATS", "ExportingView", "export_chat", "on_export"]
+__all__ = ["EXPORT_FORMATS", "ExportingView", "ImageReader", "export_chat", "on_export", "with_images"]
+
+
+class ImageReader(Protocol):
+    """Reads an image Hermes made (``Conversation.image``)."""
+
+    async def image(self, path: str) -> Any: ...
 
 
 class ExportingView(Protocol):
@@ -26,6 +36,7 @@ class ExportingView(Protocol):
 
     session: dict[str, Any] | None
     notice: str
+    conversation: ImageReader
 
     def snapshot(self) -> list[dict[str, Any]]: ...
     def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
@@ -36,20 +47,22 @@ EXPORT_FORMATS = {"md": ".md", "html": ".html", "ipynb": ".ipynb"}
 MAX_SUFFIX = 99
 
 
-def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = ".") -> Path:
-    """Write the widget's conversation to ``directory`` as ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file)."""
+def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = ".",
+                messages: list[dict[str, Any]] | None = None) -> Path:
+    """Write the widget's conversation (or ``messages``, with images read in: :func:`with_images`) to ``directory``
+    as ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file), its inline images embedded."""
     suffix = EXPORT_FORMATS[fmt]
     session = widget.session or {}
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", str(session.get("id") or "session")).strip("-")[:60] or "session"
     name = f"hermes-chat-{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
     title = str(session.get("title") or "Hermes chat")
-    messages = widget.snapshot()
+    messages = widget.snapshot() if messages is None else messages
     for n in range(MAX_SUFFIX + 1):
         target = Path(directory) / f"{name}{f'-{n}' if n else ''}{suffix}"
         if target.exists() or target.is_symlink():
             continue
         try:
-            return export_messages(messages, target, title=title)
+            return export_messages(messages, target, title=title, images=True)
         except HermesUsageError:
             if not (target.exists() or target.is_symlink()):  # not a name taken meanwhile: a real refusal
                 raise
@@ -64,7 +77,12 @@ def on_export(widget: ExportingView, content: dict[str, Any]) -> None:
         return
 
     async def write() -> None:
-        path = export_chat(widget, str(fmt))
+        path = export_chat(widget, str(fmt), messages=await with_images(widget))
         widget.notice = f"Exported to {path.resolve()}"
 
     widget.run_in_background(write(), "exporting the conversation")
+
+
+async def with_images(widget: ExportingView) -> list[dict[str, Any]]:
+    """The widget's conversation with the images Hermes made read in (each message at most ``MAX_READS``)."""
+    return [await read_media_images(message, widget.conversation.image) for message in widget.snapshot()]
