@@ -21,6 +21,11 @@ from tests.helpers import eventually
 pytestmark = pytest.mark.both_servers
 
 
+#: A turn's statuses while it runs on the server. The queue lets the next turn go once the turn ended there, a
+#: moment before the face's own handle or busy flag says so: the checks below wait on the turn's status.
+RUNNING = ("submitting", "queued", "streaming")
+
+
 def _reached_model(hermes: LocalHermes, prompt: str) -> bool:
     return any(prompt_of(body) == prompt for body in list(hermes.model.requests))
 
@@ -53,8 +58,11 @@ def test_an_ask_and_a_chat_prompt_on_one_session_run_one_after_the_other(hermes:
             chat.send_prompt(prompt)
             eventually(lambda: chat.queued == 1, 10, "the chat prompt queued behind the ask")
             assert (_chat_message(chat, prompt) or {}).get("status") == "queued"
-            while not first.done():  # the whole ask: the chat's prompt never reaches Hermes meanwhile
-                assert not _reached_model(hermes, prompt) and not chat.busy
+            while True:  # the ask's whole turn: the chat's prompt never reaches Hermes meanwhile
+                reached, busy = _reached_model(hermes, prompt), chat.busy  # seen first, then whether it still ran
+                if first.status not in RUNNING:
+                    break
+                assert not reached and not busy
                 time.sleep(0.05)
             reply = first.wait(60)
             assert reply.ok and reply.status == "complete" and "tick 7" in reply.text
@@ -65,8 +73,12 @@ def test_an_ask_and_a_chat_prompt_on_one_session_run_one_after_the_other(hermes:
             chat.send_prompt(slow_chat)
             eventually(lambda: chat.busy and _reached_model(hermes, slow_chat), 30, "the chat's turn streaming")
             second = facade.start(after, session=f"shared-{tag}")
-            while chat.busy:  # the ask waits in the same queue, unsent
-                assert second.status == "submitting" and not _reached_model(hermes, after)
+            deadline = time.monotonic() + 90
+            while True:  # the ask waits in the same queue, unsent, for the chat's whole turn
+                waiting, reached = second.status == "submitting", _reached_model(hermes, after)
+                if _reply_status(chat, slow_chat) not in (*RUNNING, None):
+                    break
+                assert waiting and not reached and time.monotonic() < deadline
                 time.sleep(0.05)
             second_reply = second.wait(60)
             assert second_reply.ok and second_reply.session_id == chat.session_id

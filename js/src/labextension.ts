@@ -4,8 +4,8 @@
 // (hermes_notebook/kernel/document.py), says hello on it (and on one already open when the page loads), and answers
 // the kernel's requests (notebook/protocol.ts) from the notebook model. Proposed changes wait in a PendingChanges
 // store (notebook/pending.ts) and show on their cell as a diff with Keep and Discard (notebook/view.ts): nothing in
-// the notebook changes until Keep; they outlive a page reload in the tab (notebook/shelf.ts). The chat's "Show in notebook" dispatches REVEAL_EVENT on window; the panel
-// holding that change scrolls to it and focuses it.
+// the notebook changes until Keep; they outlive a page reload in the tab (notebook/shelf.ts). The chat's "Show in
+// notebook" dispatches REVEAL_EVENT on window; the panel holding that change scrolls to it and focuses it.
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
 import type { Cell, CodeCellModel } from "@jupyterlab/cells";
@@ -17,7 +17,7 @@ import { type PanelLayout, Widget } from "@lumino/widgets";
 import { PendingChanges, type DocCell, type NotebookDoc, type PendingChange } from "./notebook/pending";
 import { answer, PROTOCOL, requestFor, TARGET, type Host, type HostCell, type RunOutcome } from "./notebook/protocol";
 import { REVEAL_EVENT, type RevealDetail } from "./notebook/reveal";
-import { TabShelf } from "./notebook/shelf";
+import { ShelfOwners, TabShelf } from "./notebook/shelf";
 import { pendingView } from "./notebook/view";
 
 /** The notebook document as the pending-change store sees it: JupyterLab's shared model. */
@@ -67,6 +67,9 @@ class PendingWidget extends Widget {
   }
 }
 
+/** Which view of each notebook keeps its pending changes on the tab's shelf (the first opened). */
+const SHELF_OWNERS = new ShelfOwners();
+
 /** One notebook panel: its comm with the kernel, its pending changes and their views. */
 class NotebookSession implements Host {
   readonly store: PendingChanges;
@@ -84,7 +87,7 @@ class NotebookSession implements Host {
   ) {
     this.client = `${page}:${panel.id}`;
     this.savedPath = panel.context.path;
-    const shelf = new TabShelf(() => panel.context.path);
+    const shelf = SHELF_OWNERS.claim(this.savedPath, this) ? new TabShelf(() => panel.context.path) : null;
     this.store = new PendingChanges(new LabDoc(panel), shelf);
     this.store.onChange(() => this.render());
     // Changes proposed before a reload wait again once the cells are loaded (they are matched by cell id).
@@ -92,7 +95,9 @@ class NotebookSession implements Host {
       if (!panel.isDisposed) this.store.restore();
     });
     panel.context.pathChanged.connect((_, path) => {
+      if (shelf === null) return;
       shelf.forget(this.savedPath);
+      SHELF_OWNERS.moved(this.savedPath, path, this);
       this.savedPath = path;
       this.store.persist();
     });
@@ -299,6 +304,7 @@ class NotebookSession implements Host {
 
   private dispose(): void {
     this.bye();
+    SHELF_OWNERS.release(this.savedPath, this);
     if (this.frame !== 0) cancelAnimationFrame(this.frame);
     for (const view of this.views.values()) view.dispose();
     this.views.clear();

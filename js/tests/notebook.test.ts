@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 
 import { lineDiff, splitLines } from "../src/notebook/diff";
 import { MAX_PENDING, PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/pending";
-import { parseChanges, SHELF_PREFIX, TabShelf } from "../src/notebook/shelf";
+import { parseChanges, SHELF_PREFIX, ShelfOwners, TabShelf } from "../src/notebook/shelf";
 import { answer, checkedOutputs, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
 import { pendingView } from "../src/notebook/view";
 import { renderCellChange } from "../src/chat/cell_change";
@@ -255,6 +255,35 @@ describe("pending changes outlive a page reload (TabShelf)", () => {
     expect(none.propose(proposal("c6", "insert", 0, "x")).ok).toBe(true);
     expect(none.restore()).toBe(0);
     expect(none.all().map((c) => c.id)).toEqual(["c6"]);
+  });
+
+  it("with two views of one notebook, only the first keeps the shelf: a kept change does not come back", () => {
+    const { storage } = setup();
+    const owners = new ShelfOwners();
+    const doc = notebook();
+    const open = (view: object) =>
+      new PendingChanges(doc, owners.claim("a.ipynb", view) ? new TabShelf(() => "a.ipynb", storage) : null);
+    const [first, second] = [{}, {}];
+    const a = open(first);
+    const b = open(second); // JupyterLab's New View on the same notebook
+    a.restore();
+    b.restore();
+    a.propose(proposal("c1", "insert", 0, "from the first view"));
+    b.propose(proposal("c2", "insert", 0, "from the second view"));
+    expect(a.keep("c1").ok).toBe(true);
+    b.discard("c2");
+    b.propose(proposal("c3", "edit", 0, "only in the second view"));
+    // Reloaded: the views come back in the same order; c1 was kept and c3 lived only in the second view.
+    const again = new ShelfOwners();
+    const reopened = new PendingChanges(doc, again.claim("a.ipynb", first) ? new TabShelf(() => "a.ipynb", storage) : null);
+    expect(reopened.restore()).toBe(0);
+    expect(again.claim("a.ipynb", second)).toBe(false);
+    owners.release("a.ipynb", second); // not the keeper: nothing changes
+    expect(owners.claim("a.ipynb", {})).toBe(false);
+    owners.moved("a.ipynb", "b.ipynb", first);
+    expect(owners.claim("a.ipynb", second)).toBe(true);
+    owners.release("b.ipynb", first);
+    expect(owners.claim("b.ipynb", {})).toBe(true);
   });
 
   it("keeps each notebook's changes under its own path, and follows a rename", () => {

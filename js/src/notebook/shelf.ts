@@ -81,3 +81,29 @@ function tabStorage(): Storage | null {
     return null; // a sandboxed frame may forbid it
   }
 }
+
+/** Which view of each notebook (by path) keeps its pending changes on the tab's shelf: the first one opened in the
+ * page. A second view of the same notebook (JupyterLab's New View) keeps none, so after a reload each change comes
+ * back once, and a change kept in one view cannot come back from the other's copy. */
+export class ShelfOwners {
+  private readonly owners = new Map<string, object>();
+
+  /** True when `view` now keeps the shelf of the notebook at `path` (no other view does). */
+  claim(path: string, view: object): boolean {
+    if (this.owners.has(path)) return false;
+    this.owners.set(path, view);
+    return true;
+  }
+
+  /** The notebook `view` keeps was renamed. */
+  moved(from: string, to: string, view: object): void {
+    if (this.owners.get(from) !== view) return;
+    this.owners.delete(from);
+    this.owners.set(to, view);
+  }
+
+  /** `view` closed: the next view opened on that notebook keeps its shelf. */
+  release(path: string, view: object): void {
+    if (this.owners.get(path) === view) this.owners.delete(path);
+  }
+}
