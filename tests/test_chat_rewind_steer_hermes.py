@@ -166,6 +166,36 @@ def test_branch_with_files_puts_back_the_files_changed_after_the_message(
     assert again.files == () and target.read_text() == "ONE\ntwo\n"
 
 
+def test_magic_branch_back_with_files_and_a_name(
+    hermes_shell: Any, hermes: LocalHermes, hermes_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``%hermes branch --back 1 --files --name T`` copies the session without its last exchange, puts back the file
+    that exchange changed (naming it) and titles the copy; asking to leave out every exchange is refused in one line
+    before anything changes; 0.19.0 says it does not offer branching."""
+    ip = hermes_shell
+    target = hermes.workdir / f"magic-branch-{uuid.uuid4().hex[:8]}.txt"
+    target.write_text("one\ntwo\n")
+    next_second()
+    ip.run_cell(f"%hermes --new EDIT {target} one ONE").raise_error()
+    next_second()
+    ip.run_cell(f"%hermes EDIT {target} two TWO").raise_error()
+    assert target.read_text() == "ONE\nTWO\n"
+    capsys.readouterr()
+    ip.run_cell("%hermes branch --back 2")
+    assert "the session has 2 exchange(s): leaving out the last 2 would leave none to copy" in capsys.readouterr().err
+    title = f"copy {uuid.uuid4().hex[:6]}"
+    ip.run_cell(f"%hermes branch --back 1 --files --name '{title}'")
+    if hermes_server != "newer":
+        assert "not offered by this Hermes" in capsys.readouterr().err and target.read_text() == "ONE\nTWO\n"
+        return
+    out = capsys.readouterr().out
+    assert "branched: the notebook continues in session" in out and f"put back {target.name}" in out, out
+    assert target.read_text() == "ONE\ntwo\n"
+    assert [m["role"] for m in ip.run_cell("%hermes history").result] == ["user", "assistant"]
+    sessions = ip.run_cell("%hermes sessions").result
+    assert any(row.get("title") == title for row in sessions), list(sessions)
+
+
 @pytest.mark.servers("newer")
 def test_the_chats_branch_with_files_puts_back_the_files_changed_after_the_reply(hermes: LocalHermes) -> None:
     """The ``turn_files`` answer says Hermes takes checkpoints (Branch with files is offered); ``branch`` with

@@ -255,7 +255,7 @@ class _ServerSaysEscapes:
 
         raise HermesRPCError("\x1b[2J\x1b]0;all good\x07boom sk-" + "k" * 24, code=5000)
 
-    def branch(self, _session: Any) -> str:
+    def branch(self, _session: Any, **_options: Any) -> str:
         return "20300101_000000_ab\x1b[8m hidden"
 
     def close(self) -> None:

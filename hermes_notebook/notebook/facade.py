@@ -221,8 +221,8 @@ class Hermes:
     async def branch_async(self, session: str | None = None, *, at: Any = None, name: str | None = None,
                            files: bool = False) -> str:
         """Copy the session into a new one and continue there: the new session's stored id (now current). ``at``: a
-        message (id or dict from :meth:`history`): later exchanges are left out (None: all kept). ``name``: its title.
-        ``files``: the files changed since go back as they were then too (the result's ``.files`` names them)."""
+        message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the last N (None: all
+        kept). ``name``: its title. ``files``: the files changed since go back too (the result's ``.files``)."""
         return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)

@@ -195,7 +195,8 @@ class HermesMagics(Magics):
               "export PATH [SESSION] [-f] [--images] (.md, .html or .ipynb; -f replaces a file; --images embeds "
               "images) | compress [SESSION] (summarize earlier messages) | models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
               "undo [SESSION] [--files] (drop the last exchange; --files: its file changes too) | branch [SESSION] "
-              "(continue in a copy) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore checkpoints) | "
+              "[--back N] [--files] [--name TITLE] (continue in a copy, without the last N exchanges; --files: "
+              "their file changes undone too) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore checkpoints) | "
               "changes [SESSION] (files the last turn changed) | steer TEXT (guide the running turn) | profiles")
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
@@ -282,7 +283,11 @@ class HermesMagics(Magics):
         parser = MagicArgumentParser(prog=f"%hermes {prog}")
         for flags, kwargs in arguments:
             parser.add_argument(*flags, **kwargs)
-        return parser.parse_argstring(rest)
+        args = parser.parse_argstring(rest)
+        for key, value in vars(args).items():  # IPython keeps the quotes of a quoted value: 'my title'
+            if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                setattr(args, key, value[1:-1])
+        return args
 
     def _cmd_connect(self, rest: str) -> Any:
         args = self._parse(
@@ -346,9 +351,7 @@ class HermesMagics(Magics):
 
     def _cmd_history(self, rest: str) -> Any:
         args = self._parse("history", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
-        if args.session is None and self.facade.session_id is None:
-            raise UsageError("no session yet: %hermes history SESSION, or ask something first")
-        return self.facade.history(_session(args.session, args.resume))
+        return self.facade.history(self._target(args, "history SESSION"))
 
     def _cmd_jobs(self, rest: str) -> Any:
         self._parse("jobs", rest)
@@ -371,17 +374,12 @@ class HermesMagics(Magics):
                            (("--overwrite", "-f"), {"action": "store_true", "help": "replace an existing file"}),
                            (("--images",), {"action": "store_true", "help": "embed the images (else each is named)"}),
                            _RESUME)
-        if args.session is None and self.facade.session_id is None:
-            raise UsageError("no session yet: %hermes export PATH SESSION, or ask something first")
-        session = _session(args.session, args.resume)
-        path = self.facade.export(session, args.path, overwrite=args.overwrite, images=args.images)
-        print(f"exported to {path}")
+        session = self._target(args, "export PATH SESSION")
+        print(f"exported to {self.facade.export(session, args.path, overwrite=args.overwrite, images=args.images)}")
 
     def _cmd_compress(self, rest: str) -> Any:
         args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
-        if args.session is None and self.facade.session_id is None:
-            raise UsageError("no session yet: %hermes compress SESSION, or ask something first")
-        print(compress_result_text(self.facade.compress(_session(args.session, args.resume))))
+        print(compress_result_text(self.facade.compress(self._target(args, "compress SESSION"))))
 
     def _cmd_models(self, rest: str) -> Any:
         self._parse("models", rest)
@@ -389,22 +387,19 @@ class HermesMagics(Magics):
 
     def _cmd_usage(self, rest: str) -> Any:
         args = self._parse("usage", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
-        if args.session is None and self.facade.session_id is None:
-            raise UsageError("no session yet: %hermes usage SESSION, or ask something first")
-        return self.facade.usage(_session(args.session, args.resume))
+        return self.facade.usage(self._target(args, "usage SESSION"))
 
-    def _rewind_session(self, name: str, rest: str) -> Any:
-        args = self._parse(name, rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
+    def _target(self, args: Any, usage: str) -> Any:
+        """The session ``args`` names (``--resume``: a stored one), or the notebook's own; refused in one line when
+        there is none yet (``usage``: how to name one, e.g. ``export PATH SESSION``)."""
         if args.session is None and self.facade.session_id is None:
-            raise UsageError(f"no session yet: %hermes {name} SESSION, or ask something first")
+            raise UsageError(f"no session yet: %hermes {usage}, or ask something first")
         return _session(args.session, args.resume)
 
     def _cmd_undo(self, rest: str) -> Any:
         args = self._parse("undo", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME,
                            (("--files",), {"action": "store_true", "help": "put back the turn's files too"}))
-        if args.session is None and self.facade.session_id is None:
-            raise UsageError("no session yet: %hermes undo SESSION, or ask something first")
-        removed = self.facade.undo(_session(args.session, args.resume), files=args.files)
+        removed = self.facade.undo(self._target(args, "undo SESSION"), files=args.files)
         print("undid the last exchange" if removed else "nothing to undo")
         for name in getattr(removed, "files", ()):
             print(terminal_safe(f"  put back {name}"))  # a path the server named
@@ -433,11 +428,21 @@ class HermesMagics(Magics):
         return self.facade.profiles()
 
     def _cmd_branch(self, rest: str) -> Any:
-        stored_id = self.facade.branch(self._rewind_session("branch", rest))
-        print(terminal_safe(f"branched: the notebook continues in session {stored_id}"))  # the id is the server's
+        args = self._parse("branch", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME,
+                           (("--back",), {"type": int, "default": 0, "metavar": "N", "help": "leave out the last N"}),
+                           (("--files",), {"action": "store_true", "help": "put back their file changes too"}),
+                           (("--name",), {"metavar": "TITLE", "help": "the copy's title"}))
+        branched = self.facade.branch(self._target(args, "branch SESSION"), at=-args.back if args.back else None,
+                                      name=args.name, files=args.files)
+        print(terminal_safe(f"branched: the notebook continues in session {branched}"))  # the id is the server's
+        for label, names in (("put back", getattr(branched, "files", ())),
+                             ("could not put back", getattr(branched, "skipped", ()))):
+            for name in names:
+                print(terminal_safe(f"  {label} {name}"))  # paths the server named
 
     def _cmd_regenerate(self, rest: str) -> Any:
-        return self.facade.regenerate(self._rewind_session("regenerate", rest))
+        args = self._parse("regenerate", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
+        return self.facade.regenerate(self._target(args, "regenerate SESSION"))
 
     def _cmd_stop(self, rest: str) -> Any:
         self._parse("stop", rest)

@@ -30,15 +30,18 @@ if TYPE_CHECKING:
     from ..settings import Settings
     from ..widgets.chat import Chat
 
-__all__ = ["CHECKPOINT_COLUMNS", "PROFILE_COLUMNS", "Changes", "Restored", "checkpoints_table", "message_id",
-           "open_chat", "profiles_table", "rollback", "sessions_table"]
+__all__ = ["CHECKPOINT_COLUMNS", "PROFILE_COLUMNS", "Changes", "Restored", "checkpoints_table",
+           "message_id", "open_chat", "profiles_table", "rollback", "sessions_table"]
 
 CHECKPOINT_COLUMNS = ("number", "hash", "taken", "message")
 PROFILE_COLUMNS = ("name", "default", "model", "provider", "description")
 
 
-def message_id(at: Any) -> str | None:
-    """``branch(at=...)``: a message id, or the id of a message (a dict from ``history()`` or a Message)."""
+def message_id(at: Any) -> str | int | None:
+    """``branch(at=...)``: a message id, or the id of a message (a dict from ``history()`` or a Message); ``-N`` as
+    it is (the last N exchanges left out)."""
+    if isinstance(at, int) and not isinstance(at, bool):
+        return at
     found = at.get("id") if isinstance(at, dict) else getattr(at, "id", at)
     if at is not None and not isinstance(found, str):
         raise HermesUsageError(f"at must be a message id or a message, not {type(at).__name__}")

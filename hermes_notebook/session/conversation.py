@@ -451,11 +451,11 @@ class Conversation:
         return resend
 
     async def branch(
-        self, session: str | None = None, *, at: str | None = None, messages: Sequence[MessageDict] | None = None,
+        self, session: str | None = None, *, at: str | int | None = None, messages: Sequence[MessageDict] | None = None,
         name: str | None = None, follow: bool = True, files: bool = False,
     ) -> str:
         """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
-        default the stored history); returns the copy's stored id, current with ``follow``. With ``files``, the files
+        default the stored history; ``-N``: without the last N); returns the copy's stored id, current with ``follow``. With ``files``, the files
         changed since go back as they were then (a :class:`~.files.Branched` names them; refused before anything
         changes where Hermes has no checkpoints or the later turns did not run here)."""
         conn, ref, key = await self._rewind_target(session, "branch")

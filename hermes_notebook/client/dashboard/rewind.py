@@ -53,8 +53,16 @@ def _message_field(message: Any, name: str) -> Any:
     return message.get(name) if isinstance(message, Mapping) else getattr(message, name, None)
 
 
-def turns_after(messages: Sequence[Any], message_id: str) -> int:
-    """How many user turns follow message ``message_id`` (Message objects or their dicts); refused if absent."""
+def turns_after(messages: Sequence[Any], message_id: str | int) -> int:
+    """How many user turns follow message ``message_id`` (Message objects or their dicts); refused if absent. A
+    negative number ``-N`` means the last N turns, refused unless at least one turn is left before them."""
+    if isinstance(message_id, int):
+        prompts = sum(1 for m in messages if _message_field(m, "role") == "user")
+        if not 0 < -message_id < prompts:
+            raise HermesUsageError(f"the session has {prompts} exchange(s): leaving out the last {-message_id} "
+                                   "would leave none to copy" if message_id < 0 else
+                                   f"at={message_id}: a number must be -N, to leave out the last N exchanges")
+        return -message_id
     ids = [_message_field(m, "id") for m in messages]
     if message_id not in ids:
         raise HermesUsageError(f"there is no message {message_id!r} in this session's history")
