@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from ..settings import Settings
     from ..widgets.chat import Chat
 
-__all__ = ["CHECKPOINT_COLUMNS", "PROFILE_COLUMNS", "Changes", "Restored", "checkpoints_table",
-           "message_id", "open_chat", "profiles_table", "rollback", "sessions_table"]
+__all__ = ["CHECKPOINT_COLUMNS", "PROFILE_COLUMNS", "Changes", "Restored", "checkpoints_table", "message_id",
+           "open_chat", "profiles_table", "rollback", "sessions_table"]
 
 CHECKPOINT_COLUMNS = ("number", "hash", "taken", "message")
 PROFILE_COLUMNS = ("name", "default", "model", "provider", "description")

@@ -230,9 +230,12 @@ class Conversation:
         """A session's transcript as message dicts (Dashboard history, or API Server rows folded like live turns);
         ``images``: the ``media`` images Hermes made read in (:mod:`.media`), so an export can embed them."""
         messages = await self._history(session)
-        if not images:
-            return messages
-        return [cast("MessageDict", await read_media_images(m, self.image)) for m in messages]
+        return [cast("MessageDict", m) for m in await self.with_images(messages)] if images else messages
+
+    async def with_images(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` with the ``media`` images they name read in through :meth:`image` (:mod:`.media`), so an
+        export (``history(images=True)``, the chat's Export) embeds them."""
+        return [await read_media_images(message, self.image) for message in messages]
 
     async def _history(self, session: str | None) -> list[MessageDict]:
         key = self.book.key(session)
@@ -455,9 +458,10 @@ class Conversation:
         name: str | None = None, follow: bool = True, files: bool = False,
     ) -> str:
         """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
-        default the stored history; ``-N``: without the last N); returns the copy's stored id, current with ``follow``. With ``files``, the files
-        changed since go back as they were then (a :class:`~.files.Branched` names them; refused before anything
-        changes where Hermes has no checkpoints or the later turns did not run here)."""
+        default the stored history; ``-N``: without the last N); returns the copy's stored id, current with
+        ``follow``. With ``files``, the files changed since go back as they were then (a :class:`~.files.Branched`
+        names them; refused before anything changes where Hermes has no checkpoints or the later turns did not run
+        here)."""
         conn, ref, key = await self._rewind_target(session, "branch")
         if files:
             await check_rewind(conn, "branch")

@@ -20,15 +20,14 @@ from typing import Any, Protocol
 
 from ..errors import HermesUsageError
 from ..export import export_messages
-from ..session.media import read_media_images
 
-__all__ = ["EXPORT_FORMATS", "ExportingView", "ImageReader", "export_chat", "on_export", "with_images"]
+__all__ = ["EXPORT_FORMATS", "ExportingView", "export_chat", "on_export"]
 
 
 class ImageReader(Protocol):
-    """Reads an image Hermes made (``Conversation.image``)."""
+    """Reads in the images Hermes made that messages name (:meth:`Conversation.with_images`)."""
 
-    async def image(self, path: str) -> Any: ...
+    async def with_images(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
 
 class ExportingView(Protocol):
@@ -49,8 +48,8 @@ MAX_SUFFIX = 99
 
 def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = ".",
                 messages: list[dict[str, Any]] | None = None) -> Path:
-    """Write the widget's conversation (or ``messages``, with images read in: :func:`with_images`) to ``directory``
-    as ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file), its inline images embedded."""
+    """Write the widget's conversation (or ``messages``: it with its images read in) to ``directory`` as
+    ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file), its inline images embedded."""
     suffix = EXPORT_FORMATS[fmt]
     session = widget.session or {}
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", str(session.get("id") or "session")).strip("-")[:60] or "session"
@@ -77,12 +76,7 @@ def on_export(widget: ExportingView, content: dict[str, Any]) -> None:
         return
 
     async def write() -> None:
-        path = export_chat(widget, str(fmt), messages=await with_images(widget))
+        path = export_chat(widget, str(fmt), messages=await widget.conversation.with_images(widget.snapshot()))
         widget.notice = f"Exported to {path.resolve()}"
 
     widget.run_in_background(write(), "exporting the conversation")
-
-
-async def with_images(widget: ExportingView) -> list[dict[str, Any]]:
-    """The widget's conversation with the images Hermes made read in (each message at most ``MAX_READS``)."""
-    return [await read_media_images(message, widget.conversation.image) for message in widget.snapshot()]

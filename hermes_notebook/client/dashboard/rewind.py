@@ -57,11 +57,12 @@ def turns_after(messages: Sequence[Any], message_id: str | int) -> int:
     """How many user turns follow message ``message_id`` (Message objects or their dicts); refused if absent. A
     negative number ``-N`` means the last N turns, refused unless at least one turn is left before them."""
     if isinstance(message_id, int):
+        if message_id >= 0:
+            raise HermesUsageError(f"at={message_id}: a number must be -N, to leave out the last N exchanges")
         prompts = sum(1 for m in messages if _message_field(m, "role") == "user")
-        if not 0 < -message_id < prompts:
+        if -message_id >= prompts:
             raise HermesUsageError(f"the session has {prompts} exchange(s): leaving out the last {-message_id} "
-                                   "would leave none to copy" if message_id < 0 else
-                                   f"at={message_id}: a number must be -N, to leave out the last N exchanges")
+                                   "would leave none to copy")
         return -message_id
     ids = [_message_field(m, "id") for m in messages]
     if message_id not in ids:

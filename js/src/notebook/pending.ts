@@ -75,19 +75,19 @@ export class PendingChanges {
     if (this.shelf === null) return 0;
     const ids = new Set(this.doc.cells().map((cell) => cell.id));
     const busy = new Set([...this.changes.values()].filter((c) => c.kind !== "insert").map((c) => c.cellId));
-    let restored = 0;
     const kept = this.restored ? [] : this.shelf.load();
     this.restored = true;
+    let count = 0;
     for (const change of kept) {
       if (this.changes.has(change.id) || this.changes.size >= MAX_PENDING) continue;
       if (change.cellId !== null && !ids.has(change.cellId)) continue;
       if (change.kind !== "insert" && busy.has(change.cellId)) continue;
       if (change.kind !== "insert") busy.add(change.cellId);
       this.changes.set(change.id, { ...change });
-      restored++;
+      count++;
     }
     this.emit(); // saves what is pending now: what did not fit is not offered again
-    return restored;
+    return count;
   }
 
   /** Save the pending changes again (the notebook's name changed, so the shelf keeps them under the new one). */
