@@ -1,26 +1,30 @@
-"""How much a chat streaming alongside slows the user's running cell: a CPU-bound cell's wall time, with and without.
+"""How much a chat streaming alongside slows the user's running cell: a CPU-bound cell's wall time, with and
+without.
 
 A real IPython kernel (``python3``: ipykernel 7.4 from this venv, started with ``jupyter_client``) shows a
-:class:`hermes_notebook.widgets.Chat` on the real Hermes Dashboard (``LocalHermes``, the scripted model in this
-process). This script plays JupyterLab with its default ``commsOverSubshells``: it creates a subshell and sends the
-chat's ``send`` messages on it, the way the composer does. The chat streams ``SLOW`` replies back to back (one
-delta of ~8 characters every ``--delta-ms`` ms, a fast model's pace; a new prompt as soon as a reply ends).
+:class:`hermes_notebook.widgets.Chat` on the real Hermes Dashboard (``LocalHermes``, the scripted model in
+this process). This script plays JupyterLab with its default ``commsOverSubshells``: it creates a subshell and
+sends the chat's ``send`` messages on it, the way the composer does. The chat streams ``SLOW`` replies back to
+back (one delta of ~8 characters every ``--delta-ms`` ms, a fast model's pace; a new prompt as soon as a reply
+ends).
 
-1. **The chat's own cost**: the kernel process's CPU time per second (all threads, from ``/proc``) while the chat
-   streams and no cell runs: the share of a core the chat takes. Other processes do not move it much.
+1. **The chat's own cost**: the kernel process's CPU time per second (all threads, from ``/proc``) while the
+   chat streams and no cell runs: the share of a core the chat takes. Other processes do not move it much.
 2. **The user's cell**: a pure-Python CPU-bound loop (about ``--seconds`` s of its own thread's CPU time), run
-   ``--runs`` times alone and ``--runs`` times while the chat streams, alternating (alone, streaming, streaming,
-   alone, ...) so drift in the machine's speed hits both. It prints each kind's median and range, the ratio of
-   the medians (the slowdown the user sees) and the median and quartiles of the ratios of neighbouring cells
-   (steadier when the machine's load drifts). A CPU-bound cell gives up the GIL whenever the kernel's other threads
-   (the package loop feeding the chat, the IOPub and subshell threads) want it, so their CPU time during the cell,
-   as a share of its wall time, is also printed: the slowdown to expect on a machine with a free core.
+   ``--runs`` times alone and ``--runs`` times while the chat streams, alternating (alone, streaming,
+   streaming, alone, ...) so drift in the machine's speed hits both. It prints each kind's median and range,
+   the ratio of the medians (the slowdown the user sees) and the median and quartiles of the ratios of
+   neighbouring cells (steadier when the machine's load drifts). A CPU-bound cell gives up the GIL whenever
+   the kernel's other threads (the package loop feeding the chat, the IOPub and subshell threads) want it, so
+   their CPU time during the cell, as a share of its wall time, is also printed: the slowdown to expect on a
+   machine with a free core.
 
-Wall times move with whatever else the machine runs (the load average is printed): compare them on an idle machine.
-As root the kernel's threads get nice -10 (``--nice``), both kinds alike, so other processes take less of its core.
+Wall times move with whatever else the machine runs (the load average is printed): compare them on an idle
+machine. As root the kernel's threads get nice -10 (``--nice``), both kinds alike, so other processes take
+less of its core.
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_busy_kernel.py [--runs 5] [--seconds 8] [--delta-ms 20]``
-(``--json`` for machine output).
+Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_busy_kernel.py [--runs 5] [--seconds 8] [--delta-ms
+20]`` (``--json`` for machine output).
 """
 
 from __future__ import annotations
@@ -70,8 +74,12 @@ class Kernel:
 
     def __init__(self, hermes: LocalHermes) -> None:
         settings = hermes.settings()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               "HERMES_API_URL": settings.api_url, "HERMES_DASHBOARD_URL": settings.dashboard_url}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "HERMES_API_URL": settings.api_url,
+            "HERMES_DASHBOARD_URL": settings.dashboard_url,
+        }
         env["HERMES_API_KEY"] = settings.api_key.reveal() if settings.api_key else ""
         env["HERMES_DASHBOARD_TOKEN"] = settings.dashboard_token.reveal() if settings.dashboard_token else ""
         self.km = KernelManager(kernel_name="python3")
@@ -100,13 +108,17 @@ class Kernel:
                 out.append(msg["content"]["text"])
             elif parent == msg_id and msg["msg_type"] == "error":
                 raise RuntimeError("\n".join(msg["content"]["traceback"]))
-            elif parent == msg_id and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            elif (
+                parent == msg_id
+                and msg["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "idle"
+            ):
                 return "".join(out)
         raise TimeoutError("the cell did not finish")
 
     def renice(self, nice: int) -> int:
-        """Give every thread of the kernel this nice value (so other processes on a shared machine take less of
-        its core); returns how many threads were changed."""
+        """Give every thread of the kernel this nice value (so other processes on a shared machine take less
+        of its core); returns how many threads were changed."""
         changed = 0
         for task in Path(f"/proc/{self.pid}/task").iterdir():
             try:
@@ -122,7 +134,9 @@ class Kernel:
         return str(self.client.control_channel.get_msg(timeout=10)["content"]["subshell_id"])
 
     def send_custom(self, comm_id: str, content: dict[str, Any], subshell: str) -> None:
-        msg = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+        msg = self.client.session.msg(
+            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}
+        )
         msg["header"]["subshell_id"] = subshell
         self.client.shell_channel.send(msg)
 
@@ -132,7 +146,8 @@ class Kernel:
 
 
 class Streamer:
-    """Keeps the chat streaming: a new prompt whenever the last reply ended (the ``busy`` traitlet went false)."""
+    """Keeps the chat streaming: a new prompt whenever the last reply ended (the ``busy`` traitlet went
+    false)."""
 
     def __init__(self, kernel: Kernel, comm_id: str, subshell: str, ticks: int) -> None:
         self.kernel, self.comm_id, self.subshell, self.ticks = kernel, comm_id, subshell, ticks
@@ -145,10 +160,16 @@ class Streamer:
     def prompt(self) -> None:
         self.prompts += 1
         self.waiting_since = time.monotonic()
-        self.kernel.send_custom(self.comm_id, {"type": "send", "text": f"SLOW {self.ticks}", "images": []}, self.subshell)
+        self.kernel.send_custom(
+            self.comm_id, {"type": "send", "text": f"SLOW {self.ticks}", "images": []}, self.subshell
+        )
 
     def __call__(self, msg: dict[str, Any] | None) -> None:
-        if msg is not None and msg["msg_type"] == "comm_msg" and msg["content"].get("comm_id") == self.comm_id:
+        if (
+            msg is not None
+            and msg["msg_type"] == "comm_msg"
+            and msg["content"].get("comm_id") == self.comm_id
+        ):
             data = msg["content"]["data"]
             if data.get("method") == "update" and "busy" in (data.get("state") or {}):
                 self.busy = bool(data["state"]["busy"])
@@ -159,7 +180,11 @@ class Streamer:
             for change in content.get("changes") or []:
                 if change.get("op") == "append":
                     self.chars += len(change.get("text", ""))
-        if self.active and not self.busy and (self.waiting_since is None or time.monotonic() - self.waiting_since > 5):
+        if (
+            self.active
+            and not self.busy
+            and (self.waiting_since is None or time.monotonic() - self.waiting_since > 5)
+        ):
             self.prompt()
 
 
@@ -179,12 +204,22 @@ def calibrate(kernel: Kernel, seconds: float) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="cells of each kind")
-    parser.add_argument("--seconds", type=float, default=8.0, help="about how long the CPU-bound cell runs alone")
+    parser.add_argument(
+        "--seconds", type=float, default=8.0, help="about how long the CPU-bound cell runs alone"
+    )
     parser.add_argument("--delta-ms", type=float, default=20.0, help="ms between the streamed reply's deltas")
-    parser.add_argument("--nice", type=int, default=-10 if os.geteuid() == 0 else 0,
-                        help="nice value for the kernel's threads (default -10 as root: steadier on a shared machine)")
-    parser.add_argument("--max-rate", type=float, default=None,
-                        help="the chat's batches per second at most (default: the widget's own, 30)")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=-10 if os.geteuid() == 0 else 0,
+        help="nice value for the kernel's threads (default -10 as root: steadier on a shared machine)",
+    )
+    parser.add_argument(
+        "--max-rate",
+        type=float,
+        default=None,
+        help="the chat's batches per second at most (default: the widget's own, 30)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -225,9 +260,13 @@ def main() -> None:
                 streamer.active, streamer.chars = True, 0
                 streamer.prompt()
                 deadline = time.monotonic() + 60
-                while streamer.chars == 0 and time.monotonic() < deadline:  # the reply is streaming before the cell
+                while (
+                    streamer.chars == 0 and time.monotonic() < deadline
+                ):  # the reply is streaming before the cell
                     kernel.run("pass", streamer)
-            wall, main_cpu, process_cpu = (float(x) for x in kernel.run(CELL.format(n=n), streamer).split()[1:4])
+            wall, main_cpu, process_cpu = (
+                float(x) for x in kernel.run(CELL.format(n=n), streamer).split()[1:4]
+            )
             walls[kind].append(wall)
             cpu[kind].append((process_cpu - main_cpu) / wall)
             if kind == "streaming":
@@ -248,12 +287,19 @@ def main() -> None:
         "cell_s": {k: [round(v, 3) for v in vs] for k, vs in walls.items()},
         "median_s": {"alone": round(alone, 3), "streaming": round(streaming, 3)},
         "slowdown_pct": round((streaming / alone - 1) * 100, 2),
-        # The i-th cells of each kind ran next to each other: their ratio cancels slow drifts in the machine's load.
-        "paired_slowdown_pct": _quartiles([(s / a - 1) * 100 for a, s in zip(walls["alone"], walls["streaming"], strict=True)]),
-        "other_threads_cpu_pct_of_cell_wall": {k: round(statistics.median(vs) * 100, 2) for k, vs in cpu.items()},
+        # The i-th cells of each kind ran next to each other: their ratio cancels slow drifts in the machine's
+        # load.
+        "paired_slowdown_pct": _quartiles(
+            [(s / a - 1) * 100 for a, s in zip(walls["alone"], walls["streaming"], strict=True)]
+        ),
+        "other_threads_cpu_pct_of_cell_wall": {
+            k: round(statistics.median(vs) * 100, 2) for k, vs in cpu.items()
+        },
         "chat_cpu_pct_no_cell": round(idle_cost * 100, 2),
         "streamed_chars_per_s_no_cell": round(idle_rate),
-        "streamed_chars_per_s": round(statistics.median(c / w for c, w in zip(chars, walls["streaming"], strict=True))),
+        "streamed_chars_per_s": round(
+            statistics.median(c / w for c, w in zip(chars, walls["streaming"], strict=True))
+        ),
         "delta_ms": args.delta_ms,
         "kernel_nice": args.nice if reniced else 0,
         "load_average": os.getloadavg(),
@@ -262,18 +308,31 @@ def main() -> None:
         print(json.dumps(result, indent=1))
         return
     print(f"chat comm routing: {routing}")
-    print(f"  no cell running: the kernel used {result['chat_cpu_pct_no_cell']} % of a core while the chat streamed "
-          f"{result['streamed_chars_per_s_no_cell']} characters/s")
+    print(
+        f"  no cell running: the kernel used {result['chat_cpu_pct_no_cell']} % of a core while the chat "
+        "streamed "
+        f"{result['streamed_chars_per_s_no_cell']} characters/s"
+    )
     print(f"  {args.runs} CPU-bound cells of each kind, alternating:")
     for kind in ("alone", "streaming"):
         spread = f"{min(walls[kind]):.3f}-{max(walls[kind]):.3f}"
-        print(f"  {kind:9s} median {statistics.median(walls[kind]):.3f} s (range {spread}); the kernel's other "
-              f"threads' CPU: {result['other_threads_cpu_pct_of_cell_wall'][kind]} % of the cell's wall time")
+        print(
+            f"  {kind:9s} median {statistics.median(walls[kind]):.3f} s (range {spread}); the kernel's other "
+            f"threads' CPU: {result['other_threads_cpu_pct_of_cell_wall'][kind]} % of the cell's wall time"
+        )
     q1, mid, q3 = result["paired_slowdown_pct"]
-    print(f"  slowdown: medians {result['slowdown_pct']:+.2f} %; neighbouring pairs median {mid:+.2f} % "
-          f"(quartiles {q1:+.2f} to {q3:+.2f} %)")
-    print(f"  streamed meanwhile: {result['streamed_chars_per_s']} characters/s (a delta every {args.delta_ms:g} ms)")
-    print(f"  load average: {', '.join(f'{x:.2f}' for x in result['load_average'])}; kernel nice {result['kernel_nice']}")
+    print(
+        f"  slowdown: medians {result['slowdown_pct']:+.2f} %; neighbouring pairs median {mid:+.2f} % "
+        f"(quartiles {q1:+.2f} to {q3:+.2f} %)"
+    )
+    print(
+        f"  streamed meanwhile: {result['streamed_chars_per_s']} characters/s (a delta every "
+        f"{args.delta_ms:g} ms)"
+    )
+    print(
+        f"  load average: {', '.join(f'{x:.2f}' for x in result['load_average'])}; kernel nice "
+        f"{result['kernel_nice']}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ live, so mostly ``message.delta``), re-addressed to one session and cycled to ``
 ``message.start`` and ``message.complete``. A local websockets server in a *separate process* pre-encodes
 them and writes them to the socket in one go, so the client is the bottleneck in both runs:
 
-- baseline: ``websockets.connect`` (same options as the connection) + ``async for raw in ws: json.loads(raw)``;
+- baseline: ``websockets.connect`` (same options as the connection) + ``async for raw in ws:
+  json.loads(raw)``;
 - ours: ``DashboardConnection.submit()`` and ``async for change in turn`` to the end, then ``await turn``;
 - through the runner: the same turn as every face runs it, ``Conversation.run`` (the one turn runner: its
   driver, the session's turn queue, the interaction scan per batch) into a sink that only counts.
@@ -35,8 +36,16 @@ TRANSCRIPTS = Path("/work/shared/hermes/transcripts")
 TOKEN = "bench-token-0123456789abcdef"
 SID = "bench001"
 # Events that open, end or re-key a turn are placed once, not cycled.
-_SKIP = {"message.start", "message.complete", "error", "session.info", "gateway.ready", "session.title",
-         "approval.request", "clarify.request"}
+_SKIP = {
+    "message.start",
+    "message.complete",
+    "error",
+    "session.info",
+    "gateway.ready",
+    "session.title",
+    "approval.request",
+    "clarify.request",
+}
 
 
 def recorded_frames(total: int) -> list[str]:
@@ -54,8 +63,15 @@ def recorded_frames(total: int) -> list[str]:
             frame["params"]["session_id"] = SID
             body.append(frame)
     start = {"jsonrpc": "2.0", "method": "event", "params": {"type": "message.start", "session_id": SID}}
-    end = {"jsonrpc": "2.0", "method": "event", "params": {
-        "type": "message.complete", "session_id": SID, "payload": {"text": "done", "status": "complete"}}}
+    end = {
+        "jsonrpc": "2.0",
+        "method": "event",
+        "params": {
+            "type": "message.complete",
+            "session_id": SID,
+            "payload": {"text": "done", "status": "complete"},
+        },
+    }
     frames = [start] + [body[i % len(body)] for i in range(total - 2)] + [end]
     return [json.dumps(f) for f in frames]
 
@@ -86,7 +102,9 @@ async def serve(total: int) -> None:
             if msg.get("method") == "prompt.submit":
                 ws.transport.write(blob)  # raw pre-encoded frames: the server is never the bottleneck
 
-    async with ws_serve(handler, "127.0.0.1", 0, compression=None, max_size=None, ping_interval=None) as server:
+    async with ws_serve(
+        handler, "127.0.0.1", 0, compression=None, max_size=None, ping_interval=None
+    ) as server:
         print(server.sockets[0].getsockname()[1], flush=True)
         await asyncio.Future()
 
@@ -98,8 +116,14 @@ async def bare_loop(url: str, total: int) -> float:
     from websockets.asyncio.client import connect
 
     loads = json.loads
-    async with connect(f"{url}?token={TOKEN}", max_size=None, ping_interval=None, compression=None,
-                       max_queue=1024, proxy=None) as ws:
+    async with connect(
+        f"{url}?token={TOKEN}",
+        max_size=None,
+        ping_interval=None,
+        compression=None,
+        max_queue=1024,
+        proxy=None,
+    ) as ws:
         await ws.recv()  # gateway.ready
         started = time.perf_counter()
         await ws.send('"go"')
@@ -157,13 +181,18 @@ async def through_runner(http_url: str, total: int) -> float:
     conn = DashboardConnection(http_url, TOKEN, reconnect=False)
     await conn.connect()
     conversation = Conversation(dashboard=conn)
-    await conversation.book.dashboard_ref(conn, None)  # the session exists before the clock starts, as for ours
+    await conversation.book.dashboard_ref(
+        conn, None
+    )  # the session exists before the clock starts, as for ours
     sink = Counting()
     started = time.perf_counter()
     outcome = await conversation.run(TurnRequest(prompt="go"), sink)
     elapsed = time.perf_counter() - started
     await conn.close()
-    assert outcome.message["status"] == "complete" and sink.changes > total // 2, (outcome.message["status"], sink.changes)
+    assert outcome.message["status"] == "complete" and sink.changes > total // 2, (
+        outcome.message["status"],
+        sink.changes,
+    )
     return elapsed
 
 
@@ -182,17 +211,27 @@ async def bench(port: int, total: int, rounds: int) -> None:
         runner.append(await through_runner(http_url, total))
     b, o = min(bare), min(ours)
     print(f"frames: {total:,} (recorded Dashboard events, mostly message.delta)")
-    print(f"bare websockets + json.loads : best {b:.3f} s  median {statistics.median(bare):.3f} s  "
-          f"({total / b:,.0f} frames/s)")
-    print(f"DashboardConnection + turns  : best {o:.3f} s  median {statistics.median(ours):.3f} s  "
-          f"({total / o:,.0f} frames/s)")
+    print(
+        f"bare websockets + json.loads : best {b:.3f} s  median {statistics.median(bare):.3f} s  "
+        f"({total / b:,.0f} frames/s)"
+    )
+    print(
+        f"DashboardConnection + turns  : best {o:.3f} s  median {statistics.median(ours):.3f} s  "
+        f"({total / o:,.0f} frames/s)"
+    )
     r = min(runner)
-    print(f"through the turn runner      : best {r:.3f} s  median {statistics.median(runner):.3f} s  "
-          f"({total / r:,.0f} frames/s)")
-    print(f"ratio (best/best): {o / b:.2f}x   ratio (median/median): "
-          f"{statistics.median(ours) / statistics.median(bare):.2f}x   target <= 1.25x")
-    print(f"the runner over the connection alone (best/best): {r / o:.2f}x   (median/median): "
-          f"{statistics.median(runner) / statistics.median(ours):.2f}x")
+    print(
+        f"through the turn runner      : best {r:.3f} s  median {statistics.median(runner):.3f} s  "
+        f"({total / r:,.0f} frames/s)"
+    )
+    print(
+        f"ratio (best/best): {o / b:.2f}x   ratio (median/median): "
+        f"{statistics.median(ours) / statistics.median(bare):.2f}x   target <= 1.25x"
+    )
+    print(
+        f"the runner over the connection alone (best/best): {r / o:.2f}x   (median/median): "
+        f"{statistics.median(runner) / statistics.median(ours):.2f}x"
+    )
 
 
 def main() -> None:
@@ -204,8 +243,9 @@ def main() -> None:
     if args.serve:
         asyncio.run(serve(args.frames))
         return
-    server = subprocess.Popen([sys.executable, __file__, "--serve", "--frames", str(args.frames)],
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--frames", str(args.frames)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())

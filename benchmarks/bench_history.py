@@ -56,8 +56,17 @@ def bench_history(n: int) -> float:
 
 def bench_live(frames: int = 100_000) -> None:
     raws = [
-        json.dumps({"jsonrpc": "2.0", "method": "event",
-                    "params": {"type": "message.delta", "session_id": "ac585278", "payload": {"text": f"tick {i} "}}})
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "event",
+                "params": {
+                    "type": "message.delta",
+                    "session_id": "ac585278",
+                    "payload": {"text": f"tick {i} "},
+                },
+            }
+        )
         for i in range(frames)
     ]
     loads = json.loads
@@ -80,8 +89,14 @@ def bench_live(frames: int = 100_000) -> None:
     per = 1e9 / frames
     print(f"live: {frames:,} message.delta frames")
     print(f"  json.loads only                 {t_bare * 1e3:7.1f} ms  {t_bare * per:6.0f} ns/frame  1.00x")
-    print(f"  + Event.from_dashboard_frame    {t_parse * 1e3:7.1f} ms  {t_parse * per:6.0f} ns/frame  {t_parse / t_bare:.2f}x")
-    print(f"  + TurnFolder.apply              {t_fold * 1e3:7.1f} ms  {t_fold * per:6.0f} ns/frame  {t_fold / t_bare:.2f}x")
+    print(
+        f"  + Event.from_dashboard_frame    {t_parse * 1e3:7.1f} ms  {t_parse * per:6.0f} ns/frame  "
+        f"{t_parse / t_bare:.2f}x"
+    )
+    print(
+        f"  + TurnFolder.apply              {t_fold * 1e3:7.1f} ms  {t_fold * per:6.0f} ns/frame  "
+        f"{t_fold / t_bare:.2f}x"
+    )
 
 
 if __name__ == "__main__":

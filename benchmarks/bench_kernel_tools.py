@@ -1,25 +1,27 @@
-"""The kernel's tools: what a tool call costs over a bare MCP server, how fast a read answers while a cell runs, and
-how long ``share_kernel`` takes.
+"""The kernel's tools: what a tool call costs over a bare MCP server, how fast a read answers while a cell
+runs, and how long ``share_kernel`` takes.
 
 1. **Overhead** (this process, no Hermes). Our :class:`~hermes_notebook.kernel.server.ToolServer` with
-   :class:`~hermes_notebook.kernel.share.KernelTools` behind it (bearer check, binding the call to the tool part
-   that asked for it, the package-loop hop, the read on a worker thread, scrubbing the result) against a bare
-   ``mcp`` SDK server (``MCPServer``, streamable HTTP, JSON responses, no auth) whose tool does the same read
-   (``reading.list_variables`` / ``describe`` over the same namespace: 100 variables, a DataFrame among them).
-   Both on loopback, called by the same official MCP client (``ClientSession``, as Hermes' MCP client is). Each
-   call of ours binds to a fresh running tool part (a Hermes turn makes one per call) of a stand-in Dashboard.
-   Blocks alternate between the two servers; the medians and their ratio are printed (target <= 1.3x).
+   :class:`~hermes_notebook.kernel.share.KernelTools` behind it (bearer check, binding the call to the tool
+   part that asked for it, the package-loop hop, the read on a worker thread, scrubbing the result) against a
+   bare ``mcp`` SDK server (``MCPServer``, streamable HTTP, JSON responses, no auth) whose tool does the same
+   read (``reading.list_variables`` / ``describe`` over the same namespace: 100 variables, a DataFrame among
+   them). Both on loopback, called by the same official MCP client (``ClientSession``, as Hermes' MCP client
+   is). Each call of ours binds to a fresh running tool part (a Hermes turn makes one per call) of a stand-in
+   Dashboard. Blocks alternate between the two servers; the medians and their ratio are printed (target <=
+   1.3x).
 2. **A read while a cell runs** (a real ipykernel 7.4 via ``jupyter_client``). The kernel shares with the same
-   stand-in Dashboard, its tool parts made before the cell starts (Hermes' own latency is not ours to measure);
-   while a CPU-bound pure-Python cell runs (it holds the GIL between the interpreter's switches), the client calls
-   ``list_variables`` and ``read_output`` of that cell every 50 ms: round-trip p50 / p95 / max, and the kernel's
-   own time per call (binding included: ``KERNEL.recent_calls()``). The same while the kernel is idle.
-3. **share_kernel** against the real newer Dashboard (``LocalHermes``, the scripted model): the first share (the
-   tool server starts, ``mcp.servers.add`` + ``reload.mcp``) and a new policy on the same connection (no
+   stand-in Dashboard, its tool parts made before the cell starts (Hermes' own latency is not ours to
+   measure); while a CPU-bound pure-Python cell runs (it holds the GIL between the interpreter's switches),
+   the client calls ``list_variables`` and ``read_output`` of that cell every 50 ms: round-trip p50 / p95 /
+   max, and the kernel's own time per call (binding included: ``KERNEL.recent_calls()``). The same while the
+   kernel is idle.
+3. **share_kernel** against the real newer Dashboard (``LocalHermes``, the scripted model): the first share
+   (the tool server starts, ``mcp.servers.add`` + ``reload.mcp``) and a new policy on the same connection (no
    registration), each median of ``--shares`` fresh kernels' worth (a fresh ``KernelTools`` each time).
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_kernel_tools.py [--calls 300] [--blocks 6] [--skip-hermes]``
-(``--json`` for machine output).
+Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_kernel_tools.py [--calls 300] [--blocks 6]
+[--skip-hermes]`` (``--json`` for machine output).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ DASHBOARD_URL = "http://127.0.0.1:9"  # the stand-in's: never connected to
 
 
 class StandIn:
-    """What ``KernelTools`` needs of a Dashboard: ``mcp.servers.*`` answered as a newer Dashboard does, and turns
-    whose running tool parts ask for the calls to come (``prepare``)."""
+    """What ``KernelTools`` needs of a Dashboard: ``mcp.servers.*`` answered as a newer Dashboard does, and
+    turns whose running tool parts ask for the calls to come (``prepare``)."""
 
     def __init__(self) -> None:
         self.servers: dict[str, str] = {}
@@ -61,7 +63,8 @@ class StandIn:
         return [turn for turn in self.turns if not turn.done]
 
     def prepare(self, server: str, tool: str, arguments: dict[str, Any], count: int = 1) -> None:
-        """``count`` turns, each with one running part that asks for ``tool(arguments)`` (a newer ``tool.start``)."""
+        """``count`` turns, each with one running part that asks for ``tool(arguments)`` (a newer
+        ``tool.start``)."""
         from hermes_notebook.client.dashboard import SessionRef, Turn
         from hermes_notebook.client.dashboard.turn_state import TurnState
         from hermes_notebook.turns import TurnFolder
@@ -71,8 +74,9 @@ class StandIn:
             n = next(self._ids)
             folder = TurnFolder(f"t{n}")
             state = TurnState(SessionRef(f"live{n}", f"stored{n}"), f"t{n}", "hi", folder)
-            folder.apply(Event("tool.start", {"tool_id": f"k{n}", "name": f"mcp__{server}__{tool}",
-                                              "args": arguments}))
+            folder.apply(
+                Event("tool.start", {"tool_id": f"k{n}", "name": f"mcp__{server}__{tool}", "args": arguments})
+            )
             self.turns.append(Turn(state))
 
     def end_all(self) -> None:
@@ -85,25 +89,31 @@ def namespace() -> dict[str, Any]:
     import numpy as np
     import pandas as pd
 
-    ns: dict[str, Any] = {"df": pd.DataFrame({"city": ["Oslo", "Lima"] * 500, "sales": range(1000)}),
-                          "grid": np.arange(10_000).reshape(100, 100)}
+    ns: dict[str, Any] = {
+        "df": pd.DataFrame({"city": ["Oslo", "Lima"] * 500, "sales": range(1000)}),
+        "grid": np.arange(10_000).reshape(100, 100),
+    }
     for i in range(98):
         ns[f"v{i}"] = [i] * 10 if i % 3 == 0 else {"k": i} if i % 3 == 1 else f"text {i}"
     return ns
 
 
-async def _client_calls(url: str, token: str | None, calls: list[tuple[str, dict[str, Any]]],
-                        before: Any = None) -> list[float]:
-    """Seconds per ``tools/call`` from the official MCP client (one session); ``before(i)`` runs untimed first."""
+async def _client_calls(
+    url: str, token: str | None, calls: list[tuple[str, dict[str, Any]]], before: Any = None
+) -> list[float]:
+    """Seconds per ``tools/call`` from the official MCP client (one session); ``before(i)`` runs untimed
+    first."""
     import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     times = []
-    async with httpx2.AsyncClient(headers=headers) as http, streamable_http_client(url, http_client=http) as (
-        read, write, *_
-    ), ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write, *_),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         for i, (tool, arguments) in enumerate(calls):
             if before is not None:
@@ -137,8 +147,11 @@ def bare_server(ns: dict[str, Any]) -> tuple[Any, str]:
     mcp.add_tool(describe, name="describe", structured_output=False)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # as uvicorn binds host:port
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(mcp.streamable_http_app(json_response=True, host="127.0.0.1"),
-                                           log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            mcp.streamable_http_app(json_response=True, host="127.0.0.1"), log_level="warning", lifespan="on"
+        )
+    )
     threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True).start()
     while not server.started:
         time.sleep(0.01)
@@ -176,7 +189,7 @@ def overhead(calls: int, blocks: int) -> dict[str, Any]:
 
     results: dict[str, list[float]] = {"ours": [], "bare": []}
     for block in range(blocks):
-        for kind in (("ours", "bare") if block % 2 == 0 else ("bare", "ours")):
+        for kind in ("ours", "bare") if block % 2 == 0 else ("bare", "ours"):
             if kind == "ours":
                 results[kind] += runtime.run_sync(_client_calls(share.url, token, work, ours), timeout=600)
             else:
@@ -184,9 +197,14 @@ def overhead(calls: int, blocks: int) -> dict[str, Any]:
     bare.should_exit = True
     tools.close()
     med = {k: statistics.median(v) for k, v in results.items()}
-    return {"calls": len(results["ours"]), "ours_median_ms": med["ours"] * 1000, "bare_median_ms": med["bare"] * 1000,
-            "ratio": med["ours"] / med["bare"],
-            "ours_p95_ms": _pct(results["ours"], 95) * 1000, "bare_p95_ms": _pct(results["bare"], 95) * 1000}
+    return {
+        "calls": len(results["ours"]),
+        "ours_median_ms": med["ours"] * 1000,
+        "bare_median_ms": med["bare"] * 1000,
+        "ratio": med["ours"] / med["bare"],
+        "ours_p95_ms": _pct(results["ours"], 95) * 1000,
+        "bare_p95_ms": _pct(results["bare"], 95) * 1000,
+    }
 
 
 def _pct(values: list[float], p: float) -> float:
@@ -231,7 +249,10 @@ def busy_reads(seconds: float, interval: float = 0.05) -> dict[str, Any]:
     """Part 2 (see the module docstring)."""
     from jupyter_client.manager import KernelManager
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     km = KernelManager(kernel_name="python3")
     km.start_kernel(env=env, cwd=str(ROOT))
     client = km.blocking_client()
@@ -241,8 +262,13 @@ def busy_reads(seconds: float, interval: float = 0.05) -> dict[str, Any]:
 
     def run(code: str, timeout: float = 120) -> str:
         out.clear()
-        client.execute_interactive(code, timeout=timeout, output_hook=lambda m: out.append(
-            m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
+        client.execute_interactive(
+            code,
+            timeout=timeout,
+            output_hook=lambda m: out.append(
+                m["content"].get("text", "") if m["msg_type"] == "stream" else ""
+            ),
+        )
         return "".join(out)
 
     try:
@@ -259,8 +285,9 @@ def busy_reads(seconds: float, interval: float = 0.05) -> dict[str, Any]:
         # paced calls that end well before the cell does (each takes the pause plus its round trip)
         busy = asyncio.run(_client_calls(url, token, calls[: int(seconds / (interval * 2))], paced))
         client.get_shell_msg(timeout=seconds + 60)  # the busy cell's reply
-        kernel_side = json.loads(run("print(json.dumps([(r.tool, r.seconds, r.running_cell) "
-                                     "for r in KERNEL.recent_calls()]))"))
+        kernel_side = json.loads(
+            run("print(json.dumps([(r.tool, r.seconds, r.running_cell) for r in KERNEL.recent_calls()]))")
+        )
         run(PREPARE.format(n=40, cell=busy_cell))
         idle = asyncio.run(_client_calls(url, token, calls[:60], paced))
         while_busy = [s for tool, s, cell in kernel_side if cell == busy_cell]
@@ -268,15 +295,22 @@ def busy_reads(seconds: float, interval: float = 0.05) -> dict[str, Any]:
         client.stop_channels()
         km.shutdown_kernel(now=True)
     return {
-        "busy_calls": len(busy), "busy_round_trip_ms": _summary(busy), "idle_round_trip_ms": _summary(idle),
-        "kernel_side_while_busy_ms": _summary(while_busy), "kernel_side_calls_while_busy": len(while_busy),
+        "busy_calls": len(busy),
+        "busy_round_trip_ms": _summary(busy),
+        "idle_round_trip_ms": _summary(idle),
+        "kernel_side_while_busy_ms": _summary(while_busy),
+        "kernel_side_calls_while_busy": len(while_busy),
     }
 
 
 def _summary(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
-    return {"p50": statistics.median(values) * 1000, "p95": _pct(values, 95) * 1000, "max": max(values) * 1000}
+    return {
+        "p50": statistics.median(values) * 1000,
+        "p95": _pct(values, 95) * 1000,
+        "max": max(values) * 1000,
+    }
 
 
 def share_times(rounds: int) -> dict[str, Any]:
@@ -305,8 +339,11 @@ def share_times(rounds: int) -> dict[str, Any]:
             again.append(time.perf_counter() - started)
             tools.close()
         run_sync(conn.close())
-    return {"first_share_ms": _summary(first[1:]), "first_share_in_a_fresh_process_ms": first[0] * 1000,
-            "new_policy_ms": _summary(again)}
+    return {
+        "first_share_ms": _summary(first[1:]),
+        "first_share_in_a_fresh_process_ms": first[0] * 1000,
+        "new_policy_ms": _summary(again),
+    }
 
 
 def main() -> None:
@@ -332,15 +369,26 @@ def main() -> None:
         return
     o = results["overhead"]
     print(f"load average {results['load'][0]:.1f} -> {results['load_after'][0]:.1f}")
-    print(f"tool call, {o['calls']} calls: ours {o['ours_median_ms']:.2f} ms, bare mcp {o['bare_median_ms']:.2f} ms "
-          f"(medians) = {o['ratio']:.2f}x; p95 {o['ours_p95_ms']:.2f} / {o['bare_p95_ms']:.2f} ms")
+    print(
+        f"tool call, {o['calls']} calls: ours {o['ours_median_ms']:.2f} ms, bare mcp "
+        f"{o['bare_median_ms']:.2f} ms "
+        f"(medians) = {o['ratio']:.2f}x; p95 {o['ours_p95_ms']:.2f} / {o['bare_p95_ms']:.2f} ms"
+    )
     b = results["busy"]
-    print(f"reads while a CPU-bound cell runs ({b['busy_calls']} calls): round trip {_fmt(b['busy_round_trip_ms'])}; "
-          f"the kernel's own time {_fmt(b['kernel_side_while_busy_ms'])}; idle round trip {_fmt(b['idle_round_trip_ms'])}")
+    print(
+        f"reads while a CPU-bound cell runs ({b['busy_calls']} calls): round trip "
+        f"{_fmt(b['busy_round_trip_ms'])}; "
+        f"the kernel's own time {_fmt(b['kernel_side_while_busy_ms'])}; idle round trip "
+        f"{_fmt(b['idle_round_trip_ms'])}"
+    )
     if "share" in results:
         s = results["share"]
-        print(f"share_kernel: the process's first {s['first_share_in_a_fresh_process_ms']:.0f} ms (imports, server "
-              f"start); later kernels' first {_fmt(s['first_share_ms'])}; a new policy {_fmt(s['new_policy_ms'])}")
+        print(
+            f"share_kernel: the process's first {s['first_share_in_a_fresh_process_ms']:.0f} ms (imports, "
+            "server "
+            f"start); later kernels' first {_fmt(s['first_share_ms'])}; a new policy "
+            f"{_fmt(s['new_policy_ms'])}"
+        )
 
 
 def _fmt(summary: dict[str, float], unit: str = "ms", digits: int = 1) -> str:

@@ -1,25 +1,26 @@
-"""Streaming and long histories in a real browser: JupyterLab + Debian Chromium, the real widget, side by side.
+"""Streaming and long histories in a real browser: JupyterLab + Debian Chromium, the real widget, side by
+side.
 
 What it measures (one JupyterLab, one Chromium, one kernel, one run):
 
 1. ``stream``: a 1 MB markdown reply with a 200 KB fenced code block, pushed through
-   :class:`hermes_notebook.widgets._stream.StreamingWidget` (what ``Chat`` and ``%hermes`` use; the coalescer caps it
-   at 30 batches a second) at ``--rate`` bytes a second, into two views in the same notebook:
-   the incremental renderer, and a naive one (hidden benchmark flag ``window.__hnBench.naive``: every update re-renders
-   and re-highlights the whole message and the scroll-follow forces a layout, like common chat widgets). Per applied
-   batch the view records the main-thread time of the render plus the style and layout it causes (forced at once while
-   measuring), both as wall time (``performance.now()``) and as the renderer thread's CPU time from a Chromium trace
-   (``FireAnimationFrame`` thread time; robust when other processes load the machine); a ``longtask``
-   PerformanceObserver records tasks over 50 ms. The per-batch cost is fitted against the KB already in the message
-   (least squares slope). Kernel -> browser bytes: the widget's custom messages plus its
-   ``index`` traffic, against the reply's size.
-2. ``history``: a 10,000-message session (reset into a widget before display): first paint, from running the cell to
-   the first frame after the newest message is in the DOM; then a fling scroll to the top (wheel events every frame)
-   while rAF timestamps record frame lengths.
-3. ``ten``: ten widgets streaming at once from ten kernel threads (30 KB/s each, a push every 20 ms); each view's
-   applied batches per second, and the round trip of an ``execute_request`` (``1``) sent every 100 ms meanwhile,
-   measured by the page's kernel client (so it includes the page's own busy time), and by a second client of our
-   own connected straight to the kernel (the kernel's own latency).
+   :class:`hermes_notebook.widgets._stream.StreamingWidget` (what ``Chat`` and ``%hermes`` use; the coalescer
+   caps it at 30 batches a second) at ``--rate`` bytes a second, into two views in the same notebook:
+   the incremental renderer, and a naive one (hidden benchmark flag ``window.__hnBench.naive``: every update
+   re-renders and re-highlights the whole message and the scroll-follow forces a layout, like common chat
+   widgets). Per applied batch the view records the main-thread time of the render plus the style and layout
+   it causes (forced at once while measuring), both as wall time (``performance.now()``) and as the renderer
+   thread's CPU time from a Chromium trace (``FireAnimationFrame`` thread time; robust when other processes
+   load the machine); a ``longtask`` PerformanceObserver records tasks over 50 ms. The per-batch cost is
+   fitted against the KB already in the message (least squares slope). Kernel -> browser bytes: the widget's
+   custom messages plus its ``index`` traffic, against the reply's size.
+2. ``history``: a 10,000-message session (reset into a widget before display): first paint, from running the
+   cell to the first frame after the newest message is in the DOM; then a fling scroll to the top (wheel
+   events every frame) while rAF timestamps record frame lengths.
+3. ``ten``: ten widgets streaming at once from ten kernel threads (30 KB/s each, a push every 20 ms); each
+   view's applied batches per second, and the round trip of an ``execute_request`` (``1``) sent every 100 ms
+   meanwhile, measured by the page's kernel client (so it includes the page's own busy time), and by a second
+   client of our own connected straight to the kernel (the kernel's own latency).
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_streaming_browser.py`` (needs ``js`` built and
 ``/usr/bin/chromium``; ``--json`` for machine output; ``--rate`` bytes/s, default 100000).
@@ -45,9 +46,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 # ---- kernel-side code (the notebook's cells) -------------------------------------------------------------
 
@@ -60,22 +69,30 @@ def _part(pid, text):
             "preview": None, "result": None, "duration": None, "interaction": None}
 
 def _msg(mid, role, text, status):
-    return {"id": mid, "role": role, "status": status, "parts": [_part("text:0", text)], "usage": None, "error": None}
+    return {"id": mid, "role": role, "status": status, "parts": [_part("text:0", text)], "usage": None,
+            "error": None}
 
 def make_reply(total=1_000_000, code=200_000):
     rnd = random.Random(7)
-    words = "the model streams tokens while the notebook keeps every finished block as it is and only the tail moves".split()
+    words = ("the model streams tokens while the notebook keeps every finished block as it is and only the"
+             " tail moves").split()
     def para():
         return " ".join(rnd.choice(words) for _ in range(rnd.randint(40, 90))).capitalize() + "."
     def block(i):
         kind = i % 6
         if kind == 0: return f"## Section {i}\n\n" + para()
         if kind == 1: return "\n".join(f"- item {j}: " + para()[:80] for j in range(5))
-        if kind == 2: return "```python\n" + "\n".join(f"def f{i}_{j}(x):\n    return x * {j}  # {para()[:40]}" for j in range(6)) + "\n```"
-        if kind == 3: return "| a | b | c |\n|---|---|---|\n" + "\n".join(f"| {j} | {para()[:20]} | **{j*j}** |" for j in range(6))
+        if kind == 2:
+            defs = (f"def f{i}_{j}(x):\n    return x * {j}  # {para()[:40]}" for j in range(6))
+            return "```python\n" + "\n".join(defs) + "\n```"
+        if kind == 3:
+            rows = (f"| {j} | {para()[:20]} | **{j*j}** |" for j in range(6))
+            return "| a | b | c |\n|---|---|---|\n" + "\n".join(rows)
         if kind == 4: return "> " + para() + "\n> with `inline code` and https://example.com/x"
         return para() + " " + para()
-    big = "```python\n" + "".join(f"def big_{j}(value):\n    return [v * {j} for v in range(value)]  # line {j}\n" for j in range(4000))
+    big = "```python\n" + "".join(
+        f"def big_{j}(value):\n    return [v * {j} for v in range(value)]  # line {j}\n" for j in range(4000)
+    )
     big = big[: code - 4] + "\n```"
     head, tail, i = [], [], 0
     while sum(len(b) + 2 for b in head) < (total - code) // 2:
@@ -88,7 +105,8 @@ REPLY = make_reply()
 DONE = {}
 
 def stream(w, key, text=REPLY, rate=100_000, tick=0.005):
-    """Push ``text`` into ``w`` as small appends at ``rate`` chars/s, from a thread (the kernel stays free)."""
+    """Push ``text`` into ``w`` as small appends at ``rate`` chars/s, from a thread (the kernel stays
+    free)."""
     mid = f"assistant:{key}"
     w.push([{"op": "message", "message": _msg(mid, "assistant", "", "streaming")}])
     def run():
@@ -108,7 +126,8 @@ def history(n=10_000):
     out = []
     for i in range(n // 2):
         out.append(_msg(f"user:{i}", "user", f"Question {i}: how does part {i} work?", "complete"))
-        body = f"Answer {i}. " + " ".join(rnd.choice(["tokens", "blocks", "render", "notebook", "scroll"]) for _ in range(40))
+        words = ["tokens", "blocks", "render", "notebook", "scroll"]
+        body = f"Answer {i}. " + " ".join(rnd.choice(words) for _ in range(40))
         if i % 5 == 0: body += f"\n\n```python\nprint({i})\n```"
         if i % 7 == 0: body += "\n\n- one\n- two\n- three"
         out.append(_msg(f"assistant:{i}", "assistant", body, "complete"))
@@ -141,7 +160,10 @@ JS_READY = """(path) => {
   return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
 }"""
 
-JS_RUN_CELL = """async ({path, index, naive}) => {""" + JS_PRELUDE + """
+JS_RUN_CELL = (
+    """async ({path, index, naive}) => {"""
+    + JS_PRELUDE
+    + """
   window.__hnBench = {naive, samples: []};
   app.shell.activateById(nb.id);
   nb.content.activeCellIndex = index;
@@ -149,8 +171,12 @@ JS_RUN_CELL = """async ({path, index, naive}) => {""" + JS_PRELUDE + """
   await withTimeout(app.commands.execute('notebook:run-cell'), 120000, 'run cell');
   return performance.now() - t0;
 }"""
+)
 
-JS_EXEC = """async ({path, code}) => {""" + JS_PRELUDE + """
+JS_EXEC = (
+    """async ({path, code}) => {"""
+    + JS_PRELUDE
+    + """
   const fut = nb.sessionContext.session.kernel.requestExecute({code, store_history: false});
   let out = '';
   fut.onIOPub = (m) => { if (m.header.msg_type === 'stream') out += m.content.text;
@@ -158,6 +184,7 @@ JS_EXEC = """async ({path, code}) => {""" + JS_PRELUDE + """
   await withTimeout(fut.done, 60000, 'execute');
   return out;
 }"""
+)
 
 JS_OBSERVE_LONG = """() => {
   window.__hnLong = [];
@@ -170,7 +197,10 @@ JS_OBSERVE_LONG = """() => {
 }"""
 
 # First paint of the history widget: run its cell, then wait for the newest message and one more frame.
-JS_HISTORY_PAINT = """async ({path, index}) => {""" + JS_PRELUDE + """
+JS_HISTORY_PAINT = (
+    """async ({path, index}) => {"""
+    + JS_PRELUDE
+    + """
   window.__hnBench = null;
   app.shell.activateById(nb.id);
   nb.content.activeCellIndex = index;
@@ -191,14 +221,22 @@ JS_HISTORY_PAINT = """async ({path, index}) => {""" + JS_PRELUDE + """
   await withTimeout(run, 60000, 'run');
   return {painted, view, ran, rendered: cell.node.querySelectorAll('.hn-message').length};
 }"""
+)
 
 # Fling: wheel up hard every frame over the history list until its top, recording frame lengths.
-JS_FLING = """async ({path, index}) => {""" + JS_PRELUDE + """
+JS_FLING = (
+    """async ({path, index}) => {"""
+    + JS_PRELUDE
+    + """
   const list = nb.content.widgets[index].node.querySelector('.hn-messages');
   list.scrollIntoView({block: 'center'});
   const frames = [];
   let last = null, stop = false, grown = 0;
-  const tick = (t) => { if (last !== null) frames.push(t - last); last = t; if (!stop) requestAnimationFrame(tick); };
+  const tick = (t) => {
+    if (last !== null) frames.push(t - last);
+    last = t;
+    if (!stop) requestAnimationFrame(tick);
+  };
   requestAnimationFrame(tick);
   const t0 = performance.now();
   const before = list.querySelectorAll('.hn-message').length;
@@ -211,8 +249,12 @@ JS_FLING = """async ({path, index}) => {""" + JS_PRELUDE + """
   grown = list.querySelectorAll('.hn-message').length - before;
   return {frames, rendered_before: before, rendered_after: before + grown, scrollTop: list.scrollTop};
 }"""
+)
 
-JS_WAIT_COMPLETE = """async ({path, index, id, ms}) => {""" + JS_PRELUDE + """
+JS_WAIT_COMPLETE = (
+    """async ({path, index, id, ms}) => {"""
+    + JS_PRELUDE
+    + """
   const cell = nb.content.widgets[index];
   const t0 = performance.now();
   while (performance.now() - t0 < ms) {
@@ -222,14 +264,22 @@ JS_WAIT_COMPLETE = """async ({path, index, id, ms}) => {""" + JS_PRELUDE + """
   }
   return false;
 }"""
+)
 
-JS_SCROLL_TO = """({path, index}) => {""" + JS_PRELUDE + """
+JS_SCROLL_TO = (
+    """({path, index}) => {"""
+    + JS_PRELUDE
+    + """
   nb.content.widgets[index].node.scrollIntoView({block: 'center'});
   return true;
 }"""
+)
 
 # Ten views: per view, applied batches (flushes) and when; plus execute_request round trips every 100 ms.
-JS_TEN = """async ({path, seconds}) => {""" + JS_PRELUDE + """
+JS_TEN = (
+    """async ({path, seconds}) => {"""
+    + JS_PRELUDE
+    + """
   const kernel = nb.sessionContext.session.kernel;
   const rtts = [];
   const t0 = performance.now();
@@ -242,10 +292,12 @@ JS_TEN = """async ({path, seconds}) => {""" + JS_PRELUDE + """
   }
   return rtts;
 }"""
+)
 
 
 def _direct_rtts(runtime_dir: Path, seconds: float, out: list[float]) -> None:
-    """``1+1`` round trips from our own client to the notebook's kernel (its connection file), every 100 ms."""
+    """``1+1`` round trips from our own client to the notebook's kernel (its connection file), every 100
+    ms."""
     from jupyter_client import BlockingKernelClient
 
     [connection] = sorted(runtime_dir.glob("kernel-*.json"))
@@ -280,30 +332,50 @@ def start_lab(base: Path) -> tuple[subprocess.Popen[bytes], str]:
     root.mkdir(parents=True)
     settings = base / "user-settings"
     for rel, data in {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+            "doNotDisturbMode": True,
+        },
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     }.items():
         (settings / rel).parent.mkdir(parents=True, exist_ok=True)
         (settings / rel).write_text(json.dumps(data))
     port = _free_port()
     flags = {
-        "ServerApp.ip": "127.0.0.1", "ServerApp.port": port, "ServerApp.port_retries": 0,
-        "IdentityProvider.token": TOKEN, "ServerApp.root_dir": root, "ServerApp.allow_root": True,
-        "ServerApp.terminals_enabled": False, "LabApp.expose_app_in_browser": True,
-        "LabApp.user_settings_dir": settings, "LabApp.workspaces_dir": base / "workspaces",
-        "LabApp.news_url": None, "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+        "ServerApp.ip": "127.0.0.1",
+        "ServerApp.port": port,
+        "ServerApp.port_retries": 0,
+        "IdentityProvider.token": TOKEN,
+        "ServerApp.root_dir": root,
+        "ServerApp.allow_root": True,
+        "ServerApp.terminals_enabled": False,
+        "LabApp.expose_app_in_browser": True,
+        "LabApp.user_settings_dir": settings,
+        "LabApp.workspaces_dir": base / "workspaces",
+        "LabApp.news_url": None,
+        "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
         "LabApp.extension_manager": "readonly",
         "ZMQChannelsWebsocketConnection.iopub_msg_rate_limit": 0,
         "ZMQChannelsWebsocketConnection.iopub_data_rate_limit": 0,
     }
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
-               JUPYTER_RUNTIME_DIR=str(base / "runtime"), IPYTHONDIR=str(base / "ipython"),
-               JUPYTER_PLATFORM_DIRS="1", PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(base / "config"),
+        JUPYTER_DATA_DIR=str(base / "data"),
+        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+        IPYTHONDIR=str(base / "ipython"),
+        JUPYTER_PLATFORM_DIRS="1",
+        PYTHONPATH=str(ROOT),
+    )
     log = open(base / "lab.log", "wb")  # noqa: SIM115 (kept open for the server's lifetime)
-    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser",
-                             *[f"--{k}={v}" for k, v in flags.items()]],
-                            stdout=log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", *[f"--{k}={v}" for k, v in flags.items()]],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        preexec_fn=_die_with_parent,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -359,12 +431,15 @@ def slope(points: list[tuple[float, float]]) -> float:
 def batch_cpu_ms(trace: dict[str, Any]) -> list[float]:
     """Main-thread CPU time of each animation frame that applied a batch (holds an ``hn-batch`` mark), in ms.
 
-    Thread time (``tdur``), not wall time: on a loaded machine the wall clock also counts the time the renderer
-    waited for a core. The view forces its style and layout inside that frame while measuring, so they count.
+    Thread time (``tdur``), not wall time: on a loaded machine the wall clock also counts the time the
+    renderer waited for a core. The view forces its style and layout inside that frame while measuring, so
+    they count.
     """
     events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
     marks = sorted((e["ts"], e["tid"]) for e in events if e.get("name") == "hn-batch")
-    frames = [e for e in events if e.get("name") == "FireAnimationFrame" and e.get("ph") == "X" and "tdur" in e]
+    frames = [
+        e for e in events if e.get("name") == "FireAnimationFrame" and e.get("ph") == "X" and "tdur" in e
+    ]
     out: list[float] = []
     for ts, tid in marks:
         frame = next((f for f in frames if f["tid"] == tid and f["ts"] <= ts <= f["ts"] + f["dur"]), None)
@@ -374,8 +449,13 @@ def batch_cpu_ms(trace: dict[str, Any]) -> list[float]:
 
 
 def summarize(samples: list[dict[str, float]], long_tasks: list[float], cpu: list[float]) -> dict[str, Any]:
-    # Samples and marks come in the same order; the first batch of a stream (the empty message) has chars == 0.
-    pairs = [(s, c) for s, c in zip(samples, cpu, strict=True) if s["chars"] > 0] if len(cpu) == len(samples) else []
+    # Samples and marks come in the same order; the first batch of a stream (the empty message) has chars ==
+    # 0.
+    pairs = (
+        [(s, c) for s, c in zip(samples, cpu, strict=True) if s["chars"] > 0]
+        if len(cpu) == len(samples)
+        else []
+    )
     streaming = [s for s in samples if s["chars"] > 0]
     ms = [s["ms"] for s in streaming]
     cpu_ms = [c for _, c in pairs]
@@ -429,8 +509,10 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                     browser.start_tracing(page=page, categories=["devtools.timeline", "blink.user_timing"])
                     widget = f"w_{key}"
                     exec_(f"{widget}.bytes_sent = 0\nstream({widget}, '{key}', rate={rate})")
-                    done = page.evaluate(JS_WAIT_COMPLETE, {"path": path, "index": index, "id": f"assistant:{key}",
-                                                            "ms": 600_000})
+                    done = page.evaluate(
+                        JS_WAIT_COMPLETE,
+                        {"path": path, "index": index, "id": f"assistant:{key}", "ms": 600_000},
+                    )
                     samples = page.evaluate(f"() => window.__hnBench.samples")  # noqa: F541
                     # this cell's view holds the same object as window.__hnBench (set when it was created)
                     long_tasks = page.evaluate("() => window.__hnLong")
@@ -438,14 +520,20 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                     stats = summarize(samples, long_tasks, cpu)
                     stats["cpu_samples"] = len(cpu)
                     stats["completed"] = bool(done)
-                    sent = json.loads(exec_(f"print(json.dumps({{'bytes': {widget}.bytes_sent, "
-                                            f"'seconds': DONE.get('{key}')}}))"))
+                    sent = json.loads(
+                        exec_(
+                            f"print(json.dumps({{'bytes': {widget}.bytes_sent, "
+                            f"'seconds': DONE.get('{key}')}}))"
+                        )
+                    )
                     stats["kernel_bytes"] = sent["bytes"]
                     stats["bytes_ratio"] = round(sent["bytes"] / reply_chars, 3)
                     stats["stream_seconds"] = round(sent["seconds"] or 0, 2)
                     result[f"stream_{key}"] = stats
                     if os.environ.get("HN_BENCH_DUMP"):
-                        Path(os.environ["HN_BENCH_DUMP"] + f".{key}.json").write_text(json.dumps([samples, cpu]))
+                        Path(os.environ["HN_BENCH_DUMP"] + f".{key}.json").write_text(
+                            json.dumps([samples, cpu])
+                        )
             if "history" in parts:
                 paint = page.evaluate(JS_HISTORY_PAINT, {"path": path, "index": 3})
                 page.evaluate(JS_OBSERVE_LONG)
@@ -472,9 +560,14 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                 page.evaluate(JS_SCROLL_TO, {"path": path, "index": 4})
                 page.evaluate("() => { window.__hnBench.samples.length = 0; }")
                 t_start = page.evaluate("() => performance.now()")
-                exec_("for _i, _w in enumerate(ten): stream(_w, f'ten{_i}', text=REPLY[:300_000], rate=30_000, tick=0.02)")
+                exec_(
+                    "for _i, _w in enumerate(ten): stream(_w, f'ten{_i}', text=REPLY[:300_000], rate=30_000, "
+                    "tick=0.02)"
+                )
                 direct: list[float] = []
-                side = threading.Thread(target=_direct_rtts, args=(base / "runtime", 8.0, direct), daemon=True)
+                side = threading.Thread(
+                    target=_direct_rtts, args=(base / "runtime", 8.0, direct), daemon=True
+                )
                 side.start()
                 rtts = page.evaluate(JS_TEN, {"path": path, "seconds": 8})
                 side.join(60)
@@ -494,7 +587,8 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
                     "exec_rtt_p95_ms": round(percentile(rtts, 95), 1),
                     "exec_rtt_max_ms": round(max(rtts, default=0.0), 1),
                     "exec_count": len(rtts),
-                    # the same, from a second client straight to the kernel's shell channel (no page, no server)
+                    # the same, from a second client straight to the kernel's shell channel (no page, no
+                    # server)
                     "direct_exec_rtt_p50_ms": round(percentile(direct, 50), 1),
                     "direct_exec_rtt_p95_ms": round(percentile(direct, 95), 1),
                     "direct_exec_rtt_max_ms": round(max(direct, default=0.0), 1),

@@ -1,14 +1,14 @@
-"""Ten chat widgets streaming at once in one real kernel: batches per second per widget, and how fast the kernel
-still answers an ``execute_request``.
+"""Ten chat widgets streaming at once in one real kernel: batches per second per widget, and how fast the
+kernel still answers an ``execute_request``.
 
-A real IPython kernel (``python3`` from the running interpreter's environment, started with ``jupyter_client``)
-creates ten :class:`hermes_notebook.widgets._stream.StreamingWidget` (what ``Chat`` and ``%hermes`` use) and feeds
-each a scripted markdown reply (``--size`` chars at ``--rate`` chars/s per widget, one ``append`` every ``--tick``
-seconds) from background threads, the way live turns reach a widget off the kernel's main thread. Meanwhile this
-script, as the kernel's only client:
+A real IPython kernel (``python3`` from the running interpreter's environment, started with
+``jupyter_client``) creates ten :class:`hermes_notebook.widgets._stream.StreamingWidget` (what ``Chat`` and
+``%hermes`` use) and feeds each a scripted markdown reply (``--size`` chars at ``--rate`` chars/s per widget,
+one ``append`` every ``--tick`` seconds) from background threads, the way live turns reach a widget off the
+kernel's main thread. Meanwhile this script, as the kernel's only client:
 
-* reads every IOPub message and counts the widgets' ``changes`` batches per comm (batches per second per widget,
-  and the most any widget sent in one second: the coalescer's cap is 30);
+* reads every IOPub message and counts the widgets' ``changes`` batches per comm (batches per second per
+  widget, and the most any widget sent in one second: the coalescer's cap is 30);
 * sends ``1+1`` on the shell channel every 100 ms and times the round trip to its ``execute_reply``;
 * reads the kernel process's CPU time (``/proc``) before and after.
 
@@ -38,7 +38,7 @@ from jupyter_client.manager import KernelManager
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SETUP = r'''
+SETUP = r"""
 import json, random, threading, time
 from hermes_notebook.widgets._stream import StreamingWidget
 
@@ -48,12 +48,15 @@ def _part(pid, text):
 
 def _reply(total):
     rnd = random.Random(7)
-    words = "the model streams tokens while the notebook keeps every finished block and only the tail moves".split()
+    words = ("the model streams tokens while the notebook keeps every finished block and only the tail"
+             " moves").split()
     out, size, i = [], 0, 0
     while size < total:
-        block = (f"## Section {i}\n\n" if i % 5 == 0 else "") + " ".join(rnd.choice(words) for _ in range(60)) + "\n\n"
+        heading = f"## Section {i}\n\n" if i % 5 == 0 else ""
+        block = heading + " ".join(rnd.choice(words) for _ in range(60)) + "\n\n"
         if i % 7 == 3:
-            block += "```python\n" + "".join(f"def f{i}_{j}(x):\n    return x * {j}\n" for j in range(8)) + "```\n\n"
+            defs = "".join(f"def f{i}_{j}(x):\n    return x * {j}\n" for j in range(8))
+            block += "```python\n" + defs + "```\n\n"
         out.append(block); size += len(block); i += 1
     return "".join(out)[:total]
 
@@ -83,7 +86,7 @@ def start(size, rate, tick, feeders):
     groups = [pairs[i::feeders] for i in range(feeders)]
     for g in groups:
         threading.Thread(target=_feed, args=(g, text, rate, tick), daemon=True).start()
-'''
+"""
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -114,7 +117,10 @@ def _expression(client: Any, expr: str) -> Any:
 
 
 def run(size: int, rate: int, tick: float, feeders: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     km = KernelManager(kernel_name="python3")
     km.start_kernel(env=env)
     client = km.blocking_client()
@@ -141,13 +147,21 @@ def run(size: int, rate: int, tick: float, feeders: int) -> dict[str, Any]:
                     data = msg["content"].get("data") or {}
                     content = data.get("content") or {}
                     i = index.get(msg["content"].get("comm_id"))
-                    if i is None or data.get("method") != "custom" or content.get("type") not in ("changes", "more"):
+                    if (
+                        i is None
+                        or data.get("method") != "custom"
+                        or content.get("type") not in ("changes", "more")
+                    ):
                         continue
                     batches[i].append(time.monotonic())
-                    if content["type"] == "more":  # one append to the part the batch before ended appending to
+                    if (
+                        content["type"] == "more"
+                    ):  # one append to the part the batch before ended appending to
                         chars[i] += len(content.get("text") or "")
                     else:
-                        chars[i] += sum(len(c.get("text") or "") for c in content["changes"] if c.get("op") == "append")
+                        chars[i] += sum(
+                            len(c.get("text") or "") for c in content["changes"] if c.get("op") == "append"
+                        )
             except BaseException as exc:  # noqa: BLE001 - reported by the main thread
                 errors.put(exc)
 
@@ -188,14 +202,22 @@ def run(size: int, rate: int, tick: float, feeders: int) -> dict[str, Any]:
             per_second[int(t - times[0])] = per_second.get(int(t - times[0]), 0) + 1
         peaks.append(max(per_second.values(), default=0))
     return {
-        "size": size, "rate": rate, "tick": tick, "feeders": feeders,
-        "stream_seconds_max": round(max(done.values()), 2), "stream_seconds_expected": round(expected, 2),
+        "size": size,
+        "rate": rate,
+        "tick": tick,
+        "feeders": feeders,
+        "stream_seconds_max": round(max(done.values()), 2),
+        "stream_seconds_expected": round(expected, 2),
         "all_text_arrived": all(c == size for c in chars),
-        "batches_per_s_per_widget_min": round(min(rates), 1), "batches_per_s_per_widget_max": round(max(rates), 1),
+        "batches_per_s_per_widget_min": round(min(rates), 1),
+        "batches_per_s_per_widget_max": round(max(rates), 1),
         "most_batches_in_one_second": max(peaks),
-        "exec_rtt_p50_ms": round(_percentile(rtts, 50), 1), "exec_rtt_p95_ms": round(_percentile(rtts, 95), 1),
-        "exec_rtt_max_ms": round(max(rtts, default=0.0), 1), "exec_count": len(rtts),
-        "kernel_cpu_s": round(cpu1 - cpu0, 2), "wall_s": round(t1 - t0, 2),
+        "exec_rtt_p50_ms": round(_percentile(rtts, 50), 1),
+        "exec_rtt_p95_ms": round(_percentile(rtts, 95), 1),
+        "exec_rtt_max_ms": round(max(rtts, default=0.0), 1),
+        "exec_count": len(rtts),
+        "kernel_cpu_s": round(cpu1 - cpu0, 2),
+        "wall_s": round(t1 - t0, 2),
         "load_avg_1min": os.getloadavg()[0],
     }
 
@@ -204,12 +226,35 @@ def run_without_kernel(size: int, chunk: int = 50) -> dict[str, Any]:
     """Per-append cost of ``StreamingWidget.push`` into ten widgets, early in the reply vs late in it."""
     from hermes_notebook.widgets._stream import StreamingWidget
 
-    part = {"id": "text:0", "kind": "text", "text": "", "name": None, "status": None, "arguments": None,
-            "preview": None, "result": None, "duration": None, "interaction": None}
+    part = {
+        "id": "text:0",
+        "kind": "text",
+        "text": "",
+        "name": None,
+        "status": None,
+        "arguments": None,
+        "preview": None,
+        "result": None,
+        "duration": None,
+        "interaction": None,
+    }
     widgets = [StreamingWidget(mode="turn") for _ in range(10)]
     for i, w in enumerate(widgets):
-        w.push([{"op": "message", "message": {"id": f"a{i}", "role": "assistant", "status": "streaming",
-                                              "parts": [dict(part)], "usage": None, "error": None}}])
+        w.push(
+            [
+                {
+                    "op": "message",
+                    "message": {
+                        "id": f"a{i}",
+                        "role": "assistant",
+                        "status": "streaming",
+                        "parts": [dict(part)],
+                        "usage": None,
+                        "error": None,
+                    },
+                }
+            ]
+        )
     text = "x" * chunk
     steps = size // chunk
     window = max(1, steps // 5)  # the first and the last fifth (200 KB of a 1 MB reply)
@@ -224,17 +269,27 @@ def run_without_kernel(size: int, chunk: int = 50) -> dict[str, Any]:
         w.close()
     early = sum(times[:window]) / (window * 10) * 1e6
     late = sum(times[-window:]) / (window * 10) * 1e6
-    return {"size": size, "chunk": chunk, "appends": steps * 10, "push_us_first_fifth": round(early, 1),
-            "push_us_last_fifth": round(late, 1), "late_over_early": round(late / early, 2),
-            "total_s": round(sum(times), 2)}
+    return {
+        "size": size,
+        "chunk": chunk,
+        "appends": steps * 10,
+        "push_us_first_fifth": round(early, 1),
+        "push_us_last_fifth": round(late, 1),
+        "late_over_early": round(late / early, 2),
+        "total_s": round(sum(times), 2),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1_000_000, help="reply chars per widget (default 1 MB)")
-    parser.add_argument("--rate", type=int, default=100_000, help="chars per second per widget (default 100000)")
+    parser.add_argument(
+        "--rate", type=int, default=100_000, help="chars per second per widget (default 100000)"
+    )
     parser.add_argument("--tick", type=float, default=0.005, help="seconds between appends (default 0.005)")
-    parser.add_argument("--feeders", type=int, default=10, help="feeding threads (default 10, one per widget)")
+    parser.add_argument(
+        "--feeders", type=int, default=10, help="feeding threads (default 10, one per widget)"
+    )
     parser.add_argument("--no-kernel", action="store_true", help="only the in-process push cost (see above)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

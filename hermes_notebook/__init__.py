@@ -64,8 +64,9 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    """Where the prebuilt JupyterLab / Notebook 7 extension sits in the package (``jupyter labextension develop``
-    links it into an environment; a wheel ships it as ``share/jupyter/labextensions/hermes-notebook``)."""
+    """Where the prebuilt JupyterLab / Notebook 7 extension sits in the package (``jupyter labextension
+    develop`` links it into an environment; a wheel ships it as
+    ``share/jupyter/labextensions/hermes-notebook``)."""
     return [{"src": "labextension", "dest": "hermes-notebook"}]
 
 

@@ -12,7 +12,7 @@ Everything the package raises on purpose derives from :class:`HermesError`::
     │   ├── HermesConflictError        409
     │   ├── HermesTooLargeError        413
     │   ├── HermesRateLimitError       429 (``retry_after``)
-    │   ├── HermesValidationError      the server refused a value (400/422, or the jobs API's 500 on a bad schedule)
+    │   ├── HermesValidationError      the server refused a value (400/422; the jobs API's 500: bad schedule)
     │   └── HermesServerError          5xx
     ├── HermesRPCError                 a JSON-RPC error reply from the Dashboard (``code``)
     ├── HermesProtocolError            a frame or event that does not parse
@@ -181,12 +181,13 @@ class HermesUnsupportedAttachmentError(HermesUsageError):
 
 
 class HermesNotOfferedError(HermesUsageError):
-    """Raised when this Hermes does not offer a feature (a JSON-RPC method or a route it lacks), before or instead of
-    using it.
+    """Raised when this Hermes does not offer a feature (a JSON-RPC method or a route it lacks), before or
+    instead of using it.
 
-    Learned from the server's answer (-32601, a missing capability), never from a version string. ``feature`` says
-    what was asked for ("branching", "model options") and ``method`` what the server lacks (``session.branch_whole``,
-    ``GET /api/model/options``). A caller that can do without the feature catches this class, and only this one.
+    Learned from the server's answer (-32601, a missing capability), never from a version string. ``feature``
+    says what was asked for ("branching", "model options") and ``method`` what the server lacks
+    (``session.branch_whole``, ``GET /api/model/options``). A caller that can do without the feature catches
+    this class, and only this one.
     """
 
     def __init__(self, feature: str, method: str, *, detail: str = "") -> None:
@@ -220,7 +221,8 @@ _SECRET_PATTERNS = [
 def redact(text: str, *secrets: object) -> str:
     """Remove the given secret values, and anything that looks like a bearer/token parameter, from text.
 
-    A value is also removed as a library quotes it: escaped, as in ``b'key\\n'`` (h11's "Illegal header value").
+    A value is also removed as a library quotes it: escaped, as in ``b'key\\n'`` (h11's "Illegal header
+    value").
     """
     for secret in secrets:
         value = secret.reveal() if hasattr(secret, "reveal") else secret

@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ago", "cache_text", "context_text", "cost_text", "local_time", "table_cell", "usage_details", "usage_line"]
+__all__ = [
+    "ago",
+    "cache_text",
+    "context_text",
+    "cost_text",
+    "local_time",
+    "table_cell",
+    "usage_details",
+    "usage_line",
+]
 
 # Hermes names the same counts differently per surface: the API Server uses OpenAI's ``*_tokens`` names,
 # the Dashboard its own short names (``input``, ``output``, ``context_used`` ...).
@@ -23,9 +32,27 @@ _COST_KEYS = ("cost_usd", "actual_cost_usd", "estimated_cost_usd", "cost")
 # Prompt caching: the Dashboard says cache_read/cache_write (+ cache_hit_pct), API runs cache_*_tokens.
 _CACHE_READ_KEYS = ("cache_read", "cache_read_tokens")
 _CACHE_WRITE_KEYS = ("cache_write", "cache_write_tokens")
-_SHOWN = {*_IN_KEYS, *_OUT_KEYS, *_REASONING_KEYS, *_COST_KEYS, *_CACHE_READ_KEYS, *_CACHE_WRITE_KEYS,
-          "cache_hit_pct", "context_used", "context_max", "context_percent"}
-_TIME_COLUMNS = ("started_at", "ended_at", "last_active", "created_at", "updated_at", "next_run_at", "last_run_at")
+_SHOWN = {
+    *_IN_KEYS,
+    *_OUT_KEYS,
+    *_REASONING_KEYS,
+    *_COST_KEYS,
+    *_CACHE_READ_KEYS,
+    *_CACHE_WRITE_KEYS,
+    "cache_hit_pct",
+    "context_used",
+    "context_max",
+    "context_percent",
+}
+_TIME_COLUMNS = (
+    "started_at",
+    "ended_at",
+    "last_active",
+    "created_at",
+    "updated_at",
+    "next_run_at",
+    "last_run_at",
+)
 _CELL_LIMIT = 60
 
 

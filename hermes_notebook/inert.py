@@ -10,7 +10,8 @@ live. Every repr builds its output from these helpers and nothing else:
   ASCII punctuation mark as a character reference, which CommonMark shows literally; :func:`markdown_code` and
   :func:`markdown_fence` use a backtick run longer than any inside.
 - commands shown before an approval (card or terminal): :func:`reveal` makes control, bidi, zero-width and
-  blank characters visible (by Unicode category) and marks long whitespace runs, so nothing can hide after padding.
+  blank characters visible (by Unicode category) and marks long whitespace runs, so nothing can hide after
+  padding.
 - text printed to a terminal or a notebook stream: :func:`terminal_safe` shows every control character, so no
   escape sequence or carriage return can hide what follows.
 - URLs: :func:`is_safe_url` is the link policy (``link_policy.json``, shared with the front end's
@@ -61,7 +62,8 @@ WHITESPACE_RUN: int = int(_POLICY["whitespace_run"])
 #: Lines an approval card or terminal prompt shows before saying how many more are hidden.
 CARD_LINES: int = int(_POLICY["card_lines"])
 
-# Browsers drop control characters and whitespace inside a scheme ("java\tscript:"), so they go before the check.
+# Browsers drop control characters and whitespace inside a scheme ("java\tscript:"), so they go before the
+# check.
 _URL_NOISE = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
 
@@ -103,7 +105,8 @@ def redact_urls(text: str) -> str:
     return _USERINFO.sub(r"\1***@", text)
 
 
-# --- HTML -----------------------------------------------------------------------------------------------------
+# --- HTML
+# -----------------------------------------------------------------------------------------------------
 
 #: The class on every HTML output: MathJax (JupyterLab, nbviewer) skips elements carrying it.
 INERT_CLASS = "hn-inert tex2jax_ignore mathjax_ignore"
@@ -125,7 +128,11 @@ def _plain_cell(value: Any, column: str) -> str:
 
 
 def html_table(
-    columns: Sequence[str], rows: Iterable[Mapping[str, Any]], *, cell: Any = _plain_cell, mark: Any = None,
+    columns: Sequence[str],
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    cell: Any = _plain_cell,
+    mark: Any = None,
 ) -> str:
     """A table of escaped cells; ``cell(value, column)`` formats a value, ``mark(row)`` flags a row (bold)."""
     head = "".join(f'<th scope="col">{escape_html(c)}</th>' for c in columns)
@@ -143,10 +150,15 @@ def html_table(
 
 
 def table_html(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, current: object = None, empty: str = "",
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    *,
+    current: object = None,
+    empty: str = "",
     cell: Any = _plain_cell,
 ) -> str:
-    """A displayed table (sessions, jobs): escaped cells in the inert container; the ``current`` id is bold."""
+    """A displayed table (sessions, jobs): escaped cells in the inert container; the ``current`` id is
+    bold."""
     if not rows:
         return html_block(f"<i>{escape_html(empty)}</i>")
     mark = (lambda row: row.get("id") == current) if current is not None else None
@@ -158,7 +170,8 @@ def lines_html(lines: Iterable[str]) -> str:
     return html_block("<ul>" + "".join(f"<li>{escape_html(line)}</li>" for line in lines) + "</ul>")
 
 
-# --- markdown -------------------------------------------------------------------------------------------------
+# --- markdown
+# -------------------------------------------------------------------------------------------------
 
 _MD_PUNCT = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
 
@@ -191,23 +204,32 @@ def markdown_fence(text: str, info: str = "") -> str:
     return f"{fence}{re.sub(r'[^A-Za-z0-9_+-]', '', info)}\n{text}\n{fence}"
 
 
-# --- revealing what a command hides ---------------------------------------------------------------------------
+# --- revealing what a command hides
+# ---------------------------------------------------------------------------
 
 # What draws nothing or reorders text, by Unicode category: controls (Cc; not \n, \t), format characters (Cf:
-# bidi controls, zero-width characters, tag characters, the BOM, soft hyphen), private use (Co), surrogates (Cs),
-# unassigned code points (Cn), line and paragraph separators (Zl, Zp) and every space but U+0020 (Zs).
+# bidi controls, zero-width characters, tag characters, the BOM, soft hyphen), private use (Co), surrogates
+# (Cs), unassigned code points (Cn), line and paragraph separators (Zl, Zp) and every space but U+0020 (Zs).
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp", "Zs"})
 # Combining marks: fine on a letter (accents), hidden or misleading on nothing, on a blank or stacked high.
 _MARK_CATEGORIES = frozenset({"Mn", "Me"})
-# Named because no category rule catches them: blank letters and symbols (the Hangul fillers are Lo, the braille
-# blank is So: letters that draw as empty space) and marks that draw nothing even on a letter (the grapheme
-# joiner, Khmer inherent vowels, Mongolian and Unicode variation selectors: Mn, default-ignorable). The same
-# ranges are in js/src/chat/reveal.ts.
+# Named because no category rule catches them: blank letters and symbols (the Hangul fillers are Lo, the
+# braille blank is So: letters that draw as empty space) and marks that draw nothing even on a letter (the
+# grapheme joiner, Khmer inherent vowels, Mongolian and Unicode variation selectors: Mn, default-ignorable).
+# The same ranges are in js/src/chat/reveal.ts.
 _BLANK_RANGES = (
-    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF),
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
 )
-#: Combining marks on one letter from this many on are shown as code points (Vietnamese, Thai, Hebrew use fewer).
+#: Combining marks on one letter from this many on are shown as code points (Vietnamese, Thai, Hebrew use
+# fewer).
 MARK_RUN: int = int(_POLICY["mark_run"])
 _WHITESPACE_RUN = re.compile(rf"[ \t]{{{WHITESPACE_RUN},}}")
 _PLAIN = re.compile(r"[\x20-\x7e\n\t]+")
@@ -231,7 +253,8 @@ def _kind(ch: str) -> int:
 
 
 def _markers(chars: str) -> str:
-    """Each character as ``⟦U+XXXX⟧``; a run of one character at least ``WHITESPACE_RUN`` long as ``⟦400 × U+2800⟧``."""
+    """Each character as ``⟦U+XXXX⟧``; a run of one character at least ``WHITESPACE_RUN`` long as ``⟦400 ×
+    U+2800⟧``."""
     out: list[str] = []
     i = 0
     while i < len(chars):
@@ -239,7 +262,11 @@ def _markers(chars: str) -> str:
         while j < len(chars) and chars[j] == chars[i]:
             j += 1
         code = f"U+{ord(chars[i]):04X}"
-        out.append(f"\u27e6{j - i} \u00d7 {code}\u27e7" if j - i >= WHITESPACE_RUN else f"\u27e6{code}\u27e7" * (j - i))
+        out.append(
+            f"\u27e6{j - i} \u00d7 {code}\u27e7"
+            if j - i >= WHITESPACE_RUN
+            else f"\u27e6{code}\u27e7" * (j - i)
+        )
         i = j
     return "".join(out)
 
@@ -257,9 +284,10 @@ def reveal(text: str) -> str:
     """``text`` with every invisible or reordering character shown as ``⟦U+XXXX⟧`` and long blank runs marked.
 
     ``"ls" + " " * 400 + "; curl x | sh"`` becomes ``"ls ⟦400 spaces⟧ ; curl x | sh"``: what an approval shows
-    is what runs. Hidden characters are found by category (see ``_HIDDEN_CATEGORIES``) plus a few named blanks;
-    combining marks stay on a letter (``é``) but are shown with no letter under them (at the start, after a blank)
-    or stacked ``MARK_RUN`` or more high. Newlines and single tabs stay (they are visible as layout).
+    is what runs. Hidden characters are found by category (see ``_HIDDEN_CATEGORIES``) plus a few named
+    blanks; combining marks stay on a letter (``é``) but are shown with no letter under them (at the start,
+    after a blank) or stacked ``MARK_RUN`` or more high. Newlines and single tabs stay (they are visible as
+    layout).
     """
     text = text.replace("\r\n", "\n")
     out: list[str] = []
@@ -290,7 +318,8 @@ def reveal_lines(text: str, limit: int = CARD_LINES) -> tuple[list[str], int]:
     return lines[:limit], max(0, len(lines) - limit)
 
 
-# --- terminals ------------------------------------------------------------------------------------------------
+# --- terminals
+# ------------------------------------------------------------------------------------------------
 
 # C0 controls but \n and \t, DEL, C1 controls (0x9B is a one-byte CSI) and lone surrogates (unprintable).
 _TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -301,11 +330,12 @@ def _control(match: re.Match[str]) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` for a terminal or a notebook stream: every control character shown as ``⟦U+001B⟧``, none obeyed.
+    """``text`` for a terminal or a notebook stream: every control character shown as ``⟦U+001B⟧``, none
+    obeyed.
 
     Model text and tool previews are printed right before an approval prompt; a raw ``ESC[8m`` (conceal),
     cursor move, line erase, OSC title or hyperlink, or a bare ``\\r`` could hide or overwrite the command the
-    prompt shows. Only ``\\n`` and ``\\t`` pass (``\\r\\n`` becomes ``\\n``); layout and other characters stay as they
-    are (commands also go through :func:`reveal`).
+    prompt shows. Only ``\\n`` and ``\\t`` pass (``\\r\\n`` becomes ``\\n``); layout and other characters stay
+    as they are (commands also go through :func:`reveal`).
     """
     return _TERMINAL_CONTROL.sub(_control, text.replace("\r\n", "\n"))

@@ -1,8 +1,8 @@
 """Sanitized rendering of messages for places without our front end.
 
 Model and tool output is untrusted. Markdown is rendered by markdown-it-py with raw HTML disabled (it is shown
-as text), links limited by the shared link policy (:mod:`hermes_notebook.inert`: http, https, mailto) and opened
-with ``rel="noopener noreferrer"``; images are never loaded: each becomes a link naming its host, so a
+as text), links limited by the shared link policy (:mod:`hermes_notebook.inert`: http, https, mailto) and
+opened with ``rel="noopener noreferrer"``; images are never loaded: each becomes a link naming its host, so a
 prompt-injected model cannot send data out in an image URL on every open of the notebook. Every other string
 goes through :mod:`hermes_notebook.inert`. The static transcript (``text/plain`` and ``text/html``) is what a
 saved notebook shows on GitHub, nbviewer or nbconvert, where no kernel and no widget JS run; there is no
@@ -78,8 +78,10 @@ def image_placeholder_html(src: str, alt: str) -> str:
     if not is_safe_image_url(src):
         return f'<span class="hn-image-blocked">[{escape_html(label)}, not shown]</span>'
     host = urlsplit(src.strip()).hostname or "unknown host"
-    return (f'<a class="hn-image-link" href="{escape_html(src.strip())}" target="_blank" '
-            f'rel="noopener noreferrer nofollow">[{escape_html(label)} from {escape_html(host)}]</a>')
+    return (
+        f'<a class="hn-image-link" href="{escape_html(src.strip())}" target="_blank" '
+        f'rel="noopener noreferrer nofollow">[{escape_html(label)} from {escape_html(host)}]</a>'
+    )
 
 
 @lru_cache(maxsize=1)
@@ -108,13 +110,15 @@ def _valid_link(url: str) -> bool:
 
 
 def markdown_to_html(text: str) -> str:
-    """Render untrusted markdown to HTML in which no raw HTML, script, unsafe link or loading image survives."""
+    """Render untrusted markdown to HTML in which no raw HTML, script, unsafe link or loading image
+    survives."""
     return _markdown().render(text)
 
 
 @lru_cache(maxsize=1)
 def _probe() -> MarkdownIt:
-    # Parses the way a permissive renderer would (raw HTML on, every link accepted) to find what could go live.
+    # Parses the way a permissive renderer would (raw HTML on, every link accepted) to find what could go
+    # live.
     md = MarkdownIt("gfm-like", {"html": True, "linkify": False})
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     return md
@@ -130,12 +134,12 @@ _TAG_OPEN = re.compile(r"<[A-Za-z/!?]")
 
 
 def markdown_is_inert(text: str) -> bool:
-    """Would ``text`` stay inert in a markdown renderer that allows raw HTML and typesets math? (no HTML, images,
-    bad links or math delimiters: ``$``, ``\\(``, ``\\[``, ``\\begin{...}``, ``\\ref{...}``)
+    """Would ``text`` stay inert in a markdown renderer that allows raw HTML and typesets math? (no HTML,
+    images, bad links or math delimiters: ``$``, ``\\(``, ``\\[``, ``\\begin{...}``, ``\\ref{...}``)
 
-    Also when it is joined to other markdown in one document (an export puts every message in one file): no link
-    reference definition (``[x]: javascript:...`` here would arm ``[x]`` in the next message) and no tag left
-    open (``<img src=x onerror=...`` without its ``>`` here is closed by the ``>`` of the next tag)."""
+    Also when it is joined to other markdown in one document (an export puts every message in one file): no
+    link reference definition (``[x]: javascript:...`` here would arm ``[x]`` in the next message) and no tag
+    left open (``<img src=x onerror=...`` without its ``>`` here is closed by the ``>`` of the next tag)."""
     env: dict[str, Any] = {}
     stack = list(_probe().parse(text, env))
     if env.get("references"):
@@ -153,6 +157,7 @@ def markdown_is_inert(text: str) -> bool:
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
 
 def _parts(message: Message) -> Sequence[Mapping[str, Any]]:
     return message.get("parts") or ()
@@ -184,7 +189,9 @@ def _tool_summary(part: Mapping[str, Any]) -> str:
 
 def _interaction_line(interaction: Mapping[str, Any]) -> str:
     kind = interaction.get("kind", "request")
-    subject = reveal(str(interaction.get("command") or interaction.get("question") or interaction.get("description") or ""))
+    subject = reveal(
+        str(interaction.get("command") or interaction.get("question") or interaction.get("description") or "")
+    )
     status = interaction.get("status", "pending")
     answer = interaction.get("response")
     tail = f" -> {answer}" if answer is not None and status == "answered" else ""
@@ -197,14 +204,17 @@ def _usage_line(usage: Any) -> str:
 
 # --- text/plain -----------------------------------------------------------------------------------------
 
+
 def _scrubbed(messages: Iterable[Message], secrets: Sequence[object]) -> list[Message]:
-    """Messages without secrets (keys, tokens, ``NAME_KEY=...``), scrubbed before rendering: escaping and clipping
-    could otherwise hide a key's shape from the scrubber. Every static transcript is saved with the notebook."""
+    """Messages without secrets (keys, tokens, ``NAME_KEY=...``), scrubbed before rendering: escaping and
+    clipping could otherwise hide a key's shape from the scrubber. Every static transcript is saved with the
+    notebook."""
     return [scrub_value(message, secrets) for message in messages]
 
 
 def transcript_text(messages: Iterable[Message], *, secrets: Sequence[object] = ()) -> str:
-    """A plain-text transcript: who said what, tools one line each (no secrets: ``secrets`` and key shapes)."""
+    """A plain-text transcript: who said what, tools one line each (no secrets: ``secrets`` and key
+    shapes)."""
     return _transcript_text(_scrubbed(messages, secrets))
 
 
@@ -245,7 +255,9 @@ def _transcript_text(messages: Iterable[Message]) -> str:
     return terminal_safe("\n".join(lines).rstrip() + "\n" if lines else "(empty conversation)\n")
 
 
-# --- text/markdown (an export: displayed bundles carry text/html and text/plain) ------------------------------
+# --- text/markdown (an export: displayed bundles carry text/html and text/plain)
+# ------------------------------
+
 
 def model_markdown(text: str, *, quote: bool = False) -> str:
     """Model markdown as is when it is inert in any renderer, else as a literal fenced block."""
@@ -254,7 +266,9 @@ def model_markdown(text: str, *, quote: bool = False) -> str:
     return markdown_fence(text)
 
 
-def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False) -> str:
+def transcript_markdown(
+    messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False
+) -> str:
     """A markdown transcript in which nothing is live even where raw HTML is rendered, and no secret is left.
 
     Names, statuses, errors and interactions are escaped; tool output goes in fences longer than any backtick
@@ -265,7 +279,14 @@ def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object
     for message in _scrubbed(messages, secrets):
         role = "**You**" if message.get("role") == "user" else "**Hermes**"
         status = message.get("status")
-        out.append(role + (f" _{escape_markdown(f'({status})')}_" if status not in (None, "complete", "streaming") else ""))
+        out.append(
+            role
+            + (
+                f" _{escape_markdown(f'({status})')}_"
+                if status not in (None, "complete", "streaming")
+                else ""
+            )
+        )
         for part in _parts(message):
             kind = part.get("kind")
             if kind == "text" and part.get("text") and part.get("name"):  # the prompt as sent: verbatim
@@ -299,35 +320,50 @@ def transcript_markdown(messages: Iterable[Message], *, secrets: Sequence[object
 # --- text/html ------------------------------------------------------------------------------------------
 
 _CSS = (
-    ".hn-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);"
-    "color:var(--jp-ui-font-color1,inherit);border:1px solid var(--jp-border-color2,#ccc);"
-    "border-radius:4px;padding:8px 12px;max-width:60em}"
-    ".hn-static .hn-role{font-weight:600;margin-top:8px}"
-    ".hn-static .hn-user{background:var(--jp-layout-color2,rgba(127,127,127,.08));border-radius:4px;padding:2px 8px}"
-    ".hn-static details{margin:4px 0}"
-    ".hn-static .hn-tool{border-left:3px solid var(--jp-brand-color1,#1976d2);padding:2px 8px;margin:4px 0;"
-    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)}"
-    ".hn-static pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--jp-cell-editor-background,"
-    "rgba(127,127,127,.08));padding:6px;border-radius:3px}"
-    ".hn-static .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
-    ".hn-static .hn-marker{text-align:center;color:var(--jp-ui-font-color2,#666);font-size:smaller;margin:6px 0;"
-    "border-top:1px solid var(--jp-border-color2,#ccc);padding-top:2px}"
-) + activity_css() + media_css()
+    (
+        ".hn-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);"
+        "color:var(--jp-ui-font-color1,inherit);border:1px solid var(--jp-border-color2,#ccc);"
+        "border-radius:4px;padding:8px 12px;max-width:60em}"
+        ".hn-static .hn-role{font-weight:600;margin-top:8px}"
+        ".hn-static .hn-user{background:var(--jp-layout-color2,rgba(127,127,127,.08));"
+        "border-radius:4px;padding:2px 8px}"
+        ".hn-static details{margin:4px 0}"
+        ".hn-static .hn-tool{border-left:3px solid var(--jp-brand-color1,#1976d2);"
+        "padding:2px 8px;margin:4px 0;"
+        "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px)}"
+        ".hn-static pre{white-space:pre-wrap;overflow-wrap:anywhere;"
+        "background:var(--jp-cell-editor-background,rgba(127,127,127,.08));padding:6px;border-radius:3px}"
+        ".hn-static .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
+        ".hn-static .hn-marker{text-align:center;color:var(--jp-ui-font-color2,#666);font-size:smaller;"
+        "margin:6px 0;"
+        "border-top:1px solid var(--jp-border-color2,#ccc);padding-top:2px}"
+    )
+    + activity_css()
+    + media_css()
+)
 
 
 def _html_part(part: Mapping[str, Any], embed: bool = False) -> str:
     esc = escape_html
     kind = part.get("kind")
     if kind == "text" and part.get("name"):  # a titled text part (the prompt as sent): collapsed, verbatim
-        return (f'<details class="hn-sent"><summary>{esc(str(part["name"]))}</summary>'
-                f'<pre>{esc(str(part.get("text") or ""))}</pre></details>')
+        return (
+            f'<details class="hn-sent"><summary>{esc(str(part["name"]))}</summary>'
+            f"<pre>{esc(str(part.get('text') or ''))}</pre></details>"
+        )
     if kind == "text":
-        return f'<div class="hn-text">{markdown_to_html(str(part.get("text") or ""))}{images_html(part, embed=embed)}</div>'
+        html = markdown_to_html(str(part.get("text") or ""))
+        return f'<div class="hn-text">{html}{images_html(part, embed=embed)}</div>'
     if kind == "reasoning":
-        return (f'<details class="hn-reasoning"><summary>Reasoning</summary>'
-                f'<pre>{esc(str(part.get("text") or ""))}</pre></details>')
+        return (
+            f'<details class="hn-reasoning"><summary>Reasoning</summary>'
+            f"<pre>{esc(str(part.get('text') or ''))}</pre></details>"
+        )
     if kind == "tool":
-        body = [f'<div class="hn-tool" data-status="{esc(str(part.get("status") or ""))}">{esc(_tool_summary(part))}']
+        body = [
+            '<div class="hn-tool" '
+            f'data-status="{esc(str(part.get("status") or ""))}">{esc(_tool_summary(part))}'
+        ]
         if part.get("interaction"):
             body.append(f'<div class="hn-meta">{esc(_interaction_line(part["interaction"]))}</div>')
         body.append(risk_html(part))
@@ -346,7 +382,9 @@ def _html_part(part: Mapping[str, Any], embed: bool = False) -> str:
     return ""
 
 
-def transcript_html(messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False) -> str:
+def transcript_html(
+    messages: Iterable[Message], *, secrets: Sequence[object] = (), images: bool = False
+) -> str:
     """A self-contained, sanitized HTML transcript styled with JupyterLab theme variables (no secrets);
     ``images``: embed the parts' inline images (an export), else name them."""
     return html_block(_transcript_html(_scrubbed(messages, secrets), embed=images))
@@ -381,43 +419,56 @@ def _transcript_html(messages: Iterable[Message], embed: bool = False) -> str:
 #: A static transcript keeps at most this many of the newest messages (a 10,000-message session would
 #: otherwise put its whole history into every saved notebook, three times over).
 TRANSCRIPT_MAX_MESSAGES = 200
-#: ... and stops adding older messages once their text passes this many characters (the newest one always shows).
+#: ... and stops adding older messages once their text passes this many characters (the newest one always
+# shows).
 TRANSCRIPT_MAX_CHARS = 500_000
 
 
-def bounded_messages(messages: Sequence[Message], max_messages: int = TRANSCRIPT_MAX_MESSAGES,
-                     max_chars: int = TRANSCRIPT_MAX_CHARS) -> tuple[Sequence[Message], int]:
+def bounded_messages(
+    messages: Sequence[Message],
+    max_messages: int = TRANSCRIPT_MAX_MESSAGES,
+    max_chars: int = TRANSCRIPT_MAX_CHARS,
+) -> tuple[Sequence[Message], int]:
     """The newest messages that fit the bounds, and how many earlier ones were left out."""
     kept = 0
     chars = 0
     for message in reversed(messages):
-        size = sum(len(str(p.get("text") or "")) + min(len(_result_text(p.get("result"))), RESULT_PREVIEW_CHARS)
-                   for p in _parts(message))
+        size = sum(
+            len(str(p.get("text") or "")) + min(len(_result_text(p.get("result"))), RESULT_PREVIEW_CHARS)
+            for p in _parts(message)
+        )
         if kept >= max_messages or (kept > 0 and chars + size > max_chars):
             break
         kept += 1
         chars += size
-    return messages[len(messages) - kept:], len(messages) - kept
+    return messages[len(messages) - kept :], len(messages) - kept
 
 
 def _omitted_note(omitted: int) -> str:
-    return (f"{omitted:,} earlier message{'s' if omitted != 1 else ''} not shown here "
-            "(the live chat has the whole session).")
+    return (
+        f"{omitted:,} earlier message{'s' if omitted != 1 else ''} not shown here "
+        "(the live chat has the whole session)."
+    )
 
 
 def transcript_bundle(
-    messages: Sequence[Message], *, secrets: Sequence[object] = (), notes: Sequence[str] = (),
+    messages: Sequence[Message],
+    *,
+    secrets: Sequence[object] = (),
+    notes: Sequence[str] = (),
 ) -> dict[str, str]:
     """The MIME bundle a saved notebook keeps for viewers without a kernel: the newest messages, bounded
-    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out, then ``notes`` (sentences
-    that may quote model-chosen commands). No text/markdown: JupyterLab renders raw HTML inside trusted markdown,
-    so only escaped HTML and plain text are offered; the HTML is one inert (MathJax-ignored) container."""
+    (:func:`bounded_messages`), with a note saying how many earlier ones it leaves out, then ``notes``
+    (sentences that may quote model-chosen commands). No text/markdown: JupyterLab renders raw HTML inside
+    trusted markdown, so only escaped HTML and plain text are offered; the HTML is one inert (MathJax-ignored)
+    container."""
     shown, omitted = bounded_messages(messages)
     shown = _scrubbed(shown, secrets)  # once for both renderings
     notes = [str(note) for note in scrub_value(list(notes), secrets)]
     text = _transcript_text(shown) + terminal_safe("".join(f"[note] {note}\n" for note in notes))
     html = _transcript_html(shown) + "".join(
-        f'<div class="hn-meta hn-note" style="opacity:.8">Note: {escape_html(note)}</div>' for note in notes)
+        f'<div class="hn-meta hn-note" style="opacity:.8">Note: {escape_html(note)}</div>' for note in notes
+    )
     if omitted:
         note = _omitted_note(omitted)
         text = f"[{note}]\n\n{text}"

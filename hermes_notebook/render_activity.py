@@ -1,8 +1,8 @@
 """The agent's task list, subagents and tool diffs in the static transcripts (text, markdown, HTML).
 
-:mod:`hermes_notebook.render` calls these for ``todo`` and ``subagent`` parts and for a tool part's ``diff``, so a
-saved notebook read without a kernel shows them as the live widget does (js/src/chat/activity.ts is the twin).
-All of it is server text: escaped for HTML, escaped or fenced for markdown, never markup.
+:mod:`hermes_notebook.render` calls these for ``todo`` and ``subagent`` parts and for a tool part's ``diff``,
+so a saved notebook read without a kernel shows them as the live widget does (js/src/chat/activity.ts is the
+twin). All of it is server text: escaped for HTML, escaped or fenced for markdown, never markup.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ __all__ = [
 
 #: How an item's status reads in text: done, doing, to do, dropped.
 TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]", "cancelled": "[-]"}
-_TODO_WORDS = {"completed": "done", "in_progress": "in progress", "pending": "pending", "cancelled": "cancelled"}
+_TODO_WORDS = {
+    "completed": "done",
+    "in_progress": "in progress",
+    "pending": "pending",
+    "cancelled": "cancelled",
+}
 
 
 def _todos(part: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -48,7 +53,11 @@ def _depth(part: Mapping[str, Any]) -> int:
 def subagent_line(part: Mapping[str, Any]) -> str:
     """``subagent: <goal> [<status>, 1.20 s]``: what a subagent was asked and how it ended."""
     info = _info(part)
-    status = "cancelled" if part.get("status") == "cancelled" else str(info.get("status") or part.get("status") or "")
+    status = (
+        "cancelled"
+        if part.get("status") == "cancelled"
+        else str(info.get("status") or part.get("status") or "")
+    )
     duration = part.get("duration")
     timing = f", {duration:.2f} s" if isinstance(duration, (int, float)) else ""
     return f"subagent: {info.get('goal') or '(no goal)'} [{status}{timing}]"
@@ -60,13 +69,16 @@ def _tools(part: Mapping[str, Any]) -> list[str]:
     return [f"{t.get('name') or 'tool'}({t.get('preview') or ''})" for t in rows]
 
 
-# --- text/plain ---------------------------------------------------------------------------------------------------
+# --- text/plain
+# ---------------------------------------------------------------------------------------------------
+
 
 def activity_text(part: Mapping[str, Any]) -> list[str]:
     """The lines of a ``todo`` or ``subagent`` part in a plain-text transcript."""
     if part.get("kind") == "todo":
         return ["[plan]"] + [
-            f"  {'  ' if t.get('parent') else ''}{TODO_MARKS.get(str(t.get('status')), '[ ]')} {t.get('content')}"
+            f"  {'  ' if t.get('parent') else ''}{TODO_MARKS.get(str(t.get('status')), '[ ]')} "
+            f"{t.get('content')}"
             for t in _todos(part)
         ]
     indent = "  " * _depth(part)
@@ -84,7 +96,9 @@ def diff_text(part: Mapping[str, Any]) -> list[str]:
     return [f"  {line}" for line in diff.split("\n")] if isinstance(diff, str) and diff else []
 
 
-# --- text/markdown ------------------------------------------------------------------------------------------------
+# --- text/markdown
+# ------------------------------------------------------------------------------------------------
+
 
 def activity_markdown(part: Mapping[str, Any]) -> list[str]:
     """Markdown blocks of a ``todo`` or ``subagent`` part: every server string escaped or fenced."""
@@ -111,15 +125,20 @@ def diff_markdown(part: Mapping[str, Any]) -> list[str]:
     return [markdown_fence(diff, "diff")] if isinstance(diff, str) and diff else []
 
 
-# --- text/html ----------------------------------------------------------------------------------------------------
+# --- text/html
+# ----------------------------------------------------------------------------------------------------
+
 
 def activity_css() -> str:
     """The static transcript's rules for these parts (JupyterLab theme variables, with fallbacks)."""
     return (
         ".hn-static .hn-todo{list-style:none;padding-left:8px;margin:4px 0}"
-        ".hn-static .hn-todo [data-status=completed]{text-decoration:line-through;color:var(--jp-ui-font-color2,#666)}"
-        ".hn-static .hn-subagent{border-left:3px solid var(--jp-brand-color2,#64b5f6);padding:2px 8px;margin:4px 0}"
-        ".hn-static .hn-diff{font-family:var(--jp-code-font-family,monospace);white-space:pre;overflow-x:auto}"
+        ".hn-static .hn-todo "
+        "[data-status=completed]{text-decoration:line-through;color:var(--jp-ui-font-color2,#666)}"
+        ".hn-static .hn-subagent{border-left:3px solid var(--jp-brand-color2,#64b5f6);"
+        "padding:2px 8px;margin:4px 0}"
+        ".hn-static .hn-diff{font-family:var(--jp-code-font-family,monospace);white-space:pre;"
+        "overflow-x:auto}"
         ".hn-static .hn-diff-add{background:var(--jp-success-color3,rgba(46,160,67,.15))}"
         ".hn-static .hn-diff-del{background:var(--jp-error-color3,rgba(248,81,73,.15))}"
         ".hn-static .hn-diff-hunk,.hn-static .hn-diff-file{color:var(--jp-ui-font-color2,#666)}"
@@ -132,12 +151,16 @@ def activity_html(part: Mapping[str, Any]) -> str:
     if part.get("kind") == "todo":
         items = "".join(
             f'<li data-status="{esc(t.get("status"))}">{esc(TODO_MARKS.get(str(t.get("status")), "[ ]"))} '
-            f'{esc(t.get("content") or "")} <span class="hn-meta">({esc(_TODO_WORDS.get(str(t.get("status")), ""))})</span></li>'
+            f"{esc(t.get('content') or '')} <span "
+            f'class="hn-meta">({esc(_TODO_WORDS.get(str(t.get("status")), ""))})</span></li>'
             for t in _todos(part)
         )
         return f'<div class="hn-plan"><div class="hn-meta">Plan</div><ul class="hn-todo">{items}</ul></div>'
-    body = [f'<div class="hn-subagent" style="margin-left:{_depth(part) * 16}px" data-status="{esc(part.get("status"))}">',
-            f"<details><summary>{esc(subagent_line(part))}</summary>"]
+    body = [
+        f'<div class="hn-subagent" style="margin-left:{_depth(part) * 16}px" '
+        f'data-status="{esc(part.get("status"))}">',
+        f"<details><summary>{esc(subagent_line(part))}</summary>",
+    ]
     body.extend(f'<div class="hn-meta">{esc(tool)}</div>' for tool in _tools(part))
     summary = _info(part).get("summary")
     if isinstance(summary, str) and summary:
@@ -152,6 +175,7 @@ def diff_html(part: Mapping[str, Any]) -> str:
     if not isinstance(diff, str) or not diff:
         return ""
     rows = "".join(
-        f'<div class="hn-diff-{diff_line_kind(line)}">{escape_html(line) or "&#8203;"}</div>' for line in diff.split("\n")
+        f'<div class="hn-diff-{diff_line_kind(line)}">{escape_html(line) or "&#8203;"}</div>'
+        for line in diff.split("\n")
     )
     return f'<details open><summary>Changes</summary><div class="hn-diff">{rows}</div></details>'

@@ -1,8 +1,8 @@
 """Hermes' checkpoints and a checkpoint's changes as display bundles (``text/plain`` and inert ``text/html``).
 
-What a rewind shows before it puts files back: which checkpoints there are (when, Hermes' note) and which files
-changed since one, with a coloured diff per file (classes by line prefix, never server markup). Every string is
-the server's (paths, notes, diff lines): escaped; text/plain keeps no terminal control. Pure.
+What a rewind shows before it puts files back: which checkpoints there are (when, Hermes' note) and which
+files changed since one, with a coloured diff per file (classes by line prefix, never server markup). Every
+string is the server's (paths, notes, diff lines): escaped; text/plain keeps no terminal control. Pure.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from .turns.checkpoints import Checkpoint, CheckpointDiff
 
 __all__ = ["REWIND_CSS", "checkpoint_diff_bundle", "checkpoints_bundle"]
 
-REWIND_CSS = (".hn-rewind{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-ui-font-color1,inherit)}"
-        ".hn-rewind .hn-file{font-family:var(--jp-code-font-family,monospace);margin-top:6px}"
-        ".hn-rewind .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}") + activity_css()
+REWIND_CSS = (
+    ".hn-rewind{font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:var(--jp-ui-font-color1,inherit)}"
+    ".hn-rewind .hn-file{font-family:var(--jp-code-font-family,monospace);margin-top:6px}"
+    ".hn-rewind .hn-meta{color:var(--jp-ui-font-color2,#666);font-size:smaller}"
+) + activity_css()
 
 
 def _when(checkpoint: Checkpoint) -> str:
@@ -34,8 +36,10 @@ def checkpoints_bundle(checkpoints: Sequence[Checkpoint], *, enabled: bool = Tru
         return {"text/plain": text, "text/html": html_block(f"<p>{escape_html(text)}</p>")}
     rows = [(n, c.hash[:8], _when(c), c.message) for n, c in enumerate(checkpoints, 1)]
     text = "\n".join(f"{n}. {short}  {when}  {note}".rstrip() for n, short, when, note in rows)
-    items = "".join(f"<li><code>{escape_html(short)}</code> {escape_html(when)} {escape_html(note)}</li>"
-                    for _, short, when, note in rows)
+    items = "".join(
+        f"<li><code>{escape_html(short)}</code> {escape_html(when)} {escape_html(note)}</li>"
+        for _, short, when, note in rows
+    )
     return {"text/plain": terminal_safe(text), "text/html": html_block(f'<ol class="hn-rewind">{items}</ol>')}
 
 

@@ -1,10 +1,11 @@
 """A part's risk badge and images in static transcripts and exports (text, Markdown, HTML), inert.
 
 Risk findings are Hermes' pattern ids (server text): escaped everywhere. Images: a saved notebook's transcript
-names each image and where it is, and embeds none (it would keep every image in the file, and a remote one must
-never load unasked); an export (``embed=True``, the user asked for a file) embeds the ``inline`` images whose
-bytes were sniffed as PNG, JPEG, GIF or WebP (:mod:`hermes_notebook.turns.images`), as ``data:`` URLs, so the
-file loads nothing from anywhere. A ``media`` image is embedded once the caller has read it into an inline one.
+names each image and where it is, and embeds none (it would keep every image in the file, and a remote one
+must never load unasked); an export (``embed=True``, the user asked for a file) embeds the ``inline`` images
+whose bytes were sniffed as PNG, JPEG, GIF or WebP (:mod:`hermes_notebook.turns.images`), as ``data:`` URLs,
+so the file loads nothing from anywhere. A ``media`` image is embedded once the caller has read it into an
+inline one.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ __all__ = [
     "risk_text",
 ]
 
-_LEVEL_WORDS = {"high": "risky output", "medium": "risky output", "low": "output scanned",
-                "untrusted": "output from an untrusted source"}
+_LEVEL_WORDS = {
+    "high": "risky output",
+    "medium": "risky output",
+    "low": "output scanned",
+    "untrusted": "output from an untrusted source",
+}
 
 
 def _risk(part: Mapping[str, Any]) -> tuple[str, list[str]] | None:
@@ -79,8 +84,11 @@ def _describe(image: Mapping[str, Any]) -> str:
     """``image: chart.png (1,234 bytes, on the Hermes host)``: what it is and where, never a live URL."""
     alt = str(image.get("alt") or "image")
     size = f"{image['bytes']:,} bytes, " if isinstance(image.get("bytes"), int) else ""
-    where = {"inline": "sent with the message", "media": "a file on the Hermes host",
-             "remote": f"at {redact_urls(str(image.get('url') or ''))}"}.get(str(image.get("source")), "")
+    where = {
+        "inline": "sent with the message",
+        "media": "a file on the Hermes host",
+        "remote": f"at {redact_urls(str(image.get('url') or ''))}",
+    }.get(str(image.get("source")), "")
     note = f"; {image['note']}" if image.get("note") else ""
     return f"image: {alt} ({size}{where}{note})"
 
@@ -100,7 +108,8 @@ def images_markdown(part: Mapping[str, Any], *, embed: bool = False) -> list[str
     out = []
     for image in _images(part):
         if embed and _embeddable(image):
-            out.append(f"![{escape_markdown(str(image.get('alt') or 'image'))}](data:{image['mime']};base64,{image['data']})")
+            alt = escape_markdown(str(image.get("alt") or "image"))
+            out.append(f"![{alt}](data:{image['mime']};base64,{image['data']})")
         else:
             out.append(f"_{escape_markdown(f'[{_describe(image)}]')}_")
     return out
@@ -111,8 +120,10 @@ def images_html(part: Mapping[str, Any], *, embed: bool = False) -> str:
     out = []
     for image in _images(part):
         if embed and _embeddable(image):
-            out.append(f'<img class="hn-image" alt="{escape_html(str(image.get("alt") or "image"))}" '
-                       f'src="data:{escape_html(str(image["mime"]))};base64,{escape_html(str(image["data"]))}">')
+            out.append(
+                f'<img class="hn-image" alt="{escape_html(str(image.get("alt") or "image"))}" '
+                f'src="data:{escape_html(str(image["mime"]))};base64,{escape_html(str(image["data"]))}">'
+            )
         else:
             out.append(f'<div class="hn-meta hn-image-ref">[{escape_html(_describe(image))}]</div>')
     return "".join(out)
@@ -121,7 +132,8 @@ def images_html(part: Mapping[str, Any], *, embed: bool = False) -> str:
 def media_css() -> str:
     """The badge and image styles, theme variables only."""
     return (
-        ".hn-static .hn-risk{border-left:3px solid var(--jp-warn-color1,#f57c00);padding:2px 8px;margin:4px 0;"
+        ".hn-static .hn-risk{border-left:3px solid var(--jp-warn-color1,#f57c00);padding:2px "
+        "8px;margin:4px 0;"
         "color:var(--jp-ui-font-color1,inherit);font-size:smaller}"
         ".hn-static .hn-risk ul{margin:2px 0 0 1.2em;padding:0}"
         ".hn-static .hn-image{max-width:100%;max-height:40em;display:block;margin:4px 0}"

@@ -74,7 +74,9 @@ def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
     """
     if in_loop_thread():
         coro.close()
-        raise RuntimeError("run_sync() was called from the hermes-notebook loop thread; await the coroutine instead")
+        raise RuntimeError(
+            "run_sync() was called from the hermes-notebook loop thread; await the coroutine instead"
+        )
     future = submit(coro)
     try:
         return future.result(timeout)

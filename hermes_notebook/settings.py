@@ -33,12 +33,12 @@ ENV_API_URL = "HERMES_API_URL"
 ENV_API_KEY = "HERMES_API_KEY"
 ENV_DASHBOARD_URL = "HERMES_DASHBOARD_URL"
 ENV_DASHBOARD_TOKEN = "HERMES_DASHBOARD_TOKEN"
-#: Our own proxy setting. HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are ignored on purpose: they would hand the API key and
-#: the Dashboard token, in clear over http, to whatever proxy the environment names, even for 127.0.0.1.
+#: Our own proxy setting. HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are ignored on purpose: they would hand the API key
+# and : the Dashboard token, in clear over http, to whatever proxy the environment names, even for 127.0.0.1.
 ENV_PROXY = "HERMES_PROXY"
 #: A Hermes profile name as Hermes itself accepts one (``hermes_constants.PROFILE_ID_RE``: lowercase letters,
-#: digits, ``-`` and ``_``, starting with a letter or digit, at most 64), or ``default``. It becomes a URL path
-#: segment (``/p/<profile>/``) and a JSON-RPC parameter, so nothing else is let through.
+#: digits, ``-`` and ``_``, starting with a letter or digit, at most 64), or ``default``. It becomes a URL
+# path : segment (``/p/<profile>/``) and a JSON-RPC parameter, so nothing else is let through.
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
@@ -139,15 +139,21 @@ def _check_secret(secret: Secret | None, setting: str) -> None:
 
 
 def check_profile_name(name: object) -> str:
-    """``name`` if it is a Hermes profile name, else :class:`~hermes_notebook.errors.HermesUsageError` saying why."""
+    """``name`` if it is a Hermes profile name, else :class:`~hermes_notebook.errors.HermesUsageError` saying
+    why."""
     if isinstance(name, str) and PROFILE_NAME.fullmatch(name):
         return name
     from .errors import HermesUsageError
 
     shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
-    hint = " (profile names are lowercase)" if isinstance(name, str) and PROFILE_NAME.fullmatch(name.lower()) else ""
+    hint = (
+        " (profile names are lowercase)"
+        if isinstance(name, str) and PROFILE_NAME.fullmatch(name.lower())
+        else ""
+    )
     raise HermesUsageError(
-        f"profile must be a Hermes profile name (lowercase letters, digits, '-' and '_', starting with a letter "
+        "profile must be a Hermes profile name (lowercase letters, digits, '-' and '_', starting with a "
+        "letter "
         f"or digit, at most 64 characters); got {shown}{hint}",
         param="profile",
     )
@@ -180,8 +186,8 @@ class Settings:
     connect_timeout: float = 5.0
     #: Read timeout for non-streaming requests; agent calls can take minutes (httpx's 5 s is too short).
     request_timeout: float = 600.0
-    #: An HTTP(S) proxy for a remote Hermes behind one (``HERMES_PROXY``). Never used for loopback servers, and
-    #: the environment's ``HTTP_PROXY`` family is never used at all.
+    #: An HTTP(S) proxy for a remote Hermes behind one (``HERMES_PROXY``). Never used for loopback servers,
+    # and : the environment's ``HTTP_PROXY`` family is never used at all.
     proxy: str | None = None
     #: The Hermes profile every session, job and kernel-tool registration of these clients belongs to (the API
     #: Server's ``/p/<profile>/`` routes, the Dashboard's ``profile`` parameters); ``None``: the profile the
@@ -196,7 +202,9 @@ class Settings:
         _check_secret(self.api_key, "api_key")
         _check_secret(self.dashboard_token, "dashboard_token")
         if self.proxy is not None:
-            object.__setattr__(self, "proxy", _clean_url(self.proxy, "the proxy URL") if self.proxy.strip() else None)
+            object.__setattr__(
+                self, "proxy", _clean_url(self.proxy, "the proxy URL") if self.proxy.strip() else None
+            )
         if self.profile is not None:
             check_profile_name(self.profile)
 
@@ -204,10 +212,13 @@ class Settings:
         from .inert import redact_url
 
         proxy = None if self.proxy is None else redact_url(self.proxy)
-        return (f"Settings(api_url={redact_url(self.api_url)!r}, api_key={self.api_key!r}, "
-                f"dashboard_url={redact_url(self.dashboard_url)!r}, dashboard_token={self.dashboard_token!r}, "
-                f"connect_timeout={self.connect_timeout!r}, request_timeout={self.request_timeout!r}, proxy={proxy!r}, "
-                f"profile={self.profile!r})")
+        return (
+            f"Settings(api_url={redact_url(self.api_url)!r}, api_key={self.api_key!r}, "
+            f"dashboard_url={redact_url(self.dashboard_url)!r}, dashboard_token={self.dashboard_token!r}, "
+            f"connect_timeout={self.connect_timeout!r}, request_timeout={self.request_timeout!r}, "
+            f"proxy={proxy!r}, "
+            f"profile={self.profile!r})"
+        )
 
     def proxy_for(self, url: str) -> str | None:
         """The proxy to reach ``url`` through: none for this machine, else the explicit ``proxy`` setting."""
@@ -218,7 +229,8 @@ class Settings:
         """Warn when ``secret`` would go in clear (plain http) to a host that is not this machine."""
         if secret and url.startswith(("http://", "ws://")) and not is_loopback(url):
             warnings.warn(
-                f"the {what} is sent over plain http to {urlsplit(url).hostname}: anyone on the network path can "
+                f"the {what} is sent over plain http to {urlsplit(url).hostname}: anyone on the network "
+                "path can "
                 "read it; use https:// (or an SSH tunnel to 127.0.0.1)",
                 InsecureTransportWarning,
                 stacklevel=3,

@@ -1,5 +1,5 @@
-"""The wheel's JS build step (hatch-jupyter-builder calls :func:`build`): ``npm ci``, then ``npm run build``, which
-bundles the widgets into hermes_notebook/static/ and builds the prebuilt JupyterLab extension into
+"""The wheel's JS build step (hatch-jupyter-builder calls :func:`build`): ``npm ci``, then ``npm run build``,
+which bundles the widgets into hermes_notebook/static/ and builds the prebuilt JupyterLab extension into
 hermes_notebook/labextension/ (js/build-labextension.mjs).
 
 Why not hatch-jupyter-builder's own ``npm_builder``: it runs ``npm install``, which may rewrite
@@ -29,7 +29,8 @@ def _npm(*args: str) -> None:
 
 
 def build(target_name: str, version: str, **_: Any) -> None:
-    """Build js/ into hermes_notebook/static/ and hermes_notebook/labextension/ from the committed lockfile."""
+    """Build js/ into hermes_notebook/static/ and hermes_notebook/labextension/ from the committed
+    lockfile."""
     if os.environ.get("HATCH_JUPYTER_BUILDER_SKIP_NPM") == "1":
         return
     installed = JS / "node_modules" / ".package-lock.json"

@@ -8,16 +8,18 @@ Fixtures
                             ``HN_HERMES_SERVERS=newer`` (comma list) narrows the choice for a local run.
 ``hermes`` (session)        a started :class:`LocalHermes` with both servers and an in-process scripted model
                             (``hermes.model``: its request log and ``push()``). Shared: use unique prompts.
-``hermes_factory``          ``hermes_factory(**LocalHermes kwargs) -> started LocalHermes`` for extra instances
-                            (e.g. ``config_overrides=...``, ``api=False``); all stopped when the test ends.
+``hermes_factory``          ``hermes_factory(**LocalHermes kwargs) -> started LocalHermes`` for extra
+                            instances (e.g. ``config_overrides=...``, ``api=False``); all stopped when the test ends.
 ``scripted_model`` (session) the shared instance's :class:`ScriptedModel` (same as ``hermes.model``).
-``settings``                ``hermes.settings()``: :class:`hermes_notebook.settings.Settings` for the shared servers.
+``settings``                ``hermes.settings()``: :class:`hermes_notebook.settings.Settings` for the shared
+                            servers.
 ``workdir``                 a unique, not yet existing ``Path`` under ``hermes.workdir`` (the agent's cwd);
                             use ``workdir.name`` in ``RUN``/``DANGER`` prompts and check the disk afterwards.
 
 Every instance runs Hermes' own cron ticker every second instead of every minute (tests/fast_cron.py), so a
-triggered job runs at once. Tests that use ``hermes`` or ``hermes_factory`` are marked ``hermes`` automatically
-(``-m "not hermes"`` skips them). When such a test fails, the tail of the Hermes logs is attached to its report.
+triggered job runs at once. Tests that use ``hermes`` or ``hermes_factory`` are marked ``hermes``
+automatically (``-m "not hermes"`` skips them). When such a test fails, the tail of the Hermes logs is
+attached to its report.
 """
 
 from __future__ import annotations
@@ -55,14 +57,20 @@ def _wanted_servers(declared: list[str] | None) -> list[str]:
         chosen = [s.strip() for s in narrowed.split(",") if s.strip()]
         unknown = sorted(set(chosen) - set(HERMES_SERVERS))
         if unknown:
-            raise pytest.UsageError(f"HN_HERMES_SERVERS names unknown servers {unknown}; use {sorted(HERMES_SERVERS)}")
+            raise pytest.UsageError(
+                f"HN_HERMES_SERVERS names unknown servers {unknown}; use {sorted(HERMES_SERVERS)}"
+            )
         servers = [s for s in servers if s in chosen] or ([] if declared else [chosen[0]])
     return servers
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "both_servers: run the module's real-server tests on 0.19.0 and newer Hermes")
-    config.addinivalue_line("markers", "servers(*names): run the real-server tests on these Hermes servers only")
+    config.addinivalue_line(
+        "markers", "both_servers: run the module's real-server tests on 0.19.0 and newer Hermes"
+    )
+    config.addinivalue_line(
+        "markers", "servers(*names): run the real-server tests on these Hermes servers only"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -74,8 +82,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             declared = [str(a) for a in marker.args]
         servers = _wanted_servers(declared)
         if not servers:
-            metafunc.parametrize("hermes_server", [pytest.param(None, marks=pytest.mark.skip("server not chosen"))],
-                                 indirect=True, scope="session", ids=["skipped"])
+            metafunc.parametrize(
+                "hermes_server",
+                [pytest.param(None, marks=pytest.mark.skip("server not chosen"))],
+                indirect=True,
+                scope="session",
+                ids=["skipped"],
+            )
             return
         metafunc.parametrize("hermes_server", servers, indirect=True, scope="session")
 
@@ -117,8 +130,9 @@ def hermes_factory(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) ->
     def factory(**kwargs: Any) -> LocalHermes:
         kwargs.setdefault("hermes_bin", hermes_bin)
         kwargs.setdefault("home", tmp_path_factory.mktemp("hermes-extra"))
-        kwargs["config_overrides"] = deep_merge(fast_cron.install(Path(kwargs["home"])),
-                                                kwargs.get("config_overrides") or {})
+        kwargs["config_overrides"] = deep_merge(
+            fast_cron.install(Path(kwargs["home"])), kwargs.get("config_overrides") or {}
+        )
         local = LocalHermes(**kwargs)
         started.append(local)  # before start(): a half-started instance is stopped too
         return local.start()
@@ -155,7 +169,8 @@ def settings(hermes: LocalHermes) -> Settings:
 
 @pytest.fixture
 def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A facade (``hn.connect``) on the shared servers, run as a plain script would (no live view), closed after."""
+    """A facade (``hn.connect``) on the shared servers, run as a plain script would (no live view), closed
+    after."""
     import hermes_notebook as hn
 
     monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
@@ -166,15 +181,17 @@ def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
 
 @pytest.fixture
 def hermes_shell(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The process-wide IPython shell with fresh %hermes magics pointed at the shared test Hermes (by environment,
-    as a user's notebook would be); the magics' connection is closed afterwards."""
+    """The process-wide IPython shell with fresh %hermes magics pointed at the shared test Hermes (by
+    environment, as a user's notebook would be); the magics' connection is closed afterwards."""
     from IPython.core.interactiveshell import InteractiveShell
 
     from hermes_notebook.notebook.magics import load_ipython_extension
 
     for name, value in {
-        "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-        "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+        "HERMES_API_URL": hermes.api_url,
+        "HERMES_API_KEY": hermes.api_key,
+        "HERMES_DASHBOARD_URL": hermes.dashboard_url,
+        "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
     }.items():
         monkeypatch.setenv(name, value)
     shell = InteractiveShell.instance()

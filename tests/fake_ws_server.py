@@ -78,9 +78,16 @@ class FakeDashboard:
 
     async def start(self) -> FakeDashboard:
         """Listen on 127.0.0.1 (a free port the first time, the same port afterwards)."""
-        self._server = await serve(self._handle, "127.0.0.1", self.port, process_request=self._check_token,
-                                   compression=None, max_size=None, ping_interval=None,
-                                   logger=_SERVER_LOG)
+        self._server = await serve(
+            self._handle,
+            "127.0.0.1",
+            self.port,
+            process_request=self._check_token,
+            compression=None,
+            max_size=None,
+            ping_interval=None,
+            logger=_SERVER_LOG,
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -107,8 +114,12 @@ class FakeDashboard:
 
     def settings(self, token: str | None = None) -> Settings:
         """Client settings for this server (``token`` overrides the right one)."""
-        return Settings(dashboard_url=self.url, dashboard_token=token or self.token, connect_timeout=2.0,
-                        request_timeout=10.0)
+        return Settings(
+            dashboard_url=self.url,
+            dashboard_token=token or self.token,
+            connect_timeout=2.0,
+            request_timeout=10.0,
+        )
 
     @property
     def ws(self) -> ServerConnection:
@@ -117,7 +128,9 @@ class FakeDashboard:
 
     def requests(self, method: str | None = None) -> list[dict[str, Any]]:
         """Received request objects (of one method)."""
-        return [f for f in self.received if isinstance(f, dict) and (method is None or f.get("method") == method)]
+        return [
+            f for f in self.received if isinstance(f, dict) and (method is None or f.get("method") == method)
+        ]
 
     # --- scripting ---------------------------------------------------------------------------------------
 
@@ -179,19 +192,46 @@ class FakeDashboard:
 
     async def _on_client_capabilities(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         # 0.19.0 has no such method (docs/protocol/dashboard-newer.md §1.2): the client uses *.request events.
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame.get("id"),
-                                  "error": {"code": -32601, "message": "unknown method: client.capabilities"}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": frame.get("id"),
+                    "error": {"code": -32601, "message": "unknown method: client.capabilities"},
+                }
+            )
+        )
 
     async def _on_session_create(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         self._count += 1
-        await self._reply(ws, frame, {"session_id": f"live{self._count}", "stored_session_id": f"stored{self._count}",
-                                      "message_count": 0, "messages": [], "info": {}})
+        await self._reply(
+            ws,
+            frame,
+            {
+                "session_id": f"live{self._count}",
+                "stored_session_id": f"stored{self._count}",
+                "message_count": 0,
+                "messages": [],
+                "info": {},
+            },
+        )
 
     async def _on_session_resume(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         stored = frame["params"]["session_id"]
         self._count += 1
-        await self._reply(ws, frame, {"session_id": f"live{self._count}", "resumed": stored, "session_key": stored,
-                                      "message_count": 0, "messages": [], "running": False, "status": "idle"})
+        await self._reply(
+            ws,
+            frame,
+            {
+                "session_id": f"live{self._count}",
+                "resumed": stored,
+                "session_key": stored,
+                "message_count": 0,
+                "messages": [],
+                "running": False,
+                "status": "idle",
+            },
+        )
 
     async def _on_prompt_submit(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         sid = frame["params"]["session_id"]

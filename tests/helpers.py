@@ -1,4 +1,5 @@
-"""Shared test helpers: wait until something observable happens (never for a fixed time); read the widget wire."""
+"""Shared test helpers: wait until something observable happens (never for a fixed time); read the widget
+wire."""
 
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ async def eventually_async(predicate: Callable[[], T], timeout: float = 5.0, wha
 
 
 class MoreReader:
-    """Reads kernel -> view custom messages as the view's decoder (js/src/chat/wire.ts) does: a short ``more`` batch
-    becomes the ``changes`` batch it stands for (an ``append`` to where the previous batch ended appending). A
-    ``more`` that does not directly follow an append batch fails the test."""
+    """Reads kernel -> view custom messages as the view's decoder (js/src/chat/wire.ts) does: a short ``more``
+    batch becomes the ``changes`` batch it stands for (an ``append`` to where the previous batch ended
+    appending). A ``more`` that does not directly follow an append batch fails the test."""
 
     def __init__(self) -> None:
         self._target: tuple[int, str, str] | None = None
@@ -54,14 +55,23 @@ class MoreReader:
     def read(self, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("type") == "more":
             target = self._target
-            assert target is not None and message["seq"] == target[0] + 1, f"a 'more' with nothing to follow: {message}"
-            message = {"type": "changes", "seq": message["seq"], "changes": [
-                {"op": "append", "message_id": target[1], "part_id": target[2], "text": message["text"]}]}
+            assert target is not None and message["seq"] == target[0] + 1, (
+                f"a 'more' with nothing to follow: {message}"
+            )
+            message = {
+                "type": "changes",
+                "seq": message["seq"],
+                "changes": [
+                    {"op": "append", "message_id": target[1], "part_id": target[2], "text": message["text"]}
+                ],
+            }
         if message.get("type") == "snapshot":
             self._target = None
         elif message.get("type") == "changes":
             last = message["changes"][-1]
-            self._target = (message["seq"], last["message_id"], last["part_id"]) if last["op"] == "append" else None
+            self._target = (
+                (message["seq"], last["message_id"], last["part_id"]) if last["op"] == "append" else None
+            )
         return message
 
 
@@ -114,21 +124,34 @@ def registered_mcp_servers(settings: Any) -> dict[str, str]:
 
 
 def mcp_tool_names(url: str, token: str) -> set[str]:
-    """The tools an MCP server lists, asked as any client does: ``initialize`` opens a session, then ``tools/list``
-    in it (the kernel's server keeps sessions, so it can tell them when the list changes)."""
+    """The tools an MCP server lists, asked as any client does: ``initialize`` opens a session, then
+    ``tools/list`` in it (the kernel's server keeps sessions, so it can tell them when the list changes)."""
     import httpx
 
     headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token}"}
-    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}
-    init = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-                      headers=headers, trust_env=False)
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "tests", "version": "0"},
+    }
+    init = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        headers=headers,
+        trust_env=False,
+    )
     init.raise_for_status()
     headers["mcp-session-id"] = init.headers["mcp-session-id"]
     headers["mcp-protocol-version"] = init.json()["result"]["protocolVersion"]
-    httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers,
-               trust_env=False).raise_for_status()
-    listed = httpx.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-                        headers=headers, trust_env=False)
+    httpx.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, trust_env=False
+    ).raise_for_status()
+    listed = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        headers=headers,
+        trust_env=False,
+    )
     listed.raise_for_status()
     return {tool["name"] for tool in listed.json()["result"]["tools"]}
 
@@ -139,26 +162,38 @@ def png_bytes(width: int = 8, height: int = 6, rgb: tuple[int, int, int] = (200,
     import zlib
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     row = b"\x00" + bytes(rgb) * width
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * height))
+        + chunk(b"IEND", b"")
+    )
 
 
 @contextlib.contextmanager
 def native_images(home: Any) -> Iterator[None]:
     """Turn on a newer Hermes' native image lane for the scripted model (``agent.image_input_mode: native``,
-    ``model.supports_vision: true`` in ``config.yaml``, re-read on change), then off again; the rest of the file
-    (the MCP servers Hermes registered meanwhile) is kept."""
+    ``model.supports_vision: true`` in ``config.yaml``, re-read on change), then off again; the rest of the
+    file (the MCP servers Hermes registered meanwhile) is kept."""
     import yaml
 
     path = home / "config.yaml"
 
     def edit(on: bool) -> None:
         config = yaml.safe_load(path.read_text()) or {}
-        for section, key, value in (("agent", "image_input_mode", "native"), ("model", "supports_vision", True)):
+        for section, key, value in (
+            ("agent", "image_input_mode", "native"),
+            ("model", "supports_vision", True),
+        ):
             if on:
                 config.setdefault(section, {})[key] = value
             else:
@@ -179,6 +214,7 @@ def agent_requests(model: Any) -> list[dict[str, Any]]:
     without its attachments or context; that request may land before or after a test reads the log, so a test
     looking for the latest request that names its prompt reads this instead of ``model.requests``.
     """
+
     def is_title(body: dict[str, Any]) -> bool:
         system = next((m for m in body.get("messages") or [] if m.get("role") == "system"), {})
         return not body.get("tools") and "descriptive title" in str(system.get("content"))

@@ -1,6 +1,6 @@
-"""A scripted stand-in for the notebook front end on the far side of the kernel's document comm, for tests that
-have no browser: it keeps a list of cells and answers the kernel's requests as js/src/labextension.ts does
-(outline, propose, cell, run, outputs), recording each. The real extension is tested in tests/browser/.
+"""A scripted stand-in for the notebook front end on the far side of the kernel's document comm, for tests
+that have no browser: it keeps a list of cells and answers the kernel's requests as js/src/labextension.ts
+does (outline, propose, cell, run, outputs), recording each. The real extension is tested in tests/browser/.
 """
 
 from __future__ import annotations
@@ -49,18 +49,31 @@ class ScriptedFrontEnd:
         op = request.get("op")
         if op == "outline":
             cells = [{**c, "lines": len(c["source"].splitlines())} for c in self.cells]
-            return {"ok": True, "path": "scripted.ipynb", "cells": cells,
-                    "pending": [{"id": c["id"], "kind": c["kind"], "index": c["index"]} for c in self.pending.values()]}
+            return {
+                "ok": True,
+                "path": "scripted.ipynb",
+                "cells": cells,
+                "pending": [
+                    {"id": c["id"], "kind": c["kind"], "index": c["index"]} for c in self.pending.values()
+                ],
+            }
         index = request.get("index", request.get("change", {}).get("index"))
         if op == "propose":
             change = request["change"]
             if change["kind"] != "insert" and not 0 <= index < len(self.cells):
-                return {"ok": False, "error": f"there is no cell {index}; the notebook has {len(self.cells)} cells"}
+                return {
+                    "ok": False,
+                    "error": f"there is no cell {index}; the notebook has {len(self.cells)} cells",
+                }
             self.pending[change["id"]] = change
             old = "" if change["kind"] == "insert" else self.cells[index]["source"]
             new = "" if change["kind"] == "delete" else change["source"]
-            return {"ok": True, "added": len(new.splitlines()), "removed": len(old.splitlines()),
-                    "cell_type": change.get("cell_type") or self.cells[index]["type"]}
+            return {
+                "ok": True,
+                "added": len(new.splitlines()),
+                "removed": len(old.splitlines()),
+                "cell_type": change.get("cell_type") or self.cells[index]["type"],
+            }
         if op == "cell":
             if not 0 <= index < len(self.cells):
                 return {"ok": False, "error": f"there is no cell {index}"}
@@ -80,6 +93,14 @@ class ScriptedFrontEnd:
         return {"ok": False, "error": f"unknown request {op!r}"}
 
 
-def code_cell(cell_id: str, source: str, count: int | None = None, outputs: list[str] | None = None) -> dict[str, Any]:
+def code_cell(
+    cell_id: str, source: str, count: int | None = None, outputs: list[str] | None = None
+) -> dict[str, Any]:
     """A cell as the page's outline lists it."""
-    return {"id": cell_id, "type": "code", "source": source, "execution_count": count, "outputs": outputs or []}
+    return {
+        "id": cell_id,
+        "type": "code",
+        "source": source,
+        "execution_count": count,
+        "outputs": outputs or [],
+    }

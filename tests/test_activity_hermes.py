@@ -1,8 +1,10 @@
-"""The task list, subagents, tool diffs and finished cron runs against the real servers and the scripted model.
+"""The task list, subagents, tool diffs and finished cron runs against the real servers and the scripted
+model.
 
-Both servers send the same events for these (docs/protocol/dashboard-newer.md §11): a todo tool's ``tool.complete``
-carries ``todos`` (a newer server adds ``todo.updated``), ``subagent.*`` frames report a delegated child, and a
-file edit's completion carries ``inline_diff``. Only a newer server keeps the diff beside the history row.
+Both servers send the same events for these (docs/protocol/dashboard-newer.md §11): a todo tool's
+``tool.complete`` carries ``todos`` (a newer server adds ``todo.updated``), ``subagent.*`` frames report a
+delegated child, and a file edit's completion carries ``inline_diff``. Only a newer server keeps the diff
+beside the history row.
 """
 
 from __future__ import annotations
@@ -83,8 +85,8 @@ async def test_a_delegated_subagent_is_a_part_with_its_own_tool_and_status(conn:
 
 @pytest.mark.servers("newer")
 async def test_a_finished_cron_run_reaches_the_jobs_widget_and_its_followers(hermes: LocalHermes) -> None:
-    """On a newer Dashboard's ``cron.changed`` the jobs widget refreshes, shows "finished a run" with the status
-    and duration as its notice (the view's toast), and ``on_run_finished`` followers get the run."""
+    """On a newer Dashboard's ``cron.changed`` the jobs widget refreshes, shows "finished a run" with the
+    status and duration as its notice (the view's toast), and ``on_run_finished`` followers get the run."""
     await asyncio.to_thread(_cron_run_reported, hermes)
 
 
@@ -104,7 +106,9 @@ def _cron_run_reported(hermes: LocalHermes) -> None:
         eventually(lambda: bool(finished), 150, "a finished run reported")  # the scheduler ticks every 60 s
         run = finished[0]
         assert (run.job_id, run.name, run.status) == (job.id, name, "ok")
-        assert run.duration is not None and 0 <= run.duration < 120 and run.run_id.startswith(f"cron_{job.id}_")
+        assert (
+            run.duration is not None and 0 <= run.duration < 120 and run.run_id.startswith(f"cron_{job.id}_")
+        )
         assert widget.notice["kind"] == "run" and f"{name!r} finished a run (ok, " in widget.notice["text"]
     finally:
         off()

@@ -102,7 +102,9 @@ async def test_health_models_capabilities_are_typed(api: ApiClient) -> None:
     caps = await api.capabilities()
     assert isinstance(caps, Capabilities)
     assert caps.supports("run_events_sse") and caps.supports("run_approval_response")
-    assert not caps.supports("jobs_admin")  # reported false although /api/jobs works (docs/protocol/api-server.md §2)
+    assert not caps.supports(
+        "jobs_admin"
+    )  # reported false although /api/jobs works (docs/protocol/api-server.md §2)
     assert caps.endpoints["runs"] == {"method": "POST", "path": "/v1/runs"}
 
 
@@ -119,8 +121,18 @@ async def test_wrong_key_raises_auth_error_and_never_shows_the_key(
     assert error.status == 401 and error.code == "invalid_api_key" and error.endpoint == "GET /v1/models"
     good = ApiClient(hermes.settings())
     assert (await good.models())[0].id == "hermes-agent"
-    texts = [str(error), repr(error), str(client), repr(client), repr(client.settings), str(client.settings),
-             repr(good), repr(good.settings), repr(client._http), caplog.text]
+    texts = [
+        str(error),
+        repr(error),
+        str(client),
+        repr(client),
+        repr(client.settings),
+        str(client.settings),
+        repr(good),
+        repr(good.settings),
+        repr(client._http),
+        caplog.text,
+    ]
     texts += [record.getMessage() for record in caplog.records]
     assert "/v1/models" in caplog.text  # httpx did log the requests we searched
     for text in texts:
@@ -211,7 +223,9 @@ async def test_danger_denied_blocks_the_command(api: ApiClient, workdir: Path) -
     assert (workdir / "keep.txt").read_text() == "precious"
 
 
-async def test_approve_run_rejects_unknown_choice_before_sending(offline_api: Callable[[], ApiClient]) -> None:
+async def test_approve_run_rejects_unknown_choice_before_sending(
+    offline_api: Callable[[], ApiClient],
+) -> None:
     """approve_run validates the choice locally: an unknown one is a HermesUsageError, not a network call."""
     client = offline_api()
     with pytest.raises(HermesUsageError, match="once, session, always, deny"):
@@ -233,7 +247,9 @@ async def test_stop_ends_a_slow_run_as_cancelled(api: ApiClient) -> None:
     assert isinstance(rest[-1], RunCancelled) and not rest[-1].synthesized
     assert len([e for e in rest if isinstance(e, MessageDelta)]) < 39
     assert (await api.run_status(run.id)).status == "cancelled"
-    with pytest.raises(HermesNotFoundError):  # a second stop: the run has ended (docs/protocol/api-server.md §3 "Stop")
+    with pytest.raises(
+        HermesNotFoundError
+    ):  # a second stop: the run has ended (docs/protocol/api-server.md §3 "Stop")
         await api.stop_run(run.id)
 
 
@@ -294,7 +310,9 @@ async def test_unknown_run_raises_not_found(api: ApiClient) -> None:
 
 async def test_rate_limit_raises_with_retry_after(hermes_factory: Callable[..., LocalHermes]) -> None:
     """At max_concurrent_runs 1 a second run gets HTTP 429 as HermesRateLimitError with retry_after 1."""
-    local = hermes_factory(dashboard=False, config_overrides={"gateway": {"api_server": {"max_concurrent_runs": 1}}})
+    local = hermes_factory(
+        dashboard=False, config_overrides={"gateway": {"api_server": {"max_concurrent_runs": 1}}}
+    )
     async with ApiClient(local.settings()) as api:
         first = await api.start_run("SLOW 20")
         with pytest.raises(HermesRateLimitError) as info:
@@ -306,7 +324,8 @@ async def test_rate_limit_raises_with_retry_after(hermes_factory: Callable[..., 
 
 
 async def test_oversize_input_is_refused_before_sending(offline_api: Callable[[], ApiClient]) -> None:
-    """A run input over 10,000,000 bytes raises HermesTooLargeError naming size and limit, without a request."""
+    """A run input over 10,000,000 bytes raises HermesTooLargeError naming size and limit, without a
+    request."""
     client = offline_api()  # nothing listens: reaching the network would raise HermesConnectionError
     with pytest.raises(HermesTooLargeError) as info:
         await client.start_run("x" * (MAX_BODY_BYTES + 1))
@@ -339,14 +358,18 @@ async def test_connection_refused_and_read_timeout_become_hermes_errors() -> Non
         assert info.value.__cause__ is None and info.value.__suppress_context__  # no library error chained
 
 
-@pytest.mark.parametrize(("server", "header", "scheme"), [
-    ("api", "Authorization", "Bearer"), ("dashboard", "X-Hermes-Session-Token", None),
-])
+@pytest.mark.parametrize(
+    ("server", "header", "scheme"),
+    [
+        ("api", "Authorization", "Bearer"),
+        ("dashboard", "X-Hermes-Session-Token", None),
+    ],
+)
 async def test_a_refused_key_is_in_no_message_and_no_chained_exception(
     hermes: LocalHermes, server: str, header: str, scheme: str | None
 ) -> None:
-    """A key httpx refuses (a newline Settings would have caught) fails with one HermesError; neither it nor any
-    exception in its chain, formatted whole as a saved traceback shows it, contains the key."""
+    """A key httpx refuses (a newline Settings would have caught) fails with one HermesError; neither it nor
+    any exception in its chain, formatted whole as a saved traceback shows it, contains the key."""
     key = "k3y-" + uuid.uuid4().hex
     url = hermes.api_url if server == "api" else hermes.dashboard_url
     async with HttpTransport(url, Secret(key + "\n"), auth_header=header, auth_scheme=scheme) as http:
@@ -420,7 +443,8 @@ async def test_conversation_with_previous_response_id_is_refused_before_sending(
 
 
 async def test_sessions_and_session_messages(api: ApiClient) -> None:
-    """sessions() lists state.db sessions and session_messages() returns the stored user and assistant turns."""
+    """sessions() lists state.db sessions and session_messages() returns the stored user and assistant
+    turns."""
     reply = await api.chat([{"role": "user", "content": "hello session listing"}])
     assert reply.session_id
     sessions = await api.sessions(limit=200)

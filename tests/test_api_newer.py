@@ -62,7 +62,9 @@ async def test_a_broken_run_stream_resumes_from_the_last_event_id(api: ApiClient
         if isinstance(event, MessageDelta) and len(events) == 1:
             await stream._drop_connection()  # what a network drop does to the open response
     final = events[-1]
-    assert isinstance(final, RunCompleted) and not final.synthesized and not stream.lost and stream.resumed == 1
+    assert (
+        isinstance(final, RunCompleted) and not final.synthesized and not stream.lost and stream.resumed == 1
+    )
     deltas = "".join(e.payload.get("delta", "") for e in events if isinstance(e, MessageDelta))
     assert deltas.rstrip() == final.output == " ".join(f"tick {i}" for i in range(8))
 
@@ -75,10 +77,11 @@ async def test_steer_reaches_a_running_run(api: ApiClient) -> None:
 
 
 async def test_an_approval_is_answered_by_its_request_id_and_a_wrong_id_answers_nothing(
-    api: ApiClient, workdir: Path,
+    api: ApiClient,
+    workdir: Path,
 ) -> None:
-    """The newer server names each approval; an id it is not waiting on is refused (409) and the approval stays
-    pending, so an answer can never land on an approval it was not meant for. Its own id answers it."""
+    """The newer server names each approval; an id it is not waiting on is refused (409) and the approval
+    stays pending, so an answer can never land on an approval it was not meant for. Its own id answers it."""
     workdir.mkdir(parents=True)
     (workdir / "keep.txt").write_text("precious")
     run = await api.start_run(f"DANGER {workdir.name}")

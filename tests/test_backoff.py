@@ -25,8 +25,11 @@ SCHEDULE = [1, 2, 4, 8, 16, 30, 30]
 def test_defaults_come_from_the_module_constants() -> None:
     """Backoff() uses BACKOFF_MIN_DELAY, BACKOFF_MAX_DELAY and BACKOFF_FACTOR (1 s doubling to 30 s)."""
     backoff = Backoff()
-    assert (backoff.min_delay, backoff.max_delay, backoff.factor) == (BACKOFF_MIN_DELAY, BACKOFF_MAX_DELAY,
-                                                                        BACKOFF_FACTOR) == (1.0, 30.0, 2.0)
+    assert (
+        (backoff.min_delay, backoff.max_delay, backoff.factor)
+        == (BACKOFF_MIN_DELAY, BACKOFF_MAX_DELAY, BACKOFF_FACTOR)
+        == (1.0, 30.0, 2.0)
+    )
 
 
 def test_iterating_yields_the_schedule_and_a_new_iterator_resets() -> None:
@@ -50,12 +53,15 @@ def test_custom_values_and_validation() -> None:
     for args in ((-1, 2, 2), (5, 1, 2), (1, 2, 0.5)):
         with pytest.raises(ValueError, match="must be"):
             Backoff(*args)
-    assert Backoff() == Backoff(1, 30, 2) and repr(Backoff()) == "Backoff(min_delay=1, max_delay=30, factor=2)"
+    assert (
+        Backoff() == Backoff(1, 30, 2) and repr(Backoff()) == "Backoff(min_delay=1, max_delay=30, factor=2)"
+    )
 
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_connection_reconnects_on_the_schedule_and_resets_after_success() -> None:
-    """After a drop the connection waits 1, 2, 4, 8, 16, 30, 30 (fake clock) and starts at 1 again next time."""
+    """After a drop the connection waits 1, 2, 4, 8, 16, 30, 30 (fake clock) and starts at 1 again next
+    time."""
     fake = await FakeDashboard().start()
     slept: list[float] = []
     server_back = asyncio.Event()
@@ -112,7 +118,9 @@ async def test_failed_resubscribe_is_reported_and_retried() -> None:
         await asyncio.sleep(0)
 
     async with FakeDashboard() as fake:
-        conn = DashboardConnection(fake.settings(), sleep=fake_sleep, on_error=lambda k, e: errors.append((k, e)))
+        conn = DashboardConnection(
+            fake.settings(), sleep=fake_sleep, on_error=lambda k, e: errors.append((k, e))
+        )
         items: list[ListenerItem] = []
         ref = await conn.create_session()
         conn.listen(ref, items.append)
@@ -151,8 +159,9 @@ async def test_reconnect_false_only_reports_the_drop() -> None:
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_server_that_accepts_and_drops_is_retried_with_growing_waits() -> None:
-    """Opening the socket is not success: a server that accepts, then drops before the session is back, is retried at
-    min, 2*min, 4*min ... (measured on the real clock with a scaled-down schedule), never every min seconds."""
+    """Opening the socket is not success: a server that accepts, then drops before the session is back, is
+    retried at min, 2*min, 4*min ... (measured on the real clock with a scaled-down schedule), never every min
+    seconds."""
     handshakes: list[float] = []
     loop = asyncio.get_running_loop()
     async with FakeDashboard() as fake:
@@ -164,7 +173,9 @@ async def test_a_server_that_accepts_and_drops_is_retried_with_growing_waits() -
             handshakes.append(loop.time())
             ws.transport.abort()
 
-        fake.handlers["session.resume"] = accept_and_drop  # the socket opens fine; the session never comes back
+        fake.handlers["session.resume"] = (
+            accept_and_drop  # the socket opens fine; the session never comes back
+        )
         await fake.drop()
         await eventually_async(lambda: len(handshakes) >= 5, timeout=10)
         await conn.close()

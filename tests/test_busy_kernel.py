@@ -1,10 +1,10 @@
 """Hermes while a cell runs, in a REAL ipykernel 7.4 against the real Hermes, without a browser.
 
-A jupyter_client client plays JupyterLab with its default ``commsOverSubshells`` (one subshell for the widgets'
-comm target): it sends exactly the comm messages the views send, with that subshell in their header, while a cell
-keeps the main shell busy. The chat answers a prompt, the jobs widget lists, pauses and runs a job, and a
-background ``%hermes -b`` turn streams into its live view, whose approval button is answered and takes effect:
-all before the busy cell ends, and the busy cell's own output stays complete and in order.
+A jupyter_client client plays JupyterLab with its default ``commsOverSubshells`` (one subshell for the
+widgets' comm target): it sends exactly the comm messages the views send, with that subshell in their header,
+while a cell keeps the main shell busy. The chat answers a prompt, the jobs widget lists, pauses and runs a
+job, and a background ``%hermes -b`` turn streams into its live view, whose approval button is answered and
+takes effect: all before the busy cell ends, and the busy cell's own output stays complete and in order.
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ class FrontEnd:
     """The client side of one kernel: every IOPub message kept (with its arrival time), waits by predicate."""
 
     def __init__(self, hermes: LocalHermes, cwd: Path) -> None:
-        env = {**os.environ, "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-               "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "HERMES_API_URL": hermes.api_url,
+            "HERMES_API_KEY": hermes.api_key,
+            "HERMES_DASHBOARD_URL": hermes.dashboard_url,
+            "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
         self.manager = KernelManager(kernel_name="python3")
         self.manager.start_kernel(env=env, cwd=str(cwd))
         self.client = self.manager.client()
@@ -57,12 +62,22 @@ class FrontEnd:
         raise AssertionError(f"{what} did not arrive within {timeout} s")
 
     def idle(self, msg_id: str, timeout: float = 120) -> Msg:
-        return self.wait(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                         and m["parent_header"].get("msg_id") == msg_id, timeout, f"idle after {msg_id}")
+        return self.wait(
+            lambda m: (
+                m["msg_type"] == "status"
+                and m["content"]["execution_state"] == "idle"
+                and m["parent_header"].get("msg_id") == msg_id
+            ),
+            timeout,
+            f"idle after {msg_id}",
+        )
 
     def stdout(self, msg_id: str) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
-                       if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+        )
 
     def errors(self) -> list[str]:
         return [m["content"]["evalue"] for m in self.messages if m["msg_type"] == "error"]
@@ -75,7 +90,9 @@ class FrontEnd:
 
     def send_custom(self, comm_id: str, content: dict[str, Any], subshell: str) -> str:
         """What a view's ``model.send(content)`` puts on the wire, on the subshell the front end chose."""
-        msg = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+        msg = self.client.session.msg(
+            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}
+        )
         msg["header"]["subshell_id"] = subshell
         self.client.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
@@ -190,17 +207,27 @@ def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
     workdir.mkdir(parents=True)
     background = fe.client.execute(BACKGROUND.replace("{target}", workdir.name))
     fe.idle(background)  # -b returns at once; the turn goes on in the background
-    turn_open = fe.wait(lambda m: m["msg_type"] == "comm_open" and (m["content"]["data"].get("state") or {})
-                        .get("mode") == "turn", 10, "the %hermes live view")
+    turn_open = fe.wait(
+        lambda m: (
+            m["msg_type"] == "comm_open" and (m["content"]["data"].get("state") or {}).get("mode") == "turn"
+        ),
+        10,
+        "the %hermes live view",
+    )
     turn_id = turn_open["content"]["comm_id"]
 
     flag = tmp_path / "stop-busy-cell"
     busy = fe.client.execute(BUSY.replace("{flag!r}", repr(str(flag))))
-    fe.wait(lambda m: m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == busy, 20, "the first tick")
+    fe.wait(
+        lambda m: m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == busy, 20, "the first tick"
+    )
 
     def busy_ended(m: Msg) -> bool:
-        return m["msg_type"] == "status" and m["parent_header"].get("msg_id") == busy \
+        return (
+            m["msg_type"] == "status"
+            and m["parent_header"].get("msg_id") == busy
             and m["content"]["execution_state"] == "idle"
+        )
 
     # 1. the chat takes a prompt and streams the answer
     sent = time.time()
@@ -222,9 +249,19 @@ def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
 
     listed_from = len(fe.messages)
     fe.send_custom(jobs_id, {"type": "refresh"}, subshell)
-    listed = fe.wait(lambda m: busy_ended(m) or (
-        fe.messages.index(m) >= listed_from and m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == jobs_id
-        and "updated_at" in (m["content"]["data"].get("state") or {})), 30, "the refreshed list")
+    listed = fe.wait(
+        lambda m: (
+            busy_ended(m)
+            or (
+                fe.messages.index(m) >= listed_from
+                and m["msg_type"] == "comm_msg"
+                and m["content"].get("comm_id") == jobs_id
+                and "updated_at" in (m["content"]["data"].get("state") or {})
+            )
+        ),
+        30,
+        "the refreshed list",
+    )
     assert not busy_ended(listed)
     assert any(row_state(m) == "scheduled" for m in fe.messages)  # our job is in the list
     fe.send_custom(jobs_id, {"type": "action", "request": 1, "action": "run", "id": job_id}, subshell)
@@ -237,7 +274,9 @@ def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
     assert not busy_ended(shown)
 
     # 3. the background turn's live view shows its approval; the button answers it; the command runs
-    pending = fe.wait(lambda m: busy_ended(m) or _pending_approval(m, turn_id) is not None, 60, "the approval card")
+    pending = fe.wait(
+        lambda m: busy_ended(m) or _pending_approval(m, turn_id) is not None, 60, "the approval card"
+    )
     assert not busy_ended(pending)
     card = _pending_approval(pending, turn_id)
     assert card is not None
@@ -247,7 +286,8 @@ def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
     assert not busy_ended(done), "the approval took effect only after the cell"
     assert not workdir.exists()  # "once" let the rm -rf run
 
-    # 4. the user's cell was never interrupted: it ends when told, every tick there, in order, nothing else in it
+    # 4. the user's cell was never interrupted: it ends when told, every tick there, in order, nothing else in
+    #    it
     flag.write_text("done")
     fe.idle(busy)
     out = fe.stdout(busy).splitlines()

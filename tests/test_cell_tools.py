@@ -1,6 +1,6 @@
-"""The cell tools without Hermes: the document link's hello/bye/reply handling, the tools' checks and texts against a
-scripted front end, the tool part's ``cell_change`` link, the server listing cell tools only while a front end is
-attached (and telling a connected MCP client so), and the scripted model's cell keywords."""
+"""The cell tools without Hermes: the document link's hello/bye/reply handling, the tools' checks and texts
+against a scripted front end, the tool part's ``cell_change`` link, the server listing cell tools only while a
+front end is attached (and telling a connected MCP client so), and the scripted model's cell keywords."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ class Policy:
 
 
 class FakeTurn:
-    """A turn whose Run card is answered by ``answer`` (a run's card by Stop when ``stop``, else it waits to be
-    settled by the kernel), and that records the cards and links it was given."""
+    """A turn whose Run card is answered by ``answer`` (a run's card by Stop when ``stop``, else it waits to
+    be settled by the kernel), and that records the cards and links it was given."""
 
     def __init__(self, answer: str | None = "run", *, stop: bool = False) -> None:
         self.answer, self.stop, self.asked, self.links = answer, stop, [], []
@@ -65,15 +65,26 @@ class FakeTurn:
 
 
 def _page(link: DocumentLink) -> ScriptedFrontEnd:
-    page = ScriptedFrontEnd(link, cells=[code_cell("a", "import math\n\nx = math.pi", 3, ["execute_result: text/plain"]),
-                                         {**code_cell("m", "# Title"), "type": "markdown"},
-                                         code_cell("b", "print(x)")])
+    page = ScriptedFrontEnd(
+        link,
+        cells=[
+            code_cell("a", "import math\n\nx = math.pi", 3, ["execute_result: text/plain"]),
+            {**code_cell("m", "# Title"), "type": "markdown"},
+            code_cell("b", "print(x)"),
+        ],
+    )
     page.hello()
     return page
 
 
-def _call(tool: str, arguments: dict[str, Any], link: DocumentLink, *, policy: Policy | None = None,
-          turn: FakeTurn | None = None) -> str:
+def _call(
+    tool: str,
+    arguments: dict[str, Any],
+    link: DocumentLink,
+    *,
+    policy: Policy | None = None,
+    turn: FakeTurn | None = None,
+) -> str:
     caller = cells.Caller(policy or Policy(), turn or FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0)
     return ToolAnswer.of(asyncio.run(cells.call(tool, arguments, caller, link))).text
 
@@ -89,7 +100,13 @@ def test_the_link_attaches_on_hello_detaches_on_bye_and_says_so() -> None:
     second = ScriptedFrontEnd(link, client="second-page")
     second.hello()
     assert link.attached and link.front_end().id == "second-page"  # requests go to the newest page
-    for junk in (None, "hello", {"type": "hello"}, {"type": "hello", "client": ""}, {"type": "bogus", "client": "x"}):
+    for junk in (
+        None,
+        "hello",
+        {"type": "hello"},
+        {"type": "hello", "client": ""},
+        {"type": "bogus", "client": "x"},
+    ):
         link.receive(junk)
     second.bye()
     assert link.attached and link.front_end().id == first.client
@@ -101,8 +118,8 @@ def test_the_link_attaches_on_hello_detaches_on_bye_and_says_so() -> None:
 
 
 def test_a_request_without_an_answer_times_out_and_a_strangers_reply_is_ignored() -> None:
-    """A page that never answers gives the agent a clear "did not answer"; a reply from another page (or with an
-    unknown id) does not settle a request."""
+    """A page that never answers gives the agent a clear "did not answer"; a reply from another page (or with
+    an unknown id) does not settle a request."""
     link = DocumentLink()
     page = _page(link)
     page.answering = False
@@ -121,8 +138,8 @@ def test_a_request_without_an_answer_times_out_and_a_strangers_reply_is_ignored(
 
 
 def test_list_cells_is_an_outline_and_a_read() -> None:
-    """The outline has one line per cell (index, type, execution count, first line, size, outputs) and the pending
-    changes; with reads off for the session it is refused before the page is asked."""
+    """The outline has one line per cell (index, type, execution count, first line, size, outputs) and the
+    pending changes; with reads off for the session it is refused before the page is asked."""
     link = DocumentLink()
     page = _page(link)
     _call("insert_cell", {"index": 1, "source": "y = 2"}, link)
@@ -141,44 +158,64 @@ def test_list_cells_is_an_outline_and_a_read() -> None:
 
 
 def test_proposals_are_checked_sent_and_linked_to_the_tool_part() -> None:
-    """insert/edit/delete go to the page as proposals (never applied here) and link the tool part; bad arguments
-    and the page's refusals come back as text, and nothing is linked then."""
+    """insert/edit/delete go to the page as proposals (never applied here) and link the tool part; bad
+    arguments and the page's refusals come back as text, and nothing is linked then."""
     link = DocumentLink()
     page = _page(link)
     turn = FakeTurn()
     text = _call("edit_cell", {"index": 2, "source": "print(x)\nprint(x * 2)"}, link, turn=turn)
     [(part_id, change)] = turn.links
-    assert part_id == "tool:t1" and change == {"id": change["id"], "kind": "edit", "index": 2, "cell_type": "code"}
+    assert part_id == "tool:t1" and change == {
+        "id": change["id"],
+        "kind": "edit",
+        "index": 2,
+        "cell_type": "code",
+    }
     assert text.startswith(f"Proposed an edit of cell 2 (+2 / -1 lines) as pending change {change['id']}.")
     assert page.pending[change["id"]]["source"] == "print(x)\nprint(x * 2)"
     assert page.cells[2]["source"] == "print(x)"  # proposed, not applied
     assert "deleting cell 1 (markdown)" in _call("delete_cell", {"index": 1}, link, turn=turn)
     assert "a new markdown cell at index 0" in _call(
-        "insert_cell", {"index": 0, "source": "## Notes", "cell_type": "markdown"}, link, turn=turn)
+        "insert_cell", {"index": 0, "source": "## Notes", "cell_type": "markdown"}, link, turn=turn
+    )
     assert len(turn.links) == 3
 
     refused = FakeTurn()
     assert "takes a cell index" in _call("edit_cell", {"index": -1, "source": "x"}, link, turn=refused)
     assert "takes a cell index" in _call("delete_cell", {"index": True}, link, turn=refused)
     assert "needs the cell's `source`" in _call("insert_cell", {"index": 0}, link, turn=refused)
-    assert "cell_type must be one of" in _call("insert_cell", {"index": 0, "source": "x", "cell_type": "html"}, link,
-                                               turn=refused)
+    assert "cell_type must be one of" in _call(
+        "insert_cell", {"index": 0, "source": "x", "cell_type": "html"}, link, turn=refused
+    )
     too_long = "x" * (cells.MAX_SOURCE_CHARS + 1)
-    assert "at most 20,000 can be proposed" in _call("insert_cell", {"index": 0, "source": too_long}, link, turn=refused)
+    assert "at most 20,000 can be proposed" in _call(
+        "insert_cell", {"index": 0, "source": too_long}, link, turn=refused
+    )
     assert _call("edit_cell", {"index": 9, "source": "x"}, link, turn=refused) == (
-        "Nothing was changed: there is no cell 9; the notebook has 3 cells.")
+        "Nothing was changed: there is no cell 9; the notebook has 3 cells."
+    )
     assert refused.links == []
 
 
 def test_change_ids_differ_across_kernel_processes() -> None:
-    """A restarted kernel's first proposal does not reuse the id of a change still waiting in the page (which keeps
-    them across restarts and reloads): ids carry a tag of the kernel process."""
+    """A restarted kernel's first proposal does not reuse the id of a change still waiting in the page (which
+    keeps them across restarts and reloads): ids carry a tag of the kernel process."""
     import subprocess
     import sys
 
-    first = [subprocess.run([sys.executable, "-c", "from hermes_notebook.kernel.cells import new_change_id as n;"
-                             "print(n(), n())"], capture_output=True, text=True, check=True).stdout.split()
-             for _ in range(2)]
+    first = [
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from hermes_notebook.kernel.cells import new_change_id as n;print(n(), n())",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for _ in range(2)
+    ]
     assert [ids[0].split("-")[0] for ids in first] == ["c1", "c1"] and first[0][1].startswith("c2-")
     assert first[0][0] != first[1][0], first  # the same first number, another process: another id
 
@@ -196,26 +233,34 @@ def test_run_cell_asks_with_the_whole_source_and_runs_only_after_run() -> None:
     assert "did not answer within 5 s" in _call("run_cell", {"index": 2}, link, turn=FakeTurn(None))
     assert not any(r["op"] == "run" for r in page.requests)
 
-    page.run_outputs = [{"output_type": "stream", "name": "stdout", "text": "3.14\n"},
-                        {"output_type": "execute_result", "text": "42", "mimes": ["text/plain"]},
-                        {"output_type": "error", "ename": "ValueError", "evalue": "bad"}]
+    page.run_outputs = [
+        {"output_type": "stream", "name": "stdout", "text": "3.14\n"},
+        {"output_type": "execute_result", "text": "42", "mimes": ["text/plain"]},
+        {"output_type": "error", "ename": "ValueError", "evalue": "bad"},
+    ]
     text = _call("run_cell", {"index": 2}, link)
-    assert text == "Ran cell 2 (In[1]).\n\nstdout:\n3.14\n\nresult (text/plain):\n42\n\nerror:\nValueError: bad"
+    assert (
+        text == "Ran cell 2 (In[1]).\n\nstdout:\n3.14\n\nresult (text/plain):\n42\n\nerror:\nValueError: bad"
+    )
     assert [r for r in page.requests if r["op"] == "run"][0]["source"] == "print(x)"
 
     never = FakeTurn()
-    assert "running code in this notebook is off" in _call("run_cell", {"index": 2}, link,
-                                                           policy=Policy(run="never"), turn=never)
+    assert "running code in this notebook is off" in _call(
+        "run_cell", {"index": 2}, link, policy=Policy(run="never"), turn=never
+    )
     assert "only code cells run" in _call("run_cell", {"index": 1}, link, turn=never)
     assert never.asked == []
     reads = FakeTurn("allow_reads")
     policy = Policy(read=False)
     assert "allowed the read tools" in _call("run_cell", {"index": 0}, link, policy=policy, turn=reads)
-    assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.grants.sessions() == ["stored-1"]
+    assert reads.asked[0].choices == ["run", "deny", "allow_reads"] and policy.grants.sessions() == [
+        "stored-1"
+    ]
 
 
 class BusyLog(OutputLog):
-    """The kernel's output log as the cell tools read it, with a cell (In[7]) running until ``busy`` is cleared."""
+    """The kernel's output log as the cell tools read it, with a cell (In[7]) running until ``busy`` is
+    cleared."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -229,8 +274,17 @@ class BusyLog(OutputLog):
         return CellOutput(7, 0.0) if self.is_busy else None
 
 
-def _busy_call(tool: str, arguments: dict[str, Any], link: DocumentLink, log: BusyLog, jobs: MainThreadJobs,
-               turn: FakeTurn, *, policy: Policy | None = None, then: Any = None) -> str:
+def _busy_call(
+    tool: str,
+    arguments: dict[str, Any],
+    link: DocumentLink,
+    log: BusyLog,
+    jobs: MainThreadJobs,
+    turn: FakeTurn,
+    *,
+    policy: Policy | None = None,
+    then: Any = None,
+) -> str:
     """Call while In[7] runs; ``then()`` runs on this (the main) thread once the run's card shows."""
     caller = cells.Caller(policy or Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0, {}, None)
 
@@ -266,7 +320,9 @@ def test_run_cell_waits_for_the_users_running_cell_then_runs_and_stop_cancels_it
     assert text.startswith("Ran cell 2 (In[1]).") and sent_while_busy == [False]
     code, waiting, running = turn.asked
     assert (code.kind, waiting.kind, running.kind) == ("code", "run", "run")
-    assert "Waiting for the running cell In[7] to finish" in (waiting.description or "") and waiting.choices == ["stop"]
+    assert "Waiting for the running cell In[7] to finish" in (
+        waiting.description or ""
+    ) and waiting.choices == ["stop"]
     assert waiting.command == running.command == "print(x)"
     assert [turn.settled[c.request_id] for c in (waiting, running)] == ["started", "finished"]
 
@@ -278,14 +334,16 @@ def test_run_cell_waits_for_the_users_running_cell_then_runs_and_stop_cancels_it
     link.connect(page, answers_while_busy=False)  # ipykernel 6: the page's replies wait behind the cell
     asked = len(page.requests)
     for tool in cells.CELL_TOOLS:
-        assert "cannot be read while a cell runs" in _busy_call(tool, {"index": 0, "source": "x"}, link, log, jobs,
-                                                                FakeTurn())
+        assert "cannot be read while a cell runs" in _busy_call(
+            tool, {"index": 0, "source": "x"}, link, log, jobs, FakeTurn()
+        )
     assert len(page.requests) == asked
 
 
 def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_outputs() -> None:
-    """A %hermes cell waiting for this turn keeps the kernel busy; the notebook would queue the cell behind it for
-    ever. So the wait runs the cell's source on the main thread, and the page writes the outputs into the cell."""
+    """A %hermes cell waiting for this turn keeps the kernel busy; the notebook would queue the cell behind it
+    for ever. So the wait runs the cell's source on the main thread, and the page writes the outputs into the
+    cell."""
     link, log, jobs = DocumentLink(), BusyLog(), MainThreadJobs()
     page = _page(link)
     caller = cells.Caller(Policy(), FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0, {"x": 21}, None)
@@ -302,11 +360,18 @@ def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_out
             return ToolAnswer.of(call.result()).text
 
         text = asyncio.run(go())
-    assert "Ran cell 2 in the kernel while a %hermes cell waited" in text and "half 21" in text and "42" in text
+    assert (
+        "Ran cell 2 in the kernel while a %hermes cell waited" in text and "half 21" in text and "42" in text
+    )
     [shown] = [r for r in page.requests if r["op"] == "outputs"]
-    assert shown["cell"] == "b" and shown["outputs"][0] == {"output_type": "stream", "name": "stdout",
-                                                            "text": "half 21\n"}
-    assert shown["outputs"][1]["output_type"] == "execute_result" and not any(r["op"] == "run" for r in page.requests)
+    assert shown["cell"] == "b" and shown["outputs"][0] == {
+        "output_type": "stream",
+        "name": "stdout",
+        "text": "half 21\n",
+    }
+    assert shown["outputs"][1]["output_type"] == "execute_result" and not any(
+        r["op"] == "run" for r in page.requests
+    )
 
 
 def test_edits_off_refuses_proposals_and_runs_allowed_skip_the_card() -> None:
@@ -315,17 +380,21 @@ def test_edits_off_refuses_proposals_and_runs_allowed_skip_the_card() -> None:
     link = DocumentLink()
     page = _page(link)
     for tool in ("insert_cell", "edit_cell", "delete_cell"):
-        assert "editing this notebook is off" in _call(tool, {"index": 0, "source": "x"}, link,
-                                                       policy=Policy(edit="off"))
+        assert "editing this notebook is off" in _call(
+            tool, {"index": 0, "source": "x"}, link, policy=Policy(edit="off")
+        )
     assert not any(r["op"] == "propose" for r in page.requests)
     turn = FakeTurn("deny")  # never asked: a Run card would deny
-    assert _call("run_cell", {"index": 2}, link, policy=Policy(run="allow"), turn=turn).startswith("Ran cell 2")
+    assert _call("run_cell", {"index": 2}, link, policy=Policy(run="allow"), turn=turn).startswith(
+        "Ran cell 2"
+    )
     [card] = turn.asked
     assert card.kind == "run" and "runs are allowed for this session" in (card.description or "")
 
 
 def test_without_a_front_end_the_tools_say_so() -> None:
-    """Called while no page is attached (Hermes listed them earlier), every cell tool explains and changes nothing."""
+    """Called while no page is attached (Hermes listed them earlier), every cell tool explains and changes
+    nothing."""
     link = DocumentLink()
     for tool in cells.CELL_TOOLS:
         assert "front end is not attached" in _call(tool, {"index": 0, "source": "x"}, link)
@@ -333,16 +402,20 @@ def test_without_a_front_end_the_tools_say_so() -> None:
 
 
 def test_a_turn_links_a_tool_part_to_its_cell_change() -> None:
-    """``Turn.link_cell_change`` patches the running tool part (a change record views apply) and snapshots keep it;
-    no such part, or a finished turn, links nothing."""
+    """``Turn.link_cell_change`` patches the running tool part (a change record views apply) and snapshots
+    keep it; no such part, or a finished turn, links nothing."""
     folder = TurnFolder("t1")
     state = TurnState(SessionRef("live", "stored"), "t1", "hi", folder)
     turn = Turn(state)
     folder.apply(Event("tool.start", {"tool_id": "k1", "name": "mcp__notebook_0a1b2c3d__insert_cell"}))
     change = {"id": "c7", "kind": "insert", "index": 2, "cell_type": "code"}
     assert turn.link_cell_change("tool:k1", change)  # type: ignore[arg-type]
-    assert state.records[-1] == {"op": "patch", "message_id": "assistant:t1", "part_id": "tool:k1",
-                                 "fields": {"cell_change": change}}
+    assert state.records[-1] == {
+        "op": "patch",
+        "message_id": "assistant:t1",
+        "part_id": "tool:k1",
+        "fields": {"cell_change": change},
+    }
     assert turn.message.parts[-1].to_dict()["cell_change"] == change
     assert not turn.link_cell_change("tool:nope", change)  # type: ignore[arg-type]
     state.end("complete")
@@ -350,8 +423,9 @@ def test_a_turn_links_a_tool_part_to_its_cell_change() -> None:
 
 
 async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients() -> None:
-    """An MCP client (the official SDK, as Hermes uses it) lists no cell tools until a page attaches; then the server
-    sends ``notifications/tools/list_changed`` and the next list has them; a page leaving withdraws them."""
+    """An MCP client (the official SDK, as Hermes uses it) lists no cell tools until a page attaches; then the
+    server sends ``notifications/tools/list_changed`` and the next list has them; a page leaving withdraws
+    them."""
     import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -374,16 +448,19 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
 
     try:
         auth = {"Authorization": f"Bearer {server.token.reveal()}"}
-        async with httpx2.AsyncClient(headers=auth) as http, streamable_http_client(server.url, http_client=http) as (
-            read, write, *_
-        ), ClientSession(read, write, message_handler=on_message) as session:
+        async with (
+            httpx2.AsyncClient(headers=auth) as http,
+            streamable_http_client(server.url, http_client=http) as (read, write, *_),
+            ClientSession(read, write, message_handler=on_message) as session,
+        ):
             init = await session.initialize()
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
             assert await names(session) == set(TOOLS)
             assert server.clients_current
             page = ScriptedFrontEnd(link)
             page.hello()  # here, on this thread: the check below runs before the server's loop can catch up
-            # At once, not when the server's loop gets to it: a turn started now may not have the cell tools yet.
+            # At once, not when the server's loop gets to it: a turn started now may not have the cell tools
+            # yet.
             assert not server.clients_current
             await asyncio.wait_for(notified.wait(), 10)
             assert await names(session) == set(ALL_TOOLS)
@@ -396,17 +473,25 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
         server.stop()
 
 
-@pytest.mark.parametrize(("prompt", "arguments"), [
-    ("KERNEL list_cells", {}),
-    ('KERNEL insert_cell 2 markdown "# Notes\\nmore"', {"index": 2, "cell_type": "markdown", "source": "# Notes\nmore"}),
-    ("KERNEL edit_cell 0 x = 2", {"index": 0, "source": "x = 2"}),
-    ("KERNEL delete_cell 1", {"index": 1}),
-    ("KERNEL run_cell 3", {"index": 3}),
-])
+@pytest.mark.parametrize(
+    ("prompt", "arguments"),
+    [
+        ("KERNEL list_cells", {}),
+        (
+            'KERNEL insert_cell 2 markdown "# Notes\\nmore"',
+            {"index": 2, "cell_type": "markdown", "source": "# Notes\nmore"},
+        ),
+        ("KERNEL edit_cell 0 x = 2", {"index": 0, "source": "x = 2"}),
+        ("KERNEL delete_cell 1", {"index": 1}),
+        ("KERNEL run_cell 3", {"index": 3}),
+    ],
+)
 def test_scripted_model_calls_the_cell_tools(prompt: str, arguments: dict[str, Any]) -> None:
     """``KERNEL <cell tool> ...`` calls that tool with its arguments (a quoted source is a JSON string)."""
     tool = prompt.split()[1]
-    body = {"messages": [{"role": "user", "content": prompt}],
-            "tools": [{"type": "function", "function": {"name": f"mcp_notebook_0a1b2c3d_{tool}"}}]}
+    body = {
+        "messages": [{"role": "user", "content": prompt}],
+        "tools": [{"type": "function", "function": {"name": f"mcp_notebook_0a1b2c3d_{tool}"}}],
+    }
     [call] = plan_reply(body).tool_calls
     assert (call.name, dict(call.arguments)) == (f"mcp_notebook_0a1b2c3d_{tool}", arguments)

@@ -1,4 +1,5 @@
-"""``Chat.compress()`` against the real Dashboards: the next reply in the widget opens with the marker part."""
+"""``Chat.compress()`` against the real Dashboards: the next reply in the widget opens with the marker
+part."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.both_servers
 
 def _send(chat: Chat, text: str) -> dict[str, Any]:
     """Send as the browser does and wait for the turn's reply."""
+
     def replies() -> list[dict[str, Any]]:
         chat.flush()
         return [m for m in chat.snapshot() if m["role"] == "assistant" and m["status"] != "streaming"]
@@ -25,7 +27,8 @@ def _send(chat: Chat, text: str) -> dict[str, Any]:
 
 
 def test_chat_compress_marks_the_next_reply(hermes: Any) -> None:
-    """Four turns, Chat.compress(), one more turn: its reply is [marker, text] and the marker is in the index."""
+    """Four turns, Chat.compress(), one more turn: its reply is [marker, text] and the marker is in the
+    index."""
     chat = Chat(hermes.settings())
     try:
         chat.wait_ready(30)

@@ -1,4 +1,5 @@
-"""The chat widget's Export button, kernel side, on the REAL Dashboard: the file lands next to the notebook."""
+"""The chat widget's Export button, kernel side, on the REAL Dashboard: the file lands next to the
+notebook."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.helpers import eventually
 def test_export_button_writes_the_conversation_next_to_the_notebook(
     hermes_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``export`` writes md/ipynb into the kernel's directory, names the file in the notice, and scrubs secrets."""
+    """``export`` writes md/ipynb into the kernel's directory, names the file in the notice, and scrubs
+    secrets."""
     hermes = hermes_factory()  # its own server: the token typed below must not reach other tests' sessions
     monkeypatch.chdir(tmp_path)  # a notebook's kernel runs in the notebook's directory
     settings = hermes.settings()
@@ -26,8 +28,11 @@ def test_export_button_writes_the_conversation_next_to_the_notebook(
     try:
         chat.wait_ready(30)
         chat.send_prompt(f"RUN echo {marker} {settings.dashboard_token.reveal()}")
-        eventually(lambda: any(m["role"] == "assistant" and m["status"] == "complete" for m in chat.snapshot()),
-              60, "the reply")
+        eventually(
+            lambda: any(m["role"] == "assistant" and m["status"] == "complete" for m in chat.snapshot()),
+            60,
+            "the reply",
+        )
         eventually(lambda: not chat.busy, 30, "the end of the turn")
         for fmt in ("md", "ipynb"):
             chat.notice = ""

@@ -1,12 +1,13 @@
-"""The chat's Undo with files, its subagent Steer/Stop and ``hermes.steer`` on an API Server run, on the real servers.
+"""The chat's Undo with files, its subagent Steer/Stop and ``hermes.steer`` on an API Server run, on the real
+servers.
 
 Undo with files: the view asks ``turn_files`` for the last reply; the newer server names the files the turn's
-checkpoint holds and the undo puts them back; 0.19.0 cannot rewind, so the question is refused and the view offers
-nothing (no notice: nobody clicked). ``hermes.steer`` on a turn running ``via="api"`` goes to
+checkpoint holds and the undo puts them back; 0.19.0 cannot rewind, so the question is refused and the view
+offers nothing (no notice: nobody clicked). ``hermes.steer`` on a turn running ``via="api"`` goes to
 ``POST /v1/runs/{id}/steer`` (newer) or is refused in one line (0.19.0 has no such route). A running subagent
 (the scripted model's ``DELEGATE RUN sleep``) gets Stop on both servers and Steer on the newer one only.
-``hermes.branch(at=..., files=True)`` puts back the files changed after that message (newer; 0.19.0 cannot branch:
-refused before anything changes).
+``hermes.branch(at=..., files=True)`` puts back the files changed after that message (newer; 0.19.0 cannot
+branch: refused before anything changes).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ pytestmark = pytest.mark.both_servers
 
 
 def next_second() -> None:
-    """Start the next turn in a fresh second: Hermes times checkpoints in whole seconds, so a checkpoint taken in
-    the second a turn starts (the scripted model's turns take well under one) counts as that turn's
+    """Start the next turn in a fresh second: Hermes times checkpoints in whole seconds, so a checkpoint taken
+    in the second a turn starts (the scripted model's turns take well under one) counts as that turn's
     (turns/checkpoints.py ``checkpoint_for_turn``; the README's rollback notes say so)."""
     time.sleep(1.1)
 
@@ -43,8 +44,14 @@ def _chat(hermes: LocalHermes) -> tuple[Any, list[dict[str, Any]]]:
 
 
 def _settled(chat: Any) -> dict[str, Any]:
-    eventually(lambda: not chat.busy and any(m["role"] == "assistant" and m.get("status") == "complete"
-                                             for m in chat.snapshot()), 90, "the reply")
+    eventually(
+        lambda: (
+            not chat.busy
+            and any(m["role"] == "assistant" and m.get("status") == "complete" for m in chat.snapshot())
+        ),
+        90,
+        "the reply",
+    )
     return [m for m in chat.snapshot() if m["role"] == "assistant"][-1]
 
 
@@ -56,8 +63,8 @@ def _answer(sent: list[dict[str, Any]], request: str) -> dict[str, Any]:
 def test_the_chats_undo_with_files_names_the_files_and_puts_them_back(
     hermes: LocalHermes, hermes_server: str
 ) -> None:
-    """``turn_files`` names the file the last turn edited (newer) and ``undo`` with ``files`` restores it and says
-    which; on 0.19.0 the question is refused (the choice is not offered) and nothing changes."""
+    """``turn_files`` names the file the last turn edited (newer) and ``undo`` with ``files`` restores it and
+    says which; on 0.19.0 the question is refused (the choice is not offered) and nothing changes."""
     target = hermes.workdir / f"chat-undo-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("alpha\n")
     next_second()
@@ -86,8 +93,8 @@ def test_the_chats_undo_with_files_names_the_files_and_puts_them_back(
 def test_hermes_steer_reaches_a_turn_running_through_the_api_server(
     hermes_nb: Any, scripted_model: Any, hermes_server: str
 ) -> None:
-    """While a ``via="api"`` turn runs its tool, ``hermes.steer`` is taken by the run, seen by the model and marked
-    in the reply (newer); 0.19.0 refuses it as not offered and the run ends as it would have."""
+    """While a ``via="api"`` turn runs its tool, ``hermes.steer`` is taken by the run, seen by the model and
+    marked in the reply (newer); 0.19.0 refuses it as not offered and the run ends as it would have."""
     handle = hermes_nb.start("RUN sleep 3 && echo ran", new=True, via="api")
     eventually(lambda: any(p["kind"] == "tool" for p in handle.parts), 60, "the tool part")
     guidance = f"also mention APISTEER-{uuid.uuid4().hex[:8]}"
@@ -107,23 +114,36 @@ def test_hermes_steer_reaches_a_turn_running_through_the_api_server(
 def test_the_chats_subagent_controls_steer_and_stop_a_running_subagent(
     hermes: LocalHermes, hermes_server: str
 ) -> None:
-    """``subagent_controls`` says Steer is offered on the newer server only and Stop on both; while the subagent
-    runs its tool, Steer is taken by it (newer: "queued"; stopped right after, it never reads it) and Stop ends it
-before it completes, each said on the notice line."""
+    """``subagent_controls`` says Steer is offered on the newer server only and Stop on both; while the
+    subagent
+        runs its tool, Steer is taken by it (newer: "queued"; stopped right after, it never reads it) and Stop
+        ends it
+    before it completes, each said on the notice line."""
     chat, sent = _chat(hermes)
     try:
         chat._dispatch(chat, {"type": "subagent_controls", "request": "c1"}, [])
         offered = _answer(sent, "c1")
-        assert offered == {"type": "subagent_controls", "request": "c1", "steer": hermes_server == "newer",
-                           "stop": True}
+        assert offered == {
+            "type": "subagent_controls",
+            "request": "c1",
+            "steer": hermes_server == "newer",
+            "stop": True,
+        }
         chat._dispatch(chat, {"type": "send", "text": "DELEGATE RUN sleep 6 && echo child", "images": []}, [])
 
         def running() -> list[dict[str, Any]]:
-            return [p for m in chat.snapshot() for p in m["parts"]
-                    if p["kind"] == "subagent" and p["subagent"]["status"] == "running"]
+            return [
+                p
+                for m in chat.snapshot()
+                for p in m["parts"]
+                if p["kind"] == "subagent" and p["subagent"]["status"] == "running"
+            ]
 
-        eventually(lambda: running() and any(t["name"] == "terminal" for t in running()[0]["subagent"]["tools"]),
-                   60, "the subagent's running tool")
+        eventually(
+            lambda: running() and any(t["name"] == "terminal" for t in running()[0]["subagent"]["tools"]),
+            60,
+            "the subagent's running tool",
+        )
         subagent_id = running()[0]["subagent"]["id"]
         if hermes_server == "newer":
             guidance = f"subagent steer SUBSTEER-{uuid.uuid4().hex[:8]}"
@@ -169,9 +189,9 @@ def test_branch_with_files_puts_back_the_files_changed_after_the_message(
 def test_magic_branch_back_with_files_and_a_name(
     hermes_shell: Any, hermes: LocalHermes, hermes_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``%hermes branch --back 1 --files --name T`` copies the session without its last exchange, puts back the file
-    that exchange changed (naming it) and titles the copy; asking to leave out every exchange is refused in one line
-    before anything changes; 0.19.0 says it does not offer branching."""
+    """``%hermes branch --back 1 --files --name T`` copies the session without its last exchange, puts back
+    the file that exchange changed (naming it) and titles the copy; asking to leave out every exchange is
+    refused in one line before anything changes; 0.19.0 says it does not offer branching."""
     ip = hermes_shell
     target = hermes.workdir / f"magic-branch-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("one\ntwo\n")
@@ -182,7 +202,10 @@ def test_magic_branch_back_with_files_and_a_name(
     assert target.read_text() == "ONE\nTWO\n"
     capsys.readouterr()
     ip.run_cell("%hermes branch --back 2")
-    assert "the session has 2 exchange(s): leaving out the last 2 would leave none to copy" in capsys.readouterr().err
+    assert (
+        "the session has 2 exchange(s): leaving out the last 2 would leave none to copy"
+        in capsys.readouterr().err
+    )
     title = f"copy {uuid.uuid4().hex[:6]}"
     ip.run_cell(f"%hermes branch --back 1 --files --name '{title}'")
     if hermes_server != "newer":

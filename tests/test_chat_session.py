@@ -36,6 +36,7 @@ def test_chat_shows_the_model_and_the_context_after_a_turn(hermes: LocalHermes) 
         eventually(lambda: chat.model == MODEL_ID, 30, "the model label")
         assert chat.context_usage is None  # nothing in the window before the first turn
         chat._dispatch(chat, {"type": "send", "text": "fill the context", "images": []}, [])
+
         def with_the_turn() -> dict[str, Any] | None:  # a read while the turn ran may not hold it yet
             usage = chat.context_usage
             ids = {c["id"] for c in usage["categories"]} if usage else set()
@@ -48,7 +49,8 @@ def test_chat_shows_the_model_and_the_context_after_a_turn(hermes: LocalHermes) 
 
 
 def test_chat_set_model_switches_the_session(hermes: LocalHermes) -> None:
-    """``Chat.set_model`` switches the open session: the label follows and the next turn reaches that model."""
+    """``Chat.set_model`` switches the open session: the label follows and the next turn reaches that
+    model."""
     chat, _ = _open(hermes)
     try:
         chat.set_model("chat-model").result(30)
@@ -63,7 +65,8 @@ def test_chat_set_model_switches_the_session(hermes: LocalHermes) -> None:
 
 
 def test_chat_lists_and_runs_hermes_commands(hermes: LocalHermes) -> None:
-    """The view asks for the catalog and gets it as a message (never state); a command's output comes back as text."""
+    """The view asks for the catalog and gets it as a message (never state); a command's output comes back as
+    text."""
     chat, sent = _open(hermes)
     try:
         chat._dispatch(chat, {"type": "commands"}, [])
@@ -82,19 +85,30 @@ def test_chat_lists_and_runs_hermes_commands(hermes: LocalHermes) -> None:
 
 def test_context_state_reads_the_breakdown() -> None:
     """The gauge's state comes from the breakdown's window and categories; without a window there is none."""
-    breakdown = {"context_max": 1000, "context_used": 250, "context_percent": 25,
-                 "categories": [{"id": "conversation", "label": "Conversation", "tokens": 200, "color": "x"}]}
+    breakdown = {
+        "context_max": 1000,
+        "context_used": 250,
+        "context_percent": 25,
+        "categories": [{"id": "conversation", "label": "Conversation", "tokens": 200, "color": "x"}],
+    }
     assert context_state(None, breakdown) == {
-        "used": 250, "max": 1000, "percent": 25,
+        "used": 250,
+        "max": 1000,
+        "percent": 25,
         "categories": [{"id": "conversation", "label": "Conversation", "tokens": 200}],
     }
     assert context_state(None, {"context_max": 0, "categories": []}) is None
-    assert context_state({"context_used": 5, "context_max": 10}, None) == {"used": 5, "max": 10, "percent": 50.0,
-                                                                          "categories": []}
+    assert context_state({"context_used": 5, "context_max": 10}, None) == {
+        "used": 5,
+        "max": 10,
+        "percent": 50.0,
+        "categories": [],
+    }
 
 
 async def test_a_model_switch_during_the_session_read_keeps_its_label() -> None:
-    """A ``set_model`` that lands while the session's model is being read wins: the older read does not undo it."""
+    """A ``set_model`` that lands while the session's model is being read wins: the older read does not undo
+    it."""
     import asyncio
     from types import SimpleNamespace
 
@@ -111,8 +125,14 @@ async def test_a_model_switch_during_the_session_read_keeps_its_label() -> None:
         return {}
 
     conversation = SimpleNamespace(model=model, context_window=context_window)
-    chat = SimpleNamespace(conversation=conversation, model="", context_usage=None, notice="", session_id="s1",
-                           scrub_value=lambda value: value)
+    chat = SimpleNamespace(
+        conversation=conversation,
+        model="",
+        context_usage=None,
+        notice="",
+        session_id="s1",
+        scrub_value=lambda value: value,
+    )
     read = asyncio.ensure_future(refresh_session_info(chat))  # type: ignore[arg-type]
     await reading.wait()
     chat.model = "chat-model"  # what Chat._set_model writes when the switch is acknowledged

@@ -1,10 +1,10 @@
 """Kernel-side tests of ``Chat``: mostly with a scripted in-memory connection (no Hermes, no browser).
 
 The fake connection speaks the ``DashboardConnection`` surface the chat uses (create_session, resume, history,
-sessions, listen, submit -> Turn-like change stream, respond, request, interrupt) and folds events with the real
-``TurnFolder``, so the change records are the real ones. Browser messages are fed through the widget's comm
-handler exactly as the front end sends them, and everything the widget sends is captured. The last test drives a
-chat on the real Dashboard (the ``hermes`` fixture).
+sessions, listen, submit -> Turn-like change stream, respond, request, interrupt) and folds events with the
+real ``TurnFolder``, so the change records are the real ones. Browser messages are fed through the widget's
+comm handler exactly as the front end sends them, and everything the widget sends is captured. The last test
+drives a chat on the real Dashboard (the ``hermes`` fixture).
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class FakeTurn:
         self.id = turn_id
         self.text = text
         self.folder = TurnFolder(turn_id)
-        self.changes: list[dict[str, Any]] = [{"op": "message", "message": user_message(turn_id, text).to_dict()}]
+        self.changes: list[dict[str, Any]] = [
+            {"op": "message", "message": user_message(turn_id, text).to_dict()}
+        ]
         self.changes.extend(self.folder.begin())
         self.error: BaseException | None = None
         self._wake = asyncio.Event()
@@ -117,8 +119,11 @@ class FakeConnection:
         return list(self.histories.get(stored_id, []))
 
     async def sessions(self) -> list[dict[str, Any]]:
-        return [{"id": "stored-1", "title": "First", "preview": "hi"}, {"id": "stored-2", "title": None, "preview": ""},
-                *self.more_sessions]
+        return [
+            {"id": "stored-1", "title": "First", "preview": "hi"},
+            {"id": "stored-2", "title": None, "preview": ""},
+            *self.more_sessions,
+        ]
 
     def on_change(self, callback: Callable[[str], None]) -> Callable[[], None]:
         self.change_listeners.append(callback)
@@ -128,7 +133,9 @@ class FakeConnection:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
 
-    async def submit(self, ref: Ref, text: str, images: Any = None, *, turn_id: str | None = None) -> FakeTurn:
+    async def submit(
+        self, ref: Ref, text: str, images: Any = None, *, turn_id: str | None = None
+    ) -> FakeTurn:
         self.calls.append(("submit", (text, images)))
         if self.submit_error is not None:
             raise self.submit_error
@@ -206,7 +213,7 @@ def start_turn(chat: Chat, conn: FakeConnection, text: str = "hello") -> FakeTur
     return conn.turns[-1]
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def test_opens_session_with_history_and_picker(conn: FakeConnection) -> None:
@@ -235,10 +242,13 @@ def test_new_session_without_id(conn: FakeConnection) -> None:
 
 
 def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: FakeConnection) -> None:
-    """The prompt appears at once, deltas stream as coalesced appends, and the finished turn is in the index."""
+    """The prompt appears at once, deltas stream as coalesced appends, and the finished turn is in the
+    index."""
     sent = Sent(chat)
     turn = start_turn(chat, conn, "hello there")
-    assert any(m["id"].startswith("user:") and m["parts"][0]["text"] == "hello there" for m in chat.snapshot())
+    assert any(
+        m["id"].startswith("user:") and m["parts"][0]["text"] == "hello there" for m in chat.snapshot()
+    )
     for word in ["Hi", " there", ", friend"]:
         conn.feed("message.delta", text=word)
     conn.feed("message.complete", text="Hi there, friend", status="complete", usage={"input": 3, "output": 4})
@@ -246,8 +256,10 @@ def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: F
     final = next(m for m in chat.snapshot() if m["id"] == f"assistant:{turn.id}")
     assert final["status"] == "complete" and final["parts"][0]["text"] == "Hi there, friend"
     assert final["usage"] == {"input": 3, "output": 4}
-    entry = eventually(lambda: next((e for e in chat.index if e["id"] == final["id"] and e["status"] == "complete"), None),
-                     what="index entry")
+    entry = eventually(
+        lambda: next((e for e in chat.index if e["id"] == final["id"] and e["status"] == "complete"), None),
+        what="index entry",
+    )
     assert entry["usage"] == {"input": 3, "output": 4} and entry["role"] == "assistant"
     # The turn's own user message is not shown twice.
     assert sum(m["role"] == "user" for m in chat.snapshot()) == 1
@@ -257,7 +269,8 @@ def test_user_message_shows_before_the_turn_and_turn_streams(chat: Chat, conn: F
 
 
 def test_coalesces_20000_deltas_to_at_most_30_batches_per_second(chat: Chat, conn: FakeConnection) -> None:
-    """20,000 tiny deltas over about a second reach the browser in at most 30 batches per second, text intact."""
+    """20,000 tiny deltas over about a second reach the browser in at most 30 batches per second, text
+    intact."""
     sent = Sent(chat)
     turn = start_turn(chat, conn)
     chunks = [f"w{i:05d} " for i in range(20_000)]
@@ -271,14 +284,17 @@ def test_coalesces_20000_deltas_to_at_most_30_batches_per_second(chat: Chat, con
     runtime.run_sync(paced(), timeout=30)
     conn.feed("message.complete", status="complete")
     eventually(lambda: not chat.busy, what="turn end")
-    eventually(lambda: any(c["op"] == "finish" for b in sent.of("changes") for c in b["changes"]), what="last batch")
+    eventually(
+        lambda: any(c["op"] == "finish" for b in sent.of("changes") for c in b["changes"]), what="last batch"
+    )
     times = [t for t, c in sent.items if c["type"] in ("changes", "more")]
     assert len(times) >= 10
     worst = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
     assert worst <= 30, f"{worst} batches in one second"
     streamed = "".join(
         c["part"]["text"] if c["op"] == "part" else c["text"]
-        for b in sent.of("changes") for c in b["changes"]
+        for b in sent.of("changes")
+        for c in b["changes"]
         if c["op"] == "append" or (c["op"] == "part" and c["part"]["kind"] == "text")
     )
     assert streamed == "".join(chunks)
@@ -298,7 +314,9 @@ def test_snapshot_answer_carries_the_seq_of_what_it_contains(chat: Chat, conn: F
     assert before and snap["seq"] == max(before)
     live = next(m for m in snap["messages"] if m["id"].startswith("assistant:"))
     assert live["status"] == "streaming" and live["parts"][0]["text"] == "part one "
-    conn.feed("message.delta", text="part two ")  # a finished word: the scrubber holds back only an unfinished one
+    conn.feed(
+        "message.delta", text="part two "
+    )  # a finished word: the scrubber holds back only an unfinished one
     eventually(lambda: any(b["seq"] > snap["seq"] for b in sent.of("changes")), what="a newer batch")
     newer = [b for b in sent.of("changes") if b["seq"] > snap["seq"]]
     assert any(c.get("text") == "part two " for b in newer for c in b["changes"])
@@ -325,8 +343,12 @@ class Wire:
 
     def _settled_seq(self, change: dict[str, Any]) -> None:
         # What ipywidgets sends for it, as JSON (not part of the custom bytes).
-        self.index_bytes += len(json.dumps({"method": "update", "state": {"settled_seq": change["new"]},
-                                            "buffer_paths": []}, separators=(",", ":")))
+        self.index_bytes += len(
+            json.dumps(
+                {"method": "update", "state": {"settled_seq": change["new"]}, "buffer_paths": []},
+                separators=(",", ":"),
+            )
+        )
         self.items.append(("settled_seq", change["new"]))
 
     def indexes(self) -> list[list[dict[str, Any]]]:
@@ -334,7 +356,8 @@ class Wire:
 
 
 def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list[dict[str, Any]]]]:
-    """Follow the wire like a view that saw all of it: for each batch's index entries, the revs it holds then."""
+    """Follow the wire like a view that saw all of it: for each batch's index entries, the revs it holds
+    then."""
     revs: dict[str, int] = {}
     seq = -1
     seen: list[tuple[dict[str, int], list[dict[str, Any]]]] = []
@@ -354,14 +377,22 @@ def replay_revs(items: list[tuple[str, Any]]) -> list[tuple[dict[str, int], list
 
 
 def index_settled(chat: Chat, turn: FakeTurn) -> None:
-    """Wait until the views were sent the turn's reply finished (its entry rides in a batch, up to a tick later)."""
+    """Wait until the views were sent the turn's reply finished (its entry rides in a batch, up to a tick
+    later)."""
     mid = f"assistant:{turn.id}"
-    eventually(lambda: any(e["id"] == mid and e["status"] != "streaming" for e in chat.index)
-             and not chat._settled and not chat._coalescer._buffer, what="index settled")
+    eventually(
+        lambda: (
+            any(e["id"] == mid and e["status"] != "streaming" for e in chat.index)
+            and not chat._settled
+            and not chat._coalescer._buffer
+        ),
+        what="index settled",
+    )
 
 
 def test_index_changes_only_at_boundaries(chat: Chat, conn: FakeConnection) -> None:
-    """Deltas carry no index entries; a message settling (the prompt, the reply's end) sends its entry, once."""
+    """Deltas carry no index entries; a message settling (the prompt, the reply's end) sends its entry,
+    once."""
     wire = Wire(chat)
     start_turn(chat, conn)
     conn.feed("message.delta", text="first ")
@@ -412,14 +443,17 @@ def test_index_is_compact_and_never_holds_part_text(chat: Chat, conn: FakeConnec
 
 
 def test_index_revs_match_what_views_replay_and_never_run_ahead(chat: Chat, conn: FakeConnection) -> None:
-    """A view that applies every batch holds, at each index update, the rev the index shows for settled messages."""
+    """A view that applies every batch holds, at each index update, the rev the index shows for settled
+    messages."""
     wire = Wire(chat)
     browser(chat, type="snapshot")  # the view's first request: its starting point
     turn = start_turn(chat, conn, "first")
     for i in range(150):
         conn.feed("message.delta", text=f"w{i} \u00e9\U0001f642 ")  # non-ASCII: UTF-16 counting on both sides
     browser(chat, type="send", text="second", images=[])  # queued: a boundary mid-stream
-    eventually(lambda: any(e["status"] == "queued" for v in wire.indexes() for e in v), what="queued in the index")
+    eventually(
+        lambda: any(e["status"] == "queued" for v in wire.indexes() for e in v), what="queued in the index"
+    )
     for i in range(150):
         conn.feed("message.delta", text=f"v{i} \U0001f642")
     conn.feed("message.complete", status="complete")
@@ -463,8 +497,16 @@ def test_streamed_reply_bytes_stay_under_1_5x(chat: Chat, conn: FakeConnection) 
     print(f"streamed reply: {total / reply:.3f}x ({custom} custom + {wire.index_bytes} index)")
     assert total <= 1.5 * reply, f"{total / reply:.2f}x ({custom} custom + {wire.index_bytes} index)"
     # The end-of-turn trim of the trailing space went as a splice, not as a second copy of the text.
-    records = [c for kind, v in wire.items if kind == "custom" and v["type"] == "changes" for c in v["changes"]]
-    assert {"op": "splice", "message_id": f"assistant:{turn.id}", "part_id": "text:0", "keep": reply - 1, "text": ""} in records
+    records = [
+        c for kind, v in wire.items if kind == "custom" and v["type"] == "changes" for c in v["changes"]
+    ]
+    assert {
+        "op": "splice",
+        "message_id": f"assistant:{turn.id}",
+        "part_id": "text:0",
+        "keep": reply - 1,
+        "text": "",
+    } in records
     assert not any(c["op"] == "patch" and "text" in c["fields"] for c in records)
 
 
@@ -507,7 +549,9 @@ def test_stop_interrupts_and_drops_the_queue(chat: Chat, conn: FakeConnection) -
     eventually(lambda: not chat.busy, what="turn end")
     assert ("interrupt", "stored-1") in conn.calls
     assert chat.queued == 0 and len(conn.turns) == 1
-    statuses = {m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.snapshot()}
+    statuses = {
+        m["parts"][0]["text"] if m["role"] == "user" else m["id"]: m["status"] for m in chat.snapshot()
+    }
     assert statuses["later"] == "cancelled"
     assert statuses[f"assistant:{conn.turns[0].id}"] == "interrupted"
 
@@ -516,22 +560,42 @@ def test_approval_answer_goes_once_and_is_recorded(chat: Chat, conn: FakeConnect
     """Clicking a choice answers the approval through the connection; a second click is refused."""
     start_turn(chat, conn, "DANGER x")
     conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf x")
-    conn.feed("approval.request", command="rm -rf x", description="recursive delete", choices=["once", "deny"])
+    conn.feed(
+        "approval.request", command="rm -rf x", description="recursive delete", choices=["once", "deny"]
+    )
     eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
-    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="deny")
+    browser(
+        chat,
+        type="respond",
+        message_id="assistant:t1",
+        part_id="tool:c1",
+        request_id="approval-1",
+        response="deny",
+    )
     eventually(lambda: '"answered"' in json.dumps(chat.snapshot()), what="answered")
-    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    browser(
+        chat,
+        type="respond",
+        message_id="assistant:t1",
+        part_id="tool:c1",
+        request_id="approval-1",
+        response="once",
+    )
     eventually(lambda: "already answered" in chat.notice, what="refusal notice")
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
 
 def test_a_card_of_a_dropped_turn_never_answers_the_next_turns_request_with_its_id(
-    chat: Chat, conn: FakeConnection,
+    chat: Chat,
+    conn: FakeConnection,
 ) -> None:
-    """Both turns number their approval approval-1: a click on the ended turn's card is refused, sends nothing."""
+    """Both turns number their approval approval-1: a click on the ended turn's card is refused, sends
+    nothing."""
     first = start_turn(chat, conn, "DANGER one")
     conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf one")
-    conn.feed("approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"])
+    conn.feed(
+        "approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"]
+    )
     eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="first approval shown")
     runtime.call_soon(lambda: first.drop(HermesGatewayClosedError("the connection dropped")))
     eventually(lambda: not chat.busy, what="first turn ended")
@@ -541,25 +605,53 @@ def test_a_card_of_a_dropped_turn_never_answers_the_next_turns_request_with_its_
 
     start_turn(chat, conn, "DANGER two")
     conn.feed("tool.start", tool_id="c2", name="terminal", context="rm -rf two")
-    conn.feed("approval.request", command="rm -rf two", description="recursive delete", choices=["once", "deny"])
+    conn.feed(
+        "approval.request", command="rm -rf two", description="recursive delete", choices=["once", "deny"]
+    )
     eventually(lambda: "tool:c2" in json.dumps(chat.snapshot()), what="second approval shown")
-    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    browser(
+        chat,
+        type="respond",
+        message_id="assistant:t1",
+        part_id="tool:c1",
+        request_id="approval-1",
+        response="once",
+    )
     eventually(lambda: "Refused" in chat.notice, what="refusal notice")
     assert [c for c in conn.calls if c[0] == "respond"] == []
-    browser(chat, type="respond", message_id="assistant:t2", part_id="tool:c2", request_id="approval-1", response="deny")
+    browser(
+        chat,
+        type="respond",
+        message_id="assistant:t2",
+        part_id="tool:c2",
+        request_id="approval-1",
+        response="deny",
+    )
     eventually(lambda: any(c[0] == "respond" for c in conn.calls), what="the open turn's answer")
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
 
 def test_a_stale_card_is_refused_even_if_its_turn_left_it_pending(chat: Chat, conn: FakeConnection) -> None:
-    """The kernel binds an answer to the open turn: a pending-looking request of an ended message is refused."""
+    """The kernel binds an answer to the open turn: a pending-looking request of an ended message is
+    refused."""
     first = start_turn(chat, conn, "DANGER one")
     conn.feed("tool.start", tool_id="c1", name="terminal", context="rm -rf one")
-    conn.feed("approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"])
+    conn.feed(
+        "approval.request", command="rm -rf one", description="recursive delete", choices=["once", "deny"]
+    )
     eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="first approval shown")
     # An end that patches nothing (as an older kernel's local finish did): only the message status changes.
-    chat.push([{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}])
-    browser(chat, type="respond", message_id="assistant:t1", part_id="tool:c1", request_id="approval-1", response="once")
+    chat.push(
+        [{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}]
+    )
+    browser(
+        chat,
+        type="respond",
+        message_id="assistant:t1",
+        part_id="tool:c1",
+        request_id="approval-1",
+        response="once",
+    )
     eventually(lambda: "Refused" in chat.notice, what="refusal notice")
     assert "turn has ended" in chat.notice
     assert [c for c in conn.calls if c[0] == "respond"] == []
@@ -574,8 +666,14 @@ def test_secret_value_is_sent_once_and_never_kept(conn: FakeConnection) -> None:
         start_turn(chat, conn, "RUN sudo ls")
         conn.feed("sudo.request", request_id="s1")
         eventually(lambda: '"s1"' in json.dumps(chat.snapshot()), what="sudo shown")
-        content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:sudo-s1", "request_id": "s1",
-                   "kind": "sudo", "value": SUDO_PASSWORD}
+        content = {
+            "type": "secret",
+            "message_id": "assistant:t1",
+            "part_id": "tool:sudo-s1",
+            "request_id": "s1",
+            "kind": "sudo",
+            "value": SUDO_PASSWORD,
+        }
         chat._dispatch(chat, content, [])
         eventually(lambda: any(c[0] == "request" for c in conn.calls), what="sudo.respond")
         assert conn.calls[-1] == ("request", ("sudo.respond", "s1", ["password", "request_id"]))
@@ -583,7 +681,9 @@ def test_secret_value_is_sent_once_and_never_kept(conn: FakeConnection) -> None:
         assert "value" not in content  # taken out of the comm message at once
         conn.feed("message.complete", status="complete")
         eventually(lambda: not chat.busy, what="turn end")
-        everything = json.dumps([chat.get_state(), [c for _, c in sent.items], chat.transcript_bundle()], default=str)
+        everything = json.dumps(
+            [chat.get_state(), [c for _, c in sent.items], chat.transcript_bundle()], default=str
+        )
         for secret in (SUDO_PASSWORD, API_KEY, TOKEN):
             assert secret not in everything
         assert "********" in json.dumps(chat.snapshot())
@@ -664,7 +764,9 @@ def test_session_switch_and_new_session(chat: Chat, conn: FakeConnection) -> Non
     assert chat.snapshot() == [] and chat.index == []
 
 
-def test_static_transcript_is_displayed_and_updated(chat: Chat, conn: FakeConnection, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_static_transcript_is_displayed_and_updated(
+    chat: Chat, conn: FakeConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Displaying the chat also shows a static transcript, re-published under its display id at boundaries."""
     import IPython.display as ipd
 
@@ -698,7 +800,8 @@ def test_owned_connection_is_closed_with_the_widget(conn: FakeConnection) -> Non
 def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
     hermes: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Against the real Dashboard, a browser ``secret`` answer ends the sudo wait and leaves no trace of the value."""
+    """Against the real Dashboard, a browser ``secret`` answer ends the sudo wait and leaves no trace of the
+    value."""
     password = f"pw-{uuid.uuid4().hex}"
     marker = f"chat-sudo-{uuid.uuid4().hex[:8]}"
     settings = hermes.settings()
@@ -718,8 +821,14 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
             return None
 
         message_id, part_id, request_id = eventually(pending, 30, "a pending sudo request")
-        content = {"type": "secret", "message_id": message_id, "part_id": part_id, "request_id": request_id,
-                   "kind": "sudo", "value": password}
+        content = {
+            "type": "secret",
+            "message_id": message_id,
+            "part_id": part_id,
+            "request_id": request_id,
+            "kind": "sudo",
+            "value": password,
+        }
         browser(chat, **content)
         eventually(lambda: not chat.busy, 60, "the end of the turn")
         chat.flush()
@@ -729,13 +838,23 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
         assert tool["arguments"] == {"command": f"sudo echo {marker}"}
         assert (tool["interaction"]["status"], tool["interaction"]["response"]) == ("answered", "********")
         assert [e["status"] for e in chat.index if e["id"] == message_id] == ["complete"]
-        everything = json.dumps(
-            [chat.get_state(), chat.index, chat.snapshot(), [c for _, c in sent.items], chat.transcript_bundle()],
-            default=str,
-        ) + caplog.text + repr(chat.conversation)
+        everything = (
+            json.dumps(
+                [
+                    chat.get_state(),
+                    chat.index,
+                    chat.snapshot(),
+                    [c for _, c in sent.items],
+                    chat.transcript_bundle(),
+                ],
+                default=str,
+            )
+            + caplog.text
+            + repr(chat.conversation)
+        )
         assert any(c["type"] == "changes" for _, c in sent.items)
         secrets = [password, settings.api_key.reveal(), settings.dashboard_token.reveal()]
-        leaks = [s[i:i + 10] for s in secrets for i in range(len(s) - 9) if s[i:i + 10] in everything]
+        leaks = [s[i : i + 10] for s in secrets for i in range(len(s) - 9) if s[i : i + 10] in everything]
         assert not leaks
     finally:
         chat.close()
@@ -743,14 +862,16 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
 
 def test_live_user_and_reply_share_the_turn_id(chat: Chat, conn: FakeConnection) -> None:
     """The user message shown before sending is ``user:<id>``, and the turn is submitted under that same id
-    (``DashboardConnection.submit(turn_id=)`` then names the reply ``assistant:<id>``: tests/test_dashboard.py)."""
+    (``DashboardConnection.submit(turn_id=)`` then names the reply ``assistant:<id>``:
+    tests/test_dashboard.py)."""
     start_turn(chat, conn, "same turn please")
     users = [m["id"] for m in chat.snapshot() if m["role"] == "user"]
     assert conn.turn_ids and users == [f"user:{conn.turn_ids[-1]}"], (users, conn.turn_ids)
 
 
 def test_sessions_changed_elsewhere_refreshes_the_picker(chat: Chat, conn: FakeConnection) -> None:
-    """A newer Dashboard's ``sessions.changed`` (on_change "sessions") re-lists the picker; other kinds do not."""
+    """A newer Dashboard's ``sessions.changed`` (on_change "sessions") re-lists the picker; other kinds do
+    not."""
     assert len(conn.change_listeners) == 1
     conn.more_sessions.append({"id": "stored-3", "title": "Made elsewhere", "preview": ""})
     conn.change_listeners[0]("cron")
@@ -777,7 +898,9 @@ def test_picker_list_is_sent_on_request_and_never_saved(conn: FakeConnection) ->
         assert "private title" not in json.dumps(chat.get_state(), default=str)
         browser(chat, type="list_sessions")
         eventually(lambda: sent.of("sessions"), what="the picker's list")
-        assert {"id": "stored-9", "title": "Someone else's private title"} in sent.of("sessions")[0]["sessions"]
+        assert {"id": "stored-9", "title": "Someone else's private title"} in sent.of("sessions")[0][
+            "sessions"
+        ]
     finally:
         chat.close()
 
@@ -795,9 +918,9 @@ def _streamed_texts(items: list[tuple[str, Any]]) -> str:
 
 
 def test_keys_in_a_reply_reach_no_view_state_or_static_twin(hermes: Any) -> None:
-    """A real turn whose prompt, tool call and output hold an ``sk-`` key, an ``API_SERVER_KEY=`` assignment and
-    the connection's own API key: none of them is in the synced state, any custom message (appends joined per
-    part), the kernel's copy or the static transcript."""
+    """A real turn whose prompt, tool call and output hold an ``sk-`` key, an ``API_SERVER_KEY=`` assignment
+    and the connection's own API key: none of them is in the synced state, any custom message (appends joined
+    per part), the kernel's copy or the static transcript."""
     settings = hermes.settings()
     own = settings.api_key.reveal()
     shaped = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
@@ -813,8 +936,10 @@ def test_keys_in_a_reply_reach_no_view_state_or_static_twin(hermes: Any) -> None
         chat.flush()
         reply = next(m for m in chat.snapshot() if m["role"] == "assistant")
         assert reply["status"] == "complete" and "Command output" in json.dumps(reply)
-        everything = json.dumps([chat.get_state(), chat.snapshot(), [c for _, c in sent.items],
-                                 chat.transcript_bundle()], default=str) + _streamed_texts(sent.items)
+        everything = json.dumps(
+            [chat.get_state(), chat.snapshot(), [c for _, c in sent.items], chat.transcript_bundle()],
+            default=str,
+        ) + _streamed_texts(sent.items)
         for secret in (shaped, assignment.partition("=")[2], own):
             assert secret not in everything
         assert "API_SERVER_KEY=********" in everything

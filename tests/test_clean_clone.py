@@ -1,7 +1,7 @@
 """A clone holds only the project: no environments, build output, machine-specific links or merge leftovers.
 
-Fast guards for what ``tests/test_demo.py`` checks slowly from fresh clones (``git status`` clean after setup):
-a tracked ``.venv-hermes`` symlink to a path on one machine once made every clone dirty, ``.venv/`` in
+Fast guards for what ``tests/test_demo.py`` checks slowly from fresh clones (``git status`` clean after
+setup): a tracked ``.venv-hermes`` symlink to a path on one machine once made every clone dirty, ``.venv/`` in
 ``.gitignore`` does not ignore a symlinked venv, and a lockfile out of step with ``package.json`` makes
 ``npm ci`` (the build's JS step) refuse to install.
 """
@@ -17,7 +17,11 @@ from clones import ROOT
 
 # What scripts/setup, scripts/test and the JS build create in a clone.
 SETUP_OUTPUTS = (".venv", ".venv-hermes", ".venv-hermes-newer", ".venv-kernels", "js/node_modules")
-BUILD_OUTPUTS = ("hermes_notebook/static/chat.js", "hermes_notebook/static/jobs.js", "hermes_notebook/static/chat.css")
+BUILD_OUTPUTS = (
+    "hermes_notebook/static/chat.js",
+    "hermes_notebook/static/jobs.js",
+    "hermes_notebook/static/chat.css",
+)
 LEFTOVER_SUFFIXES = (".orig", ".rej", ".bak", ".swp", "~")
 
 
@@ -34,15 +38,18 @@ def _tracked() -> list[tuple[str, str]]:
 def test_no_environment_build_output_or_leftover_is_tracked() -> None:
     """Nothing setup or a build makes is in git, nor a merge/editor leftover (it would ship in the wheel)."""
     offenders = [
-        path for _, path in _tracked()
+        path
+        for _, path in _tracked()
         if any(path == out or path.startswith(out + "/") for out in (*SETUP_OUTPUTS, *BUILD_OUTPUTS))
-        or "/node_modules/" in f"/{path}" or path.endswith(LEFTOVER_SUFFIXES)
+        or "/node_modules/" in f"/{path}"
+        or path.endswith(LEFTOVER_SUFFIXES)
     ]
     assert offenders == []
 
 
 def test_no_tracked_symlink_leaves_the_tree() -> None:
-    """A tracked symlink to an absolute path or outside the repository is one machine's layout, not the project's."""
+    """A tracked symlink to an absolute path or outside the repository is one machine's layout, not the
+    project's."""
     offenders = []
     for mode, path in _tracked():
         if mode != "120000":
@@ -54,7 +61,8 @@ def test_no_tracked_symlink_leaves_the_tree() -> None:
 
 
 def test_setup_outputs_are_ignored_as_directories_and_as_symlinks(tmp_path: Path) -> None:
-    """With the project's .gitignore, each setup output is ignored whether it is a venv or a link to a shared one."""
+    """With the project's .gitignore, each setup output is ignored whether it is a venv or a link to a shared
+    one."""
     repo = tmp_path / "repo"
     shared = tmp_path / "shared"
     for name in SETUP_OUTPUTS:
@@ -87,6 +95,10 @@ def test_js_lockfile_in_step_with_package_json() -> None:
     for field in ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies"):
         assert root.get(field, {}) == package.get(field, {}), field
     assert (lock["name"], lock["version"]) == (package["name"], package["version"])
-    missing = [name for field in ("dependencies", "devDependencies") for name in package.get(field, {})
-               if f"node_modules/{name}" not in lock["packages"]]
+    missing = [
+        name
+        for field in ("dependencies", "devDependencies")
+        for name in package.get(field, {})
+        if f"node_modules/{name}" not in lock["packages"]
+    ]
     assert missing == []

@@ -15,9 +15,22 @@ def _append(text: str, part: str = "text:0", message: str = "assistant:t") -> di
 
 def test_merge_appends_joins_runs_for_the_same_part() -> None:
     """Consecutive appends to one part become one record; other records keep their place."""
-    patch = {"op": "patch", "message_id": "assistant:t", "part_id": "tool:1", "fields": {"status": "completed"}}
-    merged = merge_appends([_append("a"), _append("b"), patch, _append("c"), _append("d", part="text:1"),
-                            _append("e", part="text:1")])
+    patch = {
+        "op": "patch",
+        "message_id": "assistant:t",
+        "part_id": "tool:1",
+        "fields": {"status": "completed"},
+    }
+    merged = merge_appends(
+        [
+            _append("a"),
+            _append("b"),
+            patch,
+            _append("c"),
+            _append("d", part="text:1"),
+            _append("e", part="text:1"),
+        ]
+    )
     assert merged == [_append("ab"), patch, _append("c"), _append("de", part="text:1")]
 
 

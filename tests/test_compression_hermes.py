@@ -27,7 +27,9 @@ from tests.helpers import eventually_async
 
 pytestmark = pytest.mark.both_servers
 
-WARM_UP_TURNS = 4  # session.compress keeps the last messages: it needs a few turns before it has anything to do
+WARM_UP_TURNS = (
+    4  # session.compress keeps the last messages: it needs a few turns before it has anything to do
+)
 
 
 async def _warm_session(conn: DashboardConnection) -> SessionRef:
@@ -48,8 +50,8 @@ async def _run(conn: DashboardConnection, ref: SessionRef, text: str) -> tuple[A
 async def test_compress_between_turns_opens_the_next_turn_with_a_marker(
     conn: DashboardConnection, hermes_server: str
 ) -> None:
-    """compress() answers with the counts; the next turn opens with a marker saying them, then streams its reply.
-    History shows the stored summary as a marker too, never as someone's message."""
+    """compress() answers with the counts; the next turn opens with a marker saying them, then streams its
+    reply. History shows the stored summary as a marker too, never as someone's message."""
     ref = await _warm_session(conn)
     result = await conn.compress(ref)
     assert result["status"] == "compressed" and result["before_messages"] == 2 * WARM_UP_TURNS
@@ -69,7 +71,11 @@ async def test_compress_between_turns_opens_the_next_turn_with_a_marker(
     assert not [t for t in texts if t.startswith(("[CONTEXT", "[PRIOR CONTEXT"))]
     markers = [i for i, m in enumerate(history) for p in m.parts if p.kind == "marker"]
     if result["after_messages"] < result["before_messages"]:  # 0.19.0 compacts; the newer server refuses
-        asked = next(i for i, m in enumerate(history) if m.role == "user" and m.parts[0].text == "after the compression")
+        asked = next(
+            i
+            for i, m in enumerate(history)
+            if m.role == "user" and m.parts[0].text == "after the compression"
+        )
         assert markers and markers[0] < asked
         assert all(p.text == COMPACTED for i in markers for p in history[i].parts if p.kind == "marker")
     assert texts[-1] == "Hello from the scripted model. You said: and once more"
@@ -77,8 +83,8 @@ async def test_compress_between_turns_opens_the_next_turn_with_a_marker(
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_compression_we_did_not_ask_for_shows_from_the_counter(conn: DashboardConnection) -> None:
-    """session.compress sent as a raw request (as another tool would): usage.compressions grows in session.info,
-    and the next turn opens with the between-turns marker."""
+    """session.compress sent as a raw request (as another tool would): usage.compressions grows in
+    session.info, and the next turn opens with the between-turns marker."""
     ref = await _warm_session(conn)
     items: list[ListenerItem] = []
     off = conn.listen(ref, items.append)
@@ -93,9 +99,13 @@ async def test_a_compression_we_did_not_ask_for_shows_from_the_counter(conn: Das
     else:
         pytest.fail("the session stayed busy")
     await eventually_async(  # the session.info with the new count follows the answer
-        lambda: any(i.event and i.event.type == "session.info" and compressions_of(i.event.payload.get("usage"))
-                    for i in items),
-        timeout=10, what="session.info counting the compression")
+        lambda: any(
+            i.event and i.event.type == "session.info" and compressions_of(i.event.payload.get("usage"))
+            for i in items
+        ),
+        timeout=10,
+        what="session.info counting the compression",
+    )
     off()
     message, _ = await _run(conn, ref, "after a silent compression")
     assert [(p.kind, p.text) for p in message.parts][0] == ("marker", BETWEEN_TURNS)
@@ -106,22 +116,28 @@ async def test_a_compression_we_did_not_ask_for_shows_from_the_counter(conn: Das
 async def test_auto_compaction_mid_turn_is_a_marker_and_the_turn_streams_on(
     conn: DashboardConnection, hermes_server: str
 ) -> None:
-    """BIGCONTEXT: Hermes compacts after the tool ran; the marker sits between the tool and the streamed reply."""
+    """BIGCONTEXT: Hermes compacts after the tool ran; the marker sits between the tool and the streamed
+    reply."""
     ref = await _warm_session(conn)
     message, changes = await _run(conn, ref, "BIGCONTEXT echo compacted")
     assert message.status == "complete"
     assert [p.kind for p in message.parts] == ["tool", "marker", "text"]
     assert message.parts[1].text == (COMPACTED if hermes_server == "0.19.0" else REFUSED)
     assert message.parts[2].text == "Command output:\n```\ncompacted\n```"
-    appends_after = [c for c in changes[changes.index(next(c for c in changes if c["op"] == "part"
-                                                           and c["part"]["kind"] == "marker")):]
-                     if c["op"] in ("part", "append") and (c.get("part_id") or c.get("part", {}).get("id")) == "text:2"]
+    appends_after = [
+        c
+        for c in changes[
+            changes.index(next(c for c in changes if c["op"] == "part" and c["part"]["kind"] == "marker")) :
+        ]
+        if c["op"] in ("part", "append") and (c.get("part_id") or c.get("part", {}).get("id")) == "text:2"
+    ]
     assert appends_after  # the reply streamed after the marker
     assert message.usage is not None and message.usage["compressions"] >= 1
 
 
 def test_facade_compress_marks_the_next_reply(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Hermes.compress() refuses without a session, then compresses the current one; the next reply has the marker."""
+    """Hermes.compress() refuses without a session, then compresses the current one; the next reply has the
+    marker."""
     monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
     facade = hn.connect(settings)
     try:

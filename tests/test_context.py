@@ -52,6 +52,7 @@ def test_long_string_is_cut_with_a_marker() -> None:
 
 def test_a_broken_repr_does_not_stop_the_prompt() -> None:
     """A broken repr does not stop the prompt."""
+
     class Broken:
         def __repr__(self) -> str:
             raise RuntimeError("no")
@@ -61,6 +62,7 @@ def test_a_broken_repr_does_not_stop_the_prompt() -> None:
 
 def test_figure_goes_as_a_png_attachment() -> None:
     """Figure goes as a png attachment."""
+
     class Figure:  # matplotlib is not installed here: the summary recognises the type by module and name
         dpi = 100
 
@@ -80,15 +82,26 @@ def test_figure_goes_as_a_png_attachment() -> None:
 
 
 def test_names_attributes_constant_subscripts_escapes_and_a_lone_brace() -> None:
-    """Names, public attributes and constant subscripts are filled; ``{{``/``}}`` and a lone ``}`` stay braces."""
+    """Names, public attributes and constant subscripts are filled; ``{{``/``}}`` and a lone ``}`` stay
+    braces."""
+
     class Run:
         lr = 0.01
 
     namespace = {"x": 1, "k": "a", "d": {"a": [1, 2]}, "xs": [10, 20, 30], "run": Run()}
-    preview = interpolate("{{x}} is {x}; d[{k}] = {d['a']}, {xs[0]}..{xs[-1]}, lr {run.lr}, {d['a'][1]} }", namespace)
+    preview = interpolate(
+        "{{x}} is {x}; d[{k}] = {d['a']}, {xs[0]}..{xs[-1]}, lr {run.lr}, {d['a'][1]} }", namespace
+    )
     assert preview.text == "{x} is 1; d[a] = list of 2 items: 1, 2, 10..30, lr 0.01, 2 }"
-    assert preview.values == [("x", "int", 1), ("k", "str", 1), ("d['a']", "list", 21), ("xs[0]", "int", 2),
-                              ("xs[-1]", "int", 2), ("run.lr", "float", 4), ("d['a'][1]", "int", 1)]
+    assert preview.values == [
+        ("x", "int", 1),
+        ("k", "str", 1),
+        ("d['a']", "list", 21),
+        ("xs[0]", "int", 2),
+        ("xs[-1]", "int", 2),
+        ("run.lr", "float", 4),
+        ("d['a'][1]", "int", 1),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -116,7 +129,8 @@ def test_names_attributes_constant_subscripts_escapes_and_a_lone_brace() -> None
 def test_anything_but_names_attributes_and_constant_subscripts_is_refused(
     placeholder: str, what: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A call, dunder or private name, operator, comprehension, ... is refused in one line naming hn.raw, unrun."""
+    """A call, dunder or private name, operator, comprehension, ... is refused in one line naming hn.raw,
+    unrun."""
     monkeypatch.chdir(tmp_path)
     calls: list[str] = []
 
@@ -130,8 +144,10 @@ def test_anything_but_names_attributes_and_constant_subscripts_is_refused(
     with pytest.raises(PromptContextError) as info:
         interpolate(f"look: {{{placeholder}}}", namespace)
     message = str(info.value)
-    assert message == (f"{{{placeholder}}} in the prompt: only names, public attributes and constant subscripts "
-                       f"are filled ({what} are not); send braces as written with hn.raw(text) or %hermes --raw")
+    assert message == (
+        f"{{{placeholder}}} in the prompt: only names, public attributes and constant subscripts "
+        f"are filled ({what} are not); send braces as written with hn.raw(text) or %hermes --raw"
+    )
     assert not calls and not (tmp_path / "PWNED").exists()
 
 
@@ -166,7 +182,10 @@ def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
     failing = shell.run_cell("def helper():\n    return {}['missing']\nhelper()", store_history=True)
     assert failing.error_in_exec is not None
     preview = interpolate(f"{{In[{count}]}} gave {{Out[{count}]}}; then {{Err}}", shell.user_ns, shell=shell)
-    assert preview.text.startswith("```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call last):")
+    assert preview.text.startswith(
+        "```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call "
+        "last):"
+    )
     assert "return {}['missing']" in preview.text  # the traceback tail names the failing line
     info = last_error(shell)
     assert info.cell_source == "def helper():\n    return {}['missing']\nhelper()\n"
@@ -175,18 +194,26 @@ def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
 
 
 def test_secret_values_are_withheld_and_fix_scrubs_the_cells_key(shell: InteractiveShell) -> None:
-    """``{db_password}`` and ``{cfg.db_password}`` fill ``<withheld: N chars>`` (the name says it is secret; no
-    shape would catch ``hunter2``), so does a secret-named key in a mapping; ``%hermes fix`` sends a failing cell's
-    ``OpenAI(api_key="...")`` and a DSN's password as ``********``."""
+    """``{db_password}`` and ``{cfg.db_password}`` fill ``<withheld: N chars>`` (the name says it is secret;
+    no shape would catch ``hunter2``), so does a secret-named key in a mapping; ``%hermes fix`` sends a
+    failing cell's ``OpenAI(api_key="...")`` and a DSN's password as ``********``."""
     from types import SimpleNamespace
 
-    ns = {"db_password": "hunter2", "cfg": SimpleNamespace(db_password="hunter2"),
-          "env": {"HOME": "/home/me", "AWS_SECRET_ACCESS_KEY": "hunter2x"}}
+    ns = {
+        "db_password": "hunter2",
+        "cfg": SimpleNamespace(db_password="hunter2"),
+        "env": {"HOME": "/home/me", "AWS_SECRET_ACCESS_KEY": "hunter2x"},
+    }
     text = interpolate("{db_password} | {cfg.db_password} | {env}", ns).text
-    assert text == ("<withheld: 7 chars> | <withheld: 7 chars> | "
-                    "dict of 2 items: 'HOME': '/home/me', 'AWS_SECRET_ACCESS_KEY': <withheld: 8 chars>")
-    failing = shell.run_cell('client = OpenAI(api_key="abcd1234efgh5678")  # postgresql://me:pw-42x@db/x\n'
-                             "raise ValueError('no model')", store_history=True)
+    assert text == (
+        "<withheld: 7 chars> | <withheld: 7 chars> | "
+        "dict of 2 items: 'HOME': '/home/me', 'AWS_SECRET_ACCESS_KEY': <withheld: 8 chars>"
+    )
+    failing = shell.run_cell(
+        'client = OpenAI(api_key="abcd1234efgh5678")  # postgresql://me:pw-42x@db/x\n'
+        "raise ValueError('no model')",
+        store_history=True,
+    )
     assert failing.error_in_exec is not None
     fix = fix_prompt(shell, "").text
     assert "abcd1234efgh5678" not in fix and "pw-42x" not in fix
@@ -220,7 +247,8 @@ def test_summaries_do_not_import_pandas() -> None:
 
 
 def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
-    """``ask``/``ask_async`` with ``context=True`` and ``preview=True`` fill from the calling function, send nothing."""
+    """``ask``/``ask_async`` with ``context=True`` and ``preview=True`` fill from the calling function, send
+    nothing."""
     import asyncio
 
     from hermes_notebook import connect
@@ -229,7 +257,8 @@ def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
     try:
         rows = list(range(30))  # noqa: F841 - read by the prompt's placeholder
         assert client.ask("rows: {rows}", via="api", preview=True, context=True).text.startswith(
-            "rows: list of 30 items: 0, 1")
+            "rows: list of 30 items: 0, 1"
+        )
 
         async def inside() -> str:
             name = "async caller"  # noqa: F841 - read by the prompt's placeholder
@@ -245,7 +274,9 @@ def test_ask_preview_sees_the_callers_locals_sync_and_async() -> None:
 PAYLOAD = "{__import__('pathlib').Path('PWNED').write_text('x')}"
 
 
-def test_ask_sends_a_models_braces_as_written_by_default(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ask_sends_a_models_braces_as_written_by_default(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``ask(f"...{reply.text}")`` with a model's braces in it runs nothing and sends the braces verbatim."""
     import asyncio
 
@@ -256,7 +287,9 @@ def test_ask_sends_a_models_braces_as_written_by_default(tmp_path: Any, monkeypa
     client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
     try:
         model_text = f"Sure. {PAYLOAD} and {{os.environ['HERMES_API_KEY']}}"
-        assert client.ask(f"Translate: {model_text}", via="api", preview=True).text == f"Translate: {model_text}"
+        assert (
+            client.ask(f"Translate: {model_text}", via="api", preview=True).text == f"Translate: {model_text}"
+        )
 
         async def later() -> str:
             return (await client.ask_async(f"Again: {model_text}", via="api", preview=True)).text
@@ -268,32 +301,41 @@ def test_ask_sends_a_models_braces_as_written_by_default(tmp_path: Any, monkeypa
 
 
 def test_context_true_and_fill_opt_in_to_filling() -> None:
-    """``context=True`` and ``hn.fill(text)`` fill; ``hn.raw`` wins over ``context=True``; calls stay refused."""
+    """``context=True`` and ``hn.fill(text)`` fill; ``hn.raw`` wins over ``context=True``; calls stay
+    refused."""
     import hermes_notebook as hn
 
     client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
     try:
         city = "Oslo"  # noqa: F841 - read by the prompt's placeholder
         assert client.ask(hn.fill("weather in {city}?"), via="api", preview=True).text == "weather in Oslo?"
-        assert client.ask("weather in {city}?", via="api", preview=True, context=True).text == "weather in Oslo?"
+        assert (
+            client.ask("weather in {city}?", via="api", preview=True, context=True).text == "weather in Oslo?"
+        )
         assert client.ask("weather in {city}?", via="api", preview=True).text == "weather in {city}?"
         assert client.ask(hn.raw("in {city}"), via="api", preview=True, context=True).text == "in {city}"
-        with pytest.raises(PromptContextError, match=r"\(calls are not\); send braces as written with hn.raw"):
+        with pytest.raises(
+            PromptContextError, match=r"\(calls are not\); send braces as written with hn.raw"
+        ):
             client.ask(hn.fill(PAYLOAD), via="api", preview=True)
     finally:
         client.close()
 
 
 def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> None:
-    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``; a secret-named key's
-    value is withheld whole."""
+    """A value holding the connection's own key or an ``sk-...`` key is filled as ``********``; a secret-named
+    key's value is withheld whole."""
     import hermes_notebook as hn
 
     own_key = "own-api-key-0123456789"
     client = hn.connect(api_url="http://127.0.0.1:9", api_key=own_key, dashboard_token="dash-token-abcdef123")
     try:
-        config = {"url": "http://x", "key": own_key, "openai": "sk-" + "a" * 32,  # noqa: F841 - read below
-                  "token": "dash-token-abcdef123"}
+        config = {  # noqa: F841 - read below, by the {config} placeholder
+            "url": "http://x",
+            "key": own_key,
+            "openai": "sk-" + "a" * 32,
+            "token": "dash-token-abcdef123",
+        }
         preview = client.ask("my config: {config}", via="api", preview=True, context=True)
         assert own_key not in preview.text and "sk-aaaa" not in preview.text
         assert "dash-token-abcdef123" not in preview.text
@@ -305,11 +347,15 @@ def test_filled_values_are_scrubbed_of_the_connections_key_and_key_shapes() -> N
 
 def test_code_in_the_prompt_is_sent_as_written() -> None:
     """Braces inside fenced blocks and inline code stay code; placeholders around them are still filled."""
-    template = ("Why does this fail with {n} rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
-                "and `{x}` vs {n}\n~~~\n{unclosed\n")
+    template = (
+        "Why does this fail with {n} rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+        "and `{x}` vs {n}\n~~~\n{unclosed\n"
+    )
     preview = interpolate(template, {"n": 3})
-    assert preview.text == ("Why does this fail with 3 rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
-                            "and `{x}` vs 3\n~~~\n{unclosed\n")
+    assert preview.text == (
+        "Why does this fail with 3 rows?\n```python\nd = {'a': 1}\nprint(f\"{name}\")\n```\n"
+        "and `{x}` vs 3\n~~~\n{unclosed\n"
+    )
     assert preview.values == [("n", "int", 1), ("n", "int", 1)]
 
 
@@ -320,7 +366,9 @@ def test_raw_sends_text_with_braces_as_written() -> None:
     client = hn.connect(api_url="http://127.0.0.1:9", api_key="k" * 8)
     try:
         json_text = '{"a": {"b": 1}}'
-        assert client.ask(hn.raw(f"Explain {json_text}"), via="api", preview=True).text == f"Explain {json_text}"
+        assert (
+            client.ask(hn.raw(f"Explain {json_text}"), via="api", preview=True).text == f"Explain {json_text}"
+        )
         assert client.ask(f"Explain {json_text}", via="api", preview=True).text == f"Explain {json_text}"
         with pytest.raises(PromptContextError):
             client.ask(f"Explain {json_text}", via="api", preview=True, context=True)
@@ -329,24 +377,26 @@ def test_raw_sends_text_with_braces_as_written() -> None:
 
 
 def test_live_view_shows_the_prompt_as_sent_collapsed_when_values_were_filled() -> None:
-    """The ``%hermes`` live view's state holds the filled prompt as a titled (collapsed) user part; unfilled, nothing."""
+    """The ``%hermes`` live view's state holds the filled prompt as a titled (collapsed) user part; unfilled,
+    nothing."""
     from hermes_notebook.notebook.handle import TurnHandle, TurnOptions
     from hermes_notebook.notebook.presenters import WidgetPresenter
     from hermes_notebook.session import Conversation
     from hermes_notebook.settings import Settings
 
-    never_run = Conversation(Settings.resolve(api_url="http://127.0.0.1:9"))  # never contacted: nothing starts
+    never_run = Conversation(
+        Settings.resolve(api_url="http://127.0.0.1:9")
+    )  # never contacted: nothing starts
 
     sent = "check dict of 1 items: 'key': '********'"
-    filled = WidgetPresenter(TurnHandle(TurnOptions(prompt=sent, via="api", filled=1),
-                                        never_run))
-    plain = WidgetPresenter(TurnHandle(TurnOptions(prompt="hello", via="api"),
-                                       never_run))
+    filled = WidgetPresenter(TurnHandle(TurnOptions(prompt=sent, via="api", filled=1), never_run))
+    plain = WidgetPresenter(TurnHandle(TurnOptions(prompt="hello", via="api"), never_run))
     try:
         [message] = filled.view.snapshot()
         assert message["role"] == "user" and message["status"] == "complete"
         assert [(p["kind"], p["name"], p["text"]) for p in message["parts"]] == [
-            ("text", "prompt as sent (1 value filled)", sent)]
+            ("text", "prompt as sent (1 value filled)", sent)
+        ]
         assert plain.view.snapshot() == []
     finally:
         filled.view.close()

@@ -44,7 +44,9 @@ def _sent(model: ScriptedModel, marker: str) -> str:
 
 
 def _never_sent(model: ScriptedModel, marker: str) -> None:
-    assert not any(marker in json.dumps(body) for body in list(model.requests)), f"{marker!r} reached the model"
+    assert not any(marker in json.dumps(body) for body in list(model.requests)), (
+        f"{marker!r} reached the model"
+    )
 
 
 def _run(ip: InteractiveShell, code: str) -> Any:
@@ -56,7 +58,9 @@ def _run(ip: InteractiveShell, code: str) -> Any:
 def test_dataframe_goes_as_its_summary(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
     """Dataframe goes as its summary."""
     marker = f"df-{uuid.uuid4().hex[:8]}"
-    ip.user_ns["df"] = pd.DataFrame({"item": [f"row{i}" for i in range(500)], "price": [i / 2 for i in range(500)]})
+    ip.user_ns["df"] = pd.DataFrame(
+        {"item": [f"row{i}" for i in range(500)], "price": [i / 2 for i in range(500)]}
+    )
     reply = _run(ip, f"%hermes --new {marker} {{df}}")
     assert isinstance(reply, Reply) and reply.ok
     sent = _sent(scripted_model, marker)
@@ -82,8 +86,10 @@ def test_undefined_name_fails_before_sending(
     text = capsys.readouterr()
     lines = [line for line in (text.out + text.err).splitlines() if line.strip()]
     assert not result.success
-    assert lines == ["UsageError: {not_defined_anywhere} in the prompt: 'not_defined_anywhere' is not defined "
-                     "(write {{ and }} for literal braces)"]
+    assert lines == [
+        "UsageError: {not_defined_anywhere} in the prompt: 'not_defined_anywhere' is not defined "
+        "(write {{ and }} for literal braces)"
+    ]
     _never_sent(scripted_model, marker)
 
 
@@ -95,18 +101,26 @@ def test_dry_run_shows_what_would_be_sent_and_sends_nothing(
     ip.user_ns["nums"] = list(range(1000))
     preview = _run(ip, f"%hermes --dry-run --new {marker} {{nums}}")
     assert isinstance(preview, PromptPreview)
-    assert preview.text == f"{marker} list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
+    assert (
+        preview.text
+        == f"{marker} list of 1,000 items: " + ", ".join(map(str, range(20))) + ", … [980 more items]"
+    )
     assert str(preview).startswith(f"dry run, nothing sent: {len(preview.text)} characters")
-    later = f"after-dry-{uuid.uuid4().hex[:8]}"  # a prompt sent after it: once the model has it, a send would be in
+    # a prompt sent after it: once the model has it, a send would be in
+    later = f"after-dry-{uuid.uuid4().hex[:8]}"
     _run(ip, f"%hermes --new {later}")
     _sent(scripted_model, later)
     _never_sent(scripted_model, marker)
 
 
-def test_fix_sends_the_failing_cell_and_traceback_tail(ip: InteractiveShell, scripted_model: ScriptedModel) -> None:
+def test_fix_sends_the_failing_cell_and_traceback_tail(
+    ip: InteractiveShell, scripted_model: ScriptedModel
+) -> None:
     """Fix sends the failing cell and traceback tail."""
     marker = f"boom_{uuid.uuid4().hex[:8]}"
-    failed = ip.run_cell(f"def {marker}(rows):\n    return sum(rows) / len(rows)\n{marker}([])", store_history=True)
+    failed = ip.run_cell(
+        f"def {marker}(rows):\n    return sum(rows) / len(rows)\n{marker}([])", store_history=True
+    )
     assert failed.error_in_exec is not None
     reply = _run(ip, "%hermes fix --new")
     assert isinstance(reply, Reply) and reply.ok and reply.text
@@ -140,11 +154,14 @@ def test_ask_fills_from_the_callers_namespace(hermes: LocalHermes, scripted_mode
 def test_a_models_braces_in_ask_reach_the_model_verbatim_and_run_nothing(
     hermes: LocalHermes, scripted_model: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A model's reply quoted into ``ask`` (Dashboard and API) is sent braces and all: nothing runs, nothing is read."""
+    """A model's reply quoted into ``ask`` (Dashboard and API) is sent braces and all: nothing runs, nothing
+    is read."""
     monkeypatch.chdir(tmp_path)
     client = connect(hermes.settings())
     try:
-        model_text = "Sure! {__import__('pathlib').Path('PWNED').write_text('x')} {os.environ['HERMES_API_KEY']}"
+        model_text = (
+            "Sure! {__import__('pathlib').Path('PWNED').write_text('x')} {os.environ['HERMES_API_KEY']}"
+        )
         for via in ("dashboard", "api"):
             marker = f"verbatim-{via}-{uuid.uuid4().hex[:8]}"
             reply = client.ask(f"{marker} Translate: {model_text}", via=via, new=True)  # type: ignore[arg-type]
@@ -156,16 +173,28 @@ def test_a_models_braces_in_ask_reach_the_model_verbatim_and_run_nothing(
 
 
 def test_placeholders_read_names_attributes_subscripts_in_out_and_err(ip: InteractiveShell) -> None:
-    """``%hermes`` still fills names, public attributes, constant subscripts, ``In[n]``, ``Out[n]`` and ``{Err}``."""
+    """``%hermes`` still fills names, public attributes, constant subscripts, ``In[n]``, ``Out[n]`` and
+    ``{Err}``."""
     ip.user_ns["run"] = SimpleNamespace(name="run-a", sizes=[1, 2, 3], opts={"lr": 0.25})
     ip.run_cell("value = 6 * 7\nvalue", store_history=True)
     count = ip.execution_count - 1
     assert ip.run_cell("{}['missing']", store_history=True).error_in_exec is not None
-    preview = _run(ip, f"%hermes --dry-run {{run.name}} {{run.sizes[-1]}} {{run.opts['lr']}} {{In[{count}]}} "
-                       f"{{Out[{count}]}} {{Err}}")
-    assert preview.text.startswith("run-a 3 0.25 ```python\nvalue = 6 * 7\nvalue\n``` 42 KeyError: 'missing'\n")
-    assert [p for p, _, _ in preview.values] == ["run.name", "run.sizes[-1]", "run.opts['lr']", f"In[{count}]",
-                                                 f"Out[{count}]", "Err"]
+    preview = _run(
+        ip,
+        f"%hermes --dry-run {{run.name}} {{run.sizes[-1]}} {{run.opts['lr']}} {{In[{count}]}} "
+        f"{{Out[{count}]}} {{Err}}",
+    )
+    assert preview.text.startswith(
+        "run-a 3 0.25 ```python\nvalue = 6 * 7\nvalue\n``` 42 KeyError: 'missing'\n"
+    )
+    assert [p for p, _, _ in preview.values] == [
+        "run.name",
+        "run.sizes[-1]",
+        "run.opts['lr']",
+        f"In[{count}]",
+        f"Out[{count}]",
+        "Err",
+    ]
 
 
 def test_a_refused_placeholder_fails_in_one_line_before_sending(
@@ -179,16 +208,18 @@ def test_a_refused_placeholder_fails_in_one_line_before_sending(
     text = capsys.readouterr()
     lines = [line for line in (text.out + text.err).splitlines() if line.strip()]
     assert not result.success and ip.user_ns["run"].calls == []
-    assert lines == ["UsageError: {run.calls.append(1)} in the prompt: only names, public attributes and constant "
-                     "subscripts are filled (calls are not); send braces as written with hn.raw(text) or %hermes --raw"]
+    assert lines == [
+        "UsageError: {run.calls.append(1)} in the prompt: only names, public attributes and constant "
+        "subscripts are filled (calls are not); send braces as written with hn.raw(text) or %hermes --raw"
+    ]
     _never_sent(scripted_model, marker)
 
 
 def test_filled_values_are_scrubbed_and_shown_collapsed_in_the_transcript(
     ip: InteractiveShell, hermes: LocalHermes, scripted_model: ScriptedModel
 ) -> None:
-    """A value holding the connection's key or an ``sk-`` key is sent as ``********``; the saved transcript shows
-    the prompt as sent, collapsed."""
+    """A value holding the connection's key or an ``sk-`` key is sent as ``********``; the saved transcript
+    shows the prompt as sent, collapsed."""
     marker = f"scrub-{uuid.uuid4().hex[:8]}"
     openai_key = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
     ip.user_ns["cfg"] = {"api_key_here": hermes.api_key, "openai": openai_key, "model": "small"}
@@ -196,19 +227,27 @@ def test_filled_values_are_scrubbed_and_shown_collapsed_in_the_transcript(
     assert isinstance(reply, Reply) and reply.ok
     sent = _sent(scripted_model, marker)
     assert hermes.api_key not in sent and openai_key not in sent
-    assert sent.endswith(f"{marker} check dict of 3 items: 'api_key_here': '********', 'openai': '********', "
-                         "'model': 'small'")
+    assert sent.endswith(
+        f"{marker} check dict of 3 items: 'api_key_here': '********', 'openai': '********', 'model': 'small'"
+    )
     bundle = reply.bundle()
-    assert ('<details class="hn-sent"><summary>prompt as sent (1 value filled)</summary><pre>'
-            f"{marker} check dict of 3 items: &#x27;api_key_here&#x27;: &#x27;********&#x27;") in bundle["text/html"]
+    assert (
+        '<details class="hn-sent"><summary>prompt as sent (1 value filled)</summary><pre>'
+        f"{marker} check dict of 3 items: &#x27;api_key_here&#x27;: &#x27;********&#x27;"
+    ) in bundle["text/html"]
     assert bundle["text/plain"].startswith(f"You:\n[prompt as sent (1 value filled)]\n{marker} check dict")
     assert hermes.api_key not in json.dumps(bundle) and openai_key not in json.dumps(bundle)
-    plain = _run(ip, f"%hermes --new {marker}-plain nothing filled")  # no placeholder: the transcript is unchanged
-    assert "hn-sent" not in plain.bundle()["text/html"] and "prompt as sent" not in plain.bundle()["text/plain"]
+    plain = _run(
+        ip, f"%hermes --new {marker}-plain nothing filled"
+    )  # no placeholder: the transcript is unchanged
+    assert (
+        "hn-sent" not in plain.bundle()["text/html"] and "prompt as sent" not in plain.bundle()["text/plain"]
+    )
 
 
 def test_fix_scrubs_keys_in_the_cell_and_the_traceback(ip: InteractiveShell, hermes: LocalHermes) -> None:
-    """``%hermes fix`` of a cell holding the connection's key and an ``sk-`` key sends ``********`` for both."""
+    """``%hermes fix`` of a cell holding the connection's key and an ``sk-`` key sends ``********`` for
+    both."""
     openai_key = "sk-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
     cell = f"own = {hermes.api_key!r}\nother = {openai_key!r}\nraise ValueError(own + ' ' + other)"
     assert ip.run_cell(cell, store_history=True).error_in_exec is not None
@@ -231,7 +270,9 @@ def test_magic_export_writes_the_current_session(
     assert text.startswith("### You\n\n" + marker) and f"You said: {marker}" in text
 
 
-def test_start_sends_as_written_unless_context_is_asked_for(hermes: LocalHermes, scripted_model: ScriptedModel) -> None:
+def test_start_sends_as_written_unless_context_is_asked_for(
+    hermes: LocalHermes, scripted_model: ScriptedModel
+) -> None:
     """``start()`` (``%hermes -b``) sends braces as written by default and fills with ``context=True``."""
     client = connect(hermes.settings())
     try:

@@ -1,4 +1,5 @@
-"""Prompt context in a REAL kernel (nbclient + ipykernel) against the real Hermes: ``%hermes fix`` and ``{df}``."""
+"""Prompt context in a REAL kernel (nbclient + ipykernel) against the real Hermes: ``%hermes fix`` and
+``{df}``."""
 
 from __future__ import annotations
 
@@ -26,12 +27,16 @@ def _outputs(cell: nbformat.NotebookNode) -> str:
 def test_fix_and_dataframe_context_in_a_real_kernel(
     hermes: LocalHermes, scripted_model: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a failing cell, ``%hermes fix`` sends its source and traceback tail and the reply shows in the cell;
-    a filled prompt is saved with the cell's transcript, collapsed and scrubbed of the connection's key."""
-    for name, value in {"HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-                        "HERMES_DASHBOARD_URL": hermes.dashboard_url,
-                        "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-                        "HERMES_NOTEBOOK_UNATTENDED": "1"}.items():
+    """After a failing cell, ``%hermes fix`` sends its source and traceback tail and the reply shows in the
+    cell; a filled prompt is saved with the cell's transcript, collapsed and scrubbed of the connection's
+    key."""
+    for name, value in {
+        "HERMES_API_URL": hermes.api_url,
+        "HERMES_API_KEY": hermes.api_key,
+        "HERMES_DASHBOARD_URL": hermes.dashboard_url,
+        "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+        "HERMES_NOTEBOOK_UNATTENDED": "1",
+    }.items():
         monkeypatch.setenv(name, value)
     marker = f"mean_{uuid.uuid4().hex[:8]}"
     cells = [
@@ -44,13 +49,19 @@ def test_fix_and_dataframe_context_in_a_real_kernel(
         f"%hermes --new cfg-{uuid.uuid4().hex[:8]} what is in {{cfg}}?",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=180,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
     assert "ZeroDivisionError: division by zero" in _outputs(nb.cells[2])
     fix_output = _outputs(nb.cells[3])
     assert "Hello from the scripted model" in fix_output, fix_output  # the reply shows in the cell
     sent = next(
-        text for body in reversed(agent_requests(scripted_model))
+        text
+        for body in reversed(agent_requests(scripted_model))
         for text in [str([m for m in body.get("messages", []) if m.get("role") == "user"][-1:])]
         if marker in text
     )

@@ -55,7 +55,9 @@ def _strip_comments(source: str) -> str:
 def ts_interfaces(source: str) -> dict[str, dict[str, str]]:
     """``{interface name: {key: type text}}`` for every top-level ``export interface`` (one key per line)."""
     found: dict[str, dict[str, str]] = {}
-    for match in re.finditer(r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S):
+    for match in re.finditer(
+        r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S
+    ):
         keys: dict[str, str] = {}
         for line in match.group(2).splitlines():
             field = re.match(r"\s*(\w+)\??\s*:\s*(.+?);?\s*$", line)
@@ -85,7 +87,9 @@ def ts_source() -> str:
 
 
 @pytest.mark.parametrize(("ts_name", "typed_dict"), INTERFACES.items(), ids=list(INTERFACES))
-def test_typed_dict_keys_match_the_typescript_interface(ts_source: str, ts_name: str, typed_dict: type) -> None:
+def test_typed_dict_keys_match_the_typescript_interface(
+    ts_source: str, ts_name: str, typed_dict: type
+) -> None:
     """Each change record and Message/Part/Interaction TypedDict has exactly the keys of its TS interface."""
     interfaces = ts_interfaces(ts_source)
     assert ts_name in interfaces, f"js/src/types.ts has no interface {ts_name}"
@@ -107,7 +111,8 @@ def test_change_ops_match_the_typescript_op_literals(ts_source: str) -> None:
         python_op = _literal_values(typing.get_type_hints(INTERFACES[ts_name])["op"])
         assert python_op == {interfaces[ts_name]["op"].strip('"')}, ts_name
     assert {f"{t}" for t in typing.get_args(changes.ChangeRecord)} == {
-        f"{INTERFACES[name]}" for name in ("MessageChange", "PartChange", "AppendChange", "PatchChange", "FinishChange")
+        f"{INTERFACES[name]}"
+        for name in ("MessageChange", "PartChange", "AppendChange", "PatchChange", "FinishChange")
     }
 
 
@@ -137,7 +142,8 @@ def test_message_role_literal_matches_the_typescript_field(ts_source: str) -> No
 
 
 def test_one_image_limit_and_the_browser_stays_under_it() -> None:
-    """``MAX_IMAGE_BYTES`` is defined once in the package; the composer's limit never lets through what it refuses."""
+    """``MAX_IMAGE_BYTES`` is defined once in the package; the composer's limit never lets through what it
+    refuses."""
     import ast
 
     root = TYPES_TS.parent.parent.parent
@@ -145,13 +151,16 @@ def test_one_image_limit_and_the_browser_stays_under_it() -> None:
         f"{path.relative_to(root)}"
         for path in (root / "hermes_notebook").rglob("*.py")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MAX_IMAGE_BYTES" for t in node.targets)
+        if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", None) == "MAX_IMAGE_BYTES" for t in node.targets)
     ]
     assert defined == ["hermes_notebook/client/dashboard/attachments.py"]
     from hermes_notebook.client.dashboard.attachments import MAX_IMAGE_BYTES
     from hermes_notebook.widgets import inbound
 
-    assert inbound.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES  # the kernel's check of browser images (widgets/inbound.py)
+    assert (
+        inbound.MAX_IMAGE_BYTES is MAX_IMAGE_BYTES
+    )  # the kernel's check of browser images (widgets/inbound.py)
     composer = (root / "js" / "src" / "chat" / "composer.ts").read_text(encoding="utf-8")
     match = re.search(r"export const MAX_IMAGE_BYTES = ([\d\s*]+);", composer)
     assert match is not None
@@ -179,15 +188,17 @@ def approval_choice_literals(tree: object, label: str) -> list[str]:
 
 
 def test_approval_choices_are_spelled_out_once() -> None:
-    """The approval choices and their default pair are written only in turns/model.py; every check and fallback
-    (client, inbound browser messages, the notebook's text prompts) imports them from there."""
+    """The approval choices and their default pair are written only in turns/model.py; every check and
+    fallback (client, inbound browser messages, the notebook's text prompts) imports them from there."""
     import ast
 
     root = TYPES_TS.parent.parent.parent
     found = [
         hit
         for path in sorted((root / "hermes_notebook").rglob("*.py"))
-        for hit in approval_choice_literals(ast.parse(path.read_text(encoding="utf-8")), f"{path.relative_to(root)}")
+        for hit in approval_choice_literals(
+            ast.parse(path.read_text(encoding="utf-8")), f"{path.relative_to(root)}"
+        )
     ]
     assert [hit.split(":")[0] for hit in found] == ["hermes_notebook/turns/model.py"] * 2, found
     source = 'A = ("once", "deny")\nB = ["once", "x"]\nC = {"session", "always"}\nD = ("deny",)\n'
@@ -195,7 +206,8 @@ def test_approval_choices_are_spelled_out_once() -> None:
 
 
 def test_the_view_offers_the_kernels_default_approval_pair() -> None:
-    """An approval listing no choices shows the same buttons the kernel would accept (js/src/chat/interactions.ts)."""
+    """An approval listing no choices shows the same buttons the kernel would accept
+    (js/src/chat/interactions.ts)."""
     from hermes_notebook.turns import DEFAULT_APPROVAL_CHOICES
 
     source = (TYPES_TS.parent / "chat" / "interactions.ts").read_text(encoding="utf-8")
@@ -204,13 +216,16 @@ def test_the_view_offers_the_kernels_default_approval_pair() -> None:
     assert tuple(re.findall(r'"([a-z]+)"', match.group(1))) == tuple(DEFAULT_APPROVAL_CHOICES)
 
 
-# --- the widgets' messages: one idiom (js/src/invoke.ts, widgets/replies.py), both sides typed alike ------------
+# --- the widgets' messages: one idiom (js/src/invoke.ts, widgets/replies.py), both sides typed alike
+# ------------
 
 
 def ts_fields(source: str) -> dict[str, dict[str, bool]]:
     """``{interface: {key: optional}}`` for every top-level ``export interface`` (one key per line)."""
     found: dict[str, dict[str, bool]] = {}
-    for match in re.finditer(r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S):
+    for match in re.finditer(
+        r"export interface (\w+)(?:<[^>]*>)?\s*\{(.*?)\n\}", _strip_comments(source), re.S
+    ):
         found[match.group(1)] = {
             field.group(1): field.group(2) == "?"
             for line in match.group(2).splitlines()
@@ -231,20 +246,28 @@ def ts_type_unions(source: str) -> dict[str, list[str]]:
 
 def _members(unions: dict[str, list[str]], name: str) -> list[str]:
     """The interfaces a union is made of, unions in it expanded."""
-    return [leaf for member in unions[name] for leaf in (_members(unions, member) if member in unions else [member])]
+    return [
+        leaf
+        for member in unions[name]
+        for leaf in (_members(unions, member) if member in unions else [member])
+    ]
 
 
 def _literal(source: str, interface: str) -> str:
     """The ``type`` literal of an interface."""
-    match = re.search(rf"export interface {interface}\s*\{{[^}}]*?\btype: \"(\w+)\"", _strip_comments(source), re.S)
+    match = re.search(
+        rf"export interface {interface}\s*\{{[^}}]*?\btype: \"(\w+)\"", _strip_comments(source), re.S
+    )
     assert match is not None, f"{interface} has no type literal"
     return match.group(1)
 
 
-@pytest.mark.parametrize(("union", "group"), [("KernelMsg", "CHAT_KERNEL_MESSAGES"), ("JobsKernelMsg", "JOBS_KERNEL_MESSAGES")])
+@pytest.mark.parametrize(
+    ("union", "group"), [("KernelMsg", "CHAT_KERNEL_MESSAGES"), ("JobsKernelMsg", "JOBS_KERNEL_MESSAGES")]
+)
 def test_kernel_messages_match_the_typescript_unions(ts_source: str, union: str, group: str) -> None:
-    """Every message the kernel sends a view is a TypedDict of widgets/messages.py with exactly the keys (and the
-    optional ones) of the TS interface of the same name, and the TS union lists exactly those messages."""
+    """Every message the kernel sends a view is a TypedDict of widgets/messages.py with exactly the keys (and
+    the optional ones) of the TS interface of the same name, and the TS union lists exactly those messages."""
     from hermes_notebook.widgets import messages
 
     typed = getattr(messages, group)
@@ -253,8 +276,13 @@ def test_kernel_messages_match_the_typescript_unions(ts_source: str, union: str,
     for message in typed:
         ts = fields[message.__name__]
         assert sorted(message.__annotations__) == sorted(ts), message.__name__
-        assert sorted(message.__optional_keys__) == sorted(k for k, optional in ts.items() if optional), message.__name__
-        assert _literal(ts_source, message.__name__) == typing.get_args(typing.get_type_hints(message)["type"])[0]
+        assert sorted(message.__optional_keys__) == sorted(k for k, optional in ts.items() if optional), (
+            message.__name__
+        )
+        assert (
+            _literal(ts_source, message.__name__)
+            == typing.get_args(typing.get_type_hints(message)["type"])[0]
+        )
 
 
 @pytest.mark.parametrize(("union", "table"), [("ViewMsg", "CHAT_MESSAGES"), ("JobsViewMsg", "JOBS_MESSAGES")])
@@ -278,9 +306,16 @@ def test_every_question_has_its_answer_on_both_sides(ts_source: str) -> None:
 
     fields = ts_fields(ts_source)
     answers = {key: ts.strip() for key, ts in ts_interfaces(ts_source)["Answers"].items()}
-    asked = sorted(kind for table in (inbound.CHAT_MESSAGES, inbound.JOBS_MESSAGES) for kind, f in table.items()
-                   if "request" in f)
+    asked = sorted(
+        kind
+        for table in (inbound.CHAT_MESSAGES, inbound.JOBS_MESSAGES)
+        for kind, f in table.items()
+        if "request" in f
+    )
     assert asked == sorted(answers) == sorted(messages.QUESTIONS)
     assert {k: v.__name__ for k, v in messages.QUESTIONS.items()} == answers
     assert all("request" in fields[name] for name in answers.values())
-    assert _members({"U": ["A", "V"], "V": ["B"]}, "U") == ["A", "B"]  # the union reader expands (a self-test)
+    assert _members({"U": ["A", "V"], "V": ["B"]}, "U") == [
+        "A",
+        "B",
+    ]  # the union reader expands (a self-test)

@@ -1,5 +1,5 @@
-"""One conversation, many faces (session/conversation.py, session/queue.py), on the real servers: a facade ask and
-a Chat prompt on the same session wait for each other in the conversation's one turn queue.
+"""One conversation, many faces (session/conversation.py, session/queue.py), on the real servers: a facade ask
+and a Chat prompt on the same session wait for each other in the conversation's one turn queue.
 
 Without it, each face would send its prompt to the busy session at once (the Dashboard then interrupts the
 running turn, or queues the prompt where no face can show or stop it).
@@ -42,9 +42,9 @@ def _reply_status(chat: Any, text: str) -> str | None:
 
 
 def test_an_ask_and_a_chat_prompt_on_one_session_run_one_after_the_other(hermes: LocalHermes) -> None:
-    """A Chat prompt sent while ``hermes.start()`` streams on the same session shows queued and reaches Hermes only
-    after that turn ended; then an ask started while the chat's turn streams waits, unsent, for it. No turn is
-    interrupted by the other, and each completes."""
+    """A Chat prompt sent while ``hermes.start()`` streams on the same session shows queued and reaches Hermes
+    only after that turn ended; then an ask started while the chat's turn streams waits, unsent, for it. No
+    turn is interrupted by the other, and each completes."""
     tag = uuid.uuid4().hex[:6]
     facade = hn.connect(hermes.settings())
     try:
@@ -59,7 +59,10 @@ def test_an_ask_and_a_chat_prompt_on_one_session_run_one_after_the_other(hermes:
             eventually(lambda: chat.queued == 1, 10, "the chat prompt queued behind the ask")
             assert (_chat_message(chat, prompt) or {}).get("status") == "queued"
             while True:  # the ask's whole turn: the chat's prompt never reaches Hermes meanwhile
-                reached, busy = _reached_model(hermes, prompt), chat.busy  # seen first, then whether it still ran
+                reached, busy = (
+                    _reached_model(hermes, prompt),
+                    chat.busy,
+                )  # seen first, then whether it still ran
                 if first.status not in RUNNING:
                     break
                 assert not reached and not busy
@@ -71,7 +74,9 @@ def test_an_ask_and_a_chat_prompt_on_one_session_run_one_after_the_other(hermes:
 
             slow_chat, after = f"SLOW 6 chat-{tag}", f"after the chat {tag}"
             chat.send_prompt(slow_chat)
-            eventually(lambda: chat.busy and _reached_model(hermes, slow_chat), 30, "the chat's turn streaming")
+            eventually(
+                lambda: chat.busy and _reached_model(hermes, slow_chat), 30, "the chat's turn streaming"
+            )
             second = facade.start(after, session=f"shared-{tag}")
             deadline = time.monotonic() + 90
             while True:  # the ask waits in the same queue, unsent, for the chat's whole turn

@@ -36,6 +36,7 @@ async def session(conn: DashboardConnection) -> SessionRef:
 
 async def _first(turn: Turn, predicate: Any, timeout: float = 30.0) -> dict[str, Any]:
     """The first change record of the turn that satisfies ``predicate``."""
+
     async def scan() -> dict[str, Any]:
         async for change in turn:
             if predicate(change):
@@ -56,19 +57,28 @@ def _pending_interaction(change: dict[str, Any]) -> bool:
     return bool(inter) and inter["status"] == "pending"
 
 
-async def test_plain_turn_streams_and_matches_message_complete(conn: DashboardConnection, session: SessionRef) -> None:
+async def test_plain_turn_streams_and_matches_message_complete(
+    conn: DashboardConnection, session: SessionRef
+) -> None:
     """A plain turn streams appends, and the final text equals the server's message.complete text."""
     events: list[ListenerItem] = []
     off = conn.listen(session, events.append)
     turn = await conn.submit(session, "hello plain dashboard")
-    streamed = [c["part"]["text"] if c["op"] == "part" else c["text"]
-                async for c in turn if c["op"] == "append" or (c["op"] == "part" and c["part"]["kind"] == "text")]
+    streamed = [
+        c["part"]["text"] if c["op"] == "part" else c["text"]
+        async for c in turn
+        if c["op"] == "append" or (c["op"] == "part" and c["part"]["kind"] == "text")
+    ]
     message = await turn
     off()
     complete = [i.event for i in events if i.event is not None and i.event.type == "message.complete"]
     assert len(streamed) >= 2  # a part, then appends
     assert message.status == "complete" and [p.id for p in message.parts] == ["text:0"]
-    assert message.parts[0].text == complete[-1].payload["text"] == "Hello from the scripted model. You said: hello plain dashboard"
+    assert (
+        message.parts[0].text
+        == complete[-1].payload["text"]
+        == "Hello from the scripted model. You said: hello plain dashboard"
+    )
     assert "".join(streamed).strip() == message.parts[0].text
     assert message.usage and message.usage["total"] > 0
     assert turn.status == "complete" and message.id == f"assistant:{turn.id}"
@@ -85,7 +95,8 @@ async def test_submit_names_the_turn_when_asked(conn: DashboardConnection, sessi
 
 
 async def test_thinkrun_parts_and_history_are_equal(conn: DashboardConnection) -> None:
-    """THINKRUN gives reasoning:0, tool:<id> (completed, result, duration), text:1; history folds to the same."""
+    """THINKRUN gives reasoning:0, tool:<id> (completed, result, duration), text:1; history folds to the
+    same."""
     ref = await conn.create_session()
     live = await (await conn.submit(ref, "THINKRUN echo hermes-notebook-ok"))
     kinds = [(p.id.split(":")[0], p.kind) for p in live.parts]
@@ -106,7 +117,9 @@ async def test_thinkrun_parts_and_history_are_equal(conn: DashboardConnection) -
     assert content(history[1].parts) == content(live.parts)
 
 
-async def test_approval_deny_blocks_the_command(conn: DashboardConnection, session: SessionRef, workdir: Path) -> None:
+async def test_approval_deny_blocks_the_command(
+    conn: DashboardConnection, session: SessionRef, workdir: Path
+) -> None:
     """DANGER asks for approval on the tool part; "deny" blocks it (the directory survives)."""
     workdir.mkdir(parents=True)
     turn = await conn.submit(session, f"DANGER {workdir.name}")
@@ -126,7 +139,9 @@ async def test_approval_deny_blocks_the_command(conn: DashboardConnection, sessi
     assert workdir.exists()
 
 
-async def test_approval_once_runs_the_command(conn: DashboardConnection, session: SessionRef, workdir: Path) -> None:
+async def test_approval_once_runs_the_command(
+    conn: DashboardConnection, session: SessionRef, workdir: Path
+) -> None:
     """Answering the approval "once" lets the command run (the directory is gone)."""
     workdir.mkdir(parents=True)
     turn = await conn.submit(session, f"DANGER {workdir.name}")
@@ -158,8 +173,8 @@ async def test_busy_submit_is_queued_then_runs_as_its_own_turn(conn: DashboardCo
     await _first(first, lambda c: c["op"] == "append")
     second = await conn.submit(ref, "hello while busy")
     assert second.status == "queued" and first.status == "streaming"
-    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", docs/protocol/dashboard.md §7); a newer server is asked to queue
-    # (prompt.submit queued=true), so the running turn completes first.
+    # 0.19.0 interrupts the running turn (busy_input_mode "interrupt", docs/protocol/dashboard.md §7); a newer
+    # server is asked to queue (prompt.submit queued=true), so the running turn completes first.
     assert (await first).status == ("complete" if conn.replay_epoch else "interrupted")
     message = await second
     assert message.status == "complete" and second.status == "complete"
@@ -222,8 +237,9 @@ async def test_wrong_token_raises_auth_error_without_leaking(hermes: LocalHermes
 
 
 async def test_an_unreachable_dashboard_chains_no_library_error() -> None:
-    """Connecting to a port with nothing listening fails with one HermesConnectionError: no library exception is
-    chained (their text may quote the ``?token=`` URL), and the formatted traceback never holds the token."""
+    """Connecting to a port with nothing listening fails with one HermesConnectionError: no library exception
+    is chained (their text may quote the ``?token=`` URL), and the formatted traceback never holds the
+    token."""
     token = "tok-" + uuid.uuid4().hex
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -237,10 +253,13 @@ async def test_an_unreachable_dashboard_chains_no_library_error() -> None:
 
 
 @pytest.mark.asyncio(loop_scope="function")
-async def test_reconnect_after_dashboard_restart(hermes_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Killing the Dashboard mid-turn fails the turn; the listener sees disconnected/reconnected; work resumes."""
-    # A newer Dashboard's open turns wait out the catch-up window (60 s) before they fail; that they fail is what
-    # is checked here, not the window's length, so it is short (the same code path runs, sooner).
+async def test_reconnect_after_dashboard_restart(
+    hermes_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killing the Dashboard mid-turn fails the turn; the listener sees disconnected/reconnected; work
+    resumes."""
+    # A newer Dashboard's open turns wait out the catch-up window (60 s) before they fail; that they fail is
+    # what is checked here, not the window's length, so it is short (the same code path runs, sooner).
     monkeypatch.setattr(reconnect, "LOSSLESS_RECONNECT_WINDOW", 3.0)
     local = hermes_factory(api=False)
     conn = DashboardConnection(local.settings(), reconnect=Backoff(min_delay=0.2, max_delay=1.0))
@@ -257,8 +276,11 @@ async def test_reconnect_after_dashboard_restart(hermes_factory: Any, monkeypatc
             await turn
         assert turn.message.status == "error"
         await asyncio.to_thread(local.start_dashboard)
-        await eventually_async(lambda: any(i.status == "reconnected" for i in items), timeout=30,
-                               what="reconnected after the Dashboard restart")
+        await eventually_async(
+            lambda: any(i.status == "reconnected" for i in items),
+            timeout=30,
+            what="reconnected after the Dashboard restart",
+        )
         statuses = [i.status for i in items if i.kind == "connection"]
         assert statuses[0] == "disconnected" and statuses[-1] == "reconnected"
         assert ref.live_id != old_live  # a restarted process mints a new live id (§8.9)
@@ -273,7 +295,8 @@ async def test_reconnect_after_dashboard_restart(hermes_factory: Any, monkeypatc
 
 
 async def test_sudo_password_is_sent_once_and_never_kept(hermes: LocalHermes, caplog: Any) -> None:
-    """A sudo request waits on the tool part; the password reaches Hermes, the turn ends, and nothing keeps it."""
+    """A sudo request waits on the tool part; the password reaches Hermes, the turn ends, and nothing keeps
+    it."""
     password = f"pw-{uuid.uuid4().hex}"
     marker = f"sudo-marker-{uuid.uuid4().hex[:8]}"
     caplog.set_level(logging.DEBUG)  # before connecting: websockets decides then whether to log frames
@@ -292,13 +315,13 @@ async def test_sudo_password_is_sent_once_and_never_kept(hermes: LocalHermes, ca
     assert tool.status == "completed" and tool.interaction is not None
     assert (tool.interaction.status, tool.interaction.response) == ("answered", "********")
     everything = json.dumps(message.to_dict()) + json.dumps(turn.changes) + caplog.text + text
-    assert not [password[i:i + 10] for i in range(len(password) - 9) if password[i:i + 10] in everything]
+    assert not [password[i : i + 10] for i in range(len(password) - 9) if password[i : i + 10] in everything]
     assert "> TEXT [" in caplog.text  # frames were logged at DEBUG (by size only)
 
 
 async def test_the_session_list_says_whether_a_turn_runs(conn: DashboardConnection) -> None:
-    """The early-stop follow-up reads ``session.active_list``: the row of our live id is busy during a turn and
-    idle after it, on each server (the 0.19.0 way to see a turn its server dropped without an event)."""
+    """The early-stop follow-up reads ``session.active_list``: the row of our live id is busy during a turn
+    and idle after it, on each server (the 0.19.0 way to see a turn its server dropped without an event)."""
     from hermes_notebook.client.dashboard.early_stop import session_runs
 
     ref = await conn.create_session()

@@ -1,10 +1,11 @@
 """The sans-I/O Dashboard core, driven by the real captured transcripts of both servers with no socket.
 
-Each capture (``tests/fixtures/ws_*.jsonl`` from 0.19.0, ``tests/fixtures/newer/*.jsonl`` from the newer server)
-is replayed as the connection would: our ``send`` requests go through ``DashboardCore.calls`` (the captured
-ids are mapped to the core's), ``recv`` frames through :meth:`DashboardCore.receive`, and replies are acted on as
-the asyncio shell does. The turns the core routes must end as ``message.complete`` says, server requests must
-be answered with the frames the capturing client sent, and everything else the server asks is refused at once.
+Each capture (``tests/fixtures/ws_*.jsonl`` from 0.19.0, ``tests/fixtures/newer/*.jsonl`` from the newer
+server) is replayed as the connection would: our ``send`` requests go through ``DashboardCore.calls`` (the
+captured ids are mapped to the core's), ``recv`` frames through :meth:`DashboardCore.receive`, and replies are
+acted on as the asyncio shell does. The turns the core routes must end as ``message.complete`` says, server
+requests must be answered with the frames the capturing client sent, and everything else the server asks is
+refused at once.
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ ANSWERS = {
 
 def frames(path: Path) -> list[tuple[str, dict[str, Any]]]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [(r["dir"], r["frame"]) for r in rows if r["dir"] in ("send", "recv") and isinstance(r["frame"], dict)]
+    return [
+        (r["dir"], r["frame"]) for r in rows if r["dir"] in ("send", "recv") and isinstance(r["frame"], dict)
+    ]
 
 
 def _client_side(path: Path) -> bool:
-    """A capture of the whole socket, our prompts included; the compress captures hold a listener's events (and
-    the compress call) and are replayed by tests/test_turns_compression.py."""
+    """A capture of the whole socket, our prompts included; the compress captures hold a listener's events
+    (and the compress call) and are replayed by tests/test_turns_compression.py."""
     return any(d == "send" and f.get("method") == "prompt.submit" for d, f in frames(path))
 
 
@@ -101,7 +104,9 @@ class Replay:
         handle: tuple[Any, ...] = (method,)
         if method == "prompt.submit":
             session = core.by_live[params["session_id"]]
-            turn = core.open_turn(session, params["text"])  # before the request goes out (docs/protocol/dashboard.md §8.2)
+            turn = core.open_turn(
+                session, params["text"]
+            )  # before the request goes out (docs/protocol/dashboard.md §8.2)
             self.turns.append(turn)
             handle = (method, session, turn)
         elif method in RESPOND_VALUE_KEYS and "request_id" in params:  # 0.19.0 answers by RPC
@@ -159,8 +164,12 @@ def test_0190_captures_route_every_event_to_its_turn(path: Path) -> None:
     # Every event of the session reached the listener, tagged with the turn it was folded into.
     events = [i for i in replay.items if i.kind == "event"]
     deltas = [i for i in events if i.event and i.event.type == "message.delta"]
-    assert len(deltas) == sum(1 for d, f in frames(path) if (f.get("params") or {}).get("type") == "message.delta")
-    assert {i.turn_id for i in deltas} <= {t.id for t in replay.turns} and all(i.changes is not None for i in deltas)
+    assert len(deltas) == sum(
+        1 for d, f in frames(path) if (f.get("params") or {}).get("type") == "message.delta"
+    )
+    assert {i.turn_id for i in deltas} <= {t.id for t in replay.turns} and all(
+        i.changes is not None for i in deltas
+    )
 
 
 def test_0190_turn_equals_the_turn_model_fed_directly() -> None:
@@ -186,12 +195,21 @@ def test_0190_approvals_and_clarify_end_answered() -> None:
     replay = Replay(FIXTURES / "ws_prompts.jsonl").run()
     interactions = [p.interaction for t in replay.turns for p in t.message.parts if p.interaction is not None]
     assert [(i.kind, i.status, i.response) for i in interactions] == [
-        ("approval", "answered", "once"), ("approval", "answered", "deny"), ("clarify", "answered", "B")
+        ("approval", "answered", "once"),
+        ("approval", "answered", "deny"),
+        ("clarify", "answered", "B"),
     ]
 
 
-@pytest.mark.parametrize("path", [p for p in NEWER if p.stem in ANSWERS or "cancel" in p.stem or "interrupt" in p.stem
-                                  or "timeout" in p.stem], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [
+        p
+        for p in NEWER
+        if p.stem in ANSWERS or "cancel" in p.stem or "interrupt" in p.stem or "timeout" in p.stem
+    ],
+    ids=lambda p: p.stem,
+)
 def test_newer_captures_answer_server_requests_like_the_real_client(path: Path) -> None:
     """Newer server: features detected from the frames, each prompt answered with the captured result frame,
     every turn ends as message.complete says, and the seq watermark is the last seq seen."""
@@ -204,12 +222,18 @@ def test_newer_captures_answer_server_requests_like_the_real_client(path: Path) 
         assert ours == captured
     assert len(replay.answers) == (1 if path.stem in ANSWERS else 0)
     assert core.prompts.open == {}  # answered, cancelled, or settled by message.complete
-    seqs = [f["params"]["seq"] for d, f in frames(path) if d == "recv" and f.get("method") == "event"
-            and type((f.get("params") or {}).get("seq")) is int]
+    seqs = [
+        f["params"]["seq"]
+        for d, f in frames(path)
+        if d == "recv" and f.get("method") == "event" and type((f.get("params") or {}).get("seq")) is int
+    ]
     assert next(iter(core.sessions.values())).last_seq == max(seqs)
-    statuses = [p.interaction.status for t in replay.turns for p in t.message.parts if p.interaction is not None]
-    assert statuses == (["answered"] if path.stem in ANSWERS else ["expired"] if "timeout" in path.stem
-                        else ["cancelled"])
+    statuses = [
+        p.interaction.status for t in replay.turns for p in t.message.parts if p.interaction is not None
+    ]
+    assert statuses == (
+        ["answered"] if path.stem in ANSWERS else ["expired"] if "timeout" in path.stem else ["cancelled"]
+    )
 
 
 def test_newer_handshake_capture_reports_features_and_faults() -> None:
@@ -225,25 +249,36 @@ def test_newer_handshake_capture_reports_features_and_faults() -> None:
 
 
 def _srq_frame() -> dict[str, Any]:
-    return next(f for d, f in frames(FIXTURES / "newer" / "newer_approval_once.jsonl")
-                if d == "recv" and f.get("method") == "approval")
+    return next(
+        f
+        for d, f in frames(FIXTURES / "newer" / "newer_approval_once.jsonl")
+        if d == "recv" and f.get("method") == "approval"
+    )
 
 
 def test_an_unknown_server_request_is_refused_at_once() -> None:
     """A request method we cannot show gets a -32601 error frame right away and no interaction."""
     replay = Replay(FIXTURES / "newer" / "newer_approval_once.jsonl")
-    replay.run(stop_after=next(i for i, (d, f) in enumerate(frames(replay.path)) if f.get("method") == "approval"))
+    replay.run(
+        stop_after=next(i for i, (d, f) in enumerate(frames(replay.path)) if f.get("method") == "approval")
+    )
     frame = {**_srq_frame(), "method": "preview.read", "id": "srq-other"}
     replay.core.receive(json.dumps(frame))
     replay.drain()
-    assert replay.sent == [{"jsonrpc": "2.0", "id": "srq-other", "error": {
-        "code": -32601, "message": "method not handled by this client: preview.read"}}]
+    assert replay.sent == [
+        {
+            "jsonrpc": "2.0",
+            "id": "srq-other",
+            "error": {"code": -32601, "message": "method not handled by this client: preview.read"},
+        }
+    ]
     assert replay.core.prompts.open == {}
     assert [i for t in replay.turns for i in t.pending()] == []
 
 
 def test_a_server_request_yields_its_result_frame_when_answered() -> None:
-    """An approval request becomes a pending interaction; answering it gives the result frame and records it."""
+    """An approval request becomes a pending interaction; answering it gives the result frame and records
+    it."""
     replay = Replay(FIXTURES / "newer" / "newer_approval_once.jsonl")
     stop = next(i for i, (d, f) in enumerate(frames(replay.path)) if f.get("method") == "approval") + 1
     replay.run(stop_after=stop)
@@ -278,21 +313,32 @@ def _mid_turn(path: Path) -> tuple[Replay, list[dict[str, Any]], int]:
     deltas = [i for i, (d, f) in enumerate(rows) if (f.get("params") or {}).get("type") == "message.delta"]
     cut = deltas[1] + 1
     replay = Replay(path, ANSWERS.get(path.stem)).run(stop_after=cut)
-    later = [f for d, f in rows[cut:] if d == "recv" and f.get("method") == "event"
-             and (f.get("params") or {}).get("session_id")]
+    later = [
+        f
+        for d, f in rows[cut:]
+        if d == "recv" and f.get("method") == "event" and (f.get("params") or {}).get("session_id")
+    ]
     return replay, later, cut
 
 
 def _reconnect(core: DashboardCore, ready: dict[str, Any], epoch: str) -> None:
     core.dropped("The Dashboard connection closed before the turn finished.", lossless=True)
     core.new_socket()
-    core.receive(json.dumps({"jsonrpc": "2.0", "method": "event", "params": {
-        "type": "gateway.ready", "payload": {**ready, "replay_epoch": epoch}}}))
+    core.receive(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "event",
+                "params": {"type": "gateway.ready", "payload": {**ready, "replay_epoch": epoch}},
+            }
+        )
+    )
 
 
 def test_a_dropped_turn_is_caught_up_from_the_replay_ring() -> None:
-    """Lossless reconnect without sockets: a drop mid-turn keeps the turn open; after a resume on the same epoch
-    live events wait while session.events.since fills the gap, and the turn completes with the full text."""
+    """Lossless reconnect without sockets: a drop mid-turn keeps the turn open; after a resume on the same
+    epoch live events wait while session.events.since fills the gap, and the turn completes with the full
+    text."""
     path = FIXTURES / "newer" / "newer_approval_once.jsonl"
     replay, later, _ = _mid_turn(path)
     core = replay.core
@@ -316,8 +362,8 @@ def test_a_dropped_turn_is_caught_up_from_the_replay_ring() -> None:
 
 
 def test_a_new_replay_epoch_is_reported_and_ends_the_kept_turn() -> None:
-    """A Dashboard restart (new replay_epoch in gateway.ready) is reported; the resume does not catch up and the
-    turn kept across the drop ends with a message saying the Dashboard restarted."""
+    """A Dashboard restart (new replay_epoch in gateway.ready) is reported; the resume does not catch up and
+    the turn kept across the drop ends with a message saying the Dashboard restarted."""
     replay, _, _ = _mid_turn(FIXTURES / "newer" / "newer_clarify_answer.jsonl")
     core = replay.core
     (turn,) = replay.turns
@@ -337,7 +383,9 @@ def test_request_cancel_withdraws_the_prompt() -> None:
     """request.cancel (clarify timeout) closes the server request: it can no longer be answered."""
     path = FIXTURES / "newer" / "newer_clarify_timeout.jsonl"
     rows = frames(path)
-    cancel = next(i for i, (d, f) in enumerate(rows) if (f.get("params") or {}).get("type") == "request.cancel")
+    cancel = next(
+        i for i, (d, f) in enumerate(rows) if (f.get("params") or {}).get("type") == "request.cancel"
+    )
     replay = Replay(path).run(stop_after=cancel)
     (srq,) = replay.core.prompts.open
     replay.step(*rows[cancel])
@@ -349,11 +397,21 @@ def test_request_cancel_withdraws_the_prompt() -> None:
 def test_bad_frames_and_stray_replies_are_faults_not_crashes() -> None:
     """Binary, non-JSON, non-object and unknown-id frames become HermesProtocolErrors; routing goes on."""
     core = DashboardCore()
-    for raw in (b"\x00", "{not json", "[1]", '{"jsonrpc": "2.0", "id": 99, "result": {}}', '{"jsonrpc": "2.0"}'):
+    for raw in (
+        b"\x00",
+        "{not json",
+        "[1]",
+        '{"jsonrpc": "2.0", "id": 99, "result": {}}',
+        '{"jsonrpc": "2.0"}',
+    ):
         core.receive(raw)
     faults = core.faults_received()
     assert [type(f) for f in faults] == [HermesProtocolError] * 5
-    assert "binary" in str(faults[0]) and "not JSON" in str(faults[1]) and "unknown request id 99" in str(faults[3])
+    assert (
+        "binary" in str(faults[0])
+        and "not JSON" in str(faults[1])
+        and "unknown request id 99" in str(faults[3])
+    )
     request_id, _ = core.calls.request("session.list", {}, "handle")
     core.receive(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": 4001, "message": "gone"}}))
     ((handle, result, error),) = core.replies_received()
@@ -365,7 +423,9 @@ def test_refetch_broadcasts_are_queued_as_changes() -> None:
     """Session-less ``*.changed`` broadcasts (sessions, cron) come out as change kinds."""
     replay = Replay(FIXTURES / "newer" / "newer_approval_once.jsonl", "once").run()
     assert replay.changes == ["sessions"]
-    replay.core.receive('{"jsonrpc": "2.0", "method": "event", "params": {"type": "cron.changed", "payload": {}}}')
+    replay.core.receive(
+        '{"jsonrpc": "2.0", "method": "event", "params": {"type": "cron.changed", "payload": {}}}'
+    )
     assert replay.core.changes_received() == ["cron"]
 
 
@@ -401,7 +461,10 @@ def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
 
     def plain(params: dict[str, Any]) -> dict[str, Any]:  # a multi-select answer is a JSON array string
         answer = params["answer"]
-        return {**params, "answer": json.loads(answer) if isinstance(answer, str) and answer[:1] == "[" else answer}
+        return {
+            **params,
+            "answer": json.loads(answer) if isinstance(answer, str) and answer[:1] == "[" else answer,
+        }
 
     assert ours is not None and [plain(p) for p in ours] == [plain(p) for p in captured]
     replay.core.prompts.locks_refused()
@@ -412,14 +475,41 @@ def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
     assert replay.core.prompts.lock_params("srq-one", "A") is None
 
 
-# --- the core side stays pure ----------------------------------------------------------------------------------
+# --- the core side stays pure
+# ----------------------------------------------------------------------------------
 
 DASHBOARD = Path(__file__).parent.parent / "hermes_notebook" / "client" / "dashboard"
 #: The protocol side: state and decisions, no I/O. Everything else in the package is the asyncio shell.
-CORE_SIDE = ("attachments", "backoff", "core", "prompts", "routing", "rpc", "server_requests", "session", "turn_state")
+CORE_SIDE = (
+    "attachments",
+    "backoff",
+    "core",
+    "prompts",
+    "routing",
+    "rpc",
+    "server_requests",
+    "session",
+    "turn_state",
+)
 SHELL = (
-    "callbacks", "channel", "commands", "compaction", "connection", "early_stop", "files", "history", "media",
-    "offered", "profiles", "reconnect", "rewind", "rollback", "session_info", "steering", "turn", "ws",
+    "callbacks",
+    "channel",
+    "commands",
+    "compaction",
+    "connection",
+    "early_stop",
+    "files",
+    "history",
+    "media",
+    "offered",
+    "profiles",
+    "reconnect",
+    "rewind",
+    "rollback",
+    "session_info",
+    "steering",
+    "turn",
+    "ws",
 )
 IO_LIBRARIES = frozenset({"asyncio", "websockets", "httpx", "httpx_sse"})
 
@@ -436,12 +526,15 @@ def _imports(path: Path, package: str | None = None) -> list[str]:
             base = parts[: len(parts) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
             names.append(module)
-            names.extend(f"{module}.{alias.name}" for alias in node.names)  # ``from . import x`` names a module
+            names.extend(
+                f"{module}.{alias.name}" for alias in node.names
+            )  # ``from . import x`` names a module
     return names
 
 
 def _reached(module: str) -> dict[str, str]:
-    """Every name ``client/dashboard/<module>.py`` imports, following package modules: ``name -> importer``."""
+    """Every name ``client/dashboard/<module>.py`` imports, following package modules: ``name ->
+    importer``."""
     root = DASHBOARD.parents[2]
     found: dict[str, str] = {}
     todo, seen = [DASHBOARD / f"{module}.py"], set()
@@ -460,7 +553,8 @@ def _reached(module: str) -> dict[str, str]:
 
 
 def test_core_and_shell_lists_cover_the_package() -> None:
-    """Every module of the Dashboard client is either core side or shell, so a new one is placed on purpose."""
+    """Every module of the Dashboard client is either core side or shell, so a new one is placed on
+    purpose."""
     modules = {p.stem for p in DASHBOARD.glob("*.py")} - {"__init__"}
     assert modules == set(CORE_SIDE) | set(SHELL) and not set(CORE_SIDE) & set(SHELL)
 
@@ -469,9 +563,12 @@ def test_core_and_shell_lists_cover_the_package() -> None:
 def test_core_side_imports_no_io_and_nothing_from_the_shell(module: str) -> None:
     """The protocol side imports no event loop or transport and no shell module (the connection, channel,
     reconnector or turn handle), not even for annotations or through another package module."""
-    shell = {f"hermes_notebook.client.dashboard.{name}" for name in SHELL} | {"hermes_notebook.client.dashboard"}
+    shell = {f"hermes_notebook.client.dashboard.{name}" for name in SHELL} | {
+        "hermes_notebook.client.dashboard"
+    }
     offenders = sorted(
-        f"{where} imports {name}" for name, where in _reached(module).items()
+        f"{where} imports {name}"
+        for name, where in _reached(module).items()
         if name.split(".")[0] in IO_LIBRARIES or name in shell
     )
     assert offenders == []
@@ -483,5 +580,10 @@ def test_the_import_check_sees_a_shell_import(tmp_path: Path) -> None:
     names = _imports(path)
     assert "hermes_notebook.client.dashboard.routing" in names and "hermes_notebook.errors" in names
     fake = tmp_path / "x.py"
-    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import asyncio\n    from .turn import Turn\n")
-    assert {"asyncio", "hermes_notebook.client.dashboard.turn"} <= set(_imports(fake, "hermes_notebook.client.dashboard"))
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import asyncio\n    from .turn import "
+        "Turn\n"
+    )
+    assert {"asyncio", "hermes_notebook.client.dashboard.turn"} <= set(
+        _imports(fake, "hermes_notebook.client.dashboard")
+    )

@@ -1,4 +1,5 @@
-"""DashboardConnection against the scripted fake ``/api/ws``: faults and orderings the real server can't cue."""
+"""DashboardConnection against the scripted fake ``/api/ws``: faults and orderings the real server can't
+cue."""
 
 from __future__ import annotations
 
@@ -61,11 +62,17 @@ async def test_bad_frames_are_reported_and_do_not_disturb_other_sessions(
     """Malformed JSON, a non-object, a binary frame and an unknown reply id each reach on_error("frame")."""
     quiet = await conn.create_session()
     busy = await conn.create_session()
-    fake.script(busy.live_id, [
-        REPLY, event("message.start", busy.live_id), event("message.delta", busy.live_id, {"text": "one "}), 0.05,
-        event("message.delta", busy.live_id, {"text": "two"}),
-        event("message.complete", busy.live_id, {"text": "one two", "status": "complete"}),
-    ])
+    fake.script(
+        busy.live_id,
+        [
+            REPLY,
+            event("message.start", busy.live_id),
+            event("message.delta", busy.live_id, {"text": "one "}),
+            0.05,
+            event("message.delta", busy.live_id, {"text": "two"}),
+            event("message.complete", busy.live_id, {"text": "one two", "status": "complete"}),
+        ],
+    )
     turn = await conn.submit(busy, "go")
     for bad in ("{not json", "[1, 2, 3]", b"\x00\x01binary", {"jsonrpc": "2.0", "id": 999, "result": {}}):
         await fake.send(bad)
@@ -80,16 +87,24 @@ async def test_bad_frames_are_reported_and_do_not_disturb_other_sessions(
     assert conn.connected
 
 
-async def test_events_before_the_submit_reply_belong_to_the_turn(fake: FakeDashboard, conn: DashboardConnection) -> None:
-    """A turn's events that beat the prompt.submit reply are folded into that turn (docs/protocol/dashboard.md §8.2)."""
+async def test_events_before_the_submit_reply_belong_to_the_turn(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """A turn's events that beat the prompt.submit reply are folded into that turn (docs/protocol/dashboard.md
+    §8.2)."""
     ref = await conn.create_session()
     sid = ref.live_id
-    fake.script(sid, [
-        event("message.start", sid), event("message.start", sid),  # duplicated start (§8.3)
-        event("message.delta", sid, {"text": "early "}), REPLY,
-        event("message.delta", sid, {"text": "late  "}),
-        event("message.complete", sid, {"text": "early late", "status": "complete"}),
-    ])
+    fake.script(
+        sid,
+        [
+            event("message.start", sid),
+            event("message.start", sid),  # duplicated start (§8.3)
+            event("message.delta", sid, {"text": "early "}),
+            REPLY,
+            event("message.delta", sid, {"text": "late  "}),
+            event("message.complete", sid, {"text": "early late", "status": "complete"}),
+        ],
+    )
     turn = await conn.submit(ref, "hi")
     message = await turn
     assert message.status == "complete"
@@ -121,6 +136,7 @@ async def test_out_of_order_replies_are_matched_by_id(fake: FakeDashboard, conn:
 
 async def test_rpc_error_reply_raises_with_code(fake: FakeDashboard, conn: DashboardConnection) -> None:
     """An error reply becomes HermesRPCError carrying the server's code and the method."""
+
     async def refuse(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
         error = {"code": 4007, "message": "session not found"}
         await ws.send(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "error": error}))
@@ -173,11 +189,16 @@ async def test_interrupted_turn_cancels_running_tools(fake: FakeDashboard, conn:
     """message.complete{interrupted} with a tool still running marks that tool cancelled and trims text."""
     ref = await conn.create_session()
     sid = ref.live_id
-    fake.script(sid, [
-        REPLY, event("message.start", sid), event("message.delta", sid, {"text": "working on it \n"}),
-        event("tool.start", sid, {"tool_id": "call_1", "name": "terminal", "context": "sleep 99"}),
-        event("message.complete", sid, {"text": "working on it", "status": "interrupted"}),
-    ])
+    fake.script(
+        sid,
+        [
+            REPLY,
+            event("message.start", sid),
+            event("message.delta", sid, {"text": "working on it \n"}),
+            event("tool.start", sid, {"tool_id": "call_1", "name": "terminal", "context": "sleep 99"}),
+            event("message.complete", sid, {"text": "working on it", "status": "interrupted"}),
+        ],
+    )
     message = await (await conn.submit(ref, "go"))
     assert message.status == "interrupted"
     assert [(p.id, p.status) for p in message.parts if p.kind == "tool"] == [("tool:call_1", "cancelled")]
@@ -190,27 +211,39 @@ async def test_unsolicited_turn_goes_to_listeners(fake: FakeDashboard, conn: Das
     sid = ref.live_id
     items: list[ListenerItem] = []
     off = conn.listen(ref, items.append)
-    for frame in (event("status.update", sid, {"kind": "process", "text": "bg done"}),
-                  event("message.start", sid), event("message.start", sid),
-                  event("message.delta", sid, {"text": "background result"}),
-                  event("message.complete", sid, {"text": "background result", "status": "complete"})):
+    for frame in (
+        event("status.update", sid, {"kind": "process", "text": "bg done"}),
+        event("message.start", sid),
+        event("message.start", sid),
+        event("message.delta", sid, {"text": "background result"}),
+        event("message.complete", sid, {"text": "background result", "status": "complete"}),
+    ):
         await fake.send(frame)
     await eventually_async(lambda: len(items) == 5)
     assert [i.event.type for i in items if i.event] == [
-        "status.update", "message.start", "message.start", "message.delta", "message.complete"]
+        "status.update",
+        "message.start",
+        "message.start",
+        "message.delta",
+        "message.complete",
+    ]
     turn_ids = {i.turn_id for i in items[1:]}
     assert len(turn_ids) == 1 and next(iter(turn_ids)).startswith("unsolicited-")
     assert items[0].turn_id is None
     assert items[-1].changes and items[-1].changes[-1]["op"] == "finish"
     off()
     seen: list[ListenerItem] = []
-    conn.listen(ref, seen.append)  # listeners get each event in turn: once this one has it, a removed one would too
+    conn.listen(
+        ref, seen.append
+    )  # listeners get each event in turn: once this one has it, a removed one would too
     await fake.send(event("message.start", sid))
     await eventually_async(lambda: bool(seen))
     assert len(items) == 5
 
 
-async def test_listener_that_raises_is_reported(fake: FakeDashboard, conn: DashboardConnection, errors: Errors) -> None:
+async def test_listener_that_raises_is_reported(
+    fake: FakeDashboard, conn: DashboardConnection, errors: Errors
+) -> None:
     """A failing callback goes to on_error("listener") and the other callbacks still run."""
     ref = await conn.create_session()
     seen: list[str] = []
@@ -239,9 +272,12 @@ async def test_busy_submits_queue_and_merge(fake: FakeDashboard, conn: Dashboard
     third = await conn.submit(ref, "three")
     assert (first.status, second.status, third.status) == ("streaming", "queued", "queued")
     assert second.changes[-1]["message"]["status"] == "queued"
-    for frame in (event("message.complete", sid, {"text": "first", "status": "interrupted"}),
-                  event("message.start", sid), event("message.delta", sid, {"text": "merged"}),
-                  event("message.complete", sid, {"text": "merged", "status": "complete"})):
+    for frame in (
+        event("message.complete", sid, {"text": "first", "status": "interrupted"}),
+        event("message.start", sid),
+        event("message.delta", sid, {"text": "merged"}),
+        event("message.complete", sid, {"text": "merged", "status": "complete"}),
+    ):
         await fake.send(frame)
     assert (await first).status == "interrupted"
     assert (await second).parts[0].text == "merged"
@@ -273,17 +309,23 @@ async def test_non_image_attachment_sends_nothing(fake: FakeDashboard, conn: Das
     assert info.value.code == "UNSUPPORTED_ATTACHMENT"
     with pytest.raises(HermesUnsupportedAttachmentError):
         await conn.submit(ref, "look", images=["notes.txt"])
-    await conn.request("test.barrier", {})  # frames arrive in order: whatever the refused submits sent is in by now
+    await conn.request(
+        "test.barrier", {}
+    )  # frames arrive in order: whatever the refused submits sent is in by now
     assert [f.get("method") if isinstance(f, dict) else f for f in fake.received[before:]] == ["test.barrier"]
 
 
-async def test_images_are_attached_before_the_prompt(fake: FakeDashboard, conn: DashboardConnection, tmp_path: Any) -> None:
+async def test_images_are_attached_before_the_prompt(
+    fake: FakeDashboard, conn: DashboardConnection, tmp_path: Any
+) -> None:
     """Inline images and image paths go as image.attach_bytes (base64) ahead of prompt.submit."""
     ref = await conn.create_session()
     path = tmp_path / "pic.jpg"
     path.write_bytes(b"\xff\xd8\xff\xe0jpeg")
     await (await conn.submit(ref, "look", images=[("image/png", b"\x89PNGdata"), path]))
-    methods = [f["method"] for f in fake.requests() if f["method"] not in ("session.create", "client.capabilities")]
+    methods = [
+        f["method"] for f in fake.requests() if f["method"] not in ("session.create", "client.capabilities")
+    ]
     assert methods == ["image.attach_bytes", "image.attach_bytes", "prompt.submit"]
     first, second = fake.requests("image.attach_bytes")
     assert first["params"] == {"session_id": ref.live_id, "content_base64": "iVBOR2RhdGE=", "ext": "png"}
@@ -305,7 +347,9 @@ async def test_wrong_token_is_an_auth_error_without_the_token(fake: FakeDashboar
     await conn.close()
 
 
-async def test_closed_connection_ends_turns_and_refuses_calls(fake: FakeDashboard, conn: DashboardConnection) -> None:
+async def test_closed_connection_ends_turns_and_refuses_calls(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
     """close() ends open turns as cancelled, and later calls raise HermesClosedError."""
     ref = await conn.create_session()
     fake.script(ref.live_id, [REPLY, event("message.start", ref.live_id)])
@@ -322,39 +366,73 @@ async def test_respond_routes_each_interaction_kind(fake: FakeDashboard, conn: D
     """Approval, clarify, sudo and secret answers use their own methods; sudo is recorded redacted."""
     ref = await conn.create_session()
     sid = ref.live_id
-    fake.script(sid, [
-        REPLY, event("message.start", sid),
-        event("tool.start", sid, {"tool_id": "t1", "name": "terminal", "context": "rm -rf x"}),
-        event("approval.request", sid, {"command": "rm -rf x", "description": "recursive delete",
-                                        "choices": ["once", "session", "deny"]}),
-        event("sudo.request", sid, {"request_id": "s1"}),
-        event("clarify.request", sid, {"request_id": "c1", "question": "A or B?", "choices": ["A", "B"]}),
-    ])
+    fake.script(
+        sid,
+        [
+            REPLY,
+            event("message.start", sid),
+            event("tool.start", sid, {"tool_id": "t1", "name": "terminal", "context": "rm -rf x"}),
+            event(
+                "approval.request",
+                sid,
+                {
+                    "command": "rm -rf x",
+                    "description": "recursive delete",
+                    "choices": ["once", "session", "deny"],
+                },
+            ),
+            event("sudo.request", sid, {"request_id": "s1"}),
+            event("clarify.request", sid, {"request_id": "c1", "question": "A or B?", "choices": ["A", "B"]}),
+        ],
+    )
     turn = await conn.submit(ref, "go")
-    await eventually_async(lambda: len(turn.message.parts) == 3 or any(
-        p.interaction and p.interaction.request_id == "c1" for p in turn.message.parts))
+    await eventually_async(
+        lambda: (
+            len(turn.message.parts) == 3
+            or any(p.interaction and p.interaction.request_id == "c1" for p in turn.message.parts)
+        )
+    )
     await conn.respond(ref, "approval-1", "deny")
     await conn.respond(ref, "s1", "hunter2")
     await conn.request("clarify.respond", {"request_id": "c1", "answer": "B"})
     sent = {f["method"]: f["params"] for f in fake.requests() if f["method"].endswith(".respond")}
-    assert sent == {"approval.respond": {"session_id": sid, "choice": "deny"},
-                    "sudo.respond": {"request_id": "s1", "password": "hunter2"},
-                    "clarify.respond": {"request_id": "c1", "answer": "B"}}
-    answers = {p.interaction.request_id: (p.interaction.status, p.interaction.response)
-               for p in turn.message.parts if p.interaction}
-    assert answers == {"approval-1": ("answered", "deny"), "s1": ("answered", "********"), "c1": ("answered", "B")}
+    assert sent == {
+        "approval.respond": {"session_id": sid, "choice": "deny"},
+        "sudo.respond": {"request_id": "s1", "password": "hunter2"},
+        "clarify.respond": {"request_id": "c1", "answer": "B"},
+    }
+    answers = {
+        p.interaction.request_id: (p.interaction.status, p.interaction.response)
+        for p in turn.message.parts
+        if p.interaction
+    }
+    assert answers == {
+        "approval-1": ("answered", "deny"),
+        "s1": ("answered", "********"),
+        "c1": ("answered", "B"),
+    }
     assert "hunter2" not in repr(turn.changes)
 
 
-async def test_server_requests_we_do_not_handle_are_refused_at_once(fake: FakeDashboard, conn: DashboardConnection) -> None:
-    """A server -> client request other than a prompt (e.g. a desktop theme picker) is answered -32601 at once,
-    so the agent never waits out a timeout on us. A prompt is never refused (that would withdraw it)."""
+async def test_server_requests_we_do_not_handle_are_refused_at_once(
+    fake: FakeDashboard, conn: DashboardConnection
+) -> None:
+    """A server -> client request other than a prompt (e.g. a desktop theme picker) is answered -32601 at
+    once, so the agent never waits out a timeout on us. A prompt is never refused (that would withdraw it)."""
     ref = await conn.create_session()
-    await fake.send({"jsonrpc": "2.0", "id": "srq-other", "method": "approval", "params": {"session_id": "later"}})
-    await fake.send({"jsonrpc": "2.0", "id": "srq-theme", "method": "theme.pick", "params": {"session_id": ref.live_id}})
+    await fake.send(
+        {"jsonrpc": "2.0", "id": "srq-other", "method": "approval", "params": {"session_id": "later"}}
+    )
+    await fake.send(
+        {"jsonrpc": "2.0", "id": "srq-theme", "method": "theme.pick", "params": {"session_id": ref.live_id}}
+    )
     # Requests are handled in order: once the last one is answered, an answer to the prompt would be in too.
-    await fake.send({"jsonrpc": "2.0", "id": "srq-last", "method": "theme.pick", "params": {"session_id": ref.live_id}})
-    await eventually_async(lambda: any(isinstance(f, dict) and f.get("id") == "srq-last" for f in fake.received))
+    await fake.send(
+        {"jsonrpc": "2.0", "id": "srq-last", "method": "theme.pick", "params": {"session_id": ref.live_id}}
+    )
+    await eventually_async(
+        lambda: any(isinstance(f, dict) and f.get("id") == "srq-last" for f in fake.received)
+    )
     answers = {f["id"]: f["error"]["code"] for f in fake.received if isinstance(f, dict) and "error" in f}
     assert answers == {"srq-theme": -32601, "srq-last": -32601}
 
@@ -362,18 +440,41 @@ async def test_server_requests_we_do_not_handle_are_refused_at_once(fake: FakeDa
 async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_frame(
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
-    """An approval server request hangs on the open turn; respond() sends {"choice"} under the srq id (no RPC),
-    and a later request.cancel for another prompt ends that one with its reason."""
+    """An approval server request hangs on the open turn; respond() sends {"choice"} under the srq id (no
+    RPC), and a later request.cancel for another prompt ends that one with its reason."""
     ref = await conn.create_session()
     sid = ref.live_id
-    srq = {"jsonrpc": "2.0", "id": "srq-a1", "method": "approval",
-           "params": {"session_id": sid, "command": "rm -rf x", "description": "recursive delete",
-                      "choices": ["once", "deny"]}}
-    clarify = {"jsonrpc": "2.0", "id": "srq-c1", "method": "clarify",
-               "params": {"session_id": sid, "questions": [{"qid": "q0", "question": "Go?", "choices": None}]}}
+    srq = {
+        "jsonrpc": "2.0",
+        "id": "srq-a1",
+        "method": "approval",
+        "params": {
+            "session_id": sid,
+            "command": "rm -rf x",
+            "description": "recursive delete",
+            "choices": ["once", "deny"],
+        },
+    }
+    clarify = {
+        "jsonrpc": "2.0",
+        "id": "srq-c1",
+        "method": "clarify",
+        "params": {"session_id": sid, "questions": [{"qid": "q0", "question": "Go?", "choices": None}]},
+    }
     cancel = event("request.cancel", sid, {"id": "srq-c1", "method": "clarify", "reason": "timeout"})
-    fake.script(sid, [REPLY, event("message.start", sid), srq, clarify, 0.3, cancel, 0.3,
-                      event("message.complete", sid, {"text": "done", "status": "complete"})])
+    fake.script(
+        sid,
+        [
+            REPLY,
+            event("message.start", sid),
+            srq,
+            clarify,
+            0.3,
+            cancel,
+            0.3,
+            event("message.complete", sid, {"text": "done", "status": "complete"}),
+        ],
+    )
     turn = await conn.submit(ref, "go")
     await eventually_async(lambda: len(turn.pending()) == 2)
     await conn.respond(ref, "srq-a1", "once")
@@ -382,8 +483,11 @@ async def test_a_prompt_request_becomes_an_interaction_answered_by_a_result_fram
         {"jsonrpc": "2.0", "id": "srq-a1", "result": {"choice": "once"}}
     ]
     assert not fake.requests("approval.respond")
-    states = {p.interaction.request_id: (p.interaction.status, p.interaction.reason)
-              for p in message.parts if p.interaction is not None}
+    states = {
+        p.interaction.request_id: (p.interaction.status, p.interaction.reason)
+        for p in message.parts
+        if p.interaction is not None
+    }
     assert states == {"srq-a1": ("answered", None), "srq-c1": ("expired", "timeout")}
 
 
@@ -398,9 +502,11 @@ def _active_list(statuses: list[str]) -> Any:
     return handler
 
 
-async def _stopped_before_it_starts(fake: FakeDashboard, conn: DashboardConnection, statuses: list[str]) -> Turn:
-    """A turn the server accepted (``streaming``) and then sent nothing for, stopped at once; ``session.active_list``
-    answers with ``statuses`` in turn (the last one repeats)."""
+async def _stopped_before_it_starts(
+    fake: FakeDashboard, conn: DashboardConnection, statuses: list[str]
+) -> Turn:
+    """A turn the server accepted (``streaming``) and then sent nothing for, stopped at once;
+    ``session.active_list`` answers with ``statuses`` in turn (the last one repeats)."""
     ref = await conn.create_session()
     fake.script(ref.live_id, [REPLY])
     fake.handlers["session.active_list"] = _active_list(statuses)
@@ -425,7 +531,8 @@ async def test_a_stop_the_server_drops_before_the_turn_starts_ends_the_turn(
 async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
-    """A stop that landed before the agent cleared its interrupt flag is lost: it goes again at message.start."""
+    """A stop that landed before the agent cleared its interrupt flag is lost: it goes again at
+    message.start."""
     turn = await _stopped_before_it_starts(fake, conn, ["working"])
     sid = turn.ref.live_id
     await fake.wait_for("session.active_list")
@@ -438,9 +545,12 @@ async def test_a_stop_lost_before_the_turn_starts_is_sent_again_once_it_starts(
 async def test_a_newer_servers_error_for_a_turn_stopped_before_it_started_is_a_cancel(
     fake: FakeDashboard, conn: DashboardConnection
 ) -> None:
-    """Newer servers say "Turn cancelled before the agent was ready" as an ``error`` event: ours, not a failure."""
+    """Newer servers say "Turn cancelled before the agent was ready" as an ``error`` event: ours, not a
+    failure."""
     turn = await _stopped_before_it_starts(fake, conn, ["starting"])
-    await fake.send(event("error", turn.ref.live_id, {"message": "Turn cancelled before the agent was ready"}))
+    await fake.send(
+        event("error", turn.ref.live_id, {"message": "Turn cancelled before the agent was ready"})
+    )
     message = await asyncio.wait_for(turn, 5)
     assert message.status == "cancelled" and message.error is None
 
@@ -463,7 +573,8 @@ async def _newer_capabilities(server: FakeDashboard, ws: Any, frame: dict[str, A
 
 
 def _clarify_lock(answers: list[Any]) -> Any:
-    """A ``clarify.lock`` handler answering each call with the next scripted result (an error dict or a result)."""
+    """A ``clarify.lock`` handler answering each call with the next scripted result (an error dict or a
+    result)."""
 
     async def handler(server: FakeDashboard, ws: Any, frame: dict[str, Any]) -> None:
         answer = answers.pop(0)
@@ -481,20 +592,46 @@ async def _two_question_clarify(fake: FakeDashboard, errors: Errors) -> tuple[Da
     await conn.connect()
     ref = await conn.create_session()
     sid = ref.live_id
-    clarify = {"jsonrpc": "2.0", "id": "srq-c2", "method": "clarify", "params": {"session_id": sid, "questions": [
-        {"qid": "q0", "question": "Pick one", "choices": ["A (Recommended)", "B"], "multi_select": False},
-        {"qid": "q1", "question": "Your name?", "choices": None, "multi_select": False}]}}
-    fake.script(sid, [REPLY, event("message.start", sid), clarify, 0.5,
-                      event("message.complete", sid, {"text": "done", "status": "complete"})])
+    clarify = {
+        "jsonrpc": "2.0",
+        "id": "srq-c2",
+        "method": "clarify",
+        "params": {
+            "session_id": sid,
+            "questions": [
+                {
+                    "qid": "q0",
+                    "question": "Pick one",
+                    "choices": ["A (Recommended)", "B"],
+                    "multi_select": False,
+                },
+                {"qid": "q1", "question": "Your name?", "choices": None, "multi_select": False},
+            ],
+        },
+    }
+    fake.script(
+        sid,
+        [
+            REPLY,
+            event("message.start", sid),
+            clarify,
+            0.5,
+            event("message.complete", sid, {"text": "done", "status": "complete"}),
+        ],
+    )
     turn = await conn.submit(ref, "go")
     await eventually_async(lambda: len(turn.pending()) == 1)
     return conn, ref, turn
 
 
-async def test_a_clarify_answer_settled_first_on_the_server_says_so(fake: FakeDashboard, errors: Errors) -> None:
+async def test_a_clarify_answer_settled_first_on_the_server_says_so(
+    fake: FakeDashboard, errors: Errors
+) -> None:
     """A multi-question answer goes as acknowledged clarify.lock calls; one the server answers ``expired``
     (the request settled there first, e.g. timed out) raises naming the request instead of vanishing."""
-    fake.handlers["clarify.lock"] = _clarify_lock([{"status": "ok", "remaining": ["q1"]}, {"status": "expired"}])
+    fake.handlers["clarify.lock"] = _clarify_lock(
+        [{"status": "ok", "remaining": ["q1"]}, {"status": "expired"}]
+    )
     conn, ref, turn = await _two_question_clarify(fake, errors)
     try:
         with pytest.raises(HermesUsageError, match="srq-c2 was already settled"):
@@ -509,14 +646,20 @@ async def test_a_clarify_answer_settled_first_on_the_server_says_so(fake: FakeDa
         await conn.close()
 
 
-async def test_a_server_without_clarify_lock_gets_the_result_frame(fake: FakeDashboard, errors: Errors) -> None:
+async def test_a_server_without_clarify_lock_gets_the_result_frame(
+    fake: FakeDashboard, errors: Errors
+) -> None:
     """A server that does not know clarify.lock (-32601) gets the whole answer as one result frame, and the
     interaction is recorded answered."""
-    fake.handlers["clarify.lock"] = _clarify_lock([{"code": -32601, "message": "unknown method: clarify.lock"}])
+    fake.handlers["clarify.lock"] = _clarify_lock(
+        [{"code": -32601, "message": "unknown method: clarify.lock"}]
+    )
     conn, ref, turn = await _two_question_clarify(fake, errors)
     try:
         await conn.respond(ref, "srq-c2", json.dumps({"q0": "B", "q1": None}))
-        await eventually_async(lambda: any(isinstance(f, dict) and f.get("id") == "srq-c2" for f in fake.received))
+        await eventually_async(
+            lambda: any(isinstance(f, dict) and f.get("id") == "srq-c2" for f in fake.received)
+        )
         assert [f for f in fake.received if isinstance(f, dict) and f.get("id") == "srq-c2"] == [
             {"jsonrpc": "2.0", "id": "srq-c2", "result": {"answers": {"q0": "B", "q1": None}}}
         ]

@@ -63,11 +63,14 @@ def _pending(change: dict[str, Any]) -> bool:
 
 
 async def test_the_handshake_detects_server_requests(conn: DashboardConnection) -> None:
-    """client.capabilities was accepted (prompts arrive as server requests) and gateway.ready gave an epoch."""
+    """client.capabilities was accepted (prompts arrive as server requests) and gateway.ready gave an
+    epoch."""
     assert conn.server_requests and conn.replay_epoch and len(conn.replay_epoch) == 32
 
 
-async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(conn: DashboardConnection) -> None:
+async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(
+    conn: DashboardConnection,
+) -> None:
     """CLARIFY3 shows one interaction listing three questions; a JSON answer per qid reaches the model, sent
     question by question with clarify.lock."""
     ref = await conn.create_session()
@@ -80,13 +83,16 @@ async def test_a_three_question_clarify_is_one_card_with_an_answer_per_question(
     assert questions[1]["multi_select"] and questions[2]["choices"] == []
     answer = json.dumps({"q0": "B", "q1": ["X", "Z"], "q2": "Ann"})
     await conn.respond(ref, inter["request_id"], answer)
-    assert conn.features.clarify_locks is True  # sent as acknowledged clarify.lock calls, the last one resolving it
+    assert (
+        conn.features.clarify_locks is True
+    )  # sent as acknowledged clarify.lock calls, the last one resolving it
     message = await turn
     assert message.parts[-1].text == "You chose: B; X, Z; Ann"
 
 
 async def test_interrupt_cancels_the_prompt_with_its_reason(conn: DashboardConnection) -> None:
-    """session.interrupt withdraws an open clarify: request.cancel ends it "cancelled" with reason "interrupted"."""
+    """session.interrupt withdraws an open clarify: request.cancel ends it "cancelled" with reason
+    "interrupted"."""
     ref = await conn.create_session()
     turn = await conn.submit(ref, "CLARIFY")
     await _first(turn, _pending)
@@ -113,7 +119,8 @@ async def test_a_dropped_socket_mid_turn_loses_nothing(conn: DashboardConnection
 async def test_an_approval_pending_across_a_drop_is_answered_after_it(
     conn: DashboardConnection, proxy: TcpProxy, workdir: Path
 ) -> None:
-    """The card stays pending over the drop (open_requests), is answered on the new socket, and takes effect."""
+    """The card stays pending over the drop (open_requests), is answered on the new socket, and takes
+    effect."""
     workdir.mkdir(parents=True)
     ref = await conn.create_session()
     items: list[ListenerItem] = []
@@ -122,7 +129,9 @@ async def test_an_approval_pending_across_a_drop_is_answered_after_it(
     inter = _interaction(await _first(turn, _pending))
     assert inter is not None
     proxy.cut()
-    await eventually_async(lambda: any(i.status == "reconnected" for i in items), timeout=20, what="reconnected")
+    await eventually_async(
+        lambda: any(i.status == "reconnected" for i in items), timeout=20, what="reconnected"
+    )
     assert not turn.done
     await conn.respond(ref, inter["request_id"], "once")
     message = await asyncio.wait_for(turn, 60)
@@ -132,7 +141,9 @@ async def test_an_approval_pending_across_a_drop_is_answered_after_it(
     assert not workdir.exists()
 
 
-async def test_a_dashboard_restart_mid_turn_ends_it_clearly_and_the_next_prompt_works(hermes_factory: Any) -> None:
+async def test_a_dashboard_restart_mid_turn_ends_it_clearly_and_the_next_prompt_works(
+    hermes_factory: Any,
+) -> None:
     """A restart (new replay_epoch) ends the open turn with a message that says so; the session goes on."""
     local = hermes_factory(api=False)
     conn = DashboardConnection(local.settings(), reconnect=Backoff(0.2, 1, 2))
@@ -156,23 +167,29 @@ async def test_a_dashboard_restart_mid_turn_ends_it_clearly_and_the_next_prompt_
 async def test_a_secret_request_is_answered_and_the_value_kept_nowhere(
     conn: DashboardConnection, hermes: LocalHermes
 ) -> None:
-    """A skill that needs an API key makes the server ask for a secret; the value reaches Hermes (its .env) and
-    the interaction records it redacted."""
+    """A skill that needs an API key makes the server ask for a secret; the value reaches Hermes (its .env)
+    and the interaction records it redacted."""
     name = f"nb-secret-{uuid.uuid4().hex[:6]}"
     env_var = f"NB_SECRET_{uuid.uuid4().hex[:6].upper()}"
     value = f"value-{uuid.uuid4().hex}"
     skill = hermes.home / "skills" / name
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
-        f"---\nname: {name}\ndescription: A test skill that needs an API key.\nrequired_environment_variables:\n"
+        f"---\nname: {name}\ndescription: A test skill that needs an API "
+        "key.\nrequired_environment_variables:\n"
         f"  - name: {env_var}\n    prompt: Enter the test API key\n---\n\nUse the key.\n"
     )
     ref = await conn.create_session()
     turn = await conn.submit(ref, f"SKILL {name}")
     inter = _interaction(await _first(turn, _pending))
     assert inter is not None and (inter["kind"], inter["question"], inter["description"]) == (
-        "secret", "Enter the test API key", env_var)
-    await conn.request("secret.respond", {"request_id": inter["request_id"], "value": value})  # the chat's path
+        "secret",
+        "Enter the test API key",
+        env_var,
+    )
+    await conn.request(
+        "secret.respond", {"request_id": inter["request_id"], "value": value}
+    )  # the chat's path
     message = await turn
     answered = next(p.interaction for p in message.parts if p.interaction is not None)
     assert (answered.status, answered.response) == ("answered", "********")
@@ -207,7 +224,9 @@ async def test_cron_changed_refreshes_the_jobs_widget(hermes: LocalHermes) -> No
         await eventually_async(lambda: bool(widget._unfollow), 20, "the widget following the Dashboard")
         assert all(row["name"] != name for row in widget.jobs)
         job = await client.create(name=name, schedule="0 9 * * 1", prompt="hello")
-        await eventually_async(lambda: any(row["name"] == name for row in widget.jobs), 20, "the new job shown")
+        await eventually_async(
+            lambda: any(row["name"] == name for row in widget.jobs), 20, "the new job shown"
+        )
     finally:
         if job is not None:
             await client.delete(job.id)

@@ -37,8 +37,13 @@ def run(clone: Path, argv: list[str], timeout: float) -> str:
 
 
 def git_status(clone: Path) -> str:
-    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
-                          check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=clone,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def _ports(output: str) -> list[int]:
@@ -71,25 +76,33 @@ def _assert_api_server_allows_no_cross_origin_page(output: str) -> None:
     api = re.search(r"Hermes API Server\s+(http://127\.0\.0\.1:\d+)", output)
     assert api, output
     with httpx.Client(trust_env=False, timeout=10) as http:
-        preflight = http.options(f"{api.group(1)}/v1/models", headers={
-            "Origin": "https://evil.example", "Access-Control-Request-Method": "GET",
-            "Access-Control-Request-Headers": "authorization"})
+        preflight = http.options(
+            f"{api.group(1)}/v1/models",
+            headers={
+                "Origin": "https://evil.example",
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "authorization",
+            },
+        )
         simple = http.get(f"{api.group(1)}/health", headers={"Origin": "https://evil.example"})
     for response in (preflight, simple):
         assert "access-control-allow-origin" not in response.headers, dict(response.headers)
 
 
-
 def _stopped_output(proc: subprocess.Popen[str], timeout: float) -> str:
-    """What the demo printed until it exited; if it is still running after ``timeout`` s, the test fails with its
-    output, the processes it still has and every thread's stack (the demo dumps them on SIGUSR1)."""
+    """What the demo printed until it exited; if it is still running after ``timeout`` s, the test fails with
+    its output, the processes it still has and every thread's stack (the demo dumps them on SIGUSR1)."""
     try:
         return proc.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
-        children = subprocess.run(["ps", "-o", "pid,stat,etime,args", "--ppid", str(proc.pid)],
-                                  capture_output=True, text=True).stdout
-        signals = [line for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
-                   if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))]
+        children = subprocess.run(
+            ["ps", "-o", "pid,stat,etime,args", "--ppid", str(proc.pid)], capture_output=True, text=True
+        ).stdout
+        signals = [
+            line
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+            if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))
+        ]
         proc.send_signal(signal.SIGUSR1)
         time.sleep(2)
         # Its children first, while it still holds them (their PIDs cannot be reused yet): each leads its own
@@ -99,9 +112,11 @@ def _stopped_output(proc: subprocess.Popen[str], timeout: float) -> str:
                 os.killpg(pid, signal.SIGKILL)
         proc.kill()
         output = proc.communicate(timeout=30)[0]
-        pytest.fail(f"the demo was still running {timeout:.0f} s after Ctrl+C ({'; '.join(signals)}).\n"
-                    f"Its children (killed):\n{children}\n"
-                    f"Its output after Ctrl+C, with its threads' stacks:\n{output}")
+        pytest.fail(
+            f"the demo was still running {timeout:.0f} s after Ctrl+C ({'; '.join(signals)}).\n"
+            f"Its children (killed):\n{children}\n"
+            f"Its output after Ctrl+C, with its threads' stacks:\n{output}"
+        )
 
 
 def check_demo_output(clone: Path, output: str) -> None:
@@ -110,7 +125,9 @@ def check_demo_output(clone: Path, output: str) -> None:
     newer = HERMES_INSTALLS["newer"][0].split("==")[1]  # the newer Hermes is the default
     assert f"check: Lab page ok, API Server ok {newer}, Dashboard version {newer}" in output
     assert "check: Lab will not ask about Jupyter news" in output
-    kernel = re.search(r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", output)
+    kernel = re.search(
+        r"check: a Lab kernel imported hermes_notebook from (\S+) and Hermes answered: (.*)", output
+    )
     assert kernel is not None, output
     # The clone's own package (its venv's editable install), not this tree's.
     assert Path(kernel.group(1)).resolve() == (clone / "hermes_notebook" / "__init__.py").resolve()
@@ -157,12 +174,18 @@ def test_tests_then_demo_check(clones: Path) -> None:
 
 
 def test_demo_stops_everything_on_ctrl_c(demo_first: Path) -> None:
-    """Run until ready, press Ctrl+C (SIGINT): every process it started is gone and its ports are closed. It is
-    started with SIGINT ignored, as a background job of a non-interactive shell (a CI runner) is: Python keeps an
-    inherited SIG_IGN, so the demo must take Ctrl+C back itself."""
-    proc = subprocess.Popen(["bash", "-c", "trap '' INT; exec ./demo --no-browser"], cwd=demo_first,
-                            env=clean_env(demo_first), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            stdin=subprocess.DEVNULL)
+    """Run until ready, press Ctrl+C (SIGINT): every process it started is gone and its ports are closed. It
+    is started with SIGINT ignored, as a background job of a non-interactive shell (a CI runner) is: Python
+    keeps an inherited SIG_IGN, so the demo must take Ctrl+C back itself."""
+    proc = subprocess.Popen(
+        ["bash", "-c", "trap '' INT; exec ./demo --no-browser"],
+        cwd=demo_first,
+        env=clean_env(demo_first),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         assert proc.stdout is not None
         lines: list[str] = []

@@ -1,8 +1,8 @@
 """``python -m hermes_notebook.demo`` without a clone: which ``hermes`` it runs, and the user's notebook copy.
 
-The README promises: ``$HERMES_BIN`` or ``hermes`` on PATH, else a venv with the newer Hermes (``--hermes 0.19.0``:
-hermes-agent 0.19.0) created once under the user cache dir; the notebooks copied to the user's data dir, their edits
-kept between runs.
+The README promises: ``$HERMES_BIN`` or ``hermes`` on PATH, else a venv with the newer Hermes (``--hermes
+0.19.0``: hermes-agent 0.19.0) created once under the user cache dir; the notebooks copied to the user's data
+dir, their edits kept between runs.
 ``tests/test_wheel.py`` runs the whole path from a built wheel (with ``hermes`` on PATH); these check the
 choices offline, without installing anything. ``REPO_ROOT`` is pointed at an empty folder, as in a wheel
 install, where no ``.venv-hermes`` sits next to the package.
@@ -47,8 +47,9 @@ def test_hermes_on_path_is_used(no_hermes_anywhere: Path, monkeypatch: pytest.Mo
     assert not (no_hermes_anywhere / "cache").exists()  # nothing installed
 
 
-def test_a_missing_hermes_bin_fails_by_name_instead_of_installing(no_hermes_anywhere: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_hermes_bin_fails_by_name_instead_of_installing(
+    no_hermes_anywhere: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An explicit ``$HERMES_BIN`` that is not there is an error naming it, never a silent install."""
     monkeypatch.setenv("HERMES_BIN", str(no_hermes_anywhere / "nowhere" / "hermes"))
     with pytest.raises(HermesStartError, match="nowhere/hermes"):
@@ -84,7 +85,9 @@ def test_the_quickstart_copy_keeps_the_users_edits(tmp_path: Path, monkeypatch: 
     folder = demo_notebooks()
     copy = folder / "quickstart.ipynb"
     assert folder == tmp_path / "data" / "hermes-notebook" / "demo"
-    assert (folder / "working_with_data.ipynb").read_bytes() == packaged_notebook("working_with_data.ipynb").read_bytes()
+    assert (folder / "working_with_data.ipynb").read_bytes() == packaged_notebook(
+        "working_with_data.ipynb"
+    ).read_bytes()
     assert copy.read_bytes() == packaged_notebook("quickstart.ipynb").read_bytes()
     nb = json.loads(copy.read_text())
     nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "my note"})

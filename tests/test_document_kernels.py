@@ -1,6 +1,7 @@
-"""The document comm (kernel/document.py) in real kernels, jupyter_client playing the page with the extension: the
-kernel opens the comm, a hello attaches the page (on ipykernel 7.4 even while a cell runs, sent on the page's
-subshell as JupyterLab does), a request gets its reply over the comm, and the page closing the comm detaches it.
+"""The document comm (kernel/document.py) in real kernels, jupyter_client playing the page with the extension:
+the kernel opens the comm, a hello attaches the page (on ipykernel 7.4 even while a cell runs, sent on the
+page's subshell as JupyterLab does), a request gets its reply over the comm, and the page closing the comm
+detaches it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ print("DURING", DOCUMENT.attached)
 """
 
 
-
 def _run(client: Any, code: str) -> str:
     msg_id = client.execute(code)
     return _stdout(_iopub_until(client, _idle(msg_id)), msg_id)
@@ -44,7 +44,9 @@ def _comm_msg(client: Any, comm_id: str, data: dict[str, Any], subshell: str | N
     client.shell_channel.send(msg)
 
 
-@pytest.mark.parametrize("kernel", ["python3", "hn-k629"], indirect=True, ids=["ipykernel-7.4", "ipykernel-6.29"])
+@pytest.mark.parametrize(
+    "kernel", ["python3", "hn-k629"], indirect=True, ids=["ipykernel-7.4", "ipykernel-6.29"]
+)
 def test_the_page_attaches_answers_and_detaches_over_the_kernels_comm(kernel: Any) -> None:  # noqa: F811 (the fixture imported above)
     """comm_open to the extension's target; hello attaches (7.4: during a busy cell, on the page's subshell;
     6.29: once the cell ends); a request's reply comes back through the comm; comm_close detaches."""
@@ -63,14 +65,21 @@ def test_the_page_attaches_answers_and_detaches_over_the_kernels_comm(kernel: An
     assert f"DURING {subshell is not None}" in _stdout(messages, busy)
     assert "ATTACHED True" in _run(kernel, "print('ATTACHED', DOCUMENT.attached)")
 
-    asked = kernel.execute("from hermes_notebook import runtime\nf = runtime.submit(DOCUMENT.request('outline'))")
+    asked = kernel.execute(
+        "from hermes_notebook import runtime\nf = runtime.submit(DOCUMENT.request('outline'))"
+    )
     request = _iopub_until(kernel, lambda m: m["msg_type"] == "comm_msg")[-1]["content"]["data"]
     assert (request["type"], request["op"], request["to"]) == ("request", "outline", "page-1")
     _iopub_until(kernel, _idle(asked))
-    _comm_msg(kernel, comm_id, {"type": "reply", "id": request["id"], "client": "page-1", "ok": True, "cells": []},
-              subshell)
+    _comm_msg(
+        kernel,
+        comm_id,
+        {"type": "reply", "id": request["id"], "client": "page-1", "ok": True, "cells": []},
+        subshell,
+    )
     assert "ANSWER True {'ok': True, 'cells': []}" in _run(
-        kernel, "a = f.result(timeout=10)\nprint('ANSWER', a.ok, {'ok': True, **a.data})")
+        kernel, "a = f.result(timeout=10)\nprint('ANSWER', a.ok, {'ok': True, **a.data})"
+    )
 
     close = kernel.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
     kernel.shell_channel.send(close)

@@ -46,7 +46,9 @@ PACKAGE = Path(errors.__file__).parent
             ("bad part", "invalid_request_error", "invalid_content_part", "input[0].content"),
             id="openai-envelope-with-param",
         ),
-        pytest.param('{"error": "Job not found"}', ("Job not found", None, None, None), id="jobs-error-string"),
+        pytest.param(
+            '{"error": "Job not found"}', ("Job not found", None, None, None), id="jobs-error-string"
+        ),
         pytest.param('{"detail":"Unauthorized"}', ("Unauthorized", None, None, None), id="dashboard-detail"),
         pytest.param(
             '{"detail":[{"loc":["body","name"],"msg":"field required","type":"missing"}]}',
@@ -54,16 +56,23 @@ PACKAGE = Path(errors.__file__).parent
             id="fastapi-validation-list",
         ),
         pytest.param("404: Not Found", ("404: Not Found", None, None, None), id="aiohttp-plain-404"),
-        pytest.param("405: Method Not Allowed", ("405: Method Not Allowed", None, None, None), id="plain-405"),
+        pytest.param(
+            "405: Method Not Allowed", ("405: Method Not Allowed", None, None, None), id="plain-405"
+        ),
         pytest.param(
             "500 Internal Server Error\n\nServer got itself in trouble",
             ("500 Internal Server Error Server got itself in trouble", None, None, None),
             id="plain-500",
         ),
         pytest.param("", (None, None, None, None), id="empty-body-cors-403"),
-        pytest.param("<html><body>Bad gateway</body></html>", ("non-JSON answer of 37 characters", None, None, None),
-                     id="html-page"),
-        pytest.param('["not", "an", "object"]', ('["not", "an", "object"]', None, None, None), id="json-array"),
+        pytest.param(
+            "<html><body>Bad gateway</body></html>",
+            ("non-JSON answer of 37 characters", None, None, None),
+            id="html-page",
+        ),
+        pytest.param(
+            '["not", "an", "object"]', ('["not", "an", "object"]', None, None, None), id="json-array"
+        ),
     ],
 )
 def test_parse_error_body_reads_every_server_shape(body: str, expected: tuple[str | None, ...]) -> None:
@@ -73,10 +82,20 @@ def test_parse_error_body_reads_every_server_shape(body: str, expected: tuple[st
 
 @pytest.mark.parametrize(
     ("status", "cls"),
-    [(400, HermesValidationError), (401, HermesAuthError), (403, HermesAuthError), (404, HermesNotFoundError),
-     (409, HermesConflictError), (413, HermesTooLargeError), (422, HermesValidationError),
-     (429, HermesRateLimitError), (500, HermesServerError), (502, HermesServerError), (503, HermesServerError),
-     (418, HermesHTTPError)],
+    [
+        (400, HermesValidationError),
+        (401, HermesAuthError),
+        (403, HermesAuthError),
+        (404, HermesNotFoundError),
+        (409, HermesConflictError),
+        (413, HermesTooLargeError),
+        (422, HermesValidationError),
+        (429, HermesRateLimitError),
+        (500, HermesServerError),
+        (502, HermesServerError),
+        (503, HermesServerError),
+        (418, HermesHTTPError),
+    ],
 )
 def test_error_for_status_picks_the_class(status: int, cls: type[HermesHTTPError]) -> None:
     """Each HTTP status maps to its exception class, carrying status and endpoint."""
@@ -96,7 +115,10 @@ def test_jobs_500_becomes_validation_error_only_when_asked() -> None:
 
 def test_rate_limit_carries_retry_after() -> None:
     """A 429 parses Retry-After into seconds and says it in the message; a bad header gives None."""
-    body = '{"error":{"message":"Too many concurrent runs (max 10)","type":"rate_limit_error","code":"rate_limit_exceeded"}}'
+    body = (
+        '{"error":{"message":"Too many concurrent runs (max '
+        '10)","type":"rate_limit_error","code":"rate_limit_exceeded"}}'
+    )
     error = error_for_status(429, body, endpoint="POST /v1/runs", retry_after="1")
     assert isinstance(error, HermesRateLimitError) and error.retry_after == 1.0
     assert error.code == "rate_limit_exceeded" and "(retry after 1 s)" in str(error)
@@ -133,7 +155,8 @@ def test_transport_exceptions_are_caught_only_in_the_client_package() -> None:
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
         # _demo/ is the test harness (it probes servers while starting them), not part of the client stack
-        if "client" not in path.relative_to(PACKAGE).parts[:1] and "_demo" not in path.parts
+        if "client" not in path.relative_to(PACKAGE).parts[:1]
+        and "_demo" not in path.parts
         and pattern.search(path.read_text())
     ]
     assert offenders == []

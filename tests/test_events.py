@@ -1,4 +1,5 @@
-"""Event parsing from real Dashboard frames and API Server run SSE objects (pure, no servers, no event loop)."""
+"""Event parsing from real Dashboard frames and API Server run SSE objects (pure, no servers, no event
+loop)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def test_dashboard_frames_parse_to_events_and_replies_to_none(name: str) -> None
 
 
 def test_dashboard_envelope_quirks_are_normalised() -> None:
-    """gateway.ready has no session_id, message.start has no payload, and skin.changed's "" sid becomes None."""
+    """gateway.ready has no session_id, message.start has no payload, and skin.changed's "" sid becomes
+    None."""
     frames = _ws_frames("ws_prompts.jsonl")
     ready = Event.from_dashboard_frame(frames[0])
     assert ready is not None and ready.type == "gateway.ready" and ready.session_id is None
@@ -63,7 +65,11 @@ def test_dashboard_envelope_quirks_are_normalised() -> None:
     start = next(e for e in map(Event.from_dashboard_frame, frames) if e and e.type == "message.start")
     assert start.payload == {} and start.session_id == "ac585278"
     skin = Event.from_dashboard_frame(
-        {"jsonrpc": "2.0", "method": "event", "params": {"type": "skin.changed", "session_id": "", "payload": {}}}
+        {
+            "jsonrpc": "2.0",
+            "method": "event",
+            "params": {"type": "skin.changed", "session_id": "", "payload": {}},
+        }
     )
     assert skin is not None and skin.session_id is None
 
@@ -97,7 +103,8 @@ def test_non_mapping_payload_becomes_empty() -> None:
 
 @pytest.mark.parametrize("name", RUN_CAPTURES)
 def test_run_sse_objects_parse_to_run_events(name: str) -> None:
-    """Every captured run SSE object becomes a "run" Event without the envelope keys, ending at a terminal one."""
+    """Every captured run SSE object becomes a "run" Event without the envelope keys, ending at a terminal
+    one."""
     objs = _run_objects(name)
     assert objs, name
     events = [Event.from_run_sse(o) for o in objs]
@@ -130,8 +137,13 @@ def test_run_sse_without_event_name_gives_none(obj: object) -> None:
 
 
 def test_event_is_frozen_slotted_and_constructors_agree() -> None:
-    """Events are immutable and slotted, and the fast parser builds the same value as the dataclass __init__."""
-    frame = {"jsonrpc": "2.0", "method": "event", "params": {"type": "message.delta", "session_id": "s1", "payload": {"text": "hi"}}}
+    """Events are immutable and slotted, and the fast parser builds the same value as the dataclass
+    __init__."""
+    frame = {
+        "jsonrpc": "2.0",
+        "method": "event",
+        "params": {"type": "message.delta", "session_id": "s1", "payload": {"text": "hi"}},
+    }
     parsed = Event.from_dashboard_frame(frame)
     built = Event("message.delta", {"text": "hi"}, session_id="s1")
     assert parsed == built and type(parsed) is Event
@@ -147,7 +159,12 @@ def test_known_and_terminal_type_sets() -> None:
     assert KNOWN_EVENT_TYPES["dashboard"] is DASHBOARD_EVENT_TYPES
     assert KNOWN_EVENT_TYPES["run"] is RUN_EVENT_TYPES
     assert DASHBOARD_TURN_EVENT_TYPES < DASHBOARD_EVENT_TYPES
-    assert {"message.start", "tool.complete", "approval.request", "clarify.request"} <= DASHBOARD_TURN_EVENT_TYPES
+    assert {
+        "message.start",
+        "tool.complete",
+        "approval.request",
+        "clarify.request",
+    } <= DASHBOARD_TURN_EVENT_TYPES
     assert "session.info" not in DASHBOARD_TURN_EVENT_TYPES
     assert TERMINAL_EVENT_TYPES["dashboard"] == {"message.complete", "error"}
     # run.interrupted: newer API Servers (the gateway restarted before the run settled)

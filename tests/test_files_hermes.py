@@ -1,9 +1,11 @@
-"""Text files and PDFs beside images: checked before sending, staged on the real Dashboards, read by the model.
+"""Text files and PDFs beside images: checked before sending, staged on the real Dashboards, read by the
+model.
 
-``ask(files=)``, ``%hermes --file`` and the chat's ``send_files`` all go through ``client/dashboard/files.py``: a
-text file is staged with ``file.attach`` and its ``@file:`` reference goes into the prompt, where Hermes inlines
-it for the model; a PDF goes to ``pdf.attach`` (pages as images) or, on a server without ``pdftoppm``, to
-``file.attach`` as well. The scripted model's request log shows what the model got.
+``ask(files=)``, ``%hermes --file`` and the chat's ``send_files`` all go through
+``client/dashboard/files.py``: a text file is staged with ``file.attach`` and its ``@file:`` reference goes
+into the prompt, where Hermes inlines it for the model; a PDF goes to ``pdf.attach`` (pages as images) or, on
+a server without ``pdftoppm``, to ``file.attach`` as well. The scripted model's request log shows what the
+model got.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ pytestmark = pytest.mark.both_servers
 
 # A one-page PDF that pdftoppm renders (where the server has it).
 PDF = (
-    b"%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+    b"%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count "
+    b"1>>endobj\n"
     b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
 )
 
@@ -48,16 +51,21 @@ def _user_turn(model: Any, marker: str) -> str:
     for body in reversed(agent_requests(model)):
         for message in reversed(body.get("messages") or []):
             content = message.get("content")
-            text = content if isinstance(content, str) else " ".join(
-                str(p.get("text", "")) for p in content or [] if isinstance(p, Mapping))
+            text = (
+                content
+                if isinstance(content, str)
+                else " ".join(str(p.get("text", "")) for p in content or [] if isinstance(p, Mapping))
+            )
             if message.get("role") == "user" and marker in text:
                 return text
     raise AssertionError(f"the model never got a user turn with {marker!r}")
 
 
-def test_a_pdf_and_a_text_file_reach_the_model(hermes_nb: Hermes, scripted_model: Any, tmp_path: Path) -> None:
-    """``ask(files=[path, (name, bytes)])``: the text file's content and the PDF (by name) are in what the model
-    got, and the prompt as stored names both files."""
+def test_a_pdf_and_a_text_file_reach_the_model(
+    hermes_nb: Hermes, scripted_model: Any, tmp_path: Path
+) -> None:
+    """``ask(files=[path, (name, bytes)])``: the text file's content and the PDF (by name) are in what the
+    model got, and the prompt as stored names both files."""
     tag = uuid.uuid4().hex[:8]
     notes = tmp_path / "notes.txt"
     notes.write_text(f"the secret ingredient is saffron-{tag}\n")
@@ -85,20 +93,38 @@ def test_magic_file_option(hermes_shell: InteractiveShell, scripted_model: Any, 
 
 
 def test_chat_sends_files_from_the_view(settings: Settings, scripted_model: Any) -> None:
-    """The view's ``send_files``: the file reaches the model and the user message names it; a binary is refused
-    in the notice line and nothing is sent."""
+    """The view's ``send_files``: the file reaches the model and the user message names it; a binary is
+    refused in the notice line and nothing is sent."""
     tag = uuid.uuid4().hex[:8]
     chat = Chat(settings)
     try:
         chat.wait_ready(30)
         encoded = base64.b64encode(f"chat file says kiwi-{tag}".encode()).decode()
-        chat._dispatch(chat, {"type": "send_files", "text": f"look {tag}", "images": [],
-                              "files": [{"name": "fruit.md", "data": encoded}]}, [])
-        eventually(lambda: len(chat.snapshot()) == 2 and chat.snapshot()[1]["status"] == "complete", 60, "the reply")
+        chat._dispatch(
+            chat,
+            {
+                "type": "send_files",
+                "text": f"look {tag}",
+                "images": [],
+                "files": [{"name": "fruit.md", "data": encoded}],
+            },
+            [],
+        )
+        eventually(
+            lambda: len(chat.snapshot()) == 2 and chat.snapshot()[1]["status"] == "complete", 60, "the reply"
+        )
         assert f"kiwi-{tag}" in _user_turn(scripted_model, f"look {tag}")
         assert "fruit.md" in chat.snapshot()[0]["parts"][0]["text"]
-        chat._dispatch(chat, {"type": "send_files", "text": "no", "images": [],
-                              "files": [{"name": "x.bin", "data": base64.b64encode(b"\x00\x00").decode()}]}, [])
+        chat._dispatch(
+            chat,
+            {
+                "type": "send_files",
+                "text": "no",
+                "images": [],
+                "files": [{"name": "x.bin", "data": base64.b64encode(b"\x00\x00").decode()}],
+            },
+            [],
+        )
         eventually(lambda: "binary" in chat.notice, 30, "the refusal")
         assert len(chat.snapshot()) == 2
     finally:
@@ -107,7 +133,11 @@ def test_chat_sends_files_from_the_view(settings: Settings, scripted_model: Any)
 
 def test_limits_and_types_are_checked_before_anything_is_sent(tmp_path: Path) -> None:
     """Too big, empty, too many, binary, an image, a fake PDF and an unreadable path are one-line refusals."""
-    assert [f.kind for f in prepare_files([("a.txt", b"hi"), ("b.pdf", PDF), ("c", PDF)])] == ["text", "pdf", "pdf"]
+    assert [f.kind for f in prepare_files([("a.txt", b"hi"), ("b.pdf", PDF), ("c", PDF)])] == [
+        "text",
+        "pdf",
+        "pdf",
+    ]
     cases: list[tuple[Any, type[Exception], str]] = [
         ([("big.txt", b"x" * (MAX_FILE_BYTES + 1))], HermesUsageError, "at most 25 MB"),
         ([("empty.txt", b"")], HermesUsageError, "is empty"),
@@ -124,13 +154,16 @@ def test_limits_and_types_are_checked_before_anything_is_sent(tmp_path: Path) ->
         with pytest.raises(error, match=text.replace("(", r"\(").replace(")", r"\)")):
             prepare_files(files)
     assert prepare_files([("../secret/notes.txt", b"x")])[0].name == "notes.txt"  # a name, never a path
-    assert prompt_with_files("hi ", ["@file:a"]) == "hi\n\n@file:a" and prompt_with_files("", ["@file:a"]) == "@file:a"
+    assert (
+        prompt_with_files("hi ", ["@file:a"]) == "hi\n\n@file:a"
+        and prompt_with_files("", ["@file:a"]) == "@file:a"
+    )
 
 
 def test_a_path_is_checked_before_it_is_read_and_a_text_file_whole(tmp_path: Path) -> None:
     """A FIFO, a device and a folder are refused before anything is read (a FIFO used to block the kernel, and
-    ``/dev/zero`` to fill its memory); a file too large by ``stat`` is never read; a text file with a NUL byte or
-    bad UTF-8 past its first 64 KB is refused like one with it up front."""
+    ``/dev/zero`` to fill its memory); a file too large by ``stat`` is never read; a text file with a NUL byte
+    or bad UTF-8 past its first 64 KB is refused like one with it up front."""
     import concurrent.futures
     import os
 
@@ -164,9 +197,11 @@ def test_a_path_is_checked_before_it_is_read_and_a_text_file_whole(tmp_path: Pat
 
 def test_the_view_message_is_checked_before_decoding() -> None:
     """``send_files`` from a view: count, names and base64 size are refused before anything is decoded."""
+
     def send_files(files: Any) -> dict[str, Any]:
-        return inbound.validate({"type": "send_files", "text": "t", "images": [], "files": files},
-                                inbound.CHAT_MESSAGES)
+        return inbound.validate(
+            {"type": "send_files", "text": "t", "images": [], "files": files}, inbound.CHAT_MESSAGES
+        )
 
     assert send_files([{"name": "a.txt", "data": "aGk="}])["files"] == [{"name": "a.txt", "data": "aGk="}]
     for files, text in [
@@ -194,6 +229,7 @@ def test_a_server_without_the_method_is_told_apart() -> None:
             if isinstance(answer, Exception):
                 raise answer
             return answer
+
         return request
 
     async def run(answers: dict[str, Any], files: list[Any]) -> list[str]:
@@ -203,7 +239,9 @@ def test_a_server_without_the_method_is_told_apart() -> None:
     with pytest.raises(HermesUsageError, match=r"not offered by this Hermes \(file.attach\)"):
         asyncio.run(run({"file.attach": missing}, [("a.txt", b"hi")]))
     no_render = HermesRPCError("pdftoppm not installed", code=5028)
-    lines = asyncio.run(run({"pdf.attach": no_render, "file.attach": {"ref_text": "@file:p.pdf"}}, [("p.pdf", PDF)]))
+    lines = asyncio.run(
+        run({"pdf.attach": no_render, "file.attach": {"ref_text": "@file:p.pdf"}}, [("p.pdf", PDF)])
+    )
     assert lines == ["@file:p.pdf"] and calls[-2:] == ["pdf.attach", "file.attach"]
     with pytest.raises(HermesRPCError, match="too large"):
         asyncio.run(run({"pdf.attach": HermesRPCError("too large", code=4018)}, [("p.pdf", PDF)]))

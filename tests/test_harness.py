@@ -67,8 +67,9 @@ def test_both_servers_are_healthy(hermes: LocalHermes, http: httpx.Client) -> No
 
 @pytest.mark.servers("0.19.0", "newer")
 def test_cron_ticks_every_second_on_the_test_servers(hermes: LocalHermes) -> None:
-    """tests/fast_cron.py is in force on both servers: Hermes loaded the provider and its own ticker runs every
-    second (falling back to the 60 s ticker fails nothing else, it only makes every cron test wait)."""
+    """tests/fast_cron.py is in force on both servers: Hermes loaded the provider and its own ticker runs
+    every second (falling back to the 60 s ticker fails nothing else, it only makes every cron test wait)."""
+
     def logs() -> str:
         return "".join(p.read_text(errors="replace") for p in (hermes.home / "logs").rglob("*.log"))
 
@@ -93,7 +94,8 @@ def test_plain_run_streams_the_scripted_text(hermes: LocalHermes, http: httpx.Cl
 def test_scripted_model_receives_the_agent_request(
     hermes: LocalHermes, scripted_model: ScriptedModel, http: httpx.Client
 ) -> None:
-    """Hermes forwards the prompt to the scripted model as a streamed request that offers the terminal tool."""
+    """Hermes forwards the prompt to the scripted model as a streamed request that offers the terminal
+    tool."""
     text = unique("request log")
     run_events(http, hermes, text)
     bodies = [body for body in scripted_model.requests if prompt_of(body) == text]
@@ -167,8 +169,8 @@ def test_stopping_a_slow_run_hangs_up_on_the_scripted_model(
 
 
 def test_a_port_taken_before_the_server_binds_it_is_replaced(hermes_bin: str, tmp_path: Path) -> None:
-    """A port found free can be taken before the Dashboard binds it (another test's server, or anything else on
-    the machine): start() tries again on new ports instead of failing the test that wanted a server."""
+    """A port found free can be taken before the Dashboard binds it (another test's server, or anything else
+    on the machine): start() tries again on new ports instead of failing the test that wanted a server."""
     local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path / "home", api=False)
     taken = local.dashboard_url
     port = int(taken.rsplit(":", 1)[1])
@@ -178,14 +180,17 @@ def test_a_port_taken_before_the_server_binds_it_is_replaced(hermes_bin: str, tm
         try:
             local.start()
             assert local.dashboard_url != taken
-            assert httpx.get(f"{local.dashboard_url}/api/status", trust_env=False, timeout=10).status_code == 200
+            assert (
+                httpx.get(f"{local.dashboard_url}/api/status", trust_env=False, timeout=10).status_code == 200
+            )
         finally:
             local.close()
 
 
 def test_hermes_may_not_install_packages_into_its_own_venv(tmp_path: Path) -> None:
-    """0.19.0 pip-installs a provider's SDK when its adapter is imported (Bedrock's: boto3), into Hermes' own venv,
-    mid-run; the config LocalHermes writes turns that off, as Hermes' own check reads it (no install is tried)."""
+    """0.19.0 pip-installs a provider's SDK when its adapter is imported (Bedrock's: boto3), into Hermes' own
+    venv, mid-run; the config LocalHermes writes turns that off, as Hermes' own check reads it (no install is
+    tried)."""
     import subprocess
 
     from hermes_notebook._demo.local_hermes import find_hermes_bin
@@ -198,6 +203,12 @@ def test_hermes_may_not_install_packages_into_its_own_venv(tmp_path: Path) -> No
     local.write_config()
     python = Path(hermes_bin).parent / "python"
     check = "from tools.lazy_deps import _allow_lazy_installs; print(_allow_lazy_installs())"
-    out = subprocess.run([str(python), "-c", check], env={**os.environ, "HERMES_HOME": str(tmp_path)},
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [str(python), "-c", check],
+        env={**os.environ, "HERMES_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr[-2000:]

@@ -2,8 +2,8 @@
 
 The scripted model's ``IMAGE`` writes a PNG into the Hermes home's ``images/`` folder and answers
 ``MEDIA:<path>`` (as Hermes names a file it made, docs/protocol/dashboard-newer.md §13). The reply's text part
-carries a ``media`` reference, live and from history alike; the Dashboard's ``/api/media`` hands the bytes back,
-sniffed and bounded; an API Server run names the same file (docs/protocol/api-server.md §11).
+carries a ``media`` reference, live and from history alike; the Dashboard's ``/api/media`` hands the bytes
+back, sniffed and bounded; an API Server run names the same file (docs/protocol/api-server.md §11).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ async def test_an_image_hermes_made_shows_live_and_from_history_and_reads_back(
     message = await asyncio.wait_for(await conn.submit(ref, f"IMAGE {name}"), 90)
     live = _images(message)
     path = str(hermes.home / "images" / f"{name}.png")
-    assert [(i["source"], i["path"], i["mime"], i["alt"]) for i in live] == [("media", path, "image/png", f"{name}.png")]
+    assert [(i["source"], i["path"], i["mime"], i["alt"]) for i in live] == [
+        ("media", path, "image/png", f"{name}.png")
+    ]
     history = [m for m in await conn.history(ref) if m.role == "assistant"]
     assert _images(history[-1]) == live
     image = await fetch_media(settings, path)
@@ -58,7 +60,8 @@ async def test_an_image_hermes_made_shows_live_and_from_history_and_reads_back(
 @pytest.mark.servers("newer")  # the run path is the same code on 0.19.0 (docs/protocol/api-server.md §11)
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHermes) -> None:
-    """An API Server run's output keeps the ``MEDIA:`` tag; the run dialect folds it into the same reference."""
+    """An API Server run's output keeps the ``MEDIA:`` tag; the run dialect folds it into the same
+    reference."""
     name = f"hn-{uuid.uuid4().hex[:8]}"
     async with ApiClient(settings) as api:
         ref = await api.start_run(f"IMAGE {name}")
@@ -71,21 +74,27 @@ async def test_a_run_names_the_same_image(settings: Settings, hermes: LocalHerme
 
 
 def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHermes, tmp_path: Path) -> None:
-    """``Reply.images``: the ``media`` image read in through the conversation when the turn ended, displayed as an
-    ``image/png`` output of exactly the PNG Hermes wrote; the transcript names it and embeds no bytes; an export
-    embeds it with ``images=True`` and names it by default."""
+    """``Reply.images``: the ``media`` image read in through the conversation when the turn ended, displayed
+    as an ``image/png`` output of exactly the PNG Hermes wrote; the transcript names it and embeds no bytes;
+    an export embeds it with ``images=True`` and names it by default."""
     name = f"hn-{uuid.uuid4().hex[:8]}"
     reply = hermes_nb.ask(f"IMAGE {name}", new=True, timeout=120)
     [image] = reply.images
     assert (image.source, image.path, image.mime, image.data) == (
-        "inline", str(hermes.home / "images" / f"{name}.png"), "image/png", IMAGE_PNG)
+        "inline",
+        str(hermes.home / "images" / f"{name}.png"),
+        "image/png",
+        IMAGE_PNG,
+    )
     bundle = image._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]) == IMAGE_PNG and name in bundle["text/plain"]
     transcript = reply.bundle()
     assert f"{name}.png" in transcript["text/html"] and bundle["image/png"] not in transcript["text/html"]
     page = hermes_nb.export(reply, tmp_path / "with.html", images=True).read_text()
     assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
-    session = hermes_nb.export(None, tmp_path / "session.ipynb", images=True).read_text()  # history + this reply
+    session = hermes_nb.export(
+        None, tmp_path / "session.ipynb", images=True
+    ).read_text()  # history + this reply
     assert f"data:image/png;base64,{bundle['image/png']}" in session
     for suffix in ("md", "html", "ipynb"):
         named = hermes_nb.export(reply, tmp_path / f"named.{suffix}").read_text()
@@ -95,14 +104,16 @@ def test_reply_images_hold_the_bytes_hermes_made(hermes_nb: Any, hermes: LocalHe
 def test_a_session_exported_later_embeds_its_images_read_back_from_history(
     hermes_nb: Any, hermes_shell: Any, hermes: LocalHermes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Another connection (here ``%hermes``'s) exports a session by id: ``--images`` / ``images=True`` read the
-    image Hermes made back from the stored history and embed it; by default the file only names it."""
+    """Another connection (here ``%hermes``'s) exports a session by id: ``--images`` / ``images=True`` read
+    the image Hermes made back from the stored history and embed it; by default the file only names it."""
     name = f"hn-{uuid.uuid4().hex[:8]}"
     hermes_nb.ask(f"IMAGE {name}", new=True, timeout=120)
     session = hermes_nb.session_id
     embedded = f"data:image/png;base64,{base64.b64encode(IMAGE_PNG).decode()}"
     for suffix in ("html", "md", "ipynb"):
-        result = hermes_shell.run_cell(f"%hermes export {tmp_path / ('with.' + suffix)} {session} --resume --images")
+        result = hermes_shell.run_cell(
+            f"%hermes export {tmp_path / ('with.' + suffix)} {session} --resume --images"
+        )
         result.raise_error()
         assert f"exported to {tmp_path / ('with.' + suffix)}" in capsys.readouterr().out
         assert embedded in (tmp_path / f"with.{suffix}").read_text(), suffix
@@ -112,16 +123,19 @@ def test_a_session_exported_later_embeds_its_images_read_back_from_history(
     stored = hermes_nb.history(session, images=True)
     [image] = [i for m in stored for p in m["parts"] for i in p.get("images") or ()]
     assert (image["source"], image["path"], base64.b64decode(image["data"])) == (
-        "inline", str(hermes.home / "images" / f"{name}.png"), IMAGE_PNG)
+        "inline",
+        str(hermes.home / "images" / f"{name}.png"),
+        IMAGE_PNG,
+    )
 
 
 @pytest.mark.servers("newer")  # the view's question is the same code on both; one server is enough
 def test_a_chat_view_asking_for_the_image_gets_its_bytes(
     hermes: LocalHermes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The chat's view asks ``{"type": "image", message_id, part_id, index}`` (a request id): the kernel reads the
-    file through the conversation and answers with base64 and the sniffed type; an index it does not hold is refused.
-    Its Export button embeds that image in the file."""
+    """The chat's view asks ``{"type": "image", message_id, part_id, index}`` (a request id): the kernel reads
+    the file through the conversation and answers with base64 and the sniffed type; an index it does not hold
+    is refused. Its Export button embeds that image in the file."""
     from hermes_notebook.widgets import Chat
     from tests.helpers import eventually
 
@@ -145,13 +159,25 @@ def test_a_chat_view_asking_for_the_image_gets_its_bytes(
         ask = {"type": "image", "message_id": message_id, "part_id": part_id}
         chat._dispatch(chat, {**ask, "index": 0, "request": "r1"}, [])
         chat._dispatch(chat, {**ask, "index": 3, "request": "r2"}, [])
-        answers = eventually(lambda: {m["request"]: m for m in sent if m.get("request") in ("r1", "r2")}
-                             if len([m for m in sent if m.get("request") in ("r1", "r2")]) == 2 else None, 30,
-                             f"answers ({chat.notice})")
+        answers = eventually(
+            lambda: (
+                {m["request"]: m for m in sent if m.get("request") in ("r1", "r2")}
+                if len([m for m in sent if m.get("request") in ("r1", "r2")]) == 2
+                else None
+            ),
+            30,
+            f"answers ({chat.notice})",
+        )
         assert answers["r1"]["type"] == "image" and answers["r1"]["mime"] == "image/png"
         assert base64.b64decode(answers["r1"]["data"]) == IMAGE_PNG
-        assert answers["r2"] == {"type": "error", "request": "r2", "message": "that image is not in this conversation"}
-        assert answers["r1"]["data"] not in json.dumps(chat.get_state(), default=str)  # sent, never widget state
+        assert answers["r2"] == {
+            "type": "error",
+            "request": "r2",
+            "message": "that image is not in this conversation",
+        }
+        assert answers["r1"]["data"] not in json.dumps(
+            chat.get_state(), default=str
+        )  # sent, never widget state
 
         # The Export button's file stands alone: the image Hermes made is embedded, not just named.
         eventually(lambda: not chat.busy, 60, "the end of the turn")
@@ -176,7 +202,9 @@ def test_the_hermes_view_answers_the_image_and_leaves_it_as_an_image_output(
 
     outputs: list[Any] = []
     monkeypatch.setattr("hermes_notebook.notebook.shell.environment", lambda: "kernel")
-    monkeypatch.setattr("hermes_notebook.notebook.shell.same_cell", lambda _count: True)  # the cell still runs
+    monkeypatch.setattr(
+        "hermes_notebook.notebook.shell.same_cell", lambda _count: True
+    )  # the cell still runs
     monkeypatch.setattr("IPython.display.display", lambda *objs, **_kw: outputs.extend(objs))
     monkeypatch.setattr("IPython.display.update_display", lambda obj, **_kw: outputs.append(obj))
     name = f"hn-{uuid.uuid4().hex[:8]}"
@@ -196,9 +224,20 @@ def test_the_hermes_view_answers_the_image_and_leaves_it_as_an_image_output(
     view.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
     try:
         view.push([{"op": "message", "message": message}])
-        view._dispatch(view, {"type": "image", "request": "v1", "message_id": message["id"], "part_id": part["id"],
-                              "index": 0}, [])
-        answer = eventually(lambda: next((m for m in sent if m.get("request") == "v1"), None), 30, "the answer")
+        view._dispatch(
+            view,
+            {
+                "type": "image",
+                "request": "v1",
+                "message_id": message["id"],
+                "part_id": part["id"],
+                "index": 0,
+            },
+            [],
+        )
+        answer = eventually(
+            lambda: next((m for m in sent if m.get("request") == "v1"), None), 30, "the answer"
+        )
         assert answer["type"] == "image" and base64.b64decode(answer["data"]) == IMAGE_PNG
     finally:
         view.close()

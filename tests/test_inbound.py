@@ -20,6 +20,7 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 8).decode()
 IDS = {"message_id": "assistant:t1", "part_id": "tool:c1"}
 
+
 @pytest.fixture
 def conn() -> FakeConnection:
     return FakeConnection()
@@ -43,17 +44,39 @@ MALFORMED: list[tuple[Any, str]] = [
     ({"type": "send", "text": "x" * (inbound.MAX_PROMPT_CHARS + 1)}, "text is too long"),
     ({"type": "send", "text": "x", "images": "not a list"}, "images must be a list, not str"),
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": PNG}] * 9}, "too many images (9"),
-    ({"type": "send", "text": "x", "images": [{"mime": "image/svg+xml", "data": PNG}]},
-     "only PNG, JPEG, GIF and WebP images can be attached (got image/svg+xml)"),
-    ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "A" * (4 * ((inbound.MAX_IMAGE_BYTES + 2) // 3) + 4)}]},
-     "that image is too large (more than"),  # the base64 length, checked before any decoding
+    (
+        {"type": "send", "text": "x", "images": [{"mime": "image/svg+xml", "data": PNG}]},
+        "only PNG, JPEG, GIF and WebP images can be attached (got image/svg+xml)",
+    ),
+    (
+        {
+            "type": "send",
+            "text": "x",
+            "images": [{"mime": "image/png", "data": "A" * (4 * ((inbound.MAX_IMAGE_BYTES + 2) // 3) + 4)}],
+        },
+        "that image is too large (more than",
+    ),  # the base64 length, checked before any decoding
     ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": "***"}]}, "not valid base64"),
-    ({"type": "send", "text": "x", "images": [{"mime": "image/png", "data": JPEG}]}, "that file is not a PNG image"),
-    ({"type": "respond", **IDS, "request_id": ["a"], "response": "once"}, "request_id must be text, not list"),
-    ({"type": "respond", **IDS, "request_id": "approval-1", "response": "y" * 20_000}, "response is too long"),
-    ({"type": "respond", "part_id": "p", "request_id": "r", "response": "once"}, "message_id must be text, not nothing"),
-    ({"type": "secret", **IDS, "request_id": "s1", "kind": "root", "value": "pw"},
-     "kind must be one of sudo, secret"),
+    (
+        {"type": "send", "text": "x", "images": [{"mime": "image/png", "data": JPEG}]},
+        "that file is not a PNG image",
+    ),
+    (
+        {"type": "respond", **IDS, "request_id": ["a"], "response": "once"},
+        "request_id must be text, not list",
+    ),
+    (
+        {"type": "respond", **IDS, "request_id": "approval-1", "response": "y" * 20_000},
+        "response is too long",
+    ),
+    (
+        {"type": "respond", "part_id": "p", "request_id": "r", "response": "once"},
+        "message_id must be text, not nothing",
+    ),
+    (
+        {"type": "secret", **IDS, "request_id": "s1", "kind": "root", "value": "pw"},
+        "kind must be one of sudo, secret",
+    ),
     ({"type": "secret", **IDS, "request_id": "s1", "kind": "sudo"}, "value must be text, not nothing"),
     ({"type": "switch_session", "session_id": ""}, "session_id is empty"),
     ({"type": "switch_session", "session_id": {"id": 1}}, "session_id must be text, not dict"),
@@ -62,9 +85,13 @@ MALFORMED: list[tuple[Any, str]] = [
 
 @pytest.mark.parametrize(("content", "reason"), MALFORMED, ids=[r for _, r in MALFORMED])
 def test_malformed_messages_are_refused_and_change_nothing(
-    chat: Chat, conn: FakeConnection, content: Any, reason: str,
+    chat: Chat,
+    conn: FakeConnection,
+    content: Any,
+    reason: str,
 ) -> None:
-    """Wrong types, huge strings, bad images, unknown types: a notice saying what was wrong, no call, no change."""
+    """Wrong types, huge strings, bad images, unknown types: a notice saying what was wrong, no call, no
+    change."""
     before = (list(conn.calls), json.dumps(chat.snapshot()), chat.queued, chat.busy)
     browser(chat, **content) if isinstance(content, dict) else chat._dispatch(chat, content, [])
     eventually(lambda: chat.notice, what="refusal notice")
@@ -80,22 +107,41 @@ def _approval(chat: Chat, conn: FakeConnection, choices: list[str]) -> None:
 
 
 ANSWERS: list[tuple[dict[str, Any], str]] = [
-    ({"type": "respond", **IDS, "request_id": "approval-1", "response": "always"},
-     "'always' is not one of the offered choices (once, deny)"),
-    ({"type": "respond", **IDS, "request_id": "approval-9", "response": "once"},
-     "that request is not one this chat is waiting on"),
-    ({"type": "respond", "message_id": "assistant:nope", "part_id": "tool:c1", "request_id": "approval-1",
-      "response": "once"}, "that request is not one this chat is waiting on"),
-    ({"type": "secret", **IDS, "request_id": "approval-1", "kind": "sudo", "value": "hunter2"},
-     "that request asks for approval, not sudo"),
-    ({"type": "secret", **IDS, "request_id": "sudo-1", "kind": "secret", "value": "hunter2"},
-     "that request is not one this chat is waiting on"),
+    (
+        {"type": "respond", **IDS, "request_id": "approval-1", "response": "always"},
+        "'always' is not one of the offered choices (once, deny)",
+    ),
+    (
+        {"type": "respond", **IDS, "request_id": "approval-9", "response": "once"},
+        "that request is not one this chat is waiting on",
+    ),
+    (
+        {
+            "type": "respond",
+            "message_id": "assistant:nope",
+            "part_id": "tool:c1",
+            "request_id": "approval-1",
+            "response": "once",
+        },
+        "that request is not one this chat is waiting on",
+    ),
+    (
+        {"type": "secret", **IDS, "request_id": "approval-1", "kind": "sudo", "value": "hunter2"},
+        "that request asks for approval, not sudo",
+    ),
+    (
+        {"type": "secret", **IDS, "request_id": "sudo-1", "kind": "secret", "value": "hunter2"},
+        "that request is not one this chat is waiting on",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("content", "reason"), ANSWERS, ids=[r for _, r in ANSWERS])
 def test_answers_must_match_a_pending_interaction(
-    chat: Chat, conn: FakeConnection, content: dict[str, Any], reason: str,
+    chat: Chat,
+    conn: FakeConnection,
+    content: dict[str, Any],
+    reason: str,
 ) -> None:
     """An answer outside the choices, for an unknown request, or of the wrong kind never reaches Hermes."""
     _approval(chat, conn, ["once", "deny"])
@@ -136,7 +182,10 @@ def test_jobs_view_messages_are_checked_too() -> None:
     """The jobs widget refuses malformed messages with a notice and sends nothing to Hermes."""
     with offline_jobs_widget() as (w, seen):
         for content, reason in [
-            ({"type": "action", "request": 1, "action": "rm -rf", "id": "abc"}, "action must be one of pause"),
+            (
+                {"type": "action", "request": 1, "action": "rm -rf", "id": "abc"},
+                "action must be one of pause",
+            ),
             ({"type": "action", "request": 1, "action": "delete", "id": 5}, "id must be text, not int"),
             ({"type": "check_schedule", "request": 1, "schedule": "x" * 5000}, "schedule is too long"),
             ({"type": "save", "request": 1, "fields": "name=x"}, "fields must be an object, not str"),
@@ -149,8 +198,8 @@ def test_jobs_view_messages_are_checked_too() -> None:
 
 
 def _sent_types(folder: str) -> set[str]:
-    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``, and every
-    question asked through ``invoke<...>(model, { type: "..." ...})``, js/src/invoke.ts)."""
+    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``, and
+    every question asked through ``invoke<...>(model, { type: "..." ...})``, js/src/invoke.ts)."""
     root = Path(__file__).resolve().parents[1] / "js" / "src" / folder
     found: set[str] = set()
     for path in root.rglob("*.ts"):
@@ -158,30 +207,41 @@ def _sent_types(folder: str) -> set[str]:
         found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', text))
         found |= set(re.findall(r'invoke<[^(]*>\([^,]+,\s*\{ ?type: "([a-z_]+)"', text))
         # a function that builds what a view sends (``): ChatOutgoing {``, e.g. the composer's chat/steer.ts)
-        for body in re.findall(r'\): ChatOutgoing \{\n(.*?)\n\}', text, re.S):
+        for body in re.findall(r"\): ChatOutgoing \{\n(.*?)\n\}", text, re.S):
             found |= set(re.findall(r'\{ ?type: "([a-z_]+)"', body))
     return found
 
 
 def test_every_message_the_views_send_is_one_the_kernel_checks() -> None:
-    """A view message the check does not know is refused as hostile: every type the front end sends is listed."""
+    """A view message the check does not know is refused as hostile: every type the front end sends is
+    listed."""
     chat, jobs = _sent_types("chat"), _sent_types("jobs")
     assert {"send", "export", "steer", "send_files"} <= chat and {"save", "runs", "transcript"} <= jobs
     assert chat - set(inbound.CHAT_MESSAGES) == set()
     assert jobs - set(inbound.JOBS_MESSAGES) == set()
 
 
-@pytest.mark.parametrize(("message", "open_ids", "reason"), [
-    ({"id": "assistant:t1", "status": "interrupted"}, {"assistant:t2"}, "turn has ended"),
-    ({"id": "assistant:t1", "status": "error"}, {"assistant:t1"}, "turn has ended"),
-    (None, {"assistant:t1"}, "turn has ended"),
-    ({"id": "assistant:t1", "status": "streaming"}, {"user:t2", "assistant:t2"}, "belongs to an earlier turn"),
-    ({"id": "assistant:t1", "status": "streaming"}, set(), "belongs to an earlier turn"),
-])
+@pytest.mark.parametrize(
+    ("message", "open_ids", "reason"),
+    [
+        ({"id": "assistant:t1", "status": "interrupted"}, {"assistant:t2"}, "turn has ended"),
+        ({"id": "assistant:t1", "status": "error"}, {"assistant:t1"}, "turn has ended"),
+        (None, {"assistant:t1"}, "turn has ended"),
+        (
+            {"id": "assistant:t1", "status": "streaming"},
+            {"user:t2", "assistant:t2"},
+            "belongs to an earlier turn",
+        ),
+        ({"id": "assistant:t1", "status": "streaming"}, set(), "belongs to an earlier turn"),
+    ],
+)
 def test_an_answer_is_bound_to_the_turn_running_now(
-    message: dict[str, Any] | None, open_ids: set[str], reason: str,
+    message: dict[str, Any] | None,
+    open_ids: set[str],
+    reason: str,
 ) -> None:
-    """Request ids repeat across turns, so an answer counts only for the streaming message of the open turn."""
+    """Request ids repeat across turns, so an answer counts only for the streaming message of the open
+    turn."""
     with pytest.raises(inbound.Refused, match=reason):
         inbound.check_open_turn(message, open_ids)
     inbound.check_open_turn({"id": "assistant:t2", "status": "streaming"}, {"user:t2", "assistant:t2"})
@@ -194,16 +254,51 @@ def test_the_turn_view_refuses_a_card_of_its_ended_turn() -> None:
     answers: list[tuple[str, str]] = []
     view = TurnView(on_respond=lambda rid, value: answers.append((rid, value)))
     try:
-        pending = {"kind": "approval", "request_id": "approval-1", "status": "pending", "command": "rm -rf x",
-                   "question": None, "description": None, "choices": ["once", "deny"], "response": None}
-        part = {"id": "tool:c1", "kind": "tool", "text": "", "name": "terminal", "status": "running",
-                "arguments": None, "preview": None, "result": None, "duration": None, "interaction": pending}
-        message = {"id": "assistant:t1", "role": "assistant", "status": "streaming", "parts": [part],
-                   "usage": None, "error": None}
+        pending = {
+            "kind": "approval",
+            "request_id": "approval-1",
+            "status": "pending",
+            "command": "rm -rf x",
+            "question": None,
+            "description": None,
+            "choices": ["once", "deny"],
+            "response": None,
+        }
+        part = {
+            "id": "tool:c1",
+            "kind": "tool",
+            "text": "",
+            "name": "terminal",
+            "status": "running",
+            "arguments": None,
+            "preview": None,
+            "result": None,
+            "duration": None,
+            "interaction": pending,
+        }
+        message = {
+            "id": "assistant:t1",
+            "role": "assistant",
+            "status": "streaming",
+            "parts": [part],
+            "usage": None,
+            "error": None,
+        }
         view.push([{"op": "message", "message": message}])
-        view.push([{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}])
-        view._dispatch(view, {"type": "respond", "message_id": "assistant:t1", "part_id": "tool:c1",
-                              "request_id": "approval-1", "response": "once"}, [])
+        view.push(
+            [{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}]
+        )
+        view._dispatch(
+            view,
+            {
+                "type": "respond",
+                "message_id": "assistant:t1",
+                "part_id": "tool:c1",
+                "request_id": "approval-1",
+                "response": "once",
+            },
+            [],
+        )
         eventually(lambda: view.notice, what="refusal notice")
         assert "turn has ended" in view.notice and answers == []
     finally:

@@ -1,5 +1,5 @@
-"""notebook/interactions.py and session/book.py, session/queue.py: answers to interactions, which session an ask
-continues, and one turn at a time per session."""
+"""notebook/interactions.py and session/book.py, session/queue.py: answers to interactions, which session an
+ask continues, and one turn at a time per session."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.notebook.interactions import check_policy, normalize_answer, policy_refusal, prompt_text
 from hermes_notebook.session import SessionBook, TurnQueue
 
-APPROVAL = {"kind": "approval", "request_id": "approval-1", "command": "rm -rf x", "choices": ["once", "deny"]}
+APPROVAL = {
+    "kind": "approval",
+    "request_id": "approval-1",
+    "command": "rm -rf x",
+    "choices": ["once", "deny"],
+}
 
 
 def test_approval_answers_are_normalised_and_unknown_ones_deny_with_a_note() -> None:
@@ -50,7 +55,8 @@ def test_text_prompts_ask_until_the_answer_is_a_choice(monkeypatch: pytest.Monke
 
 
 def test_api_sessions_continue_start_and_follow_names() -> None:
-    """The first ask starts a session, later ones continue it; new=True starts another; a name becomes an alias."""
+    """The first ask starts a session, later ones continue it; new=True starts another; a name becomes an
+    alias."""
     book = SessionBook()
 
     async def main() -> list[str]:
@@ -67,8 +73,8 @@ def test_api_sessions_continue_start_and_follow_names() -> None:
 
 
 def test_turns_wait_per_session_in_order() -> None:
-    """One turn at a time per session key, in the order asked; another session's turn does not wait; a cancelled
-    waiter leaves the line without ever holding the session."""
+    """One turn at a time per session key, in the order asked; another session's turn does not wait; a
+    cancelled waiter leaves the line without ever holding the session."""
     queue = TurnQueue()
     order: list[str] = []
 
@@ -97,7 +103,8 @@ def test_turns_wait_per_session_in_order() -> None:
     assert order == ["first in", "other in", "other out", "first out", "second in", "second out"]
 
 
-# What both servers really send for a command whose key-shaped parts they mask (agent/redact.py, turns/masked.py).
+# What both servers really send for a command whose key-shaped parts they mask (agent/redact.py,
+# turns/masked.py).
 HERMES_MASKED = [
     "API_KEY=*** rm -rf ./dir",  # API_KEY=$(echo${IFS}x) rm -rf ./dir
     "export GITHUB_TOKEN=*** && rm -rf x",
@@ -114,32 +121,45 @@ def test_a_command_hermes_partly_hid_says_so_and_grants_nothing_beyond_one_run(
     command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Hermes masks key-shaped parts of a command before sending it and runs the original: such an approval is
-    ``masked``, offers only "once"/"deny" (whatever the server offered), refuses a session or permanent grant from
-    a view, is denied by any ``approve=`` policy with the reason in the notes, and the text prompt says it."""
+    ``masked``, offers only "once"/"deny" (whatever the server offered), refuses a session or permanent grant
+    from a view, is denied by any ``approve=`` policy with the reason in the notes, and the text prompt says
+    it."""
     from hermes_notebook.turns import TurnFolder
     from hermes_notebook.turns.events import Event
     from hermes_notebook.widgets.inbound import Refused, check_answer
 
     folder = TurnFolder("t1")
-    folder.apply(Event("approval.request", {"request_id": "srq-1", "command": command,
-                                            "choices": ["once", "session", "always", "deny"]}))
+    folder.apply(
+        Event(
+            "approval.request",
+            {"request_id": "srq-1", "command": command, "choices": ["once", "session", "always", "deny"]},
+        )
+    )
     [inter] = [p.interaction.to_dict() for p in folder.message.parts if p.interaction is not None]
     assert inter["masked"] is True and inter["choices"] == ["once", "deny"] and inter["command"] == command
     for grant in ("session", "always"):
         with pytest.raises(Refused, match="Hermes hid part of that command"):
             check_answer({**inter, "choices": ["once", "session", "always", "deny"]}, ("approval",), grant)
     notes: list[str] = []
-    assert normalize_answer(inter, "always", notes) == "deny" and normalize_answer(inter, "once", []) == "once"
+    assert (
+        normalize_answer(inter, "always", notes) == "deny" and normalize_answer(inter, "once", []) == "once"
+    )
     refusal = policy_refusal(inter)
     assert refusal is not None and refusal.startswith("Hermes hid part of this command")
     monkeypatch.setattr("builtins.input", lambda _prompt="": "once")
     assert prompt_text(inter) == "once"
-    assert "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown." in capsys.readouterr().out
+    assert (
+        "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown."
+        in capsys.readouterr().out
+    )
 
 
-@pytest.mark.parametrize("command", ["rm -rf ./build; ls", "python -c 'x[...,0]' && rm -rf x", "echo done... ok"])
+@pytest.mark.parametrize(
+    "command", ["rm -rf ./build; ls", "python -c 'x[...,0]' && rm -rf x", "echo done... ok"]
+)
 def test_a_plain_command_is_not_taken_for_a_masked_one(command: str) -> None:
-    """Ellipses in code or prose are not Hermes' ``6 chars...4 chars`` mask; such a card keeps every choice."""
+    """Ellipses in code or prose are not Hermes' ``6 chars...4 chars`` mask; such a card keeps every
+    choice."""
     from hermes_notebook.turns import TurnFolder
     from hermes_notebook.turns.events import Event
 

@@ -25,8 +25,14 @@ def test_run_status_from_the_session_row() -> None:
 
 def test_a_run_row_needs_a_cron_id_and_reports_its_duration() -> None:
     """A run row needs a cron id and reports its duration."""
-    run = JobRun.from_session({"id": "cron_ab12_20261202_103235", "started_at": 10.0, "ended_at": 12.5,
-                               "end_reason": "cron_complete"})
+    run = JobRun.from_session(
+        {
+            "id": "cron_ab12_20261202_103235",
+            "started_at": 10.0,
+            "ended_at": 12.5,
+            "end_reason": "cron_complete",
+        }
+    )
     assert (run.job_id, run.status, run.duration) == ("ab12", "ok", 2.5)
     with pytest.raises(HermesUsageError, match="not a cron run session id"):
         JobRun.from_session({"id": "api_123"})
@@ -34,8 +40,10 @@ def test_a_run_row_needs_a_cron_id_and_reports_its_duration() -> None:
         run.transcript()
 
 
-@pytest.mark.parametrize(("job_id", "limit", "message"), [("../x", 5, "a job id is letters and digits"),
-                                                          ("ab12", 0, "limit must be between 1 and 200")])
+@pytest.mark.parametrize(
+    ("job_id", "limit", "message"),
+    [("../x", 5, "a job id is letters and digits"), ("ab12", 0, "limit must be between 1 and 200")],
+)
 def test_bad_arguments_fail_before_any_request(job_id: str, limit: int, message: str) -> None:
     """Bad arguments fail before any request."""
     with pytest.raises(HermesUsageError, match=message):
@@ -68,7 +76,9 @@ def test_runs_lists_the_triggered_run(ran: tuple[Hermes, Any, str]) -> None:
     assert run.id in runs._repr_html_() and ">ok<" in runs._repr_html_()
 
 
-def test_a_runs_transcript_shows_the_prompt_the_tool_call_and_the_answer(ran: tuple[Hermes, Any, str]) -> None:
+def test_a_runs_transcript_shows_the_prompt_the_tool_call_and_the_answer(
+    ran: tuple[Hermes, Any, str],
+) -> None:
     """A runs transcript shows the prompt the tool call and the answer."""
     client, job, marker = ran
     transcript = client.jobs.runs(job)[0].transcript()
@@ -82,7 +92,9 @@ def test_a_runs_transcript_shows_the_prompt_the_tool_call_and_the_answer(ran: tu
     assert marker in transcript._repr_mimebundle_()["text/html"]
 
 
-def test_jobs_widget_lists_runs_and_sends_a_transcript(ran: tuple[Hermes, Any, str], hermes: LocalHermes) -> None:
+def test_jobs_widget_lists_runs_and_sends_a_transcript(
+    ran: tuple[Hermes, Any, str], hermes: LocalHermes
+) -> None:
     """The widget's ``runs`` and ``transcript`` messages answer with the run rows and its messages."""
     from hermes_notebook.widgets import Jobs
 
@@ -91,16 +103,26 @@ def test_jobs_widget_lists_runs_and_sends_a_transcript(ran: tuple[Hermes, Any, s
     sent: list[dict[str, Any]] = []
     widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
     try:
-        for message in ({"type": "runs", "request": 1, "id": job.id},
-                        {"type": "transcript", "request": 2, "run_id": "api_not_a_run"}):
+        for message in (
+            {"type": "runs", "request": 1, "id": job.id},
+            {"type": "transcript", "request": 2, "run_id": "api_not_a_run"},
+        ):
             future = widget.handle_message(message)
             assert future is not None
             future.result(30)
         runs, refused = sent
         assert runs["type"] == "runs_result" and runs["ok"] and runs["request"] == 1
-        assert [r["status"] for r in runs["runs"]] == ["ok"] and runs["runs"][0]["id"].startswith(f"cron_{job.id}_")
-        assert refused == {"type": "transcript_result", "request": 2, "run_id": "api_not_a_run", "ok": False,
-                           "messages": [], "message": "'api_not_a_run' is not a cron run"}
+        assert [r["status"] for r in runs["runs"]] == ["ok"] and runs["runs"][0]["id"].startswith(
+            f"cron_{job.id}_"
+        )
+        assert refused == {
+            "type": "transcript_result",
+            "request": 2,
+            "run_id": "api_not_a_run",
+            "ok": False,
+            "messages": [],
+            "message": "'api_not_a_run' is not a cron run",
+        }
         future = widget.handle_message({"type": "transcript", "request": 3, "run_id": runs["runs"][0]["id"]})
         assert future is not None
         future.result(30)
@@ -116,8 +138,16 @@ def test_a_refresh_that_sees_a_new_run_says_so() -> None:
     """A newer ``last_run_at`` after a refresh becomes a notice naming the job and its status."""
     from hermes_notebook.widgets.job_runs import finished_runs_notice
 
-    before = [{"id": "a", "name": "nightly", "last_run_at": None}, {"id": "b", "name": "other", "last_run_at": "t1"}]
-    after = [{"id": "a", "name": "nightly", "last_run_at": "t2", "last_status": "ok"},
-             {"id": "b", "name": "other", "last_run_at": "t1"}, {"id": "c", "name": "new", "last_run_at": "t3"}]
-    assert finished_runs_notice(before, after) == "'nightly' finished a run (ok). Open Runs to see what it did."
+    before = [
+        {"id": "a", "name": "nightly", "last_run_at": None},
+        {"id": "b", "name": "other", "last_run_at": "t1"},
+    ]
+    after = [
+        {"id": "a", "name": "nightly", "last_run_at": "t2", "last_status": "ok"},
+        {"id": "b", "name": "other", "last_run_at": "t1"},
+        {"id": "c", "name": "new", "last_run_at": "t3"},
+    ]
+    assert (
+        finished_runs_notice(before, after) == "'nightly' finished a run (ok). Open Runs to see what it did."
+    )
     assert finished_runs_notice(after, after) is None

@@ -25,7 +25,8 @@ _WIRE_JOB = json.loads(
     ' {"times": null, "completed": 0}, "enabled": true, "state": "scheduled", "paused_at": null,'
     ' "paused_reason": null, "created_at": "2026-12-02T10:31:00.547542+00:00", "next_run_at":'
     ' "2026-12-02T11:31:00.554302+00:00", "last_run_at": null, "last_status": null, "last_error": null,'
-    ' "last_delivery_error": null, "deliver": "local", "origin": {"platform": "api_server", "chat_id": "api"},'
+    ' "last_delivery_error": null, "deliver": "local", "origin": {"platform": "api_server", "chat_id": '
+    '"api"},'
     ' "enabled_toolsets": null, "workdir": null, "latest_execution": null, "fire_claim": null}'
 )
 
@@ -74,7 +75,10 @@ async def test_jobs_round_trip(jobs: JobsClient) -> None:
         updated = await jobs.update(job.id, name="nb renamed", schedule="every 2h", repeat=5)
         assert (updated.name, updated.schedule.minutes) == ("nb renamed", 120)
         assert updated.repeat == JobRepeat(times=5, completed=0)
-        assert (await jobs.get(job.id)).raw["repeat"] == {"times": 5, "completed": 0}  # object, not a bare int
+        assert (await jobs.get(job.id)).raw["repeat"] == {
+            "times": 5,
+            "completed": 0,
+        }  # object, not a bare int
 
         paused = await jobs.pause(job.id)
         assert (paused.enabled, paused.state) == (False, "paused") and paused.paused_at is not None
@@ -94,8 +98,8 @@ async def test_jobs_round_trip(jobs: JobsClient) -> None:
 
 
 async def test_invalid_schedule_raises_validation_error_naming_it(jobs: JobsClient) -> None:
-    """A bad schedule (HTTP 500 {"error"} from 0.19.0, 400 from newer servers) raises HermesValidationError that
-    names the schedule."""
+    """A bad schedule (HTTP 500 {"error"} from 0.19.0, 400 from newer servers) raises HermesValidationError
+    that names the schedule."""
     with pytest.raises(HermesValidationError) as info:
         await jobs.create(name="nb bad schedule", schedule="@daily")
     assert info.value.status in (400, 500) and "'@daily'" in str(info.value)
@@ -133,7 +137,8 @@ async def test_bad_ids_and_values_are_refused_before_sending() -> None:
 
 
 async def test_missing_job_raises_not_found(jobs: JobsClient) -> None:
-    """Getting, pausing or deleting a well-formed but unknown id raises HermesNotFoundError ("Job not found")."""
+    """Getting, pausing or deleting a well-formed but unknown id raises HermesNotFoundError ("Job not
+    found")."""
     for call in (jobs.get, jobs.pause, jobs.delete):
         with pytest.raises(HermesNotFoundError) as info:
             await call("0123456789ab")

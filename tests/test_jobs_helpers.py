@@ -1,4 +1,5 @@
-"""Scripting helpers for cron jobs, against the real Hermes 0.19.0 API Server (and a mock for 'nothing sent')."""
+"""Scripting helpers for cron jobs, against the real Hermes 0.19.0 API Server (and a mock for 'nothing
+sent')."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from hermes_notebook.jobs.api import JobsAPI
 
 @pytest.fixture
 def client(hermes) -> Iterator[JobsClient]:
-    """A JobsClient on the shared Hermes; every job whose name starts with this test's prefix is deleted after."""
+    """A JobsClient on the shared Hermes; every job whose name starts with this test's prefix is deleted
+    after."""
     jobs = JobsClient(hermes.settings())
     yield jobs
     runtime.run_sync(jobs.aclose())
@@ -50,7 +52,9 @@ def _recording_client() -> tuple[JobsClient, list[httpx.Request]]:
     return JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler)), seen
 
 
-@pytest.mark.parametrize("schedule", ["@daily", "0 9 * * MON", "every 1h30m", "2020-01-01T00:00", "0 0 31 2 *"])
+@pytest.mark.parametrize(
+    "schedule", ["@daily", "0 9 * * MON", "every 1h30m", "2020-01-01T00:00", "0 0 31 2 *"]
+)
 def test_bad_schedule_raises_before_any_request(schedule: str) -> None:
     """create() and ensure() refuse a schedule Hermes would refuse without sending a single request."""
     client, seen = _recording_client()
@@ -68,8 +72,15 @@ def test_bad_schedule_raises_before_any_request(schedule: str) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"name": "   "}, {"name": "n" * 201}, {"prompt": "p" * 5001}, {"repeat": 0}, {"repeat": True},
-     {"skills": [1]}, {"deliver": ""}],
+    [
+        {"name": "   "},
+        {"name": "n" * 201},
+        {"prompt": "p" * 5001},
+        {"repeat": 0},
+        {"repeat": True},
+        {"skills": [1]},
+        {"deliver": ""},
+    ],
 )
 def test_other_bad_fields_raise_usage_errors(fields: dict[str, object]) -> None:
     """Name, prompt, repeat, skills and deliver are checked with the server's limits, nothing sent."""
@@ -82,7 +93,10 @@ def test_validate_job_requires_and_normalises() -> None:
     with pytest.raises(HermesUsageError, match="needs a schedule"):
         validate_job(name="x", require=("name", "schedule"))
     assert validate_job(name=" a ", schedule=" every 5m ", skills="one, two", deliver="local") == {
-        "name": "a", "schedule": "every 5m", "skills": ["one", "two"], "deliver": "local",
+        "name": "a",
+        "schedule": "every 5m",
+        "skills": ["one", "two"],
+        "deliver": "local",
     }
 
 
@@ -188,7 +202,8 @@ def test_wait_for_run_times_out_with_an_explanation(helpers: JobsAPI) -> None:
 
 
 def test_run_and_wait_sees_the_result_of_a_real_run(helpers: JobsAPI) -> None:
-    """A triggered job runs on the next scheduler tick against the fake model; last_run_at/last_status update."""
+    """A triggered job runs on the next scheduler tick against the fake model; last_run_at/last_status
+    update."""
     job = helpers.create(name=_name("run"), schedule="every 1d", prompt="RUN echo from-helpers")
     started = datetime.now(timezone.utc)
     done = helpers.run_and_wait(job, timeout=100, poll=1.0)

@@ -1,4 +1,5 @@
-"""notebooks/jobs.ipynb runs end to end with nbclient against the real Hermes (it waits for one real cron run)."""
+"""notebooks/jobs.ipynb runs end to end with nbclient against the real Hermes (it waits for one real cron
+run)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ from nbclient import NotebookClient
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "jobs.ipynb"
 
 
-def test_jobs_notebook_runs_against_real_hermes(hermes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_jobs_notebook_runs_against_real_hermes(
+    hermes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Every cell runs without error, including the triggered run's wait, and leaves no job behind."""
     monkeypatch.setenv("HERMES_API_URL", hermes.api_url)
     monkeypatch.setenv("HERMES_API_KEY", hermes.api_key)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(NOTEBOOK.parents[1]), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(NOTEBOOK.parents[1]), os.environ.get("PYTHONPATH")]))
+    )
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     text = "\n".join(str(o.get("text", "")) + str(o.get("data", {})) for o in outputs)
     assert not [o for o in outputs if o.output_type == "error"]
@@ -27,6 +34,8 @@ def test_jobs_notebook_runs_against_real_hermes(hermes, monkeypatch: pytest.Monk
     assert hermes.api_key not in nbformat.writes(nb)
     import httpx
 
-    jobs = httpx.get(f"{hermes.api_url}/api/jobs?include_disabled=true",
-                     headers={"Authorization": f"Bearer {hermes.api_key}"}).json()["jobs"]
+    jobs = httpx.get(
+        f"{hermes.api_url}/api/jobs?include_disabled=true",
+        headers={"Authorization": f"Bearer {hermes.api_key}"},
+    ).json()["jobs"]
     assert not [j for j in jobs if j["name"].startswith("notebook demo")]

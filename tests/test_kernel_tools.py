@@ -1,5 +1,6 @@
-"""Kernel tools without a server: the ``code`` interaction in the turn model and on a Turn, the read tools, running
-approved code, the main-thread queue, registration helpers and the scripted model's ``KERNEL`` keyword."""
+"""Kernel tools without a server: the ``code`` interaction in the turn model and on a Turn, the read tools,
+running approved code, the main-thread queue, registration helpers and the scripted model's ``KERNEL``
+keyword."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ def _code(request_id: str = "code-1") -> Interaction:
 
 
 def _running_tool(folder: TurnFolder) -> None:
-    folder.apply(Event("tool.start", {"tool_id": "k1", "name": "mcp__notebook_0a1b2c3d__run_code", "context": "x"}))
+    folder.apply(
+        Event("tool.start", {"tool_id": "k1", "name": "mcp__notebook_0a1b2c3d__run_code", "context": "x"})
+    )
 
 
 def test_folder_asks_on_a_running_tool_part_once() -> None:
@@ -59,7 +62,8 @@ async def test_turn_ask_returns_the_answer_and_records_it() -> None:
 
 
 async def test_turn_ask_times_out_as_expired() -> None:
-    """Nobody answers: ``ask`` returns None, the interaction shows ``expired`` and can no longer be answered."""
+    """Nobody answers: ``ask`` returns None, the interaction shows ``expired`` and can no longer be
+    answered."""
     folder = TurnFolder("t1")
     state = TurnState(SessionRef("live", "stored"), "t1", "hi", folder)
     turn = Turn(state)
@@ -80,8 +84,14 @@ def test_a_code_answer_other_than_run_denies() -> None:
 
 def test_read_tools_list_describe_and_never_evaluate() -> None:
     """Variables skip private names and modules; ``describe`` looks a plain name up and evaluates nothing."""
-    ns: dict[str, Any] = {"In": ["", "a = 1", "b = [1, 2]", "print(a)"], "Out": {2: [1, 2]}, "a": 1, "b": [1, 2],
-                          "_hidden": 3, "socket": socket}
+    ns: dict[str, Any] = {
+        "In": ["", "a = 1", "b = [1, 2]", "print(a)"],
+        "Out": {2: [1, 2]},
+        "a": 1,
+        "b": [1, 2],
+        "_hidden": 3,
+        "socket": socket,
+    }
     assert reading.list_variables(ns) == "a: int\nb: list (len 2)"
     assert reading.describe(ns, "b") == "b (list):\nlist of 2 items: 1, 2"
     assert "not a variable name" in reading.describe(ns, "__import__('os').getcwd()")
@@ -114,7 +124,9 @@ def test_main_thread_jobs_run_in_order_and_a_cancelled_one_never_runs() -> None:
 def test_registration_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hermes' env key naming, the snippet, the 0600 token file, and staleness (only for loopback URLs)."""
     assert registration.env_key("notebook_0a1b2c3d") == "MCP_NOTEBOOK_0A1B2C3D_API_KEY"
-    assert "${MCP_NOTEBOOK_0A1B2C3D_API_KEY}" in registration.config_snippet("notebook_0a1b2c3d", "http://x/mcp")
+    assert "${MCP_NOTEBOOK_0A1B2C3D_API_KEY}" in registration.config_snippet(
+        "notebook_0a1b2c3d", "http://x/mcp"
+    )
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     path = registration.token_file("notebook_0a1b2c3d", "tok")
     assert path.read_text() == "tok" and stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -129,33 +141,47 @@ def test_registration_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_scripted_model_calls_kernel_tools_directly_or_through_tool_call() -> None:
     """``KERNEL describe df`` calls the offered tool, or a newer Hermes' ``tool_call`` for a deferred one."""
-    direct = {"messages": [{"role": "user", "content": "KERNEL describe df"}],
-              "tools": [{"type": "function", "function": {"name": "mcp_notebook_0a1b2c3d_describe"}}]}
+    direct = {
+        "messages": [{"role": "user", "content": "KERNEL describe df"}],
+        "tools": [{"type": "function", "function": {"name": "mcp_notebook_0a1b2c3d_describe"}}],
+    }
     [call] = plan_reply(direct).tool_calls
     assert (call.name, dict(call.arguments)) == ("mcp_notebook_0a1b2c3d_describe", {"name": "df"})
-    deferred = {"messages": [{"role": "user", "content": "KERNEL run_code x = 1"}], "tools": [
-        {"type": "function", "function": {"name": "tool_call", "description": "invoke"}},
-        {"type": "function", "function": {"name": "tool_search", "description": "- mcp__notebook_0a1b2c3d__run_code"}},
-    ]}
+    deferred = {
+        "messages": [{"role": "user", "content": "KERNEL run_code x = 1"}],
+        "tools": [
+            {"type": "function", "function": {"name": "tool_call", "description": "invoke"}},
+            {
+                "type": "function",
+                "function": {"name": "tool_search", "description": "- mcp__notebook_0a1b2c3d__run_code"},
+            },
+        ],
+    }
     [call] = plan_reply(deferred).tool_calls
     assert call.name == "tool_call"
-    assert call.arguments == {"calls": [{"name": "mcp__notebook_0a1b2c3d__run_code", "arguments": {"code": "x = 1"}}]}
+    assert call.arguments == {
+        "calls": [{"name": "mcp__notebook_0a1b2c3d__run_code", "arguments": {"code": "x = 1"}}]
+    }
     assert "no notebook tool" in plan_reply({"messages": direct["messages"], "tools": []}).text
 
 
-# --- binding calls to parts, grants, registration -------------------------------------------------------------------
+# --- binding calls to parts, grants, registration
+# -------------------------------------------------------------------
 
 
 class FakeDashboard:
-    """What ``KernelTools`` needs of a Dashboard connection: ``mcp.servers.*`` requests (recorded, answered like a
-    newer Dashboard, or -32601 like 0.19.0) and the turns it is running (real ``Turn``/``TurnState``/folder)."""
+    """What ``KernelTools`` needs of a Dashboard connection: ``mcp.servers.*`` requests (recorded, answered
+    like a newer Dashboard, or -32601 like 0.19.0) and the turns it is running (real
+    ``Turn``/``TurnState``/folder)."""
 
     def __init__(self, *, registers: bool = True, servers: dict[str, str] | None = None) -> None:
         self.registers = registers
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.turns: list[Turn] = []
-        self.states: dict[str, TurnState] = {}  # turn id -> its producer side (where respond() records answers)
+        self.states: dict[
+            str, TurnState
+        ] = {}  # turn id -> its producer side (where respond() records answers)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         from hermes_notebook.errors import HermesRPCError
@@ -211,6 +237,7 @@ def tools(monkeypatch: pytest.MonkeyPatch) -> Any:
 def _connect(conn: FakeDashboard) -> Any:
     async def connect() -> FakeDashboard:
         return conn
+
     return connect
 
 
@@ -219,10 +246,10 @@ def _notes(turn: Turn) -> list[str]:
 
 
 def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(tools: Any) -> None:
-    """Bound by arguments (a newer tool.start's ``args``; 0.19.0's preview), a part answers one call for the life
-    of its turn: another session's call with other arguments, or a second call for the same part after the first
-    returned, is refused, and the turn shows a notice. (Before, the name alone bound, and the claim ended with the
-    call, so both were answered.)"""
+    """Bound by arguments (a newer tool.start's ``args``; 0.19.0's preview), a part answers one call for the
+    life of its turn: another session's call with other arguments, or a second call for the same part after
+    the first returned, is refused, and the turn shows a notice. (Before, the name alone bound, and the claim
+    ended with the call, so both were answered.)"""
     from hermes_notebook.runtime import run_sync
 
     conn = FakeDashboard()
@@ -231,7 +258,9 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
     newer = conn.start_tool("t1", "k1", {"name": name, "context": "df", "args": {"name": "df"}})
     assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
     assert run_sync(tools.call("describe", {"name": "df"}), 10).text == "df (list):\nlist of 3 items: 1, 2, 3"
-    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("Refused")  # the part is still running
+    assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith(
+        "Refused"
+    )  # the part is still running
     notes = _notes(newer)
     assert len(notes) == 2 and "whose arguments no step of this turn asked for was refused" in notes[0]
     assert "A second call of the kernel tool describe for a step that was answered already" in notes[1]
@@ -246,14 +275,17 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
 
 
 def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> None:
-    """The 0.19.0 preview is the first of query/text/command/path/name/prompt/code/goal, one line, cut to 80."""
+    """The 0.19.0 preview is the first of query/text/command/path/name/prompt/code/goal, one line, cut to
+    80."""
     from hermes_notebook.kernel.binding import Claims, hermes_preview, tool_names
 
     assert hermes_preview({"code": "x = 1\n\ny = 2"}) == "x = 1 y = 2"
     assert hermes_preview({"cells": "1:3"}) == ""
     assert hermes_preview({"code": "a" * 100}) == "a" * 77 + "..."
-    assert tool_names("notebook_0a1b2c3d", "run_code") == ("mcp__notebook_0a1b2c3d__run_code",
-                                                          "mcp_notebook_0a1b2c3d_run_code")
+    assert tool_names("notebook_0a1b2c3d", "run_code") == (
+        "mcp__notebook_0a1b2c3d__run_code",
+        "mcp_notebook_0a1b2c3d_run_code",
+    )
     claims = Claims()
     assert claims.claim("t", "p") and not claims.claim("t", "p")
     claims.forget_ended(["other"])
@@ -261,9 +293,9 @@ def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> Non
 
 
 def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) -> None:
-    """"Allow reads for this session" from a Run card is a grant the status names; ``share_kernel(read=False)``
-    (or ``--kernel ask``) is a new policy, and the grant is gone: reads are off as the status says. The 0.19.0
-    token file goes when the share ends."""
+    """ "Allow reads for this session" from a Run card is a grant the status names;
+    ``share_kernel(read=False)`` (or ``--kernel ask``) is a new policy, and the grant is gone: reads are off
+    as the status says. The 0.19.0 token file goes when the share ends."""
     from hermes_notebook.runtime import run_sync
     from hermes_notebook.turns import READS_CHOICE
 
@@ -290,20 +322,28 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
     assert not again.may_read("stored-t1") and not share.may_read("stored-t1")
     assert "reads off (Run cards can allow them per session)" in str(again)
     assert again.grants.revoke() == []
-    assert again.token_path is not None and again.token_path.exists()  # 0.19.0: the token file for the snippet
+    assert (
+        again.token_path is not None and again.token_path.exists()
+    )  # 0.19.0: the token file for the snippet
     tools.unshare(key, "http://127.0.0.1:9119")
     assert not again.token_path.exists()
 
 
 def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
-    """Code holding a key-shaped literal (or the connection's own key) is refused before any card: a card never
-    hides what runs, so it would put the key on screen and in the model's next turn."""
+    """Code holding a key-shaped literal (or the connection's own key) is refused before any card: a card
+    never hides what runs, so it would put the key on screen and in the model's next turn."""
     from hermes_notebook.runtime import run_sync
 
     conn = FakeDashboard(registers=False)
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", secrets=["own-key-0123456789"])
-    for i, code in enumerate(['client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
-                              "requests.get(url, headers={'x': 'own-key-0123456789'})"]):
+    tools.share(
+        object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", secrets=["own-key-0123456789"]
+    )
+    for i, code in enumerate(
+        [
+            'client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
+            "requests.get(url, headers={'x': 'own-key-0123456789'})",
+        ]
+    ):
         turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp_{tools.name}_run_code", "context": code})
         text = run_sync(tools.call("run_code", {"code": code}), 10).text
         assert text.startswith("Refused before asking the user: the code holds a key") and not turn.pending()
@@ -314,9 +354,9 @@ def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
 def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     tools: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Properties, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` and ``savefig`` of the user's objects
-    never run in a read; a two-million-item dict is read 20 items deep; a read that fails (a namespace changing
-    under it) answers a fixed message and writes nothing to the running cell's stderr."""
+    """Properties, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` and ``savefig`` of the user's
+    objects never run in a read; a two-million-item dict is read 20 items deep; a read that fails (a namespace
+    changing under it) answers a fixed message and writes nothing to the running cell's stderr."""
     import tracemalloc
 
     ran: list[str] = []
@@ -348,10 +388,21 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
             ran.append("savefig")
 
     big = dict.fromkeys(range(2_000_000), 0)
-    ns: dict[str, Any] = {"In": ["", "obj"], "Out": {1: Sneaky()}, "obj": Sneaky(), "d": SneakyDict(a=1),
-                          "fig": Figure(), "nested": [Sneaky(), {"k": Sneaky()}], "big": big, "db_password": "hunter2"}
-    shown = [reading.list_variables(ns), *(reading.describe(ns, n) for n in ("obj", "d", "fig", "nested")),
-             reading.read_output(ns, 1).text]
+    ns: dict[str, Any] = {
+        "In": ["", "obj"],
+        "Out": {1: Sneaky()},
+        "obj": Sneaky(),
+        "d": SneakyDict(a=1),
+        "fig": Figure(),
+        "nested": [Sneaky(), {"k": Sneaky()}],
+        "big": big,
+        "db_password": "hunter2",
+    }
+    shown = [
+        reading.list_variables(ns),
+        *(reading.describe(ns, n) for n in ("obj", "d", "fig", "nested")),
+        reading.read_output(ns, 1).text,
+    ]
     tracemalloc.start()
     shown.append(reading.describe(ns, "big"))
     peak = tracemalloc.get_traced_memory()[1]
@@ -370,7 +421,9 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
 
     from hermes_notebook.runtime import run_sync
 
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1)))
+    monkeypatch.setattr(
+        "hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1))
+    )
     conn = FakeDashboard(registers=False)
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
@@ -399,9 +452,9 @@ def test_registration_follows_each_dashboard_and_each_server(tools: Any) -> None
 
 
 def test_stale_entries_go_only_on_this_machine_and_names_are_reused(tmp_path: Path) -> None:
-    """A dead ``127.0.0.1`` entry is removed only when the Dashboard runs here (elsewhere that loopback is another
-    machine's); a new kernel takes the first free name of a fixed series, so Hermes' ``.env`` keeps one line per
-    name instead of gaining one per kernel."""
+    """A dead ``127.0.0.1`` entry is removed only when the Dashboard runs here (elsewhere that loopback is
+    another machine's); a new kernel takes the first free name of a fixed series, so Hermes' ``.env`` keeps
+    one line per name instead of gaining one per kernel."""
     from hermes_notebook.runtime import run_sync
 
     with socket.socket() as gone:
@@ -421,8 +474,8 @@ def test_stale_entries_go_only_on_this_machine_and_names_are_reused(tmp_path: Pa
 def test_the_token_file_is_created_afresh_never_through_a_link_and_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """0.19.0's token file: a link planted where it goes is replaced, not followed; the file is new (``O_EXCL``),
-    0600, and gone once the share ends."""
+    """0.19.0's token file: a link planted where it goes is replaced, not followed; the file is new
+    (``O_EXCL``), 0600, and gone once the share ends."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     victim = tmp_path / "victim.txt"
     victim.write_text("keep")
@@ -437,17 +490,20 @@ def test_the_token_file_is_created_afresh_never_through_a_link_and_removed(
 
 
 def test_arguments_fit_as_the_tool_received_them() -> None:
-    """The SDK coerces ``"2"`` to ``2`` for an int parameter and drops keys a tool does not take: still the same
-    call. Another value for a parameter the tool takes is another call."""
+    """The SDK coerces ``"2"`` to ``2`` for an int parameter and drops keys a tool does not take: still the
+    same call. Another value for a parameter the tool takes is another call."""
     from hermes_notebook.kernel.binding import arguments_fit
     from hermes_notebook.turns import Part
 
-    part = Part("tool:1", "tool", name="mcp__n__read_output", status="running", arguments={"cell": "2", "x": 1})
+    part = Part(
+        "tool:1", "tool", name="mcp__n__read_output", status="running", arguments={"cell": "2", "x": 1}
+    )
     assert arguments_fit(part, {"cell": 2})
     assert not arguments_fit(part, {"cell": 3}) and not arguments_fit(part, {"cell": 2, "extra": "y"})
 
 
-# --- permission modes, an agent's run (Stop, time limit, waiting), the output log ------------------------------------
+# --- permission modes, an agent's run (Stop, time limit, waiting), the output log
+# ------------------------------------
 
 
 def test_modes_are_checked_described_and_revoked_whole() -> None:
@@ -475,12 +531,13 @@ def test_modes_are_checked_described_and_revoked_whole() -> None:
 
 
 def test_share_kernel_sets_the_modes_the_header_follows_and_revoke_ends_allow(tools: Any) -> None:
-    """``share(read=, edit=, run=)`` is the connection's policy; ``watch`` gives the chat header its modes at once
-    and on every change (a revoke, a new policy, the share's end); ``revoke`` is the header's button."""
+    """``share(read=, edit=, run=)`` is the connection's policy; ``watch`` gives the chat header its modes at
+    once and on every change (a revoke, a new policy, the share's end); ``revoke`` is the header's button."""
     conn = FakeDashboard()
     key, seen = object(), []
-    share = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True, edit="off",
-                        run="allow")
+    share = tools.share(
+        key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True, edit="off", run="allow"
+    )
     assert "reads on, edits off, runs allowed for this session" in str(share) and share.run == "allow"
     tools.watch(conn, seen.append)
     assert seen[-1]["runs"] == "allow" and seen[-1]["server"] == tools.name and seen[-1]["edits"] == "off"
@@ -495,7 +552,9 @@ async def _on_loop(function: Any, *args: Any) -> Any:
     return function(*args)
 
 
-def _drive(tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any = None, timeout: float = 20) -> str:
+def _drive(
+    tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any = None, timeout: float = 20
+) -> str:
     """Run ``tools.call`` on the package loop while this (the main) thread takes approved jobs, as the kernel
     does; ``answer(pending)`` may answer a card (from another thread: a running job holds the main thread)."""
     import threading
@@ -528,23 +587,31 @@ def _drive(tools: Any, call: Any, turn: Turn, conn: FakeDashboard, answer: Any =
 
 
 def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools: Any) -> None:
-    """run="allow": no Run card; the run shows on the part (its code, Stop, why no card) and is settled "finished"."""
+    """run="allow": no Run card; the run shows on the part (its code, Stop, why no card) and is settled
+    "finished"."""
     conn = FakeDashboard()
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
-    turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": "ran = 6 * 7"}})
+    turn = conn.start_tool(
+        "t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": "ran = 6 * 7"}}
+    )
     assert _drive(tools, tools.call("run_code", {"code": "ran = 6 * 7"}), turn, conn) == (
-        "The code ran; it printed nothing and returned nothing.")
+        "The code ran; it printed nothing and returned nothing."
+    )
     assert tools._namespace["ran"] == 42
     part = next(p for p in turn.message.parts if p.kind == "tool")
     inter = part.interaction
     assert inter is not None and (inter.kind, inter.command, inter.status, inter.response) == (
-        "run", "ran = 6 * 7", "answered", "finished")
+        "run",
+        "ran = 6 * 7",
+        "answered",
+        "finished",
+    )
     assert "runs are allowed for this session" in (inter.description or "")
 
 
 def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_does_too(tools: Any) -> None:
-    """Run, then Stop while the code loops: it stops inside the code (what it did so far stays), the agent is told,
-    and the card says Stopped. A run that outlives the policy's time limit is stopped the same way."""
+    """Run, then Stop while the code loops: it stops inside the code (what it did so far stays), the agent is
+    told, and the card says Stopped. A run that outlives the policy's time limit is stopped the same way."""
     conn = FakeDashboard()
     key = object()
     tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119")
@@ -560,18 +627,25 @@ def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_do
     assert "RunStopped" in text and tools._namespace["laps"] > 1000
     part = next(p for p in turn.message.parts if p.kind == "tool")
     assert part.interaction is not None and part.interaction.response == "stop"  # the click settled it
-    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run_limit=0.5)  # share_kernel(run_limit=)
+    tools.share(
+        key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run_limit=0.5
+    )  # share_kernel(run_limit=)
     turn2 = conn.start_tool("t2", "k2", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
-    text = _drive(tools, tools.call("run_code", {"code": code}), turn2, conn,
-                  lambda inter: "run" if inter.kind == "code" else None)
+    text = _drive(
+        tools,
+        tools.call("run_code", {"code": code}),
+        turn2,
+        conn,
+        lambda inter: "run" if inter.kind == "code" else None,
+    )
     assert "RunStopped" in text
     part2 = next(p for p in turn2.message.parts if p.kind == "tool")
     assert part2.interaction is not None and part2.interaction.response == "timed_out"
 
 
 def test_a_stop_that_comes_too_late_never_lands_in_the_next_code() -> None:
-    """Jobs: one dropped before it runs never runs; a stop after a job ended is a no-op, and the next code on the
-    main thread runs to its end (the stop is cleared, not left pending)."""
+    """Jobs: one dropped before it runs never runs; a stop after a job ended is a no-op, and the next code on
+    the main thread runs to its end (the stop is cleared, not left pending)."""
     from hermes_notebook.kernel.execute import MainThreadJobs, RunStopped
 
     jobs = MainThreadJobs()
@@ -588,7 +662,9 @@ def test_a_stop_that_comes_too_late_never_lands_in_the_next_code() -> None:
     assert isinstance(looping.future.exception(), RunStopped)
 
 
-def test_run_code_sends_what_it_displays_and_the_figures_it_opens_as_images(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_code_sends_what_it_displays_and_the_figures_it_opens_as_images(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """What approved code displays, and the matplotlib figures it opens (drawn, then closed), come back as PNG
     images; a PNG over the bound is named, not sent. (pyplot stands in here: only its four calls are used.)"""
     import sys
@@ -606,8 +682,10 @@ def test_run_code_sends_what_it_displays_and_the_figures_it_opens_as_images(monk
 
     open_figures: dict[int, Figure] = {}
     pyplot = types.SimpleNamespace(
-        get_fignums=lambda: sorted(open_figures), figure=lambda n: open_figures[n],
-        close=lambda f: open_figures.pop(f.number), subplots=lambda n: open_figures.setdefault(n, Figure(n)),
+        get_fignums=lambda: sorted(open_figures),
+        figure=lambda n: open_figures[n],
+        close=lambda f: open_figures.pop(f.number),
+        subplots=lambda n: open_figures.setdefault(n, Figure(n)),
     )
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
     answer = run_code({"plt": pyplot}, "plt.subplots(1)\nplt.subplots(2)\nprint('plotted')")
@@ -623,7 +701,11 @@ def test_take_png_sends_only_small_real_pngs() -> None:
     from tests.helpers import png_bytes
 
     image = take_png(base64.b64encode(png_bytes(10, 7)).decode(), "In[2] display 1")
-    assert not isinstance(image, str) and (image.width, image.height, image.label) == (10, 7, "In[2] display 1")
+    assert not isinstance(image, str) and (image.width, image.height, image.label) == (
+        10,
+        7,
+        "In[2] display 1",
+    )
     assert take_png("not base64!", "x") == "x: not a valid PNG"
     assert take_png(base64.b64encode(b"GIF89a" + b"0" * 40).decode(), "x") == "x: not a valid PNG"
     assert "too large to send" in str(take_png(png_bytes(MAX_SIDE + 1, 1), "x"))
@@ -632,9 +714,10 @@ def test_take_png_sends_only_small_real_pngs() -> None:
 def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Through ipykernel's hooks (played here by publishers that call them as ipykernel does): a cell's streams (the
-    end kept), displays and PNGs are recorded under its In[] number while it runs; messages pass on unchanged;
-    clear_output clears; an agent's run captures (and keeps out of the cell) what it displays."""
+    """Through ipykernel's hooks (played here by publishers that call them as ipykernel does): a cell's
+    streams (the end kept), displays and PNGs are recorded under its In[] number while it runs; messages pass
+    on unchanged; clear_output clears; an agent's run captures (and keeps out of the cell) what it
+    displays."""
     import base64
     import sys
     import types
@@ -663,8 +746,9 @@ def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_
 
     display, stdout = Publisher(), Publisher()
     monkeypatch.setattr(sys, "stdout", stdout)
-    shell = types.SimpleNamespace(display_pub=display, history_manager=types.SimpleNamespace(
-        input_hist_parsed=["", "a = 1", "b = 2"]))
+    shell = types.SimpleNamespace(
+        display_pub=display, history_manager=types.SimpleNamespace(input_hist_parsed=["", "a = 1", "b = 2"])
+    )
     shell.events = EventManager(shell, available_events)
     log = OutputLog()
     log.follow(shell)
@@ -679,7 +763,11 @@ def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_
     display.send("display_data", {"data": {"text/plain": "<Figure>", "image/png": png}})
     running = log.running()
     assert log.busy and running is not None and (running.count, running.cell_id) == (3, "cell-abc")
-    assert running.text.endswith("end\n") and len(running.text) == TEXT_CHARS and running.chars == TEXT_CHARS + 14
+    assert (
+        running.text.endswith("end\n")
+        and len(running.text) == TEXT_CHARS
+        and running.chars == TEXT_CHARS + 14
+    )
     assert running.displays == ["<Figure>"] and running.images[0].label == "In[3] display 1"
     with log.capture("run_code") as captured:
         assert display.send("display_data", {"data": {"image/png": png}}) is None  # not into the cell
@@ -690,12 +778,19 @@ def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_
     shell.events.trigger("post_run_cell", None)
     shell.events.trigger("post_execute")
     done = log.cell(3)
-    assert not log.busy and log.running() is None and done is not None and not done.running and done.text == "after\n"
+    assert (
+        not log.busy
+        and log.running() is None
+        and done is not None
+        and not done.running
+        and done.text == "after\n"
+    )
 
 
 def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
-    """``%hermes --kernel read,allow`` spells modes as words (a wrong one is named by argparse); ``status`` says
-    what is shared; the chat header follows its connection's modes and its Revoke withdraws the allowance."""
+    """``%hermes --kernel read,allow`` spells modes as words (a wrong one is named by argparse); ``status``
+    says what is shared; the chat header follows its connection's modes and its Revoke withdraws the
+    allowance."""
     from IPython.core.error import UsageError
 
     from hermes_notebook.notebook.magics import HermesMagics, kernel_modes
@@ -707,20 +802,28 @@ def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
     assert kernel_modes("ask") == {"run": "ask"}
     with pytest.raises(UsageError, match="invalid kernel mode value: 'sometimes'"):
         HermesMagics.hermes.parser.parse_args(["--kernel", "sometimes"])
-    assert Status({"kernel": "Kernel tools notebook_x at u: reads on"}).lines()[-1] == "Kernel tools notebook_x at u: reads on"
+    assert (
+        Status({"kernel": "Kernel tools notebook_x at u: reads on"}).lines()[-1]
+        == "Kernel tools notebook_x at u: reads on"
+    )
     assert "not shared" in Status({}).lines()[-1]
 
     conn = FakeDashboard()
     actions: dict[str, Any] = {}
-    chat = types_namespace(kernel_modes=None, conversation=object(),
-                           on_action=lambda name, handler: actions.__setitem__(name, handler))
+    chat = types_namespace(
+        kernel_modes=None,
+        conversation=object(),
+        on_action=lambda name, handler: actions.__setitem__(name, handler),
+    )
     follow_kernel_modes(chat, tools, conn)
     assert chat.kernel_modes is None
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
     assert chat.kernel_modes["runs"] == "allow" and chat.kernel_modes["cells"] is False
     actions["kernel_revoke"]({})
     assert chat.kernel_modes["runs"] == "ask"
-    chat.conversation = object()  # the chat's profile picker moved it to another conversation (chat_profiles.py)
+    chat.conversation = (
+        object()
+    )  # the chat's profile picker moved it to another conversation (chat_profiles.py)
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
     assert chat.kernel_modes is None  # the kernel's tools are not that conversation's
 

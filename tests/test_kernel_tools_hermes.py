@@ -1,7 +1,8 @@
-"""Hermes works in the kernel: the real newer Dashboard, the scripted model calling the notebook's kernel tools.
+"""Hermes works in the kernel: the real newer Dashboard, the scripted model calling the notebook's kernel
+tools.
 
-The pytest process plays the kernel: an IPython shell's namespace is what the tools read and what approved code
-changes, and the test's thread is the main thread the blocking wait runs that code on. A Run/Deny card is
+The pytest process plays the kernel: an IPython shell's namespace is what the tools read and what approved
+code changes, and the test's thread is the main thread the blocking wait runs that code on. A Run/Deny card is
 answered through ``TurnHandle.answer``, the call the live view's buttons make.
 """
 
@@ -28,7 +29,8 @@ pd = pytest.importorskip("pandas")
 
 @pytest.fixture
 def hermes_kernel(hermes_shell: Any, hermes: LocalHermes) -> Iterator[tuple[Any, Any]]:
-    """``(Hermes, namespace)``: a connection to the shared servers and the shell's namespace; closed afterwards."""
+    """``(Hermes, namespace)``: a connection to the shared servers and the shell's namespace; closed
+    afterwards."""
     h = hn.connect(hermes.settings())
     try:
         yield h, hermes_shell.user_ns
@@ -55,7 +57,8 @@ def _start_with_buttons(h: Any, prompt: str) -> TurnHandle:
 
 
 def test_the_agent_reads_a_dataframe_summary(hermes_kernel: tuple[Any, Any], hermes: LocalHermes) -> None:
-    """With reads shared, the model's ``describe`` call returns the DataFrame's typed summary, shown as a tool part."""
+    """With reads shared, the model's ``describe`` call returns the DataFrame's typed summary, shown as a tool
+    part."""
     h, ns = hermes_kernel
     ns["sales"] = pd.DataFrame({"city": ["Oslo", "Lima", "Pune"], "revenue": [3.5, 19.0, 7.25]})
     share = h.share_kernel(read=True)
@@ -78,8 +81,8 @@ def test_reads_are_off_by_default(hermes_kernel: tuple[Any, Any]) -> None:
 
 
 def test_run_code_needs_a_click_and_runs_in_the_users_namespace(hermes_kernel: tuple[Any, Any]) -> None:
-    """``run_code`` shows the whole code on a card; nothing runs until Run is clicked, then it runs in the user's
-    namespace on the main thread and the agent gets its output."""
+    """``run_code`` shows the whole code on a card; nothing runs until Run is clicked, then it runs in the
+    user's namespace on the main thread and the agent gets its output."""
     h, ns = hermes_kernel
     name = f"hn_answer_{uuid.uuid4().hex[:6]}"
     h.share_kernel()
@@ -96,7 +99,11 @@ def test_run_code_needs_a_click_and_runs_in_the_users_namespace(hermes_kernel: t
     # after Run, the part shows the run itself (the same code), settled with how it ended
     inter = tool["interaction"]
     assert (inter["kind"], inter["status"], inter["response"], inter["command"]) == (
-        "run", "answered", "finished", card["command"])
+        "run",
+        "answered",
+        "finished",
+        card["command"],
+    )
 
 
 def test_deny_leaves_the_namespace_unchanged(hermes_kernel: tuple[Any, Any]) -> None:
@@ -126,7 +133,8 @@ def test_nobody_to_click_means_denied(hermes_kernel: tuple[Any, Any]) -> None:
 def test_close_removes_the_registration_and_a_wrong_token_gets_401(
     hermes_kernel: tuple[Any, Any], hermes: LocalHermes
 ) -> None:
-    """``close()`` unregisters the server and stops it; while it runs, a request without its token gets 401."""
+    """``close()`` unregisters the server and stops it; while it runs, a request without its token gets
+    401."""
     h, _ns = hermes_kernel
     share = h.share_kernel(read=True)
     assert share.name in _registered(hermes)
@@ -140,7 +148,8 @@ def test_close_removes_the_registration_and_a_wrong_token_gets_401(
 
 
 def test_magic_kernel_option_shares_reads_and_can_refuse_code(hermes_shell: Any) -> None:
-    """``%hermes --kernel read-only`` shares reads before asking; its ``run_code`` is refused without a card."""
+    """``%hermes --kernel read-only`` shares reads before asking; its ``run_code`` is refused without a
+    card."""
     hermes_shell.user_ns["nums"] = [3, 1, 2]
     reply = hermes_shell.run_line_magic("hermes", "--kernel read-only --new KERNEL describe nums")
     assert "list of 3 items: 3, 1, 2" in reply.text, reply.text
@@ -150,7 +159,9 @@ def test_magic_kernel_option_shares_reads_and_can_refuse_code(hermes_shell: Any)
     assert not any((t.get("interaction") or {}).get("kind") == "code" for t in reply.tools)
 
 
-def test_sharing_removes_registrations_of_dead_kernels(hermes_kernel: tuple[Any, Any], hermes: LocalHermes) -> None:
+def test_sharing_removes_registrations_of_dead_kernels(
+    hermes_kernel: tuple[Any, Any], hermes: LocalHermes
+) -> None:
     """A ``notebook_*`` entry whose loopback server no longer accepts connections (a killed kernel) is removed
     when a kernel shares."""
     import socket
@@ -164,8 +175,14 @@ def test_sharing_removes_registrations_of_dead_kernels(hermes_kernel: tuple[Any,
         conn = DashboardConnection(hermes.settings())
         await conn.connect()
         try:
-            await conn.request("mcp.servers.add", {"name": dead, "bearer_token": "x" * 32,
-                                                   "config": {"url": f"http://127.0.0.1:{dead_port}/mcp"}})
+            await conn.request(
+                "mcp.servers.add",
+                {
+                    "name": dead,
+                    "bearer_token": "x" * 32,
+                    "config": {"url": f"http://127.0.0.1:{dead_port}/mcp"},
+                },
+            )
         finally:
             await conn.close()
 
@@ -178,23 +195,40 @@ def test_sharing_removes_registrations_of_dead_kernels(hermes_kernel: tuple[Any,
 
 
 def _call_directly(url: str, token: str, tool: str, arguments: dict[str, Any]) -> str:
-    """A ``tools/call`` as another Hermes session's MCP client would make it: the right token, its own MCP session
-    (initialize first: the server is stateful), no notebook turn."""
+    """A ``tools/call`` as another Hermes session's MCP client would make it: the right token, its own MCP
+    session (initialize first: the server is stateful), no notebook turn."""
     headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token}"}
     with httpx.Client(headers=headers, trust_env=False, timeout=60) as client:
-        init = client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "elsewhere", "version": "1"}}})
+        init = client.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "elsewhere", "version": "1"},
+                },
+            },
+        )
         session = {"mcp-session-id": init.headers["mcp-session-id"]}
         client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
         answer = client.post(url, json=body, headers=session).json()
     return str(answer["result"]["content"][0]["text"])
 
 
 def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kernel: tuple[Any, Any]) -> None:
-    """Hermes offers the kernel's tools to every session of the profile. While a notebook turn's Run card waits,
-    calls with the token from elsewhere (another session's MCP client) are refused: one repeating the turn's own
-    call (its part answers once), one with other code, a read no step asked for; the turn shows notices."""
+    """Hermes offers the kernel's tools to every session of the profile. While a notebook turn's Run card
+    waits, calls with the token from elsewhere (another session's MCP client) are refused: one repeating the
+    turn's own call (its part answers once), one with other code, a read no step asked for; the turn shows
+    notices."""
     from concurrent.futures import ThreadPoolExecutor
 
     h, ns = hermes_kernel
@@ -204,13 +238,19 @@ def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kerne
     card = eventually(lambda: _pending_code(handle), timeout=60, what="the Run/Deny card")
     assert KERNEL.server is not None
     token = KERNEL.server.token.reveal()
-    calls = [("run_code", {"code": "plan_total = 1"}), ("run_code", {"code": "import os"}),
-             ("describe", {"name": "secret_plan"})]
+    calls = [
+        ("run_code", {"code": "plan_total = 1"}),
+        ("run_code", {"code": "import os"}),
+        ("describe", {"name": "secret_plan"}),
+    ]
     with ThreadPoolExecutor(len(calls)) as pool:
         answers = list(pool.map(lambda c: _call_directly(share.url, token, *c), calls))
     assert all(a.startswith("Refused") for a in answers) and not any("dawn" in a for a in answers), answers
-    notices = eventually(lambda: [p["text"] for p in handle.parts if p["kind"] == "marker"] or None, timeout=10,
-                         what="the notices")
+    notices = eventually(
+        lambda: [p["text"] for p in handle.parts if p["kind"] == "marker"] or None,
+        timeout=10,
+        what="the notices",
+    )
     assert any("A second call of the kernel tool run_code" in n for n in notices), notices
     assert any("whose arguments no step of this turn asked for" in n for n in notices), notices
     assert handle.answer(card["request_id"], "deny")
@@ -219,8 +259,8 @@ def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kerne
 
 
 def test_a_new_kernel_takes_over_a_dead_kernels_name(hermes: LocalHermes) -> None:
-    """Hermes never removes a server's ``.env`` token line: a kernel that died leaves its entry and line behind,
-    and the next kernel reuses that name (and line) instead of adding one per kernel."""
+    """Hermes never removes a server's ``.env`` token line: a kernel that died leaves its entry and line
+    behind, and the next kernel reuses that name (and line) instead of adding one per kernel."""
     from hermes_notebook.kernel.share import KernelTools
 
     conn = DashboardConnection(hermes.settings())

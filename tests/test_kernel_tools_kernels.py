@@ -1,10 +1,10 @@
-"""Kernel tools in REAL kernels (jupyter_client + ipykernel) against the real newer Dashboard: the registration
-goes with the kernel, and each kernel has its own server, token and turns; and a busy kernel, for real: a long cell
-runs while the agent lists the variables and reads the cell's output so far; each read is answered within 100 ms
-from what is safe to read, the Hermes turn is stopped meanwhile, and the cell finishes undisturbed. (The cell
-would run 60 s; it ends early at a flag file once the checks are done, to save CI time. The 100 ms is asserted as
-a functional bound on a read while busy, the kernel's own timing of each call, binding included; it is measured
-properly in benchmarks/bench_kernel_tools.py.)"""
+"""Kernel tools in REAL kernels (jupyter_client + ipykernel) against the real newer Dashboard: the
+registration goes with the kernel, and each kernel has its own server, token and turns; and a busy kernel, for
+real: a long cell runs while the agent lists the variables and reads the cell's output so far; each read is
+answered within 100 ms from what is safe to read, the Hermes turn is stopped meanwhile, and the cell finishes
+undisturbed. (The cell would run 60 s; it ends early at a flag file once the checks are done, to save CI time.
+The 100 ms is asserted as a functional bound on a read while busy, the kernel's own timing of each call,
+binding included; it is measured properly in benchmarks/bench_kernel_tools.py.)"""
 
 from __future__ import annotations
 
@@ -36,9 +36,14 @@ class Kernel:
     """One ipykernel process; :meth:`run` executes a cell and returns its stdout."""
 
     def __init__(self, hermes: LocalHermes, cwd: Path) -> None:
-        env = {**os.environ, "HERMES_API_URL": hermes.api_url, "HERMES_API_KEY": hermes.api_key,
-               "HERMES_DASHBOARD_URL": hermes.dashboard_url, "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "HERMES_API_URL": hermes.api_url,
+            "HERMES_API_KEY": hermes.api_key,
+            "HERMES_DASHBOARD_URL": hermes.dashboard_url,
+            "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
         self.manager = KernelManager(kernel_name="python3")
         self.manager.start_kernel(env=env, cwd=str(cwd))
         self.client = self.manager.client()
@@ -74,7 +79,10 @@ def kernels(hermes: LocalHermes, tmp_path: Path) -> Iterator[list[Kernel]]:
             kernel.stop()
 
 
-SHARE = "import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)\nprint('NAME', share.name)"
+SHARE = (
+    "import hermes_notebook as hn\nh = hn.connect()\nshare = h.share_kernel(read=True)\nprint('NAME', "
+    "share.name)"
+)
 
 
 def _name(output: str) -> str:
@@ -98,8 +106,8 @@ def test_a_kernel_restart_removes_the_registration(
 def test_a_second_kernel_has_its_own_token_and_cannot_read_the_first(
     hermes: LocalHermes, kernels: list[Kernel], tmp_path: Path
 ) -> None:
-    """Two kernels: two servers with their own tokens (one's token gets 401 at the other), and a turn of the second
-    kernel calling the first kernel's tool is refused by the first: it answers only its own turns."""
+    """Two kernels: two servers with their own tokens (one's token gets 401 at the other), and a turn of the
+    second kernel calling the first kernel's tool is refused by the first: it answers only its own turns."""
     first, second = Kernel(hermes, tmp_path), Kernel(hermes, tmp_path)
     kernels.extend([first, second])
     secret = f"only-in-the-first-{uuid.uuid4().hex[:8]}"
@@ -111,7 +119,10 @@ def test_a_second_kernel_has_its_own_token_and_cannot_read_the_first(
     assert token_a != token_b
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {token_b}"}
-    assert httpx.post(_registered(hermes)[name_a], json=body, headers=headers, trust_env=False).status_code == 401
+    assert (
+        httpx.post(_registered(hermes)[name_a], json=body, headers=headers, trust_env=False).status_code
+        == 401
+    )
     output = second.run(f"r = h.ask('KERNEL@{name_a} describe private', new=True)\nprint('TEXT', r.text)")
     assert "Refused: no turn started from this notebook" in output, output
     assert secret not in output
@@ -133,9 +144,12 @@ grid = np.arange(12).reshape(3, 4)
 
 START = """
 busy_cell = len(In)  # the next cell's number
-handle = h.start(f"KERNELS wait 2 ;; list_variables ;; read_output {busy_cell} ;; run_code agent_ran = 1 ;; slow 60")
+handle = h.start(
+    f"KERNELS wait 2 ;; list_variables ;; read_output {busy_cell} ;; run_code agent_ran = 1 ;; slow 60"
+)
 def run_card():
-    return next((t["interaction"] for t in handle.tools if (t.get("interaction") or {}).get("kind") == "run"), None)
+    cards = (t["interaction"] for t in handle.tools if (t.get("interaction") or {}).get("kind") == "run")
+    return next(cards, None)
 def stop_when_asked():
     while not pathlib.Path(STOP).exists() or run_card() is None:  # the run_code waiting behind the busy cell
         threading.Event().wait(0.05)
@@ -161,8 +175,9 @@ cell_ended = time.monotonic()
 def test_reads_answer_at_once_while_a_long_cell_runs_and_the_cell_finishes_undisturbed(
     hermes: LocalHermes, kernels: list[Kernel], tmp_path: Path
 ) -> None:
-    """The acceptance test of a busy kernel (see the module docstring): reads while a cell runs answer from the
-    running cell's output so far and the namespace, never waiting; stopping the turn leaves the cell alone."""
+    """The acceptance test of a busy kernel (see the module docstring): reads while a cell runs answer from
+    the running cell's output so far and the namespace, never waiting; stopping the turn leaves the cell
+    alone."""
     kernel = Kernel(hermes, tmp_path)
     kernels.append(kernel)
     stop, end = tmp_path / "stop-turn", tmp_path / "end-cell"
@@ -198,35 +213,45 @@ def test_reads_answer_at_once_while_a_long_cell_runs_and_the_cell_finishes_undis
     assert ticks == list(range(len(ticks))) and len(ticks) >= 20, printed[-500:]  # every tick, in order
     assert f"cell done after {len(ticks)} ticks" in printed and "Traceback" not in printed
     report = kernel.run(
-        "import json\nprint(json.dumps([(r.tool, r.seconds, r.running_cell) for r in KERNEL.recent_calls()]))\n"
+        "import json\nprint(json.dumps([(r.tool, r.seconds, r.running_cell) for r in "
+        "KERNEL.recent_calls()]))\n"
         "print('TURN', handle.wait(timeout=30).status)"
     )
     calls: list[tuple[str, float, Any]] = json.loads(report.splitlines()[0])
-    reads = [(tool, seconds) for tool, seconds, running in calls if running == busy_cell and tool != "run_code"]
+    reads = [
+        (tool, seconds) for tool, seconds, running in calls if running == busy_cell and tool != "run_code"
+    ]
     assert [tool for tool, _ in reads] == ["list_variables", "read_output"], calls
     assert all(seconds < READ_BOUND for _, seconds in reads), reads
     assert "TURN interrupted" in report, report
-    # run_code (allowed for the session) waited behind the busy cell; the stopped turn dropped it: it never ran
-    assert "RAN False" in kernel.run("print('RAN', 'agent_ran' in dir())"), "the waiting run ran after the stop"
+    # run_code (allowed for the session) waited behind the busy cell; the stopped turn dropped it: it never
+    # ran
+    assert "RAN False" in kernel.run("print('RAN', 'agent_ran' in dir())"), (
+        "the waiting run ran after the stop"
+    )
 
 
 def test_a_cells_plot_goes_to_the_model_as_an_image_and_the_tool_part_shows_it(
     hermes: LocalHermes, kernels: list[Kernel], tmp_path: Path
 ) -> None:
-    """A cell displays a PNG (as a plot does); read_output sends it as MCP image content. The newer Hermes, with a
-    model that takes images in tool results, hands it to the model natively (resized, as its own image lane
-    does); the tool part records exactly the PNG that was sent. Without that lane the model gets Hermes' MEDIA:
-    path in the text (what 0.19.0 always does: tools/mcp_tool.py _cache_mcp_image_block)."""
+    """A cell displays a PNG (as a plot does); read_output sends it as MCP image content. The newer Hermes,
+    with a model that takes images in tool results, hands it to the model natively (resized, as its own image
+    lane does); the tool part records exactly the PNG that was sent. Without that lane the model gets Hermes'
+    MEDIA: path in the text (what 0.19.0 always does: tools/mcp_tool.py _cache_mcp_image_block)."""
     png = png_bytes(40, 30)
     kernel = Kernel(hermes, tmp_path)
     kernels.append(kernel)
     kernel.run(SETUP)
-    shown = kernel.run(f"from IPython.display import Image, display\ndisplay(Image(data={png!r}))\n"
-                       "print('CELL', len(In) - 1)")
+    shown = kernel.run(
+        f"from IPython.display import Image, display\ndisplay(Image(data={png!r}))\n"
+        "print('CELL', len(In) - 1)"
+    )
     cell = int(re.search(r"CELL (\d+)", shown).group(1))  # type: ignore[union-attr]
-    ask = (f"r = h.ask('KERNEL read_output {cell}', new=True)\nimport json\nprint(r.text)\n"
-           "print('SENT', json.dumps([i['label'] + ' ' + str(i['bytes']) + ' ' + i['data'][:40] "
-           "for t in r.tools for i in t.get('sent_images') or []]))")
+    ask = (
+        f"r = h.ask('KERNEL read_output {cell}', new=True)\nimport json\nprint(r.text)\n"
+        "print('SENT', json.dumps([i['label'] + ' ' + str(i['bytes']) + ' ' + i['data'][:40] "
+        "for t in r.tools for i in t.get('sent_images') or []]))"
+    )
     with native_images(hermes.home):
         native = kernel.run(ask)
     assert "Images received: 1 (image/" in native, native
@@ -237,4 +262,3 @@ def test_a_cells_plot_goes_to_the_model_as_an_image_and_the_tool_part_shows_it(
     assert sent == [f"In[{cell}] display 1 {len(png)} {base64.b64encode(png).decode()[:40]}"]
     text_only = kernel.run(ask)
     assert "Images received" not in text_only and "MEDIA:" in text_only, text_only
-

@@ -71,7 +71,8 @@ def test_out_var_stores_the_reply(ip: InteractiveShell) -> None:
 
 
 def test_cell_value_is_the_reply(ip: InteractiveShell) -> None:
-    """A bare ``%hermes`` line's value is the Reply; ``r = %hermes`` feeds the next cell; prose quotes are fine."""
+    """A bare ``%hermes`` line's value is the Reply; ``r = %hermes`` feeds the next cell; prose quotes are
+    fine."""
     value = run(ip, "%hermes what's the cell value? it's this")
     assert isinstance(value, Reply) and "what's the cell value? it's this" in value.text
     run(ip, "r = %hermes second one")
@@ -106,7 +107,10 @@ def test_consecutive_calls_continue_one_session(ip: InteractiveShell) -> None:
     second = run(ip, "%hermes continuity two")
     assert first.session_id == second.session_id
     history = _magics(ip).facade.history()
-    assert [m["parts"][0]["text"] for m in history if m["role"] == "user"][-2:] == ["continuity one", "continuity two"]
+    assert [m["parts"][0]["text"] for m in history if m["role"] == "user"][-2:] == [
+        "continuity one",
+        "continuity two",
+    ]
 
 
 def test_new_starts_another_session(ip: InteractiveShell) -> None:
@@ -129,9 +133,12 @@ def test_session_names_a_session(ip: InteractiveShell) -> None:
     assert titles[first.session_id] == name
 
 
-def test_resume_joins_a_stored_session_and_a_plain_name_does_not(ip: InteractiveShell, hermes: LocalHermes) -> None:
-    """``--session NAME`` starts the notebook's own session even when a stored session has that title; ``--resume``
-    joins the stored one, and ``history --resume ID`` reads it (without ``--resume`` it is refused)."""
+def test_resume_joins_a_stored_session_and_a_plain_name_does_not(
+    ip: InteractiveShell, hermes: LocalHermes
+) -> None:
+    """``--session NAME`` starts the notebook's own session even when a stored session has that title;
+    ``--resume`` joins the stored one, and ``history --resume ID`` reads it (without ``--resume`` it is
+    refused)."""
     from IPython.core.error import UsageError
 
     import hermes_notebook as hn
@@ -188,7 +195,12 @@ def test_subcommands(ip: InteractiveShell, hermes: LocalHermes, capsys: pytest.C
     capsys.readouterr()
     run(ip, "%hermes status")
     out = capsys.readouterr().out
-    assert "API Server:" in out and f"ok, Hermes {hermes.version}" in out and "Dashboard:" in out and "connected" in out
+    assert (
+        "API Server:" in out
+        and f"ok, Hermes {hermes.version}" in out
+        and "Dashboard:" in out
+        and "connected" in out
+    )
     sessions = run(ip, "%hermes sessions")
     assert reply.session_id in [row["id"] for row in sessions]
     history = run(ip, "%hermes history")
@@ -244,8 +256,8 @@ def test_api_clarify_is_refused(ip: InteractiveShell, capsys: pytest.CaptureFixt
 
 
 class _ServerSaysEscapes:
-    """Stands in for the facade where only what the magic prints is under test: the server's words carry terminal
-    escape sequences (clear screen, a window title, hidden text) and a key."""
+    """Stands in for the facade where only what the magic prints is under test: the server's words carry
+    terminal escape sequences (clear screen, a window title, hidden text) and a key."""
 
     settings = type("S", (), {"api_key": None, "dashboard_token": None})()
     session_id = "s1"
@@ -265,8 +277,8 @@ class _ServerSaysEscapes:
 def test_server_text_in_error_lines_and_branch_output_obeys_no_escape(
     shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A ``%hermes`` error line and the ``%hermes branch`` line show the server's escape sequences as text (and no
-    key), never send them to the terminal."""
+    """A ``%hermes`` error line and the ``%hermes branch`` line show the server's escape sequences as text
+    (and no key), never send them to the terminal."""
     _magics(shell)._hermes = _ServerSaysEscapes()  # type: ignore[assignment]
     line = _error_line(shell, "%hermes hello", capsys)
     assert "\x1b" not in line and "\x07" not in line and "sk-kkkk" not in line
@@ -277,7 +289,10 @@ def test_server_text_in_error_lines_and_branch_output_obeys_no_escape(
 
 
 def test_no_server_is_one_line(
-    shell: InteractiveShell, hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    shell: InteractiveShell,
+    hermes: LocalHermes,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """With nothing listening, the error names the server and is one line."""
     _env(monkeypatch, hermes, HERMES_API_URL="http://127.0.0.1:9", HERMES_DASHBOARD_URL="http://127.0.0.1:9")
@@ -287,7 +302,10 @@ def test_no_server_is_one_line(
 
 
 def test_wrong_key_is_one_line_without_the_key(
-    shell: InteractiveShell, hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    shell: InteractiveShell,
+    hermes: LocalHermes,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A wrong API key or Dashboard token is one line that never contains the secret."""
     wrong_key = "wrong-key-" + uuid.uuid4().hex
@@ -303,13 +321,17 @@ def test_wrong_key_is_one_line_without_the_key(
 
 def test_split_options_keeps_prose_verbatim() -> None:
     """Options are shell-split; the prompt after them is taken as typed (quotes, dashes and all)."""
-    assert _split_options('-s "my session" --new it\'s -- fine') == (["-s", "my session", "--new"], "it's -- fine")
+    assert _split_options('-s "my session" --new it\'s -- fine') == (
+        ["-s", "my session", "--new"],
+        "it's -- fine",
+    )
     assert _split_options("--via api -- -starts with a dash") == (["--via", "api"], "-starts with a dash")
     assert _split_options("plain prompt") == ([], "plain prompt")
 
 
 def test_prompt_ending_in_question_mark_is_a_prompt(ip: InteractiveShell) -> None:
-    """``r = %hermes ... ?`` asks Hermes (IPython would otherwise treat the trailing ``?`` as a help request)."""
+    """``r = %hermes ... ?`` asks Hermes (IPython would otherwise treat the trailing ``?`` as a help
+    request)."""
     run(ip, "r = %hermes is this a question?")
     assert ip.user_ns["r"].text.endswith("is this a question?")
     value = run(ip, "%hermes and this one?")
@@ -319,7 +341,8 @@ def test_prompt_ending_in_question_mark_is_a_prompt(ip: InteractiveShell) -> Non
 def test_terminal_asks_approvals_with_input(
     ip: InteractiveShell, workdir: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In terminal IPython the turn streams as text and an approval is asked with ``input()`` on the main thread."""
+    """In terminal IPython the turn streams as text and an approval is asked with ``input()`` on the main
+    thread."""
     import threading
 
     asked: list[tuple[str, bool]] = []
@@ -341,23 +364,55 @@ def test_terminal_asks_approvals_with_input(
 
 
 def test_turn_view_hands_a_secret_over_once_and_takes_it_out_of_the_message() -> None:
-    """The live view's ``secret`` action gives the value to ``on_respond`` and leaves none in the comm message."""
+    """The live view's ``secret`` action gives the value to ``on_respond`` and leaves none in the comm
+    message."""
     from hermes_notebook.widgets.turn import TurnView
 
     answers: list[tuple[str, str]] = []
     view = TurnView(on_respond=lambda rid, value: answers.append((rid, value)))
     try:
-        stray = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:c1", "request_id": "s1",
-                 "kind": "sudo", "value": "pw-turn-view"}
+        stray = {
+            "type": "secret",
+            "message_id": "assistant:t1",
+            "part_id": "tool:c1",
+            "request_id": "s1",
+            "kind": "sudo",
+            "value": "pw-turn-view",
+        }
         view._dispatch(view, stray, [])  # nothing is waiting for it yet: refused, and nothing handed over
         assert answers == [] and "not one this chat is waiting on" in view.notice and "value" not in stray
-        view.push([{"op": "message", "message": {
-            "id": "assistant:t1", "role": "assistant", "status": "streaming", "usage": None, "error": None,
-            "parts": [{"id": "tool:c1", "kind": "tool", "name": "terminal", "status": "running", "interaction": {
-                "kind": "sudo", "request_id": "s1", "status": "pending"}}]}}])
+        view.push(
+            [
+                {
+                    "op": "message",
+                    "message": {
+                        "id": "assistant:t1",
+                        "role": "assistant",
+                        "status": "streaming",
+                        "usage": None,
+                        "error": None,
+                        "parts": [
+                            {
+                                "id": "tool:c1",
+                                "kind": "tool",
+                                "name": "terminal",
+                                "status": "running",
+                                "interaction": {"kind": "sudo", "request_id": "s1", "status": "pending"},
+                            }
+                        ],
+                    },
+                }
+            ]
+        )
         view.actions_seen.clear()
-        content = {"type": "secret", "message_id": "assistant:t1", "part_id": "tool:c1", "request_id": "s1",
-                   "kind": "sudo", "value": "pw-turn-view"}
+        content = {
+            "type": "secret",
+            "message_id": "assistant:t1",
+            "part_id": "tool:c1",
+            "request_id": "s1",
+            "kind": "sudo",
+            "value": "pw-turn-view",
+        }
         view._dispatch(view, content, [])
         assert answers == [("s1", "pw-turn-view")] and view.actions_seen == {"secret": 1}
         assert "value" not in content  # the kernel keeps the comm message as its shell parent for a while

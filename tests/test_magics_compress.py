@@ -1,4 +1,5 @@
-"""``%hermes compress`` against the real Dashboards: one line saying what happened, then a marker on the next reply."""
+"""``%hermes compress`` against the real Dashboards: one line saying what happened, then a marker on the next
+reply."""
 
 from __future__ import annotations
 

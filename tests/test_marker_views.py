@@ -1,4 +1,5 @@
-"""A ``marker`` part (context compression) in every Python view: text, markdown and HTML transcripts, exports."""
+"""A ``marker`` part (context compression) in every Python view: text, markdown and HTML transcripts,
+exports."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ HOSTILE = "Context compressed <script>alert(1)</script> [x](javascript:alert(2))
 
 
 def _messages(marker_text: str) -> list[dict[str, Any]]:
-    """A turn folded from Dashboard-shaped events: text, a compaction, text again (then the marker text set)."""
+    """A turn folded from Dashboard-shaped events: text, a compaction, text again (then the marker text
+    set)."""
     folder = TurnFolder("v", compressions=0)
     for etype, payload in [
         ("message.start", {}),
@@ -29,16 +31,38 @@ def _messages(marker_text: str) -> list[dict[str, Any]]:
     message = folder.message.to_dict()
     assert [p["kind"] for p in message["parts"]] == ["text", "marker", "text"]
     message["parts"][1]["text"] = marker_text
-    user = {"id": "user:v", "role": "user", "status": "complete", "parts": [
-        {"id": "text:0", "kind": "text", "text": "hi", "name": None, "status": None, "arguments": None,
-         "preview": None, "result": None, "duration": None, "interaction": None}], "usage": None, "error": None}
+    user = {
+        "id": "user:v",
+        "role": "user",
+        "status": "complete",
+        "parts": [
+            {
+                "id": "text:0",
+                "kind": "text",
+                "text": "hi",
+                "name": None,
+                "status": None,
+                "arguments": None,
+                "preview": None,
+                "result": None,
+                "duration": None,
+                "interaction": None,
+            }
+        ],
+        "usage": None,
+        "error": None,
+    }
     return [user, dict(message)]
 
 
 def test_plain_text_and_markdown_transcripts_show_the_marker_between_the_texts() -> None:
     """The text transcript shows the marker line in place; the markdown one escapes it (no live markup)."""
     text = transcript_text(_messages(COMPACTED))  # type: ignore[arg-type]
-    assert text.index("Before the squeeze.") < text.index(f"--- {COMPACTED} ---") < text.index("After the squeeze.")
+    assert (
+        text.index("Before the squeeze.")
+        < text.index(f"--- {COMPACTED} ---")
+        < text.index("After the squeeze.")
+    )
     md = transcript_markdown(_messages(HOSTILE))  # type: ignore[arg-type]
     line = next(line for line in md.splitlines() if line.startswith("_— "))
     assert "<script>" not in md and "](javascript:" not in md and "*bold*" not in line
@@ -50,7 +74,9 @@ def test_html_transcript_marker_is_an_escaped_separator() -> None:
     html = transcript_html(_messages(HOSTILE))  # type: ignore[arg-type]
     assert 'class="hn-marker" role="separator" aria-label="Context compressed &lt;script&gt;' in html
     assert "<script>" not in html
-    assert html.index("Before the squeeze.") < html.index('class="hn-marker"') < html.index("After the squeeze.")
+    assert (
+        html.index("Before the squeeze.") < html.index('class="hn-marker"') < html.index("After the squeeze.")
+    )
 
 
 def test_exports_keep_the_marker_in_order_and_inert() -> None:
@@ -58,9 +84,13 @@ def test_exports_keep_the_marker_in_order_and_inert() -> None:
     messages = _messages(HOSTILE)
     md = to_markdown(messages)
     assert "<script>" not in md and "](javascript:" not in md
-    assert md.index("Before the squeeze.") < md.index("_— Context compressed") < md.index("After the squeeze.")
+    assert (
+        md.index("Before the squeeze.") < md.index("_— Context compressed") < md.index("After the squeeze.")
+    )
     page = to_html(messages)
     assert "<script>" not in page and 'role="separator"' in page
     notebook = to_ipynb(messages)
-    sources = "".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in notebook["cells"])
+    sources = "".join(
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in notebook["cells"]
+    )
     assert "_— Context compressed" in sources and "<script>" not in sources

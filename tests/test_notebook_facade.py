@@ -1,4 +1,5 @@
-"""The notebook facade (``hermes_notebook.connect()``) against the real Hermes servers and the scripted model."""
+"""The notebook facade (``hermes_notebook.connect()``) against the real Hermes servers and the scripted
+model."""
 
 from __future__ import annotations
 
@@ -46,14 +47,26 @@ def test_ask_and_ask_async_signatures_match() -> None:
     assert list(sync.parameters) == list(async_.parameters)
     assert [p.default for p in sync.parameters.values()] == [p.default for p in async_.parameters.values()]
     assert list(sync.parameters)[1:] == [
-        "prompt", "session", "via", "approve", "clarify", "new", "instructions", "model", "images", "timeout",
-        "preview", "context", "files",
+        "prompt",
+        "session",
+        "via",
+        "approve",
+        "clarify",
+        "new",
+        "instructions",
+        "model",
+        "images",
+        "timeout",
+        "preview",
+        "context",
+        "files",
     ]
     assert sync.parameters["context"].default is False  # the prompt is sent as written unless asked to fill
 
 
 def test_reply_fields(hermes_nb: Hermes) -> None:
-    """A reply exposes text, reasoning, parts, status, session id, usage, the message dict and a transcript."""
+    """A reply exposes text, reasoning, parts, status, session id, usage, the message dict and a
+    transcript."""
     reply = hermes_nb.ask("THINK facade fields", new=True)
     assert reply.text == "I thought about it: the answer is 42." == str(reply)
     assert reply.reasoning.startswith("Let me think about this.")
@@ -79,7 +92,8 @@ def test_session_continuity_new_and_named(hermes_nb: Hermes) -> None:
 
 
 def test_approve_policies(hermes_nb: Hermes, workdir: Path) -> None:
-    """``approve="deny"`` keeps the directory; a callable gets the request and its ``"once"`` runs the command."""
+    """``approve="deny"`` keeps the directory; a callable gets the request and its ``"once"`` runs the
+    command."""
     workdir.mkdir()
     denied = hermes_nb.ask(f"DANGER {workdir.name}", approve="deny")
     assert workdir.exists() and "blocked" in denied.text
@@ -96,8 +110,9 @@ def test_approve_policies(hermes_nb: Hermes, workdir: Path) -> None:
 
 
 def test_a_command_hermes_partly_hid_is_never_approved_by_a_policy(hermes_nb: Hermes, workdir: Path) -> None:
-    """Hermes sends ``API_KEY=$(echo${IFS}x) rm -rf ./dir`` for approval as ``API_KEY=*** rm -rf ./dir`` and would
-    run the original: even ``approve="always"`` denies it, the reply's notes say why, and nothing ran."""
+    """Hermes sends ``API_KEY=$(echo${IFS}x) rm -rf ./dir`` for approval as ``API_KEY=*** rm -rf ./dir`` and
+    would run the original: even ``approve="always"`` denies it, the reply's notes say why, and nothing
+    ran."""
     workdir.mkdir()
     reply = hermes_nb.ask(f"RUN API_KEY=$(echo${{IFS}}x) rm -rf ./{workdir.name}", approve="always")
     assert workdir.exists()
@@ -124,7 +139,8 @@ def test_via_api_approval_and_refused_clarify(hermes_nb: Hermes, workdir: Path) 
 
 
 def test_bad_arguments_fail_before_sending(hermes_nb: Hermes) -> None:
-    """Empty prompts, unknown paths and approval answers, and instructions on the Dashboard are usage errors."""
+    """Empty prompts, unknown paths and approval answers, and instructions on the Dashboard are usage
+    errors."""
     with pytest.raises(HermesUsageError, match="empty"):
         hermes_nb.ask("  ")
     with pytest.raises(HermesUsageError, match="via"):
@@ -187,7 +203,8 @@ def test_keyboard_interrupt_stops_the_turn(hermes_nb: Hermes) -> None:
 
 
 def test_unanswered_approval_is_denied_after_the_timeout(hermes_factory: Any, tmp_path: Path) -> None:
-    """With no policy and nobody to click, the server's approval timeout denies the command and the reply says so."""
+    """With no policy and nobody to click, the server's approval timeout denies the command and the reply says
+    so."""
     local = hermes_factory(approval_timeout=2)
     facade = hn.connect(local.settings())
     try:
@@ -202,7 +219,8 @@ def test_unanswered_approval_is_denied_after_the_timeout(hermes_factory: Any, tm
 
 
 def test_sessions_history_status(hermes_nb: Hermes, hermes: Any) -> None:
-    """``sessions()`` lists stored sessions, ``history()`` rebuilds turns, ``status()`` reports both servers."""
+    """``sessions()`` lists stored sessions, ``history()`` rebuilds turns, ``status()`` reports both
+    servers."""
     reply = hermes_nb.ask("listing me", new=True)
     rows = hermes_nb.sessions()
     assert reply.session_id in [r["id"] for r in rows]
@@ -229,7 +247,9 @@ def test_jobs_blocking_and_async_twins(hermes_nb: Hermes) -> None:
     jobs = hermes_nb.jobs
     for name in ("list", "get", "create", "update", "pause", "resume", "run", "delete"):
         assert inspect.iscoroutinefunction(getattr(type(jobs), f"{name}_async"))
-        assert inspect.signature(getattr(type(jobs), name)) == inspect.signature(getattr(type(jobs), f"{name}_async"))
+        assert inspect.signature(getattr(type(jobs), name)) == inspect.signature(
+            getattr(type(jobs), f"{name}_async")
+        )
     job = jobs.create(name="facade-job-" + uuid.uuid4().hex[:6], schedule="every 30m", prompt="hello")
     try:
         assert job.id in [j.id for j in jobs.list()]
@@ -281,7 +301,8 @@ def test_wrong_key_raises_auth_error_without_the_key(settings: Settings) -> None
 
 
 def test_connect_reads_the_environment(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``connect()`` without arguments takes URLs and secrets from ``HERMES_*`` and checks them with check=True."""
+    """``connect()`` without arguments takes URLs and secrets from ``HERMES_*`` and checks them with
+    check=True."""
     assert settings.api_key is not None and settings.dashboard_token is not None
     monkeypatch.setenv("HERMES_API_URL", settings.api_url)
     monkeypatch.setenv("HERMES_API_KEY", settings.api_key.reveal())
@@ -297,15 +318,19 @@ def test_connect_reads_the_environment(settings: Settings, monkeypatch: pytest.M
 def test_connect_refuses_a_key_read_from_a_file_with_its_newline(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``open("key").read()`` keeps the newline: connect() says so in one line naming the setting, never the value,
-    whether the key comes from an argument or the environment."""
+    """``open("key").read()`` keeps the newline: connect() says so in one line naming the setting, never the
+    value, whether the key comes from an argument or the environment."""
     assert settings.api_key is not None and settings.dashboard_token is not None
     key, token = settings.api_key.reveal(), settings.dashboard_token.reveal()
-    with pytest.raises(HermesUsageError, match=r"^the Dashboard token .* ends with a newline .*\.strip\(\)") as info:
+    with pytest.raises(
+        HermesUsageError, match=r"^the Dashboard token .* ends with a newline .*\.strip\(\)"
+    ) as info:
         hn.connect(settings, dashboard_token=token + "\n")
     assert token not in str(info.value)
     monkeypatch.setenv("HERMES_API_KEY", key + "\n")
-    with pytest.raises(HermesUsageError, match=r"^the API key \(api_key= or HERMES_API_KEY\) ends with a newline") as info:
+    with pytest.raises(
+        HermesUsageError, match=r"^the API key \(api_key= or HERMES_API_KEY\) ends with a newline"
+    ) as info:
         hn.connect()
     assert key not in str(info.value)
 
@@ -321,8 +346,9 @@ def _model_saw(model: ScriptedModel, prompt: str) -> str:
 def test_a_session_name_joins_a_stored_session_only_when_resumed(
     settings: Settings, scripted_model: ScriptedModel, via: str, by: str
 ) -> None:
-    """With someone else's session stored under NAME (its title or id), ``session=NAME`` starts this connection's
-    own session and the model never sees that history; ``session=hn.resume(NAME)`` joins it, history and all."""
+    """With someone else's session stored under NAME (its title or id), ``session=NAME`` starts this
+    connection's own session and the model never sees that history; ``session=hn.resume(NAME)`` joins it,
+    history and all."""
     secret = "their-plan-" + uuid.uuid4().hex[:8]
     title = "shared-" + uuid.uuid4().hex[:8]
     someone, me = hn.connect(settings), hn.connect(settings)

@@ -1,11 +1,11 @@
 """Profiles against the real servers: a connection kept in one Hermes profile, and a name that is none.
 
-The newer Hermes runs here as one gateway serving two profiles (``gateway.multiplex_profiles``: ``default`` and
-``work``, a second home under ``<home>/profiles/work``) next to its Dashboard, which serves every profile of the
-machine. What lands where is read from each profile's own files (``state.db``, ``cron/jobs.json``,
+The newer Hermes runs here as one gateway serving two profiles (``gateway.multiplex_profiles``: ``default``
+and ``work``, a second home under ``<home>/profiles/work``) next to its Dashboard, which serves every profile
+of the machine. What lands where is read from each profile's own files (``state.db``, ``cron/jobs.json``,
 ``config.yaml``), so a call that silently went to the launch profile fails here. hermes-agent 0.19.0 has no
-``profiles.list`` and ignores unknown ``/p/<profile>/`` prefixes: there a profile is refused before anything is
-sent (docs/protocol/dashboard-newer.md §12).
+``profiles.list`` and ignores unknown ``/p/<profile>/`` prefixes: there a profile is refused before anything
+is sent (docs/protocol/dashboard-newer.md §12).
 """
 
 from __future__ import annotations
@@ -39,10 +39,16 @@ def _stored_ids(db: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def multi(hermes_bin: str, hermes_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHermes]:
-    """A newer Hermes serving ``default`` and ``work``: the second profile is a home of its own, same model."""
-    local = LocalHermes(hermes_bin=hermes_bin, home=tmp_path_factory.mktemp("hermes-profiles"),
-                        config_overrides={"gateway": {"multiplex_profiles": True}})
+def multi(
+    hermes_bin: str, hermes_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalHermes]:
+    """A newer Hermes serving ``default`` and ``work``: the second profile is a home of its own, same
+    model."""
+    local = LocalHermes(
+        hermes_bin=hermes_bin,
+        home=tmp_path_factory.mktemp("hermes-profiles"),
+        config_overrides={"gateway": {"multiplex_profiles": True}},
+    )
     try:
         local.start()
         config = local.config()
@@ -77,8 +83,11 @@ async def test_a_connection_kept_in_a_profile_creates_lists_and_reads_only_there
         assert ref.stored_id not in {s["id"] for s in await default.sessions()}
         assert [m.role for m in await work.history(ref)] == ["user", "assistant"]
         assert await default.history(ref.stored_id) == []  # not in the default profile's store
-        # The kernel tools' registration (mcp.servers.add) goes to the profile's config.yaml, not the default's.
-        await work.request("mcp.servers.add", {"name": "hn_profile_probe", "config": {"url": "http://127.0.0.1:9/mcp"}})
+        # The kernel tools' registration (mcp.servers.add) goes to the profile's config.yaml, not the
+        # default's.
+        await work.request(
+            "mcp.servers.add", {"name": "hn_profile_probe", "config": {"url": "http://127.0.0.1:9/mcp"}}
+        )
         try:
             assert "hn_profile_probe" in (multi.home / "profiles" / WORK / "config.yaml").read_text()
             assert "hn_profile_probe" not in (multi.home / "config.yaml").read_text()
@@ -94,11 +103,14 @@ async def test_a_connection_kept_in_a_profile_creates_lists_and_reads_only_there
 @pytest.mark.servers("newer")
 @pytest.mark.asyncio(loop_scope="module")
 async def test_runs_and_jobs_of_a_profile_use_its_routes(multi: LocalHermes) -> None:
-    """``/p/work/``: a run's session is stored in work's home, a cron job lands in work's jobs, and the default
-    profile's job list does not show it."""
+    """``/p/work/``: a run's session is stored in work's home, a cron job lands in work's jobs, and the
+    default profile's job list does not show it."""
     prompt = f"profile run {uuid.uuid4().hex[:8]}"
-    async with ApiClient(multi.settings(profile=WORK)) as api, JobsClient(multi.settings(profile=WORK)) as jobs, \
-            JobsClient(multi.settings()) as default_jobs:
+    async with (
+        ApiClient(multi.settings(profile=WORK)) as api,
+        JobsClient(multi.settings(profile=WORK)) as jobs,
+        JobsClient(multi.settings()) as default_jobs,
+    ):
         ref = await api.start_run(prompt, session_id=f"hn-profile-{uuid.uuid4().hex[:8]}")
         status = await api.wait_run(ref.id, timeout=60)
         assert status.status == "completed" and prompt in (status.output or "")
@@ -136,12 +148,14 @@ async def test_a_profile_that_does_not_exist_is_refused_before_anything_is_sent(
 @pytest.mark.servers("0.19.0")
 @pytest.mark.asyncio(loop_scope="module")
 async def test_hermes_0_19_refuses_profiles_by_name(settings: Settings, scripted_model: Any) -> None:
-    """0.19.0: no ``profiles.list``, and its API Server answers a prefix it does not know as its own profile, so
-    both clients refuse a profile in one line and send nothing of the caller's."""
+    """0.19.0: no ``profiles.list``, and its API Server answers a prefix it does not know as its own profile,
+    so both clients refuse a profile in one line and send nothing of the caller's."""
     requests_before = len(scripted_model.requests)
     conn = DashboardConnection(settings.with_(profile="default"))
     try:
-        with pytest.raises(HermesUsageError, match=r"choosing a profile is not offered by this Hermes \(profiles.list\)"):
+        with pytest.raises(
+            HermesUsageError, match=r"choosing a profile is not offered by this Hermes \(profiles.list\)"
+        ):
             await conn.connect()
     finally:
         await conn.close()
@@ -171,9 +185,12 @@ def multi_shell(multi: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
     from hermes_notebook.notebook.magics import load_ipython_extension
 
-    for name, value in {"HERMES_API_URL": multi.api_url, "HERMES_API_KEY": multi.api_key,
-                        "HERMES_DASHBOARD_URL": multi.dashboard_url,
-                        "HERMES_DASHBOARD_TOKEN": multi.dashboard_token}.items():
+    for name, value in {
+        "HERMES_API_URL": multi.api_url,
+        "HERMES_API_KEY": multi.api_key,
+        "HERMES_DASHBOARD_URL": multi.dashboard_url,
+        "HERMES_DASHBOARD_TOKEN": multi.dashboard_token,
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
     shell = InteractiveShell.instance()
@@ -188,9 +205,9 @@ def multi_shell(multi: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 @pytest.mark.servers("newer")
 def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, multi_shell: Any) -> None:
-    """``hermes.profiles()`` lists both (the connection's marked); ``connect(profile="work").ask`` stores its session
-    in work's home and says so on the Reply; ``%hermes profiles`` lists, ``%hermes --profile work PROMPT`` moves the
-    notebook there; a name that is no profile is refused with nothing sent."""
+    """``hermes.profiles()`` lists both (the connection's marked); ``connect(profile="work").ask`` stores its
+    session in work's home and says so on the Reply; ``%hermes profiles`` lists, ``%hermes --profile work
+    PROMPT`` moves the notebook there; a name that is no profile is refused with nothing sent."""
     from IPython.core.error import UsageError
 
     import hermes_notebook as hn
@@ -220,7 +237,9 @@ def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, m
     ip = multi_shell
     assert [row["name"] for row in ip.run_line_magic("hermes", "profiles")] == ["default", WORK]
     reply = ip.run_line_magic("hermes", f"--profile {WORK} magic profile {uuid.uuid4().hex[:6]}")
-    assert reply.profile == WORK and reply.session_id in _stored_ids(multi.home / "profiles" / WORK / "state.db")
+    assert reply.profile == WORK and reply.session_id in _stored_ids(
+        multi.home / "profiles" / WORK / "state.db"
+    )
     assert ip.run_line_magic("hermes", "profiles").current == WORK
     with pytest.raises(UsageError, match="no profile 'nope'"):
         ip.run_line_magic("hermes", "--profile nope")
@@ -229,14 +248,17 @@ def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, m
 
 @pytest.mark.servers("newer")
 def test_the_chat_lists_profiles_and_switches_to_a_new_session_in_one(multi: LocalHermes) -> None:
-    """The picker's ``profiles`` question is answered with both; ``switch_profile`` opens a new session in work (its
-    prompts stored there); an unknown name is refused on the notice line and the chat stays where it was."""
+    """The picker's ``profiles`` question is answered with both; ``switch_profile`` opens a new session in
+    work (its prompts stored there); an unknown name is refused on the notice line and the chat stays where it
+    was."""
     from tests.helpers import eventually
 
     chat, sent = _chat(multi.settings())
     try:
         chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
-        answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the answer")
+        answer = eventually(
+            lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the answer"
+        )
         assert answer["type"] == "profiles" and answer["current"] == "default"
         assert [p["name"] for p in answer["profiles"]] == ["default", WORK]
         first = chat.session_id
@@ -247,11 +269,17 @@ def test_the_chat_lists_profiles_and_switches_to_a_new_session_in_one(multi: Loc
         eventually(lambda: chat.conversation.profile == WORK and chat.session_id != first, 30, "the switch")
         prompt = f"chat in work {uuid.uuid4().hex[:6]}"
         chat._dispatch(chat, {"type": "send", "text": prompt, "images": []}, [])
-        eventually(lambda: not chat.busy and any(m["role"] == "assistant" for m in chat.snapshot()), 60, "the reply")
+        eventually(
+            lambda: not chat.busy and any(m["role"] == "assistant" for m in chat.snapshot()), 60, "the reply"
+        )
         with sqlite3.connect(multi.home / "profiles" / WORK / "state.db") as db:
-            stored = [row[0] for row in db.execute("SELECT content FROM messages WHERE session_id = ?",
-                                                   (chat.session_id,))]
-        assert any(prompt in (text or "") for text in stored)  # stored in work's home: a session of that profile
+            stored = [
+                row[0]
+                for row in db.execute("SELECT content FROM messages WHERE session_id = ?", (chat.session_id,))
+            ]
+        assert any(
+            prompt in (text or "") for text in stored
+        )  # stored in work's home: a session of that profile
         assert chat.session_id not in _stored_ids(multi.home / "state.db")
     finally:
         chat.close()
@@ -279,9 +307,13 @@ def test_hermes_0_19_refuses_profiles_in_every_face(settings: Settings, hermes_s
     chat, sent = _chat(settings)
     try:
         chat._dispatch(chat, {"type": "profiles", "request": "p1"}, [])
-        answer = eventually(lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the refusal")
+        answer = eventually(
+            lambda: next((m for m in sent if m.get("request") == "p1"), None), 30, "the refusal"
+        )
         assert answer["type"] == "error" and "not offered" in answer["message"]
-        chat._dispatch(chat, {"type": "list_sessions", "request": "p2"}, [])  # answered after p1's handler ended
+        chat._dispatch(
+            chat, {"type": "list_sessions", "request": "p2"}, []
+        )  # answered after p1's handler ended
         eventually(lambda: any(m.get("request") == "p2" for m in sent), 30, "the session list")
         assert chat.notice == ""  # the view asks on open: its picker stays hidden, and no notice says so
     finally:

@@ -64,7 +64,8 @@ def env_proxy(proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch) -> Recordi
 
 
 def test_environment_proxy_receives_nothing_from_a_loopback_session(
-    env_proxy: RecordingProxy, settings: Settings,
+    env_proxy: RecordingProxy,
+    settings: Settings,
 ) -> None:
     """Dashboard turn, API Server turn, session list, status and jobs: not one byte goes to HTTP_PROXY."""
     facade = hn.connect(settings)
@@ -82,7 +83,9 @@ def test_environment_proxy_receives_nothing_from_a_loopback_session(
 
 def test_an_explicit_proxy_is_used_for_a_remote_server_only(proxy: RecordingProxy) -> None:
     """``proxy=`` carries requests to a remote Hermes; the same setting is skipped for 127.0.0.1."""
-    remote = Settings.resolve(api_url="https://hermes.invalid:8642", api_key="k" * 20, proxy=proxy.url, env={})
+    remote = Settings.resolve(
+        api_url="https://hermes.invalid:8642", api_key="k" * 20, proxy=proxy.url, env={}
+    )
     assert remote.proxy_for(remote.api_url) == proxy.url
     assert remote.proxy_for("http://127.0.0.1:8642") is None and remote.proxy_for("http://[::1]:1") is None
 

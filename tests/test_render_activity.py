@@ -1,4 +1,5 @@
-"""Saved transcripts show the task list, subagents and tool diffs readably without a kernel (render_activity.py)."""
+"""Saved transcripts show the task list, subagents and tool diffs readably without a kernel
+(render_activity.py)."""
 
 from __future__ import annotations
 
@@ -8,25 +9,92 @@ from hermes_notebook.notebook.results import Reply
 from hermes_notebook.render import transcript_html, transcript_markdown, transcript_text
 
 MESSAGE: dict[str, Any] = {
-    "id": "assistant:t", "role": "assistant", "status": "complete", "usage": None, "error": None,
+    "id": "assistant:t",
+    "role": "assistant",
+    "status": "complete",
+    "usage": None,
+    "error": None,
     "parts": [
-        {"id": "tool:p1", "kind": "tool", "text": "", "name": "patch", "status": "completed", "arguments": None,
-         "preview": "f.txt", "result": None, "duration": 0.5, "interaction": None,
-         "diff": "a/f.txt → b/f.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO <script>"},
-        {"id": "todo", "kind": "todo", "text": "", "name": None, "status": None, "arguments": None, "preview": None,
-         "result": None, "duration": None, "interaction": None,
-         "todos": [{"id": "1", "content": "Read <b>x</b>", "status": "completed", "parent": None},
-                   {"id": "2", "content": "Write", "status": "in_progress", "parent": None},
-                   {"id": "3", "content": "Ship", "status": "pending", "parent": "2"}]},
-        {"id": "subagent:sa-1", "kind": "subagent", "text": "", "name": None, "status": "completed", "arguments": None,
-         "preview": None, "result": None, "duration": 0.61, "interaction": None,
-         "subagent": {"id": "sa-1", "parent_id": None, "depth": 0, "goal": "RUN echo child", "status": "completed",
-                      "model": "fake-model", "task_index": 0, "task_count": 1, "activity": None,
-                      "tools": [{"name": "terminal", "preview": "echo child"}], "summary": "child said hi"}},
-        {"id": "subagent:sa-2", "kind": "subagent", "text": "", "name": None, "status": "error", "arguments": None,
-         "preview": None, "result": None, "duration": None, "interaction": None,
-         "subagent": {"id": "sa-2", "parent_id": "sa-1", "depth": 1, "goal": "nested", "status": "timeout",
-                      "model": None, "task_index": 0, "task_count": 1, "activity": None, "tools": [], "summary": None}},
+        {
+            "id": "tool:p1",
+            "kind": "tool",
+            "text": "",
+            "name": "patch",
+            "status": "completed",
+            "arguments": None,
+            "preview": "f.txt",
+            "result": None,
+            "duration": 0.5,
+            "interaction": None,
+            "diff": "a/f.txt → b/f.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO <script>",
+        },
+        {
+            "id": "todo",
+            "kind": "todo",
+            "text": "",
+            "name": None,
+            "status": None,
+            "arguments": None,
+            "preview": None,
+            "result": None,
+            "duration": None,
+            "interaction": None,
+            "todos": [
+                {"id": "1", "content": "Read <b>x</b>", "status": "completed", "parent": None},
+                {"id": "2", "content": "Write", "status": "in_progress", "parent": None},
+                {"id": "3", "content": "Ship", "status": "pending", "parent": "2"},
+            ],
+        },
+        {
+            "id": "subagent:sa-1",
+            "kind": "subagent",
+            "text": "",
+            "name": None,
+            "status": "completed",
+            "arguments": None,
+            "preview": None,
+            "result": None,
+            "duration": 0.61,
+            "interaction": None,
+            "subagent": {
+                "id": "sa-1",
+                "parent_id": None,
+                "depth": 0,
+                "goal": "RUN echo child",
+                "status": "completed",
+                "model": "fake-model",
+                "task_index": 0,
+                "task_count": 1,
+                "activity": None,
+                "tools": [{"name": "terminal", "preview": "echo child"}],
+                "summary": "child said hi",
+            },
+        },
+        {
+            "id": "subagent:sa-2",
+            "kind": "subagent",
+            "text": "",
+            "name": None,
+            "status": "error",
+            "arguments": None,
+            "preview": None,
+            "result": None,
+            "duration": None,
+            "interaction": None,
+            "subagent": {
+                "id": "sa-2",
+                "parent_id": "sa-1",
+                "depth": 1,
+                "goal": "nested",
+                "status": "timeout",
+                "model": None,
+                "task_index": 0,
+                "task_count": 1,
+                "activity": None,
+                "tools": [],
+                "summary": None,
+            },
+        },
     ],
 }
 
@@ -35,7 +103,10 @@ def test_plain_text_shows_a_checklist_a_subagent_tree_and_the_diff() -> None:
     """text/plain: ``[x]``/``[~]``/``[ ]`` items, subagents indented by depth with their tools, diff lines."""
     text = transcript_text([MESSAGE])
     assert "[plan]\n  [x] Read <b>x</b>\n  [~] Write\n    [ ] Ship" in text
-    assert "[subagent: RUN echo child [completed, 0.61 s]]\n  tool: terminal(echo child)\n  > child said hi" in text
+    assert (
+        "[subagent: RUN echo child [completed, 0.61 s]]\n  tool: terminal(echo child)\n  > child said hi"
+        in text
+    )
     assert "  [subagent: nested [timeout]]" in text
     assert "  -two\n  +TWO <script>" in text
 
@@ -65,4 +136,7 @@ def test_a_reply_shows_the_new_parts_and_names_them() -> None:
     html = reply.bundle()["text/html"]
     assert "hn-todo" in html and "hn-diff-add" in html and "RUN echo child" in html
     assert [item["status"] for item in reply.plan] == ["completed", "in_progress", "pending"]
-    assert [(s["goal"], s["status"]) for s in reply.subagents] == [("RUN echo child", "completed"), ("nested", "timeout")]
+    assert [(s["goal"], s["status"]) for s in reply.subagents] == [
+        ("RUN echo child", "completed"),
+        ("nested", "timeout"),
+    ]

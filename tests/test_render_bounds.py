@@ -9,9 +9,26 @@ from hermes_notebook.render import TRANSCRIPT_MAX_MESSAGES, bounded_messages, tr
 
 def _msg(i: int, text: str) -> dict[str, Any]:
     role = "user" if i % 2 == 0 else "assistant"
-    part = {"id": "text:0", "kind": "text", "text": text, "name": None, "status": None, "arguments": None,
-            "preview": None, "result": None, "duration": None, "interaction": None}
-    return {"id": f"{role}:{i}", "role": role, "status": "complete", "parts": [part], "usage": None, "error": None}
+    part = {
+        "id": "text:0",
+        "kind": "text",
+        "text": text,
+        "name": None,
+        "status": None,
+        "arguments": None,
+        "preview": None,
+        "result": None,
+        "duration": None,
+        "interaction": None,
+    }
+    return {
+        "id": f"{role}:{i}",
+        "role": role,
+        "status": "complete",
+        "parts": [part],
+        "usage": None,
+        "error": None,
+    }
 
 
 def test_a_10000_message_session_keeps_the_newest_messages_and_says_how_many_are_left_out() -> None:

@@ -1,8 +1,9 @@
-"""Undo, branch, regenerate and edit against the real Dashboards: the client, the facade, ``%hermes`` and the chat.
+"""Undo, branch, regenerate and edit against the real Dashboards: the client, the facade, ``%hermes`` and the
+chat.
 
-The newer Dashboard rewrites the stored transcript; hermes-agent 0.19.0's ``session.undo`` only pops the model's
-context and it has no ``session.branch_whole``, so there each is a one-line "not offered by this Hermes" before
-anything changes (docs/protocol/dashboard-newer.md §5.8).
+The newer Dashboard rewrites the stored transcript; hermes-agent 0.19.0's ``session.undo`` only pops the
+model's context and it has no ``session.branch_whole``, so there each is a one-line "not offered by this
+Hermes" before anything changes (docs/protocol/dashboard-newer.md §5.8).
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ async def _session(conn: DashboardConnection, *prompts: str) -> SessionRef:
 async def test_undo_removes_the_last_exchange_from_the_stored_history(
     conn: DashboardConnection, hermes_server: str, scripted_model: Any
 ) -> None:
-    """Newer: the stored history loses the last prompt and reply, and the model's next request never sees them.
-    0.19.0: refused in one line, and the history is as it was."""
+    """Newer: the stored history loses the last prompt and reply, and the model's next request never sees
+    them. 0.19.0: refused in one line, and the history is as it was."""
     tag = uuid.uuid4().hex[:8]
     ref = await _session(conn, f"keep {tag}", f"drop {tag}")
     if hermes_server != "newer":
@@ -74,7 +75,9 @@ async def test_undo_removes_the_last_exchange_from_the_stored_history(
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_branch_at_a_message_copies_the_history_up_to_it(conn: DashboardConnection, hermes_server: str) -> None:
+async def test_branch_at_a_message_copies_the_history_up_to_it(
+    conn: DashboardConnection, hermes_server: str
+) -> None:
     """Newer: a branch at the first reply holds only the first exchange, and the original keeps all three.
     0.19.0: refused in one line before any session is made."""
     tag = uuid.uuid4().hex[:8]
@@ -94,17 +97,24 @@ async def test_branch_at_a_message_copies_the_history_up_to_it(conn: DashboardCo
     assert _prompts(await conn.history(child)) == [f"one {tag}", f"four {tag}"]
 
 
-def test_facade_branch_regenerate_and_edit(hermes_nb: Hermes, hermes_server: str, scripted_model: Any) -> None:
-    """Newer: ``branch(at=)`` returns the new session and the next ask continues there; ``regenerate`` sends the
-    last prompt again in place of its exchange; ``edit_last`` replaces it. 0.19.0: each is refused in one line."""
+def test_facade_branch_regenerate_and_edit(
+    hermes_nb: Hermes, hermes_server: str, scripted_model: Any
+) -> None:
+    """Newer: ``branch(at=)`` returns the new session and the next ask continues there; ``regenerate`` sends
+    the last prompt again in place of its exchange; ``edit_last`` replaces it. 0.19.0: each is refused in one
+    line."""
     tag = uuid.uuid4().hex[:8]
     hermes_nb.ask(f"alpha {tag}", new=True)
     hermes_nb.ask(f"beta {tag}")
     parent = hermes_nb.session_id
     first_reply = hermes_nb.history()[1]
     if hermes_server != "newer":
-        for call in (lambda: hermes_nb.branch(at=first_reply), hermes_nb.regenerate, hermes_nb.undo,
-                     lambda: hermes_nb.edit_last("changed")):
+        for call in (
+            lambda: hermes_nb.branch(at=first_reply),
+            hermes_nb.regenerate,
+            hermes_nb.undo,
+            lambda: hermes_nb.edit_last("changed"),
+        ):
             with pytest.raises(HermesUsageError, match=NOT_OFFERED):
                 call()
         assert _prompts(list(hermes_nb.history())) == [f"alpha {tag}", f"beta {tag}"]
@@ -126,8 +136,8 @@ def test_facade_branch_regenerate_and_edit(hermes_nb: Hermes, hermes_server: str
 def test_magic_undo_branch_regenerate(
     hermes_shell: InteractiveShell, hermes_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``%hermes undo`` / ``branch`` / ``regenerate`` act on the notebook's session (newer) or say in one line that
-    this Hermes does not offer them (0.19.0); without a session they say so."""
+    """``%hermes undo`` / ``branch`` / ``regenerate`` act on the notebook's session (newer) or say in one line
+    that this Hermes does not offer them (0.19.0); without a session they say so."""
     ip = hermes_shell
     ip.run_cell("%hermes undo")
     assert "no session yet" in capsys.readouterr().err
@@ -183,7 +193,9 @@ def test_chat_buttons_undo_edit_and_branch(settings: Settings, hermes_server: st
         eventually(lambda: chat.notice == "Undid the last exchange.", 30, "the undo")
         assert _prompts(chat.snapshot()) == [f"w-one {tag}"]
         browser(chat, type="edit", message_id=chat.snapshot()[0]["id"], text=f"w-edited {tag}")
-        eventually(lambda: _settled(chat, 2) and _prompts(chat.snapshot()) == [f"w-edited {tag}"], 60, "the edit")
+        eventually(
+            lambda: _settled(chat, 2) and _prompts(chat.snapshot()) == [f"w-edited {tag}"], 60, "the edit"
+        )
         chat.send_prompt(f"w-three {tag}")
         eventually(lambda: _settled(chat, 4), 60, "the third exchange")
         parent = chat.session_id

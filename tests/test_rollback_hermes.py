@@ -1,9 +1,13 @@
-"""Putting files back against the real servers: a turn edits a file, its checkpoint shows the change, a restore undoes it.
+"""Putting files back against the real servers: a turn edits a file, its checkpoint shows the change, a
+restore undoes it.
 
 The shared servers run with checkpoints on (``LocalHermes(checkpoints=True)``); the scripted model's ``EDIT``
-patches a file in the agent's folder. Hermes snapshots the folder before the edit (docs/protocol/dashboard-newer.md
-§15): the oldest checkpoint taken during the turn holds the file as it was. A whole restore also drops the last
-turn: the newer Dashboard rewrites the stored history, 0.19.0 refuses it in one line (files one at a time only).
+patches a file in the agent's folder. Hermes snapshots the folder before the edit
+(docs/protocol/dashboard-newer.md
+§15): the oldest checkpoint taken during the turn holds the file as it was. A whole restore also drops the
+last
+turn: the newer Dashboard rewrites the stored history, 0.19.0 refuses it in one line (files one at a time
+only).
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ async def _edit(conn: DashboardConnection, ref: object, path: object, old: str, 
 async def test_a_turns_file_changes_show_per_file_and_one_file_is_put_back(
     conn: DashboardConnection, hermes: LocalHermes
 ) -> None:
-    """The checkpoint of the turn's start names the edited file with its diff; restoring that file puts it back."""
+    """The checkpoint of the turn's start names the edited file with its diff; restoring that file puts it
+    back."""
     target = hermes.workdir / f"rb-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("alpha\nbeta\n")
     ref = await conn.create_session()
@@ -61,7 +66,9 @@ async def test_a_whole_restore_undoes_the_turn_with_its_files(
     target = hermes.workdir / f"rb-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("one\n")
     ref = await conn.create_session()
-    known = [c.hash for c in (await list_checkpoints(conn, ref)).checkpoints]  # exact: what existed before the turn
+    known = [
+        c.hash for c in (await list_checkpoints(conn, ref)).checkpoints
+    ]  # exact: what existed before the turn
     started = await _edit(conn, ref, target, "one", "ONE")
     checkpoint = checkpoint_for_turn((await list_checkpoints(conn, ref)).checkpoints, started, known=known)
     assert checkpoint is not None
@@ -72,4 +79,6 @@ async def test_a_whole_restore_undoes_the_turn_with_its_files(
         return
     result = await restore_checkpoint(conn, ref, checkpoint)
     assert result.success and result.history_removed >= 2 and target.read_text() == "one\n"
-    assert not any("EDIT" in part.text for m in await conn.history(ref) for part in m.parts if part.kind == "text")
+    assert not any(
+        "EDIT" in part.text for m in await conn.history(ref) for part in m.parts if part.kind == "text"
+    )

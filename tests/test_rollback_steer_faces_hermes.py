@@ -1,9 +1,10 @@
-"""Rollback, a turn's file changes and steering through the faces (``hermes.*``, ``%hermes``), on the real servers.
+"""Rollback, a turn's file changes and steering through the faces (``hermes.*``, ``%hermes``), on the real
+servers.
 
-The scripted model's ``EDIT path old new`` patches a file in the agent's folder; Hermes checkpoints the folder first
-(both servers run with checkpoints on). Listing, diffing and restoring one file work on both servers; a whole
-restore (``undo(files=True)``) also drops the last turn, which only the newer Dashboard does (0.19.0: "not offered"
-before anything changes). ``RUN sleep`` keeps a turn in its tool long enough to steer it.
+The scripted model's ``EDIT path old new`` patches a file in the agent's folder; Hermes checkpoints the folder
+first (both servers run with checkpoints on). Listing, diffing and restoring one file work on both servers; a
+whole restore (``undo(files=True)``) also drops the last turn, which only the newer Dashboard does (0.19.0:
+"not offered" before anything changes). ``RUN sleep`` keeps a turn in its tool long enough to steer it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ pytestmark = pytest.mark.both_servers
 
 
 def _file(hermes: LocalHermes, text: str) -> Path:
-    """A new file in Hermes' folder, then a pause into the next second: checkpoint times have whole seconds, so an
-    earlier test's checkpoint of this shared folder in the second a turn starts would count as the turn's
-    (turns/checkpoints.py ``checkpoint_for_turn``; the README's rollback notes say so)."""
+    """A new file in Hermes' folder, then a pause into the next second: checkpoint times have whole seconds,
+    so an earlier test's checkpoint of this shared folder in the second a turn starts would count as the
+    turn's (turns/checkpoints.py ``checkpoint_for_turn``; the README's rollback notes say so)."""
     target = hermes.workdir / f"faces-{uuid.uuid4().hex[:8]}.txt"
     target.write_text(text)
     time.sleep(1.1)
@@ -39,9 +40,9 @@ def _file(hermes: LocalHermes, text: str) -> Path:
 def test_changes_and_rollback_show_and_put_back_a_turns_file(
     hermes_nb: Hermes, hermes: LocalHermes, hermes_server: str
 ) -> None:
-    """``changes()`` names the file the last turn edited with its diff; ``rollback()`` lists the checkpoints (a
-    Table) and puts that one file back; ``undo(files=True)`` undoes a turn with its file (newer) or is refused
-    before anything changes (0.19.0)."""
+    """``changes()`` names the file the last turn edited with its diff; ``rollback()`` lists the checkpoints
+    (a Table) and puts that one file back; ``undo(files=True)`` undoes a turn with its file (newer) or is
+    refused before anything changes (0.19.0)."""
     target = _file(hermes, "alpha\nbeta\n")
     hermes_nb.ask(f"EDIT {target} alpha ALPHA", new=True)
     assert target.read_text() == "ALPHA\nbeta\n"
@@ -109,8 +110,9 @@ def test_hermes_magic_rollback_changes_and_undo_files(
 
 
 def test_the_chats_steer_goes_into_the_running_turn(hermes: LocalHermes, scripted_model: Any) -> None:
-    """The composer's Steer: ``{"type": "steer"}`` while a turn runs its tool reaches the model in that turn and
-    shows as a marker in it; with no turn running it is refused on the notice line (send it as a prompt)."""
+    """The composer's Steer: ``{"type": "steer"}`` while a turn runs its tool reaches the model in that turn
+    and shows as a marker in it; with no turn running it is refused on the notice line (send it as a
+    prompt)."""
     import json
 
     from hermes_notebook.widgets import Chat
@@ -122,10 +124,14 @@ def test_the_chats_steer_goes_into_the_running_turn(hermes: LocalHermes, scripte
         chat._dispatch(chat, {"type": "steer", "text": "nothing runs"}, [])
         eventually(lambda: "no turn is running" in chat.notice, 30, "the refusal")
         chat._dispatch(chat, {"type": "send", "text": "RUN sleep 3 && echo ran", "images": []}, [])
-        eventually(lambda: any(p["kind"] == "tool" for m in chat.snapshot() for p in m["parts"]), 60, "the tool")
+        eventually(
+            lambda: any(p["kind"] == "tool" for m in chat.snapshot() for p in m["parts"]), 60, "the tool"
+        )
         guidance = f"chat steer STEER-{uuid.uuid4().hex[:8]}"
         chat._dispatch(chat, {"type": "steer", "text": guidance}, [])
-        eventually(lambda: not chat.busy and any(m.get("status") == "complete" for m in chat.snapshot()), 90, "done")
+        eventually(
+            lambda: not chat.busy and any(m.get("status") == "complete" for m in chat.snapshot()), 90, "done"
+        )
         reply = [m for m in chat.snapshot() if m["role"] == "assistant"][-1]
         assert steer_marker(guidance) in [p["text"] for p in reply["parts"] if p["kind"] == "marker"]
         assert any(guidance in json.dumps(body.get("messages")) for body in scripted_model.requests)

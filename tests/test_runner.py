@@ -1,4 +1,5 @@
-"""The turn runner (session/runner.py): one skeleton, a Dashboard driver and an API driver, on the real servers.
+"""The turn runner (session/runner.py): one skeleton, a Dashboard driver and an API driver, on the real
+servers.
 
 The runner is driven directly here (no facade): a :class:`Conversation` over our own clients, turns started as
 :class:`TurnHandle` s. What the facade adds on top (presenters, the blocking wait) is tested in
@@ -68,8 +69,15 @@ def runner(settings: Settings) -> Iterator[Conversation]:
 
 
 def options(prompt: str, via: str, **kwargs: Any) -> TurnOptions:
-    values: dict[str, Any] = {"session": None, "approve": None, "clarify": None, "new": False,
-                              "instructions": None, "model": None, "images": None}
+    values: dict[str, Any] = {
+        "session": None,
+        "approve": None,
+        "clarify": None,
+        "new": False,
+        "instructions": None,
+        "model": None,
+        "images": None,
+    }
     values.update(kwargs)
     return TurnOptions(prompt=prompt, via=via, **values)
 
@@ -90,7 +98,9 @@ def test_both_drivers_give_a_reply_whose_records_rebuild_the_message(runner: Con
     assert handle.message == reply.message
     records = [change for batch in batches for change in batch]
     assert records[0]["op"] == "message" and records[-1]["op"] == "finish"
-    assert all(c["message"]["role"] == "assistant" for c in records if c["op"] == "message")  # user record dropped
+    assert all(
+        c["message"]["role"] == "assistant" for c in records if c["op"] == "message"
+    )  # user record dropped
 
 
 @pytest.mark.parametrize("via", VIAS)
@@ -98,14 +108,17 @@ def test_a_stop_before_the_turn_starts_interrupts_it_once_armed(runner: Conversa
     """``stop()`` before the driver has armed its interrupt still stops the turn as soon as it is armed."""
     handle = TurnHandle(options("SLOW 40", via, new=True), runner)
     handle.stop()
-    reply = handle.start().future.result(timeout=60)  # the server honours an early interrupt at its next check
+    reply = handle.start().future.result(
+        timeout=60
+    )  # the server honours an early interrupt at its next check
     assert reply.status in ("interrupted", "cancelled") and "tick 39" not in reply.text
     assert "the turn was interrupted" in reply.notes
 
 
 @pytest.mark.parametrize("via", VIAS)
 def test_cancelling_the_turn_interrupts_it_on_the_server(runner: Conversation, via: str) -> None:
-    """Cancelling the runner's task (what a timed-out wait does) sends the interrupt; the session is free again."""
+    """Cancelling the runner's task (what a timed-out wait does) sends the interrupt; the session is free
+    again."""
     first = start(runner, "SLOW 40", via, new=True)
     eventually(lambda: "tick 1" in first.text, timeout=20, what="the turn's second tick")
     first.future.cancel()
@@ -118,7 +131,8 @@ def test_cancelling_the_turn_interrupts_it_on_the_server(runner: Conversation, v
 
 
 def test_turns_on_one_session_run_one_at_a_time(runner: Conversation) -> None:
-    """A second turn to a busy session waits for the first (the session's turn lock) instead of interrupting it."""
+    """A second turn to a busy session waits for the first (the session's turn lock) instead of interrupting
+    it."""
     first = start(runner, "SLOW 6", "dashboard", new=True)
     eventually(lambda: first.session_id is not None, what="the first turn's session")
     second = start(runner, "second in line", "dashboard", session=first.session_id)
@@ -129,7 +143,9 @@ def test_turns_on_one_session_run_one_at_a_time(runner: Conversation) -> None:
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_a_policy_answers_the_approval_through_the_driver(runner: Conversation, via: str, workdir: Path) -> None:
+def test_a_policy_answers_the_approval_through_the_driver(
+    runner: Conversation, via: str, workdir: Path
+) -> None:
     """The skeleton hands a pending approval to the policy and the driver sends the answer to its server."""
     workdir.mkdir()
     reply = start(runner, f"DANGER {workdir.name}", via, approve="deny", new=True).future.result(timeout=60)
@@ -166,19 +182,44 @@ def test_reply_notes_say_what_the_transcript_does_not() -> None:
     """An expired approval and an interrupted turn each add a note; a clean turn adds none."""
     handle = TurnHandle(options("x", "api"), _never_run)
     handle.notes.append("earlier note")
-    expired = {"kind": "approval", "request_id": "approval-1", "status": "expired", "command": "rm -rf x",
-               "question": None, "description": None, "choices": [], "response": None}
+    expired = {
+        "kind": "approval",
+        "request_id": "approval-1",
+        "status": "expired",
+        "command": "rm -rf x",
+        "question": None,
+        "description": None,
+        "choices": [],
+        "response": None,
+    }
     message: MessageDict = {
-        "id": "assistant:t", "role": "assistant", "status": "interrupted", "usage": None, "error": None,
-        "parts": [{"id": "tool:c1", "kind": "tool", "text": "", "name": "terminal", "status": "cancelled",
-                   "arguments": None, "preview": None, "result": None, "duration": None,
-                   "interaction": expired}],  # type: ignore[typeddict-item]
+        "id": "assistant:t",
+        "role": "assistant",
+        "status": "interrupted",
+        "usage": None,
+        "error": None,
+        "parts": [
+            {
+                "id": "tool:c1",
+                "kind": "tool",
+                "text": "",
+                "name": "terminal",
+                "status": "cancelled",
+                "arguments": None,
+                "preview": None,
+                "result": None,
+                "duration": None,
+                "interaction": expired,
+            }
+        ],  # type: ignore[typeddict-item]
     }
     reply = reply_for(handle, message)
     assert reply.notes[0] == "earlier note"
     assert "nobody answered the approval request (rm -rf x)" in reply.notes[1]
     assert reply.notes[2] == "the turn was interrupted"
-    clean = reply_for(TurnHandle(options("x", "api"), _never_run), {**message, "status": "complete", "parts": []})
+    clean = reply_for(
+        TurnHandle(options("x", "api"), _never_run), {**message, "status": "complete", "parts": []}
+    )
     assert clean.notes == [] and clean.via == "api"
 
 
@@ -187,7 +228,8 @@ _never_run = Conversation()
 
 
 class TwoApprovalRun:
-    """A scripted API Server run with two approvals pending at once, for what the real servers cannot do on demand.
+    """A scripted API Server run with two approvals pending at once, for what the real servers cannot do on
+    demand.
 
     Real Hermes runs dangerous terminal commands one at a time, so one run never has two approvals waiting;
     a run whose tools run in parallel (subagents, execute_code) can. ``named`` plays a newer server (each
@@ -216,8 +258,13 @@ class TwoApprovalRun:
             for rid, target in (("ra", "alpha"), ("rb", "beta")):
                 self._emit("tool.started", tool="terminal", preview=f"rm -rf {target}")
                 named = {"request_id": rid} if self.named else {}
-                self._emit("approval.request", command=f"rm -rf {target}", description="recursive delete",
-                           choices=["once", "deny"], **named)
+                self._emit(
+                    "approval.request",
+                    command=f"rm -rf {target}",
+                    description="recursive delete",
+                    choices=["once", "deny"],
+                    **named,
+                )
             return httpx.Response(202, json={"run_id": "run_two", "status": "started"})
         if path == "/v1/runs/run_two/events":
             return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Sse(self))
@@ -227,10 +274,17 @@ class TwoApprovalRun:
             wanted = body.get("request_id") if self.named else None
             rid = wanted if wanted in self.pending else None if wanted else self.pending[0]
             if rid is None:
-                return httpx.Response(409, json={"error": {"message": "no such approval", "code": "approval_not_pending"}})
+                return httpx.Response(
+                    409, json={"error": {"message": "no such approval", "code": "approval_not_pending"}}
+                )
             self.pending.remove(rid)
             self.resolved[rid] = body["choice"]
-            self._emit("approval.responded", choice=body["choice"], resolved=1, **({"request_id": rid} if wanted else {}))
+            self._emit(
+                "approval.responded",
+                choice=body["choice"],
+                resolved=1,
+                **({"request_id": rid} if wanted else {}),
+            )
             return httpx.Response(200, json={"run_id": "run_two", "choice": body["choice"], "resolved": 1})
         if path == "/v1/runs/run_two/stop":
             self._emit("run.cancelled")
@@ -264,18 +318,25 @@ def _two_approval_turn(fake: TwoApprovalRun) -> TurnHandle:
     handle = TurnHandle(options("two dangers", "api", new=True), runner)
     handle.buttons = True
     handle.start()
-    eventually(lambda: len([t for t in handle.tools if (t.get("interaction") or {}).get("status") == "pending"]) == 2,
-               what="two approvals pending")
+    eventually(
+        lambda: (
+            len([t for t in handle.tools if (t.get("interaction") or {}).get("status") == "pending"]) == 2
+        ),
+        what="two approvals pending",
+    )
     return handle
 
 
 def _statuses(handle: TurnHandle) -> list[tuple[str, str, str | None]]:
-    return [(t["interaction"]["request_id"], t["interaction"]["status"], t["interaction"]["response"])
-            for t in handle.tools]
+    return [
+        (t["interaction"]["request_id"], t["interaction"]["status"], t["interaction"]["response"])
+        for t in handle.tools
+    ]
 
 
 def test_an_api_run_without_approval_ids_refuses_an_answer_to_a_later_approval() -> None:
-    """Hermes 0.19.0 answers the oldest pending approval: answering the second first is refused, nothing is sent."""
+    """Hermes 0.19.0 answers the oldest pending approval: answering the second first is refused, nothing is
+    sent."""
     fake = TwoApprovalRun(named=False)
     handle = _two_approval_turn(fake)
     assert handle.answer("approval-2", "once")
@@ -293,7 +354,8 @@ def test_an_api_run_without_approval_ids_refuses_an_answer_to_a_later_approval()
 
 
 def test_an_api_run_with_approval_ids_answers_exactly_the_approval_clicked() -> None:
-    """A newer server names its approvals: answering the second first sends its id and leaves the first pending."""
+    """A newer server names its approvals: answering the second first sends its id and leaves the first
+    pending."""
     fake = TwoApprovalRun(named=True)
     handle = _two_approval_turn(fake)
     assert [t["interaction"]["request_id"] for t in handle.tools] == ["ra", "rb"]

@@ -25,23 +25,96 @@ ZONE = "Asia/Kolkata"  # not UTC, so naive timestamps and cron times must really
 
 CORPUS = [
     # cron
-    "0 9 * * *", "*/5 * * * *", "0 9 * * 1-5", "0 0 * * 7", "0 0 * * 5-1", "5/15 * * * *", "0 0 1-31/2 * *",
-    "0 0 * * 1,3,5", "  0 9 * * *  ", "0  9 * * *", "0 0 29 2 *", "* * * * * *", "0 0 * * * 30", "* * * * * * *",
-    "0 9 * * * * 2030", "30 17 * * 5", "0 0 1 * *", "0 9 * * MON", "0 9 * * TUE", "0 9 * * mon-fri", "0 0 1 JAN *", "0 9 * *", "61 * * * *",
-    "0 24 * * *", "0 0 0 * *", "0 0 * 13 *", "0 0 * * 8", "1-70 * * * *", "*/0 * * * *", "-5 * * * *",
-    ", * * * *", "0 9 * * * MON", "* * * * * ?", "0 0 L * *", "0 9 ? * *", "0 0 * * 0#2", "0 0 31 2 *",
-    "0 9 31 4 *", "0 9 * * * 2030", "* * * * * * 1970", "* * * * * * * *",
+    "0 9 * * *",
+    "*/5 * * * *",
+    "0 9 * * 1-5",
+    "0 0 * * 7",
+    "0 0 * * 5-1",
+    "5/15 * * * *",
+    "0 0 1-31/2 * *",
+    "0 0 * * 1,3,5",
+    "  0 9 * * *  ",
+    "0  9 * * *",
+    "0 0 29 2 *",
+    "* * * * * *",
+    "0 0 * * * 30",
+    "* * * * * * *",
+    "0 9 * * * * 2030",
+    "30 17 * * 5",
+    "0 0 1 * *",
+    "0 9 * * MON",
+    "0 9 * * TUE",
+    "0 9 * * mon-fri",
+    "0 0 1 JAN *",
+    "0 9 * *",
+    "61 * * * *",
+    "0 24 * * *",
+    "0 0 0 * *",
+    "0 0 * 13 *",
+    "0 0 * * 8",
+    "1-70 * * * *",
+    "*/0 * * * *",
+    "-5 * * * *",
+    ", * * * *",
+    "0 9 * * * MON",
+    "* * * * * ?",
+    "0 0 L * *",
+    "0 9 ? * *",
+    "0 0 * * 0#2",
+    "0 0 31 2 *",
+    "0 9 31 4 *",
+    "0 9 * * * 2030",
+    "* * * * * * 1970",
+    "* * * * * * * *",
     # macros and words
-    "@daily", "@hourly", "@weekly", "@reboot", "tomorrow", "", "   ", "daily", "hourly",
+    "@daily",
+    "@hourly",
+    "@weekly",
+    "@reboot",
+    "tomorrow",
+    "",
+    "   ",
+    "daily",
+    "hourly",
     # intervals
-    "every 5m", "every 5 m", "EVERY 5M", "every 2 hours", "every 1d", "every 90 minutes", "every 1 minute",
-    "every 1h30m", "every 1w", "every", "every5m", "every 0m", "every 30s", "every -5m", "every 1.5h",
-    "every 100000d", "every 99999999d",
+    "every 5m",
+    "every 5 m",
+    "EVERY 5M",
+    "every 2 hours",
+    "every 1d",
+    "every 90 minutes",
+    "every 1 minute",
+    "every 1h30m",
+    "every 1w",
+    "every",
+    "every5m",
+    "every 0m",
+    "every 30s",
+    "every -5m",
+    "every 1.5h",
+    "every 100000d",
+    "every 99999999d",
     # one-shot durations
-    "30m", "2h", "1d", "0m", "30 m", "30s", "1w", "1h30m", "99999999d",
+    "30m",
+    "2h",
+    "1d",
+    "0m",
+    "30 m",
+    "30s",
+    "1w",
+    "1h30m",
+    "99999999d",
     # timestamps
-    "2030-01-01", "2030-01-01 10:00", "2030-01-01T10:00:00Z", "2030-01-01T10:00:00+05:30", "2020-01-01T00:00",
-    "2030-13-01T10:00", "2030-02-30", "Tuesday", "T", "2030-01-01Tnonsense",
+    "2030-01-01",
+    "2030-01-01 10:00",
+    "2030-01-01T10:00:00Z",
+    "2030-01-01T10:00:00+05:30",
+    "2020-01-01T00:00",
+    "2030-13-01T10:00",
+    "2030-02-30",
+    "Tuesday",
+    "T",
+    "2030-01-01Tnonsense",
 ]
 
 _PROBE = r"""
@@ -64,14 +137,22 @@ def _hermes_verdicts(corpus: list[str], home: Path) -> dict[str, dict[str, objec
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "API_SERVER_"))}
     env.update(HERMES_HOME=str(home), TZ=ZONE, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
-        [str(HERMES_PYTHON), "-c", _PROBE], input=json.dumps(corpus), capture_output=True, text=True,
-        env=env, cwd=home, timeout=120, check=True,
+        [str(HERMES_PYTHON), "-c", _PROBE],
+        input=json.dumps(corpus),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=120,
+        check=True,
     )
     return json.loads(proc.stdout)
 
 
 @pytest.fixture(scope="module")
-def hermes_verdicts(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, dict[str, object]]]:
+def hermes_verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[str], dict[str, dict[str, object]]]:
     if not HERMES_PYTHON.exists():
         pytest.skip(f"no Hermes virtualenv at {HERMES_PYTHON}")
     now = datetime.now(ZoneInfo(ZONE))
@@ -204,10 +285,14 @@ def test_next_runs_for_each_kind() -> None:
     tz = ZoneInfo("Europe/Berlin")
     now = datetime(2030, 3, 1, 8, 30, tzinfo=tz)  # a Friday
     assert schedules.next_runs("0 9 * * 1-5", 3, now=now) == [
-        datetime(2030, 3, 1, 9, 0, tzinfo=tz), datetime(2030, 3, 4, 9, 0, tzinfo=tz),
+        datetime(2030, 3, 1, 9, 0, tzinfo=tz),
+        datetime(2030, 3, 4, 9, 0, tzinfo=tz),
         datetime(2030, 3, 5, 9, 0, tzinfo=tz),
     ]
-    assert schedules.next_runs("every 30m", 2, now=now) == [now + timedelta(minutes=30), now + timedelta(hours=1)]
+    assert schedules.next_runs("every 30m", 2, now=now) == [
+        now + timedelta(minutes=30),
+        now + timedelta(hours=1),
+    ]
     assert schedules.next_runs("2h", 3, now=now) == [now + timedelta(hours=2)]
     assert schedules.next_runs("2030-03-02T10:00", 3, now=now) == [datetime(2030, 3, 2, 10, 0, tzinfo=tz)]
 

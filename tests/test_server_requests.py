@@ -1,5 +1,5 @@
-"""Replays captured newer-Dashboard transcripts through the pure pieces, with no socket: server requests become
-the turn model's interactions, the view's answers become the result frames the real client sent, and
+"""Replays captured newer-Dashboard transcripts through the pure pieces, with no socket: server requests
+become the turn model's interactions, the view's answers become the result frames the real client sent, and
 ``request.cancel`` ends an interaction with its reason."""
 
 from __future__ import annotations
@@ -35,8 +35,12 @@ CASES: dict[str, tuple[str | None, str, str | None]] = {
 
 
 def _frames(name: str) -> list[tuple[str, dict[str, Any]]]:
-    rows = [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines() if line.strip()]
-    return [(r["dir"], r["frame"]) for r in rows if r["dir"] in ("send", "recv") and isinstance(r["frame"], dict)]
+    rows = [
+        json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines() if line.strip()
+    ]
+    return [
+        (r["dir"], r["frame"]) for r in rows if r["dir"] in ("send", "recv") and isinstance(r["frame"], dict)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -112,8 +116,13 @@ def test_unhandled_request_methods_have_no_prompt_event() -> None:
 def test_the_handshake_transcript_advertises_the_prompt_methods() -> None:
     """The capture's client.capabilities reply lists what the server may ask; our four are among them."""
     frames = _frames("newer_handshake")
-    ready = next(f for d, f in frames if f.get("method") == "event" and f["params"]["type"] == "gateway.ready")
+    ready = next(
+        f for d, f in frames if f.get("method") == "event" and f["params"]["type"] == "gateway.ready"
+    )
     assert len(ready["params"]["payload"]["replay_epoch"]) == 32
-    reply = next(f for d, f in frames if d == "recv" and isinstance(f.get("result"), dict)
-                 and "server_requests" in f["result"])
+    reply = next(
+        f
+        for d, f in frames
+        if d == "recv" and isinstance(f.get("result"), dict) and "server_requests" in f["result"]
+    )
     assert {"approval", "clarify", "sudo", "secret"} <= set(reply["result"]["server_requests"])

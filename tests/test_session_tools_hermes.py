@@ -51,7 +51,8 @@ def test_models_lists_the_configured_model(hermes_nb: Hermes) -> None:
 
 
 def test_set_model_reaches_the_model(hermes_nb: Hermes, scripted_model: ScriptedModel) -> None:
-    """After ``set_model`` the session's next turn is sent to the model under the new name, and the session keeps it."""
+    """After ``set_model`` the session's next turn is sent to the model under the new name, and the session
+    keeps it."""
     first = _unique("before the switch")
     hermes_nb.ask(first, new=True)
     answer = hermes_nb.set_model("switched-model")
@@ -65,7 +66,8 @@ def test_set_model_reaches_the_model(hermes_nb: Hermes, scripted_model: Scripted
 
 
 def test_ask_model_switches_the_dashboard_session(hermes_nb: Hermes, scripted_model: ScriptedModel) -> None:
-    """``ask(model=...)`` on the Dashboard switches the session before the prompt; Hermes' warning is a note."""
+    """``ask(model=...)`` on the Dashboard switches the session before the prompt; Hermes' warning is a
+    note."""
     prompt = _unique("asked with a model")
     reply = hermes_nb.ask(prompt, new=True, model="asked-model")
     assert _model_for(scripted_model, prompt) == "asked-model"
@@ -73,7 +75,8 @@ def test_ask_model_switches_the_dashboard_session(hermes_nb: Hermes, scripted_mo
 
 
 def test_ask_model_on_an_existing_session(hermes_nb: Hermes, scripted_model: ScriptedModel) -> None:
-    """A ``model=`` on a session that already ran a turn is honoured too (it used to be refused or ignored)."""
+    """A ``model=`` on a session that already ran a turn is honoured too (it used to be refused or
+    ignored)."""
     hermes_nb.ask(_unique("first turn"), new=True)
     prompt = _unique("second turn, other model")
     hermes_nb.ask(prompt, model="later-model")
@@ -81,9 +84,12 @@ def test_ask_model_on_an_existing_session(hermes_nb: Hermes, scripted_model: Scr
 
 
 def test_api_run_model_is_honoured_or_refused(
-    hermes_nb: Hermes, scripted_model: ScriptedModel, hermes_server: str,
+    hermes_nb: Hermes,
+    scripted_model: ScriptedModel,
+    hermes_server: str,
 ) -> None:
-    """Via the API Server a newer Hermes sends the run to the named model; 0.19.0 would ignore it, so it is refused."""
+    """Via the API Server a newer Hermes sends the run to the named model; 0.19.0 would ignore it, so it is
+    refused."""
     prompt = _unique("api run with a model")
     if hermes_server == "newer":
         hermes_nb.ask(prompt, via="api", model="api-model")
@@ -95,7 +101,8 @@ def test_api_run_model_is_honoured_or_refused(
 
 
 def test_a_model_name_that_is_a_flag_is_refused(hermes_nb: Hermes, scripted_model: ScriptedModel) -> None:
-    """A "model" Hermes would read as a flag (``--global``) or several words is refused before anything is sent."""
+    """A "model" Hermes would read as a flag (``--global``) or several words is refused before anything is
+    sent."""
     before = len(scripted_model.requests)
     for name in ("--global", "a b", "x\nprovider"):
         with pytest.raises(HermesUsageError, match="one model name"):
@@ -108,14 +115,20 @@ def test_a_model_name_that_is_a_flag_is_refused(hermes_nb: Hermes, scripted_mode
 
 
 def test_usage_reports_tokens_cache_and_the_context_breakdown(hermes_nb: Hermes, hermes_server: str) -> None:
-    """``usage()`` after a turn: tokens, calls, the context window and its categories; a newer Hermes the cache."""
+    """``usage()`` after a turn: tokens, calls, the context window and its categories; a newer Hermes the
+    cache."""
     with pytest.raises(HermesUsageError, match="no session yet"):
         hermes_nb.usage()
     hermes_nb.ask(_unique("CACHED usage check"), new=True)
     usage = hermes_nb.usage()
     assert isinstance(usage, SessionUsage) and usage.session_id == hermes_nb.session_id
     # Hermes counts the 60 cached prompt tokens apart: 40 fresh input tokens of a 100-token prompt
-    assert usage.input_tokens == 40 and usage.raw["prompt"] == 100 and usage.output_tokens == 5 and usage.calls == 1
+    assert (
+        usage.input_tokens == 40
+        and usage.raw["prompt"] == 100
+        and usage.output_tokens == 5
+        and usage.calls == 1
+    )
     assert usage.context_max and usage.model == MODEL_ID
     labels = {share.label for share in usage.breakdown}
     assert {"System prompt", "Conversation"} <= labels or {"system prompt", "conversation"} <= labels
@@ -167,13 +180,17 @@ def test_command_without_a_session_starts_one(hermes_nb: Hermes) -> None:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_missing_method_is_not_offered(hermes: LocalHermes) -> None:
-    """A method the server lacks (-32601) is a one-line "not offered by this Hermes (<method>)" usage error."""
+    """A method the server lacks (-32601) is a one-line "not offered by this Hermes (<method>)" usage
+    error."""
     async with DashboardConnection(hermes.settings()) as conn:
-        with pytest.raises(HermesUsageError, match=r"^widgets is not offered by this Hermes \(widget\.catalog\)$"):
+        with pytest.raises(
+            HermesUsageError, match=r"^widgets is not offered by this Hermes \(widget\.catalog\)$"
+        ):
             await call_offered(conn, "widget.catalog", {}, what="widgets")
 
 
-# --- %hermes ---------------------------------------------------------------------------------------------------
+# --- %hermes
+# ---------------------------------------------------------------------------------------------------
 
 
 def _run(ip: InteractiveShell, code: str) -> Any:
@@ -183,7 +200,9 @@ def _run(ip: InteractiveShell, code: str) -> Any:
 
 
 def test_magic_models_usage_and_slash_commands(
-    hermes_shell: InteractiveShell, scripted_model: ScriptedModel, capsys: pytest.CaptureFixture[str],
+    hermes_shell: InteractiveShell,
+    scripted_model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``%hermes models``, ``%hermes usage``, ``%hermes /model`` and ``%hermes --model NAME`` all work."""
     ip = hermes_shell

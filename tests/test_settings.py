@@ -24,8 +24,9 @@ ENV = {
 
 def test_arguments_win_over_environment() -> None:
     """Explicit arguments take precedence over every HERMES_* environment variable."""
-    s = Settings.resolve(api_url="http://arg:3", api_key=KEY, dashboard_url="http://arg:4", dashboard_token=TOKEN,
-                         env=ENV)
+    s = Settings.resolve(
+        api_url="http://arg:3", api_key=KEY, dashboard_url="http://arg:4", dashboard_token=TOKEN, env=ENV
+    )
     assert (s.api_url, s.dashboard_url) == ("http://arg:3", "http://arg:4")
     assert s.api_key is not None and s.api_key.reveal() == KEY
     assert s.dashboard_token is not None and s.dashboard_token.reveal() == TOKEN
@@ -79,20 +80,27 @@ def test_with_changes_fields_and_wraps_plain_keys() -> None:
         Secret(123)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("value", "why"), [
-    (KEY + "\n", "ends with a newline (read from a file? use .strip())"),
-    (KEY + "\r\n", "ends with a newline"),
-    (" " + KEY, "starts with a space"),
-    (KEY[:8] + "\t" + KEY[8:], "contains a control character"),
-    (KEY[:8] + "\x7f" + KEY[8:], "contains a control character"),
-    (KEY + "\u2013", "contains a non-ASCII character"),
-])
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (KEY + "\n", "ends with a newline (read from a file? use .strip())"),
+        (KEY + "\r\n", "ends with a newline"),
+        (" " + KEY, "starts with a space"),
+        (KEY[:8] + "\t" + KEY[8:], "contains a control character"),
+        (KEY[:8] + "\x7f" + KEY[8:], "contains a control character"),
+        (KEY + "\u2013", "contains a non-ASCII character"),
+    ],
+)
 def test_a_key_or_token_a_header_cannot_carry_is_refused_naming_the_setting(value: str, why: str) -> None:
     """From arguments, the environment or with_(), such a key or token fails at once with one line that names
     the setting and the cause and never shows the value (httpx would refuse it later, quoting it)."""
     builds: list[tuple[Callable[[], Settings], str, str]] = [
         (lambda: Settings.resolve(api_key=value, env={}), "the API key", "api_key"),
-        (lambda: Settings.resolve(env={"HERMES_DASHBOARD_TOKEN": value}), "the Dashboard token", "dashboard_token"),
+        (
+            lambda: Settings.resolve(env={"HERMES_DASHBOARD_TOKEN": value}),
+            "the Dashboard token",
+            "dashboard_token",
+        ),
         (lambda: Settings().with_(dashboard_token=value), "the Dashboard token", "dashboard_token"),
     ]
     for build, what, param in builds:

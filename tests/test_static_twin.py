@@ -1,4 +1,5 @@
-"""widgets/static_twin.py: a live widget plus its static twin output, shown and updated under one display id."""
+"""widgets/static_twin.py: a live widget plus its static twin output, shown and updated under one display
+id."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ class _Twin(StaticTwin, anywidget.AnyWidget):
         self.count = 0
 
     def static_bundle(self) -> dict[str, str]:
-        return {"text/plain": f"count {self.count}", "text/html": f"<div class='hn-twin'>count {self.count}</div>"}
+        return {
+            "text/plain": f"count {self.count}",
+            "text/html": f"<div class='hn-twin'>count {self.count}</div>",
+        }
 
 
 @pytest.fixture
@@ -55,4 +59,7 @@ def test_display_shows_the_widget_then_its_twin_under_a_display_id(calls: list[A
 def test_chat_and_jobs_are_static_twins() -> None:
     """Both notebook widgets get their saved-notebook copy from the one mixin."""
     assert issubclass(Chat, StaticTwin) and issubclass(Jobs, StaticTwin)
-    assert Chat.static_bundle is not StaticTwin.static_bundle and Jobs.static_bundle is not StaticTwin.static_bundle
+    assert (
+        Chat.static_bundle is not StaticTwin.static_bundle
+        and Jobs.static_bundle is not StaticTwin.static_bundle
+    )

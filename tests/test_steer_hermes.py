@@ -1,10 +1,11 @@
-"""Steering a running turn against the real servers: the text reaches the model mid-turn and shows where it went.
+"""Steering a running turn against the real servers: the text reaches the model mid-turn and shows where it
+went.
 
 ``session.steer`` adds the text to the running turn's next tool result (docs/protocol/dashboard-newer.md §16).
-The scripted model's ``RUN`` keeps the turn in a tool call long enough to steer; the model's request log proves the
-text reached it. Live, the turn gets a marker. The newer server stores the steer as a user row of its own: history
-shows the same marker in the same turn. 0.19.0 adds it to the tool result in memory after storing that row, so
-its history keeps no trace of it (only what the model then said).
+The scripted model's ``RUN`` keeps the turn in a tool call long enough to steer; the model's request log
+proves the text reached it. Live, the turn gets a marker. The newer server stores the steer as a user row of
+its own: history shows the same marker in the same turn. 0.19.0 adds it to the tool result in memory after
+storing that row, so its history keeps no trace of it (only what the model then said).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The index as changes: entries ride in the batch that settles a message, never the whole list.
 
-``StreamingWidget`` on its own (what ``Chat`` and the ``%hermes`` live turn build on), with its sends recorded.
-The protocol is docs/architecture.md, "Widget comm protocol".
+``StreamingWidget`` on its own (what ``Chat`` and the ``%hermes`` live turn build on), with its sends
+recorded. The protocol is docs/architecture.md, "Widget comm protocol".
 """
 
 from __future__ import annotations
@@ -17,13 +17,29 @@ from tests.helpers import eventually, expand_more
 
 
 def _part(pid: str, text: str) -> dict[str, Any]:
-    return {"id": pid, "kind": "text", "text": text, "name": None, "status": None, "arguments": None,
-            "preview": None, "result": None, "duration": None, "interaction": None}
+    return {
+        "id": pid,
+        "kind": "text",
+        "text": text,
+        "name": None,
+        "status": None,
+        "arguments": None,
+        "preview": None,
+        "result": None,
+        "duration": None,
+        "interaction": None,
+    }
 
 
 def _msg(mid: str, role: str, text: str, status: str) -> dict[str, Any]:
-    return {"id": mid, "role": role, "status": status, "parts": [_part("text:0", text)], "usage": None, "error": None}
-
+    return {
+        "id": mid,
+        "role": role,
+        "status": status,
+        "parts": [_part("text:0", text)],
+        "usage": None,
+        "error": None,
+    }
 
 
 class Recorded:
@@ -46,7 +62,8 @@ def widget() -> Any:
 
 
 def test_index_bytes_per_settled_message_stay_under_1_kb_at_2000_messages(widget: StreamingWidget) -> None:
-    """At 2,000 messages a settled message costs its own entry plus a settled_seq update, not the whole index."""
+    """At 2,000 messages a settled message costs its own entry plus a settled_seq update, not the whole
+    index."""
     history = [_msg(f"user:{i}", "user", f"question {i} " * 20, "complete") for i in range(2000)]
     widget.reset(history)
     wire = Recorded(widget)
@@ -54,14 +71,22 @@ def test_index_bytes_per_settled_message_stay_under_1_kb_at_2000_messages(widget
     widget.push([{"op": "message", "message": _msg("assistant:new", "assistant", "", "streaming")}])
     for i in range(300):
         widget.push([{"op": "append", "message_id": "assistant:new", "part_id": "text:0", "text": f"w{i} "}])
-    widget.push([{"op": "finish", "message_id": "assistant:new", "status": "complete", "usage": None, "error": None}])
+    widget.push(
+        [{"op": "finish", "message_id": "assistant:new", "status": "complete", "usage": None, "error": None}]
+    )
     widget.flush()
     eventually(lambda: wire.batches() and not widget._coalescer._buffer, what="batches sent")
     entries = [e for b in wire.batches() for e in b.get("index", [])]
     assert [e["id"] for e in entries] == ["user:new", "assistant:new"]  # one entry per settled message, once
     index_bytes = sum(len(json.dumps(e, separators=(",", ":"))) for e in entries)
-    index_bytes += sum(len(json.dumps({"method": "update", "state": {"settled_seq": s}, "buffer_paths": []},
-                                      separators=(",", ":"))) for s in wire.settled_seqs)
+    index_bytes += sum(
+        len(
+            json.dumps(
+                {"method": "update", "state": {"settled_seq": s}, "buffer_paths": []}, separators=(",", ":")
+            )
+        )
+        for s in wire.settled_seqs
+    )
     assert index_bytes / 2 <= 1024, index_bytes
     assert "index" not in widget.get_state()
     # The entries agree with the kernel's index and with a replay of the batches (the views' revs).
@@ -127,7 +152,8 @@ def test_reset_before_any_view_sends_no_snapshot(widget: StreamingWidget) -> Non
     assert widget.settled_seq == 0  # no batch went out yet; a view's first snapshot covers seq 0
     widget._dispatch(widget, {"type": "snapshot"}, [])  # the first view asks
     assert [(m["type"], [x["id"] for x in m["messages"]]) for m in wire.sent] == [
-        ("snapshot", [m["id"] for m in history])]
+        ("snapshot", [m["id"] for m in history])
+    ]
     wire.sent.clear()
     widget.reset(history[:2])  # a view exists now: the reset reaches it
     assert [(m["type"], len(m["messages"]), m["reset"]) for m in wire.sent] == [("snapshot", 2, True)]
@@ -139,12 +165,16 @@ def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -
     import tracemalloc
 
     widget.reset([])
-    widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "x" * 4_000_000, "streaming")}])
+    widget.push(
+        [{"op": "message", "message": _msg("assistant:a", "assistant", "x" * 4_000_000, "streaming")}]
+    )
     widget.flush()
     tracemalloc.start()
     try:
         for i in range(200):
-            widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}> "}])
+            widget.push(
+                [{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": f"<{i}> "}]
+            )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -156,7 +186,8 @@ def test_appends_never_copy_the_text_already_streamed(widget: StreamingWidget) -
 
 
 def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page_at_a_time(
-        widget: StreamingWidget) -> None:
+    widget: StreamingWidget,
+) -> None:
     """Views of a long conversation get its newest messages (a partial snapshot saying how many precede them);
     older ones go out a page at a time, on request, as of the seq of the last batch sent."""
     from hermes_notebook.widgets._stream import OLDER_PAGE_MESSAGES, SNAPSHOT_FIRST_MESSAGES
@@ -177,7 +208,7 @@ def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page
     assert batch["type"] == "changes" and page["type"] == "older"  # pending changes go out first
     assert page["seq"] == batch["seq"] and page["before"] == oldest_held and page["older"] == 50
     assert [m["id"] for m in page["messages"]] == [m["id"] for m in history[50:-SNAPSHOT_FIRST_MESSAGES]]
-    assert page["revs"] == {e["id"]: e["rev"] for e in widget.index[50:-SNAPSHOT_FIRST_MESSAGES - 1]}
+    assert page["revs"] == {e["id"]: e["rev"] for e in widget.index[50 : -SNAPSHOT_FIRST_MESSAGES - 1]}
     widget._dispatch(widget, {"type": "older", "before": page["messages"][0]["id"]}, [])
     assert [m["id"] for m in wire.sent[-1]["messages"]] == [m["id"] for m in history[:50]]
     assert wire.sent[-1]["older"] == 0
@@ -186,16 +217,19 @@ def test_a_long_snapshot_holds_only_its_newest_messages_and_older_ones_go_a_page
     sent = len(wire.sent)
     widget.reset(history)  # a reset of a long conversation: its newest messages, marked as a reset
     assert [(m.get("partial"), m.get("reset"), len(m["messages"])) for m in wire.sent[sent:]] == [
-        (True, True, SNAPSHOT_FIRST_MESSAGES)]
+        (True, True, SNAPSHOT_FIRST_MESSAGES)
+    ]
     widget.reset(history[:3])
-    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[sent + 1:]] == [(None, 3)]  # short: all of it
+    assert [(m.get("partial"), len(m["messages"])) for m in wire.sent[sent + 1 :]] == [
+        (None, 3)
+    ]  # short: all of it
     widget._dispatch(widget, {"type": "older", "before": 7}, [])  # checked like every browser message
     assert len(wire.sent) == sent + 2 and "before must be text" in widget.notice
 
 
 def test_a_live_message_kept_across_a_reset_keeps_appends_made_meanwhile(widget: StreamingWidget) -> None:
-    """Chat's history re-fetch keeps a live reply as the same object; appends that arrive between reading it and
-    the reset (queued, not joined yet) are still in it afterwards, and its rev carries on."""
+    """Chat's history re-fetch keeps a live reply as the same object; appends that arrive between reading it
+    and the reset (queued, not joined yet) are still in it afterwards, and its rev carries on."""
     widget.reset([])
     widget.push([{"op": "message", "message": _msg("assistant:a", "assistant", "", "streaming")}])
     widget.push([{"op": "append", "message_id": "assistant:a", "part_id": "text:0", "text": "ab "}])

@@ -1,10 +1,11 @@
-"""Comm messages follow the front end's subshell (widgets/subshells.py), on real kernels driven by jupyter_client.
+"""Comm messages follow the front end's subshell (widgets/subshells.py), on real kernels driven by
+jupyter_client.
 
 The kernel client plays JupyterLab with ``commsOverSubshells`` on: it creates a subshell (control channel) and
-sends a ``comm_msg`` whose header names it, while a cell keeps the main shell busy. On ipykernel 7.4 that message
-waits for the cell unless the comm follows the front end's subshell; with it, the handler runs at once on the
-subshell's thread and the cell's output is untouched. ipykernel 6.29 has no subshells: the helper says so and
-changes nothing.
+sends a ``comm_msg`` whose header names it, while a cell keeps the main shell busy. On ipykernel 7.4 that
+message waits for the cell unless the comm follows the front end's subshell; with it, the handler runs at once
+on the subshell's thread and the cell's output is untouched. ipykernel 6.29 has no subshells: the helper says
+so and changes nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 from hermes_notebook.widgets.subshells import follow_frontend_subshells, kernel_has_subshells
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRA_KERNELS = Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
+EXTRA_KERNELS = (
+    Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
+)
 
 
 def test_outside_a_kernel_nothing_changes() -> None:
@@ -39,7 +42,9 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[Any]:
     if name != "python3" and not (EXTRA_KERNELS / name).exists():
         pytest.skip(f"run scripts/setup-kernels for the {name} kernelspec")
     manager = KernelManager(kernel_name=name)
-    manager.kernel_spec_manager = KernelSpecManager(kernel_dirs=[str(EXTRA_KERNELS), *KernelSpecManager().kernel_dirs])
+    manager.kernel_spec_manager = KernelSpecManager(
+        kernel_dirs=[str(EXTRA_KERNELS), *KernelSpecManager().kernel_dirs]
+    )
     manager.start_kernel(env={**os.environ, "PYTHONPATH": str(ROOT)})
     client = manager.client()
     client.start_channels()
@@ -63,7 +68,8 @@ publisher.start(); publisher.join()
 print("ROUTING", {follow} and follow_frontend_subshells(c))
 """
 
-#: Cell 2 keeps the main shell busy (up to ``limit`` s) and prints ticks; it notes whether the message came meanwhile.
+#: Cell 2 keeps the main shell busy (up to ``limit`` s) and prints ticks; it notes whether the message came
+# meanwhile.
 BUSY = """
 t0 = time.time()
 for i in range(400):
@@ -91,17 +97,24 @@ def _iopub_until(client: Any, done: Any, timeout: float = 30) -> list[dict[str, 
 
 
 def _idle(msg_id: str) -> Any:
-    return lambda m: (m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                      and m["parent_header"].get("msg_id") == msg_id)
+    return lambda m: (
+        m["msg_type"] == "status"
+        and m["content"]["execution_state"] == "idle"
+        and m["parent_header"].get("msg_id") == msg_id
+    )
 
 
 def _stdout(messages: list[dict[str, Any]], msg_id: str) -> str:
-    return "".join(m["content"]["text"] for m in messages
-                   if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+    return "".join(
+        m["content"]["text"]
+        for m in messages
+        if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+    )
 
 
 def _create_subshell(client: Any) -> str | None:
-    """What JupyterLab does for a comm target when the kernel lists "kernel subshells": one subshell for it."""
+    """What JupyterLab does for a comm target when the kernel lists "kernel subshells": one subshell for
+    it."""
     msg = client.session.msg("create_subshell_request", {})
     client.control_channel.send(msg)
     reply = client.control_channel.get_msg(timeout=10)
@@ -139,7 +152,9 @@ def _click_during_busy_cell(client: Any, *, follow: bool, limit: float) -> tuple
         return not waiting
 
     messages += _iopub_until(client, both_idle)
-    check = client.execute("print('SEEN', seen[0][0], seen[0][1] == threading.main_thread().name, seen[0][2])")
+    check = client.execute(
+        "print('SEEN', seen[0][0], seen[0][1] == threading.main_thread().name, seen[0][2])"
+    )
     messages += _iopub_until(client, _idle(check))
     return _stdout(messages, setup), _stdout(messages, busy), _stdout(messages, check)
 
@@ -197,12 +212,17 @@ def test_a_comm_the_front_end_opens_can_follow_too(kernel: Any) -> None:
     subshell = _create_subshell(kernel)
     setup = kernel.execute(FRONTEND_TARGET)
     _iopub_until(kernel, _idle(setup))
-    opening = kernel.session.msg("comm_open", {"comm_id": "hn-fe-comm", "target_name": "hn-frontend", "data": {}})
+    opening = kernel.session.msg(
+        "comm_open", {"comm_id": "hn-fe-comm", "target_name": "hn-frontend", "data": {}}
+    )
     opening["header"]["subshell_id"] = subshell
     kernel.shell_channel.send(opening)
     _iopub_until(kernel, _idle(opening["header"]["msg_id"]))
-    # The kernel side talks on it from a cell (a diff to show, say): ipykernel 7.4 would now route to the main shell.
-    pushed = kernel.execute("get_ipython().kernel.comm_manager.get_comm('hn-fe-comm').send({'diff': 'from a cell'})")
+    # The kernel side talks on it from a cell (a diff to show, say): ipykernel 7.4 would now route to the main
+    # shell.
+    pushed = kernel.execute(
+        "get_ipython().kernel.comm_manager.get_comm('hn-fe-comm').send({'diff': 'from a cell'})"
+    )
     _iopub_until(kernel, _idle(pushed))
     busy = kernel.execute(BUSY.replace("{limit}", "20"))
     messages = _iopub_until(kernel, lambda m: m["msg_type"] == "stream" and "tick 0" in m["content"]["text"])

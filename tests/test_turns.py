@@ -32,7 +32,8 @@ Item = Event | tuple[str, dict[str, Any]]  # an event, or a respond request the 
 _RESPONDS = {"approval.respond", "clarify.respond", "sudo.respond", "secret.respond"}
 
 
-# -- capture loading ---------------------------------------------------------------------------------------------
+# -- capture loading
+# ---------------------------------------------------------------------------------------------
 
 
 def _ws_scenarios(name: str) -> dict[str, list[Item]]:
@@ -84,7 +85,9 @@ def history_rows() -> list[dict[str, Any]]:
     return data["/api/sessions/20261202_103140_fee333/messages"]["body"]["messages"]
 
 
-def replay(items: Iterable[Item], turn_id: str = "t1", **kwargs: Any) -> tuple[TurnFolder, list[dict[str, Any]]]:
+def replay(
+    items: Iterable[Item], turn_id: str = "t1", **kwargs: Any
+) -> tuple[TurnFolder, list[dict[str, Any]]]:
     """Fold a capture; respond requests become folder.answer() calls, as the view would make them.
 
     After every step the change stream applied so far must equal the folder's own snapshot.
@@ -132,7 +135,8 @@ def _complete(status: str, text: str = "") -> Event:
     return Event("message.complete", {"text": text, "usage": None, "status": status})
 
 
-# -- purity ------------------------------------------------------------------------------------------------------
+# -- purity
+# ------------------------------------------------------------------------------------------------------
 
 FORBIDDEN = {"asyncio", "httpx", "httpx_sse", "websockets", "IPython", "ipywidgets", "anywidget", "traitlets"}
 
@@ -150,7 +154,8 @@ def test_model_modules_import_no_io_or_ui(module: Any) -> None:
     assert not imported & FORBIDDEN, imported & FORBIDDEN
 
 
-# -- Dashboard turns from ws_prompts.jsonl -----------------------------------------------------------------------
+# -- Dashboard turns from ws_prompts.jsonl
+# -----------------------------------------------------------------------
 
 
 def test_plain_turn() -> None:
@@ -165,8 +170,13 @@ def test_plain_turn() -> None:
     ]
     assert changes[0]["op"] == "message" and changes[0]["message"]["status"] == "streaming"
     assert [c["op"] for c in changes].count("append") == 4
-    assert changes[-1] == {"op": "finish", "message_id": "assistant:t1", "status": "complete",
-                           "usage": msg["usage"], "error": None}
+    assert changes[-1] == {
+        "op": "finish",
+        "message_id": "assistant:t1",
+        "status": "complete",
+        "usage": msg["usage"],
+        "error": None,
+    }
     assert folder.done and folder.apply(Event("message.delta", {"text": "late"})) == []
 
 
@@ -204,14 +214,21 @@ def test_think_call_answer_gives_reasoning0_tool_text1() -> None:
 
 
 def test_approval_pending_then_answered_once() -> None:
-    """approval.request hangs a pending interaction on the running tool; the view's answer marks it answered."""
+    """approval.request hangs a pending interaction on the running tool; the view's answer marks it
+    answered."""
     items = ws("DANGER with approval.respond choice=once")
     folder, _ = replay(_upto(items, "approval.request"))
     inter = part(folder, "tool:call_bf9d3a9cf2d0")["interaction"]
-    assert inter == {"kind": "approval", "request_id": "approval-1", "status": "pending",
-                     "command": "rm -rf ./hermes-danger-demo", "question": None,
-                     "description": "recursive delete", "choices": ["once", "session", "always", "deny"],
-                     "response": None}
+    assert inter == {
+        "kind": "approval",
+        "request_id": "approval-1",
+        "status": "pending",
+        "command": "rm -rf ./hermes-danger-demo",
+        "question": None,
+        "description": "recursive delete",
+        "choices": ["once", "session", "always", "deny"],
+        "response": None,
+    }
     assert [i.request_id for i in folder.pending()] == ["approval-1"]
     folder, _ = replay(items)
     tool = part(folder, "tool:call_bf9d3a9cf2d0")
@@ -231,7 +248,8 @@ def test_approval_denied_tool_is_error_and_stays_answered() -> None:
 
 
 def test_approval_timeout_expires_the_interaction() -> None:
-    """Nobody answers (ws_DANGER_timeout.jsonl): the tool completes BLOCKED/timed out and the approval expires."""
+    """Nobody answers (ws_DANGER_timeout.jsonl): the tool completes BLOCKED/timed out and the approval
+    expires."""
     items = next(v for v in _ws_scenarios("ws_DANGER_timeout.jsonl").values() if _events(v))
     folder, _ = replay(items)
     tool = part(folder, "tool:call_4bad0cd316a7")
@@ -252,12 +270,15 @@ def test_approval_cancelled_when_turn_is_interrupted() -> None:
 
 
 def test_approval_without_running_tool_gets_a_synthetic_part() -> None:
-    """An approval with no running tool (e.g. MCP elicitation, no choices) gets tool:approval-<n> named approval."""
-    folder, _ = replay([
-        Event("message.start", {}),
-        Event("message.delta", {"text": "Checking."}),
-        Event("approval.request", {"command": "mcp call", "description": "elicitation"}),
-    ])
+    """An approval with no running tool (e.g. MCP elicitation, no choices) gets tool:approval-<n> named
+    approval."""
+    folder, _ = replay(
+        [
+            Event("message.start", {}),
+            Event("message.delta", {"text": "Checking."}),
+            Event("approval.request", {"command": "mcp call", "description": "elicitation"}),
+        ]
+    )
     assert ids(folder) == ["text:0", "tool:approval-1"]
     syn = part(folder, "tool:approval-1")
     assert syn["name"] == "approval" and syn["status"] == "running"
@@ -272,10 +293,12 @@ def test_approval_without_running_tool_gets_a_synthetic_part() -> None:
 @pytest.mark.parametrize("dialect", ["dashboard", "run"])
 @pytest.mark.parametrize("given", [{}, {"choices": []}, {"choices": None}])
 def test_an_approval_without_choices_lists_the_one_default_pair(dialect: str, given: dict[str, Any]) -> None:
-    """No choices (absent, empty or null) become ``DEFAULT_APPROVAL_CHOICES``, so views and checks read one list."""
+    """No choices (absent, empty or null) become ``DEFAULT_APPROVAL_CHOICES``, so views and checks read one
+    list."""
     folder, _ = replay([Event("approval.request", {"command": "mcp call", **given}, dialect=dialect)])
     [interaction] = [p["interaction"] for p in folder.message.to_dict()["parts"] if p["interaction"]]
     assert tuple(interaction["choices"]) == turns_module.DEFAULT_APPROVAL_CHOICES == ("once", "deny")
+
 
 def test_clarify_attaches_to_clarify_tool_and_records_answer() -> None:
     """clarify.request hangs on the running clarify tool; the answer B is recorded and the tool completes."""
@@ -293,13 +316,16 @@ def test_clarify_attaches_to_clarify_tool_and_records_answer() -> None:
 
 
 def test_clarify_prefers_clarify_tool_over_latest_and_falls_back() -> None:
-    """clarify.request picks the running clarify tool even if another tool started later, else the latest one."""
-    folder, _ = replay([
-        Event("tool.start", {"tool_id": "c1", "name": "clarify", "context": "Asking"}),
-        Event("tool.start", {"tool_id": "t2", "name": "terminal", "context": "ls"}),
-        Event("clarify.request", {"question": "Which?", "choices": ["A"], "request_id": "r1"}),
-        Event("clarify.request", {"question": "And?", "choices": [], "request_id": "r2"}),
-    ])
+    """clarify.request picks the running clarify tool even if another tool started later, else the latest
+    one."""
+    folder, _ = replay(
+        [
+            Event("tool.start", {"tool_id": "c1", "name": "clarify", "context": "Asking"}),
+            Event("tool.start", {"tool_id": "t2", "name": "terminal", "context": "ls"}),
+            Event("clarify.request", {"question": "Which?", "choices": ["A"], "request_id": "r1"}),
+            Event("clarify.request", {"question": "And?", "choices": [], "request_id": "r2"}),
+        ]
+    )
     assert part(folder, "tool:c1")["interaction"]["request_id"] == "r1"
     assert part(folder, "tool:t2")["interaction"]["request_id"] == "r2"
     request = Event("clarify.request", {"question": "Q", "choices": ["x"], "request_id": "r9"})
@@ -310,33 +336,47 @@ def test_clarify_prefers_clarify_tool_over_latest_and_falls_back() -> None:
 
 def test_sudo_and_secret_are_redacted_and_expire() -> None:
     """sudo/secret answers are stored as ********, and *.expire marks an unanswered one expired."""
-    folder, _ = replay([
-        Event("tool.start", {"tool_id": "t1", "name": "terminal", "context": "sudo ls"}),
-        Event("sudo.request", {"request_id": "s1"}),
-    ])
+    folder, _ = replay(
+        [
+            Event("tool.start", {"tool_id": "t1", "name": "terminal", "context": "sudo ls"}),
+            Event("sudo.request", {"request_id": "s1"}),
+        ]
+    )
     changes = folder.answer("s1", "hunter2")
     assert "hunter2" not in json.dumps(changes)
     assert part(folder, "tool:t1")["interaction"]["response"] == REDACTED
-    folder, changes = replay([
-        Event("secret.request", {"request_id": "k1", "prompt": "API key?", "env_var": "OPENAI_API_KEY"}),
-        Event("secret.expire", {"request_id": "k1"}),
-    ])
+    folder, changes = replay(
+        [
+            Event("secret.request", {"request_id": "k1", "prompt": "API key?", "env_var": "OPENAI_API_KEY"}),
+            Event("secret.expire", {"request_id": "k1"}),
+        ]
+    )
     syn = part(folder, "tool:secret-k1")
-    assert syn["interaction"]["question"] == "API key?" and syn["interaction"]["description"] == "OPENAI_API_KEY"
+    assert (
+        syn["interaction"]["question"] == "API key?" and syn["interaction"]["description"] == "OPENAI_API_KEY"
+    )
     assert syn["interaction"]["status"] == "expired" and syn["status"] == "cancelled"
     assert folder.answer("k1", "sk-xyz") == []
 
 
 def test_interrupted_turn_trims_text_and_cancels_running_tool() -> None:
-    """SLOW interrupted: trailing whitespace is trimmed by a patch, and a still-running tool becomes cancelled."""
+    """SLOW interrupted: trailing whitespace is trimmed by a patch, and a still-running tool becomes
+    cancelled."""
     slow = ws("SLOW")
     folder, changes = replay(slow)
     assert folder.message.status == "interrupted"
     text = part(folder, "text:0")["text"]
     assert text.startswith("tick 0 tick 1") and text.endswith("tick 19")
-    assert {"op": "patch", "message_id": "assistant:t1", "part_id": "text:0", "fields": {"text": text}} in changes
+    assert {
+        "op": "patch",
+        "message_id": "assistant:t1",
+        "part_id": "text:0",
+        "fields": {"text": text},
+    } in changes
     run = ws("RUN")
-    spliced = _upto(run, "tool.start") + [e for e in slow if isinstance(e, Event) and e.type != "message.start"]
+    spliced = _upto(run, "tool.start") + [
+        e for e in slow if isinstance(e, Event) and e.type != "message.start"
+    ]
     folder, _ = replay(spliced)
     assert ids(folder) == ["tool:call_6e7c30808893", "text:1"]
     assert part(folder, "tool:call_6e7c30808893")["status"] == "cancelled"
@@ -351,7 +391,8 @@ def test_completed_turn_leaves_running_tool_running() -> None:
 
 
 def test_failed_call_turn_adds_text_and_error() -> None:
-    """FAIL: message.complete status error with unstreamed text adds it as text:0 and sets the message error."""
+    """FAIL: message.complete status error with unstreamed text adds it as text:0 and sets the message
+    error."""
     folder, _ = replay(ws("FAIL"))
     msg = folder.message
     assert msg.status == "error"
@@ -360,13 +401,16 @@ def test_failed_call_turn_adds_text_and_error() -> None:
 
 
 def test_error_event_ends_turn_and_second_error_is_ignored() -> None:
-    """An error event ends the turn with status error; the duplicate error the server sends changes nothing."""
-    folder, changes = replay([
-        Event("message.start", {}),
-        Event("message.delta", {"text": "partial "}),
-        Event("error", {"message": "boom"}),
-        Event("error", {"message": "boom again"}),
-    ])
+    """An error event ends the turn with status error; the duplicate error the server sends changes
+    nothing."""
+    folder, changes = replay(
+        [
+            Event("message.start", {}),
+            Event("message.delta", {"text": "partial "}),
+            Event("error", {"message": "boom"}),
+            Event("error", {"message": "boom again"}),
+        ]
+    )
     assert folder.done and folder.message.status == "error" and folder.message.error == "boom"
     assert part(folder, "text:0")["text"] == "partial"
     assert [c["op"] for c in changes] == ["message", "part", "patch", "finish"]
@@ -407,13 +451,21 @@ def test_queued_message_becomes_streaming_at_message_start() -> None:
 
 
 def test_lost_deltas_are_recovered_from_the_final_text() -> None:
-    """If the streamed text is a prefix of the final text (deltas lost in a reconnect), the part is completed."""
-    folder, changes = replay([
-        Event("message.delta", {"text": "Hello "}),
-        Event("message.complete", {"text": "Hello world", "status": "complete", "usage": {}}),
-    ])
+    """If the streamed text is a prefix of the final text (deltas lost in a reconnect), the part is
+    completed."""
+    folder, changes = replay(
+        [
+            Event("message.delta", {"text": "Hello "}),
+            Event("message.complete", {"text": "Hello world", "status": "complete", "usage": {}}),
+        ]
+    )
     assert part(folder, "text:0")["text"] == "Hello world"
-    assert {"op": "patch", "message_id": "assistant:t1", "part_id": "text:0", "fields": {"text": "Hello world"}} in changes
+    assert {
+        "op": "patch",
+        "message_id": "assistant:t1",
+        "part_id": "text:0",
+        "fields": {"text": "Hello world"},
+    } in changes
 
 
 def test_snapshot_does_not_change_afterwards() -> None:
@@ -427,11 +479,21 @@ def test_snapshot_does_not_change_afterwards() -> None:
 
 def test_tool_complete_without_start_adds_a_completed_part() -> None:
     """tool.complete can come without tool.start (inline diffs with progress off): it adds a finished part."""
-    folder, _ = replay([
-        Event("tool.complete", {"tool_id": "d1", "name": "patch", "args": {"path": "a"}, "duration_s": 0.5,
-                                "result": {"error": "no such file"}}),
-        Event("message.delta", {"text": "after"}),
-    ])
+    folder, _ = replay(
+        [
+            Event(
+                "tool.complete",
+                {
+                    "tool_id": "d1",
+                    "name": "patch",
+                    "args": {"path": "a"},
+                    "duration_s": 0.5,
+                    "result": {"error": "no such file"},
+                },
+            ),
+            Event("message.delta", {"text": "after"}),
+        ]
+    )
     assert ids(folder) == ["tool:d1", "text:1"]
     assert part(folder, "tool:d1")["status"] == "error" and part(folder, "tool:d1")["duration"] == 0.5
 
@@ -444,9 +506,25 @@ def test_transform_output_can_show_message_interim() -> None:
         seen.append(ctx)
         if item.type != "message.interim":
             return None
-        return [*ctx.default_changes, {"op": "part", "message_id": ctx.message_id, "part": {
-            "id": "hermes-interim", "kind": "text", "text": item.payload["text"], "name": None, "status": None,
-            "arguments": None, "preview": None, "result": None, "duration": None, "interaction": None}}]
+        return [
+            *ctx.default_changes,
+            {
+                "op": "part",
+                "message_id": ctx.message_id,
+                "part": {
+                    "id": "hermes-interim",
+                    "kind": "text",
+                    "text": item.payload["text"],
+                    "name": None,
+                    "status": None,
+                    "arguments": None,
+                    "preview": None,
+                    "result": None,
+                    "duration": None,
+                    "interaction": None,
+                },
+            },
+        ]
 
     folder = TurnFolder("x", transform_output=transform)
     changes = folder.apply(Event("message.interim", {"text": "Looking…", "already_streamed": False}))
@@ -457,7 +535,8 @@ def test_transform_output_can_show_message_interim() -> None:
     assert seen[-1].source == "history" and seen[-1].turn_id == "hermes-row:53"
 
 
-# -- API Server runs ---------------------------------------------------------------------------------------------
+# -- API Server runs
+# ---------------------------------------------------------------------------------------------
 
 
 def test_run_tool_turn() -> None:
@@ -467,16 +546,27 @@ def test_run_tool_turn() -> None:
     assert [p["id"] for p in msg["parts"]] == ["tool:run-1", "text:1"]
     tool = msg["parts"][0]
     assert (tool["name"], tool["status"], tool["preview"], tool["duration"]) == (
-        "terminal", "completed", "echo run-ok + 1 command", 0.017)
+        "terminal",
+        "completed",
+        "echo run-ok + 1 command",
+        0.017,
+    )
     assert msg["parts"][1]["text"] == "Command output:\n```\nrun-ok\nLinux\n```"
-    assert msg["status"] == "complete" and msg["usage"] == {"input_tokens": 20, "output_tokens": 10, "total_tokens": 30}
+    assert msg["status"] == "complete" and msg["usage"] == {
+        "input_tokens": 20,
+        "output_tokens": 10,
+        "total_tokens": 30,
+    }
 
 
 def test_run_plain_and_think_have_text_only() -> None:
-    """Runs carry no reasoning (reasoning.available is the reply again), so plain and THINK give text:0 only."""
-    for name, text in [("api_run_plain.txt", "Hello from the fake model! You said: hello run"),
-                       ("api_run_think.txt", "I thought about it: the answer is 42."),
-                       ("api_run_CLARIFY.txt", "[fake-llm] tool 'clarify' was not offered by Hermes.")]:
+    """Runs carry no reasoning (reasoning.available is the reply again), so plain and THINK give text:0
+    only."""
+    for name, text in [
+        ("api_run_plain.txt", "Hello from the fake model! You said: hello run"),
+        ("api_run_think.txt", "I thought about it: the answer is 42."),
+        ("api_run_CLARIFY.txt", "[fake-llm] tool 'clarify' was not offered by Hermes."),
+    ]:
         folder, _ = replay(run_events(name))
         assert [(p["id"], p["text"]) for p in parts(folder)] == [("text:0", text)], name
 
@@ -511,7 +601,8 @@ def test_run_approval_timeout_cancels_unanswered() -> None:
 
 
 def test_run_view_answer_is_kept_when_server_confirms() -> None:
-    """An approval the view answered keeps its answer when approval.responded arrives; the FIFO stays aligned."""
+    """An approval the view answered keeps its answer when approval.responded arrives; the FIFO stays
+    aligned."""
     events = run_events("api_run_DANGER_approve.txt")
     head = _upto(events, "approval.request")
     second = Event("approval.request", {"command": "rm -rf b", "choices": ["once", "deny"]}, dialect="run")
@@ -541,14 +632,19 @@ def test_run_stop_is_cancelled_and_trimmed() -> None:
 
 def test_run_tools_match_oldest_running_of_same_name() -> None:
     """Two running tools of one name complete oldest first; an unmatched completion adds its own part."""
-    folder, _ = replay([
-        Event("tool.started", {"tool": "terminal", "preview": "a"}, dialect="run"),
-        Event("tool.started", {"tool": "terminal", "preview": "b"}, dialect="run"),
-        Event("tool.completed", {"tool": "terminal", "duration": 1.0, "error": False}, dialect="run"),
-        Event("tool.completed", {"tool": "read_file", "duration": 2.0, "error": True}, dialect="run"),
-    ])
+    folder, _ = replay(
+        [
+            Event("tool.started", {"tool": "terminal", "preview": "a"}, dialect="run"),
+            Event("tool.started", {"tool": "terminal", "preview": "b"}, dialect="run"),
+            Event("tool.completed", {"tool": "terminal", "duration": 1.0, "error": False}, dialect="run"),
+            Event("tool.completed", {"tool": "read_file", "duration": 2.0, "error": True}, dialect="run"),
+        ]
+    )
     assert [(p["id"], p["status"]) for p in parts(folder)] == [
-        ("tool:run-1", "completed"), ("tool:run-2", "running"), ("tool:run-3", "error")]
+        ("tool:run-1", "completed"),
+        ("tool:run-2", "running"),
+        ("tool:run-3", "error"),
+    ]
 
 
 def test_run_synthesized_completion_after_lost_stream_restores_final_text() -> None:
@@ -557,13 +653,16 @@ def test_run_synthesized_completion_after_lost_stream_restores_final_text() -> N
     first_delta = next(i for i, e in enumerate(events) if e.type == "message.delta")
     folder, changes = replay([*events[: first_delta + 1], events[-1]])  # the stream broke after one delta
     assert part(folder, "text:1")["text"] == "Command output:\n```\nrun-ok\nLinux\n```"
-    assert changes[-2]["op"] == "patch" and changes[-2]["fields"] == {"text": "Command output:\n```\nrun-ok\nLinux\n```"}
+    assert changes[-2]["op"] == "patch" and changes[-2]["fields"] == {
+        "text": "Command output:\n```\nrun-ok\nLinux\n```"
+    }
     no_text = [e for e in events if e.type in ("tool.started", "tool.completed", "run.completed")]
     folder, _ = replay(no_text)  # the stream broke before any text: the output becomes the text
     assert ids(folder) == ["tool:run-1", "text:1"]
 
 
-# -- change stream property ---------------------------------------------------------------------------------------
+# -- change stream property
+# ---------------------------------------------------------------------------------------
 
 
 def _all_captures() -> list[tuple[str, list[Item]]]:
@@ -601,17 +700,33 @@ def test_message_store_joins_appends_only_when_read() -> None:
     """Appends queue on the part (its text lags in raw()), any read or other record of the message joins them,
     a replaced part drops what was queued for the old one, and unknown ids fail like apply_changes."""
     store = MessageStore([user_message("t", "hi").to_dict()])
-    reply = {"id": "assistant:t", "role": "assistant", "status": "streaming", "usage": None, "error": None,
-             "parts": [{**store["user:t"]["parts"][0], "id": "text:0", "text": "a"}]}
+    reply = {
+        "id": "assistant:t",
+        "role": "assistant",
+        "status": "streaming",
+        "usage": None,
+        "error": None,
+        "parts": [{**store["user:t"]["parts"][0], "id": "text:0", "text": "a"}],
+    }
     store.apply([{"op": "message", "message": reply}])
-    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": t} for t in "bcd" * 200])
+    store.apply(
+        [{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": t} for t in "bcd" * 200]
+    )
     assert store.raw("assistant:t")["parts"][0]["text"] == "a"  # not joined yet
     assert store["assistant:t"]["parts"][0]["text"] == "a" + "bcd" * 200
-    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "e"},
-                 {"op": "patch", "message_id": "assistant:t", "part_id": "text:0", "fields": {"status": None}}])
+    store.apply(
+        [
+            {"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "e"},
+            {"op": "patch", "message_id": "assistant:t", "part_id": "text:0", "fields": {"status": None}},
+        ]
+    )
     assert store.raw("assistant:t")["parts"][0]["text"].endswith("de")  # the patch joined first
-    store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "lost"},
-                 {"op": "part", "message_id": "assistant:t", "part": {**reply["parts"][0], "text": "new"}}])
+    store.apply(
+        [
+            {"op": "append", "message_id": "assistant:t", "part_id": "text:0", "text": "lost"},
+            {"op": "part", "message_id": "assistant:t", "part": {**reply["parts"][0], "text": "new"}},
+        ]
+    )
     assert [m["parts"][0]["text"] for m in store.values()] == ["hi", "new"]
     with pytest.raises(KeyError):
         store.apply([{"op": "append", "message_id": "assistant:t", "part_id": "text:9", "text": "x"}])
@@ -620,32 +735,70 @@ def test_message_store_joins_appends_only_when_read() -> None:
     assert "assistant:t" in store and len(store) == 2 and "other" not in store
 
 
-# -- history ------------------------------------------------------------------------------------------------------
+# -- history
+# ------------------------------------------------------------------------------------------------------
 
-LIVE_ORDER = ["plain", "THINK", "RUN", "FAIL", "DANGER with approval.respond choice=once",
-              "DANGER with approval.respond choice=deny", "CLARIFY", "SLOW"]
+LIVE_ORDER = [
+    "plain",
+    "THINK",
+    "RUN",
+    "FAIL",
+    "DANGER with approval.respond choice=once",
+    "DANGER with approval.respond choice=deny",
+    "CLARIFY",
+    "SLOW",
+]
 
 
 def _shape(message: dict[str, Any]) -> list[tuple[Any, ...]]:
-    return [(p["id"], p["kind"], p["text"], p["name"], p["status"], p["arguments"], p["result"])
-            for p in message["parts"]]
+    return [
+        (p["id"], p["kind"], p["text"], p["name"], p["status"], p["arguments"], p["result"])
+        for p in message["parts"]
+    ]
 
 
 def test_history_turn_ids_and_user_messages() -> None:
-    """Each user row starts turn hermes-row:<row id>; user messages are user:<turn id> with one text:0 part."""
+    """Each user row starts turn hermes-row:<row id>; user messages are user:<turn id> with one text:0
+    part."""
     turns = history_events(history_rows(), session_id="20261202_103140_fee333")
     assert [t.turn_id for t in turns] == [f"hermes-row:{i}" for i in (53, 55, 57, 61, 62, 66, 70, 74)]
     assert turns[0].user_text == "hello dashboard"
     assert all(e.session_id == "20261202_103140_fee333" for t in turns for e in t.events)
-    assert [e.type for e in turns[2].events] == ["tool.start", "tool.complete", "message.delta", "message.complete"]
+    assert [e.type for e in turns[2].events] == [
+        "tool.start",
+        "tool.complete",
+        "message.delta",
+        "message.complete",
+    ]
     messages = fold_history(history_rows())
     users = [m for m in messages if m.role == "user"]
-    assert users[0].to_dict() == {"id": "user:hermes-row:53", "role": "user", "status": "complete", "usage": None,
-                                  "error": None, "parts": [{"id": "text:0", "kind": "text", "text": "hello dashboard",
-                                  "name": None, "status": None, "arguments": None, "preview": None, "result": None,
-                                  "duration": None, "interaction": None}]}
-    assert [m.id for m in messages][:4] == ["user:hermes-row:53", "assistant:hermes-row:53",
-                                           "user:hermes-row:55", "assistant:hermes-row:55"]
+    assert users[0].to_dict() == {
+        "id": "user:hermes-row:53",
+        "role": "user",
+        "status": "complete",
+        "usage": None,
+        "error": None,
+        "parts": [
+            {
+                "id": "text:0",
+                "kind": "text",
+                "text": "hello dashboard",
+                "name": None,
+                "status": None,
+                "arguments": None,
+                "preview": None,
+                "result": None,
+                "duration": None,
+                "interaction": None,
+            }
+        ],
+    }
+    assert [m.id for m in messages][:4] == [
+        "user:hermes-row:53",
+        "assistant:hermes-row:53",
+        "user:hermes-row:55",
+        "assistant:hermes-row:55",
+    ]
 
 
 def test_history_matches_live_fold_of_the_same_turns() -> None:
@@ -660,31 +813,52 @@ def test_history_matches_live_fold_of_the_same_turns() -> None:
             continue
         assert _shape(hist) == _shape(live.message.to_dict()), prefix
         assert hist["status"] == "complete"  # history does not keep interrupted/failed (seed 000 "历史")
-    assert _shape(messages["assistant:hermes-row:57"])[0][:5] == ("tool:call_6e7c30808893", "tool", "", "terminal",
-                                                                  "completed")
+    assert _shape(messages["assistant:hermes-row:57"])[0][:5] == (
+        "tool:call_6e7c30808893",
+        "tool",
+        "",
+        "terminal",
+        "completed",
+    )
 
 
 def test_history_accepts_seed_shape_with_json_string_tool_calls() -> None:
-    """The seed's example rows (tool_calls as a JSON string, reasoning) fold to reasoning:0, tool:call_1, text:1."""
+    """The seed's example rows (tool_calls as a JSON string, reasoning) fold to reasoning:0, tool:call_1,
+    text:1."""
     rows = [
         {"id": 1, "role": "user", "content": "跑一下 printf ok"},
-        {"id": 2, "role": "assistant", "content": "", "reasoning": "想一想",
-         "tool_calls": '[{"id":"call_1","type":"function","function":{"name":"terminal","arguments":"{\\"command\\":\\"printf ok\\"}"}}]'},
-        {"id": 3, "role": "tool", "tool_call_id": "call_1", "tool_name": "terminal",
-         "content": '{"output":"ok","exit_code":0,"error":null}'},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": "",
+            "reasoning": "想一想",
+            "tool_calls": '[{"id":"call_1","type":"function","function":{"name":"terminal",'
+            '"arguments":"{\\"command\\":\\"printf ok\\"}"}}]',
+        },
+        {
+            "id": 3,
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "tool_name": "terminal",
+            "content": '{"output":"ok","exit_code":0,"error":null}',
+        },
         {"id": 4, "role": "assistant", "content": "查到了"},
     ]
     user, assistant = fold_history(rows)
     assert assistant.id == "assistant:hermes-row:1" and user.parts[0].text == "跑一下 printf ok"
-    assert [(p.id, p.status) for p in assistant.parts] == [("reasoning:0", None), ("tool:call_1", "completed"),
-                                                          ("text:1", None)]
+    assert [(p.id, p.status) for p in assistant.parts] == [
+        ("reasoning:0", None),
+        ("tool:call_1", "completed"),
+        ("text:1", None),
+    ]
     assert assistant.parts[1].arguments == {"command": "printf ok"}
     assert assistant.parts[1].result == {"output": "ok", "exit_code": 0, "error": None}
     assert assistant.parts[2].text == "查到了"
 
 
 def test_history_edge_rows() -> None:
-    """System rows are skipped, rows before the first user row form their own turn, orphan tool rows still show."""
+    """System rows are skipped, rows before the first user row form their own turn, orphan tool rows still
+    show."""
     rows = [
         {"id": 1, "role": "system", "content": "sys"},
         {"id": 2, "role": "assistant", "content": "carried over"},
@@ -696,8 +870,10 @@ def test_history_edge_rows() -> None:
     assert [(t.turn_id, t.user_text) for t in turns] == [("hermes-row:2", None), ("hermes-row:3", "look")]
     msgs = fold_history(rows)
     assert [m.id for m in msgs] == ["assistant:hermes-row:2", "user:hermes-row:3", "assistant:hermes-row:3"]
-    assert [(p.id, p.name, p.result) for p in msgs[2].parts] == [("tool:gone", "read_file", "plain text"),
-                                                               ("text:1", None, None)]
+    assert [(p.id, p.name, p.result) for p in msgs[2].parts] == [
+        ("tool:gone", "read_file", "plain text"),
+        ("text:1", None, None),
+    ]
     assert msgs[2].parts[1].text == "done"
     assert fold_history([]) == []
 
@@ -712,7 +888,8 @@ def _synthetic_rows(n: int) -> list[dict[str, Any]]:
 
 
 def test_history_fold_is_fast_enough() -> None:
-    """Folding 10,000 rows stays far below a second (catches any quadratic slip; benchmarks/ has the number)."""
+    """Folding 10,000 rows stays far below a second (catches any quadratic slip; benchmarks/ has the
+    number)."""
     rows = _synthetic_rows(10_000)
     start = time.perf_counter()
     messages = fold_history(rows)

@@ -1,7 +1,8 @@
-"""Context compression in the pure turn model, fed with real Dashboard captures (tests/fixtures/*compress.jsonl).
+"""Context compression in the pure turn model, fed with real Dashboard captures
+(tests/fixtures/*compress.jsonl).
 
-The captures hold four warm-up turns, a ``session.compress`` call, a turn after it and a ``BIGCONTEXT`` turn in
-which Hermes compacts the context mid-turn (0.19.0 compacts; the newer server announces it, then refuses).
+The captures hold four warm-up turns, a ``session.compress`` call, a turn after it and a ``BIGCONTEXT`` turn
+in which Hermes compacts the context mid-turn (0.19.0 compacts; the newer server announces it, then refuses).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def test_mid_turn_compaction_is_a_marker_and_the_turn_streams_on_below_it(server
 def test_a_compaction_the_turn_was_not_told_about_shows_from_the_usage_counter(server: str) -> None:
     """Without the status.update (e.g. another client's), usage.compressions growing still adds a marker."""
     events = [
-        e for e in _events(_scenarios(CAPTURES[server])["BIGCONTEXT mid-turn auto-compaction"])
+        e
+        for e in _events(_scenarios(CAPTURES[server])["BIGCONTEXT mid-turn auto-compaction"])
         if e.type != "status.update"
     ]
     folder = TurnFolder("quiet", compressions=1)
@@ -138,9 +140,15 @@ def test_session_compress_answer_becomes_the_next_turns_first_part(server: str, 
 
 def test_compress_answer_variants_and_bad_input() -> None:
     """Aborted, compute-host (no counts) and malformed answers still give a plain sentence."""
-    assert compress_result_text({"status": "aborted", "before_messages": 9}) == "Context compression failed: 9 messages kept"
+    assert (
+        compress_result_text({"status": "aborted", "before_messages": 9})
+        == "Context compression failed: 9 messages kept"
+    )
     assert compress_result_text({"status": "compressed", "turn_isolation": True}) == "Context compressed"
-    assert compress_result_text({"before_messages": 10, "after_messages": 8}) == "Context compressed: 10 → 8 messages"
+    assert (
+        compress_result_text({"before_messages": 10, "after_messages": 8})
+        == "Context compressed: 10 → 8 messages"
+    )
     assert compress_result_text(None) == "Context compressed"
     assert compress_result_text({"before_messages": "<b>", "after_messages": -1}) == "Context compressed"
     assert compressions_of({"compressions": True}) is None and compressions_of("x") is None
@@ -163,10 +171,18 @@ def test_history_shows_the_stored_compaction_summary_as_a_marker() -> None:
     """A summary row (0.19.0 stores it as an assistant row leading the segment; the handoff can also be a user
     row) folds into the live marker, and the conversation after it is unchanged."""
     rows = [
-        {"id": 7, "role": "assistant", "content": "[PRIOR CONTEXT — for reference only; not a new message]\n## Goal"},
+        {
+            "id": 7,
+            "role": "assistant",
+            "content": "[PRIOR CONTEXT — for reference only; not a new message]\n## Goal",
+        },
         {"id": 8, "role": "user", "content": "hello number 3"},
         {"id": 9, "role": "assistant", "content": "Hello from the scripted model. You said: hello number 3"},
-        {"id": 10, "role": "user", "content": "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted"},
+        {
+            "id": 10,
+            "role": "user",
+            "content": "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted",
+        },
         {"id": 11, "role": "user", "content": "after"},
         {"id": 12, "role": "assistant", "content": "Hello from the scripted model. You said: after"},
     ]
@@ -175,7 +191,10 @@ def test_history_shows_the_stored_compaction_summary_as_a_marker() -> None:
     assert shape == [
         ("assistant", [("marker", COMPACTED)]),
         ("user", [("text", "hello number 3")]),
-        ("assistant", [("text", "Hello from the scripted model. You said: hello number 3"), ("marker", COMPACTED)]),
+        (
+            "assistant",
+            [("text", "Hello from the scripted model. You said: hello number 3"), ("marker", COMPACTED)],
+        ),
         ("user", [("text", "after")]),
         ("assistant", [("text", "Hello from the scripted model. You said: after")]),
     ]

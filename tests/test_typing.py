@@ -11,6 +11,7 @@ from hermes_notebook.turns import events
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
 def _mypy_files() -> list[str]:
     """The typed modules: pyproject.toml's [tool.mypy] ``files`` (one list, no copy here to drift)."""
     import tomllib
@@ -42,9 +43,34 @@ def test_event_builder_declares_exactly_the_event_fields() -> None:
 
 
 def test_ruff_passes_on_the_package_and_tests() -> None:
-    """ruff (the rules in pyproject.toml) reports nothing on hermes_notebook/, tests/ and benchmarks/."""
+    """ruff (the rules in pyproject.toml, E501 included) reports nothing on the package, tests, benchmarks and
+    scripts."""
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "hermes_notebook", "tests", "benchmarks"],
+        [sys.executable, "-m", "ruff", "check", "hermes_notebook", "tests", "benchmarks", "scripts"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_formatter_decides_the_layout() -> None:
+    """``ruff format --check`` passes: the formatter lays out every Python file, so a line cap or a module
+    size measures the same thing everywhere."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "hermes_notebook",
+            "tests",
+            "benchmarks",
+            "scripts",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -2,7 +2,8 @@
 
 Which Hermes: the newer one by default (``--hermes newer``; what current Hermes speaks: the notebook's kernel
 tools, plans, diffs, undo and model switching all work there), or ``--hermes 0.19.0`` (the PyPI release). The
-caller picks the binary (``$HERMES_BIN``: ``./demo`` and ``python -m hermes_notebook.demo`` set it by this flag).
+caller picks the binary (``$HERMES_BIN``: ``./demo`` and ``python -m hermes_notebook.demo`` set it by this
+flag).
 
 Why a launcher of our own: a first-time user should see the notebook surface work in a minute, with no LLM
 account and no network. Hermes itself is real (its API Server and Dashboard run on loopback ports in a
@@ -67,8 +68,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="start everything, verify Lab and Hermes, run one prompt in a Lab kernel, then stop (for CI)",
     )
     parser.add_argument(
-        "--hermes", choices=HERMES_CHOICES, default=HERMES_CHOICES[0],
-        help="which Hermes to start: the newer one (default: kernel tools, plans, diffs, undo) or the 0.19.0 release",
+        "--hermes",
+        choices=HERMES_CHOICES,
+        default=HERMES_CHOICES[0],
+        help="which Hermes to start: the newer one (default: kernel tools, plans, diffs, undo) or the 0.19.0 "
+        "release",
     )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
     parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
@@ -76,7 +80,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def hermes_choice(argv: Sequence[str]) -> str:
-    """The ``--hermes`` value in ``argv`` (default: the newer Hermes), read before the launcher parses the rest."""
+    """The ``--hermes`` value in ``argv`` (default: the newer Hermes), read before the launcher parses the
+    rest."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--hermes", choices=HERMES_CHOICES, default=HERMES_CHOICES[0])
     return str(parser.parse_known_args(list(argv))[0].hermes)
@@ -165,14 +170,18 @@ def run_in_lab_kernel(
         client = BlockingKernelClient()
         try:
             client.load_connection_file(str(runtime_dir / f"kernel-{kernel_id}.json"))
-            # No heartbeat channel: on a loaded machine a late heartbeat reads as "Kernel died" while the kernel
-            # is only slow to start; readiness is its kernel_info reply, and Lab reports a real death.
+            # No heartbeat channel: on a loaded machine a late heartbeat reads as "Kernel died" while the
+            # kernel is only slow to start; readiness is its kernel_info reply, and Lab reports a real death.
             client.start_channels(hb=False)
             try:
                 client.wait_for_ready(timeout=120)
             except RuntimeError as exc:
                 state = http.get(f"{base}/api/kernels/{kernel_id}", params=params)
-                detail = state.json().get("execution_state") if state.status_code == 200 else f"HTTP {state.status_code}"
+                detail = (
+                    state.json().get("execution_state")
+                    if state.status_code == 200
+                    else f"HTTP {state.status_code}"
+                )
                 raise RuntimeError(f"the Lab kernel did not start ({exc}; Lab says: {detail})") from exc
             printed: list[str] = []
             errors: list[str] = []
@@ -298,7 +307,10 @@ class Demo:
         self._base, self._token = base, token
         say(f"JupyterLab         {self.url}")
         if (self.args.notebooks / "working_with_data.ipynb").is_file():
-            say("next to it: working_with_data.ipynb (a DataFrame, kernel tools, a plan, a diff, undo, export)")
+            say(
+                "next to it: working_with_data.ipynb (a DataFrame, kernel tools, a plan, a diff, undo, "
+                "export)"
+            )
 
     def check(self) -> None:
         """Verify the Lab page and both Hermes servers answer (``--check``)."""
@@ -325,8 +337,9 @@ class Demo:
         say(f"check: a Lab kernel imported hermes_notebook from {where} and Hermes answered: {answer}")
 
     def stop(self, grace: float = 10.0) -> None:
-        """Stop Lab and Hermes together: SIGTERM to Lab's process group (which also shuts its kernels down), Hermes
-        stopped meanwhile, then SIGKILL for what is left of Lab after ``grace`` s. Says what took long."""
+        """Stop Lab and Hermes together: SIGTERM to Lab's process group (which also shuts its kernels down),
+        Hermes stopped meanwhile, then SIGKILL for what is left of Lab after ``grace`` s. Says what took
+        long."""
         started = time.monotonic()
         lab, self.lab = self.lab, None
         if lab is not None and lab.poll() is None:

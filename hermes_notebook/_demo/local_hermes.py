@@ -1,9 +1,10 @@
 """Start the real Hermes Agent servers locally, offline, against the scripted model.
 
-:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (an offline config: the scripted model as the only provider), then runs
-``hermes gateway run`` (the API Server) and ``hermes dashboard`` on free loopback ports, each in its own
-process group, and waits until both answer. Only the model is fake; everything else is the real Hermes.
-It is shared by the tests and the demo, so it installs nothing and touches nothing outside its home.
+:class:`LocalHermes` prepares a throwaway ``HERMES_HOME`` (an offline config: the scripted model as the only
+provider), then runs ``hermes gateway run`` (the API Server) and ``hermes dashboard`` on free loopback ports,
+each in its own process group, and waits until both answer. Only the model is fake; everything else is the
+real Hermes. It is shared by the tests and the demo, so it installs nothing and touches nothing outside its
+home.
 
     with LocalHermes() as hermes:
         settings = hermes.settings()      # hermes_notebook.settings.Settings for both servers
@@ -52,12 +53,14 @@ PORT_ATTEMPTS = 3
 
 __all__ = ["HERMES_SERVERS", "PROVIDER_KEY_NAMES", "HermesStartError", "LocalHermes", "find_hermes_bin"]
 
+
 class LocalHermes:
     """The real Hermes API Server and Dashboard on loopback, in a temp ``HERMES_HOME``, for tests and demos.
 
     Args:
         hermes_bin: the ``hermes`` executable (see :func:`find_hermes_bin`).
-        model_url: an OpenAI-compatible base URL (ending in ``/v1``); ``None`` starts a :class:`ScriptedModel`.
+        model_url: an OpenAI-compatible base URL (ending in ``/v1``); ``None`` starts a
+        :class:`ScriptedModel`.
         model_in_process: run that scripted model on a thread here (then :attr:`model` gives access to its
             request log and :meth:`ScriptedModel.push`) rather than as a subprocess.
         config_overrides: deep-merged into ``config.yaml``,
@@ -66,7 +69,8 @@ class LocalHermes:
         approval_timeout: seconds until an unanswered dangerous-command approval is denied.
         checkpoints: Hermes snapshots a folder before a turn's file edits, so undo can put files back
             (``checkpoints.enabled``; a 0.19.0 Dashboard reads only ``HERMES_TUI_CHECKPOINTS``).
-        home: the ``HERMES_HOME`` to use (created if needed, kept); default a temp dir removed by :meth:`stop`.
+        home: the ``HERMES_HOME`` to use (created if needed, kept); default a temp dir removed by
+        :meth:`stop`.
         extra_env: more environment variables for the Hermes processes.
         startup_timeout: seconds to wait for each server to become healthy.
     """
@@ -117,7 +121,8 @@ class LocalHermes:
 
     @property
     def version(self) -> str:
-        """The installed Hermes version (from the venv's metadata), e.g. ``"0.19.0"`` or ``"0.22.2.post1"``."""
+        """The installed Hermes version (from the venv's metadata), e.g. ``"0.19.0"`` or
+        ``"0.22.2.post1"``."""
         return installed_version(self.hermes_bin)
 
     @property
@@ -313,7 +318,8 @@ class LocalHermes:
         (self.home / ".update_check").write_text(json.dumps(update))
 
     def config(self) -> dict[str, Any]:
-        """The ``config.yaml`` contents (offline: the scripted model is the only provider), with the overrides merged in."""
+        """The ``config.yaml`` contents (offline: the scripted model is the only provider), with the overrides
+        merged in."""
         base: dict[str, Any] = {
             "model": {
                 "default": MODEL_ID,

@@ -67,7 +67,9 @@ def find_hermes_bin(explicit: str | os.PathLike[str] | None = None, server: str 
     """
     if server is not None:
         if server not in HERMES_SERVERS:
-            raise HermesStartError(f"unknown Hermes server {server!r}; expected one of {sorted(HERMES_SERVERS)}")
+            raise HermesStartError(
+                f"unknown Hermes server {server!r}; expected one of {sorted(HERMES_SERVERS)}"
+            )
         path = REPO_ROOT / HERMES_SERVERS[server] / "bin" / "hermes"
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise HermesStartError(f"no hermes binary for the {server} server at {path}: run scripts/setup")

@@ -46,9 +46,14 @@ CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-# A prompt mostly read from the provider's prompt cache (OpenAI's prompt_tokens_details), for the CACHED keyword.
-CACHED_USAGE = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
-                "prompt_tokens_details": {"cached_tokens": 60}}
+# A prompt mostly read from the provider's prompt cache (OpenAI's prompt_tokens_details), for the CACHED
+# keyword.
+CACHED_USAGE = {
+    "prompt_tokens": 100,
+    "completion_tokens": 5,
+    "total_tokens": 105,
+    "prompt_tokens_details": {"cached_tokens": 60},
+}
 # Over half of the 200k context local_hermes declares: Hermes compacts before its next model call.
 BIG_USAGE = {"prompt_tokens": 150_000, "completion_tokens": 5, "total_tokens": 150_005}
 MARKDOWN_REPLY = (
@@ -74,7 +79,12 @@ def _png(width: int = 1, height: int = 1, rgba: bytes = b"\x1f\x77\xb4\xff") -> 
 
     rows = b"".join(b"\x00" + rgba * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 #: What ``IMAGE`` writes: a 1x1 PNG (a real one: every viewer decodes it).
@@ -138,7 +148,9 @@ def _content_text(content: Any) -> str:
 def prompt_of(body: Mapping[str, Any]) -> str:
     """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
     for message in reversed(body.get("messages") or []):
-        if message.get("role") == "user" and not (_is_image_note(message) and not _content_text(message["content"])):
+        if message.get("role") == "user" and not (
+            _is_image_note(message) and not _content_text(message["content"])
+        ):
             paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
             paragraphs = [p for p in paragraphs if p]
             while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
@@ -189,8 +201,8 @@ def _clarify_answer(data: Any) -> str:
 
 
 def _result_images(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The images Hermes handed over with the latest tool results (``image_url`` parts of the tool messages, or of
-    a user message it put after them), each as ``<mime> <bytes of base64>``."""
+    """The images Hermes handed over with the latest tool results (``image_url`` parts of the tool messages,
+    or of a user message it put after them), each as ``<mime> <bytes of base64>``."""
     found: list[str] = []
     for message in reversed(messages):
         if message.get("role") == "assistant":
@@ -218,7 +230,9 @@ def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | 
 
 def _is_image_note(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
-    return isinstance(content, list) and any(isinstance(i, dict) and i.get("type") == "image_url" for i in content)
+    return isinstance(content, list) and any(
+        isinstance(i, dict) and i.get("type") == "image_url" for i in content
+    )
 
 
 def _title_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
@@ -267,7 +281,9 @@ def _follow_up(keyword: str, results: list[str], images: Sequence[str] = ()) -> 
     if keyword == "IMAGE":
         output = str(data.get("output") or "") if isinstance(data, dict) else raw
         path = next((line.strip() for line in output.splitlines() if line.strip().endswith(".png")), "")
-        return Reply(text=f"Here is the image:\n\nMEDIA:{path}" if path else f"No image was made:\n```\n{raw}\n```")
+        return Reply(
+            text=f"Here is the image:\n\nMEDIA:{path}" if path else f"No image was made:\n```\n{raw}\n```"
+        )
     if keyword == "SKILL":
         name = data.get("name") if isinstance(data, dict) else None
         return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
@@ -275,14 +291,17 @@ def _follow_up(keyword: str, results: list[str], images: Sequence[str] = ()) -> 
 
 
 def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
-    """``KERNEL[@server] <tool> [argument]``: call a notebook kernel tool (an MCP tool ``mcp__notebook_<hex>__<tool>``,
-    or ``mcp_notebook_<hex>_<tool>`` on 0.19.0), directly when offered, else through a newer Hermes' ``tool_call``
-    (MCP tools are deferred behind ``tool_search`` there, named in its description)."""
+    """``KERNEL[@server] <tool> [argument]``: call a notebook kernel tool (an MCP tool
+    ``mcp__notebook_<hex>__<tool>``, or ``mcp_notebook_<hex>_<tool>`` on 0.19.0), directly when offered, else
+    through a newer Hermes' ``tool_call`` (MCP tools are deferred behind ``tool_search`` there, named in its
+    description)."""
     server = keyword.partition("@")[2] or r"notebook_[0-9a-f]{8}"
     tool, _, argument = rest.partition(" ")
     argument = argument.strip()
     by_tool: dict[str, dict[str, Any]] = {
-        "describe": {"name": argument}, "read_cells": {"cells": argument}, "run_code": {"code": argument},
+        "describe": {"name": argument},
+        "read_cells": {"cells": argument},
+        "run_code": {"code": argument},
         "read_output": {"cell": int(argument) if argument.lstrip("-").isdigit() else 0},
     }
     arguments = _cell_arguments(tool, argument) if tool in _CELL_TOOLS else by_tool.get(tool, {})
@@ -292,20 +311,29 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
     if direct is not None:
         return Reply(tool_calls=[ToolCall(direct, arguments)])
     catalog = " ".join(
-        str((t.get("function") or {}).get("description") or "") for t in body.get("tools") or [] if isinstance(t, dict)
+        str((t.get("function") or {}).get("description") or "")
+        for t in body.get("tools") or []
+        if isinstance(t, dict)
     )
     deferred = pattern.search(catalog)
     if deferred is not None and "tool_call" in offered:
-        return Reply(tool_calls=[ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})])
+        return Reply(
+            tool_calls=[
+                ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})
+            ]
+        )
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
+
+
 _CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cell")
 
 
-def _kernel_steps(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str,
-                  results: list[str] | None) -> Reply:
-    """``KERNELS [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per response, in
-    order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each result in a fenced
-    block, streamed as N slow ticks first when the last step is ``slow N``."""
+def _kernel_steps(
+    body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str, results: list[str] | None
+) -> Reply:
+    """``KERNELS [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per
+    response, in order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each
+    result in a fenced block, streamed as N slow ticks first when the last step is ``slow N``."""
     steps = [step.strip() for step in rest.split(";;") if step.strip()]
     wait = 0.0
     if steps and steps[0].startswith("wait "):
@@ -318,14 +346,14 @@ def _kernel_steps(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]
             ticks = max(1, int(wait / 0.25))
             return replace(call, reasoning=["waiting "] * ticks, delay=0.25)
         return call
-    earlier = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"][-len(steps):]
+    earlier = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"][-len(steps) :]
     text = "Kernel tool results:\n" + "\n".join(f"```\n{r}\n```" for r in earlier)
     return Reply(text=[f"tick {i} " for i in range(slow)] + [text], delay=0.25 if slow else None)
 
 
 def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
-    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``: a source
-    that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
+    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``: a
+    source that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
     if tool == "list_cells":
         return {}
     index_text, _, source = argument.partition(" ")
@@ -342,10 +370,14 @@ def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
 
 
 PLAN_STEPS: tuple[tuple[dict[str, str], ...], ...] = (
-    ({"id": "1", "content": "Read the data", "status": "in_progress"},
-     {"id": "2", "content": "Write the report", "status": "pending"}),
-    ({"id": "1", "content": "Read the data", "status": "completed"},
-     {"id": "2", "content": "Write the report", "status": "in_progress"}),
+    (
+        {"id": "1", "content": "Read the data", "status": "in_progress"},
+        {"id": "2", "content": "Write the report", "status": "pending"},
+    ),
+    (
+        {"id": "1", "content": "Read the data", "status": "completed"},
+        {"id": "2", "content": "Write the report", "status": "in_progress"},
+    ),
 )
 PLAN_TEXT = "Plan done."
 DELEGATE_TEXT = "Delegated; waiting for the subagent. "
@@ -362,7 +394,8 @@ def _tool_rounds(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _todo_call(offered: set[str], todos: Sequence[Mapping[str, str]], merge: bool) -> ToolCall:
-    """The todo tool as offered: ``todo`` (0.19.0) or, deferred on a newer Hermes, through its ``tool_call`` bridge."""
+    """The todo tool as offered: ``todo`` (0.19.0) or, deferred on a newer Hermes, through its ``tool_call``
+    bridge."""
     args: dict[str, Any] = {"todos": [dict(t) for t in todos], "merge": merge}
     if "todo" in offered or "tool_call" not in offered:
         return ToolCall("todo", args)
@@ -442,11 +475,15 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "IMAGE":
         name = rest.split()[0] if rest.split() and _SAFE_DIR.match(rest.split()[0]) else "hn-image"
         octal = "".join(f"\\{b:03o}" for b in IMAGE_PNG)
-        command = f"mkdir -p ../images && printf '{octal}' > ../images/{name}.png && realpath ../images/{name}.png"
+        command = (
+            f"mkdir -p ../images && printf '{octal}' > ../images/{name}.png && realpath ../images/{name}.png"
+        )
         return _tool_or_refusal(offered, ToolCall("terminal", {"command": command}))
     if keyword == "EDIT" and len(rest.split()) == 3:
         path, old, new = rest.split()
-        return _tool_or_refusal(offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new}))
+        return _tool_or_refusal(
+            offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new})
+        )
     if keyword == "SLOW":
         ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
         return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)

@@ -26,32 +26,32 @@ prompt                    reply
                           (JSON), in a fenced block
 ``CLARIFY [question]``    a ``clarify`` call ``{"question": <question or "Pick A or B?">, "choices": ["A",
                           "B"]}`` (newer Hermes, whose tool schema takes ``questions[]``: one such question);
-                          after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the tool's error
-                          text if it failed; answers of several questions joined with ``; ``)
+                          after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the tool's
+                          error text if it failed; answers of several questions joined with ``; ``)
 ``CLARIFY3``              newer Hermes only: three questions in one call (pick one of A/B, pick any of
                           X/Y/Z, a free-text name)
 ``SKILL <name>``          a ``skill_view`` call ``{"name": <name>}`` (a skill that declares
                           ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
                           result: ``Skill loaded: <name>``
-``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``, ``describe df``,
-                          ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the cell tools
+``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``,
+                          ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the cell tools
                           ``list_cells``, ``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``,
                           ``delete_cell 1``, ``run_cell 3``, where a source starting with ``"`` is a JSON
-                          string), directly or through a newer Hermes' ``tool_call``; ``KERNEL@notebook_<hex>``
-                          names the server. After the result: ``Kernel tool result:`` and the raw result in a
-                          fenced block, then ``Images received: N (<mime> <base64 length>, ...)`` when Hermes
-                          passed images to the model with it
+                          string), directly or through a newer Hermes' ``tool_call``;
+                          ``KERNEL@notebook_<hex>`` names the server. After the result: ``Kernel tool
+                          result:`` and the raw result in a fenced block, then ``Images received: N (<mime>
+                          <base64 length>, ...)`` when Hermes passed images to the model with it
 ``KERNELS <steps>``       kernel tool calls in turn, one per response: steps joined by ``;;``, each
-                          ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S seconds
-                          of reasoning; ``slow N`` last streams N ticks (0.25 s apart) before the final
-                          ``Kernel tool results:`` with each result in a fenced block
+                          ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S
+                          seconds of reasoning; ``slow N`` last streams N ticks (0.25 s apart) before the
+                          final ``Kernel tool results:`` with each result in a fenced block
 ``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
                           the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
                           (HTTP 500)", ...}}``
 ``MARKDOWN``              :data:`MARKDOWN_REPLY` (heading, list, python code block, inline HTML, a link)
-``CACHED``                the echo reply, reporting :data:`CACHED_USAGE` (60 of its 100 prompt tokens read from
-                          the provider's prompt cache)
+``CACHED``                the echo reply, reporting :data:`CACHED_USAGE` (60 of its 100 prompt tokens read
+                          from the provider's prompt cache)
 ``LONG [n]``              exactly n characters (default 2000) of text, in 10-character deltas, no pauses
 ``PLAN``                  two todo tool calls (``todo``; on a newer Hermes ``todo_list`` through its
                           ``tool_call`` bridge): :data:`PLAN_STEPS` (item 1 in progress, then done and item 2
@@ -61,20 +61,20 @@ prompt                    reply
                           slow deltas (~6 s), so the background child reports while the turn is open
 ``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
                           sends an inline diff with its completion); then ``Tool result:`` and the result
-``IMAGE [name]``          a ``terminal`` call that writes a 1x1 PNG (:data:`IMAGE_PNG`) to ``<home>/images/<name>.png``
-                          (default ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its
-                          path; then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file it
-                          made
+``IMAGE [name]``          a ``terminal`` call that writes a 1x1 PNG (:data:`IMAGE_PNG`) to
+                          ``<home>/images/<name>.png`` (default ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its
+                          path; then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file
+                          it made
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back
 ========================  ==================================================================================
 
 A newer Hermes appends a ``[System note: ...]`` paragraph to the very first message of a fresh home; such
-trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer (e.g. ``clarify`` on the API Server) gets the text
-``[scripted model] tool '<name>' was not offered by Hermes.``. Session-title requests get the first words
-of the user's message as a title. Every response reports usage 10 prompt + 5 completion tokens
-(``BIGCONTEXT`` aside).
+trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer
+(e.g. ``clarify`` on the API Server) gets the text ``[scripted model] tool '<name>' was not offered by
+Hermes.``. Session-title requests get the first words of the user's message as a title. Every response reports
+usage 10 prompt + 5 completion tokens (``BIGCONTEXT`` aside).
 
 Use it in-process (``model = ScriptedModel(); port = model.start(); ...; model.stop()``; ``model.requests``
 holds every request body received; ``model.push(Reply(...))`` queues a custom reply for the next agent
@@ -356,7 +356,8 @@ class ScriptedModel:
                 self._active_streams -= 1
 
     def push(self, reply: Reply | str) -> None:
-        """Queue a custom reply (a ``str`` means plain text) for the next agent request (one that offers tools).
+        """Queue a custom reply (a ``str`` means plain text) for the next agent request (one that offers
+        tools).
 
         Requests without tools (e.g. session titles) never consume it.
         """
@@ -364,7 +365,8 @@ class ScriptedModel:
             self._queue.append(Reply(text=reply) if isinstance(reply, str) else reply)
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
-        """The reply to one request (recorded): a pushed reply if it offers tools, else one planned from it."""
+        """The reply to one request (recorded): a pushed reply if it offers tools, else one planned from
+        it."""
         with self._lock:
             self.requests.append(body)
             if self._queue and body.get("tools"):

@@ -53,8 +53,8 @@ __all__ = [
 MAX_BODY_BYTES = 10_000_000
 
 #: Longest silence tolerated inside an SSE stream, in seconds. The server sends ``: keepalive`` after 30 s
-#: without an event (docs/protocol/api-server.md §3 "Wire format", §5, §8), so three missed keepalives mean the
-#: connection is dead, not that the agent is slow. ``None`` would wait forever on a half-open socket.
+#: without an event (docs/protocol/api-server.md §3 "Wire format", §5, §8), so three missed keepalives mean
+# the : connection is dead, not that the agent is slow. ``None`` would wait forever on a half-open socket.
 STREAM_READ_TIMEOUT: float | None = 95.0
 
 
@@ -251,7 +251,9 @@ class HttpTransport:
         name = endpoint or self.endpoint(method, path)
         self._check_ready(name, auth)
         await self._before_first_request()
-        request = self._build(method, path, json_body=json_body, params=params, headers=headers, endpoint=name)
+        request = self._build(
+            method, path, json_body=json_body, params=params, headers=headers, endpoint=name
+        )
         with translate_errors(name, secrets=self._secrets()):
             response = await self._client.send(request, auth=self._auth if auth else None)
         self._raise_for_status(response, name, validation_on_500=validation_on_500)
@@ -270,8 +272,13 @@ class HttpTransport:
         """Like :meth:`request`, returning the parsed JSON body (HermesProtocolError if it does not parse)."""
         name = self.endpoint(method, path)
         response = await self.request(
-            method, path, json_body=json_body, params=params, auth=auth,
-            validation_on_500=validation_on_500, endpoint=name,
+            method,
+            path,
+            json_body=json_body,
+            params=params,
+            auth=auth,
+            validation_on_500=validation_on_500,
+            endpoint=name,
         )
         with translate_errors(name):
             return response.json()
@@ -293,7 +300,9 @@ class HttpTransport:
         name = self.endpoint(method, path)
         self._check_ready(name, True)
         await self._before_first_request()
-        request = self._build(method, path, json_body=json_body, params=params, headers=headers, endpoint=name)
+        request = self._build(
+            method, path, json_body=json_body, params=params, headers=headers, endpoint=name
+        )
         request.extensions["timeout"] = httpx.Timeout(
             STREAM_READ_TIMEOUT, connect=self._connect_timeout
         ).as_dict()
@@ -308,7 +317,9 @@ class HttpTransport:
         self._raise_for_status(response, name)
         return response
 
-    async def iter_sse(self, response: httpx.Response, endpoint: str) -> AsyncGenerator[httpx_sse.ServerSentEvent, None]:
+    async def iter_sse(
+        self, response: httpx.Response, endpoint: str
+    ) -> AsyncGenerator[httpx_sse.ServerSentEvent, None]:
         """Yield the SSE events of an open stream response, translating transport errors.
 
         Comments (``: keepalive``, ``: stream closed``) are consumed by the decoder and never yielded.
@@ -338,9 +349,13 @@ class HttpTransport:
         if content is not None:
             all_headers["Content-Type"] = "application/json"
         with translate_errors(endpoint):
-            return self._client.build_request(method, path, content=content, params=params, headers=all_headers)
+            return self._client.build_request(
+                method, path, content=content, params=params, headers=all_headers
+            )
 
-    def _raise_for_status(self, response: httpx.Response, endpoint: str, *, validation_on_500: bool = False) -> None:
+    def _raise_for_status(
+        self, response: httpx.Response, endpoint: str, *, validation_on_500: bool = False
+    ) -> None:
         if not response.is_error:
             return
         raise error_for_status(
@@ -360,7 +375,8 @@ ClientT = TypeVar("ClientT", bound="ApiServerClient")
 
 
 class ApiServerClient:
-    """What :class:`~hermes_notebook.client.api.ApiClient` and :class:`~hermes_notebook.client.jobs.JobsClient`
+    """What :class:`~hermes_notebook.client.api.ApiClient` and
+    :class:`~hermes_notebook.client.jobs.JobsClient`
     share: one server, one bearer key, the same lifecycle (``async with`` or :meth:`aclose`) and a repr that
     says whether a key is set, never what it is.
 
@@ -396,7 +412,10 @@ class ApiServerClient:
 
     def __repr__(self) -> str:
         state = "closed" if self._http.closed else "open"
-        return f"<{type(self).__name__} {redact_url(self.url)} key={'set' if self.settings.api_key else 'none'} {state}>"
+        return (
+            f"<{type(self).__name__} {redact_url(self.url)} "
+            f"key={'set' if self.settings.api_key else 'none'} {state}>"
+        )
 
 
 def api_server_transport(
@@ -408,8 +427,8 @@ def api_server_transport(
 ) -> tuple[Settings, HttpTransport]:
     """Resolve settings (explicit ``url``/``key`` win) and build the API Server transport.
 
-    Shared by :class:`~hermes_notebook.client.api.ApiClient` and :class:`~hermes_notebook.client.jobs.JobsClient`,
-    which talk to the same server with the same bearer key.
+    Shared by :class:`~hermes_notebook.client.api.ApiClient` and
+    :class:`~hermes_notebook.client.jobs.JobsClient`, which talk to the same server with the same bearer key.
     """
     from .api_profile import check_api_profile, profile_base_url
 

@@ -3,10 +3,10 @@
 Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.19.0).
 
 Run events: the stream at ``GET /v1/runs/{id}/events`` has exactly one consumer and no resume (§3 "Late
-connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore reads it once, stops at the first
-terminal event, and if the stream breaks or is gone it never reconnects (a second reader can hang forever):
-it polls ``GET /v1/runs/{id}`` instead, yields a :class:`StreamLost` marker and then a terminal event
-synthesized from the status (``synthesized=True``), whose ``output`` is the complete final text.
+connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore reads it once, stops at the
+first terminal event, and if the stream breaks or is gone it never reconnects (a second reader can hang
+forever): it polls ``GET /v1/runs/{id}`` instead, yields a :class:`StreamLost` marker and then a terminal
+event synthesized from the status (``synthesized=True``), whose ``output`` is the complete final text.
 
 The run-event types and :class:`RunEventStream` live in :mod:`hermes_notebook.client.run_events`, the chat and
 response streams in :mod:`hermes_notebook.client.streams`; this module re-exports every one of them, so import
@@ -130,6 +130,7 @@ def _check_id(value: object, what: str) -> str:
 
 # --- the client -------------------------------------------------------------------------------------------
 
+
 class ApiClient(ApiServerClient):
     """Async client for the API Server. Use ``async with ApiClient(...) as api:`` or call :meth:`aclose`.
 
@@ -153,23 +154,31 @@ class ApiClient(ApiServerClient):
     async def health(self) -> Health:
         """``GET /health`` without auth."""
         data = await self._http.request_json("GET", "/health", auth=False)
-        return Health(status=str(data.get("status")), platform=data.get("platform"), version=data.get("version"),
-                      raw=_raw(data))
+        return Health(
+            status=str(data.get("status")),
+            platform=data.get("platform"),
+            version=data.get("version"),
+            raw=_raw(data),
+        )
 
     async def models(self) -> list[ModelInfo]:
         """``GET /v1/models``: the advertised model and aliases (the LLM itself comes from config.yaml)."""
         data = await self._http.request_json("GET", "/v1/models")
-        return [ModelInfo(id=str(m.get("id")), owned_by=m.get("owned_by"), raw=_raw(m)) for m in data.get("data", [])]
+        return [
+            ModelInfo(id=str(m.get("id")), owned_by=m.get("owned_by"), raw=_raw(m))
+            for m in data.get("data", [])
+        ]
 
     async def model_options(self) -> dict[str, Any]:
-        """``GET /api/model/options`` (newer servers: capability ``model_options``): providers and their models."""
+        """``GET /api/model/options`` (newer servers: capability ``model_options``): providers and their
+        models."""
         if not await self._feature("model_options"):
             raise HermesNotOfferedError("model options", "GET /api/model/options")
         return dict(await self._http.request_json("GET", "/api/model/options"))
 
     async def run_model_choice(self) -> bool:
-        """Runs honour the request's ``model`` (newer servers: capability ``model_options``); 0.19.0 takes only
-        ``model_routes`` aliases there and runs anything else on its configured model (§2)."""
+        """Runs honour the request's ``model`` (newer servers: capability ``model_options``); 0.19.0 takes
+        only ``model_routes`` aliases there and runs anything else on its configured model (§2)."""
         return bool(await self._feature("model_options"))
 
     async def capabilities(self) -> Capabilities:
@@ -184,7 +193,8 @@ class ApiClient(ApiServerClient):
         )
 
     async def _feature(self, name: str) -> Any:
-        """One ``/v1/capabilities`` feature flag (fetched once per client; None when absent or unavailable)."""
+        """One ``/v1/capabilities`` feature flag (fetched once per client; None when absent or
+        unavailable)."""
         if self._features is None:
             try:
                 self._features = (await self.capabilities()).features
@@ -205,7 +215,8 @@ class ApiClient(ApiServerClient):
         return self._readers
 
     async def resumable_runs(self) -> bool:
-        """Run streams carry ``id:`` and resume from ``Last-Event-ID`` (newer servers: durable run records)."""
+        """Run streams carry ``id:`` and resume from ``Last-Event-ID`` (newer servers: durable run
+        records)."""
         try:
             return bool(await self._feature("runs_idempotency"))
         except HermesError:
@@ -227,8 +238,9 @@ class ApiClient(ApiServerClient):
         """``POST /v1/runs`` (202). ``session_id`` only labels the session: it does not load history (§3).
 
         Where the server offers durable run idempotency (``/v1/capabilities`` ``runs_idempotency``), the POST
-        carries an ``Idempotency-Key`` (``idempotency_key`` or a fresh one) and is retried once with the same key
-        after a connection failure: the server answers the same run (``RunRef.replayed``), never a second one.
+        carries an ``Idempotency-Key`` (``idempotency_key`` or a fresh one) and is retried once with the same
+        key after a connection failure: the server answers the same run (``RunRef.replayed``), never a second
+        one.
         """
         _check_run_input(input)
         if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
@@ -265,8 +277,8 @@ class ApiClient(ApiServerClient):
     async def steer_run(self, run_id: str, text: str) -> bool:
         """``POST /v1/runs/{id}/steer`` (newer servers): add guidance to a running run; True when accepted.
 
-        The text reaches the model at its next tool result; text that never did comes back as ``pending_steer``
-        on the run's status. HermesHTTPError 409 once the run no longer accepts steering.
+        The text reaches the model at its next tool result; text that never did comes back as
+        ``pending_steer`` on the run's status. HermesHTTPError 409 once the run no longer accepts steering.
         """
         _check_id(run_id, "run_id")
         if not isinstance(text, str) or not text.strip():
@@ -283,23 +295,31 @@ class ApiClient(ApiServerClient):
         return RunEventStream(self, run_id)
 
     async def run_status(self, run_id: str) -> RunStatus:
-        """``GET /v1/runs/{id}``; HermesNotFoundError once the run is unknown or expired (1 h after its end)."""
+        """``GET /v1/runs/{id}``; HermesNotFoundError once the run is unknown or expired (1 h after its
+        end)."""
         data = await self._http.request_json("GET", f"/v1/runs/{_check_id(run_id, 'run_id')}")
         return RunStatus.from_json(data)
 
     async def approve_run(
-        self, run_id: str, choice: str, *, all: bool = False, request_id: str | None = None,
+        self,
+        run_id: str,
+        choice: str,
+        *,
+        all: bool = False,
+        request_id: str | None = None,
     ) -> ApprovalResult:
         """Answer a pending approval of the run: once, session, always or deny.
 
-        With ``request_id`` (from :class:`ApprovalRequest`, which only newer servers fill in) exactly that request
-        is answered; the server refuses an id it is not waiting on (409). Without it the server answers the
-        run's *oldest* pending approval (or every one with ``all=True``): Hermes 0.19.0 names no approvals and
-        ignores the field, so there approvals must be answered in the order they were requested.
+        With ``request_id`` (from :class:`ApprovalRequest`, which only newer servers fill in) exactly that
+        request is answered; the server refuses an id it is not waiting on (409). Without it the server
+        answers the run's *oldest* pending approval (or every one with ``all=True``): Hermes 0.19.0 names no
+        approvals and ignores the field, so there approvals must be answered in the order they were requested.
         """
         _check_id(run_id, "run_id")
         if choice not in APPROVAL_CHOICES:
-            raise HermesUsageError(f"approval choice must be one of {', '.join(APPROVAL_CHOICES)}; got {choice!r}")
+            raise HermesUsageError(
+                f"approval choice must be one of {', '.join(APPROVAL_CHOICES)}; got {choice!r}"
+            )
         body: dict[str, Any] = {"choice": choice}
         if all:
             body["all"] = True
@@ -308,11 +328,16 @@ class ApiClient(ApiServerClient):
                 raise HermesUsageError("approve_run takes request_id or all=True, not both")
             body["request_id"] = _check_id(request_id, "request_id")
         data = await self._http.request_json("POST", f"/v1/runs/{run_id}/approval", json_body=body)
-        return ApprovalResult(run_id=str(data.get("run_id", run_id)), choice=str(data.get("choice", choice)),
-                              resolved=int(data.get("resolved") or 0), raw=_raw(data))
+        return ApprovalResult(
+            run_id=str(data.get("run_id", run_id)),
+            choice=str(data.get("choice", choice)),
+            resolved=int(data.get("resolved") or 0),
+            raw=_raw(data),
+        )
 
     async def stop_run(self, run_id: str) -> RunRef:
-        """``POST /v1/runs/{id}/stop`` (cooperative; the run then ends ``cancelled``). 404 once it has ended."""
+        """``POST /v1/runs/{id}/stop`` (cooperative; the run then ends ``cancelled``). 404 once it has
+        ended."""
         data = await self._http.request_json("POST", f"/v1/runs/{_check_id(run_id, 'run_id')}/stop")
         return RunRef(id=str(data.get("run_id", run_id)), status=str(data.get("status")), raw=_raw(data))
 
@@ -320,13 +345,15 @@ class ApiClient(ApiServerClient):
         """Poll until the run ends and return its final status (``output``, ``usage``).
 
         Polls rather than reading events so it never steals them from a reader. Raises HermesRunError if the
-        run failed (a cancelled run is returned, ``status == "cancelled"``) and TimeoutError after ``timeout``.
+        run failed (a cancelled run is returned, ``status == "cancelled"``) and TimeoutError after
+        ``timeout``.
         """
         _check_id(run_id, "run_id")
         status = await asyncio.wait_for(self.poll_run_until_done(run_id), timeout)
         if status.status == "failed":
-            raise HermesRunError(f"run {run_id} failed: {status.error or 'no reason given'}",
-                                 status="failed", run_id=run_id)
+            raise HermesRunError(
+                f"run {run_id} failed: {status.error or 'no reason given'}", status="failed", run_id=run_id
+            )
         return status
 
     async def run_status_or_none(self, run_id: str) -> RunStatus | None:
@@ -376,7 +403,9 @@ class ApiClient(ApiServerClient):
         headers = {"X-Hermes-Session-Id": _check_id(session_id, "session_id")} if session_id else None
         body = _drop_none(messages=list(messages), model=model, stream=True if stream else None)
         if stream:
-            response = await self._http.open_stream("POST", "/v1/chat/completions", json_body=body, headers=headers)
+            response = await self._http.open_stream(
+                "POST", "/v1/chat/completions", json_body=body, headers=headers
+            )
             return ChatStream(response, self._http)
         reply = await self._http.request("POST", "/v1/chat/completions", json_body=body, headers=headers)
         with translate_errors("POST /v1/chat/completions"):
@@ -435,7 +464,9 @@ class ApiClient(ApiServerClient):
 
     async def delete_response(self, response_id: str) -> bool:
         """``DELETE /v1/responses/{id}``; also drops conversation names pointing at it."""
-        data = await self._http.request_json("DELETE", f"/v1/responses/{_check_id(response_id, 'response_id')}")
+        data = await self._http.request_json(
+            "DELETE", f"/v1/responses/{_check_id(response_id, 'response_id')}"
+        )
         return bool(data.get("deleted"))
 
     # --- sessions ---
@@ -475,7 +506,9 @@ def _check_run_input(value: object) -> None:
             raise HermesUsageError("input must not be empty")
         return
     if not isinstance(value, Sequence) or not value:
-        raise HermesUsageError("input must be a non-empty string or a non-empty list of {role, content} items")
+        raise HermesUsageError(
+            "input must be a non-empty string or a non-empty list of {role, content} items"
+        )
     if not isinstance(value[-1], Mapping):
         raise HermesUsageError("the last input item must be a {role, content} object, not a bare value")
 
@@ -487,4 +520,3 @@ def _check_history(items: object, what: str) -> None:
     for i, item in enumerate(items):
         if not isinstance(item, Mapping) or "role" not in item or "content" not in item:
             raise HermesUsageError(f"{what}[{i}] must have 'role' and 'content'")
-

@@ -25,10 +25,13 @@ __all__ = [
 ]
 
 #: Run statuses after which nothing changes (§3 "Lifecycle and status").
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "interrupted"})  # interrupted: newer servers
+TERMINAL_STATUSES = frozenset(
+    {"completed", "failed", "cancelled", "interrupted"}
+)  # interrupted: newer servers
 
 
-# --- simple typed results ------------------------------------------------------------------------------------
+# --- simple typed results
+# ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

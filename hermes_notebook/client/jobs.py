@@ -40,6 +40,7 @@ __all__ = [
     "JobsClient",
 ]
 
+
 def _parse_time(value: object) -> datetime | None:
     """ISO-8601 with offset in the configured Hermes timezone, or null (§7 "Job object")."""
     if not isinstance(value, str) or not value:
@@ -52,7 +53,8 @@ def _parse_time(value: object) -> datetime | None:
 
 @dataclass(frozen=True)
 class JobSchedule:
-    """A parsed schedule: ``kind`` is ``cron`` (``expr``), ``interval`` (``minutes``) or ``once`` (``run_at``)."""
+    """A parsed schedule: ``kind`` is ``cron`` (``expr``), ``interval`` (``minutes``) or ``once``
+    (``run_at``)."""
 
     kind: str
     display: str
@@ -83,7 +85,8 @@ class JobRepeat:
 
     @classmethod
     def from_json(cls, data: object) -> JobRepeat:
-        """Build from ``{"times","completed"}``; a bare int (a job corrupted by an int PATCH, §7) is its times."""
+        """Build from ``{"times","completed"}``; a bare int (a job corrupted by an int PATCH, §7) is its
+        times."""
         if isinstance(data, Mapping):
             return cls(times=data.get("times"), completed=int(data.get("completed") or 0))
         if isinstance(data, int) and not isinstance(data, bool):
@@ -170,7 +173,8 @@ class Job:
     def __repr__(self) -> str:
         next_run = self.next_run_at.isoformat(timespec="seconds") if self.next_run_at else None
         return (
-            f"Job(id={self.id!r}, name={self.name!r}, schedule={self.schedule_display!r}, state={self.state!r}, "
+            f"Job(id={self.id!r}, name={self.name!r}, schedule={self.schedule_display!r}, "
+            f"state={self.state!r}, "
             f"enabled={self.enabled}, next_run_at={next_run!r}, last_status={self.last_status!r})"
         )
 
@@ -229,7 +233,9 @@ class JobsClient(ApiServerClient):
         """
         check_job_id(job_id)
         body = update_body(fields)
-        return await self._job("PATCH", f"/api/jobs/{job_id}", json_body=body, schedule=fields.get("schedule"))
+        return await self._job(
+            "PATCH", f"/api/jobs/{job_id}", json_body=body, schedule=fields.get("schedule")
+        )
 
     async def pause(self, job_id: str) -> Job:
         """Pause: ``enabled: false``, ``state: paused`` (hidden from :meth:`list` unless include_disabled)."""
@@ -258,9 +264,9 @@ class JobsClient(ApiServerClient):
         except HermesValidationError as exc:
             if exc.status not in (400, 500):
                 raise
-            # 0.19.0's jobs routes answer every refused value with HTTP 500 {"error": str} (protocol §7), newer
-            # servers with 400: name the schedule only when the server's sentence is about it, otherwise say the
-            # job was refused.
+            # 0.19.0's jobs routes answer every refused value with HTTP 500 {"error": str} (protocol §7),
+            # newer servers with 400: name the schedule only when the server's sentence is about it, otherwise
+            # say the job was refused.
             detail = " ".join((exc.server_message or "no details").split())
             about_schedule = schedule is not None and _SCHEDULE_ERROR.search(detail) is not None
             subject = f"the schedule {schedule!r}" if about_schedule else "the job"

@@ -4,10 +4,10 @@ Section numbers (§N) refer to ``docs/protocol/api-server.md`` (hermes-agent 0.1
 names from :mod:`hermes_notebook.client.api`, which re-exports them; this module only keeps ``api.py`` small.
 
 Run events: the stream at ``GET /v1/runs/{id}/events`` has exactly one consumer and no resume (§3 "Late
-connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore reads it once, stops at the first
-terminal event, and if the stream breaks or is gone it never reconnects (a second reader can hang forever):
-it polls ``GET /v1/runs/{id}`` instead, yields a :class:`StreamLost` marker and then a terminal event
-synthesized from the status (``synthesized=True``), whose ``output`` is the complete final text.
+connect, reconnect, several readers"). :meth:`ApiClient.run_events` therefore reads it once, stops at the
+first terminal event, and if the stream breaks or is gone it never reconnects (a second reader can hang
+forever): it polls ``GET /v1/runs/{id}`` instead, yields a :class:`StreamLost` marker and then a terminal
+event synthesized from the status (``synthesized=True``), whose ``output`` is the complete final text.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ class RunEvent:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> RunEvent:
-        """Parse one SSE ``data:`` object; the name is the JSON key ``event`` (there is no ``event:`` line)."""
+        """Parse one SSE ``data:`` object; the name is the JSON key ``event`` (there is no ``event:``
+        line)."""
         wire_type = str(obj.get("event", ""))
         payload = {k: v for k, v in obj.items() if k not in ("event", "run_id", "timestamp")}
         target: builtins.type[RunEvent] = _EVENT_TYPES.get(wire_type, RunEvent)
@@ -153,8 +154,8 @@ class ReasoningAvailable(RunEvent):
 class ApprovalRequest(RunEvent):
     """A dangerous command waits for :meth:`ApiClient.approve_run`; unanswered, it is denied after a timeout.
 
-    ``request_id`` is set by newer servers only: pass it to :meth:`ApiClient.approve_run` to answer exactly this
-    request. Without one (Hermes 0.19.0) the server answers the run's oldest pending approval.
+    ``request_id`` is set by newer servers only: pass it to :meth:`ApiClient.approve_run` to answer exactly
+    this request. Without one (Hermes 0.19.0) the server answers the run's oldest pending approval.
     """
 
     type: Literal["approval.request"] = "approval.request"
@@ -243,7 +244,6 @@ def _terminal_from_status(status: RunStatus) -> RunEvent:
     return RunCancelled(**common)
 
 
-
 class RunReaders:
     """The runs that have an event reader in one client: the server allows one reader per run (§3)."""
 
@@ -257,7 +257,8 @@ class RunReaders:
         """HermesUsageError if ``run_id`` has a reader already: a second one would steal its events."""
         if run_id in self._runs:
             raise HermesUsageError(
-                f"run {run_id} already has a reader in this client; a second reader would steal its events (§3)"
+                f"run {run_id} already has a reader in this client; a second reader would steal its "
+                "events (§3)"
             )
 
     def claim(self, run_id: str) -> None:
@@ -271,7 +272,8 @@ class RunReaders:
 
 
 class RunSource(Protocol):
-    """What a run's event stream needs from its client (:class:`~hermes_notebook.client.api.ApiClient` is one)."""
+    """What a run's event stream needs from its client (:class:`~hermes_notebook.client.api.ApiClient` is
+    one)."""
 
     @property
     def http(self) -> HttpTransport: ...
@@ -318,7 +320,9 @@ class RunEventStream(AsyncStream[RunEvent]):
                         break
                     await asyncio.sleep(RESUME_DELAY * attempt)
                     self.resumed += 1
-                    logger.info("run %s: event stream broke (%s); resuming after id %s", run_id, reason, self._last_id)
+                    logger.info(
+                        "run %s: event stream broke (%s); resuming after id %s", run_id, reason, self._last_id
+                    )
                 reason = None
                 async with aclosing(self._read_stream()) as events:
                     async for event in events:
@@ -333,8 +337,12 @@ class RunEventStream(AsyncStream[RunEvent]):
             self.lost = True
             logger.info("run %s: event stream lost (%s); polling its status", run_id, reason)
             status = await client.run_status_or_none(run_id)
-            yield StreamLost(run_id=run_id, timestamp=time.time(), reason=reason or "unknown",
-                             status=status.status if status else None)
+            yield StreamLost(
+                run_id=run_id,
+                timestamp=time.time(),
+                reason=reason or "unknown",
+                status=status.status if status else None,
+            )
             if status is None or not status.done:
                 status = await client.poll_run_until_done(run_id)
             yield _terminal_from_status(status)
@@ -356,7 +364,12 @@ class RunEventStream(AsyncStream[RunEvent]):
         try:
             async for sse in http.iter_sse(self._response, f"GET {path}"):
                 if sse.id:
-                    if last_id is not None and sse.id.isdigit() and last_id.isdigit() and int(sse.id) <= int(last_id):
+                    if (
+                        last_id is not None
+                        and sse.id.isdigit()
+                        and last_id.isdigit()
+                        and int(sse.id) <= int(last_id)
+                    ):
                         continue  # already delivered before the break
                     self._last_id = sse.id
                 event = _parse_run_sse(sse.data, path)

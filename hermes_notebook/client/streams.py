@@ -210,7 +210,8 @@ class HermesResponse:
 
 @dataclass(frozen=True)
 class ResponseEvent:
-    """One ``response.*`` stream event (``event:`` line + ``data:`` JSON with ``type``, ``sequence_number``)."""
+    """One ``response.*`` stream event (``event:`` line + ``data:`` JSON with ``type``,
+    ``sequence_number``)."""
 
     type: str
     sequence_number: int | None
@@ -233,7 +234,9 @@ class ResponseStream(AsyncStream[ResponseEvent]):
         self.text = ""
         self.response: HermesResponse | None = None
 
-    async def _items_from(self, response: httpx.Response, http: HttpTransport) -> AsyncGenerator[ResponseEvent, None]:
+    async def _items_from(
+        self, response: httpx.Response, http: HttpTransport
+    ) -> AsyncGenerator[ResponseEvent, None]:
         endpoint = "POST /v1/responses"
         try:
             async for sse in http.iter_sse(response, endpoint):

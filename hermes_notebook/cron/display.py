@@ -1,8 +1,9 @@
 """How jobs look in a notebook: :class:`JobList` (an HTML table, a text table, ``to_dicts()`` for pandas),
 :func:`job_html` (what ``Job._repr_html_`` shows) and the plain-language schedule and repeat texts.
 
-Every server string is escaped. What a job must offer to be shown is the :class:`JobLike` protocol (the client's
-``Job`` is one), so the client renders a Job through this module and this module imports nothing of the client.
+Every server string is escaped. What a job must offer to be shown is the :class:`JobLike` protocol (the
+client's ``Job`` is one), so the client renders a Job through this module and this module imports nothing of
+the client.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def schedule_description(job: JobLike) -> str:
 
 
 def repeat_text(job: JobLike) -> str:
-    """"3 of 5 runs" / "3 runs (forever)"."""
+    """ "3 of 5 runs" / "3 runs (forever)"."""
     done = job.repeat.completed
     if job.repeat.times is None:
         return f"{done} run{'s' if done != 1 else ''} (no limit)"
@@ -172,15 +173,18 @@ def jobs_table_html(jobs: Iterable[JobLike], caption: str = "Hermes cron jobs") 
     rows = [_row(job) for job in jobs]
     head = "".join(f'<th scope="col">{c}</th>' for c in _COLUMNS)
     body = "".join(rows) or f'<tr><td colspan="{len(_COLUMNS)}"><i>No jobs.</i></td></tr>'
-    return html_block(f"<style>{_CSS}</style><table class=\"hn-jobs-static\"><caption>{html.escape(caption)}</caption>"
-                      f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return html_block(
+        f'<style>{_CSS}</style><table class="hn-jobs-static"><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def job_html(job: JobLike) -> str:
     """``Job._repr_html_``: the job as a one-row table plus its prompt."""
     prompt = html.escape(job.prompt) if job.prompt else "<i>(no prompt)</i>"
-    return (jobs_table_html([job], caption=f"Hermes cron job {job.name}")
-            + html_block(f'<details><summary>Prompt</summary><pre style="white-space:pre-wrap">{prompt}</pre></details>'))
+    return jobs_table_html([job], caption=f"Hermes cron job {job.name}") + html_block(
+        f'<details><summary>Prompt</summary><pre style="white-space:pre-wrap">{prompt}</pre></details>'
+    )
 
 
 def jobs_table_text(jobs: Sequence[JobLike]) -> str:
@@ -189,8 +193,16 @@ def jobs_table_text(jobs: Sequence[JobLike]) -> str:
         return "JobList([])  (no jobs)"
     rows = [("id", "name", "schedule", "state", "next run", "last status")]
     for job in jobs:
-        rows.append((job.id, job.name[:30], job.schedule_display[:24], job.state or "",
-                     _short(job.next_run_at), job.last_status or "—"))
+        rows.append(
+            (
+                job.id,
+                job.name[:30],
+                job.schedule_display[:24],
+                job.state or "",
+                _short(job.next_run_at),
+                job.last_status or "—",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
     return f"JobList of {len(jobs)} job{'s' if len(jobs) != 1 else ''}:\n" + "\n".join(lines)
@@ -214,7 +226,9 @@ class JobList(list[_J]):
         return jobs_table_html(self)
 
     def __repr__(self) -> str:
-        return terminal_safe(jobs_table_text(self))  # job names are server text: no control reaches a terminal
+        return terminal_safe(
+            jobs_table_text(self)
+        )  # job names are server text: no control reaches a terminal
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))

@@ -2,13 +2,15 @@
 
 Why: the jobs API answers a bad schedule with HTTP 500 and a terse text, and rejects things users expect to
 work (``@daily``, ``MON``). This module repeats the server's decision procedure step by step
-(``cron/jobs.py`` ``parse_schedule`` plus the checks ``create_job`` makes when it computes the first run), so a
-schedule that passes here is accepted by the server and one that fails here would have been refused. Failing
+(``cron/jobs.py`` ``parse_schedule`` plus the checks ``create_job`` makes when it computes the first run), so
+a schedule that passes here is accepted by the server and one that fails here would have been refused. Failing
 schedules get a message that says what is wrong and an example that works.
 
-The grammar (docs/protocol/api-server.md §7, checked against the real function in ``tests/test_schedules.py``):
+The grammar (docs/protocol/api-server.md §7, checked against the real function in
+``tests/test_schedules.py``):
 
-- ``every <N><unit>``: a recurring interval; one number and one unit (``m``, ``h``, ``d`` and their long forms).
+- ``every <N><unit>``: a recurring interval; one number and one unit (``m``, ``h``, ``d`` and their long
+  forms).
 - five space-separated numeric cron fields (``minute hour day-of-month month day-of-week``), each matching
   ``[\\d*\\-,/]+``, then valid for croniter; a 6th field is seconds, a 7th the year (Hermes passes them on).
 - an ISO timestamp (anything containing ``T`` or starting ``YYYY-MM-DD``): once at that time, not more than
@@ -67,8 +69,13 @@ _MULTIPLIER = {"m": 1, "h": 60, "d": 1440}
 _FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week", "second", "year")
 _RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7), (0, 59), (1970, 2099))
 _MACROS = {
-    "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
 }
 _GENERIC_EXAMPLES = "'every 30m' (recurring), '0 9 * * 1-5' (09:00 on weekdays), '2h' (once, in two hours)"
 
@@ -108,9 +115,14 @@ class ScheduleCheck:
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form (ISO times) for the widget."""
         return {
-            "ok": self.ok, "text": self.text, "message": self.message, "example": self.example,
-            "kind": self.kind, "description": self.description,
-            "next_runs": [t.isoformat() for t in self.next_runs], "warnings": list(self.warnings),
+            "ok": self.ok,
+            "text": self.text,
+            "message": self.message,
+            "example": self.example,
+            "kind": self.kind,
+            "description": self.description,
+            "next_runs": [t.isoformat() for t in self.next_runs],
+            "warnings": list(self.warnings),
         }
 
 
@@ -157,7 +169,10 @@ def parse(schedule: object, *, now: datetime | None = None, tz: tzinfo | None = 
     except _Invalid as exc:
         error = HermesValidationError(
             f"{exc.message} Example that works: {exc.example}",
-            status=None, endpoint="schedule check", code="invalid_schedule", param="schedule",
+            status=None,
+            endpoint="schedule check",
+            code="invalid_schedule",
+            param="schedule",
             server_message=None,
         )
         error.example = exc.example  # type: ignore[attr-defined]
@@ -185,12 +200,22 @@ def _parse(schedule: object, now: datetime) -> Schedule:
         try:
             _ = now + timedelta(minutes=minutes)
         except OverflowError:
-            raise _Invalid(f"'{text}' is too long an interval for Hermes to compute a next run.", "'every 30d'") from None
+            raise _Invalid(
+                f"'{text}' is too long an interval for Hermes to compute a next run.", "'every 30d'"
+            ) from None
         warnings: tuple[str, ...] = ()
         if minutes == 0:
-            warnings = ("'every 0m' is accepted, but the job then runs on every scheduler tick (once a minute).",)
-        return Schedule(text, "interval", f"every {minutes}m", describe_minutes(minutes, recurring=True),
-                        minutes=minutes, warnings=warnings)
+            warnings = (
+                "'every 0m' is accepted, but the job then runs on every scheduler tick (once a minute).",
+            )
+        return Schedule(
+            text,
+            "interval",
+            f"every {minutes}m",
+            describe_minutes(minutes, recurring=True),
+            minutes=minutes,
+            warnings=warnings,
+        )
 
     # 2. Five or more space-separated fields, the first five numeric: a cron expression.
     parts = text.split()
@@ -212,8 +237,9 @@ def _parse(schedule: object, now: datetime) -> Schedule:
                 f"The 6th field ('{parts[5]}') is read as seconds; Hermes checks jobs once a minute, so a "
                 "standard 5-field expression is what you want."
             )
-        return Schedule(text, "cron", text, describe_cron(text, cron.expanded), expr=text,
-                        warnings=tuple(notes))
+        return Schedule(
+            text, "cron", text, describe_cron(text, cron.expanded), expr=text, warnings=tuple(notes)
+        )
 
     # 3. An ISO timestamp: once at that time.
     if "T" in text or _DATE_PREFIX.match(text):
@@ -225,11 +251,13 @@ def _parse(schedule: object, now: datetime) -> Schedule:
             when = when.replace(tzinfo=now.tzinfo)
         if when < now - timedelta(seconds=ONESHOT_GRACE_SECONDS):
             raise _Invalid(
-                f"'{text}' is in the past (Hermes refuses one-shot times more than {ONESHOT_GRACE_SECONDS} s ago).",
+                f"'{text}' is in the past (Hermes refuses one-shot times more than {ONESHOT_GRACE_SECONDS} s "
+                "ago).",
                 f"'{_future_example(now)}' or a duration such as '30m'",
             )
-        return Schedule(text, "once", f"once at {when.strftime('%Y-%m-%d %H:%M')}", describe_at(when, now),
-                        run_at=when)
+        return Schedule(
+            text, "once", f"once at {when.strftime('%Y-%m-%d %H:%M')}", describe_at(when, now), run_at=when
+        )
 
     # 4. A bare duration: once, that long from now.
     minutes = _duration_minutes(text)
@@ -238,8 +266,14 @@ def _parse(schedule: object, now: datetime) -> Schedule:
             run_at = now + timedelta(minutes=minutes)
         except OverflowError:
             raise _Invalid(f"'{text}' is too far in the future for Hermes to schedule.", "'30d'") from None
-        return Schedule(text, "once", f"once in {text}", describe_minutes(minutes, recurring=False),
-                        minutes=minutes, run_at=run_at)
+        return Schedule(
+            text,
+            "once",
+            f"once in {text}",
+            describe_minutes(minutes, recurring=False),
+            minutes=minutes,
+            run_at=run_at,
+        )
 
     raise _diagnose_other(text)
 
@@ -260,12 +294,15 @@ def _diagnose_interval(text: str) -> _Invalid:
         return _Invalid(f"'{text}': Hermes has no seconds; the smallest unit is minutes (m).", "'every 1m'")
     m = re.fullmatch(r"(\d+)\s*(w|wk|wks|week|weeks)", rest.lower())
     if m:
-        return _Invalid(f"'{text}': Hermes has no weeks unit; use days (d).", f"'every {int(m.group(1)) * 7}d'")
+        return _Invalid(
+            f"'{text}': Hermes has no weeks unit; use days (d).", f"'every {int(m.group(1)) * 7}d'"
+        )
     m = re.fullmatch(r"(?:a|an|1)?\s*(minute|hour|day)", rest.lower())
     if m:
         return _Invalid(f"'{text}': put a number before the unit.", f"'every 1{m.group(1)[0]}'")
     return _Invalid(
-        f"'{text}': after 'every' Hermes expects one number and a unit (m, h or d), not '{rest}'.", "'every 30m'"
+        f"'{text}': after 'every' Hermes expects one number and a unit (m, h or d), not '{rest}'.",
+        "'every 30m'",
     )
 
 
@@ -286,8 +323,11 @@ def _sum_compound(text: str) -> int | None:
 def _diagnose_cron(text: str, croniter_message: str) -> _Invalid:
     parts = text.split()
     if len(parts) > 7:
-        return _Invalid(f"'{text}' has {len(parts)} fields; a cron expression has 5 "
-                        "(minute hour day-of-month month day-of-week).", f"'{' '.join(parts[:5])}'")
+        return _Invalid(
+            f"'{text}' has {len(parts)} fields; a cron expression has 5 "
+            "(minute hour day-of-month month day-of-week).",
+            f"'{' '.join(parts[:5])}'",
+        )
     for i, part in enumerate(parts):
         problem = _field_problem(part, i)
         if problem:
@@ -358,8 +398,10 @@ def _diagnose_other(text: str) -> _Invalid:
     if lower.startswith("@"):
         macro = lower.split()[0]
         if macro in _MACROS:
-            return _Invalid(f"Hermes 0.19.0 does not accept cron macros like '{macro}'; write the 5 fields instead.",
-                            f"'{_MACROS[macro]}'")
+            return _Invalid(
+                f"Hermes 0.19.0 does not accept cron macros like '{macro}'; write the 5 fields instead.",
+                f"'{_MACROS[macro]}'",
+            )
         return _Invalid(f"Hermes 0.19.0 does not accept '{macro}'.", _GENERIC_EXAMPLES)
     if lower == "every" or (lower.startswith("every") and _duration_minutes(lower[5:]) is not None):
         rest = text[5:].strip() or "30m"
@@ -369,7 +411,9 @@ def _diagnose_other(text: str) -> _Invalid:
         return _diagnose_cron_like(text, parts)
     m = re.fullmatch(r"(\d+)\s*(s|sec|secs|second|seconds)", lower)
     if m:
-        return _Invalid(f"'{text}': Hermes has no seconds; the smallest unit is minutes (m).", "'1m' (once) or 'every 1m'")
+        return _Invalid(
+            f"'{text}': Hermes has no seconds; the smallest unit is minutes (m).", "'1m' (once) or 'every 1m'"
+        )
     m = re.fullmatch(r"(\d+)\s*(w|wk|wks|week|weeks)", lower)
     if m:
         return _Invalid(f"'{text}': Hermes has no weeks unit; use days (d).", f"'{int(m.group(1)) * 7}d'")
@@ -388,20 +432,35 @@ def _diagnose_cron_like(text: str, parts: list[str]) -> _Invalid:
                     suggestion = list(parts[:5])
                     suggestion[i] = fixed
                     what = "Day" if i == 4 else "Month"
-                    hint = " (0 or 7 = Sunday, 1 = Monday ... 6 = Saturday)" if i == 4 else " (1 = January ... 12 = December)"
-                    return _Invalid(f"{what} names like '{part}' are not accepted by Hermes; use numbers{hint}.",
-                                    f"'{' '.join(suggestion)}'")
+                    hint = (
+                        " (0 or 7 = Sunday, 1 = Monday ... 6 = Saturday)"
+                        if i == 4
+                        else " (1 = January ... 12 = December)"
+                    )
+                    return _Invalid(
+                        f"{what} names like '{part}' are not accepted by Hermes; use numbers{hint}.",
+                        f"'{' '.join(suggestion)}'",
+                    )
             if re.search(r"[LW#?]", part):
-                return _Invalid(f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (L, W, #, ?), "
-                                "which Hermes does not accept.", _example_fixing(parts, i))
-            return _Invalid(f"'{text}': the {_FIELDS[i]} field '{part}' contains letters; Hermes accepts numbers only.",
-                            _example_fixing(parts, i))
+                return _Invalid(
+                    f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (L, W, #, ?), "
+                    "which Hermes does not accept.",
+                    _example_fixing(parts, i),
+                )
+            return _Invalid(
+                f"'{text}': the {_FIELDS[i]} field '{part}' contains letters; Hermes accepts numbers only.",
+                _example_fixing(parts, i),
+            )
         if "?" in part or "#" in part:
-            return _Invalid(f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (?, #), which Hermes "
-                            "does not accept; use '*' or plain numbers.", _example_fixing(parts, i))
+            return _Invalid(
+                f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (?, #), which Hermes "
+                "does not accept; use '*' or plain numbers.",
+                _example_fixing(parts, i),
+            )
     if len(parts) < 5:
         return _Invalid(
-            f"'{text}' has {len(parts)} fields; a cron expression needs 5 (minute hour day-of-month month day-of-week).",
+            f"'{text}' has {len(parts)} fields; a cron expression needs 5 (minute hour day-of-month month "
+            "day-of-week).",
             f"'{' '.join(list(parts) + ['*'] * (5 - len(parts)))}'",
         )
     return _Invalid(f"'{text}' is not a schedule Hermes understands.", _GENERIC_EXAMPLES)
@@ -436,8 +495,9 @@ def describe(schedule: str | Schedule, *, tz: tzinfo | None = None) -> str:
         return f"invalid: {exc}"
 
 
-def next_runs(schedule: str | Schedule, n: int = 3, now: datetime | None = None,
-              tz: tzinfo | None = None) -> list[datetime]:
+def next_runs(
+    schedule: str | Schedule, n: int = 3, now: datetime | None = None, tz: tzinfo | None = None
+) -> list[datetime]:
     """The next ``n`` times the scheduler would start the job, if it were created ``now``.
 
     Intervals count from creation (Hermes' first run is ``now + interval``); a one-shot has one time.
@@ -471,7 +531,9 @@ def next_runs(schedule: str | Schedule, n: int = 3, now: datetime | None = None,
     return out
 
 
-def check(schedule: object, *, n: int = 3, now: datetime | None = None, tz: tzinfo | None = None) -> ScheduleCheck:
+def check(
+    schedule: object, *, n: int = 3, now: datetime | None = None, tz: tzinfo | None = None
+) -> ScheduleCheck:
     """Validate without raising: ok + description + next ``n`` runs, or the message and an example."""
     start = _now(now, tz)
     text = schedule.strip() if isinstance(schedule, str) else str(schedule)
@@ -479,5 +541,11 @@ def check(schedule: object, *, n: int = 3, now: datetime | None = None, tz: tzin
         parsed = _parse(schedule, start)
     except _Invalid as exc:
         return ScheduleCheck(False, text, message=exc.message, example=exc.example)
-    return ScheduleCheck(True, parsed.text, kind=parsed.kind, description=parsed.description,
-                         next_runs=tuple(next_runs(parsed, n, now=start)), warnings=parsed.warnings)
+    return ScheduleCheck(
+        True,
+        parsed.text,
+        kind=parsed.kind,
+        description=parsed.description,
+        next_runs=tuple(next_runs(parsed, n, now=start)),
+        warnings=parsed.warnings,
+    )

@@ -56,7 +56,9 @@ def check_name(value: object) -> str:
     """A name, stripped: 1 to :data:`MAX_NAME_LENGTH` characters."""
     name = _text(value, "a job name", "name").strip()
     if not name or len(name) > MAX_NAME_LENGTH:
-        raise HermesUsageError(f"a job name must be 1 to {MAX_NAME_LENGTH} characters; this one has {len(name)}", param="name")
+        raise HermesUsageError(
+            f"a job name must be 1 to {MAX_NAME_LENGTH} characters; this one has {len(name)}", param="name"
+        )
     return name
 
 
@@ -72,14 +74,18 @@ def check_prompt(value: object) -> str:
     """A prompt of at most :data:`MAX_PROMPT_LENGTH` characters."""
     prompt = _text(value, "a prompt", "prompt")
     if len(prompt) > MAX_PROMPT_LENGTH:
-        raise HermesUsageError(f"a prompt has at most {MAX_PROMPT_LENGTH} characters; this one has {len(prompt)}", param="prompt")
+        raise HermesUsageError(
+            f"a prompt has at most {MAX_PROMPT_LENGTH} characters; this one has {len(prompt)}", param="prompt"
+        )
     return prompt
 
 
 def check_deliver(value: object) -> str:
     """Where results go: ``local`` or ``<platform>:<chat id>``."""
     if not isinstance(value, str) or not value.strip():
-        raise HermesUsageError("deliver must be a non-empty string such as 'local' or 'telegram:<chat id>'", param="deliver")
+        raise HermesUsageError(
+            "deliver must be a non-empty string such as 'local' or 'telegram:<chat id>'", param="deliver"
+        )
     return value.strip()
 
 
@@ -95,7 +101,10 @@ def check_skills(value: object) -> list[str]:
 def check_repeat(value: object) -> int:
     """A positive number of runs (``bool`` is refused although it is an ``int``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise HermesUsageError(f"repeat must be a positive integer (a number of runs; None for forever); got {value!r}", param="repeat")
+        raise HermesUsageError(
+            f"repeat must be a positive integer (a number of runs; None for forever); got {value!r}",
+            param="repeat",
+        )
     return value
 
 
@@ -123,7 +132,8 @@ _UPDATE_CHECKS: dict[str, Callable[[object], Any]] = {
 
 
 def update_body(fields: Mapping[str, object]) -> dict[str, Any]:
-    """The PATCH body for ``fields``: only updatable fields, at least one, each checked (``repeat=None``: forever)."""
+    """The PATCH body for ``fields``: only updatable fields, at least one, each checked (``repeat=None``:
+    forever)."""
     unknown = sorted(set(fields) - UPDATABLE_FIELDS)
     if unknown:
         raise HermesUsageError(
@@ -150,8 +160,14 @@ def validate_job(
     raises :class:`HermesValidationError` (with an example that works); other bad values raise
     :class:`HermesUsageError`. Nothing is sent in either case.
     """
-    given = {"name": name, "schedule": schedule, "prompt": prompt, "deliver": deliver, "skills": skills,
-             "repeat": repeat}
+    given = {
+        "name": name,
+        "schedule": schedule,
+        "prompt": prompt,
+        "deliver": deliver,
+        "skills": skills,
+        "repeat": repeat,
+    }
     for key in require:
         if given.get(key) is None:
             raise HermesUsageError(f"a job needs a {key}", param=key)

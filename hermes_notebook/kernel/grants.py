@@ -1,23 +1,26 @@
-"""What Hermes may do in this kernel for one sharing connection: its permission modes, and what was allowed on top.
+"""What Hermes may do in this kernel for one sharing connection: its permission modes, and what was allowed on
+top.
 
 Why one owner: the modes decide every tool call, the chat header and ``%hermes status`` show them, and a new
 policy must replace them whole. Before, a session allowed from a Run card ("Don't run; allow reads for this
-session") kept reading after ``share_kernel(read=False)`` while the status said reads were off. Every change goes
-through :class:`Grants`' methods, which tell their listeners (the chat header), and :meth:`Grants.state` is what
-the faces show.
+session") kept reading after ``share_kernel(read=False)`` while the status said reads were off. Every change
+goes through :class:`Grants`' methods, which tell their listeners (the chat header), and :meth:`Grants.state`
+is what the faces show.
 
 The modes (``share_kernel(read=..., edit=..., run=...)``, ``%hermes --kernel ...``):
 
-- **reads** ``off`` | ``on``: ``list_variables``, ``describe``, ``read_cells``, ``read_output``, ``list_cells``.
-  While off, a Run card offers "allow reads for this session": a grant for that Hermes session only.
-- **edits** ``propose`` | ``off``: ``insert_cell``, ``edit_cell``, ``delete_cell`` propose changes the user keeps or
-  discards on the cell; ``off`` refuses them.
-- **runs** ``ask`` | ``allow`` | ``never``: ``run_code`` and ``run_cell`` ask on a Run card each time; ``allow`` runs
-  them without a card *for this session* (this connection's turns, until it is revoked: :meth:`Grants.revoke`,
-  the header's Revoke button, a new policy, ``hermes.close()`` or a kernel restart; never the default, never
-  saved); ``never`` refuses them. An allowed run still shows its whole code, with Stop, in the turn.
-- **run_limit** (seconds, default 120): how long an approved run may take, waiting for a busy cell included; then
-  it is stopped and Hermes is told so.
+- **reads** ``off`` | ``on``: ``list_variables``, ``describe``, ``read_cells``, ``read_output``,
+  ``list_cells``. While off, a Run card offers "allow reads for this session": a grant for that Hermes session
+  only.
+- **edits** ``propose`` | ``off``: ``insert_cell``, ``edit_cell``, ``delete_cell`` propose changes the user
+  keeps or discards on the cell; ``off`` refuses them.
+- **runs** ``ask`` | ``allow`` | ``never``: ``run_code`` and ``run_cell`` ask on a Run card each time;
+  ``allow`` runs them without a card *for this session* (this connection's turns, until it is revoked:
+  :meth:`Grants.revoke`, the header's Revoke button, a new policy, ``hermes.close()`` or a kernel restart;
+  never the default, never saved); ``never`` refuses them. An allowed run still shows its whole code, with
+  Stop, in the turn.
+- **run_limit** (seconds, default 120): how long an approved run may take, waiting for a busy cell included;
+  then it is stopped and Hermes is told so.
 
 Thread-safe: a grant is made on the package loop, a cell changes the policy on the main thread.
 """
@@ -51,7 +54,8 @@ RUN_MODES: tuple[RunMode, ...] = ("ask", "allow", "never")
 
 @dataclass(frozen=True)
 class Modes:
-    """One policy: reads, edits, runs and the run limit (see the module docstring). The defaults are the safest."""
+    """One policy: reads, edits, runs and the run limit (see the module docstring). The defaults are the
+    safest."""
 
     reads: ReadMode = "off"
     edits: EditMode = "propose"
@@ -60,13 +64,24 @@ class Modes:
     run_limit: float = 120.0
 
     @classmethod
-    def of(cls, read: bool | str = False, edit: str = "propose", run: str = "ask",
-           run_limit: float = 120.0) -> Modes:
+    def of(
+        cls, read: bool | str = False, edit: str = "propose", run: str = "ask", run_limit: float = 120.0
+    ) -> Modes:
         """The modes ``share_kernel`` was given, checked (a clear error names a wrong value)."""
-        if isinstance(run_limit, bool) or not isinstance(run_limit, (int, float)) or not 0 < run_limit <= 86_400:
-            raise HermesUsageError(f"run_limit must be a number of seconds from 1 to 86400, not {run_limit!r}")
+        if (
+            isinstance(run_limit, bool)
+            or not isinstance(run_limit, (int, float))
+            or not 0 < run_limit <= 86_400
+        ):
+            raise HermesUsageError(
+                f"run_limit must be a number of seconds from 1 to 86400, not {run_limit!r}"
+            )
         reads = ("on" if read else "off") if isinstance(read, bool) else read
-        for name, value, allowed in (("read", reads, READ_MODES), ("edit", edit, EDIT_MODES), ("run", run, RUN_MODES)):
+        for name, value, allowed in (
+            ("read", reads, READ_MODES),
+            ("edit", edit, EDIT_MODES),
+            ("run", run, RUN_MODES),
+        ):
             if value not in allowed:
                 extra = "True/False or " if name == "read" else ""
                 shown = read if name == "read" else value
@@ -116,8 +131,12 @@ class Grants:
         ``session_id`` (or, without one, any session) reads by a card's grant."""
         with self._lock:
             granted = bool(self._sessions) if session_id is None else session_id in self._sessions
-            return {"reads": self._modes.reads, "edits": self._modes.edits, "runs": self._modes.runs,
-                    "granted": granted and self._modes.reads == "off"}
+            return {
+                "reads": self._modes.reads,
+                "edits": self._modes.edits,
+                "runs": self._modes.runs,
+                "granted": granted and self._modes.reads == "off",
+            }
 
     def describe(self) -> str:
         """The modes and the grants in one line (``share_kernel()``'s text and ``%hermes status``)."""
@@ -125,8 +144,9 @@ class Grants:
             modes, granted = self._modes, list(self._sessions)
         text = modes.describe()
         if granted and modes.reads == "off":
-            text = text.replace("reads off", f"reads off, but allowed from a card for session(s) {', '.join(granted)}",
-                                1)
+            text = text.replace(
+                "reads off", f"reads off, but allowed from a card for session(s) {', '.join(granted)}", 1
+            )
         elif modes.reads == "off":
             text = text.replace("reads off", "reads off (Run cards can allow them per session)", 1)
         return text
@@ -134,14 +154,15 @@ class Grants:
     # --- changing it ----------------------------------------------------------------------------------------
 
     def grant(self, session_id: str) -> None:
-        """Allow the read tools for ``session_id`` (the user chose "allow reads for this session" on a card)."""
+        """Allow the read tools for ``session_id`` (the user chose "allow reads for this session" on a
+        card)."""
         with self._lock:
             self._sessions[session_id] = None
         self._changed()
 
     def revoke(self, session_id: str | None = None) -> list[str]:
-        """Withdraw the read grant of ``session_id``; without one, everything allowed for this session: every read
-        grant, and runs ``allow`` back to ``ask``. Returns the session ids whose reads were revoked."""
+        """Withdraw the read grant of ``session_id``; without one, everything allowed for this session: every
+        read grant, and runs ``allow`` back to ``ask``. Returns the session ids whose reads were revoked."""
         with self._lock:
             if session_id is not None:
                 revoked = [session_id] if self._sessions.pop(session_id, 0) is None else []

@@ -1,11 +1,12 @@
 """Images a kernel tool sends to the model: PNG outputs the kernel already produced, checked and bounded.
 
-Why only these: an image is taken from a ``display_data`` / ``execute_result`` the kernel published (a cell's plot,
-a figure the approved code made), never rendered on demand from an arbitrary object (a read must not run user
-code: ``savefig`` on the user's object would). Why PNG only: it is what Jupyter's plotting publishes, and its size
-is in its header, so it can be checked without decoding the pixels (no imaging library). A bigger image is
-named in the text instead of sent ("too large to send"): the model's context pays for every byte, on every later
-turn too.
+Why only these: an image is taken from a ``display_data`` / ``execute_result`` the kernel published (a cell's
+plot, a figure the approved code made), never rendered on demand from an arbitrary object (a read must not run
+user
+code: ``savefig`` on the user's object would). Why PNG only: it is what Jupyter's plotting publishes, and its
+size is in its header, so it can be checked without decoding the pixels (no imaging library). A bigger image
+is named in the text instead of sent ("too large to send"): the model's context pays for every byte, on every
+later turn too.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 @dataclass(frozen=True)
 class SentImage:
-    """One PNG as it goes to the model: base64 ``data``, its size, and where it came from (``Out[5] display 2``)."""
+    """One PNG as it goes to the model: base64 ``data``, its size, and where it came from (``Out[5] display
+    2``)."""
 
     data: str
     width: int
@@ -71,7 +73,10 @@ def take_png(data: Any, label: str) -> SentImage | str:
     else:
         return f"{label}: not a valid PNG"
     if len(raw) > MAX_SENT_BYTES:
-        return f"{label}: a PNG of {len(raw) // 1024:,} KB, too large to send (at most {MAX_SENT_BYTES // 1024} KB)"
+        return (
+            f"{label}: a PNG of {len(raw) // 1024:,} KB, too large to send (at most "
+            f"{MAX_SENT_BYTES // 1024} KB)"
+        )
     if len(raw) < 24 or not raw.startswith(_SIGNATURE) or raw[12:16] != b"IHDR":
         return f"{label}: not a valid PNG"
     width, height = struct.unpack(">II", raw[16:24])

@@ -1,20 +1,20 @@
-"""What the kernel's cells printed and displayed, copied as it is published: the running cell's output so far and
-recent cells' outputs (their plots as PNG), for reads that must neither run user code nor wait for a cell.
+"""What the kernel's cells printed and displayed, copied as it is published: the running cell's output so far
+and recent cells' outputs (their plots as PNG), for reads that must neither run user code nor wait for a cell.
 
-Why here and not from the notebook page: while a cell runs, ipykernel < 7.4 handles no message from the page, a
-read must answer at once, and without the extension there is no page. Why publishing hooks: they are ipykernel's
-own API (``register_hook``) on its output streams (stdout and stderr, called on the IO thread as each chunk is
-flushed, about every 0.2 s), its display publisher (``display_data``, ``clear_output``) and, from ipykernel 7.4,
-its displayhook (``execute_result``); on 6.x a cell's ``Out`` value is still read by :mod:`.reading`. The hooks
-only copy what goes out, and never hold it up. An output belongs to the cell whose ``execute_request`` is its
-parent (the msg_id recorded when IPython starts the cell, ``pre_run_cell``).
+Why here and not from the notebook page: while a cell runs, ipykernel < 7.4 handles no message from the page,
+a read must answer at once, and without the extension there is no page. Why publishing hooks: they are
+ipykernel's own API (``register_hook``) on its output streams (stdout and stderr, called on the IO thread as
+each chunk is flushed, about every 0.2 s), its display publisher (``display_data``, ``clear_output``) and,
+from ipykernel 7.4, its displayhook (``execute_result``); on 6.x a cell's ``Out`` value is still read by
+:mod:`.reading`. The hooks only copy what goes out, and never hold it up. An output belongs to the cell whose
+``execute_request`` is its parent (the msg_id recorded when IPython starts the cell, ``pre_run_cell``).
 
-The agent's own runs are captured apart (:meth:`OutputLog.capture`): what approved code displays goes back to the
-agent with the result (and shows in its tool part), not into whichever cell happens to be current.
+The agent's own runs are captured apart (:meth:`OutputLog.capture`): what approved code displays goes back to
+the agent with the result (and shows in its tool part), not into whichever cell happens to be current.
 
-Bounds: per cell the last :data:`TEXT_CHARS` characters of its streams (and how many there were), the text of its
-last :data:`MAX_TEXTS` displays, its last :data:`~.images.MAX_IMAGES` PNGs; the last :data:`MAX_CELLS` cells, and
-:data:`MAX_IMAGE_TOTAL` bytes of images in all.
+Bounds: per cell the last :data:`TEXT_CHARS` characters of its streams (and how many there were), the text of
+its last :data:`MAX_TEXTS` displays, its last :data:`~.images.MAX_IMAGES` PNGs; the last :data:`MAX_CELLS`
+cells, and :data:`MAX_IMAGE_TOTAL` bytes of images in all.
 """
 
 from __future__ import annotations
@@ -69,8 +69,17 @@ class CellOutput:
         return self.ended is None
 
     def copy(self) -> CellOutput:
-        return CellOutput(self.count, self.started, self.ended, self.cell_id, self.text, self.chars,
-                          list(self.displays), list(self.images), list(self.skipped))
+        return CellOutput(
+            self.count,
+            self.started,
+            self.ended,
+            self.cell_id,
+            self.text,
+            self.chars,
+            list(self.displays),
+            list(self.images),
+            list(self.skipped),
+        )
 
 
 class Capture:
@@ -119,7 +128,8 @@ class OutputLog:
     # --- following a shell ----------------------------------------------------------------------------------
 
     def follow(self, shell: Any) -> None:
-        """Record ``shell``'s cells from now on (once per shell; call it on the main thread; None: not IPython)."""
+        """Record ``shell``'s cells from now on (once per shell; call it on the main thread; None: not
+        IPython)."""
         if shell is None or any(s is shell for s in self._shells) or not hasattr(shell, "events"):
             return
         self._shells.append(shell)
@@ -134,8 +144,10 @@ class OutputLog:
         import sys
 
         for stream in (sys.stdout, sys.stderr):
-            register, schedule = getattr(stream, "register_hook", None), getattr(
-                getattr(stream, "pub_thread", None), "schedule", None)
+            register, schedule = (
+                getattr(stream, "register_hook", None),
+                getattr(getattr(stream, "pub_thread", None), "schedule", None),
+            )
             if callable(register) and callable(schedule):
                 # OutStream keeps its hooks per thread and calls them on its IO thread, where it flushes.
                 schedule(lambda r=register: r(self._on_stream))
@@ -216,7 +228,9 @@ class OutputLog:
                 if kind == "clear_output":  # what the notebook shows of the cell is gone too
                     record.text, record.displays, record.images = "", [], []
                 elif kind in ("display_data", "update_display_data", "execute_result"):
-                    self._add(record, content.get("data"), "result" if kind == "execute_result" else "display")
+                    self._add(
+                        record, content.get("data"), "result" if kind == "execute_result" else "display"
+                    )
         except Exception:  # a hook must never stop the kernel's output
             log.debug("output log: a display message was not recorded", exc_info=True)
         return msg
@@ -225,7 +239,9 @@ class OutputLog:
         if not isinstance(data, Mapping):
             return
         text = data.get("text/plain")
-        if kind != "result" and isinstance(text, str) and text.strip():  # a result's value is read from Out[n]
+        if (
+            kind != "result" and isinstance(text, str) and text.strip()
+        ):  # a result's value is read from Out[n]
             record.displays.append(text[:DISPLAY_CHARS])
             del record.displays[:-MAX_TEXTS]
         if PNG in data:

@@ -1,10 +1,12 @@
-"""What the read tools return: the user's variables, one value's summary, cells and their outputs, all bounded.
+"""What the read tools return: the user's variables, one value's summary, cells and their outputs, all
+bounded.
 
-Safe to run beside a running cell, and why: a read runs no user code. The tools answer on the package's own loop
-thread (so a read answers while the user's cell is busy, and is bounded so it never holds that loop long), and the
-user's objects are not thread-safe or side-effect free (a property, ``__getattr__``, ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs).
-So reads never call into them: values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with
-``safe=True`` (known types only, by exact type; everything else is its type name), collections are read at most
+Safe to run beside a running cell, and why: a read runs no user code. The tools answer on the package's own
+loop thread (so a read answers while the user's cell is busy, and is bounded so it never holds that loop
+long), and the user's objects are not thread-safe or side-effect free (a property, ``__getattr__``,
+``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs). So reads never call into them:
+values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with ``safe=True`` (known types
+only, by exact type; everything else is its type name), collections are read at most
 :data:`~hermes_notebook.notebook.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one
 does), the last error is described without its class's ``__str__``, and the work is bounded by the result's
 size, not the value's. A value a cell changes meanwhile may read half-changed (a dict that changes size under
@@ -12,9 +14,9 @@ the read): then, as for any failure, the answer is the fixed :data:`READ_FAILED`
 running cell's stderr. Names come from the model and are data: a name is looked up in the namespace, never
 evaluated; a secret-looking name (``db_password``) gets its value withheld.
 
-What a cell printed and displayed comes from :mod:`.outputs` (copied as the kernel published it): a running cell's
-output so far, and a finished cell's streams, display texts and plots (PNGs the kernel already produced, sent as
-images). None of it waits for the running cell.
+What a cell printed and displayed comes from :mod:`.outputs` (copied as the kernel published it): a running
+cell's output so far, and a finished cell's streams, display texts and plots (PNGs the kernel already
+produced, sent as images). None of it waits for the running cell.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ MAX_CELLS = 20
 #: Characters of one cell's source at most.
 CELL_CHARS = 3000
 #: What a read that failed answers (the same text whatever went wrong: nothing of the failure leaks).
-READ_FAILED = "The notebook could not be read just now (a value may have changed while it was read); try again."
+READ_FAILED = (
+    "The notebook could not be read just now (a value may have changed while it was read); try again."
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RANGE = re.compile(r"\s*(-?\d+)?\s*(?:(:|-|\.\.)\s*(-?\d+)?)?\s*")
@@ -68,8 +72,12 @@ def user_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | Non
     """The user's own names: no ``_private`` names, modules, IPython's names or names the shell hides."""
     hidden = hidden or {}
     return {
-        name: value for name, value in list(namespace.items())
-        if type(name) is str and not name.startswith("_") and name not in _SHELL_NAMES and name not in hidden
+        name: value
+        for name, value in list(namespace.items())
+        if type(name) is str
+        and not name.startswith("_")
+        and name not in _SHELL_NAMES
+        and name not in hidden
         and exact_type(value)[1] != "module"
     }
 
@@ -86,8 +94,9 @@ def _shape(value: Any) -> str:
     return f"len {len(value)}" if type(value) in _SIZED else ""
 
 
-def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,
-                   running: CellOutput | None = None) -> str:
+def list_variables(
+    namespace: Mapping[str, Any], hidden: Mapping[str, Any] | None = None, running: CellOutput | None = None
+) -> str:
     """One line per variable: name, type, shape or size; first, the cell running now, if one is."""
     names = user_variables(namespace, hidden)
     lines = [] if running is None else [_running_line(running)]
@@ -108,8 +117,10 @@ def list_variables(namespace: Mapping[str, Any], hidden: Mapping[str, Any] | Non
 def _running_line(running: CellOutput) -> str:
     import time
 
-    return (f"(In[{running.count}] is running, for {time.monotonic() - running.started:.0f} s: values may change "
-            f"while it runs; read_output {running.count} shows its output so far)")
+    return (
+        f"(In[{running.count}] is running, for {time.monotonic() - running.started:.0f} s: values may change "
+        f"while it runs; read_output {running.count} shows its output so far)"
+    )
 
 
 def describe(namespace: Mapping[str, Any], name: str, hidden: Mapping[str, Any] | None = None) -> str:
@@ -156,8 +167,9 @@ def read_cells(namespace: Mapping[str, Any], spec: str) -> str:
     return bounded("\n\n".join(parts))
 
 
-def read_output(namespace: Mapping[str, Any], number: int, shell: Any = None,
-                outputs: OutputLog | None = None) -> ToolAnswer:
+def read_output(
+    namespace: Mapping[str, Any], number: int, shell: Any = None, outputs: OutputLog | None = None
+) -> ToolAnswer:
     """Cell ``number``: its source, what it printed and displayed (its plots as images), its result
     (``Out[n]``, summarized) and the error it raised; a running cell's output so far."""
     cells = _cells(namespace)
@@ -190,11 +202,16 @@ def _printed(record: CellOutput) -> list[str]:
     parts = []
     if record.text:
         cut = record.chars - len(record.text)
-        parts.append("printed" + (f" (the last {len(record.text):,} of {record.chars:,} characters)" if cut else "")
-                     + f":\n{record.text.rstrip()}")
+        parts.append(
+            "printed"
+            + (f" (the last {len(record.text):,} of {record.chars:,} characters)" if cut else "")
+            + f":\n{record.text.rstrip()}"
+        )
     for text in record.displays:
         parts.append(f"displayed:\n{bounded(text.rstrip(), CELL_CHARS)}")
     if record.images or record.skipped:
-        lines = [f"- {image.describe()}: attached" for image in record.images] + [f"- {s}" for s in record.skipped]
+        lines = [f"- {image.describe()}: attached" for image in record.images] + [
+            f"- {s}" for s in record.skipped
+        ]
         parts.append("images:\n" + "\n".join(lines))
     return parts

@@ -1,20 +1,21 @@
-"""Telling Hermes about the kernel's tool server: registered on a Dashboard that can, a config snippet otherwise.
+"""Telling Hermes about the kernel's tool server: registered on a Dashboard that can, a config snippet
+otherwise.
 
-Feature detection, not versions: a Dashboard that answers ``mcp.servers.list`` has the ``mcp.servers.*`` family
-and ``reload.mcp`` (docs/protocol/dashboard-newer.md §9); a 0.19.0 Dashboard answers -32601. There the server is
-added to the profile (``mcp.servers.add``: the bearer token goes to Hermes' own ``.env``, only a ``${VAR}``
-template to ``config.yaml``) and every live session reloads its MCP tools (``reload.mcp``). Elsewhere the user
-gets the ``mcp_servers`` snippet to paste, plus the path of a 0600 file holding the token (never the token in an
-output), and a restart of Hermes is needed.
+Feature detection, not versions: a Dashboard that answers ``mcp.servers.list`` has the ``mcp.servers.*``
+family and ``reload.mcp`` (docs/protocol/dashboard-newer.md §9); a 0.19.0 Dashboard answers -32601. There the
+server is added to the profile (``mcp.servers.add``: the bearer token goes to Hermes' own ``.env``, only a
+``${VAR}`` template to ``config.yaml``) and every live session reloads its MCP tools (``reload.mcp``).
+Elsewhere the user gets the ``mcp_servers`` snippet to paste, plus the path of a 0600 file holding the token
+(never the token in an output), and a restart of Hermes is needed.
 
-Names are ``notebook_<8 hex>``, one per kernel. A kernel that died without cleaning up leaves its entry behind;
-the next kernel to register removes every ``notebook_*`` entry whose loopback URL no longer accepts a connection
-(only when the Dashboard runs on this machine: another host's loopback is not ours to probe). Hermes never deletes
-the ``.env`` line of a removed server, so a kernel registers under the first free name of a fixed series per OS
-user (:func:`free_name`): a new kernel takes over a dead one's name and line instead of adding another. A
-restarted tool server (another port and token) is registered again, never left to the old entry. The 0.19.0
-token file is created afresh (``O_EXCL | O_NOFOLLOW``, in a 0700 directory of this user) and removed when the
-share ends.
+Names are ``notebook_<8 hex>``, one per kernel. A kernel that died without cleaning up leaves its entry
+behind; the next kernel to register removes every ``notebook_*`` entry whose loopback URL no longer accepts a
+connection (only when the Dashboard runs on this machine: another host's loopback is not ours to probe).
+Hermes never deletes the ``.env`` line of a removed server, so a kernel registers under the first free name of
+a fixed series per OS user (:func:`free_name`): a new kernel takes over a dead one's name and line instead of
+adding another. A restarted tool server (another port and token) is registered again, never left to the old
+entry. The 0.19.0 token file is created afresh (``O_EXCL | O_NOFOLLOW``, in a 0700 directory of this user) and
+removed when the share ends.
 """
 
 from __future__ import annotations
@@ -81,8 +82,9 @@ async def _reload(conn: DashboardConnection) -> None:
 
 
 async def register(conn: DashboardConnection, name: str, url: str, token: str) -> dict[str, Any]:
-    """Add the server to the Dashboard's profile and reload MCP tools in every live session; the server summary.
-    An entry of that name left by this kernel's earlier server (its URL no longer answers) is replaced."""
+    """Add the server to the Dashboard's profile and reload MCP tools in every live session; the server
+    summary. An entry of that name left by this kernel's earlier server (its URL no longer answers) is
+    replaced."""
     params = {"name": name, "config": {"url": url}, "bearer_token": token}
     try:
         result = await conn.request("mcp.servers.add", params)
@@ -113,7 +115,8 @@ def is_local(url: str | None) -> bool:
 
 
 def is_stale(url: str | None, timeout: float = 1.0) -> bool:
-    """True when a loopback URL no longer accepts a connection (its kernel is gone). Other hosts: never ours."""
+    """True when a loopback URL no longer accepts a connection (its kernel is gone). Other hosts: never
+    ours."""
     parts = urlsplit(url or "")
     if parts.hostname not in _LOOPBACK or parts.port is None:
         return False
@@ -128,8 +131,11 @@ async def _listed(conn: DashboardConnection) -> dict[str, str | None]:
     """The Dashboard's ``notebook_*`` registrations: name -> URL."""
     listed = await conn.request("mcp.servers.list", {})
     servers = (listed or {}).get("servers") or [] if isinstance(listed, dict) else []
-    return {str(s.get("name")): s.get("url") for s in servers
-            if isinstance(s, dict) and _NAME.fullmatch(str(s.get("name") or ""))}
+    return {
+        str(s.get("name")): s.get("url")
+        for s in servers
+        if isinstance(s, dict) and _NAME.fullmatch(str(s.get("name") or ""))
+    }
 
 
 async def _dead_entry(conn: DashboardConnection, name: str) -> bool:
@@ -140,8 +146,8 @@ async def _dead_entry(conn: DashboardConnection, name: str) -> bool:
 
 
 async def free_name(conn: DashboardConnection) -> str:
-    """The first name of this user's series (:func:`slot_name`) no registration uses (call :func:`remove_stale`
-    first, so dead kernels' names are free again); a random name when all are taken."""
+    """The first name of this user's series (:func:`slot_name`) no registration uses (call
+    :func:`remove_stale` first, so dead kernels' names are free again); a random name when all are taken."""
     taken = await _listed(conn)
     for slot in range(NAME_SLOTS):
         if (name := slot_name(slot)) not in taken:
@@ -150,17 +156,19 @@ async def free_name(conn: DashboardConnection) -> str:
 
 
 def slot_name(slot: int) -> str:
-    """Registration name number ``slot`` of this OS user: the same in every kernel, so names (and Hermes' ``.env``
-    lines, which it never removes) are reused rather than piling up."""
+    """Registration name number ``slot`` of this OS user: the same in every kernel, so names (and Hermes'
+    ``.env`` lines, which it never removes) are reused rather than piling up."""
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
     return NAME_PREFIX + hashlib.sha256(f"hermes-notebook:{user}:{slot}".encode()).hexdigest()[:8]
 
 
-async def remove_stale(conn: DashboardConnection, keep: set[str], dashboard_url: str | None = None) -> list[str]:
+async def remove_stale(
+    conn: DashboardConnection, keep: set[str], dashboard_url: str | None = None
+) -> list[str]:
     """Remove ``notebook_*`` registrations (other than ``keep``) whose server no longer answers; their names.
 
-    Only for a Dashboard on this machine (``dashboard_url`` on loopback): an entry's ``127.0.0.1`` URL means the
-    Dashboard's host, and probing ours would remove another machine's live kernels."""
+    Only for a Dashboard on this machine (``dashboard_url`` on loopback): an entry's ``127.0.0.1`` URL means
+    the Dashboard's host, and probing ours would remove another machine's live kernels."""
     import asyncio
 
     if dashboard_url is not None and not is_local(dashboard_url):
@@ -181,17 +189,21 @@ async def remove_stale(conn: DashboardConnection, keep: set[str], dashboard_url:
 
 
 def env_key(name: str) -> str:
-    """The ``.env`` variable Hermes reads a server's bearer token from (its own naming: ``MCP_<NAME>_API_KEY``)."""
+    """The ``.env`` variable Hermes reads a server's bearer token from (its own naming:
+    ``MCP_<NAME>_API_KEY``)."""
     return f"MCP_{re.sub(r'[^A-Za-z0-9_]', '_', name.upper()).strip('_')}_API_KEY"
 
 
 def token_file(name: str, token: str) -> Path:
-    """Write the token to a new file only this user can read (0600, in a 0700 directory of this user); its path.
+    """Write the token to a new file only this user can read (0600, in a 0700 directory of this user); its
+    path.
 
     The directory must be a real directory owned by this user (not a link another user planted in the shared
     temp folder); an old file of that name is removed first and the new one created with ``O_EXCL |
     O_NOFOLLOW``, so the token is never written through a link or into a file someone else opened."""
-    folder = Path(tempfile.gettempdir()) / f"hermes-notebook-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    folder = (
+        Path(tempfile.gettempdir()) / f"hermes-notebook-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    )
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     info = os.lstat(folder)

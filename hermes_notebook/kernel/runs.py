@@ -1,18 +1,19 @@
-"""An agent's run (``run_code``, ``run_cell``): allowed by a click or by the session's mode, then shown on its tool
-part while it waits and runs, with Stop, within a time limit.
+"""An agent's run (``run_code``, ``run_cell``): allowed by a click or by the session's mode, then shown on its
+tool part while it waits and runs, with Stop, within a time limit.
 
-Why its own module: both tools run code the user must see and be able to stop, and both may meet a busy kernel.
-The flow, on the package loop:
+Why its own module: both tools run code the user must see and be able to stop, and both may meet a busy
+kernel. The flow, on the package loop:
 
-1. :func:`approve`: runs ``never`` refuses; ``ask`` hangs a Run card (a ``code`` interaction with the whole code)
-   on the call's tool part and waits for Run; ``allow`` (for this session, :mod:`.grants`) skips the card.
+1. :func:`approve`: runs ``never`` refuses; ``ask`` hangs a Run card (a ``code`` interaction with the whole
+   code) on the call's tool part and waits for Run; ``allow`` (for this session, :mod:`.grants`) skips the
+   card.
 2. :func:`supervise`: the run shows as a ``run`` interaction on the same part, the code again with one choice,
-   Stop. While a cell is running it says "waiting for the running cell" (the run is queued behind it: it starts
-   when the cell ends, never interrupting it), then "running". It ends as ``finished``, ``stopped`` (Stop: a
-   queued run is dropped, a running one stopped at its next Python line), ``timed out`` (:data:`RUN_LIMIT`
-   seconds after approval, waiting included) or ``turn ended`` (a Hermes turn that stops takes its run with it;
-   it never interrupts the user's cell). The kernel settles the card with that outcome, so the transcript keeps
-   what ran and how it ended.
+   Stop. While a cell is running it says "waiting for the running cell" (the run is queued behind it: it
+   starts when the cell ends, never interrupting it), then "running". It ends as ``finished``, ``stopped``
+   (Stop: a queued run is dropped, a running one stopped at its next Python line), ``timed out``
+   (:data:`RUN_LIMIT` seconds after approval, waiting included) or ``turn ended`` (a Hermes turn that stops
+   takes its run with it; it never interrupts the user's cell). The kernel settles the card with that outcome,
+   so the transcript keeps what ran and how it ended.
 """
 
 from __future__ import annotations
@@ -26,8 +27,18 @@ from typing import Protocol
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
 from .grants import Grants
 
-__all__ = ["ANSWER_TIMEOUT", "RUN_LIMIT", "STOP", "STOP_WAIT", "RunTurn", "Work", "approve", "supervise",
-           "unfinished", "waiting_for"]
+__all__ = [
+    "ANSWER_TIMEOUT",
+    "RUN_LIMIT",
+    "STOP",
+    "STOP_WAIT",
+    "RunTurn",
+    "Work",
+    "approve",
+    "supervise",
+    "unfinished",
+    "waiting_for",
+]
 
 #: Seconds a Run card waits for a click; then the code is not run.
 ANSWER_TIMEOUT = 120.0
@@ -59,16 +70,24 @@ class RunTurn(Protocol):
 
 @dataclass
 class Work:
-    """The run itself, however it runs (a main-thread job, or a cell the notebook runs): when it started, its end,
-    and how to stop it."""
+    """The run itself, however it runs (a main-thread job, or a cell the notebook runs): when it started, its
+    end, and how to stop it."""
 
     started: asyncio.Future[None]
     finished: asyncio.Future[object]
     stop: Callable[[], object]
 
 
-async def approve(turn: RunTurn, part_id: str, grants: Grants, session_id: str, code: str, what: str,
-                  timeout: float = ANSWER_TIMEOUT, subject: str = "the code") -> str | None:
+async def approve(
+    turn: RunTurn,
+    part_id: str,
+    grants: Grants,
+    session_id: str,
+    code: str,
+    what: str,
+    timeout: float = ANSWER_TIMEOUT,
+    subject: str = "the code",
+) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent."""
     runs = grants.modes.runs
@@ -78,34 +97,57 @@ async def approve(turn: RunTurn, part_id: str, grants: Grants, session_id: str, 
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]
     interaction = Interaction(
-        "code", f"code-{next(_ids)}", command=code, choices=choices,
+        "code",
+        f"code-{next(_ids)}",
+        command=code,
+        choices=choices,
         description=f"{what}, with your variables and files, only if you click Run.",
     )
     answer = await turn.ask(part_id, interaction, timeout)
     if answer == READS_CHOICE:
         grants.grant(session_id)
-        return ("The user did not run it, but allowed the read tools (list_variables, describe, read_cells, "
-                "read_output, list_cells) for this session. The notebook and the kernel are unchanged.")
+        return (
+            "The user did not run it, but allowed the read tools (list_variables, describe, read_cells, "
+            "read_output, list_cells) for this session. The notebook and the kernel are unchanged."
+        )
     if answer != "run":
         why = "denied it" if answer == "deny" else f"did not answer within {timeout:g} s"
-        return (f"The user {why}: {subject} was NOT run and the kernel is unchanged. "
-                "Do not retry without asking the user.")
+        return (
+            f"The user {why}: {subject} was NOT run and the kernel is unchanged. "
+            "Do not retry without asking the user."
+        )
     return None
 
 
 def _card(code: str, waiting: str, allowed: bool, limit: float) -> Interaction:
-    head = ("Runs without a Run card: runs are allowed for this session (revoke it in the chat header or with "
-            "%hermes --kernel ask). " if allowed else "")
+    head = (
+        "Runs without a Run card: runs are allowed for this session (revoke it in the chat header or with "
+        "%hermes --kernel ask). "
+        if allowed
+        else ""
+    )
     if waiting:
-        text = (f"{head}Waiting for {waiting} to finish; it runs then (the cell is not interrupted). Stop cancels "
-                f"it. Time limit: {limit:g} s.")
+        text = (
+            f"{head}Waiting for {waiting} to finish; it runs then (the cell is not interrupted). Stop "
+            "cancels "
+            f"it. Time limit: {limit:g} s."
+        )
     else:
         text = f"{head}Running in the kernel. Stop ends it at its next Python line. Time limit: {limit:g} s."
     return Interaction("run", f"run-{next(_ids)}", command=code, choices=[STOP], description=text)
 
 
-async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiting: Callable[[], str],
-                    allowed: bool, limit: float | None = None, stop_wait: float = STOP_WAIT) -> str:
+async def supervise(
+    turn: RunTurn,
+    part_id: str,
+    code: str,
+    work: Work,
+    *,
+    waiting: Callable[[], str],
+    allowed: bool,
+    limit: float | None = None,
+    stop_wait: float = STOP_WAIT,
+) -> str:
     """Show the run on its tool part until it ends; returns how it ended: ``finished``, ``stopped``,
     ``timed out``, ``turn ended`` or ``still running`` (stopped, but blocked outside Python).
     ``waiting()`` names what the run waits for ("the running cell In[7]"), "" when the kernel is free."""
@@ -118,12 +160,15 @@ async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiti
     try:
         while not outcome:
             watched: set[asyncio.Future[object] | asyncio.Future[str | None] | asyncio.Future[None]] = {
-                asking, work.finished}
+                asking,
+                work.finished,
+            }
             if not work.started.done():
                 watched.add(work.started)
             left = deadline - loop.time()
-            done, _ = await asyncio.wait(watched, timeout=max(0.0, min(left, STOPPING_POLL)),
-                                         return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                watched, timeout=max(0.0, min(left, STOPPING_POLL)), return_when=asyncio.FIRST_COMPLETED
+            )
             if work.finished in done:
                 outcome = "finished"
             elif asking in done:
@@ -155,22 +200,33 @@ async def supervise(turn: RunTurn, part_id: str, code: str, work: Work, *, waiti
 def unfinished(outcome: str, started: bool, limit: float | None = None) -> str:
     """What the agent hears about a run that did not finish."""
     if outcome == "stopped":
-        return ("The user stopped it " + ("while it ran: it was interrupted at its next Python line; what it "
-                "changed so far stays." if started else "before it started: nothing ran."))
+        return "The user stopped it " + (
+            "while it ran: it was interrupted at its next Python line; what it changed so far stays."
+            if started
+            else "before it started: nothing ran."
+        )
     if outcome == "timed out":
         seconds = RUN_LIMIT if limit is None else limit
-        return (f"It hit the time limit of {seconds:g} s " + ("while running and was stopped; what it changed so "
-                "far stays." if started else "while a cell was running, so it never ran."))
+        return f"It hit the time limit of {seconds:g} s " + (
+            "while running and was stopped; what it changed so far stays."
+            if started
+            else "while a cell was running, so it never ran."
+        )
     if outcome == "still running":
-        return "It was stopped, but it is still running (blocked outside Python); its result is not available."
+        return (
+            "It was stopped, but it is still running (blocked outside Python); its result is not available."
+        )
     return "The turn ended, so the run was " + ("stopped." if started else "dropped before it started.")
 
 
 def waiting_for(busy: Callable[[], bool], running_cell: Callable[[], int | None]) -> Callable[[], str]:
-    """What a queued run waits for, for its card: ``the running cell In[7]``, or "" when the kernel is free."""
+    """What a queued run waits for, for its card: ``the running cell In[7]``, or "" when the kernel is
+    free."""
+
     def what() -> str:
         if not busy():
             return ""
         count = running_cell()
         return f"the running cell In[{count}]" if count is not None else "the running cell"
+
     return what

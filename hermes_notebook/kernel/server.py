@@ -2,12 +2,12 @@
 
 It uses the official ``mcp`` SDK (the optional extra ``hermes-notebook[tools]``) and runs uvicorn on a daemon
 thread, so the kernel's own loop and the package loop stay free. Every request must carry
-``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows nothing
-about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose
+``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows
+nothing about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose
 :class:`~.images.ToolAnswer` is the result: a text block, then each image as an MCP ``image`` block (PNG).
 
-Which tools are listed can change while Hermes is connected (the cell tools exist only while the notebook's front
-end is attached): ``tools/list`` answers with ``offered()``, and :meth:`ToolServer.tools_changed` sends
+Which tools are listed can change while Hermes is connected (the cell tools exist only while the notebook's
+front end is attached): ``tools/list`` answers with ``offered()``, and :meth:`ToolServer.tools_changed` sends
 ``notifications/tools/list_changed`` to every MCP session that listed tools before, again until it has listed
 them anew (the notification rides the session's GET stream, which may not be open yet). Hermes' MCP client
 re-lists on that notification and its agents pick the new list up before their next model call. Sessions need
@@ -55,15 +55,18 @@ Content = list[Any]  # MCP content blocks: TextContent, then ImageContent
 _DESCRIPTIONS = {
     "list_variables": "List the variables in the user's Jupyter notebook kernel: name, type, shape or size.",
     "describe": "A bounded summary of one notebook variable (type, shape, columns, head rows, ...). "
-                "`name` is a plain variable name such as df.",
-    "read_cells": "The source of notebook cells as In[n]. `cells` is a number (5), a range (3:6) or -N for the "
-                  "last N cells.",
-    "read_output": "One notebook cell: its source, what it printed and displayed (its plots as images), its result "
-                   "(Out[n], summarized) and the error it raised. A cell still running shows its output so far "
-                   "(list_variables names the running cell).",
-    "run_code": "Run Python code in the user's notebook kernel (their variables, their files). The user sees the "
-                "whole code and must click Run first (unless runs are allowed for this session); while a cell runs "
-                "it waits for it. Returns stdout, the last expression's value, any error, and figures as images.",
+    "`name` is a plain variable name such as df.",
+    "read_cells": "The source of notebook cells as In[n]. `cells` is a number (5), a range (3:6) or -N "
+    "for the "
+    "last N cells.",
+    "read_output": "One notebook cell: its source, what it printed and displayed (its plots as images), its "
+    "result "
+    "(Out[n], summarized) and the error it raised. A cell still running shows its output so far "
+    "(list_variables names the running cell).",
+    "run_code": "Run Python code in the user's notebook kernel (their variables, their files). The user "
+    "sees the "
+    "whole code and must click Run first (unless runs are allowed for this session); while a cell runs "
+    "it waits for it. Returns stdout, the last expression's value, any error, and figures as images.",
     **CELL_DESCRIPTIONS,
 }
 
@@ -90,7 +93,8 @@ class ToolServer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: MCP session id -> (a ServerSession of it, the tool list revision it listed), on the server's loop only.
+        #: MCP session id -> (a ServerSession of it, the tool list revision it listed), on the server's loop
+        # only.
         self._sessions: dict[str, tuple[Any, int]] = {}
         self._revision = 0
         self._revision_lock = threading.Lock()
@@ -125,14 +129,18 @@ class ToolServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind((LOOPBACK, 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on"
+        )
         server = self._server = uvicorn.Server(config)
 
         async def serve() -> None:
             self._loop = asyncio.get_running_loop()
             await server.serve(sockets=[sock])
 
-        self._thread = threading.Thread(target=lambda: asyncio.run(serve()), name="hermes-notebook-tools", daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(serve()), name="hermes-notebook-tools", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT
         while not server.started:
@@ -152,7 +160,8 @@ class ToolServer:
     # --- the offered tools ----------------------------------------------------------------------------------
 
     def tools_changed(self) -> None:
-        """The offered tools changed: tell every MCP session that listed them (thread-safe; see the module doc)."""
+        """The offered tools changed: tell every MCP session that listed them (thread-safe; see the module
+        doc)."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -164,7 +173,8 @@ class ToolServer:
 
     @property
     def clients_current(self) -> bool:
-        """True when every MCP session that listed tools has listed them since the last change (and one has)."""
+        """True when every MCP session that listed tools has listed them since the last change (and one
+        has)."""
         sessions = list(self._sessions.values())  # a copy: the server's loop may add one meanwhile
         return bool(sessions) and all(seen == self._revision for _session, seen in sessions)
 
@@ -195,7 +205,10 @@ class ToolServer:
                 self._sessions[key] = (ctx.session, self._revision)
             offered = set(self._offered())
             if isinstance(result, dict):
-                result = {**result, "tools": [t for t in result.get("tools") or [] if t.get("name") in offered]}
+                result = {
+                    **result,
+                    "tools": [t for t in result.get("tools") or [] if t.get("name") in offered],
+                }
             elif hasattr(result, "tools"):
                 result = result.model_copy(update={"tools": [t for t in result.tools if t.name in offered]})
         elif ctx.method == "initialize":
@@ -206,16 +219,23 @@ class ToolServer:
         from mcp.server.mcpserver import MCPServer
         from mcp.types import ToolAnnotations
 
-        # log_level: the SDK calls logging.basicConfig with it, and the default INFO would make every httpx request
-        # of the kernel ("HTTP Request: GET ...") a line in whichever cell runs next.
-        mcp = MCPServer("hermes-notebook", instructions="Tools of the user's Jupyter notebook kernel.",
-                        middleware=[self._middleware], log_level="WARNING")
+        # log_level: the SDK calls logging.basicConfig with it, and the default INFO would make every httpx
+        # request of the kernel ("HTTP Request: GET ...") a line in whichever cell runs next.
+        mcp = MCPServer(
+            "hermes-notebook",
+            instructions="Tools of the user's Jupyter notebook kernel.",
+            middleware=[self._middleware],
+            log_level="WARNING",
+        )
         for tool in ALL_TOOLS:
             read_only = tool in READ_TOOLS or tool in CELL_READ_TOOLS
             # Cell edits only propose (the user keeps or discards them): not destructive; running code is.
             destructive = tool in ("run_code", "run_cell")
             mcp.add_tool(
-                self._tool(tool), name=tool, description=_DESCRIPTIONS[tool], structured_output=False,
+                self._tool(tool),
+                name=tool,
+                description=_DESCRIPTIONS[tool],
+                structured_output=False,
                 annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive),
             )
         inner = mcp.streamable_http_app(json_response=True, host=LOOPBACK)
@@ -225,8 +245,13 @@ class ToolServer:
             if scope["type"] == "http":
                 headers = dict(scope.get("headers") or [])
                 if not hmac.compare_digest(headers.get(b"authorization", b""), expected):
-                    await send({"type": "http.response.start", "status": 401,
-                                "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": b"unauthorized"})
                     return
                 if scope.get("method") == "DELETE":  # the client ends its session: nothing more to tell it
@@ -239,42 +264,59 @@ class ToolServer:
         handler = self._answer
         # One function per tool, so the SDK derives each tool's argument schema from its signature.
         if tool == "describe":
+
             async def describe(name: str) -> Content:
                 return await handler("describe", {"name": name})
+
             return describe
         if tool == "read_cells":
+
             async def read_cells(cells: str) -> Content:
                 return await handler("read_cells", {"cells": cells})
+
             return read_cells
         if tool == "read_output":
+
             async def read_output(cell: int) -> Content:
                 return await handler("read_output", {"cell": cell})
+
             return read_output
         if tool == "run_code":
+
             async def run_code(code: str) -> Content:
                 return await handler("run_code", {"code": code})
+
             return run_code
         if tool == "list_cells":
+
             async def list_cells() -> Content:
                 return await handler("list_cells", {})
+
             return list_cells
         if tool == "insert_cell":
+
             async def insert_cell(index: int, source: str, cell_type: str | None = None) -> Content:
                 # Only what the call carried: the call is matched against its tool part's arguments.
                 given = {} if cell_type is None else {"cell_type": cell_type}
                 return await handler("insert_cell", {"index": index, "source": source, **given})
+
             return insert_cell
         if tool == "edit_cell":
+
             async def edit_cell(index: int, source: str) -> Content:
                 return await handler("edit_cell", {"index": index, "source": source})
+
             return edit_cell
         if tool in ("delete_cell", "run_cell"):
+
             async def cell_at(index: int) -> Content:
                 return await handler(tool, {"index": index})
+
             return cell_at
 
         async def list_variables() -> Content:
             return await handler("list_variables", {})
+
         return list_variables
 
     async def _answer(self, tool: str, arguments: dict[str, Any]) -> Content:
@@ -282,12 +324,15 @@ class ToolServer:
         from mcp.types import ImageContent, TextContent
 
         answer = await self._handler(tool, arguments)
-        return [TextContent(type="text", text=answer.text),
-                *(ImageContent(type="image", data=image.data, mime_type=image.mime) for image in answer.images)]
+        return [
+            TextContent(type="text", text=answer.text),
+            *(ImageContent(type="image", data=image.data, mime_type=image.mime) for image in answer.images),
+        ]
 
 
 def _session_id(ctx: Any) -> str | None:
-    """The MCP session a request belongs to (its ``mcp-session-id`` header), None outside a stateful session."""
+    """The MCP session a request belongs to (its ``mcp-session-id`` header), None outside a stateful
+    session."""
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     value = headers.get("mcp-session-id") if headers is not None else None

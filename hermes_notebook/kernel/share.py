@@ -1,15 +1,16 @@
 """Sharing the kernel with Hermes: who may use the tools, which turn asked, the Run/Deny card, and cleanup.
 
-One :class:`KernelTools` per process (:data:`KERNEL`) owns the tool server (:mod:`.server`) and its registration
-(:mod:`.registration`). ``Hermes.share_kernel()`` adds a connection to it with a policy, its permission modes
-(reads off/on, edits propose/off, runs ask/allow for this session/never: :class:`~.grants.Grants`, which also
-holds the sessions allowed reads from a card; every new policy replaces them whole). A call is answered only for
-the running tool part of a sharing connection's turn
-that asked for exactly that call, once (:mod:`.binding`): a Hermes session started elsewhere (Hermes offers the
-tools to every session of the profile), or another kernel, gets a refusal even with the token, and a competing
-or mismatched call is shown in the turn as a notice. ``run_code`` refuses code holding a key-shaped literal before
-anyone is asked; otherwise it is approved, queued and supervised by :mod:`.runs` (a Run card unless runs are
-allowed for the session; then a card with Stop while it waits for a running cell and runs, on the kernel's main
+One :class:`KernelTools` per process (:data:`KERNEL`) owns the tool server (:mod:`.server`) and its
+registration (:mod:`.registration`). ``Hermes.share_kernel()`` adds a connection to it with a policy, its
+permission modes (reads off/on, edits propose/off, runs ask/allow for this session/never:
+:class:`~.grants.Grants`, which also holds the sessions allowed reads from a card; every new policy replaces
+them whole). A call is answered only for the running tool part of a sharing connection's turn
+that asked for exactly that call, once (:mod:`.binding`): a Hermes session started elsewhere (Hermes offers
+the tools to every session of the profile), or another kernel, gets a refusal even with the token, and a
+competing or mismatched call is shown in the turn as a notice. ``run_code`` refuses code holding a key-shaped
+literal before anyone is asked; otherwise it is approved, queued and supervised by :mod:`.runs` (a Run card
+unless runs are allowed for the session; then a card with Stop while it waits for a running cell and runs, on
+the kernel's main
 thread: :mod:`.execute`). Reads run no user code and never wait for a cell (:mod:`.reading`, :mod:`.outputs`).
 Everything returned is scrubbed of the connection's secrets and the tool token (images, the kernel's own PNGs,
 go as they are); a failure is a fixed message, never a traceback in whatever cell is running.
@@ -59,9 +60,12 @@ CHECK_WAIT = 30.0
 #: Answered calls remembered (:meth:`KernelTools.recent_calls`: how long each took, and whether a cell ran).
 MAX_RECORDS = 100
 
-REFUSED = ("Refused: no turn started from this notebook is calling this tool with these arguments. The notebook's "
-           "kernel tools answer only the notebook's own Hermes turns, once per call.")
+REFUSED = (
+    "Refused: no turn started from this notebook is calling this tool with these arguments. The notebook's "
+    "kernel tools answer only the notebook's own Hermes turns, once per call."
+)
 FAILED = "The notebook's kernel could not answer this call."
+
 
 @dataclass
 class _Found:
@@ -88,11 +92,15 @@ class KernelTools:
         self.server: ToolServer | None = None
         self._shares: dict[int, KernelShare] = {}
         self._registered: dict[str, _Registration] = {}  # Dashboard URL -> how to reach it, what it was given
-        self._named = False  # the name is settled at the first share (a registration slot, or this random one)
+        self._named = (
+            False  # the name is settled at the first share (a registration slot, or this random one)
+        )
         self._claims = Claims()
         self._records: deque[CallRecord] = deque(maxlen=MAX_RECORDS)
         self._watchers: list[tuple[object, Callable[[dict[str, Any] | None], None]]] = []
-        self._checks: set[asyncio.Task[None]] = set()  # 0.19.0 completion checks still waiting (kept alive here)
+        self._checks: set[asyncio.Task[None]] = (
+            set()
+        )  # 0.19.0 completion checks still waiting (kept alive here)
         self._asked = 0
         self._namespace: dict[str, Any] = {}
         self._shell: Any = None
@@ -102,13 +110,22 @@ class KernelTools:
     # --- sharing (a cell) -----------------------------------------------------------------------------
 
     def share(
-        self, key: object, connect: Connect, *, dashboard_url: str, secrets: Sequence[object] = (),
-        read: bool | str = False, edit: str = "propose", run: str = "ask", run_limit: float = 120.0,
+        self,
+        key: object,
+        connect: Connect,
+        *,
+        dashboard_url: str,
+        secrets: Sequence[object] = (),
+        read: bool | str = False,
+        edit: str = "propose",
+        run: str = "ask",
+        run_limit: float = 120.0,
     ) -> KernelShare:
-        """Serve the tools for ``key``'s turns and make them known to its Dashboard (blocking; a cell calls it).
+        """Serve the tools for ``key``'s turns and make them known to its Dashboard (blocking; a cell calls
+        it).
 
-        A new policy replaces the previous one of ``key`` whole: sessions allowed to read from a card lose it, and
-        runs allowed for the session go back to what this policy says."""
+        A new policy replaces the previous one of ``key`` whole: sessions allowed to read from a card lose it,
+        and runs allowed for the session go back to what this policy says."""
         modes = Modes.of(read, edit, run, run_limit)
         self._bind_namespace()
         JOBS.attach_loop()
@@ -123,10 +140,20 @@ class KernelTools:
             connection: object = runtime.run_sync(_awaited(connect()), timeout=30)
         except HermesError as exc:
             message = scrub(str(exc), (token, *secrets))
-            raise HermesUsageError(f"could not register the kernel tools with the Dashboard: {message}") from None
+            raise HermesUsageError(
+                f"could not register the kernel tools with the Dashboard: {message}"
+            ) from None
         self._named = True
-        share = KernelShare(self.name, server.url, Grants(modes), dashboard_url, registered, connect=connect,
-                            connection=connection, scrub_secrets=(*secrets, server.token))
+        share = KernelShare(
+            self.name,
+            server.url,
+            Grants(modes),
+            dashboard_url,
+            registered,
+            connect=connect,
+            connection=connection,
+            scrub_secrets=(*secrets, server.token),
+        )
         if not registered:
             share.token_path = registration.token_file(self.name, token)
             share.snippet = registration.config_snippet(self.name, server.url)
@@ -146,7 +173,8 @@ class KernelTools:
         return share
 
     def unshare(self, key: object, dashboard_url: str) -> None:
-        """Stop answering for ``key``; unregister from its Dashboard unless another connection there shares too."""
+        """Stop answering for ``key``; unregister from its Dashboard unless another connection there shares
+        too."""
         with self._lock:
             share = self._shares.pop(id(key), None)
             still_there = any(s.dashboard_url == dashboard_url for s in self._shares.values())
@@ -194,7 +222,9 @@ class KernelTools:
     def _share_for(self, who: object) -> KernelShare | None:
         """The share of ``who``: a sharing facade (the share's key) or its Dashboard connection."""
         with self._lock:
-            return self._shares.get(id(who)) or next((s for s in self._shares.values() if s.connection is who), None)
+            return self._shares.get(id(who)) or next(
+                (s for s in self._shares.values() if s.connection is who), None
+            )
 
     def summary(self, key: object) -> str | None:
         """``key``'s share in one line, for a status (None: not shared)."""
@@ -202,8 +232,9 @@ class KernelTools:
         return None if share is None else str(share).split("\n", 1)[0]
 
     def modes_of(self, connection: object) -> dict[str, Any] | None:
-        """What a face shows for a facade or a connection: its share's modes (:meth:`.grants.Grants.state`) plus
-        the server's name and whether the cell tools are offered; None when it does not share the kernel."""
+        """What a face shows for a facade or a connection: its share's modes (:meth:`.grants.Grants.state`)
+        plus the server's name and whether the cell tools are offered; None when it does not share the
+        kernel."""
         share = self._share_for(connection)
         if share is None:
             return None
@@ -217,7 +248,9 @@ class KernelTools:
         share.grants.revoke()
         return True
 
-    def watch(self, connection: object, callback: Callable[[dict[str, Any] | None], None]) -> Callable[[], None]:
+    def watch(
+        self, connection: object, callback: Callable[[dict[str, Any] | None], None]
+    ) -> Callable[[], None]:
         """Call ``callback(modes_of(connection))`` now and whenever it changes (a share, a revoke, the end);
         returns an unsubscribe. The chat header follows its connection's modes this way."""
         entry = (connection, callback)
@@ -243,7 +276,8 @@ class KernelTools:
                     log.exception("kernel modes watcher failed")
 
     def recent_calls(self) -> list[CallRecord]:
-        """The last answered calls, oldest first (the busy-kernel test and benchmark read how long each took)."""
+        """The last answered calls, oldest first (the busy-kernel test and benchmark read how long each
+        took)."""
         with self._lock:
             return list(self._records)
 
@@ -268,7 +302,9 @@ class KernelTools:
             await registration.unregister(conn, self.name)
         await registration.remove_stale(conn, keep={self.name}, dashboard_url=dashboard_url)
         for attempt in range(3):
-            if not self._named:  # a dead kernel's name is taken over: its .env line is reused, not joined by another
+            if (
+                not self._named
+            ):  # a dead kernel's name is taken over: its .env line is reused, not joined by another
                 self.name = await registration.free_name(conn)
             try:
                 await registration.register(conn, self.name, self.server.url, token)
@@ -289,7 +325,8 @@ class KernelTools:
         return await asyncio.wrap_future(runtime.submit(self.call(tool, arguments)))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolAnswer:
-        """Bind a call to the tool part that asked for it, apply the policy, and return the scrubbed result."""
+        """Bind a call to the tool part that asked for it, apply the policy, and return the scrubbed
+        result."""
         started = time.perf_counter()
         running = OUTPUTS.running()
         try:
@@ -298,13 +335,23 @@ class KernelTools:
                 return ToolAnswer(REFUSED)
             share, session_id = found.share, found.turn.ref.stored_id
             if tool in cells.CELL_TOOLS:
-                caller = cells.Caller(share, found.turn, found.part_id, session_id, runs.ANSWER_TIMEOUT,
-                                      share.grants.modes.run_limit, self._namespace, self._shell)
+                caller = cells.Caller(
+                    share,
+                    found.turn,
+                    found.part_id,
+                    session_id,
+                    runs.ANSWER_TIMEOUT,
+                    share.grants.modes.run_limit,
+                    self._namespace,
+                    self._shell,
+                )
                 answer = ToolAnswer.of(await cells.call(tool, arguments, caller))
             elif tool in READ_TOOLS:
                 if not share.may_read(session_id):
-                    answer = ToolAnswer("Reading the notebook is off for this session. The user can turn it on "
-                                        "with hermes.share_kernel(read=True) or %hermes --kernel read.")
+                    answer = ToolAnswer(
+                        "Reading the notebook is off for this session. The user can turn it on "
+                        "with hermes.share_kernel(read=True) or %hermes --kernel read."
+                    )
                 else:
                     # Inline on the package loop: a read is bounded and runs no user code, and a thread hop
                     # fewer is what keeps it fast beside a busy cell (each hop waits for the GIL).
@@ -318,8 +365,14 @@ class KernelTools:
             if answer.images:
                 found.turn.link_sent_images(found.part_id, [_image_dict(image) for image in answer.images])
             with self._lock:
-                self._records.append(CallRecord(tool, time.perf_counter() - started,
-                                                None if running is None else running.count, len(answer.images)))
+                self._records.append(
+                    CallRecord(
+                        tool,
+                        time.perf_counter() - started,
+                        None if running is None else running.count,
+                        len(answer.images),
+                    )
+                )
             return ToolAnswer(scrub(answer.text, share.scrub_secrets), answer.images)
         except Exception:  # never a traceback in the cell that happens to be running
             log.debug("kernel tool %s failed", tool, exc_info=True)
@@ -354,13 +407,17 @@ class KernelTools:
             self._claims.forget_ended(running)
             if loop.time() >= deadline:
                 for turn in competing.values():
-                    turn.note(f"A second call of the kernel tool {tool} for a step that was answered already was "
-                              "refused (each step is answered once): another Hermes session may be using this "
-                              "notebook's tools.")
+                    turn.note(
+                        f"A second call of the kernel tool {tool} for a step that was answered already was "
+                        "refused (each step is answered once): another Hermes session may be using this "
+                        "notebook's tools."
+                    )
                 for turn in mismatched.values():
                     if turn.id not in competing:
-                        turn.note(f"A call of the kernel tool {tool} whose arguments no step of this turn asked "
-                                  "for was refused: another Hermes session may be using this notebook's tools.")
+                        turn.note(
+                            f"A call of the kernel tool {tool} whose arguments no step of this turn asked "
+                            "for was refused: another Hermes session may be using this notebook's tools."
+                        )
                 return None
             await asyncio.sleep(0.05)
 
@@ -373,9 +430,11 @@ class KernelTools:
             known = None if part is None else part_arguments(part)
             if known is not None:
                 if known != arguments:
-                    found.turn.note(f"The kernel answered a call of {tool} for a step that, as Hermes reports it "
-                                    "now, asked for other arguments: another Hermes session may have used this "
-                                    "notebook's tools.")
+                    found.turn.note(
+                        f"The kernel answered a call of {tool} for a step that, as Hermes reports it "
+                        "now, asked for other arguments: another Hermes session may have used this "
+                        "notebook's tools."
+                    )
                 return
             await asyncio.sleep(0.2)
 
@@ -404,29 +463,45 @@ class KernelTools:
         if not code.strip():
             return ToolAnswer("run_code needs the code to run.")
         if len(code) > MAX_CODE_CHARS:
-            return ToolAnswer(f"Refused: the code is {len(code):,} characters; at most {MAX_CODE_CHARS:,} can be "
-                              "shown and run.")
+            return ToolAnswer(
+                f"Refused: the code is {len(code):,} characters; at most {MAX_CODE_CHARS:,} can be "
+                "shown and run."
+            )
         if holds_key(code, share.scrub_secrets):  # a card never hides what runs, so such code is never shown
-            found.turn.note("Hermes asked to run code holding a key, token or password literal; it was refused "
-                            "without asking (nothing ran).")
-            return ToolAnswer("Refused before asking the user: the code holds a key, token or password literal (or "
-                              "this connection's own key). Nothing ran. Read secrets from the environment "
-                              "(os.environ) or an existing variable instead of writing them into code.")
-        refusal = await runs.approve(found.turn, found.part_id, share.grants, session_id, code,
-                                     "It runs in this notebook's kernel")
+            found.turn.note(
+                "Hermes asked to run code holding a key, token or password literal; it was refused "
+                "without asking (nothing ran)."
+            )
+            return ToolAnswer(
+                "Refused before asking the user: the code holds a key, token or password literal (or "
+                "this connection's own key). Nothing ran. Read secrets from the environment "
+                "(os.environ) or an existing variable instead of writing them into code."
+            )
+        refusal = await runs.approve(
+            found.turn, found.part_id, share.grants, session_id, code, "It runs in this notebook's kernel"
+        )
         if refusal is not None:
             return ToolAnswer(refusal)
         namespace, shell = self._namespace, self._shell
         job = JOBS.submit(lambda: run_code(namespace, code, shell))
         work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
-        outcome = await runs.supervise(found.turn, found.part_id, code, work, waiting=self.waiting,
-                                       allowed=share.run == "allow", limit=share.grants.modes.run_limit)
+        outcome = await runs.supervise(
+            found.turn,
+            found.part_id,
+            code,
+            work,
+            waiting=self.waiting,
+            allowed=share.run == "allow",
+            limit=share.grants.modes.run_limit,
+        )
         ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
         report = ToolAnswer.of(job.future.result()) if ended else None
         if outcome == "finished" and report is not None:
             return report
         said = runs.unfinished(outcome, job.started.done(), share.grants.modes.run_limit)
-        return ToolAnswer(f"{said}\n\n{report.text}", report.images) if report is not None else ToolAnswer(said)
+        return (
+            ToolAnswer(f"{said}\n\n{report.text}", report.images) if report is not None else ToolAnswer(said)
+        )
 
     def waiting(self) -> str:
         """What an approved run waits for now: ``the running cell In[7]``, or "" when the main thread is free
@@ -442,8 +517,14 @@ async def _awaited(value: Awaitable[DashboardConnection]) -> DashboardConnection
 
 
 def _image_dict(image: SentImage) -> SentImageDict:
-    return {"mime": image.mime, "width": image.width, "height": image.height, "bytes": image.size,
-            "label": image.label, "data": image.data}
+    return {
+        "mime": image.mime,
+        "width": image.width,
+        "height": image.height,
+        "bytes": image.size,
+        "label": image.label,
+        "data": image.data,
+    }
 
 
 #: The one instance of this process.

@@ -1,7 +1,7 @@
 """What ``Hermes.share_kernel()`` returns (:class:`KernelShare`), and what the kernel remembers of each call.
 
-Why apart from :mod:`.share`: the share is a value the user holds and reads (``str(share)``, ``share.grants``);
-:class:`~.share.KernelTools` is the owner that makes and ends them.
+Why apart from :mod:`.share`: the share is a value the user holds and reads (``str(share)``,
+``share.grants``); :class:`~.share.KernelTools` is the owner that makes and ends them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class KernelShare:
 
     name: str
     url: str
-    #: The permission modes and what was allowed on top (the one owner: revoke with ``share.grants.revoke()``).
+    #: The permission modes and what was allowed on top (the one owner: revoke with
+    # ``share.grants.revoke()``).
     grants: Grants = field(default_factory=Grants)
     #: The Dashboard this connection shares with (its registration is undone when the last share there goes).
     dashboard_url: str = ""
@@ -70,7 +71,8 @@ class KernelShare:
             return ""
         key = registration.env_key(self.name)
         return (
-            "This Hermes Dashboard cannot add MCP servers while it runs. Add this to ~/.hermes/config.yaml:\n\n"
+            "This Hermes Dashboard cannot add MCP servers while it runs. Add this to "
+            "~/.hermes/config.yaml:\n\n"
             f"{self.snippet}\n"
             f"and put the token in ~/.hermes/.env, e.g.:\n\n"
             f'  echo "{key}=$(cat {self.token_path})" >> ~/.hermes/.env\n\n'
@@ -86,8 +88,10 @@ class KernelShare:
 
     def __repr__(self) -> str:
         modes = self.grants.modes
-        return (f"<KernelShare {self.name} reads={modes.reads} edits={modes.edits} runs={modes.runs} "
-                f"registered={self.registered} granted={len(self.grants)}>")
+        return (
+            f"<KernelShare {self.name} reads={modes.reads} edits={modes.edits} runs={modes.runs} "
+            f"registered={self.registered} granted={len(self.grants)}>"
+        )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -95,7 +99,8 @@ class KernelShare:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One answered call: which tool, how long the kernel took (binding included), and the cell running then."""
+    """One answered call: which tool, how long the kernel took (binding included), and the cell running
+    then."""
 
     tool: str
     seconds: float

@@ -1,5 +1,5 @@
-"""The checks every ask makes before anything is sent (``ask``, ``ask_async``, ``start``, ``%hermes``): one place,
-so each refusal reads the same whichever face took the prompt.
+"""The checks every ask makes before anything is sent (``ask``, ``ask_async``, ``start``, ``%hermes``): one
+place, so each refusal reads the same whichever face took the prompt.
 """
 
 from __future__ import annotations
@@ -16,9 +16,20 @@ __all__ = ["turn_options"]
 
 
 def turn_options(
-    settings: Settings, default_via: str, prompt: str, *, session: str | None = None, via: str | None = None,
-    approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-    model: str | None = None, images: Any = None, files: Any = None, filled: int = 0,
+    settings: Settings,
+    default_via: str,
+    prompt: str,
+    *,
+    session: str | None = None,
+    via: str | None = None,
+    approve: Policy = None,
+    clarify: Policy = None,
+    new: bool = False,
+    instructions: str | None = None,
+    model: str | None = None,
+    images: Any = None,
+    files: Any = None,
+    filled: int = 0,
 ) -> TurnOptions:
     """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong."""
     if not isinstance(prompt, str) or not prompt.strip():
@@ -47,7 +58,20 @@ def turn_options(
     if session is not None and (not isinstance(session, str) or not session.strip()):
         raise HermesUsageError("session must be a non-empty name or id")
     if new and isinstance(session, Resume):
-        raise HermesUsageError("new=True starts a session and hn.resume() joins a stored one: pass one of them")
-    return TurnOptions(prompt=prompt, session=session, via=path, approve=approve, clarify=clarify, new=bool(new),
-                       instructions=instructions, model=model, images=images, files=files, filled=filled,
-                       secrets=(settings.api_key, settings.dashboard_token))
+        raise HermesUsageError(
+            "new=True starts a session and hn.resume() joins a stored one: pass one of them"
+        )
+    return TurnOptions(
+        prompt=prompt,
+        session=session,
+        via=path,
+        approve=approve,
+        clarify=clarify,
+        new=bool(new),
+        instructions=instructions,
+        model=model,
+        images=images,
+        files=files,
+        filled=filled,
+        secrets=(settings.api_key, settings.dashboard_token),
+    )

@@ -1,10 +1,12 @@
-"""The kernel's values as prompt context: ``{name}``, ``{obj.attr}``, ``{d['k']}``, ``{In[n]}``, ``{Out[n]}``, ``{Err}``.
+"""The kernel's values as prompt context: ``{name}``, ``{obj.attr}``, ``{d['k']}``, ``{In[n]}``, ``{Out[n]}``,
+``{Err}``.
 
 Why a module of its own: a prompt that quotes a DataFrame should not paste megabytes of ``str(df)`` into the
 model, and a typo in a placeholder should fail before anything is sent. Each value becomes a bounded, typed
-summary (:func:`~.values.summarize`: a secret-named value is withheld), scrubbed of secrets; a figure becomes an
-image attachment. ``{{`` and ``}}`` are literal braces. A placeholder is read, never run (:mod:`.placeholders`). ``%hermes`` fills placeholders;
-``ask()`` sends its prompt as written unless asked to fill (``context=True`` or :func:`fill`).
+summary (:func:`~.values.summarize`: a secret-named value is withheld), scrubbed of secrets; a figure becomes
+an image attachment. ``{{`` and ``}}`` are literal braces. A placeholder is read, never run
+(:mod:`.placeholders`). ``%hermes`` fills placeholders; ``ask()`` sends its prompt as written unless asked to
+fill (``context=True`` or :func:`fill`).
 
 Nothing here imports pandas, numpy or matplotlib: values are recognised by their type's module and name, so
 the summaries work when those libraries are installed and cost nothing when they are not.
@@ -52,15 +54,18 @@ CELL_CHARS = 4000
 
 
 class RawPrompt(str):
-    """A prompt sent exactly as written: ``ask(raw(text))`` fills no ``{placeholder}`` (for text with braces)."""
+    """A prompt sent exactly as written: ``ask(raw(text))`` fills no ``{placeholder}`` (for text with
+    braces)."""
 
 
 class FillPrompt(str):
-    """A prompt whose ``{placeholders}`` ``ask`` fills from the caller's values: ``ask(fill("Explain {df}"))``."""
+    """A prompt whose ``{placeholders}`` ``ask`` fills from the caller's values: ``ask(fill("Explain
+    {df}"))``."""
 
 
 def raw(text: str) -> RawPrompt:
-    """Mark ``text`` to be sent as written, e.g. ``%hermes`` text or ``hermes.ask(raw(f"Explain {json_text}"))``."""
+    """Mark ``text`` to be sent as written, e.g. ``%hermes`` text or ``hermes.ask(raw(f"Explain
+    {json_text}"))``."""
     return RawPrompt(text)
 
 
@@ -97,7 +102,9 @@ class PromptPreview:
         return line + (f"\nfilled: {filled}" if filled else "")
 
     def __str__(self) -> str:
-        return terminal_safe(f"{self.header()}\n---\n{self.text}")  # filled values can be model or server text
+        return terminal_safe(
+            f"{self.header()}\n---\n{self.text}"
+        )  # filled values can be model or server text
 
     def __repr__(self) -> str:
         return f"<PromptPreview {len(self.text)} chars, {len(self.images)} image(s)>"
@@ -106,9 +113,13 @@ class PromptPreview:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        # The filled-in values can hold model or server text: escaped, in the inert (MathJax-ignored) container.
-        return html_block(f'<div style="opacity:.8">{escape_html(self.header())}</div>'
-                          f'<pre style="white-space:pre-wrap">{escape_html(self.text)}</pre>', extra_class="hn-preview")
+        # The filled-in values can hold model or server text: escaped, in the inert (MathJax-ignored)
+        # container.
+        return html_block(
+            f'<div style="opacity:.8">{escape_html(self.header())}</div>'
+            f'<pre style="white-space:pre-wrap">{escape_html(self.text)}</pre>',
+            extra_class="hn-preview",
+        )
 
 
 # --- the last error ---------------------------------------------------------------------------------------
@@ -158,13 +169,15 @@ def _safe_message(value: BaseException) -> str:
 def last_error(shell: Any = None, *, safe: bool = False) -> ErrorInfo:
     """The exception the notebook last showed (``sys.last_value``); :class:`PromptContextError` if none.
 
-    ``safe`` (the read tools, which may run beside a cell): no code of the exception's class runs (its message is
-    built from a builtin exception's arguments only); the traceback's frames are read as they are."""
+    ``safe`` (the read tools, which may run beside a cell): no code of the exception's class runs (its message
+    is built from a builtin exception's arguments only); the traceback's frames are read as they are."""
     value = getattr(sys, "last_value", None)
     if not issubclass(type(value), BaseException):
         raise PromptContextError("no error yet: {Err} and %hermes fix need a cell that raised an exception")
     assert isinstance(value, BaseException)
-    own_tb: Any = BaseException.__dict__["__traceback__"]  # the builtin slot, not a property a subclass may define
+    own_tb: Any = BaseException.__dict__[
+        "__traceback__"
+    ]  # the builtin slot, not a property a subclass may define
     tb = _user_frames(getattr(sys, "last_traceback", None) or own_tb.__get__(value))
     kind = exact_type(value)[1]
     if safe:
@@ -184,8 +197,8 @@ def last_error(shell: Any = None, *, safe: bool = False) -> ErrorInfo:
 def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] = ()) -> PromptPreview:
     """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question.
 
-    Scrubbed (:func:`~hermes_notebook.scrub.scrub` with the connection's ``secrets``): a cell or traceback that
-    holds a key sends ``********`` instead.
+    Scrubbed (:func:`~hermes_notebook.scrub.scrub` with the connection's ``secrets``): a cell or traceback
+    that holds a key sends ``********`` instead.
     """
     try:
         err = last_error(shell)
@@ -195,7 +208,9 @@ def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] 
     parts = [f"My notebook cell raised {err.type}. {ask}"]
     if err.cell_source:
         fence = "````" if "```" in err.cell_source else "```"
-        parts.append(f"Cell {err.cell_label}:\n{fence}python\n{cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}")
+        parts.append(
+            f"Cell {err.cell_label}:\n{fence}python\n{cut(err.cell_source.rstrip(), CELL_CHARS)}\n{fence}"
+        )
     parts.append(f"Error:\n```\n{err.summary()}\n```")
     text = scrub("\n\n".join(parts), secrets)
     return PromptPreview(text, values=[("Err", "error", len(scrub(err.summary(), secrets)))])
@@ -231,12 +246,16 @@ def _placeholder_end(template: str, start: int) -> int:
             if stack.pop() != _CLOSE[char]:
                 break
         i += 1
-    snippet = template[start:start + 40]
-    raise PromptContextError(f"unclosed placeholder {snippet!r} in the prompt (write {{{{ and }}}} for literal braces)")
+    snippet = template[start : start + 40]
+    raise PromptContextError(
+        f"unclosed placeholder {snippet!r} in the prompt (write {{{{ and }}}} for literal braces)"
+    )
 
 
 def _evaluate(expr: str, namespace: Mapping[str, Any], shell: Any) -> Any:
-    """The placeholder's value, read by :func:`.placeholders.resolve` (never ``eval``); ``Err``: the last error."""
+    """The placeholder's value, read by :func:`.placeholders.resolve` (never ``eval``); ``Err``: the last
+    error."""
+
     def missing(name: str) -> Any:
         if name == "Err":
             return last_error(shell)
@@ -261,27 +280,30 @@ def _last_name(expr: str) -> str | None:
     return last[-1].strip("'\"") if last else None
 
 
-#: Markdown code: a fenced block (to its closing fence, or the end) or an inline span. Braces in code are code.
+#: Markdown code: a fenced block (to its closing fence, or the end) or an inline span. Braces in code are
+# code.
 _CODE = re.compile(r"(^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\2[ \t]*$|\Z)|`[^`\n]+`)", re.M | re.S)
 
 
 def interpolate(
     template: str, namespace: Mapping[str, Any], *, shell: Any = None, secrets: Sequence[object] = ()
 ) -> PromptPreview:
-    """Fill every ``{placeholder}`` from ``namespace`` with its scrubbed summary; ``{{``/``}}`` are literal braces.
+    """Fill every ``{placeholder}`` from ``namespace`` with its scrubbed summary; ``{{``/``}}`` are literal
+    braces.
 
     A placeholder is a name, public attributes and constant subscripts (``{df}``, ``{run.config.lr}``,
-    ``{d['k']}``, ``{In[3]}``), read and never run. Code in the prompt (fenced blocks and inline backtick spans)
-    is sent as written: a pasted dict literal or f-string stays code. Raises :class:`PromptContextError` (one
-    line, before anything is sent) for an undefined name, a refused expression (a call, an operator, ...), a
-    read that fails, or an unclosed brace. A ``}`` with no ``{`` is kept as it is. Each filled value goes
-    through :func:`~hermes_notebook.scrub.scrub` with ``secrets`` (the connection's key and token).
+    ``{d['k']}``, ``{In[3]}``), read and never run. Code in the prompt (fenced blocks and inline backtick
+    spans) is sent as written: a pasted dict literal or f-string stays code. Raises
+    :class:`PromptContextError` (one line, before anything is sent) for an undefined name, a refused
+    expression (a call, an operator, ...), a read that fails, or an unclosed brace. A ``}`` with no ``{`` is
+    kept as it is. Each filled value goes through :func:`~hermes_notebook.scrub.scrub` with ``secrets`` (the
+    connection's key and token).
     """
     result = PromptPreview("")
     last = 0
     pieces: list[str] = []
     for code in _CODE.finditer(template):
-        _fill(template[last:code.start()], namespace, shell, pieces, result, secrets)
+        _fill(template[last : code.start()], namespace, shell, pieces, result, secrets)
         pieces.append(code.group(0))
         last = code.end()
     _fill(template[last:], namespace, shell, pieces, result, secrets)
@@ -289,8 +311,14 @@ def interpolate(
     return result
 
 
-def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str], result: PromptPreview,
-          secrets: Sequence[object]) -> None:
+def _fill(
+    template: str,
+    namespace: Mapping[str, Any],
+    shell: Any,
+    out: list[str],
+    result: PromptPreview,
+    secrets: Sequence[object],
+) -> None:
     images, values = result.images, result.values
     i = 0
     while i < len(template):
@@ -303,7 +331,7 @@ def _fill(template: str, namespace: Mapping[str, Any], shell: Any, out: list[str
             i += 2
         elif char == "{":
             end = _placeholder_end(template, i)
-            expr = template[i + 1:end].strip()
+            expr = template[i + 1 : end].strip()
             if not expr:
                 raise PromptContextError("empty placeholder {} in the prompt (write {{}} for literal braces)")
             summary = _render(expr, _evaluate(expr, namespace, shell), shell)
@@ -332,10 +360,11 @@ def _shell() -> Any:
 
 
 def prepare_ask(prompt: object, *, context: bool = False, secrets: Sequence[object] = ()) -> PromptPreview:
-    """``ask``'s prompt as it will be sent: as written, unless ``context=True`` or :func:`fill` asks for filling.
+    """``ask``'s prompt as it will be sent: as written, unless ``context=True`` or :func:`fill` asks for
+    filling.
 
-    Why not fill by default: ``ask(f"Translate: {reply.text}")`` puts someone else's text in the prompt, and its
-    braces must stay text. Filling reads the namespace of ``ask``'s caller; :func:`raw` always wins. A
+    Why not fill by default: ``ask(f"Translate: {reply.text}")`` puts someone else's text in the prompt, and
+    its braces must stay text. Filling reads the namespace of ``ask``'s caller; :func:`raw` always wins. A
     :class:`PromptPreview` (from ``preview=True`` or ``%hermes``) is sent as it is.
     """
     if isinstance(prompt, PromptPreview):
@@ -347,8 +376,11 @@ def prepare_ask(prompt: object, *, context: bool = False, secrets: Sequence[obje
     return interpolate(prompt, caller_namespace(3), shell=_shell(), secrets=secrets)
 
 
-def prepare_magic(prompt: str, shell: Any, *, raw: bool = False, secrets: Sequence[object] = ()) -> PromptPreview:
-    """``%hermes``'s prompt filled from the user namespace and scrubbed of ``secrets`` (``raw``: sent as written)."""
+def prepare_magic(
+    prompt: str, shell: Any, *, raw: bool = False, secrets: Sequence[object] = ()
+) -> PromptPreview:
+    """``%hermes``'s prompt filled from the user namespace and scrubbed of ``secrets`` (``raw``: sent as
+    written)."""
     if raw:
         return PromptPreview(prompt)
     return interpolate(prompt, getattr(shell, "user_ns", {}) or {}, shell=shell, secrets=secrets)

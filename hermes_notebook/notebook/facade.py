@@ -1,12 +1,14 @@
-"""The notebook facade: ``hermes_notebook.connect()`` -> :class:`Hermes`, whose ``ask`` returns a :class:`Reply`.
+"""The notebook facade: ``hermes_notebook.connect()`` -> :class:`Hermes`, whose ``ask`` returns a
+:class:`Reply`.
 
-``Hermes`` is a face over one :class:`~hermes_notebook.session.Conversation`, which owns every session operation
-(the Chat widget and ``%hermes`` use the same one): it takes keyword options and shows results. Each operation is
-``name_async`` (on the package loop whichever loop awaits it, :func:`~hermes_notebook.runtime.on_loop`), and
-``name = blocking(name_async)``. Only asks differ: a blocking ask waits on the cell's own thread so the live view's
-buttons keep working (:mod:`.wait`), so ``ask``/``ask_async`` (and ``regenerate``, ``edit_last``, ``command``, which
-may ask) share :meth:`Hermes._turn`; tests/test_conventions.py checks every pair's signatures. Who answers an
-interaction (a policy, the live view's buttons, a text prompt, else the server's timeout): :mod:`.interactions`.
+``Hermes`` is a face over one :class:`~hermes_notebook.session.Conversation`, which owns every session
+operation (the Chat widget and ``%hermes`` use the same one): it takes keyword options and shows results. Each
+operation is ``name_async`` (on the package loop whichever loop awaits it,
+:func:`~hermes_notebook.runtime.on_loop`), and ``name = blocking(name_async)``. Only asks differ: a blocking
+ask waits on the cell's own thread so the live view's buttons keep working (:mod:`.wait`), so
+``ask``/``ask_async`` (and ``regenerate``, ``edit_last``, ``command``, which may ask) share
+:meth:`Hermes._turn`; tests/test_conventions.py checks every pair's signatures. Who answers an interaction (a
+policy, the live view's buttons, a text prompt, else the server's timeout): :mod:`.interactions`.
 """
 
 from __future__ import annotations
@@ -43,16 +45,17 @@ if TYPE_CHECKING:
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
 
+
 class Hermes:
     """Hermes from notebook code: ``ask`` a prompt, open a ``chat``, manage ``jobs``, list ``sessions`` and
-    ``profiles``; a session's models, usage, commands, rewinding (``undo``, ``branch``, ``rollback``, ``changes``...),
-    ``steer`` and ``history``. Every method has an ``*_async`` twin; options are keywords.
+    ``profiles``; a session's models, usage, commands, rewinding (``undo``, ``branch``, ``rollback``,
+    ``changes``...), ``steer`` and ``history``. Every method has an ``*_async`` twin; options are keywords.
 
-    Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread). Consecutive asks continue
-    one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"`` names a session of this
-    connection (its id, or a name: a new session on first use, titled NAME on the Dashboard), never someone's
-    stored one; ``session=hn.resume(id_or_title)`` joins a stored session, e.g. one ``sessions()`` lists. The same
-    holds for ``chat``, ``history``, ``export`` and the session operations.
+    Blocking methods are safe in a Jupyter cell (they wait on the package loop's thread). Consecutive asks
+    continue one session unless ``new=True`` or ``session=`` says otherwise. ``session="NAME"`` names a
+    session of this connection (its id, or a name: a new session on first use, titled NAME on the Dashboard),
+    never someone's stored one; ``session=hn.resume(id_or_title)`` joins a stored session, e.g. one
+    ``sessions()`` lists. The same holds for ``chat``, ``history``, ``export`` and the session operations.
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -72,9 +75,13 @@ class Hermes:
         self.last_turn: TurnHandle | None = None
 
     def __repr__(self) -> str:
-        dashboard = redact_url(self.settings.dashboard_url) if self.settings.dashboard_token else "not configured"
-        return (f"<Hermes api={redact_url(self.settings.api_url)} dashboard={dashboard} via={self.default_via} "
-                f"session={self.conversation.current or 'none yet'}>")
+        dashboard = (
+            redact_url(self.settings.dashboard_url) if self.settings.dashboard_token else "not configured"
+        )
+        return (
+            f"<Hermes api={redact_url(self.settings.api_url)} dashboard={dashboard} via={self.default_via} "
+            f"session={self.conversation.current or 'none yet'}>"
+        )
 
     @property
     def session_id(self) -> str | None:
@@ -84,57 +91,161 @@ class Hermes:
     # --- asking ---
 
     @overload
-    def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
-            clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
-            images: Any = ..., timeout: float | None = ..., preview: Literal[True], context: bool = ...,
-            files: Any = ...) -> PromptPreview: ...
+    def ask(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = ...,
+        via: str | None = ...,
+        approve: Policy = ...,
+        clarify: Policy = ...,
+        new: bool = ...,
+        instructions: str | None = ...,
+        model: str | None = ...,
+        images: Any = ...,
+        timeout: float | None = ...,
+        preview: Literal[True],
+        context: bool = ...,
+        files: Any = ...,
+    ) -> PromptPreview: ...
     @overload
-    def ask(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ..., approve: Policy = ...,
-            clarify: Policy = ..., new: bool = ..., instructions: str | None = ..., model: str | None = ...,
-            images: Any = ..., timeout: float | None = ..., preview: Literal[False] = ..., context: bool = ...,
-            files: Any = ...) -> Reply: ...
+    def ask(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = ...,
+        via: str | None = ...,
+        approve: Policy = ...,
+        clarify: Policy = ...,
+        new: bool = ...,
+        instructions: str | None = ...,
+        model: str | None = ...,
+        images: Any = ...,
+        timeout: float | None = ...,
+        preview: Literal[False] = ...,
+        context: bool = ...,
+        files: Any = ...,
+    ) -> Reply: ...
 
-    def ask(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
-            approve: Policy = None, clarify: Policy = None, new: bool = False, instructions: str | None = None,
-            model: str | None = None, images: Any = None, timeout: float | None = None, preview: bool = False,
-            context: bool = False, files: Any = None) -> Reply | PromptPreview:
+    def ask(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = None,
+        via: str | None = None,
+        approve: Policy = None,
+        clarify: Policy = None,
+        new: bool = False,
+        instructions: str | None = None,
+        model: str | None = None,
+        images: Any = None,
+        timeout: float | None = None,
+        preview: bool = False,
+        context: bool = False,
+        files: Any = None,
+    ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
         The turn streams into a live view whose buttons answer approvals and questions while this call waits;
-        ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a callable given the request).
-        ``via="api"``: the API Server's runs (no clarify). After ``timeout`` s the turn is interrupted
-        (``HermesTimeoutError``). The prompt is sent as written; ``context=True`` (or ``hn.fill``) fills ``{name}``,
-        ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values. ``preview=True`` sends nothing and
-        returns what would be sent. ``files=``: text files and PDFs (paths or ``(name, bytes)``) for the model."""
-        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame
-        turn = self._turn(prepared, preview, session=session, via=via, approve=approve, clarify=clarify, new=new,
-                          instructions=instructions, model=model, images=images, files=files)
+        ``approve=``/``clarify=`` answer them unattended ("once", "deny", a choice, or a callable given the
+        request). ``via="api"``: the API Server's runs (no clarify). After ``timeout`` s the turn is
+        interrupted (``HermesTimeoutError``). The prompt is sent as written; ``context=True`` (or ``hn.fill``)
+        fills ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values.
+        ``preview=True`` sends nothing and returns what would be sent. ``files=``: text files and PDFs (paths
+        or ``(name, bytes)``) for the model."""
+        prepared = _context.prepare_ask(
+            prompt, context=context, secrets=self._secrets
+        )  # reads our caller's frame
+        turn = self._turn(
+            prepared,
+            preview,
+            session=session,
+            via=via,
+            approve=approve,
+            clarify=clarify,
+            new=new,
+            instructions=instructions,
+            model=model,
+            images=images,
+            files=files,
+        )
         if isinstance(turn, PromptPreview):
             return turn
         self.last_turn = turn
         return run_blocking(turn, timeout=self.timeout if timeout is None else timeout)
 
     @overload
-    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
-                        approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
-                        model: str | None = ..., images: Any = ..., timeout: float | None = ...,
-                        preview: Literal[True], context: bool = ..., files: Any = ...) -> PromptPreview: ...
+    async def ask_async(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = ...,
+        via: str | None = ...,
+        approve: Policy = ...,
+        clarify: Policy = ...,
+        new: bool = ...,
+        instructions: str | None = ...,
+        model: str | None = ...,
+        images: Any = ...,
+        timeout: float | None = ...,
+        preview: Literal[True],
+        context: bool = ...,
+        files: Any = ...,
+    ) -> PromptPreview: ...
     @overload
-    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = ..., via: str | None = ...,
-                        approve: Policy = ..., clarify: Policy = ..., new: bool = ..., instructions: str | None = ...,
-                        model: str | None = ..., images: Any = ..., timeout: float | None = ...,
-                        preview: Literal[False] = ..., context: bool = ..., files: Any = ...) -> Reply: ...
+    async def ask_async(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = ...,
+        via: str | None = ...,
+        approve: Policy = ...,
+        clarify: Policy = ...,
+        new: bool = ...,
+        instructions: str | None = ...,
+        model: str | None = ...,
+        images: Any = ...,
+        timeout: float | None = ...,
+        preview: Literal[False] = ...,
+        context: bool = ...,
+        files: Any = ...,
+    ) -> Reply: ...
 
-    async def ask_async(self, prompt: str | PromptPreview, *, session: str | None = None, via: str | None = None,
-                        approve: Policy = None, clarify: Policy = None, new: bool = False,
-                        instructions: str | None = None, model: str | None = None, images: Any = None,
-                        timeout: float | None = None, preview: bool = False, context: bool = False,
-                        files: Any = None) -> Reply | PromptPreview:
+    async def ask_async(
+        self,
+        prompt: str | PromptPreview,
+        *,
+        session: str | None = None,
+        via: str | None = None,
+        approve: Policy = None,
+        clarify: Policy = None,
+        new: bool = False,
+        instructions: str | None = None,
+        model: str | None = None,
+        images: Any = None,
+        timeout: float | None = None,
+        preview: bool = False,
+        context: bool = False,
+        files: Any = None,
+    ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)  # reads our caller's frame
-        turn = self._turn(prepared, preview, session=session, via=via, approve=approve, clarify=clarify, new=new,
-                          instructions=instructions, model=model, images=images, files=files)
+        prepared = _context.prepare_ask(
+            prompt, context=context, secrets=self._secrets
+        )  # reads our caller's frame
+        turn = self._turn(
+            prepared,
+            preview,
+            session=session,
+            via=via,
+            approve=approve,
+            clarify=clarify,
+            new=new,
+            instructions=instructions,
+            model=model,
+            images=images,
+            files=files,
+        )
         if isinstance(turn, PromptPreview):
             return turn
         presenter = presenter_for(turn, blocking=False)
@@ -146,7 +257,9 @@ class Hermes:
     def start(self, prompt: str | PromptPreview, *, context: bool = False, **options: Any) -> TurnHandle:
         """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``
         (the prompt is sent as written unless ``context=True`` or ``hn.fill``)."""
-        handle = self._turn(_context.prepare_ask(prompt, context=context, secrets=self._secrets), False, **options)
+        handle = self._turn(
+            _context.prepare_ask(prompt, context=context, secrets=self._secrets), False, **options
+        )
         assert isinstance(handle, TurnHandle)
         presenter = presenter_for(handle, blocking=False)
         handle.buttons = presenter.buttons
@@ -161,25 +274,34 @@ class Hermes:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         options["images"] = _context.merge_images(prepared, options.get("images"))
-        checked = turn_options(self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options)
+        checked = turn_options(
+            self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options
+        )
         return TurnHandle(checked, self.conversation, on_reply=self._keep)
 
     def _keep(self, reply: Reply) -> None:
-        self._replies.setdefault(reply.session_id or "", []).append(reply)  # export() keeps what history drops
+        self._replies.setdefault(reply.session_id or "", []).append(
+            reply
+        )  # export() keeps what history drops
 
     # --- a session's model, usage, Hermes' own commands, rewinding, files and steering ---
 
     @on_loop
     async def models_async(self) -> Table:
-        """The models Hermes offers (``model``, ``provider``, ``current``), for the current session when there is one."""
+        """The models Hermes offers (``model``, ``provider``, ``current``), for the current session when there
+        is one."""
         return models_table(await self.conversation.models())
 
     models = blocking(models_async)
 
     @on_loop
-    async def set_model_async(self, name: str, *, session: str | None = None, confirm: bool = False) -> dict[str, Any]:
-        """Switch a Dashboard session's model (the current one; started now if none) for later turns, as ``/model``
-        does: Hermes' answer (``value``, ``warning``, ``scope``). An expensive model needs ``confirm=True``."""
+    async def set_model_async(
+        self, name: str, *, session: str | None = None, confirm: bool = False
+    ) -> dict[str, Any]:
+        """Switch a Dashboard session's model (the current one; started now if none) for later turns, as
+        ``/model``
+        does: Hermes' answer (``value``, ``warning``, ``scope``). An expensive model needs
+        ``confirm=True``."""
         return await self.conversation.set_model(name, session, confirm=confirm)
 
     set_model = blocking(set_model_async)
@@ -193,7 +315,8 @@ class Hermes:
 
     def command(self, line: str, *, session: str | None = None) -> CommandResult | Reply:
         """Run a Hermes slash command (``"/help"``, ``"/model"`` ...) on a Dashboard session: its output as a
-        :class:`CommandResult` (inert), or, for one that asks to send a prompt (a skill, ``/plan``), that turn's Reply."""
+        :class:`CommandResult` (inert), or, for one that asks to send a prompt (a skill, ``/plan``), that
+        turn's Reply."""
         outcome = self._command(line, session=session)
         return self.ask(outcome, session=session) if isinstance(outcome, str) else outcome
 
@@ -210,25 +333,28 @@ class Hermes:
 
     @on_loop
     async def undo_async(self, session: str | None = None, *, files: bool = False) -> int:
-        """Drop the session's last exchange (your last prompt and Hermes' reply) from the model's context and the
-        stored transcript: how many stored rows went (0: nothing to undo). ``files=True`` also puts back the files
-        that turn changed, where Hermes checkpointed them (named in the result's ``.files``)."""
+        """Drop the session's last exchange (your last prompt and Hermes' reply) from the model's context and
+        the stored transcript: how many stored rows went (0: nothing to undo). ``files=True`` also puts back
+        the files that turn changed, where Hermes checkpointed them (named in the result's ``.files``)."""
         return await self.conversation.undo(session, files=files)
 
     undo = blocking(undo_async)
 
     @on_loop
-    async def branch_async(self, session: str | None = None, *, at: Any = None, name: str | None = None,
-                           files: bool = False) -> str:
-        """Copy the session into a new one and continue there: the new session's stored id (now current). ``at``: a
-        message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the last N (None: all
-        kept). ``name``: its title. ``files``: the files changed since go back too (the result's ``.files``)."""
+    async def branch_async(
+        self, session: str | None = None, *, at: Any = None, name: str | None = None, files: bool = False
+    ) -> str:
+        """Copy the session into a new one and continue there: the new session's stored id (now current).
+        ``at``: a message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the
+        last N (None: all kept). ``name``: its title. ``files``: the files changed since go back too (the
+        result's ``.files``)."""
         return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)
 
     def regenerate(self, session: str | None = None, **ask_options: Any) -> Reply:
-        """Undo the last exchange and send its prompt again: a new reply to the same question (``ask`` options)."""
+        """Undo the last exchange and send its prompt again: a new reply to the same question (``ask``
+        options)."""
         return self.ask(self._resend(session, None), session=session, via="dashboard", **ask_options)
 
     async def regenerate_async(self, session: str | None = None, **ask_options: Any) -> Reply:
@@ -237,7 +363,8 @@ class Hermes:
         return await self.ask_async(text, session=session, via="dashboard", **ask_options)
 
     def edit_last(self, text: str, *, session: str | None = None, **ask_options: Any) -> Reply:
-        """Replace your last prompt with ``text``: the last exchange is undone and ``text`` sent in its place."""
+        """Replace your last prompt with ``text``: the last exchange is undone and ``text`` sent in its
+        place."""
         return self.ask(self._resend(session, text), session=session, via="dashboard", **ask_options)
 
     async def edit_last_async(self, text: str, *, session: str | None = None, **ask_options: Any) -> Reply:
@@ -252,32 +379,39 @@ class Hermes:
     _resend = blocking(_resend_async)
 
     @on_loop
-    async def compress_async(self, session: str | None = None, *, focus_topic: str | None = None) -> dict[str, Any]:
+    async def compress_async(
+        self, session: str | None = None, *, focus_topic: str | None = None
+    ) -> dict[str, Any]:
         """Compress a Dashboard session's context now (the current one by default): Hermes summarizes earlier
-        messages (the next reply opens with a marker); the server's counts (``before_messages``, ``after_tokens``...)."""
+        messages (the next reply opens with a marker); the server's counts (``before_messages``,
+        ``after_tokens``...)."""
         return await self.conversation.compress(session, focus_topic)
 
     compress = blocking(compress_async)
 
     @on_loop
-    async def rollback_async(self, session: str | None = None, *, checkpoint: Any = None,
-                             file: str | None = None) -> Table | Restored:
-        """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or row),
-        put ``file`` back as it was then, or without ``file`` the whole folder and the session's last turn."""
+    async def rollback_async(
+        self, session: str | None = None, *, checkpoint: Any = None, file: str | None = None
+    ) -> Table | Restored:
+        """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or
+        row), put ``file`` back as it was then, or without ``file`` the whole folder and the session's last
+        turn."""
         return await rollback(self.conversation, session, checkpoint=checkpoint, file=file)
 
     rollback = blocking(rollback_async)
 
     @on_loop
     async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> Changes:
-        """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per file."""
+        """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per
+        file."""
         return Changes(await self.conversation.changes(session, checkpoint=checkpoint))
 
     changes = blocking(changes_async)
 
     @on_loop
     async def steer_async(self, text: str, *, session: str | None = None) -> SteerOutcome:
-        """Guide the session's running turn: Hermes adds ``text`` to its next tool result (``status``: "queued")."""
+        """Guide the session's running turn: Hermes adds ``text`` to its next tool result (``status``:
+        "queued")."""
         return await self.conversation.steer(session, text)
 
     steer = blocking(steer_async)
@@ -294,21 +428,30 @@ class Hermes:
     @on_loop
     async def history_async(self, session: str | None = None, *, images: bool = False) -> Transcript:
         """A session's transcript as message dicts: the current session by default, this connection's session
-        called ``session``, or a stored one with ``hn.resume(id)``; ``images``: with the bytes of images Hermes made."""
+        called ``session``, or a stored one with ``hn.resume(id)``; ``images``: with the bytes of images
+        Hermes made."""
         return Transcript(await self.conversation.history(session, images=images))
 
     history = blocking(history_async)
 
     def export(self, session: Any = None, path: str | Path = DEFAULT_PATH, **options: Any) -> Path:
-        """Write a conversation (a session as for :meth:`history`; a Reply; replies or message dicts) to ``path`` as
-        Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``), with no secret; ``overwrite=True`` replaces."""
+        """Write a conversation (a session as for :meth:`history`; a Reply; replies or message dicts) to
+        ``path`` as Markdown, HTML or ``.ipynb`` by suffix (``format=``, ``title=``), with no secret;
+        ``overwrite=True`` replaces."""
         key = self.conversation.book.key(session if isinstance(session, str) else None)
-        stored = self.history(session, images=bool(options.get("images"))) if isinstance(session, str | None) else None
-        return conversation(session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options)
+        stored = (
+            self.history(session, images=bool(options.get("images")))
+            if isinstance(session, str | None)
+            else None
+        )
+        return conversation(
+            session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options
+        )
 
     @on_loop
     async def profiles_async(self) -> Table:
-        """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)`` picks one."""
+        """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)``
+        picks one."""
         return profiles_table(await self.conversation.profiles(), self.settings.profile)
 
     profiles = blocking(profiles_async)
@@ -322,7 +465,8 @@ class Hermes:
 
     @property
     def jobs(self) -> JobsAPI:
-        """Cron jobs: ``list``, ``get``, ``create``, ``update``, ``pause``, ``resume``, ``run``, ``delete`` (+ ``*_async``)."""
+        """Cron jobs: ``list``, ``get``, ``create``, ``update``, ``pause``, ``resume``, ``run``, ``delete`` (+
+        ``*_async``)."""
         if self._jobs is None:
             from ..jobs.api import JobsAPI
 
@@ -338,19 +482,29 @@ class Hermes:
             runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget
 
-    def share_kernel(self, *, read: bool | str = False, run: str = "ask", edit: str = "propose",
-                     run_limit: float = 120.0) -> KernelShare:
-        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks), with
-        the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces them whole).
-        Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
+    def share_kernel(
+        self, *, read: bool | str = False, run: str = "ask", edit: str = "propose", run_limit: float = 120.0
+    ) -> KernelShare:
+        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks),
+        with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
+        them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
+        by :meth:`close`."""
         from ..kernel.share import KERNEL
 
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         if not self.settings.dashboard_token:
             raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(self, self.conversation.dashboard, dashboard_url=self.settings.dashboard_url, read=read,
-                             edit=edit, run=run, run_limit=run_limit, secrets=self._secrets)
+        share = KERNEL.share(
+            self,
+            self.conversation.dashboard,
+            dashboard_url=self.settings.dashboard_url,
+            read=read,
+            edit=edit,
+            run=run,
+            run_limit=run_limit,
+            secrets=self._secrets,
+        )
         if not share.registered:
             print(share.instructions())
         return share
@@ -366,7 +520,8 @@ class Hermes:
 
     @on_loop
     async def check_async(self) -> Hermes:
-        """Raise the server's error now if the configured default path is unusable (``connect(check=True)``)."""
+        """Raise the server's error now if the configured default path is unusable
+        (``connect(check=True)``)."""
         await self.conversation.check(self.default_via)
         return self
 
@@ -392,9 +547,12 @@ class Hermes:
 
 
 def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
-    """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``, ``dashboard_url``,
-    ``dashboard_token``, ``profile``, timeouts), ``HERMES_*`` variables or loopback defaults name; contacted on first
-    use unless ``check=True``. A bad key or profile name raises :class:`HermesUsageError` naming the setting."""
-    settings = Settings.resolve(**kwargs) if settings is None else settings.with_(**kwargs) if kwargs else settings
+    """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``,
+    ``dashboard_url``, ``dashboard_token``, ``profile``, timeouts), ``HERMES_*`` variables or loopback
+    defaults name; contacted on first use unless ``check=True``. A bad key or profile name raises
+    :class:`HermesUsageError` naming the setting."""
+    settings = (
+        Settings.resolve(**kwargs) if settings is None else settings.with_(**kwargs) if kwargs else settings
+    )
     hermes = Hermes(settings)
     return hermes.check() if check else hermes

@@ -1,10 +1,10 @@
 """One turn running on the package loop: :class:`TurnHandle`, what ``%hermes -b`` and ``Hermes.start`` return.
 
-The handle is the facade's :class:`~hermes_notebook.session.TurnSink`: the conversation's one turn runner drives
-the turn on the package loop and pushes its change records here; views listen to those records. Notebook code
-waits on it (``wait()``, ``await``) or reads the turn so far. Button and prompt callbacks only complete
-thread-safe futures (:meth:`TurnHandle.answer` / :meth:`TurnHandle.stop`): they may run on the main thread (the
-comm pump), a JupyterLab comm subshell thread, or elsewhere.
+The handle is the facade's :class:`~hermes_notebook.session.TurnSink`: the conversation's one turn runner
+drives the turn on the package loop and pushes its change records here; views listen to those records.
+Notebook code waits on it (``wait()``, ``await``) or reads the turn so far. Button and prompt callbacks only
+complete thread-safe futures (:meth:`TurnHandle.answer` / :meth:`TurnHandle.stop`): they may run on the main
+thread (the comm pump), a JupyterLab comm subshell thread, or elsewhere.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ Listener = Callable[[list[Any]], None]
 
 @dataclass(kw_only=True)
 class TurnOptions(TurnRequest):
-    """One ask's checked options (``Hermes.ask`` builds it): the turn's request plus who answers its questions."""
+    """One ask's checked options (``Hermes.ask`` builds it): the turn's request plus who answers its
+    questions."""
 
     approve: Policy = None
     clarify: Policy = None
@@ -72,29 +73,41 @@ def reply_for(handle: TurnHandle, message: Mapping[str, Any]) -> Reply:
             notes.append(
                 f"nobody answered the {kind} request ({what}); the server denied it after its "
                 "timeout. Pass approve=/clarify= (or --approve in %hermes) for unattended runs."
-                if kind == "approval" else
-                f"nobody answered the {kind} request ({what}) before the server's timeout."
+                if kind == "approval"
+                else f"nobody answered the {kind} request ({what}) before the server's timeout."
             )
     if message.get("status") in ("interrupted", "cancelled"):
         notes.append("the turn was interrupted")
     options = handle.options
-    return Reply(dict(message), session_id=handle.session_id, prompt=options.prompt, via=options.via, notes=notes,
-                 filled=options.filled, profile=handle.profile)
+    return Reply(
+        dict(message),
+        session_id=handle.session_id,
+        prompt=options.prompt,
+        via=options.via,
+        notes=notes,
+        filled=options.filled,
+        profile=handle.profile,
+    )
 
 
 class TurnHandle:
     """A turn running on the package loop. ``%hermes -b`` returns one.
 
-    ``await handle`` or ``handle.wait()`` give the :class:`Reply`; ``text``, ``parts``, ``status`` ... show the
-    turn so far; ``stop()`` interrupts it on the server. Thread-safe.
+    ``await handle`` or ``handle.wait()`` give the :class:`Reply`; ``text``, ``parts``, ``status`` ... show
+    the turn so far; ``stop()`` interrupts it on the server. Thread-safe.
 
-    ``conversation`` runs the turn (its one turn runner, after the session's earlier turns); ``on_reply`` is told
-    each reply (the facade keeps them for exports). ``buttons`` (a live view shows buttons) and ``text_prompts``
-    (answer on stdin) say who can answer an interaction besides a policy.
+    ``conversation`` runs the turn (its one turn runner, after the session's earlier turns); ``on_reply`` is
+    told each reply (the facade keeps them for exports). ``buttons`` (a live view shows buttons) and
+    ``text_prompts`` (answer on stdin) say who can answer an interaction besides a policy.
     """
 
-    def __init__(self, options: TurnOptions, conversation: Conversation, *,
-                 on_reply: Callable[[Reply], None] | None = None) -> None:
+    def __init__(
+        self,
+        options: TurnOptions,
+        conversation: Conversation,
+        *,
+        on_reply: Callable[[Reply], None] | None = None,
+    ) -> None:
         self.options = options
         self._conversation = conversation
         self._on_reply = on_reply
@@ -150,7 +163,8 @@ class TurnHandle:
         self.notes.append(f"the connection to the Dashboard dropped: {error}")
 
     def push(self, changes: ChangeBatch) -> None:
-        """Apply a batch of the assistant message's change records and pass it to the listeners (the runner's side).
+        """Apply a batch of the assistant message's change records and pass it to the listeners (the runner's
+        side).
 
         The user message's record is dropped: the cell shows the prompt already.
         """
@@ -175,8 +189,14 @@ class TurnHandle:
         with self._lock:
             message = self._store.get(self._message_id or "")
             if message is None:
-                return {"id": None, "role": "assistant", "status": "submitting", "parts": [], "usage": None,
-                        "error": None}
+                return {
+                    "id": None,
+                    "role": "assistant",
+                    "status": "submitting",
+                    "parts": [],
+                    "usage": None,
+                    "error": None,
+                }
             return copy.deepcopy(message)
 
     @property
@@ -224,7 +244,10 @@ class TurnHandle:
         return self._future is not None and self._future.done()
 
     def __repr__(self) -> str:
-        return f"<TurnHandle {self.status}, {len(self.text)} characters so far; .wait() or await it for the Reply>"
+        return (
+            f"<TurnHandle {self.status}, {len(self.text)} characters so far; .wait() or await it for the "
+            "Reply>"
+        )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
@@ -234,7 +257,8 @@ class TurnHandle:
     def answer(self, request_id: str, value: str) -> bool:
         """Answer a pending interaction (what the buttons call). False if nothing waits for it.
 
-        A view shows a request as soon as its record arrives, a moment before the runner starts waiting for its
+        A view shows a request as soon as its record arrives, a moment before the runner starts waiting for
+        its
         answer: a click in between is kept for it, not lost."""
         with self._lock:
             future = self._answers.get(request_id)
@@ -251,8 +275,11 @@ class TurnHandle:
 
     def _is_pending(self, request_id: str) -> bool:
         message = self._store.get(self._message_id or "") or {}
-        return any((p.get("interaction") or {}).get("request_id") == request_id
-                   and (p.get("interaction") or {}).get("status") == "pending" for p in message.get("parts") or ())
+        return any(
+            (p.get("interaction") or {}).get("request_id") == request_id
+            and (p.get("interaction") or {}).get("status") == "pending"
+            for p in message.get("parts") or ()
+        )
 
     def stop(self) -> None:
         """Ask the server to interrupt the turn (returns at once; what the stop button calls)."""
@@ -285,7 +312,9 @@ class TurnHandle:
             return await asyncio.wait_for(runtime.wrap_future(self.future), timeout or None)
         except asyncio.TimeoutError:
             self.stop()
-            raise HermesTimeoutError(f"the turn did not finish within {timeout:g} s; it was interrupted") from None
+            raise HermesTimeoutError(
+                f"the turn did not finish within {timeout:g} s; it was interrupted"
+            ) from None
         except asyncio.CancelledError:
             self.stop()
             raise
@@ -303,7 +332,9 @@ class TurnHandle:
     async def _drive(self) -> Reply:
         outcome = await self._conversation.run(self.options, self, self.control)
         self.session_id = outcome.session_id
-        message = await read_media_images(outcome.message, self._conversation.image)  # Reply.images: bytes here
+        message = await read_media_images(
+            outcome.message, self._conversation.image
+        )  # Reply.images: bytes here
         reply = reply_for(self, message).hide(*self.secrets)
         if self._on_reply is not None:
             self._on_reply(reply)
@@ -314,7 +345,9 @@ class TurnHandle:
     async def obtain(self, request: dict[str, Any]) -> str | None:
         """The answer to an interaction, or None to leave it to the server's timeout."""
         kind = request.get("kind")
-        if kind == "run":  # an approved kernel run in progress: only its Stop button answers it (never a policy)
+        if (
+            kind == "run"
+        ):  # an approved kernel run in progress: only its Stop button answers it (never a policy)
             return None
         policy = {"approval": self.options.approve, "clarify": self.options.clarify}.get(str(kind))
         if policy is not None and (refusal := policy_refusal(request)) is not None:

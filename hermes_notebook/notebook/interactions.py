@@ -1,9 +1,9 @@
 """Who answers an approval, clarify, sudo or secret request, and how an answer is checked.
 
 A policy (``approve=`` / ``clarify=``: a choice string or a callable given the request dict) answers first;
-otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on the main thread. Everything the
-prompt writes goes through :func:`_say` / :func:`_ask` (:func:`~hermes_notebook.inert.terminal_safe`): server text
-carries no escape sequence to the terminal or notebook stream it asks on.
+otherwise the live view's buttons or a text prompt (``input()``/``getpass``) on the main thread. Everything
+the prompt writes goes through :func:`_say` / :func:`_ask` (:func:`~hermes_notebook.inert.terminal_safe`):
+server text carries no escape sequence to the terminal or notebook stream it asks on.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from ..turns import APPROVAL_CHOICES, CODE_CHOICES, DEFAULT_APPROVAL_CHOICES, MA
 from ..turns.masked import MASKED_NOTICE
 
 __all__ = [
-    "APPROVAL_ALIASES", "APPROVAL_CHOICES", "Policy", "check_policy", "normalize_answer", "policy_refusal", "prompt_text",
+    "APPROVAL_ALIASES",
+    "APPROVAL_CHOICES",
+    "Policy",
+    "check_policy",
+    "normalize_answer",
+    "policy_refusal",
+    "prompt_text",
 ]
 
 #: A policy: a fixed answer, or a callable given the request dict (kind, command/question, choices, ...)
@@ -28,8 +34,16 @@ Policy = str | Callable[[dict[str, Any]], str | None] | None
 
 #: Friendlier spellings accepted for approval answers (the servers know only the four choices).
 APPROVAL_ALIASES = {
-    "approve": "once", "approved": "once", "allow": "once", "yes": "once", "y": "once", "ok": "once",
-    "no": "deny", "n": "deny", "reject": "deny", "denied": "deny",
+    "approve": "once",
+    "approved": "once",
+    "allow": "once",
+    "yes": "once",
+    "y": "once",
+    "ok": "once",
+    "no": "deny",
+    "n": "deny",
+    "reject": "deny",
+    "denied": "deny",
 }
 
 
@@ -41,7 +55,8 @@ def normalize_answer(request: Mapping[str, Any], answer: str, notes: list[str]) 
         return answer
     choice = answer.strip().lower()
     choice = APPROVAL_ALIASES.get(choice, choice)
-    # No choices from the server: only what grants nothing beyond this command (the card offers the same pair).
+    # No choices from the server: only what grants nothing beyond this command (the card offers the same
+    # pair).
     allowed = list(request.get("choices") or DEFAULT_APPROVAL_CHOICES)
     if request.get("masked"):  # Hermes hid part of the command: never a session or permanent grant
         allowed = [c for c in allowed if c in MASKED_APPROVAL_CHOICES]
@@ -61,7 +76,8 @@ def policy_refusal(request: Mapping[str, Any]) -> str | None:
 
 
 def check_policy(name: str, policy: Policy) -> None:
-    """Raise ``HermesUsageError`` naming ``name=`` when the policy is neither a known choice nor a callable."""
+    """Raise ``HermesUsageError`` naming ``name=`` when the policy is neither a known choice nor a
+    callable."""
     if policy is None or callable(policy):
         return
     if not isinstance(policy, str):
@@ -69,11 +85,14 @@ def check_policy(name: str, policy: Policy) -> None:
     if name == "approve":
         choice = APPROVAL_ALIASES.get(policy.strip().lower(), policy.strip().lower())
         if choice not in APPROVAL_CHOICES:
-            raise HermesUsageError(f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}")
+            raise HermesUsageError(
+                f"approve= must be one of {', '.join(APPROVAL_CHOICES)} (or a callable), not {policy!r}"
+            )
 
 
 def _say(text: str) -> None:
-    """Print one line of the prompt with no control character in it (no escape sequence can hide the command)."""
+    """Print one line of the prompt with no control character in it (no escape sequence can hide the
+    command)."""
     print(terminal_safe(text))
 
 
@@ -82,7 +101,8 @@ def _ask(prompt: str) -> str:
 
 
 def _print_command(command: str, limit: int | None) -> None:
-    """The command as it will run (hidden characters and blank runs made visible), and how much is not shown."""
+    """The command as it will run (hidden characters and blank runs made visible), and how much is not
+    shown."""
     lines, hidden = reveal_lines(command, limit if limit is not None else sys.maxsize)
     _say(f"Hermes wants to run: {lines[0]}")
     for line in lines[1:]:
@@ -103,7 +123,9 @@ def prompt_text(request: Mapping[str, Any]) -> str:
         if request.get("description"):
             _say(f"  ({reveal(str(request['description']))})")
         while True:
-            answer = _ask(f"Allow? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
+            answer = (
+                _ask(f"Allow? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
+            )
             if answer == "show":
                 _print_command(command, None)
                 continue
@@ -115,7 +137,9 @@ def prompt_text(request: Mapping[str, Any]) -> str:
         choices = list(request.get("choices") or CODE_CHOICES)
         _say("Hermes wants to run this code in your kernel:")
         _print_command(str(request.get("command") or ""), None)  # the whole code: it runs as shown
-        answer = _ask(f"Run it? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
+        answer = (
+            _ask(f"Run it? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"
+        )
         return answer if answer in choices else "deny"
     if kind == "clarify":
         _say(f"Hermes asks: {reveal(str(request.get('question') or ''))}")
@@ -126,5 +150,9 @@ def prompt_text(request: Mapping[str, Any]) -> str:
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
         return answer
-    label = "sudo password" if kind == "sudo" else reveal(str(request.get("question") or request.get("description") or "secret"))
+    label = (
+        "sudo password"
+        if kind == "sudo"
+        else reveal(str(request.get("question") or request.get("description") or "secret"))
+    )
     return getpass.getpass(terminal_safe(f"Hermes needs a {label} (Enter to skip): "))

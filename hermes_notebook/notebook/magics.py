@@ -2,8 +2,8 @@
 
 ``%hermes PROMPT`` blocks until the turn ends, so Run All waits and ``r = %hermes ...`` feeds the next cell.
 While it waits, the live view's buttons (approve, answer, stop) keep working: the wait loop pumps widget
-messages (:mod:`hermes_notebook.notebook.comm_pump`). At the end the live output becomes a static transcript, which
-is what the saved notebook shows. ``-b`` returns a live handle at once instead.
+messages (:mod:`hermes_notebook.notebook.comm_pump`). At the end the live output becomes a static transcript,
+which is what the saved notebook shows. ``-b`` returns a live handle at once instead.
 
 Everything the user can get wrong ends in one ``UsageError`` line (no traceback), and no message ever holds
 the API key or the Dashboard token: secrets come from the environment or a masked prompt, never from cell
@@ -38,22 +38,52 @@ if TYPE_CHECKING:
 __all__ = ["HermesMagics", "load_ipython_extension"]
 
 SUBCOMMANDS = (
-    "connect", "status", "sessions", "history", "jobs", "chat", "stop", "export", "compress", "models", "usage", "undo",
-    "branch", "regenerate", "rollback", "changes", "steer", "profiles",
+    "connect",
+    "status",
+    "sessions",
+    "history",
+    "jobs",
+    "chat",
+    "stop",
+    "export",
+    "compress",
+    "models",
+    "usage",
+    "undo",
+    "branch",
+    "regenerate",
+    "rollback",
+    "changes",
+    "steer",
+    "profiles",
 )
 
 #: Options that take a value (the rest of a line after the options is the prompt, taken verbatim).
 _VALUE_OPTIONS = {
-    "-s", "--session", "--via", "-o", "--out", "--instructions", "--model", "--approve", "--clarify", "--timeout",
-    "--kernel", "--profile",
+    "-s",
+    "--session",
+    "--via",
+    "-o",
+    "--out",
+    "--instructions",
+    "--model",
+    "--approve",
+    "--clarify",
+    "--timeout",
+    "--kernel",
+    "--profile",
     "--file",
 }
-#: ``--kernel MODE[,MODE...]`` -> ``share_kernel(read=..., edit=..., run=...)``: each word sets one permission mode
-#: (the rest keep the safe defaults: reads off, edits propose, runs ask); ``read-only`` sets all three.
+#: ``--kernel MODE[,MODE...]`` -> ``share_kernel(read=..., edit=..., run=...)``: each word sets one permission
+# mode : (the rest keep the safe defaults: reads off, edits propose, runs ask); ``read-only`` sets all three.
 KERNEL_MODES: dict[str, dict[str, str]] = {
-    "read": {"read": "on"}, "no-read": {"read": "off"},
-    "propose": {"edit": "propose"}, "no-edit": {"edit": "off"},
-    "ask": {"run": "ask"}, "allow": {"run": "allow"}, "never": {"run": "never"},
+    "read": {"read": "on"},
+    "no-read": {"read": "off"},
+    "propose": {"edit": "propose"},
+    "no-edit": {"edit": "off"},
+    "ask": {"run": "ask"},
+    "allow": {"run": "allow"},
+    "never": {"run": "never"},
     "read-only": {"read": "on", "edit": "off", "run": "never"},
 }
 
@@ -73,11 +103,15 @@ def kernel_modes(spec: str) -> dict[str, str]:
 kernel_modes.__name__ = "kernel mode"  # argparse names the type in its error: "invalid kernel mode value"
 _OPTION = re.compile(r"\s*-")
 #: The subcommands' ``--resume``: their SESSION is a stored session, not one of this notebook's.
-_RESUME = (("--resume",), {"action": "store_true", "help": "SESSION is a stored session (id or title) to open"})
+_RESUME = (
+    ("--resume",),
+    {"action": "store_true", "help": "SESSION is a stored session (id or title) to open"},
+)
 
 
 def _session(name: str | None, stored: bool) -> str | None:
-    """The session option as the facade takes it: with ``--resume``, a stored session to join (``hn.resume``)."""
+    """The session option as the facade takes it: with ``--resume``, a stored session to join
+    (``hn.resume``)."""
     if not stored:
         return name
     if not name:
@@ -99,7 +133,7 @@ def _split_options(line: str) -> tuple[list[str], str]:
     tokens: list[str] = []
     expect_value = False
     while True:
-        rest = line[stream.tell():]
+        rest = line[stream.tell() :]
         if not expect_value and not _OPTION.match(rest):
             return tokens, rest.strip()
         try:
@@ -113,7 +147,7 @@ def _split_options(line: str) -> tuple[list[str], str]:
             expect_value = False
         elif token == "--":
             tokens.pop()
-            return tokens, line[stream.tell():].strip()
+            return tokens, line[stream.tell() :].strip()
         elif token in _VALUE_OPTIONS:
             expect_value = True
 
@@ -128,13 +162,18 @@ def _one_line(error: BaseException, *secrets: object) -> str:
 class HermesMagics(Magics):
     """``%hermes`` / ``%%hermes``. Defaults: ``%config HermesMagics.via = "api"`` and the options below."""
 
-    via = Unicode("", help="Default path: 'dashboard' or 'api' ('' = dashboard when a token is set).").tag(config=True)
-    session = Unicode("", help="Default session: a name or id of this notebook's ('' = continue the notebook's "
-                      "session).").tag(config=True)
-    timeout = CFloat(0.0, help="Seconds after which a blocking turn is interrupted (0 = no limit).").tag(config=True)
-    approve = Unicode("", help="Default approval answer for unattended runs: once, session, always or deny.").tag(
+    via = Unicode("", help="Default path: 'dashboard' or 'api' ('' = dashboard when a token is set).").tag(
         config=True
     )
+    session = Unicode(
+        "", help="Default session: a name or id of this notebook's ('' = continue the notebook's session)."
+    ).tag(config=True)
+    timeout = CFloat(0.0, help="Seconds after which a blocking turn is interrupted (0 = no limit).").tag(
+        config=True
+    )
+    approve = Unicode(
+        "", help="Default approval answer for unattended runs: once, session, always or deny."
+    ).tag(config=True)
     clarify = Unicode("", help="Default answer to clarify questions for unattended runs.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -145,7 +184,8 @@ class HermesMagics(Magics):
 
     @property
     def facade(self) -> Hermes:
-        """The notebook's :class:`~hermes_notebook.notebook.Hermes` (from the environment until ``connect``)."""
+        """The notebook's :class:`~hermes_notebook.notebook.Hermes` (from the environment until
+        ``connect``)."""
         if self._hermes is None:
             from .facade import connect
 
@@ -164,48 +204,95 @@ class HermesMagics(Magics):
     # --- the magic ---
 
     @magic_arguments()
-    @argument("-s", "--session", metavar="NAME_OR_ID", help="Session to use: a name you choose (a new session on "
-              "first use) or the id of one of this notebook's; with --resume a stored id/title. It becomes the "
-              "notebook's session.")
+    @argument(
+        "-s",
+        "--session",
+        metavar="NAME_OR_ID",
+        help="Session to use: a name you choose (a new session on "
+        "first use) or the id of one of this notebook's; with --resume a stored id/title. It becomes the "
+        "notebook's session.",
+    )
     @argument("--new", action="store_true", help="Start a new session (named by --session if given).")
-    @argument("--resume", action="store_true", help="Join the stored session --session names (an id or title from "
-              "%%hermes sessions) instead of starting one.")
-    @argument("--via", choices=["dashboard", "api"], help="Dashboard (default when a token is set) or API Server runs.")
+    @argument(
+        "--resume",
+        action="store_true",
+        help="Join the stored session --session names (an id or title from "
+        "%%hermes sessions) instead of starting one.",
+    )
+    @argument(
+        "--via",
+        choices=["dashboard", "api"],
+        help="Dashboard (default when a token is set) or API Server runs.",
+    )
     @argument("-o", "--out", metavar="VAR", help="Store the reply (or the -b handle) in this variable.")
-    @argument("-b", "--background", action="store_true", help="Return a live handle at once (await it, .wait()).")
-    @argument("--instructions", metavar="TEXT", help="Extra system instructions for this turn (API Server runs).")
-    @argument("--model", metavar="NAME", help="Switch the session to this model first (Dashboard; the session keeps "
-              "it), or the run's model (API Server runs, where the server honours one).")
-    @argument("--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny.")
+    @argument(
+        "-b", "--background", action="store_true", help="Return a live handle at once (await it, .wait())."
+    )
+    @argument(
+        "--instructions", metavar="TEXT", help="Extra system instructions for this turn (API Server runs)."
+    )
+    @argument(
+        "--model",
+        metavar="NAME",
+        help="Switch the session to this model first (Dashboard; the session keeps "
+        "it), or the run's model (API Server runs, where the server honours one).",
+    )
+    @argument(
+        "--approve", metavar="CHOICE", help="Answer approvals without asking: once, session, always or deny."
+    )
     @argument("--clarify", metavar="ANSWER", help="Answer clarify questions without asking (Dashboard only).")
     @argument("--timeout", type=float, metavar="SECONDS", help="Interrupt the turn after this many seconds.")
-    @argument("--kernel", type=kernel_modes, metavar="MODES", help="Share this kernel with Hermes' tools first, "
-              "with these permission modes, comma-separated: read / no-read (reads on/off), propose / no-edit "
-              "(cell edits proposed or refused), ask / allow / never (runs need a click, are allowed for this "
-              "session, or are refused), read-only; unnamed ones stay safe (no-read, propose, ask).")
-    @argument("--profile", metavar="NAME", help="Use this Hermes profile from now on (a new connection, checked "
-              "first; %%hermes profiles lists them), then ask the prompt if one follows.")
-    @argument("--dry-run", action="store_true", help="Show exactly what would be sent (text, size, images); "
-              "send nothing.")
+    @argument(
+        "--kernel",
+        type=kernel_modes,
+        metavar="MODES",
+        help="Share this kernel with Hermes' tools first, "
+        "with these permission modes, comma-separated: read / no-read (reads on/off), propose / no-edit "
+        "(cell edits proposed or refused), ask / allow / never (runs need a click, are allowed for this "
+        "session, or are refused), read-only; unnamed ones stay safe (no-read, propose, ask).",
+    )
+    @argument(
+        "--profile",
+        metavar="NAME",
+        help="Use this Hermes profile from now on (a new connection, checked "
+        "first; %%hermes profiles lists them), then ask the prompt if one follows.",
+    )
+    @argument(
+        "--dry-run",
+        action="store_true",
+        help="Show exactly what would be sent (text, size, images); send nothing.",
+    )
     @argument("--raw", action="store_true", help="Send the prompt as written: no {name} / {expr} filling.")
-    @argument("--file", action="append", metavar="PATH", help="Attach a text file or PDF (repeat for more; Dashboard).")
-    @argument("prompt", nargs="*", help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
-              "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
-              "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
-              "export PATH [SESSION] [-f] [--images] (.md, .html or .ipynb; -f replaces a file; --images embeds "
-              "images) | compress [SESSION] (summarize earlier messages) | models | usage [SESSION] | /NAME [ARGS] (run a Hermes command, e.g. /help) | "
-              "undo [SESSION] [--files] (drop the last exchange; --files: its file changes too) | branch [SESSION] "
-              "[--back N] [--files] [--name TITLE] (continue in a copy, without the last N exchanges; --files: "
-              "their file changes undone too) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore checkpoints) | "
-              "changes [SESSION] (files the last turn changed) | steer TEXT (guide the running turn) | profiles")
+    @argument(
+        "--file",
+        action="append",
+        metavar="PATH",
+        help="Attach a text file or PDF (repeat for more; Dashboard).",
+    )
+    @argument(
+        "prompt",
+        nargs="*",
+        help="The prompt (%%hermes: the cell body). Subcommands instead of a prompt: "
+        "connect [--api URL] [--dashboard URL] | status | sessions | history [SESSION] | jobs | "
+        "chat [SESSION] | stop | fix [options] [QUESTION] (ask about the last error) | "
+        "export PATH [SESSION] [-f] [--images] (.md, .html or .ipynb; -f replaces a file; --images embeds "
+        "images) | compress [SESSION] (summarize earlier messages) | models | usage [SESSION] | /NAME [ARGS] "
+        "(run a Hermes command, e.g. /help) | "
+        "undo [SESSION] [--files] (drop the last exchange; --files: its file changes too) | branch [SESSION] "
+        "[--back N] [--files] [--name TITLE] (continue in a copy, without the last N exchanges; --files: "
+        "their file changes undone too) | regenerate [SESSION] | rollback [ID [FILE]] (list or restore "
+        "checkpoints) | "
+        "changes [SESSION] (files the last turn changed) | steer TEXT (guide the running turn) | profiles",
+    )
     @line_cell_magic
     @no_var_expand  # we fill {name} ourselves, with bounded summaries and one-line errors
     def hermes(self, line: str, cell: str | None = None) -> Any:
         """Ask Hermes; the turn streams into this cell and the reply is the cell's value.
 
-        ``%hermes PROMPT`` or ``%%hermes [options]`` with the prompt as the cell body. Consecutive calls continue
-        one session unless ``--new`` or ``--session`` says otherwise. Approval and clarify buttons work while
-        the cell runs; ``--approve``/``--clarify`` answer them for unattended runs (nbconvert, Run All in CI).
+        ``%hermes PROMPT`` or ``%%hermes [options]`` with the prompt as the cell body. Consecutive calls
+        continue one session unless ``--new`` or ``--session`` says otherwise. Approval and clarify buttons
+        work while the cell runs; ``--approve``/``--clarify`` answer them for unattended runs (nbconvert, Run
+        All in CI).
         """
         try:
             return self._hermes_magic(line, cell)
@@ -239,17 +326,24 @@ class HermesMagics(Magics):
             if not prompt and not fix:
                 return share
         if not prompt and not fix:
-            raise UsageError("the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body")
+            raise UsageError(
+                "the prompt is empty: %hermes PROMPT, or %%hermes with the prompt in the cell body"
+            )
         hermes = self.facade  # its key and token are scrubbed out of what the placeholders fill in
         secrets = self._secrets()
-        prepared = _context.fix_prompt(self.shell, prompt, secrets) if fix else _context.prepare_magic(
-            prompt, self.shell, raw=args.raw, secrets=secrets)
+        prepared = (
+            _context.fix_prompt(self.shell, prompt, secrets)
+            if fix
+            else _context.prepare_magic(prompt, self.shell, raw=args.raw, secrets=secrets)
+        )
         if args.dry_run:
             return prepared
         if args.out is not None and not args.out.isidentifier():
             raise UsageError(f"-o needs a variable name, not {args.out!r}")
         options: dict[str, Any] = {
-            "session": _session(args.session or (self.session or None if not args.new else None), args.resume),
+            "session": _session(
+                args.session or (self.session or None if not args.new else None), args.resume
+            ),
             "via": args.via or self.via or None,
             "approve": args.approve or self.approve or None,
             "clarify": args.clarify or self.clarify or None,
@@ -291,7 +385,8 @@ class HermesMagics(Magics):
 
     def _cmd_connect(self, rest: str) -> Any:
         args = self._parse(
-            "connect", rest,
+            "connect",
+            rest,
             (("--api",), {"metavar": "URL"}),
             (("--dashboard",), {"metavar": "URL"}),
         )
@@ -304,7 +399,10 @@ class HermesMagics(Magics):
             token = self._ask_secret("Dashboard token (HERMES_DASHBOARD_TOKEN, Enter to skip)")
         try:
             settings = Settings.resolve(
-                api_url=args.api, api_key=api_key or None, dashboard_url=args.dashboard, dashboard_token=token or None
+                api_url=args.api,
+                api_key=api_key or None,
+                dashboard_url=args.dashboard,
+                dashboard_token=token or None,
             )
         except ValueError as exc:
             raise UsageError(_one_line(exc)) from None
@@ -316,7 +414,8 @@ class HermesMagics(Magics):
         return None
 
     def _use_profile(self, name: str) -> None:
-        """Move the notebook to profile ``name``: a new connection, checked (the name is listed) before it is kept."""
+        """Move the notebook to profile ``name``: a new connection, checked (the name is listed) before it is
+        kept."""
         from .facade import connect
 
         old = self.facade
@@ -358,24 +457,39 @@ class HermesMagics(Magics):
         from .results import Table
 
         rows = [
-            {"id": j.id, "name": j.name, "schedule": j.schedule_display, "state": j.state,
-             "next_run_at": j.next_run_at, "last_status": j.last_status}
+            {
+                "id": j.id,
+                "name": j.name,
+                "schedule": j.schedule_display,
+                "state": j.state,
+                "next_run_at": j.next_run_at,
+                "last_status": j.last_status,
+            }
             for j in self.facade.jobs.list()
         ]
-        return Table(rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs")
+        return Table(
+            rows, columns=("id", "name", "schedule", "state", "next_run_at", "last_status"), empty="no jobs"
+        )
 
     def _cmd_chat(self, rest: str) -> Any:
         args = self._parse("chat", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
         return self.facade.chat(_session(args.session, args.resume))
 
     def _cmd_export(self, rest: str) -> Any:
-        args = self._parse("export", rest, (("path",), {"metavar": "PATH"}),
-                           (("session",), {"nargs": "?", "metavar": "SESSION"}),
-                           (("--overwrite", "-f"), {"action": "store_true", "help": "replace an existing file"}),
-                           (("--images",), {"action": "store_true", "help": "embed the images (else each is named)"}),
-                           _RESUME)
+        args = self._parse(
+            "export",
+            rest,
+            (("path",), {"metavar": "PATH"}),
+            (("session",), {"nargs": "?", "metavar": "SESSION"}),
+            (("--overwrite", "-f"), {"action": "store_true", "help": "replace an existing file"}),
+            (("--images",), {"action": "store_true", "help": "embed the images (else each is named)"}),
+            _RESUME,
+        )
         session = self._target(args, "export PATH SESSION")
-        print(f"exported to {self.facade.export(session, args.path, overwrite=args.overwrite, images=args.images)}")
+        print(
+            "exported to "
+            f"{self.facade.export(session, args.path, overwrite=args.overwrite, images=args.images)}"
+        )
 
     def _cmd_compress(self, rest: str) -> Any:
         args = self._parse("compress", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME)
@@ -390,53 +504,86 @@ class HermesMagics(Magics):
         return self.facade.usage(self._target(args, "usage SESSION"))
 
     def _target(self, args: Any, usage: str) -> Any:
-        """The session ``args`` names (``--resume``: a stored one), or the notebook's own; refused in one line when
-        there is none yet (``usage``: how to name one, e.g. ``export PATH SESSION``)."""
+        """The session ``args`` names (``--resume``: a stored one), or the notebook's own; refused in one line
+        when there is none yet (``usage``: how to name one, e.g. ``export PATH SESSION``)."""
         if args.session is None and self.facade.session_id is None:
             raise UsageError(f"no session yet: %hermes {usage}, or ask something first")
         return _session(args.session, args.resume)
 
     def _cmd_undo(self, rest: str) -> Any:
-        args = self._parse("undo", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME,
-                           (("--files",), {"action": "store_true", "help": "put back the turn's files too"}))
+        args = self._parse(
+            "undo",
+            rest,
+            (("session",), {"nargs": "?", "metavar": "SESSION"}),
+            _RESUME,
+            (("--files",), {"action": "store_true", "help": "put back the turn's files too"}),
+        )
         removed = self.facade.undo(self._target(args, "undo SESSION"), files=args.files)
         print("undid the last exchange" if removed else "nothing to undo")
         for name in getattr(removed, "files", ()):
             print(terminal_safe(f"  put back {name}"))  # a path the server named
 
     def _cmd_rollback(self, rest: str) -> Any:
-        args = self._parse("rollback", rest, (("checkpoint",), {"nargs": "?", "metavar": "ID"}),
-                           (("file",), {"nargs": "?", "metavar": "FILE"}),
-                           (("-s", "--session"), {"metavar": "SESSION"}), _RESUME)
+        args = self._parse(
+            "rollback",
+            rest,
+            (("checkpoint",), {"nargs": "?", "metavar": "ID"}),
+            (("file",), {"nargs": "?", "metavar": "FILE"}),
+            (("-s", "--session"), {"metavar": "SESSION"}),
+            _RESUME,
+        )
         session = _session(args.session, args.resume)
         return self.facade.rollback(session, checkpoint=args.checkpoint, file=args.file)
 
     def _cmd_changes(self, rest: str) -> Any:
-        args = self._parse("changes", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}),
-                           (("--checkpoint",), {"metavar": "ID"}), _RESUME)
+        args = self._parse(
+            "changes",
+            rest,
+            (("session",), {"nargs": "?", "metavar": "SESSION"}),
+            (("--checkpoint",), {"metavar": "ID"}),
+            _RESUME,
+        )
         return self.facade.changes(_session(args.session, args.resume), checkpoint=args.checkpoint)
 
     def _cmd_steer(self, rest: str) -> Any:
         if not rest.strip():
-            raise UsageError("%hermes steer TEXT: the guidance for the running turn (%hermes -b PROMPT starts one)")
+            raise UsageError(
+                "%hermes steer TEXT: the guidance for the running turn (%hermes -b PROMPT starts one)"
+            )
         outcome = self.facade.steer(rest.strip())
-        print("steered the running turn" if outcome.status == "queued" else
-              "Hermes did not take the steer (the turn makes no more tool calls): send it as a prompt")
+        print(
+            "steered the running turn"
+            if outcome.status == "queued"
+            else "Hermes did not take the steer (the turn makes no more tool calls): send it as a prompt"
+        )
 
     def _cmd_profiles(self, rest: str) -> Any:
         self._parse("profiles", rest)
         return self.facade.profiles()
 
     def _cmd_branch(self, rest: str) -> Any:
-        args = self._parse("branch", rest, (("session",), {"nargs": "?", "metavar": "SESSION"}), _RESUME,
-                           (("--back",), {"type": int, "default": 0, "metavar": "N", "help": "leave out the last N"}),
-                           (("--files",), {"action": "store_true", "help": "put back their file changes too"}),
-                           (("--name",), {"metavar": "TITLE", "help": "the copy's title"}))
-        branched = self.facade.branch(self._target(args, "branch SESSION"), at=-args.back if args.back else None,
-                                      name=args.name, files=args.files)
-        print(terminal_safe(f"branched: the notebook continues in session {branched}"))  # the id is the server's
-        for label, names in (("put back", getattr(branched, "files", ())),
-                             ("could not put back", getattr(branched, "skipped", ()))):
+        args = self._parse(
+            "branch",
+            rest,
+            (("session",), {"nargs": "?", "metavar": "SESSION"}),
+            _RESUME,
+            (("--back",), {"type": int, "default": 0, "metavar": "N", "help": "leave out the last N"}),
+            (("--files",), {"action": "store_true", "help": "put back their file changes too"}),
+            (("--name",), {"metavar": "TITLE", "help": "the copy's title"}),
+        )
+        branched = self.facade.branch(
+            self._target(args, "branch SESSION"),
+            at=-args.back if args.back else None,
+            name=args.name,
+            files=args.files,
+        )
+        print(
+            terminal_safe(f"branched: the notebook continues in session {branched}")
+        )  # the id is the server's
+        for label, names in (
+            ("put back", getattr(branched, "files", ())),
+            ("could not put back", getattr(branched, "skipped", ())),
+        ):
             for name in names:
                 print(terminal_safe(f"  {label} {name}"))  # paths the server named
 
@@ -455,7 +602,9 @@ class HermesMagics(Magics):
         return None
 
 
-_MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<target>[\w.]+)[ \t]*=[ \t]*)?%hermes(?P<rest>(?:[ \t].*)?)$")
+_MAGIC_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?P<target>[\w.]+)[ \t]*=[ \t]*)?%hermes(?P<rest>(?:[ \t].*)?)$"
+)
 
 
 def protect_prompts(lines: list[str]) -> list[str]:
@@ -471,7 +620,11 @@ def protect_prompts(lines: list[str]) -> list[str]:
     for line in lines:
         body = line.rstrip("\n")
         match = _MAGIC_LINE.match(body)
-        if match is None or not match.group("rest").strip() or body.rstrip().endswith(("%hermes?", "%hermes??")):
+        if (
+            match is None
+            or not match.group("rest").strip()
+            or body.rstrip().endswith(("%hermes?", "%hermes??"))
+        ):
             out.append(line)
             continue
         call = f"get_ipython().run_line_magic('hermes', {match.group('rest').strip()!r})"

@@ -1,11 +1,12 @@
 """Reading one ``{placeholder}`` of a prompt: names, public attributes and constant subscripts, never code.
 
 Why not ``eval``: a prompt can hold text someone else wrote (a model's reply pasted into an f-string), and
-``eval`` would run whatever that text put in braces. So a placeholder is parsed (``ast.parse(..., mode="eval")``)
-and walked: a name is looked up in the namespace, ``a.b`` is a plain ``getattr`` of a public name, ``d['k']`` /
-``xs[0]`` / ``xs[-1]`` index with a constant. Anything else (calls, operators, comprehensions, lambdas, names
-starting with ``_``, f-strings, ...) is refused with one line before anything is read. Properties and
-``__getitem__`` of the user's own objects still run; that is the user's own code, not the prompt's.
+``eval`` would run whatever that text put in braces. So a placeholder is parsed (``ast.parse(...,
+mode="eval")``) and walked: a name is looked up in the namespace, ``a.b`` is a plain ``getattr`` of a public
+name, ``d['k']`` / ``xs[0]`` / ``xs[-1]`` index with a constant. Anything else (calls, operators,
+comprehensions, lambdas, names starting with ``_``, f-strings, ...) is refused with one line before anything
+is read. Properties and ``__getitem__`` of the user's own objects still run; that is the user's own code, not
+the prompt's.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ LITERAL_HINT = "write {{ and }} for literal braces"
 
 
 class PromptContextError(HermesUsageError):
-    """Raised when a placeholder in a prompt cannot be filled (undefined name, refused expression, no error yet)."""
+    """Raised when a placeholder in a prompt cannot be filled (undefined name, refused expression, no error
+    yet)."""
 
 
 _REFUSED: list[tuple[tuple[type[ast.AST], ...], str]] = [
@@ -61,7 +63,11 @@ def _constant_key(node: ast.expr) -> int | str | None:
     """``'k'``, ``0`` or ``-1`` as a subscript key; None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, str):
         return node.value if isinstance(node.value, (int, str)) else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
         value = node.operand.value
         return -value if type(value) is int else None
     return None
@@ -78,17 +84,20 @@ def _check(expr: str, node: ast.expr) -> None:
         _check(expr, node.value)
     elif isinstance(node, ast.Subscript):
         if _constant_key(node.slice) is None:
-            raise _refuse(expr, _what(node.slice) if not isinstance(node.slice, ast.Name) else "variable subscripts")
+            raise _refuse(
+                expr, _what(node.slice) if not isinstance(node.slice, ast.Name) else "variable subscripts"
+            )
         _check(expr, node.value)
     else:
         raise _refuse(expr, _what(node))
 
 
 def resolve(expr: str, namespace: Mapping[str, Any], missing: Callable[[str], Any] | None = None) -> Any:
-    """The value of placeholder ``expr`` read from ``namespace``; :class:`PromptContextError` if refused or unreadable.
+    """The value of placeholder ``expr`` read from ``namespace``; :class:`PromptContextError` if refused or
+    unreadable.
 
-    ``missing(name)`` is asked for a name the namespace lacks (``Err``: the last error) and raises ``KeyError``
-    when it has none either.
+    ``missing(name)`` is asked for a name the namespace lacks (``Err``: the last error) and raises
+    ``KeyError`` when it has none either.
     """
     try:
         tree = ast.parse(expr, mode="eval")
@@ -100,7 +109,9 @@ def resolve(expr: str, namespace: Mapping[str, Any], missing: Callable[[str], An
     return _read(expr, tree.body, namespace, missing)
 
 
-def _read(expr: str, node: ast.expr, namespace: Mapping[str, Any], missing: Callable[[str], Any] | None) -> Any:
+def _read(
+    expr: str, node: ast.expr, namespace: Mapping[str, Any], missing: Callable[[str], Any] | None
+) -> Any:
     if isinstance(node, ast.Name):
         if node.id in namespace:
             return namespace[node.id]

@@ -61,13 +61,24 @@ class WidgetPresenter(Presenter):
 
         from ..widgets.turn import TurnView
 
-        self.view: TurnView = TurnView(on_respond=handle.answer, on_stop=handle.stop, secrets=handle.secrets,
-                                       images=handle.image)
+        self.view: TurnView = TurnView(
+            on_respond=handle.answer, on_stop=handle.stop, secrets=handle.secrets, images=handle.image
+        )
         self.view.busy = True  # shows the stop button while the turn runs
         self.display_id = uuid.uuid4().hex
-        if handle.filled:  # what the placeholders became, collapsed above the reply (the cell shows the template)
-            self.view.push([{"op": "message", "message": sent_prompt_message(
-                self.display_id, handle.prompt, handle.filled).to_dict()}])
+        if (
+            handle.filled
+        ):  # what the placeholders became, collapsed above the reply (the cell shows the template)
+            self.view.push(
+                [
+                    {
+                        "op": "message",
+                        "message": sent_prompt_message(
+                            self.display_id, handle.prompt, handle.filled
+                        ).to_dict(),
+                    }
+                ]
+            )
         handle.add_listener(self.view.push)
         self.execution_count = getattr(shell.ipython(), "execution_count", None)
         display(self.view, display_id=self.display_id)
@@ -77,8 +88,9 @@ class WidgetPresenter(Presenter):
 
         self.view.busy = False
         update_display(reply.bundle(), raw=True, display_id=self.display_id)
-        # What the live view showed stays, as image outputs under the transcript (a remote image never loads); only
-        # while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another cell.
+        # What the live view showed stays, as image outputs under the transcript (a remote image never loads);
+        # only while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another
+        # cell.
         for image in reply.images if shell.same_cell(self.execution_count) else ():
             if image.mime is not None:
                 display(image)
@@ -112,8 +124,9 @@ class TextPresenter(Presenter):
             self._print(changes)
 
     def _write(self, text: str) -> None:
-        """The one place streamed text reaches the terminal: no escape sequence, ``\\r`` or other control in it
-        (model text printed just before an approval prompt could otherwise conceal or overwrite the command)."""
+        """The one place streamed text reaches the terminal: no escape sequence, ``\\r`` or other control in
+        it (model text printed just before an approval prompt could otherwise conceal or overwrite the
+        command)."""
         text = terminal_safe(text)
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -126,8 +139,10 @@ class TextPresenter(Presenter):
                 part = change["part"]
                 self._kinds[part["id"]] = part["kind"]
                 if part["kind"] == "tool":
-                    self._write(("\n" if self._open_line else "") + f"[tool] {part.get('name') or 'tool'}: "
-                                f"{part.get('preview') or part.get('arguments') or ''}\n")
+                    self._write(
+                        ("\n" if self._open_line else "") + f"[tool] {part.get('name') or 'tool'}: "
+                        f"{part.get('preview') or part.get('arguments') or ''}\n"
+                    )
                 elif part["kind"] == "reasoning":
                     self._write(("\n" if self._open_line else "") + "[thinking] " + part.get("text", ""))
                 else:

@@ -1,9 +1,9 @@
 """A reply's images as notebook values: :class:`ReplyImage` (an image output), and reading ``media`` ones in.
 
-A turn's parts name images (:mod:`hermes_notebook.turns.images`): ``inline`` ones carry sniffed, bounded base64;
-``media`` ones are files on the Hermes host, read in through the conversation once, when the turn ends
-(:mod:`hermes_notebook.session.media`), so ``Reply.images``, the ``%hermes`` cell and an export have their bytes;
-``remote`` ones are never fetched: displayed, they are a link the user may open.
+A turn's parts name images (:mod:`hermes_notebook.turns.images`): ``inline`` ones carry sniffed, bounded
+base64; ``media`` ones are files on the Hermes host, read in through the conversation once, when the turn ends
+(:mod:`hermes_notebook.session.media`), so ``Reply.images``, the ``%hermes`` cell and an export have their
+bytes; ``remote`` ones are never fetched: displayed, they are a link the user may open.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ __all__ = ["ReplyImage", "reply_images"]
 
 
 class ReplyImage:
-    """One image a reply names. Displayed: an image output (``image/png`` ...) when its bytes are here, else a line
-    saying what and where it is (a ``remote`` image as a link; it never loads by itself).
+    """One image a reply names. Displayed: an image output (``image/png`` ...) when its bytes are here, else a
+    line saying what and where it is (a ``remote`` image as a link; it never loads by itself).
 
     ``source`` (``inline``, ``media``, ``remote``), ``mime``, ``alt``, ``path`` (on the Hermes host), ``url``
     (remote), ``note`` (why it is not shown), and ``data`` (the bytes, or None).
@@ -48,10 +48,14 @@ class ReplyImage:
             return None
 
     def describe(self) -> str:
-        """``image: chart.png (1,234 bytes, a file on the Hermes host)``: server text, no terminal control in it."""
+        """``image: chart.png (1,234 bytes, a file on the Hermes host)``: server text, no terminal control in
+        it."""
         size = f"{self.ref['bytes']:,} bytes, " if isinstance(self.ref.get("bytes"), int) else ""
-        where = {"inline": "sent with the message", "media": "a file on the Hermes host",
-                 "remote": f"at {redact_urls(self.url or '')}"}.get(self.source, "")
+        where = {
+            "inline": "sent with the message",
+            "media": "a file on the Hermes host",
+            "remote": f"at {redact_urls(self.url or '')}",
+        }.get(self.source, "")
         note = f"; {self.note}" if self.note else ""
         return terminal_safe(f"image: {self.alt} ({size}{where}{note})")
 
@@ -65,12 +69,18 @@ class ReplyImage:
         if self.source == "remote" and self.url and is_safe_url(self.url):
             host = urlsplit(self.url).hostname or "the link"
             bundle["text/html"] = html_block(
-                f'<div class="hn-image-ref">{escape_html(self.describe())}: <a href="{escape_html(self.url)}" '
-                f'target="_blank" rel="noopener noreferrer nofollow">open it on {escape_html(host)}</a></div>')
+                f'<div class="hn-image-ref">{escape_html(self.describe())}: <a '
+                f'href="{escape_html(self.url)}" '
+                f'target="_blank" rel="noopener noreferrer nofollow">open it on {escape_html(host)}</a></div>'
+            )
         return bundle
 
 
 def reply_images(message: Mapping[str, Any], *, secrets: tuple[object, ...] = ()) -> list[ReplyImage]:
     """The images every part of ``message`` names, in order."""
-    return [ReplyImage(image, secrets=secrets) for part in message.get("parts") or ()
-            for image in part.get("images") or () if isinstance(image, Mapping)]
+    return [
+        ReplyImage(image, secrets=secrets)
+        for part in message.get("parts") or ()
+        for image in part.get("images") or ()
+        if isinstance(image, Mapping)
+    ]

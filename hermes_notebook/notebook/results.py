@@ -1,8 +1,8 @@
 """What a finished turn and the facade's listings give back, each with a notebook repr.
 
 :class:`Reply` is one turn (its ``str`` is the answer; displayed, a static transcript that a saved notebook
-keeps); :class:`Transcript`, :class:`Table` and :class:`Status` are ``history()``, ``sessions()``/jobs tables and
-``status()``.
+keeps); :class:`Transcript`, :class:`Table` and :class:`Status` are ``history()``, ``sessions()``/jobs tables
+and ``status()``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ class Reply:
         self.filled = filled
         #: Sentences about things the transcript does not show by itself (an approval nobody answered, ...).
         self.notes: list[str] = list(notes)
-        self._live: tuple[str | None, int | None] | None = None  # (display id, execution count) of the live view
+        self._live: tuple[str | None, int | None] | None = (
+            None  # (display id, execution count) of the live view
+        )
         self._secrets: tuple[object, ...] = ()  # the connection's key and token: never shown (hide())
 
     def hide(self, *secrets: object) -> Reply:
@@ -75,23 +77,26 @@ class Reply:
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The tool parts: ``name``, ``status``, ``preview``/``arguments``, ``result``, ``interaction``, and ``risk``
-        (``{"level", "findings", "redacted"}``) where Hermes flagged the tool's output."""
+        """The tool parts: ``name``, ``status``, ``preview``/``arguments``, ``result``, ``interaction``, and
+        ``risk`` (``{"level", "findings", "redacted"}``) where Hermes flagged the tool's output."""
         return [p for p in self.parts if p.get("kind") == "tool"]
 
     @property
     def images(self) -> list[ReplyImage]:
-        """The images the reply names (each displays as an image output; a remote one as a link, never loaded)."""
+        """The images the reply names (each displays as an image output; a remote one as a link, never
+        loaded)."""
         return reply_images(self.message, secrets=self._secrets)
 
     @property
     def plan(self) -> list[dict[str, Any]]:
-        """The agent's task list as it ended the turn: ``id``, ``content``, ``status``, ``parent`` per item."""
+        """The agent's task list as it ended the turn: ``id``, ``content``, ``status``, ``parent`` per
+        item."""
         return next((list(p.get("todos") or []) for p in self.parts if p.get("kind") == "todo"), [])
 
     @property
     def subagents(self) -> list[dict[str, Any]]:
-        """The subagents the turn delegated to: ``goal``, ``status``, ``tools``, ``summary``, ``parent_id``, ..."""
+        """The subagents the turn delegated to: ``goal``, ``status``, ``tools``, ``summary``, ``parent_id``,
+        ..."""
         return [dict(p["subagent"]) for p in self.parts if p.get("kind") == "subagent" and p.get("subagent")]
 
     @property
@@ -130,7 +135,8 @@ class Reply:
         return f"<Reply {self.status}{tools}: {short!r}>"
 
     def shown_live(self, display_id: str | None, execution_count: int | None) -> None:
-        """Record that this turn was already shown in cell ``execution_count`` (under ``display_id``, if a view).
+        """Record that this turn was already shown in cell ``execution_count`` (under ``display_id``, if a
+        view).
 
         When the reply is also that cell's value it is then shown once, not twice.
         """
@@ -164,7 +170,11 @@ class Table(list):  # type: ignore[type-arg]
     """A list of row dicts that shows as a table."""
 
     def __init__(
-        self, rows: list[dict[str, Any]], *, columns: Sequence[str], current: str | None = None,
+        self,
+        rows: list[dict[str, Any]],
+        *,
+        columns: Sequence[str],
+        current: str | None = None,
         empty: str = "no sessions yet",
     ) -> None:
         super().__init__(rows)
@@ -188,7 +198,9 @@ class Table(list):  # type: ignore[type-arg]
         lines = []
         for row in self:
             mark = "*" if row.get("id") == self.current else " "
-            rest = "  ".join(self._cell(row.get(c), c) for c in self.columns[1:] if row.get(c) not in (None, ""))
+            rest = "  ".join(
+                self._cell(row.get(c), c) for c in self.columns[1:] if row.get(c) not in (None, "")
+            )
             lines.append(f"{mark} {row.get(self.columns[0])}  {rest}")
         return terminal_safe("\n".join(lines))
 
@@ -219,7 +231,9 @@ class Status(dict):  # type: ignore[type-arg]
                 out.append(f"  features: {', '.join(info['features'])}")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
         kernel = self.get("kernel")
-        out.append(kernel if kernel else "kernel tools: not shared (hermes.share_kernel() or %hermes --kernel MODES)")
+        out.append(
+            kernel if kernel else "kernel tools: not shared (hermes.share_kernel() or %hermes --kernel MODES)"
+        )
         return [terminal_safe(redact_urls(line)) for line in out]  # no URL userinfo, no escape sequence
 
     def __str__(self) -> str:

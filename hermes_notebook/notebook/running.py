@@ -1,7 +1,9 @@
-"""What waiting and showing need of a running turn: the :class:`RunningTurn` protocol (a ``TurnHandle`` is one).
+"""What waiting and showing need of a running turn: the :class:`RunningTurn` protocol (a ``TurnHandle`` is
+one).
 
 Why a protocol: the handle waits through :mod:`.wait`, which shows the turn through :mod:`.presenters`; typing
-both against this protocol rather than the handle class keeps them from importing the handle (no import circle).
+both against this protocol rather than the handle class keeps them from importing the handle (no import
+circle).
 """
 
 from __future__ import annotations

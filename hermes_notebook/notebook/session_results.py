@@ -123,7 +123,9 @@ class SessionUsage:
 
 
 def usage_from(
-    session_id: str | None, usage: Mapping[str, Any] | None, breakdown: Mapping[str, Any] | None = None,
+    session_id: str | None,
+    usage: Mapping[str, Any] | None,
+    breakdown: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
 ) -> SessionUsage:
     """A :class:`SessionUsage` from a usage dict of either server (Dashboard short names or ``*_tokens``)."""
@@ -179,7 +181,12 @@ class CommandResult:
 def models_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     """``hermes.models()``: one row per model, the current one named when nothing is listed."""
     current = next((r["model"] for r in rows if r.get("current")), None)
-    return Table([dict(r) for r in rows], columns=MODEL_COLUMNS, current=None, empty=f"no models listed (current: {current})")
+    return Table(
+        [dict(r) for r in rows],
+        columns=MODEL_COLUMNS,
+        current=None,
+        empty=f"no models listed (current: {current})",
+    )
 
 
 def usage_of(reading: UsageReading) -> SessionUsage:
@@ -188,7 +195,8 @@ def usage_of(reading: UsageReading) -> SessionUsage:
 
 
 def command_result(outcome: CommandOutcome, secrets: Sequence[object]) -> CommandResult | str:
-    """What ``hermes.command()`` shows (scrubbed of the connection's key and token), or the prompt it asks to send."""
+    """What ``hermes.command()`` shows (scrubbed of the connection's key and token), or the prompt it asks to
+    send."""
     if outcome.kind in ("send", "skill") and outcome.message.strip():
         return outcome.message
     text = outcome.output or outcome.display or outcome.message or "(no output)"

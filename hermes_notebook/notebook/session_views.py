@@ -1,9 +1,10 @@
 """What ``hermes.rollback()``, ``changes()``, ``profiles()``, ``sessions()`` and ``chat()`` give back.
 
 Each is plain data with a notebook repr. Every string in them is the server's (file paths, checkpoint notes,
-diff lines, profile names and descriptions): the text forms go through :func:`~hermes_notebook.inert.terminal_safe`,
-the HTML forms through :mod:`hermes_notebook.render_checkpoints` and :class:`~.results.Table` (escaped, inert).
-The work is the :class:`~hermes_notebook.session.Conversation`'s; this module only shapes results.
+diff lines, profile names and descriptions): the text forms go through
+:func:`~hermes_notebook.inert.terminal_safe`, the HTML forms through :mod:`hermes_notebook.render_checkpoints`
+and :class:`~.results.Table` (escaped, inert). The work is the
+:class:`~hermes_notebook.session.Conversation`'s; this module only shapes results.
 """
 
 from __future__ import annotations
@@ -30,16 +31,26 @@ if TYPE_CHECKING:
     from ..settings import Settings
     from ..widgets.chat import Chat
 
-__all__ = ["CHECKPOINT_COLUMNS", "PROFILE_COLUMNS", "Changes", "Restored", "checkpoints_table", "message_id",
-           "open_chat", "profiles_table", "rollback", "sessions_table"]
+__all__ = [
+    "CHECKPOINT_COLUMNS",
+    "PROFILE_COLUMNS",
+    "Changes",
+    "Restored",
+    "checkpoints_table",
+    "message_id",
+    "open_chat",
+    "profiles_table",
+    "rollback",
+    "sessions_table",
+]
 
 CHECKPOINT_COLUMNS = ("number", "hash", "taken", "message")
 PROFILE_COLUMNS = ("name", "default", "model", "provider", "description")
 
 
 def message_id(at: Any) -> str | int | None:
-    """``branch(at=...)``: a message id, or the id of a message (a dict from ``history()`` or a Message); ``-N`` as
-    it is (the last N exchanges left out)."""
+    """``branch(at=...)``: a message id, or the id of a message (a dict from ``history()`` or a Message);
+    ``-N`` as it is (the last N exchanges left out)."""
     if isinstance(at, int) and not isinstance(at, bool):
         return at
     found = at.get("id") if isinstance(at, dict) else getattr(at, "id", at)
@@ -49,11 +60,22 @@ def message_id(at: Any) -> str | int | None:
 
 
 def checkpoints_table(listed: Checkpoints) -> Table:
-    """The session's checkpoints, newest first: ``number`` (what ``rollback(checkpoint=N)`` takes), ``hash``..."""
-    rows = [{"number": n, "hash": c.hash, "taken": c.timestamp.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-             if c.timestamp else "", "message": c.message} for n, c in enumerate(listed.checkpoints, 1)]
-    empty = ("this Hermes takes no checkpoints of files" if not listed.enabled
-             else "no checkpoints yet: Hermes takes one before a turn first changes a file")
+    """The session's checkpoints, newest first: ``number`` (what ``rollback(checkpoint=N)`` takes),
+    ``hash``..."""
+    rows = [
+        {
+            "number": n,
+            "hash": c.hash,
+            "taken": c.timestamp.astimezone().strftime("%Y-%m-%d %H:%M:%S") if c.timestamp else "",
+            "message": c.message,
+        }
+        for n, c in enumerate(listed.checkpoints, 1)
+    ]
+    empty = (
+        "this Hermes takes no checkpoints of files"
+        if not listed.enabled
+        else "no checkpoints yet: Hermes takes one before a turn first changes a file"
+    )
     return Table(rows, columns=CHECKPOINT_COLUMNS, empty=empty)
 
 
@@ -62,8 +84,9 @@ def _checkpoint(value: CheckpointRef | Mapping[str, Any]) -> CheckpointRef:
     return str(value.get("hash") or "") if isinstance(value, Mapping) else value
 
 
-async def rollback(conversation: Conversation, session: str | None, *, checkpoint: Any = None,
-                   file: str | None = None) -> Table | Restored:
+async def rollback(
+    conversation: Conversation, session: str | None, *, checkpoint: Any = None, file: str | None = None
+) -> Table | Restored:
     """``hermes.rollback()``: list the checkpoints, or restore one (``file``: that file only)."""
     if checkpoint is None:
         if file is not None:
@@ -84,7 +107,8 @@ class Changes:
 
     @property
     def files(self) -> list[Any]:
-        """One :class:`~hermes_notebook.turns.checkpoints.FileChange` per file (``path``, ``status``, ``diff``)."""
+        """One :class:`~hermes_notebook.turns.checkpoints.FileChange` per file (``path``, ``status``,
+        ``diff``)."""
         return list(self.turn.diff.files) if self.turn.diff is not None else []
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -97,12 +121,16 @@ class Changes:
         return self._repr_mimebundle_()["text/plain"]
 
     def __repr__(self) -> str:
-        return f"<Changes {len(self.files)} file(s) since {self.checkpoint.hash[:8] if self.checkpoint else 'none'}>"
+        return (
+            f"<Changes {len(self.files)} file(s) since "
+            f"{self.checkpoint.hash[:8] if self.checkpoint else 'none'}>"
+        )
 
 
 @dataclass(frozen=True)
 class Restored:
-    """What a restore put back: ``files``, those Hermes kept (edited since: ``skipped``), history rows dropped."""
+    """What a restore put back: ``files``, those Hermes kept (edited since: ``skipped``), history rows
+    dropped."""
 
     result: RestoreResult
 
@@ -129,7 +157,9 @@ class Restored:
         return f"<Restored {len(self.files)} file(s)>"
 
     def _repr_html_(self) -> str:
-        return html_block("<ul>" + "".join(f"<li>{escape_html(line)}</li>" for line in self.lines()) + "</ul>")
+        return html_block(
+            "<ul>" + "".join(f"<li>{escape_html(line)}</li>" for line in self.lines()) + "</ul>"
+        )
 
 
 def sessions_table(rows: Sequence[Mapping[str, Any]], current: str | None) -> Table:
@@ -139,12 +169,21 @@ def sessions_table(rows: Sequence[Mapping[str, Any]], current: str | None) -> Ta
 
 
 def profiles_table(profiles: Sequence[Profile], chosen: str | None) -> Table:
-    """``hermes.profiles()``: one row per profile; ``current`` marks the connection's (or the server's default)."""
-    rows = [{"id": p.name, "name": p.name, "default": p.is_default, "model": p.model or "",
-             "provider": p.provider or "", "description": p.description or p.display_name} for p in profiles]
+    """``hermes.profiles()``: one row per profile; ``current`` marks the connection's (or the server's
+    default)."""
+    rows = [
+        {
+            "id": p.name,
+            "name": p.name,
+            "default": p.is_default,
+            "model": p.model or "",
+            "provider": p.provider or "",
+            "description": p.description or p.display_name,
+        }
+        for p in profiles
+    ]
     current = chosen or next((p.name for p in profiles if p.is_default), None)
     return Table(rows, columns=PROFILE_COLUMNS, current=current, empty="this Hermes lists no profiles")
-
 
 
 class ChatSource(Protocol):

@@ -1,7 +1,8 @@
-"""``Hermes.status()``: both servers reachable or not, their versions and features, and this connection's state.
+"""``Hermes.status()``: both servers reachable or not, their versions and features, and this connection's
+state.
 
-Why its own module: it asks each server in turn and turns every failure into a line of the result (a status check
-never raises), which is not the facade's business; the facade hands over its client factories.
+Why its own module: it asks each server in turn and turns every failure into a line of the result (a status
+check never raises), which is not the facade's business; the facade hands over its client factories.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ async def facade_status(hermes: StatusSource) -> Status:
     from ..kernel.share import KERNEL
 
     conversation = hermes.conversation
-    status = await gather_status(hermes.settings, hermes.default_via, conversation.current, conversation.api,
-                                 conversation.dashboard)
+    status = await gather_status(
+        hermes.settings, hermes.default_via, conversation.current, conversation.api, conversation.dashboard
+    )
     return Status({**status, "kernel": KERNEL.summary(hermes)})
 
 
@@ -47,7 +49,8 @@ async def gather_status(
     api_client: Callable[[], Awaitable[ApiClient]],
     dashboard: Callable[[], Awaitable[DashboardConnection]],
 ) -> Status:
-    """Ask the API Server (health, capabilities) and, when a token is set, the Dashboard; failures become lines."""
+    """Ask the API Server (health, capabilities) and, when a token is set, the Dashboard; failures become
+    lines."""
     info: dict[str, Any] = {"via": via, "session": session}
     api = await api_client()
     try:
@@ -69,8 +72,11 @@ async def gather_status(
         except HermesError as exc:
             info["dashboard"] = {"url": settings.dashboard_url, "ok": False, "error": str(exc)}
     else:
-        info["dashboard"] = {"url": settings.dashboard_url, "ok": False,
-                             "error": "no token configured (HERMES_DASHBOARD_TOKEN)"}
+        info["dashboard"] = {
+            "url": settings.dashboard_url,
+            "ok": False,
+            "error": "no token configured (HERMES_DASHBOARD_TOKEN)",
+        }
     return Status(info)
 
 
@@ -78,7 +84,9 @@ async def _dashboard_version(settings: Settings) -> str | None:
     import httpx
 
     async with httpx.AsyncClient(
-        trust_env=False, proxy=settings.proxy_for(settings.dashboard_url), timeout=settings.connect_timeout,
+        trust_env=False,
+        proxy=settings.proxy_for(settings.dashboard_url),
+        timeout=settings.connect_timeout,
     ) as http:
         data = (await http.get(f"{settings.dashboard_url}/api/status")).json()
     return data.get("version") if isinstance(data, dict) else None

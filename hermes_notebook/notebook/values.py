@@ -1,21 +1,24 @@
-"""How a value reads in a prompt or to a read tool: a bounded, typed summary, never the whole of a large value.
+"""How a value reads in a prompt or to a read tool: a bounded, typed summary, never the whole of a large
+value.
 
 Two callers, two rules:
 
-- ``{var}`` placeholders and ``run_code`` results (:func:`summarize`): the user typed the name, or approved the
-  code, and the summary is made on the main thread, as printing the value would be. A value of an unknown type
-  shows its ``repr`` (cut), a figure is rendered to a PNG.
+- ``{var}`` placeholders and ``run_code`` results (:func:`summarize`): the user typed the name, or approved
+  the code, and the summary is made on the main thread, as printing the value would be. A value of an unknown
+  type shows its ``repr`` (cut), a figure is rendered to a PNG.
 - the kernel's read tools (:func:`summarize` with ``safe=True``): the model chose the name, and a read may run
-  while a cell runs (kernel/reading.py). A safe summary runs no user code at all. Only values of known types are
-  looked into: builtins by exact type (dict, list, tuple, set, frozenset, str, bytes, numbers, None, range; a few
-  stdlib ones: datetime, Decimal, Path, OrderedDict, defaultdict, Counter, deque, ``os.environ``), numpy arrays and
-  scalars and pandas DataFrames and Series and their scalars, each by its exact type's module and name (a subclass
-  is unknown); their elements are formatted by this module, not by their ``__repr__``. Anything else shows as
-  its type name only: no ``len``, ``repr``, ``str``, attribute or property of it is read.
+  while a cell runs (kernel/reading.py). A safe summary runs no user code at all. Only values of known types
+  are looked into: builtins by exact type (dict, list, tuple, set, frozenset, str, bytes, numbers, None,
+  range; a few stdlib ones: datetime, Decimal, Path, OrderedDict, defaultdict, Counter, deque,
+  ``os.environ``), numpy arrays and scalars and pandas DataFrames and Series and their scalars, each by its
+  exact type's module and name (a subclass is unknown); their elements are formatted by this module, not by
+  their ``__repr__``. Anything else shows as its type name only: no ``len``, ``repr``, ``str``, attribute or
+  property of it is read.
 
-Both withhold a value whose variable name or mapping key looks secret (:func:`~hermes_notebook.scrub.looks_secret`:
-``<withheld: 11 chars>``), and look at no more than :data:`MAX_ITEMS` items of a collection, however large (no
-``list(d.items())`` of a two-million-item dict). Nothing here imports pandas, numpy or matplotlib.
+Both withhold a value whose variable name or mapping key looks secret
+(:func:`~hermes_notebook.scrub.looks_secret`: ``<withheld: 11 chars>``), and look at no more than
+:data:`MAX_ITEMS` items of a collection, however large (no ``list(d.items())`` of a two-million-item dict).
+Nothing here imports pandas, numpy or matplotlib.
 """
 
 from __future__ import annotations
@@ -28,7 +31,19 @@ from typing import Any
 
 from ..scrub import looks_secret
 
-__all__ = ["FRAME_TYPES", "HEAD_ROWS", "MAX_ITEMS", "SERIES_TYPES", "VALUE_CHARS", "Summary", "cut", "exact_type", "safe_repr", "summarize", "withheld"]
+__all__ = [
+    "FRAME_TYPES",
+    "HEAD_ROWS",
+    "MAX_ITEMS",
+    "SERIES_TYPES",
+    "VALUE_CHARS",
+    "Summary",
+    "cut",
+    "exact_type",
+    "safe_repr",
+    "summarize",
+    "withheld",
+]
 
 #: Characters one value may take in a prompt (a cut value says how much was left out).
 VALUE_CHARS = 2000
@@ -47,16 +62,31 @@ MAX_COLUMNS = 20
 
 _SCALARS = frozenset({type(None), bool, int, float, complex})
 _SEQUENCES = frozenset({list, tuple, set, frozenset})
-_STDLIB_SCALARS = frozenset({
-    ("datetime", "datetime"), ("datetime", "date"), ("datetime", "time"), ("datetime", "timedelta"),
-    ("decimal", "Decimal"), ("fractions", "Fraction"), ("uuid", "UUID"), ("pathlib", "PosixPath"),
-    ("pathlib", "WindowsPath"),
-})
-_STDLIB_MAPPINGS = frozenset({("collections", "OrderedDict"), ("collections", "defaultdict"),
-                              ("collections", "Counter"), ("os", "_Environ")})
+_STDLIB_SCALARS = frozenset(
+    {
+        ("datetime", "datetime"),
+        ("datetime", "date"),
+        ("datetime", "time"),
+        ("datetime", "timedelta"),
+        ("decimal", "Decimal"),
+        ("fractions", "Fraction"),
+        ("uuid", "UUID"),
+        ("pathlib", "PosixPath"),
+        ("pathlib", "WindowsPath"),
+    }
+)
+_STDLIB_MAPPINGS = frozenset(
+    {
+        ("collections", "OrderedDict"),
+        ("collections", "defaultdict"),
+        ("collections", "Counter"),
+        ("os", "_Environ"),
+    }
+)
 _NUMPY_SCALAR = re.compile(
     r"bool_?|u?int\d*|u?intc|u?intp|u?longlong|float\d*|half|single|double|longdouble|complex\d*|c?longdouble|"
-    r"cdouble|csingle|str_|bytes_|datetime64|timedelta64")
+    r"cdouble|csingle|str_|bytes_|datetime64|timedelta64"
+)
 _PANDAS_SCALARS = frozenset({"Timestamp", "Timedelta", "Period", "NaTType", "NAType"})
 # Where pandas defines its frames and series (pandas 3 says "pandas"; earlier versions their own modules).
 FRAME_TYPES = frozenset({("pandas", "DataFrame"), ("pandas.core.frame", "DataFrame")})
@@ -73,7 +103,8 @@ class Summary:
 
 
 def exact_type(value: Any) -> tuple[str, str]:
-    """``(module, name)`` of the value's own type (``type()``, never ``__class__``, which a property can fake)."""
+    """``(module, name)`` of the value's own type (``type()``, never ``__class__``, which a property can
+    fake)."""
     cls = type(value)
     return str(type.__dict__["__module__"].__get__(cls) or ""), str(type.__dict__["__name__"].__get__(cls))
 
@@ -100,15 +131,18 @@ def _known_scalar(value: Any) -> str | None:
             return f"<int of {value.bit_length():,} bits>"
         return repr(value)
     module, name = exact_type(value)
-    if (module, name) in _STDLIB_SCALARS or (module == "numpy" and _NUMPY_SCALAR.fullmatch(name)) \
-            or (module.split(".", 1)[0] == "pandas" and name in _PANDAS_SCALARS):
+    if (
+        (module, name) in _STDLIB_SCALARS
+        or (module == "numpy" and _NUMPY_SCALAR.fullmatch(name))
+        or (module.split(".", 1)[0] == "pandas" and name in _PANDAS_SCALARS)
+    ):
         return repr(value)
     return None
 
 
 def safe_repr(value: Any, *, safe: bool = True, depth: int = 0, items: int = NESTED_ITEMS) -> str:
-    """A short repr of ``value`` built here, bounded in size and work. Unknown types: their name in angle brackets
-    when ``safe`` (no user code runs), else their own ``repr`` (cut; a failing one is named)."""
+    """A short repr of ``value`` built here, bounded in size and work. Unknown types: their name in angle
+    brackets when ``safe`` (no user code runs), else their own ``repr`` (cut; a failing one is named)."""
     cls = type(value)
     if cls is str:
         text = repr(value[:ITEM_CHARS])
@@ -122,12 +156,21 @@ def safe_repr(value: Any, *, safe: bool = True, depth: int = 0, items: int = NES
     if scalar is not None:
         return cut(scalar, ITEM_CHARS)
     mapping = _mapping(value, safe)
-    if mapping is not None or cls in _SEQUENCES or (not safe and isinstance(value, (list, tuple, set, frozenset))):
+    if (
+        mapping is not None
+        or cls in _SEQUENCES
+        or (not safe and isinstance(value, (list, tuple, set, frozenset)))
+    ):
         if depth >= MAX_DEPTH:
             return f"<{exact_type(value)[1]} of {len(value):,} items>"
         body = _items(value, mapping, safe=safe, depth=depth + 1, limit=items)
-        open_, close = ("{", "}") if mapping is not None or isinstance(value, (set, frozenset)) else \
-            ("(", ")") if isinstance(value, tuple) else ("[", "]")
+        open_, close = (
+            ("{", "}")
+            if mapping is not None or isinstance(value, (set, frozenset))
+            else ("(", ")")
+            if isinstance(value, tuple)
+            else ("[", "]")
+        )
         return f"{open_}{body}{close}"
     if safe:
         return f"<{exact_type(value)[1]}>"
@@ -167,9 +210,12 @@ def _items(value: Any, mapping: Mapping[Any, Any] | None, *, safe: bool, depth: 
     return ", ".join(shown)
 
 
-def summarize(value: Any, limit: int = VALUE_CHARS, *, name: str | None = None, safe: bool = False) -> Summary:
-    """A bounded, typed summary of a value (never the whole of a large value). ``name``: the variable or key it
-    was read by (a secret-looking one withholds the value); ``safe``: run no user code (the module docstring)."""
+def summarize(
+    value: Any, limit: int = VALUE_CHARS, *, name: str | None = None, safe: bool = False
+) -> Summary:
+    """A bounded, typed summary of a value (never the whole of a large value). ``name``: the variable or key
+    it was read by (a secret-looking one withholds the value); ``safe``: run no user code (the module
+    docstring)."""
     module, kind = exact_type(value)
     if name is not None and looks_secret(name):
         return Summary(kind, withheld(value))
@@ -194,7 +240,11 @@ def summarize(value: Any, limit: int = VALUE_CHARS, *, name: str | None = None, 
         if hasattr(value, "savefig"):
             return _figure_summary(value)
     mapping = _mapping(value, safe)
-    if mapping is not None or type(value) in _SEQUENCES or (not safe and isinstance(value, (list, tuple, set, frozenset))):
+    if (
+        mapping is not None
+        or type(value) in _SEQUENCES
+        or (not safe and isinstance(value, (list, tuple, set, frozenset)))
+    ):
         body = _items(value, mapping, safe=safe, depth=1, limit=MAX_ITEMS)
         return Summary(kind, cut(f"{kind} of {len(value):,} items: {body}", limit))
     if safe:
@@ -234,33 +284,47 @@ def _library_dtype(dtype: Any) -> bool:
 
 
 def _cell(value: Any) -> str:
-    """A table cell: text as it is, a known scalar as its library prints it, anything else as :func:`safe_repr`."""
+    """A table cell: text as it is, a known scalar as its library prints it, anything else as
+    :func:`safe_repr`."""
     if type(value) is str:
         return cut(value, CELL_CHARS)
-    return cut(str(value) if _known_scalar(value) is not None else safe_repr(value, depth=MAX_DEPTH), CELL_CHARS)
+    return cut(
+        str(value) if _known_scalar(value) is not None else safe_repr(value, depth=MAX_DEPTH), CELL_CHARS
+    )
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in [header, *rows])
+    return "\n".join(
+        "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True))
+        for row in [header, *rows]
+    )
 
 
 def _safe_frame(value: Any, limit: int) -> Summary:
-    """A DataFrame read with pandas' own indexing only: labels and cells formatted here, never by their repr."""
+    """A DataFrame read with pandas' own indexing only: labels and cells formatted here, never by their
+    repr."""
     rows, cols = value.shape
-    dtypes = list(value.dtypes)[:MAX_COLUMNS * 2]
-    labels = list(value.columns[:MAX_COLUMNS * 2])
-    listed = ", ".join(f"{_cell(label)}: {dtype if _library_dtype(dtype) else '<' + exact_type(dtype)[1] + '>'}"
-                       for label, dtype in zip(labels, dtypes, strict=False))
+    dtypes = list(value.dtypes)[: MAX_COLUMNS * 2]
+    labels = list(value.columns[: MAX_COLUMNS * 2])
+    listed = ", ".join(
+        f"{_cell(label)}: {dtype if _library_dtype(dtype) else '<' + exact_type(dtype)[1] + '>'}"
+        for label, dtype in zip(labels, dtypes, strict=False)
+    )
     if cols > len(labels):
         listed += f", … [{cols - len(labels)} more columns]"
     shown = [j for j in range(min(cols, MAX_COLUMNS)) if _library_dtype(dtypes[j])]
     head_rows = min(rows, HEAD_ROWS)
-    index = [_cell(i) for i in value.index[:HEAD_ROWS].tolist()] if _library_dtype(value.index.dtype) \
+    index = (
+        [_cell(i) for i in value.index[:HEAD_ROWS].tolist()]
+        if _library_dtype(value.index.dtype)
         else [""] * head_rows
+    )
     columns = [[_cell(c) for c in value.iloc[:HEAD_ROWS, j].tolist()] for j in shown]
-    table = _table(["", *(_cell(labels[j]) for j in shown)],
-                   [[index[r], *(column[r] for column in columns)] for r in range(len(index))])
+    table = _table(
+        ["", *(_cell(labels[j]) for j in shown)],
+        [[index[r], *(column[r] for column in columns)] for r in range(len(index))],
+    )
     text = f"DataFrame: {rows:,} rows × {cols:,} columns\ndtypes: {listed}\nhead({HEAD_ROWS}):\n{table}"
     return Summary("DataFrame", cut(text, limit))
 
@@ -270,7 +334,10 @@ def _safe_series(value: Any, limit: int) -> Summary:
     shown = str(dtype) if _library_dtype(dtype) else f"<{exact_type(dtype)[1]}>"
     head = ""
     if _library_dtype(dtype) and _library_dtype(value.index.dtype):
-        cells = [[_cell(i), _cell(v)] for i, v in zip(value.index[:HEAD_ROWS].tolist(), value.iloc[:HEAD_ROWS].tolist(), strict=False)]
+        cells = [
+            [_cell(i), _cell(v)]
+            for i, v in zip(value.index[:HEAD_ROWS].tolist(), value.iloc[:HEAD_ROWS].tolist(), strict=False)
+        ]
         head = f"\nhead({HEAD_ROWS}):\n" + _table(["", ""], cells).split("\n", 1)[-1]
     text = f"Series {safe_repr(value.name)}: {len(value):,} values, dtype {shown}{head}"
     return Summary("Series", cut(text, limit))
@@ -283,8 +350,12 @@ def _array_summary(value: Any, limit: int, safe: bool) -> Summary:
     dtype = value.dtype
     if safe and dtype.hasobject and dtype.kind != "O":  # structured, with object fields: not opened
         return Summary("ndarray", header)
-    formatter: Any = {"object": lambda item: safe_repr(item, safe=safe, depth=MAX_DEPTH)} if dtype.kind == "O" else None
-    body = numpy.array2string(value, threshold=MAX_ITEMS * 5, edgeitems=3, max_line_width=100, formatter=formatter)
+    formatter: Any = (
+        {"object": lambda item: safe_repr(item, safe=safe, depth=MAX_DEPTH)} if dtype.kind == "O" else None
+    )
+    body = numpy.array2string(
+        value, threshold=MAX_ITEMS * 5, edgeitems=3, max_line_width=100, formatter=formatter
+    )
     return Summary("ndarray", cut(f"{header}\n{body}", limit))
 
 
@@ -294,4 +365,6 @@ def _figure_summary(value: Any) -> Summary:
     buffer = io.BytesIO()
     value.savefig(buffer, format="png", bbox_inches="tight")
     width, height = (int(x) for x in value.get_size_inches() * value.dpi)
-    return Summary("figure", f"[figure {width}×{height} px, attached as an image]", (("image/png", buffer.getvalue()),))
+    return Summary(
+        "figure", f"[figure {width}×{height} px, attached as an image]", (("image/png", buffer.getvalue()),)
+    )

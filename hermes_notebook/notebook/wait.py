@@ -102,7 +102,9 @@ def wait_blocking(
                     pass
                 if deadline is not None and time.monotonic() > deadline:
                     handle.interrupt()
-                    raise HermesTimeoutError(f"the turn did not finish within {timeout:g} s; it was interrupted")
+                    raise HermesTimeoutError(
+                        f"the turn did not finish within {timeout:g} s; it was interrupted"
+                    )
     except KeyboardInterrupt:
         handle.interrupt()
         raise
@@ -116,11 +118,17 @@ def wait_blocking(
 def warn_every_time(message: str, category: type[Warning], stacklevel: int) -> None:
     """``warnings.warn`` without the once-per-location memory of the default filter.
 
-    Every ``%hermes`` warns from the same line, so ``warnings.warn`` would tell only the first cell why its buttons
-    do not respond. Filters still apply (``ignore``, ``once``, ``error``); only the per-location registry is fresh.
+    Every ``%hermes`` warns from the same line, so ``warnings.warn`` would tell only the first cell why its
+    buttons do not respond. Filters still apply (``ignore``, ``once``, ``error``); only the per-location
+    registry is fresh.
     """
     frame = sys._getframe(stacklevel)
     warnings.warn_explicit(
-        message, category, frame.f_code.co_filename, frame.f_lineno,
-        module=frame.f_globals.get("__name__"), registry={}, module_globals=frame.f_globals,
+        message,
+        category,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=frame.f_globals.get("__name__"),
+        registry={},
+        module_globals=frame.f_globals,
     )

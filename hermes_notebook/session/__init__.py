@@ -1,9 +1,11 @@
-"""One conversation with Hermes, below every face: the layer the facade, the Chat widget and ``%hermes`` adapt.
+"""One conversation with Hermes, below every face: the layer the facade, the Chat widget and ``%hermes``
+adapt.
 
-``conversation`` (:class:`Conversation`, the one owner of every session operation) over ``runner`` (the one turn
-runner, typed against the small :class:`TurnSink` protocol of ``turns``), ``queue`` (one turn at a time per
-session, for every face), ``book`` (which session a name means), ``control`` (stopping a turn) and ``readings``
-(models and usage as plain data). No IPython, ipywidgets or anywidget here (tests/test_conventions.py checks).
+``conversation`` (:class:`Conversation`, the one owner of every session operation) over ``runner`` (the one
+turn runner, typed against the small :class:`TurnSink` protocol of ``turns``), ``queue`` (one turn at a time
+per session, for every face), ``book`` (which session a name means), ``control`` (stopping a turn) and
+``readings`` (models and usage as plain data). No IPython, ipywidgets or anywidget here
+(tests/test_conventions.py checks).
 """
 
 from __future__ import annotations

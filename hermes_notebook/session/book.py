@@ -54,8 +54,9 @@ def resume(session: str) -> Resume:
 
 
 class SessionBook:
-    """A conversation's sessions: the current one, the ones it started or continued (name -> id aliases and their
-    ids), and their Dashboard refs. One turn at a time per session is the :class:`~.queue.TurnQueue`'s job.
+    """A conversation's sessions: the current one, the ones it started or continued (name -> id aliases and
+    their ids), and their Dashboard refs. One turn at a time per session is the :class:`~.queue.TurnQueue`'s
+    job.
 
     Used on the package loop only (faces read :meth:`key` and :attr:`current` from the main thread).
     """
@@ -80,7 +81,8 @@ class SessionBook:
             self._own.add(stored_id)
 
     def known(self, name: str) -> str | None:
-        """The stored id of this book's session called ``name`` (a name given here, or the id itself), else None.
+        """The stored id of this book's session called ``name`` (a name given here, or the id itself), else
+        None.
 
         A :class:`Resume` only finds what an earlier resume of it found: a name given here may have been
         refused as a title because a stored session has it, and resuming means that stored one.
@@ -89,10 +91,11 @@ class SessionBook:
         return found or (str(name) if name in self._own else None)
 
     def key(self, name: str | None) -> str | None:
-        """The stored id to read (history, export, compress): the current session for None, this book's session
-        called ``name``, or the stored session a :class:`Resume` names.
+        """The stored id to read (history, export, compress): the current session for None, this book's
+        session called ``name``, or the stored session a :class:`Resume` names.
 
-        A plain name this book does not know raises :class:`HermesUsageError`: it is never looked up on the server.
+        A plain name this book does not know raises :class:`HermesUsageError`: it is never looked up on the
+        server.
         """
         if name is None:
             return self.current
@@ -117,8 +120,8 @@ class SessionBook:
     async def dashboard_ref(
         self, conn: DashboardConnection, name: str | None, *, new: bool = False, follow: bool = True
     ) -> SessionRef:
-        """The Dashboard session a turn goes to: created, resumed, or already live; with ``follow`` (an ask, not
-        a chat's prompt) it becomes current."""
+        """The Dashboard session a turn goes to: created, resumed, or already live; with ``follow`` (an ask,
+        not a chat's prompt) it becomes current."""
         async with self._resolving():
             ref = await self._dashboard_session(conn, name, new=new)
             if follow:
@@ -126,8 +129,8 @@ class SessionBook:
             return ref
 
     async def chat_ref(self, conn: DashboardConnection, name: str | None) -> SessionRef:
-        """The Dashboard session a chat opens: a new one for None, else found or started as for an ask (not made
-        current)."""
+        """The Dashboard session a chat opens: a new one for None, else found or started as for an ask (not
+        made current)."""
         async with self._resolving():
             if name is None:
                 ref = await conn.create_session()
@@ -164,7 +167,8 @@ class SessionBook:
             return ref
 
     def remember(self, ref: SessionRef) -> None:
-        """A session this connection made or opened some other way (a chat's, a branch): it is this book's now."""
+        """A session this connection made or opened some other way (a chat's, a branch): it is this book's
+        now."""
         self._refs[ref.stored_id] = ref
         self._own.add(ref.stored_id)
 
@@ -174,7 +178,8 @@ class SessionBook:
         self.current = ref.stored_id
 
     async def api_session(self, name: str | None, *, new: bool = False) -> str:
-        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes current.
+        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes
+        current.
 
         The API Server has no titles: :func:`resume` takes a stored session id there.
         """
@@ -198,7 +203,8 @@ async def _resume_stored(conn: DashboardConnection, name: str) -> SessionRef:
             raise
         raise HermesRPCError(
             f"there is no stored session {str(name)!r} to resume (hermes.sessions() lists them)",
-            code=exc.code, method=exc.method,
+            code=exc.code,
+            method=exc.method,
         ) from None
 
 

@@ -23,8 +23,8 @@ log = logging.getLogger(__name__)
 
 
 class TurnControl:
-    """A turn's stop: :meth:`stop` from any thread; :meth:`arm`, :meth:`watch` and :meth:`interrupt_now` on the
-    package loop (the runner's side)."""
+    """A turn's stop: :meth:`stop` from any thread; :meth:`arm`, :meth:`watch` and :meth:`interrupt_now` on
+    the package loop (the runner's side)."""
 
     def __init__(self) -> None:
         self._stop_requested = False

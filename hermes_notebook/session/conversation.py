@@ -1,16 +1,16 @@
 """``Conversation``: the one owner of every session operation, below every face.
 
 The facade (``hermes.ask``, ``hermes.undo()`` ...), the Chat widget and ``%hermes`` are thin adapters over one
-``Conversation``: each operation is written here once (which session it acts on, which server feature it needs,
-what "not offered" means for it, whether it waits for the session's running turn) and the faces only take
-input and show results. A conversation owns its clients (or is given a connection), its :class:`~.book.SessionBook`
-(which session a name means), its :class:`~.queue.TurnQueue` (one turn at a time per session, for every face)
-and the one :class:`~.runner.TurnRunner`.
+``Conversation``: each operation is written here once (which session it acts on, which server feature it
+needs, what "not offered" means for it, whether it waits for the session's running turn) and the faces only
+take input and show results. A conversation owns its clients (or is given a connection), its
+:class:`~.book.SessionBook` (which session a name means), its :class:`~.queue.TurnQueue` (one turn at a time
+per session, for every face) and the one :class:`~.runner.TurnRunner`.
 
 Every method is a coroutine for the package loop (:mod:`hermes_notebook.runtime`). ``session`` arguments are
 what the book resolves: a name or stored id of this conversation's, a :func:`~.book.resume`, or None for the
-current session. Adding a session feature: its wire function in ``client/``, one method here, and a few lines in
-each face that offers it (docs/architecture.md, "Adding a session feature").
+current session. Adding a session feature: its wire function in ``client/``, one method here, and a few lines
+in each face that offers it (docs/architecture.md, "Adding a session feature").
 """
 
 from __future__ import annotations
@@ -84,12 +84,15 @@ class Conversation:
     """Everything a connection does with Hermes sessions (see the module docstring).
 
     ``Conversation(settings)`` opens its clients on first use and closes them in :meth:`close`. ``dashboard=``
-    gives it a connected ``DashboardConnection`` to use (the caller's to close) or a coroutine function returning
-    one; ``api=`` a coroutine function returning an ``ApiClient``.
+    gives it a connected ``DashboardConnection`` to use (the caller's to close) or a coroutine function
+    returning one; ``api=`` a coroutine function returning an ``ApiClient``.
     """
 
     def __init__(
-        self, settings: Settings | None = None, *, dashboard: DashboardConnection | Connect | None = None,
+        self,
+        settings: Settings | None = None,
+        *,
+        dashboard: DashboardConnection | Connect | None = None,
         api: Callable[[], Awaitable[ApiClient]] | None = None,
     ) -> None:
         self.settings = settings
@@ -104,7 +107,8 @@ class Conversation:
         self.runner = TurnRunner(self.book, self.queue, dashboard=self.dashboard, api=self.api)
         #: The usage each session's last turn reported (the API Server keeps no session totals).
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
-        #: File checkpoints: when each turn run here started (its checkpoint is the first one after), undo with files.
+        #: File checkpoints: when each turn run here started (its checkpoint is the first one after), undo
+        # with files.
         self.files = FileRewind(self)
         #: Steering and stopping a running turn's subagents (which of the two this Hermes offers).
         self.subagents = Subagents(self)
@@ -114,8 +118,11 @@ class Conversation:
     @property
     def has_dashboard(self) -> bool:
         """Whether this conversation can reach a Dashboard (a token, or a connection given to it)."""
-        return bool(self._given is not None or self._dashboard_factory is not None
-                    or (self.settings is not None and self.settings.dashboard_token))
+        return bool(
+            self._given is not None
+            or self._dashboard_factory is not None
+            or (self.settings is not None and self.settings.dashboard_token)
+        )
 
     async def dashboard(self) -> DashboardConnection:
         """The Dashboard connection, connected (opened here on first use unless one was given)."""
@@ -163,8 +170,11 @@ class Conversation:
         if not self.has_dashboard:
             raise HermesUsageError(message)
 
-    async def _ref(self, session: str | None, *, start: bool = False) -> tuple[DashboardConnection, SessionRef]:
-        """The Dashboard session ``session`` names; with ``start``, one is started now if there is none yet."""
+    async def _ref(
+        self, session: str | None, *, start: bool = False
+    ) -> tuple[DashboardConnection, SessionRef]:
+        """The Dashboard session ``session`` names; with ``start``, one is started now if there is none
+        yet."""
         conn = await self.dashboard()
         key = self.book.key(session)
         if key is not None:
@@ -180,7 +190,9 @@ class Conversation:
         """The session consecutive asks continue (its stored id), None before the first."""
         return self.book.current
 
-    async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl | None = None) -> TurnOutcome:
+    async def run(
+        self, request: TurnRequest, sink: TurnSink, control: TurnControl | None = None
+    ) -> TurnOutcome:
         """Run one turn after the session's earlier ones (from any face); its records go to ``sink``."""
         started = datetime.now(timezone.utc)
         outcome = await self.runner.run(request, sink, control or TurnControl())
@@ -199,27 +211,31 @@ class Conversation:
         await conn.respond(ref, request_id, value)
 
     async def answer_secret(self, kind: str, request_id: str, value: str) -> None:
-        """Send a sudo password or secret value once (``sudo.respond`` / ``secret.respond``); it is kept nowhere."""
+        """Send a sudo password or secret value once (``sudo.respond`` / ``secret.respond``); it is kept
+        nowhere."""
         method, field = ("sudo.respond", "password") if kind == "sudo" else ("secret.respond", "value")
         conn = await self.dashboard()
         await conn.request(method, {"request_id": request_id, field: value})
 
     async def attach(self, session: str | None, text: str, files: Sequence[tuple[str, bytes]]) -> str:
-        """Stage text files and PDFs for the session's next prompt; returns ``text`` naming them (``@file:``)."""
+        """Stage text files and PDFs for the session's next prompt; returns ``text`` naming them
+        (``@file:``)."""
         documents = prepare_files(files)  # checked before anything is sent
         conn, ref = await self._ref(session)
         return prompt_with_files(text, await attach_files(conn.request, ref.live_id, documents))
 
     async def image(self, path: str) -> MediaImage:
-        """The image file at ``path`` on the Hermes host (a part's ``media`` reference), read through the Dashboard
-        here in the kernel (a view never loads it from a server URL): sniffed PNG/JPEG/GIF/WebP, bounded."""
+        """The image file at ``path`` on the Hermes host (a part's ``media`` reference), read through the
+        Dashboard here in the kernel (a view never loads it from a server URL): sniffed PNG/JPEG/GIF/WebP,
+        bounded."""
         self._needs_dashboard("images Hermes made are read through the Dashboard (a dashboard token)")
         return await (await self.dashboard()).media(path)
 
     # --- sessions and history ---
 
     async def open(self, session: str | None) -> OpenedSession:
-        """Open a session for a view (not made current): a new one for None, else as for an ask; with its history."""
+        """Open a session for a view (not made current): a new one for None, else as for an ask; with its
+        history."""
         conn = await self.dashboard()
         ref = await self.book.chat_ref(conn, session)
         messages = [] if session is None else await self.history(ref.stored_id)
@@ -227,14 +243,15 @@ class Conversation:
         return OpenedSession(ref.stored_id, title if isinstance(title, str) and title else None, messages)
 
     async def history(self, session: str | None = None, *, images: bool = False) -> list[MessageDict]:
-        """A session's transcript as message dicts (Dashboard history, or API Server rows folded like live turns);
-        ``images``: the ``media`` images Hermes made read in (:mod:`.media`), so an export can embed them."""
+        """A session's transcript as message dicts (Dashboard history, or API Server rows folded like live
+        turns); ``images``: the ``media`` images Hermes made read in (:mod:`.media`), so an export can embed
+        them."""
         messages = await self._history(session)
         return [cast("MessageDict", m) for m in await self.with_images(messages)] if images else messages
 
     async def with_images(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """``messages`` with the ``media`` images they name read in through :meth:`image` (:mod:`.media`), so an
-        export (``history(images=True)``, the chat's Export) embeds them."""
+        """``messages`` with the ``media`` images they name read in through :meth:`image` (:mod:`.media`), so
+        an export (``history(images=True)``, the chat's Export) embeds them."""
         return [await read_media_images(message, self.image) for message in messages]
 
     async def _history(self, session: str | None) -> list[MessageDict]:
@@ -270,16 +287,21 @@ class Conversation:
 
     async def compress(self, session: str | None = None, focus_topic: str | None = None) -> dict[str, Any]:
         """Compress the session's context now (``session.compress``); returns the server's counts."""
-        self._needs_dashboard("compress() needs the Dashboard (a dashboard token): the API Server cannot compress")
+        self._needs_dashboard(
+            "compress() needs the Dashboard (a dashboard token): the API Server cannot compress"
+        )
         if self.book.key(session) is None:
-            raise HermesUsageError("there is no session to compress yet: ask something first, or name a session")
+            raise HermesUsageError(
+                "there is no session to compress yet: ask something first, or name a session"
+            )
         conn, ref = await self._ref(session)
         return await conn.compress(ref, focus_topic)
 
     # --- model and usage ---
 
     async def models(self, session: str | None = None) -> list[dict[str, Any]]:
-        """The models Hermes offers (``model``, ``provider``, ``current``), for the session when there is one."""
+        """The models Hermes offers (``model``, ``provider``, ``current``), for the session when there is
+        one."""
         if self.has_dashboard:
             conn = await self.dashboard()
             key = self.book.key(session)
@@ -299,11 +321,15 @@ class Conversation:
         except HermesNotOfferedError:
             return ""
 
-    async def set_model(self, name: str, session: str | None = None, *, confirm: bool = False) -> dict[str, Any]:
+    async def set_model(
+        self, name: str, session: str | None = None, *, confirm: bool = False
+    ) -> dict[str, Any]:
         """Switch the session's model (``config.set``; started now if there is none yet); Hermes' answer."""
         check_model_name(name)
-        self._needs_dashboard("set_model() needs the Dashboard (a dashboard token); with via='api' pass "
-                              "ask(..., model=NAME) for each run")
+        self._needs_dashboard(
+            "set_model() needs the Dashboard (a dashboard token); with via='api' pass "
+            "ask(..., model=NAME) for each run"
+        )
         conn, ref = await self._ref(session, start=True)
         return await set_model(conn, ref, name, confirm=confirm)
 
@@ -316,15 +342,22 @@ class Conversation:
             return None
 
     async def usage(self, session: str | None = None) -> UsageReading:
-        """Tokens, cache, cost and context window of the session, with notes on what this server does not offer."""
+        """Tokens, cache, cost and context window of the session, with notes on what this server does not
+        offer."""
         key = self.book.key(session)
         if key is None:
             raise HermesUsageError("there is no session yet: ask something first, or name a session")
         last = self.last_usage.get(key)
         if not self.has_dashboard:
-            return UsageReading(key, last, notes=(
-                "the API Server reports usage per run only: this is the last reply's (no session totals, no "
-                "context breakdown)",))
+            return UsageReading(
+                key,
+                last,
+                notes=(
+                    "the API Server reports usage per run only: this is the last reply's (no session "
+                    "totals, no "
+                    "context breakdown)",
+                ),
+            )
         conn, ref = await self._ref(key)
         notes: list[str] = []
         try:
@@ -350,7 +383,9 @@ class Conversation:
     async def command(self, line: str, session: str | None = None) -> CommandOutcome:
         """Run ``/name args`` on the session (started now if there is none yet): its output or a directive."""
         name, arg = parse_command(line)
-        self._needs_dashboard("Hermes commands need the Dashboard (a dashboard token); the API Server has none")
+        self._needs_dashboard(
+            "Hermes commands need the Dashboard (a dashboard token); the API Server has none"
+        )
         conn, ref = await self._ref(session, start=True)
         return await run_command(conn, ref, f"{name} {arg}".strip())
 
@@ -358,24 +393,30 @@ class Conversation:
 
     @property
     def profile(self) -> str | None:
-        """The Hermes profile this conversation's sessions, runs and jobs belong to (None: the server's own)."""
+        """The Hermes profile this conversation's sessions, runs and jobs belong to (None: the server's
+        own)."""
         return None if self.settings is None else self.settings.profile
 
     async def profiles(self) -> list[Profile]:
         """The profiles this Hermes serves (``profiles.list``; 0.19.0: not offered, in one line)."""
-        self._needs_dashboard("listing profiles needs the Dashboard (a dashboard token): the API Server lists none")
+        self._needs_dashboard(
+            "listing profiles needs the Dashboard (a dashboard token): the API Server lists none"
+        )
         return await list_profiles(await self.dashboard())
 
     # --- files and steering (the state and rules are :class:`~.files.FileRewind`'s) ---
 
-    async def target(self, session: str | None, what: str, *, why: str = "") -> tuple[DashboardConnection,
-                                                                                     SessionRef, str]:
-        """The Dashboard connection, live ref and stored id of an existing session, for an operation on it (``why``:
-        what the refusal without a Dashboard adds)."""
+    async def target(
+        self, session: str | None, what: str, *, why: str = ""
+    ) -> tuple[DashboardConnection, SessionRef, str]:
+        """The Dashboard connection, live ref and stored id of an existing session, for an operation on it
+        (``why``: what the refusal without a Dashboard adds)."""
         self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token){why}")
         key = self.book.key(session)
         if key is None:
-            raise HermesUsageError(f"there is no session yet for {what}: ask something first, or name a session")
+            raise HermesUsageError(
+                f"there is no session yet for {what}: ask something first, or name a session"
+            )
         conn, ref = await self._ref(key)
         return conn, ref, key
 
@@ -384,12 +425,15 @@ class Conversation:
         return await self.files.checkpoints(session)
 
     async def changes(self, session: str | None = None, *, checkpoint: CheckpointRef = None) -> TurnChanges:
-        """The files the session's last turn here changed (or changed since ``checkpoint``), a diff per file."""
+        """The files the session's last turn here changed (or changed since ``checkpoint``), a diff per
+        file."""
         return await self.files.changes(session, checkpoint)
 
-    async def restore(self, session: str | None = None, *, checkpoint: CheckpointRef,
-                      file: str | None = None) -> RestoreResult:
-        """Put one file (or, without ``file``, the folder and the session's last turn) back to ``checkpoint``."""
+    async def restore(
+        self, session: str | None = None, *, checkpoint: CheckpointRef, file: str | None = None
+    ) -> RestoreResult:
+        """Put one file (or, without ``file``, the folder and the session's last turn) back to
+        ``checkpoint``."""
         return await self.files.restore(session, checkpoint, file)
 
     async def steer(self, session: str | None, text: str) -> SteerOutcome:
@@ -400,7 +444,9 @@ class Conversation:
         if run is not None:
             return await run.steer(text)
         if not self.has_dashboard:
-            raise HermesUsageError("there is no running turn to steer in this session: send the text as a prompt")
+            raise HermesUsageError(
+                "there is no running turn to steer in this session: send the text as a prompt"
+            )
         conn, ref, _ = await self.target(session, "steering a running turn")
         return await steer_turn(conn, ref, text)
 
@@ -420,15 +466,20 @@ class Conversation:
 
     async def rewindable(self, what: str) -> None:
         """Raise :class:`HermesNotOfferedError` if this Hermes cannot rewind a stored session (0.19.0)."""
-        self._needs_dashboard(f"{what} needs the Dashboard (a dashboard token): API Server sessions cannot rewind")
+        self._needs_dashboard(
+            f"{what} needs the Dashboard (a dashboard token): API Server sessions cannot rewind"
+        )
         await check_rewind(await self.dashboard(), what)
 
-    async def _rewind_target(self, session: str | None, what: str) -> tuple[DashboardConnection, SessionRef, str]:
+    async def _rewind_target(
+        self, session: str | None, what: str
+    ) -> tuple[DashboardConnection, SessionRef, str]:
         return await self.target(session, what, why=": API Server sessions cannot rewind")
 
     async def undo(self, session: str | None = None, *, files: bool = False) -> Undone:
-        """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``, the
-        files its checkpoint holds are put back too (where Hermes took one: :class:`~.files.FileRewind`)."""
+        """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``,
+        the files its checkpoint holds are put back too (where Hermes took one:
+        :class:`~.files.FileRewind`)."""
         conn, ref, key = await self._rewind_target(session, "undo")
         if files:
             return await self.files.undo(conn, ref, key)
@@ -438,10 +489,14 @@ class Conversation:
         return Undone(rows)
 
     async def resend(
-        self, session: str | None = None, text: str | None = None, *, messages: Sequence[MessageDict] | None = None,
+        self,
+        session: str | None = None,
+        text: str | None = None,
+        *,
+        messages: Sequence[MessageDict] | None = None,
     ) -> str:
-        """Undo the last exchange to send a prompt in its place: returns ``text`` (an edit), or for None the last
-        prompt of ``messages`` (default: the stored history) to send again (a regenerate)."""
+        """Undo the last exchange to send a prompt in its place: returns ``text`` (an edit), or for None the
+        last prompt of ``messages`` (default: the stored history) to send again (a regenerate)."""
         if text is not None and (not isinstance(text, str) or not text.strip()):
             raise HermesUsageError("the new prompt is empty")
         what = "regenerate" if text is None else "edit"
@@ -454,14 +509,20 @@ class Conversation:
         return resend
 
     async def branch(
-        self, session: str | None = None, *, at: str | int | None = None, messages: Sequence[MessageDict] | None = None,
-        name: str | None = None, follow: bool = True, files: bool = False,
+        self,
+        session: str | None = None,
+        *,
+        at: str | int | None = None,
+        messages: Sequence[MessageDict] | None = None,
+        name: str | None = None,
+        follow: bool = True,
+        files: bool = False,
     ) -> str:
         """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
         default the stored history; ``-N``: without the last N); returns the copy's stored id, current with
-        ``follow``. With ``files``, the files changed since go back as they were then (a :class:`~.files.Branched`
-        names them; refused before anything changes where Hermes has no checkpoints or the later turns did not run
-        here)."""
+        ``follow``. With ``files``, the files changed since go back as they were then (a
+        :class:`~.files.Branched` names them; refused before anything changes where Hermes has no checkpoints
+        or the later turns did not run here)."""
         conn, ref, key = await self._rewind_target(session, "branch")
         if files:
             await check_rewind(conn, "branch")

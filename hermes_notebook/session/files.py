@@ -1,16 +1,17 @@
-"""A conversation's file checkpoints: which checkpoint holds the files as they were before a turn, what that turn
-changed (a diff per file), putting one file or the whole folder back, and an undo that restores files too.
+"""A conversation's file checkpoints: which checkpoint holds the files as they were before a turn, what that
+turn changed (a diff per file), putting one file or the whole folder back, and an undo that restores files
+too.
 
 Hermes snapshots a session's folder before a turn first changes a file there (``rollback.*``,
 docs/protocol/dashboard-newer.md §15), but no event names the turn a checkpoint belongs to: the turns run here
-are known by when they started (:func:`~hermes_notebook.turns.checkpoints.checkpoint_for_turn` finds the oldest
-checkpoint after that). A turn that ran elsewhere has none here: name a checkpoint from the list instead. A whole
-restore also drops the session's last turn, so it waits for the session's running turn like an undo; a newer
-Hermes does it, 0.19.0 is told "not offered" (files one at a time only). A branch with files puts the folder back
-as it was after the message it branches at: the files changed since (the diff of the checkpoint taken before the
-first turn it leaves out) are restored one by one, so no session's history changes; Hermes keeps a "pre-rollback"
-checkpoint first, so the original session's files can come back with ``hermes.rollback()``. Owned by the
-:class:`~.conversation.Conversation` (``conversation.files``).
+are known by when they started (:func:`~hermes_notebook.turns.checkpoints.checkpoint_for_turn` finds the
+oldest checkpoint after that). A turn that ran elsewhere has none here: name a checkpoint from the list
+instead. A whole restore also drops the session's last turn, so it waits for the session's running turn like
+an undo; a newer Hermes does it, 0.19.0 is told "not offered" (files one at a time only). A branch with files
+puts the folder back as it was after the message it branches at: the files changed since (the diff of the
+checkpoint taken before the first turn it leaves out) are restored one by one, so no session's history
+changes; Hermes keeps a "pre-rollback" checkpoint first, so the original session's files can come back with
+``hermes.rollback()``. Owned by the :class:`~.conversation.Conversation` (``conversation.files``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Branched", "CheckpointRef", "Checkpoints", "FileRewind", "RestoreResult", "TurnChanges", "Undone"]
 
-#: What names a checkpoint: a :class:`Checkpoint`, its hash (or a unique prefix of 4+ digits), or its number in
-#: the list (1 = newest); None where a default applies.
+#: What names a checkpoint: a :class:`Checkpoint`, its hash (or a unique prefix of 4+ digits), or its number
+# in : the list (1 = newest); None where a default applies.
 CheckpointRef = Checkpoint | str | int | None
 
 
@@ -49,7 +50,8 @@ class Undone(int):
 
 
 class Branched(str):
-    """A branch's stored id (a ``str``), and with ``files=True`` the files put back and those that could not be."""
+    """A branch's stored id (a ``str``), and with ``files=True`` the files put back and those that could not
+    be."""
 
     files: tuple[str, ...]
     skipped: tuple[str, ...]
@@ -64,7 +66,8 @@ class Branched(str):
 class TurnChanges:
     """The files a turn changed: the checkpoint from before it and its diff, file by file.
 
-    ``checkpoint`` is None when the turn changed no file Hermes checkpointed (or no turn ran here: ``note``)."""
+    ``checkpoint`` is None when the turn changed no file Hermes checkpointed (or no turn ran here:
+    ``note``)."""
 
     session_id: str
     checkpoint: Checkpoint | None
@@ -74,7 +77,8 @@ class TurnChanges:
 
 
 class Owner(Protocol):
-    """What this uses of its :class:`~.conversation.Conversation`: its turn queue and its session resolution."""
+    """What this uses of its :class:`~.conversation.Conversation`: its turn queue and its session
+    resolution."""
 
     queue: TurnQueue
 
@@ -89,7 +93,8 @@ class FileRewind:
         self._starts: dict[str, list[datetime]] = {}  # stored session id -> when each turn run here started
 
     def ran(self, session_id: str, started: datetime) -> None:
-        """A turn of ``session_id`` ran here, started at ``started`` (its checkpoint is the first one after)."""
+        """A turn of ``session_id`` ran here, started at ``started`` (its checkpoint is the first one
+        after)."""
         self._starts.setdefault(session_id, []).append(started)
 
     def starts(self, session_id: str) -> tuple[datetime, ...]:
@@ -106,7 +111,9 @@ class FileRewind:
         conn, ref, _ = await self._conversation.target(session, "listing checkpoints")
         return await list_checkpoints(conn, ref)
 
-    async def _turn_checkpoint(self, conn: DashboardConnection, ref: SessionRef, key: str) -> Checkpoint | None:
+    async def _turn_checkpoint(
+        self, conn: DashboardConnection, ref: SessionRef, key: str
+    ) -> Checkpoint | None:
         starts = self._starts.get(key)
         if not starts:
             return None
@@ -116,20 +123,29 @@ class FileRewind:
         conn, ref, key = await self._conversation.target(session, "showing a turn's file changes")
         listed = await list_checkpoints(conn, ref)
         if not listed.enabled:
-            return TurnChanges(key, None, None, enabled=False, note="this Hermes takes no checkpoints of files")
+            return TurnChanges(
+                key, None, None, enabled=False, note="this Hermes takes no checkpoints of files"
+            )
         if checkpoint is None:
             found = await self._turn_checkpoint(conn, ref, key)
             if found is None:
-                note = ("the last turn changed no file Hermes checkpointed" if self._starts.get(key) else
-                        "no turn of this session ran here: name a checkpoint (hermes.rollback() lists them)")
+                note = (
+                    "the last turn changed no file Hermes checkpointed"
+                    if self._starts.get(key)
+                    else "no turn of this session ran here: name a checkpoint (hermes.rollback() lists them)"
+                )
                 return TurnChanges(key, None, None, note=note)
         else:
             found = _pick(listed.checkpoints, checkpoint)
         return TurnChanges(key, found, await checkpoint_diff(conn, ref, found))
 
-    async def restore(self, session: str | None, checkpoint: CheckpointRef, file: str | None) -> RestoreResult:
+    async def restore(
+        self, session: str | None, checkpoint: CheckpointRef, file: str | None
+    ) -> RestoreResult:
         if checkpoint is None:
-            raise HermesUsageError("name the checkpoint to restore (its number or hash: hermes.rollback() lists them)")
+            raise HermesUsageError(
+                "name the checkpoint to restore (its number or hash: hermes.rollback() lists them)"
+            )
         conn, ref, key = await self._conversation.target(session, "restoring files")
         found = _pick((await list_checkpoints(conn, ref)).checkpoints, checkpoint)
         if file is not None:
@@ -152,16 +168,19 @@ class FileRewind:
                 changed = await checkpoint_diff(conn, ref, found)  # a whole restore does not name its files
                 result = await restore_checkpoint(conn, ref, found)
                 skipped = result.skipped
-                rows, files = result.history_removed, result.files or tuple(
-                    c.path for c in changed.files if c.path not in skipped)
+                rows, files = (
+                    result.history_removed,
+                    result.files or tuple(c.path for c in changed.files if c.path not in skipped),
+                )
         self.undone(key, rows)
         return Undone(rows, files, skipped)
 
 
-async def branch_checkpoint(rewind: FileRewind, conn: DashboardConnection, ref: SessionRef, key: str,
-                            drop: int) -> Checkpoint | None:
-    """Before a branch with files: the checkpoint from before the first of the ``drop`` turns it leaves out (None:
-    no file changed since), or a refusal before anything changes."""
+async def branch_checkpoint(
+    rewind: FileRewind, conn: DashboardConnection, ref: SessionRef, key: str, drop: int
+) -> Checkpoint | None:
+    """Before a branch with files: the checkpoint from before the first of the ``drop`` turns it leaves out
+    (None: no file changed since), or a refusal before anything changes."""
     listed = await list_checkpoints(conn, ref)
     if not listed.enabled:
         raise HermesUsageError("this Hermes takes no checkpoints of files: branch without files=True")
@@ -169,13 +188,18 @@ async def branch_checkpoint(rewind: FileRewind, conn: DashboardConnection, ref: 
         return None
     starts = rewind.starts(key)
     if len(starts) < drop:
-        raise HermesUsageError("the turns after that message did not all run here, so which checkpoint holds the "
-                               "files is unknown: branch without files=True, then hermes.rollback() lists them")
+        raise HermesUsageError(
+            "the turns after that message did not all run here, so which checkpoint holds the "
+            "files is unknown: branch without files=True, then hermes.rollback() lists them"
+        )
     return checkpoint_for_turn(listed.checkpoints, starts[-drop])
 
 
-async def put_back(conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint) -> tuple[list[str], list[str]]:
-    """Restore each file changed since ``checkpoint``, one by one (no history changes): (put back, not put back).
+async def put_back(
+    conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint
+) -> tuple[list[str], list[str]]:
+    """Restore each file changed since ``checkpoint``, one by one (no history changes): (put back, not put
+    back).
 
     A file created since has no copy in the checkpoint: it is left as it is (named in the second list)."""
     files: list[str] = []

@@ -1,8 +1,9 @@
-"""Reading the ``media`` images a message names (files Hermes made on its host) into ``inline`` ones with bytes.
+"""Reading the ``media`` images a message names (files Hermes made on its host) into ``inline`` ones with
+bytes.
 
 Why here: a turn's reply (``Reply.images``), a session's history read for an export, and the chat's Export all
-read them the same way, through ``Conversation.image`` (the Dashboard's ``/api/media``: sniffed, bounded), at most
-:data:`MAX_READS` per message; one that cannot be read keeps its reference with a note saying why.
+read them the same way, through ``Conversation.image`` (the Dashboard's ``/api/media``: sniffed, bounded), at
+most :data:`MAX_READS` per message; one that cannot be read keeps its reference with a note saying why.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ log = logging.getLogger(__name__)
 MAX_READS = 8
 
 
-async def read_media_images(message: Mapping[str, Any], load: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
-    """``message`` with its ``media`` images read in (``load``: ``Conversation.image``) as ``inline`` ones keeping
-    their path; one that cannot be read keeps its reference and gets a ``note`` saying why. At most
+async def read_media_images(
+    message: Mapping[str, Any], load: Callable[[str], Awaitable[Any]]
+) -> dict[str, Any]:
+    """``message`` with its ``media`` images read in (``load``: ``Conversation.image``) as ``inline`` ones
+    keeping their path; one that cannot be read keeps its reference and gets a ``note`` saying why. At most
     :data:`MAX_READS` reads; the message is returned unchanged when it names none."""
     parts = message.get("parts") or []
-    if not any(i.get("source") == "media" for p in parts for i in p.get("images") or () if isinstance(i, Mapping)):
+    if not any(
+        i.get("source") == "media" for p in parts for i in p.get("images") or () if isinstance(i, Mapping)
+    ):
         return dict(message)
     reads = 0
     out = []
@@ -44,8 +49,16 @@ async def read_media_images(message: Mapping[str, Any], load: Callable[[str], Aw
 async def _read(image: Mapping[str, Any], load: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
     try:
         read = await load(str(image.get("path")))
-    except Exception as exc:  # outside the media folders, gone, not an image, no Dashboard: say so, keep the rest
+    except (
+        Exception
+    ) as exc:  # outside the media folders, gone, not an image, no Dashboard: say so, keep the rest
         log.info("could not read the image %r: %s", image.get("path"), exc)
         return {**image, "note": f"not shown: {exc}"}
-    return {**image, "source": "inline", "mime": read.mime, "data": base64.b64encode(read.data).decode("ascii"),
-            "bytes": len(read.data), "note": None}
+    return {
+        **image,
+        "source": "inline",
+        "mime": read.mime,
+        "data": base64.b64encode(read.data).decode("ascii"),
+        "bytes": len(read.data),
+        "note": None,
+    }

@@ -1,9 +1,9 @@
 """One turn at a time per session, in the order they were asked, whichever face asked.
 
-Why: a second prompt to a busy Dashboard session interrupts the running turn (``busy_input_mode`` "interrupt") or
-is refused as busy, so a turn waits for the one before it. ``hermes.ask()``, ``%hermes`` and a Chat prompt on
-the same session all wait in the same line here, and so do undo, branch and the rewind before a regenerate: the
-one mechanism that serialises a session's turns (``tests/test_conventions.py`` counts them).
+Why: a second prompt to a busy Dashboard session interrupts the running turn (``busy_input_mode`` "interrupt")
+or is refused as busy, so a turn waits for the one before it. ``hermes.ask()``, ``%hermes`` and a Chat prompt
+on the same session all wait in the same line here, and so do undo, branch and the rewind before a regenerate:
+the one mechanism that serialises a session's turns (``tests/test_conventions.py`` counts them).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ __all__ = ["TurnQueue"]
 
 
 class TurnQueue:
-    """Per-session lines of waiting turns (package loop only). ``async with queue.turn(key):`` holds the session.
+    """Per-session lines of waiting turns (package loop only). ``async with queue.turn(key):`` holds the
+    session.
 
     A waiter that is cancelled (a Chat's queued prompt dropped by its stop button, a timed-out ask) leaves the
     line without ever holding the session; the one holding it hands it to the next on the way out.

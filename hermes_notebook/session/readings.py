@@ -23,15 +23,17 @@ def model_rows(options: Mapping[str, Any]) -> list[dict[str, Any]]:
             if isinstance(model, str):
                 current = model == current_model and (not current_provider or slug == current_provider)
                 rows.append({"model": model, "provider": slug, "current": current})
-    if current_model and not any(r["current"] for r in rows):  # a switched-to model the provider does not list
+    if current_model and not any(
+        r["current"] for r in rows
+    ):  # a switched-to model the provider does not list
         rows.insert(0, {"model": str(current_model), "provider": str(current_provider), "current": True})
     return rows
 
 
 @dataclass(frozen=True)
 class UsageReading:
-    """A session's usage as the server reported it: ``usage`` (``session.usage``, or the last reply's), the context
-    ``breakdown`` (None when not offered) and notes on what is missing and why."""
+    """A session's usage as the server reported it: ``usage`` (``session.usage``, or the last reply's), the
+    context ``breakdown`` (None when not offered) and notes on what is missing and why."""
 
     session_id: str
     usage: Mapping[str, Any] | None

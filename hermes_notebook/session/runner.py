@@ -2,10 +2,11 @@
 
 The skeleton (:func:`run_turn`) owns what both paths share: the session's place in the turn queue, the stop
 watcher, answering interactions as they appear (through the face's :class:`~.turns.TurnSink`), cancelling
-cleanly. A driver owns what differs: :class:`DashboardDriver` submits a prompt on a Dashboard session (JSON-RPC
-over WebSocket) and is the one loop over a client ``Turn`` in the package; :class:`ApiDriver` starts an API
-Server run and folds its SSE events through the same :class:`~hermes_notebook.turns.TurnFolder`. The runner knows
-which API Server run each session is running now, so a steer can reach it (``POST /v1/runs/{id}/steer``).
+cleanly. A driver owns what differs: :class:`DashboardDriver` submits a prompt on a Dashboard session
+(JSON-RPC over WebSocket) and is the one loop over a client ``Turn`` in the package; :class:`ApiDriver` starts
+an API Server run and folds its SSE events through the same :class:`~hermes_notebook.turns.TurnFolder`. The
+runner knows which API Server run each session is running now, so a steer can reach it (``POST
+/v1/runs/{id}/steer``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class TurnDriver(Protocol):
         ...
 
     def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
-        """Start the turn (arming ``control``'s interrupt) and yield its change records in batches until it ends."""
+        """Start the turn (arming ``control``'s interrupt) and yield its change records in batches until it
+        ends."""
         ...
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
@@ -75,7 +77,10 @@ class TurnDriver(Protocol):
 
 
 def answer_pending(
-    sink: TurnSink, changes: Sequence[ChangeRecord], seen: set[str], respond: Respond,
+    sink: TurnSink,
+    changes: Sequence[ChangeRecord],
+    seen: set[str],
+    respond: Respond,
     tasks: set[asyncio.Task[None]],
 ) -> None:
     """Start answering every interaction that ``changes`` shows pending for the first time (one task each)."""
@@ -135,6 +140,7 @@ async def _abandon(control: TurnControl, driver: TurnDriver) -> None:
     Otherwise the next prompt to the session would be sent while the server still finishes this turn, and
     that turn's end would be taken for the new one's. Bounded by :data:`ABANDON_TIMEOUT`.
     """
+
     async def interrupt_and_wait() -> None:
         await control.interrupt_now()
         await driver.ended()
@@ -146,8 +152,9 @@ async def _abandon(control: TurnControl, driver: TurnDriver) -> None:
 class DashboardDriver:
     """A turn on a Dashboard session: ``prompt.submit``, then the connection's change records one by one."""
 
-    def __init__(self, connect: Callable[[], Awaitable[DashboardConnection]], book: SessionBook,
-                 request: TurnRequest) -> None:
+    def __init__(
+        self, connect: Callable[[], Awaitable[DashboardConnection]], book: SessionBook, request: TurnRequest
+    ) -> None:
         self._connect = connect
         self._book = book
         self._request = request
@@ -161,8 +168,9 @@ class DashboardDriver:
         if request.model:
             check_model_name(request.model)  # before a session is started for it
         self._conn = conn = await self._connect()
-        self._ref = ref = await self._book.dashboard_ref(conn, request.session, new=request.new,
-                                                         follow=request.follow)
+        self._ref = ref = await self._book.dashboard_ref(
+            conn, request.session, new=request.new, follow=request.follow
+        )
         return ref.stored_id
 
     async def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
@@ -174,9 +182,12 @@ class DashboardDriver:
             switched = await set_model(conn, ref, request.model)
             if switched.get("warning"):
                 sink.note(f"model {request.model}: {switched['warning']}")
-        extra: dict[str, Any] = {"files": request.files} if request.files else {}  # only what a prompt carries
-        self._turn = turn = await conn.submit(ref, request.prompt, images=request.images or None,
-                                              turn_id=request.turn_id, **extra)
+        extra: dict[str, Any] = (
+            {"files": request.files} if request.files else {}
+        )  # only what a prompt carries
+        self._turn = turn = await conn.submit(
+            ref, request.prompt, images=request.images or None, turn_id=request.turn_id, **extra
+        )
         await control.arm(lambda: conn.interrupt(ref))
         try:
             async for change in turn:
@@ -213,8 +224,13 @@ class DashboardDriver:
 class ApiDriver:
     """A turn as an API Server run: ``POST /v1/runs``, then its SSE events folded like Dashboard ones."""
 
-    def __init__(self, connect: Callable[[], Awaitable[ApiClient]], book: SessionBook, request: TurnRequest,
-                 running: dict[str, ApiDriver] | None = None) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[ApiClient]],
+        book: SessionBook,
+        request: TurnRequest,
+        running: dict[str, ApiDriver] | None = None,
+    ) -> None:
         self._connect = connect
         self._running = {} if running is None else running  # the runner's: session id -> its running run
         self._book = book
@@ -230,7 +246,8 @@ class ApiDriver:
         self._answering = asyncio.Lock()
 
     async def open(self) -> str:
-        """Create the client and pick the session id; a ``model`` this server's runs would ignore is refused."""
+        """Create the client and pick the session id; a ``model`` this server's runs would ignore is
+        refused."""
         request = self._request
         self._api = api = await self._connect()
         if request.model and not await api.run_model_choice():
@@ -251,8 +268,11 @@ class ApiDriver:
         self._sink = sink
         history = await self._history(api)
         self._run = run = await api.start_run(
-            request.prompt, session_id=self._session_id, instructions=request.instructions,
-            conversation_history=history or None, model=request.model,
+            request.prompt,
+            session_id=self._session_id,
+            instructions=request.instructions,
+            conversation_history=history or None,
+            model=request.model,
         )
 
         async def stop_run() -> None:
@@ -306,12 +326,14 @@ class ApiDriver:
             sink.push(folder.answer(request_id, value))
 
     async def steer(self, text: str) -> SteerOutcome:
-        """Send ``text`` into this running run (``POST /v1/runs/{id}/steer``; 0.19.0: not offered) and mark it in
-        the turn when the server took it."""
+        """Send ``text`` into this running run (``POST /v1/runs/{id}/steer``; 0.19.0: not offered) and mark it
+        in the turn when the server took it."""
         api, run, sink = self._api, self._run, self._sink
         assert api is not None and run is not None and sink is not None
         if isinstance(text, str) and len(text) > MAX_STEER_CHARS:
-            raise HermesUsageError(f"a steer is at most {MAX_STEER_CHARS:,} characters (this one has {len(text):,})")
+            raise HermesUsageError(
+                f"a steer is at most {MAX_STEER_CHARS:,} characters (this one has {len(text):,})"
+            )
         if not await api.steer_run(run.id, text):
             return SteerOutcome("rejected", text)
         sink.push(self._folder.add_marker(steer_marker(text)))
@@ -333,8 +355,8 @@ class ApiDriver:
                 await self._api.wait_run(self._run.id)
 
     async def _history(self, api: ApiClient) -> list[dict[str, str]]:
-        # Runs do not load history by session id (docs/protocol/api-server.md §3), so continuity is carried over
-        # explicitly from the stored transcript (the same state.db the Dashboard writes).
+        # Runs do not load history by session id (docs/protocol/api-server.md §3), so continuity is carried
+        # over explicitly from the stored transcript (the same state.db the Dashboard writes).
         try:
             rows = await api.session_messages(self._session_id)
         except HermesNotFoundError:
@@ -347,10 +369,15 @@ class ApiDriver:
 
 
 class TurnRunner:
-    """Runs a :class:`~.turns.TurnRequest` with the driver its ``via`` names, in the conversation's turn queue."""
+    """Runs a :class:`~.turns.TurnRequest` with the driver its ``via`` names, in the conversation's turn
+    queue."""
 
     def __init__(
-        self, book: SessionBook, queue: TurnQueue, *, dashboard: Callable[[], Awaitable[DashboardConnection]],
+        self,
+        book: SessionBook,
+        queue: TurnQueue,
+        *,
+        dashboard: Callable[[], Awaitable[DashboardConnection]],
         api: Callable[[], Awaitable[ApiClient]],
     ) -> None:
         self.book = book
@@ -366,7 +393,8 @@ class TurnRunner:
     async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl) -> TurnOutcome:
         """Drive the turn to its end (package loop); its records and questions go to ``sink``."""
         driver: TurnDriver = (
-            DashboardDriver(self._dashboard, self.book, request) if request.via == "dashboard"
+            DashboardDriver(self._dashboard, self.book, request)
+            if request.via == "dashboard"
             else ApiDriver(self._api, self.book, request, self._api_runs)
         )
         return await run_turn(driver, sink, control, self.queue)

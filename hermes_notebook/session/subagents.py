@@ -1,9 +1,9 @@
 """A conversation's subagents: steering and stopping one delegated child while its turn runs.
 
-``subagent.steer`` is the newer Dashboard's; ``subagent.interrupt`` is on both. Which a Hermes offers is learned
-from its answers, never a version: asking about a subagent id no session has is harmless (a steer is
-"rejected", a stop finds nothing), and a server without the method says "not offered". The answer is kept for the
-conversation's connection, so a view asks once and shows only the buttons that work. Owned by the
+``subagent.steer`` is the newer Dashboard's; ``subagent.interrupt`` is on both. Which a Hermes offers is
+learned from its answers, never a version: asking about a subagent id no session has is harmless (a steer is
+"rejected", a stop finds nothing), and a server without the method says "not offered". The answer is kept for
+the conversation's connection, so a view asks once and shows only the buttons that work. Owned by the
 :class:`~.conversation.Conversation` (``conversation.subagents``).
 """
 
@@ -44,8 +44,10 @@ class Subagents:
         if self._offered is None:
             conn, ref, _ = await self._conversation.target(session, "steering a subagent")
             found = SubagentControls()
-            for name, probe in (("steer", lambda: steer_subagent(conn, ref, _PROBE_ID, "probe")),
-                                ("stop", lambda: interrupt_subagent(conn, ref, _PROBE_ID))):
+            for name, probe in (
+                ("steer", lambda: steer_subagent(conn, ref, _PROBE_ID, "probe")),
+                ("stop", lambda: interrupt_subagent(conn, ref, _PROBE_ID)),
+            ):
                 try:
                     await probe()
                     found[name] = True

@@ -2,7 +2,8 @@
 (:class:`TurnOutcome`): the small contract between the one turn runner and every face.
 
 A face (the facade's :class:`~hermes_notebook.notebook.handle.TurnHandle`, the Chat's turn) implements
-:class:`TurnSink`; the runner knows nothing else of it. So the runner imports no view, widget or IPython module.
+:class:`TurnSink`; the runner knows nothing else of it. So the runner imports no view, widget or IPython
+module.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class TurnRequest:
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    """How a turn ended: its assistant message and the session it ended in (a compression may rotate the id)."""
+    """How a turn ended: its assistant message and the session it ended in (a compression may rotate the
+    id)."""
 
     message: MessageDict
     session_id: str | None
@@ -57,17 +59,20 @@ class TurnSink(Protocol):
     """Where the runner delivers one turn; each face implements it (see the module docstring)."""
 
     def started(self, session_id: str) -> None:
-        """The turn holds its session now (``session_id``, the stored id; earlier turns on it have ended) and is
-        about to be sent."""
+        """The turn holds its session now (``session_id``, the stored id; earlier turns on it have ended) and
+        is about to be sent."""
 
     def push(self, changes: Sequence[ChangeRecord]) -> None:
-        """A batch of the turn's change records (never the user message's record: the face shows the prompt)."""
+        """A batch of the turn's change records (never the user message's record: the face shows the
+        prompt)."""
 
     def note(self, text: str) -> None:
-        """Something the transcript does not say by itself (a model warning, an answer that failed to send)."""
+        """Something the transcript does not say by itself (a model warning, an answer that failed to
+        send)."""
 
     def failed(self, error: HermesError) -> None:
         """The turn's stream broke off (the connection dropped): what was pushed is all there is."""
 
     async def obtain(self, request: dict[str, Any]) -> str | None:
-        """The answer to a pending interaction, or None: nobody here answers it (the server's timeout will)."""
+        """The answer to a pending interaction, or None: nobody here answers it (the server's timeout
+        will)."""

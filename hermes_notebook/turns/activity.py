@@ -1,17 +1,19 @@
 """What the agent did besides talking: its task list, its subagents and the file changes its tools made.
 
-Handlers of the Dashboard dialect (the folder's other half, like :mod:`.dialects`), through the folder's public
-vocabulary (:class:`~.vocabulary.FolderOps`) only:
+Handlers of the Dashboard dialect (the folder's other half, like :mod:`.dialects`), through the folder's
+public vocabulary (:class:`~.vocabulary.FolderOps`) only:
 
 * the task list: ``todo.updated {todos, revision}`` (newer servers) and the ``todos`` a todo tool's
-  ``tool.complete`` carries (both servers; history: the tool row's result) fold into ONE ``todo`` part per turn,
-  added where the list first appears and patched in place with every later full snapshot;
-* subagents: ``subagent.spawn_requested|start|thinking|tool|progress|complete`` (keyed by ``subagent_id``, nested
-  by ``parent_id``/``depth``) become ``subagent:<id>`` parts with their own tool calls and status;
-* file changes: ``tool.complete.inline_diff`` (docs/protocol/dashboard.md §8.8) is kept on the tool part as plain
+  ``tool.complete`` carries (both servers; history: the tool row's result) fold into ONE ``todo`` part per
+  turn, added where the list first appears and patched in place with every later full snapshot;
+* subagents: ``subagent.spawn_requested|start|thinking|tool|progress|complete`` (keyed by ``subagent_id``,
+  nested by ``parent_id``/``depth``) become ``subagent:<id>`` parts with their own tool calls and status;
+* file changes: ``tool.complete.inline_diff`` (docs/protocol/dashboard.md §8.8) is kept on the tool part as
+  plain
   lines: the server's terminal colours are stripped, views colour by line prefix.
 
-Payloads: docs/protocol/dashboard-newer.md §11. Everything here is untrusted text: stored as data, capped, never markup.
+Payloads: docs/protocol/dashboard-newer.md §11. Everything here is untrusted text: stored as data, capped,
+never markup.
 """
 
 from __future__ import annotations
@@ -58,33 +60,48 @@ TODO_PART_ID = "todo"
 #: The todo tool's names: ``todo`` (0.19.0, and a newer server's legacy alias), ``todo_list`` (newer).
 TODO_TOOL_NAMES = frozenset({"todo", "todo_list"})
 SUBAGENT_EVENTS = (
-    "subagent.spawn_requested", "subagent.start", "subagent.thinking", "subagent.tool", "subagent.progress",
+    "subagent.spawn_requested",
+    "subagent.start",
+    "subagent.thinking",
+    "subagent.tool",
+    "subagent.progress",
     "subagent.complete",
 )
 
-# Bounds on what one turn keeps of a server's lists and texts (a runaway agent must not grow a part without end).
+# Bounds on what one turn keeps of a server's lists and texts (a runaway agent must not grow a part without
+# end).
 MAX_TODO_ITEMS = 200
 MAX_SUBAGENT_TOOLS = 100
 MAX_TEXT = 2000
 MAX_DIFF_CHARS = 200_000
 
 _TODO_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled"})
-_SUBAGENT_STATUSES = frozenset({"queued", "running", "completed", "failed", "error", "timeout", "interrupted"})
+_SUBAGENT_STATUSES = frozenset(
+    {"queued", "running", "completed", "failed", "error", "timeout", "interrupted"}
+)
 # A subagent's own status as the part's generic one (what views badge and the end of a turn cancels).
 _PART_STATUS: dict[str, ToolStatus] = {
-    "queued": "running", "running": "running", "completed": "completed", "failed": "error", "error": "error",
-    "timeout": "error", "interrupted": "cancelled",
+    "queued": "running",
+    "running": "running",
+    "completed": "completed",
+    "failed": "error",
+    "error": "error",
+    "timeout": "error",
+    "interrupted": "cancelled",
 }
 _EVENT_STATUS: dict[str, SubagentStatus] = {"subagent.spawn_requested": "queued", "subagent.start": "running"}
-# ANSI/VT escape sequences (CSI with its parameters, OSC up to BEL/ST, two-byte escapes) and other C0 controls.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+# ANSI/VT escape sequences (CSI with its parameters, OSC up to BEL/ST, two-byte escapes) and other C0
+# controls.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]"
+)
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # The task list
 
 
@@ -98,12 +115,16 @@ def todo_items(value: Any) -> list[TodoItemDict] | None:
             continue
         status = raw.get("status")
         parent = raw.get("parent")
-        items.append({
-            "id": _clip(str(raw.get("id") if raw.get("id") is not None else n), 200),
-            "content": _clip(str(raw.get("content") or "")),
-            "status": status if isinstance(status, str) and status in _TODO_STATUSES else "pending",  # type: ignore[typeddict-item]
-            "parent": _clip(str(parent), 200) if isinstance(parent, (str, int)) and parent != "" else None,
-        })
+        items.append(
+            {
+                "id": _clip(str(raw.get("id") if raw.get("id") is not None else n), 200),
+                "content": _clip(str(raw.get("content") or "")),
+                "status": status if isinstance(status, str) and status in _TODO_STATUSES else "pending",  # type: ignore[typeddict-item]
+                "parent": _clip(str(parent), 200)
+                if isinstance(parent, (str, int)) and parent != ""
+                else None,
+            }
+        )
     return items
 
 
@@ -124,12 +145,13 @@ def on_todo_updated(f: FolderOps, e: Event) -> list[ChangeRecord]:
     return [] if items is None else _set_todos(f, items)
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # File changes, and the todo tool's own completion
 
 
 def clean_diff(text: str) -> str:
-    """The server's inline diff as plain lines: terminal colours and controls removed, its header line dropped.
+    """The server's inline diff as plain lines: terminal colours and controls removed, its header line
+    dropped.
 
     Hermes renders the diff for a terminal (``agent/display.py``): a header line (``┊ review diff``, or an
     untranslated key), ``a/path → b/path`` file lines, then unified-diff lines, each wrapped in colour codes.
@@ -172,7 +194,7 @@ def tool_extras(f: FolderOps, e: Event, part: Part) -> list[ChangeRecord]:
     return changes
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Subagents
 
 
@@ -217,11 +239,18 @@ def on_subagent(f: FolderOps, e: Event) -> list[ChangeRecord]:
         name = text_or_none(p.get("tool_name")) or "tool"
         preview = text_or_none(p.get("tool_preview")) or text
         if len(info["tools"]) < MAX_SUBAGENT_TOOLS:
-            tool: SubagentToolDict = {"name": _clip(name, 200), "preview": _clip(preview, 500) if preview else None}
+            tool: SubagentToolDict = {
+                "name": _clip(name, 200),
+                "preview": _clip(preview, 500) if preview else None,
+            }
             info["tools"] = [*info["tools"], tool]
     elif e.type == "subagent.complete":
         wire = p.get("status")
-        status = cast(SubagentStatus, wire) if isinstance(wire, str) and wire in _SUBAGENT_STATUSES else "completed"
+        status = (
+            cast(SubagentStatus, wire)
+            if isinstance(wire, str) and wire in _SUBAGENT_STATUSES
+            else "completed"
+        )
         summary = text_or_none(p.get("summary")) or text
         info["summary"] = _clip(summary.strip()) if summary and summary.strip() else None
         info["activity"] = None
@@ -229,7 +258,13 @@ def on_subagent(f: FolderOps, e: Event) -> list[ChangeRecord]:
         info["status"] = status
     duration = number_or_none(p.get("duration_seconds"))
     if part is None:
-        new = Part(f"subagent:{key}", "subagent", status=_PART_STATUS[info["status"]], duration=duration, subagent=info)
+        new = Part(
+            f"subagent:{key}",
+            "subagent",
+            status=_PART_STATUS[info["status"]],
+            duration=duration,
+            subagent=info,
+        )
         return f.add_tool(new)
     fields: PartFields = {}
     if info != part.subagent:
@@ -243,4 +278,7 @@ def on_subagent(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 #: The Dashboard dialect's handlers for these events (merged into :data:`.dialects.HANDLERS`).
-HANDLERS: dict[str, Callable[[FolderOps, Event], list[ChangeRecord]]] = {"todo.updated": on_todo_updated, **dict.fromkeys(SUBAGENT_EVENTS, on_subagent)}
+HANDLERS: dict[str, Callable[[FolderOps, Event], list[ChangeRecord]]] = {
+    "todo.updated": on_todo_updated,
+    **dict.fromkeys(SUBAGENT_EVENTS, on_subagent),
+}

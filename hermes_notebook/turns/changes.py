@@ -1,8 +1,8 @@
 """The JSON contract every view shares: Message/Part/Interaction dicts and the change records that edit them.
 
-These are the Python halves of the TypeScript types in ``js/src/types.ts`` (a test compares the keys) and of the
-tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain dicts: Python
-views use it, and the tests use it to prove the change stream reproduces ``folder.message.to_dict()``.
+These are the Python halves of the TypeScript types in ``js/src/types.ts`` (a test compares the keys) and of
+the tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain dicts:
+Python views use it, and the tests use it to prove the change stream reproduces ``folder.message.to_dict()``.
 """
 
 from __future__ import annotations
@@ -62,13 +62,16 @@ ImageSource = Literal["inline", "media", "remote"]
 class InteractionExtras(TypedDict, total=False):
     """Keys only some interactions carry; absent (not null) otherwise."""
 
-    questions: list[dict[str, Any]]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
+    questions: list[
+        dict[str, Any]
+    ]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
     reason: str  # why the server withdrew the request (request.cancel)
     masked: bool  # true: the server hid part of the command (turns/masked.py); only "once"/"deny" are offered
 
 
 class InteractionDict(InteractionExtras):
-    """A blocking request from the server hanging on a tool part; a sudo/secret ``response`` is ``"********"``."""
+    """A blocking request from the server hanging on a tool part; a sudo/secret ``response`` is
+    ``"********"``."""
 
     kind: InteractionKind
     request_id: str
@@ -135,8 +138,8 @@ class SentImageDict(TypedDict):
 class RiskDict(TypedDict):
     """What Hermes found in a tool's output (``tool.output_risk``): prompt-injection or secret patterns.
 
-    ``untrusted`` (from history, where Hermes keeps no findings): the output came from a source Hermes treats as
-    untrusted (a web page, a browser, an MCP tool). ``findings`` are Hermes' pattern ids, server text.
+    ``untrusted`` (from history, where Hermes keeps no findings): the output came from a source Hermes treats
+    as untrusted (a web page, a browser, an MCP tool). ``findings`` are Hermes' pattern ids, server text.
     """
 
     level: RiskLevel
@@ -146,9 +149,10 @@ class RiskDict(TypedDict):
 
 class ImageDict(TypedDict):
     """An image a part refers to. Only images from the connected Hermes itself are shown without a click:
-    ``inline`` (the bytes came with the message: ``data`` is base64 of at most ``turns.images.MAX_SHOWN_BYTES``,
-    sniffed as PNG, JPEG, GIF or WebP) and ``media`` (a file on the Hermes host, read through its Dashboard's
-    ``/api/media``); a ``remote`` URL is a link until the user clicks it. ``note`` says why an image is not shown."""
+    ``inline`` (the bytes came with the message: ``data`` is base64 of at most
+    ``turns.images.MAX_SHOWN_BYTES``, sniffed as PNG, JPEG, GIF or WebP) and ``media`` (a file on the Hermes
+    host, read through its Dashboard's ``/api/media``); a ``remote`` URL is a link until the user clicks it.
+    ``note`` says why an image is not shown."""
 
     source: ImageSource
     mime: str | None
@@ -312,7 +316,9 @@ def apply_changes(
             else:
                 parts.append(new)
         elif op == "patch":
-            _find_part(messages[change["message_id"]], change["part_id"]).update(copy.deepcopy(dict(change["fields"])))
+            _find_part(messages[change["message_id"]], change["part_id"]).update(
+                copy.deepcopy(dict(change["fields"]))
+            )
         elif op == "finish":
             message = messages[change["message_id"]]
             message["status"] = change["status"]
@@ -330,7 +336,8 @@ _TAIL_CHUNKS = 256
 
 
 class _Pending:
-    """Appends to one part not joined into its ``text`` yet: big joined blocks, then a short run of small chunks."""
+    """Appends to one part not joined into its ``text`` yet: big joined blocks, then a short run of small
+    chunks."""
 
     __slots__ = ("blocks", "tail")
 
@@ -349,13 +356,15 @@ class _Pending:
 
 
 class MessageStore(Mapping[str, dict[str, Any]]):
-    """``{message id: message dict}`` kept up to date by change records, for a store that lives for a whole stream.
+    """``{message id: message dict}`` kept up to date by change records, for a store that lives for a whole
+    stream.
 
-    Why not :func:`apply_changes` per batch: it joins appended text onto the part's ``text`` at once, and joining
-    copies the whole text, so a reply streamed in small batches costs O(n^2) (at 1 MB, ~200 us per append on our CI
-    machine, all under a widget's lock). Here an ``append`` costs O(its own text): it is queued on the part, and
-    the part's ``text`` is joined only when someone reads the message (``store[id]``, ``get``, ``values``) or
-    another record edits it. :meth:`raw` reads a message without joining, for fields other than part text.
+    Why not :func:`apply_changes` per batch: it joins appended text onto the part's ``text`` at once, and
+    joining copies the whole text, so a reply streamed in small batches costs O(n^2) (at 1 MB, ~200 us per
+    append on our CI machine, all under a widget's lock). Here an ``append`` costs O(its own text): it is
+    queued on the part, and the part's ``text`` is joined only when someone reads the message (``store[id]``,
+    ``get``, ``values``) or another record edits it. :meth:`raw` reads a message without joining, for fields
+    other than part text.
     """
 
     def __init__(self, messages: Iterable[dict[str, Any]] = ()) -> None:
@@ -374,12 +383,15 @@ class MessageStore(Mapping[str, dict[str, Any]]):
             by_part = self._pending.get(mid)
             pending = by_part.get(pid) if by_part is not None else None
             if pending is None:
-                _find_part(self._messages[mid], pid)  # KeyError for an unknown message or part, as apply_changes
+                _find_part(
+                    self._messages[mid], pid
+                )  # KeyError for an unknown message or part, as apply_changes
                 pending = self._pending.setdefault(mid, {}).setdefault(pid, _Pending())
             pending.add(change["text"])
 
     def raw(self, message_id: str) -> dict[str, Any]:
-        """The message without joining pending appends: its parts' ``text`` may lag; every other field is current."""
+        """The message without joining pending appends: its parts' ``text`` may lag; every other field is
+        current."""
         return self._messages[message_id]
 
     def _join(self, message_id: str) -> None:

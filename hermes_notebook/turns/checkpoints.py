@@ -1,10 +1,11 @@
 """Hermes' file checkpoints as data: the list, a checkpoint's changes file by file, a restore's outcome.
 
-Hermes snapshots a directory **before** a turn's first file edit there (or a destructive command), at most once
-per directory per turn (docs/protocol/dashboard-newer.md §15). So the oldest checkpoint taken while a turn ran
-is the state before that turn: :func:`checkpoint_for_turn` finds it from the turn's start (and the next turn's),
-and its diff against the working tree is what the turn (and everything after it) changed, file by file
-(:func:`file_changes`). Every string here is the server's (paths, messages, diff lines): views show them inert.
+Hermes snapshots a directory **before** a turn's first file edit there (or a destructive command), at most
+once per directory per turn (docs/protocol/dashboard-newer.md §15). So the oldest checkpoint taken while a
+turn ran is the state before that turn: :func:`checkpoint_for_turn` finds it from the turn's start (and the
+next turn's), and its diff against the working tree is what the turn (and everything after it) changed, file
+by file (:func:`file_changes`). Every string here is the server's (paths, messages, diff lines): views show
+them inert.
 Pure: no I/O.
 """
 
@@ -33,7 +34,9 @@ __all__ = [
 DIFF_LIMIT = 4000
 _MAX_TEXT = 500
 _DIFF_HEADER = re.compile(r"^diff --git a/(.+?) b/(.+)$", re.M)
-_PRE_ROLLBACK = "pre-rollback snapshot"  # the message of the snapshot a restore takes first (checkpoint_manager.py)
+_PRE_ROLLBACK = (
+    "pre-rollback snapshot"  # the message of the snapshot a restore takes first (checkpoint_manager.py)
+)
 _STAT_LINE = re.compile(r"^\s*(.+?)\s+\|\s+(?:\d+|Bin)", re.M)
 
 
@@ -53,7 +56,8 @@ def _when(value: Any) -> datetime | None:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """One snapshot: ``hash`` (what diff and restore take), when it was taken, and Hermes' note (may be empty)."""
+    """One snapshot: ``hash`` (what diff and restore take), when it was taken, and Hermes' note (may be
+    empty)."""
 
     hash: str
     timestamp: datetime | None
@@ -62,7 +66,8 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class FileChange:
-    """What changed in one file since a checkpoint: its path (relative to the session's folder) and diff lines.
+    """What changed in one file since a checkpoint: its path (relative to the session's folder) and diff
+    lines.
 
     ``diff`` is empty for a file the stat names but Hermes cut from the diff (``CheckpointDiff.truncated``).
     """
@@ -86,7 +91,8 @@ class CheckpointDiff:
 
 @dataclass(frozen=True)
 class RestoreResult:
-    """What a restore did: the files put back, those Hermes kept (edited by the user since), history rows dropped."""
+    """What a restore did: the files put back, those Hermes kept (edited by the user since), history rows
+    dropped."""
 
     success: bool
     restored_to: str = ""
@@ -103,18 +109,22 @@ def parse_checkpoints(result: Any) -> tuple[bool, list[Checkpoint]]:
         return False, []
     rows = result.get("checkpoints")
     rows = rows if isinstance(rows, list) else []
-    found = [Checkpoint(_text(r.get("hash"), 64), _when(r.get("timestamp")), _text(r.get("message")))
-             for r in rows if isinstance(r, Mapping) and isinstance(r.get("hash"), str) and r["hash"]]
+    found = [
+        Checkpoint(_text(r.get("hash"), 64), _when(r.get("timestamp")), _text(r.get("message")))
+        for r in rows
+        if isinstance(r, Mapping) and isinstance(r.get("hash"), str) and r["hash"]
+    ]
     return result.get("enabled") is not False, found
 
 
 def file_changes(diff: str, stat: str = "") -> list[FileChange]:
-    """A unified diff split file by file (``diff --git`` headers), plus files only the stat names (a cut diff)."""
+    """A unified diff split file by file (``diff --git`` headers), plus files only the stat names (a cut
+    diff)."""
     out: list[FileChange] = []
     headers = list(_DIFF_HEADER.finditer(diff))
     for n, header in enumerate(headers):
         end = headers[n + 1].start() if n + 1 < len(headers) else len(diff)
-        body = diff[header.start():end].rstrip("\n")
+        body = diff[header.start() : end].rstrip("\n")
         lines = body.split("\n")
         status: Literal["modified", "added", "deleted"] = "modified"
         if any(line.startswith("new file mode") or line == "--- /dev/null" for line in lines[:6]):
@@ -122,7 +132,7 @@ def file_changes(diff: str, stat: str = "") -> list[FileChange]:
         elif any(line.startswith("deleted file mode") or line == "+++ /dev/null" for line in lines[:6]):
             status = "deleted"
         hunks = [i for i, line in enumerate(lines) if line.startswith("@@")]
-        shown = lines[hunks[0]:] if hunks else []
+        shown = lines[hunks[0] :] if hunks else []
         added = sum(1 for line in shown if line.startswith("+"))
         removed = sum(1 for line in shown if line.startswith("-"))
         out.append(FileChange(header.group(2), status, "\n".join(shown), added, removed))
@@ -154,7 +164,8 @@ def parse_restore(result: Any) -> RestoreResult:
     return RestoreResult(
         success=success,
         restored_to=_text(result.get("restored_to"), 64),
-        files=_names(result.get("restored_files")) or ((_text(result.get("file")),) if result.get("file") else ()),
+        files=_names(result.get("restored_files"))
+        or ((_text(result.get("file")),) if result.get("file") else ()),
         skipped=_names(result.get("skipped_user_edits")) + _names(result.get("skipped_oversize")),
         history_removed=removed if isinstance(removed, int) and not isinstance(removed, bool) else 0,
         error=_text(result.get("error")) or ("" if success else _text(result.get("reason"))),
@@ -162,18 +173,31 @@ def parse_restore(result: Any) -> RestoreResult:
     )
 
 
-def checkpoint_for_turn(checkpoints: Sequence[Checkpoint], started: datetime, ended: datetime | None = None,
-                        *, known: Iterable[str] = ()) -> Checkpoint | None:
-    """The checkpoint that holds the files as they were before a turn that ran from ``started`` (until the next
-    turn's start ``ended``): the oldest one taken in that time, or None when the turn changed no file Hermes saw.
+def checkpoint_for_turn(
+    checkpoints: Sequence[Checkpoint],
+    started: datetime,
+    ended: datetime | None = None,
+    *,
+    known: Iterable[str] = (),
+) -> Checkpoint | None:
+    """The checkpoint that holds the files as they were before a turn that ran from ``started`` (until the
+    next turn's start ``ended``): the oldest one taken in that time, or None when the turn changed no file
+    Hermes saw.
 
-    ``checkpoints`` newest first, as listed. Timestamps have whole seconds (``started`` is taken down to its second),
-    so a checkpoint taken in the same second just before the turn would count: ``known``, the hashes listed before
-    the turn started, makes it exact. A restore's own "pre-rollback snapshot" is never a turn's.
+    ``checkpoints`` newest first, as listed. Timestamps have whole seconds (``started`` is taken down to its
+    second), so a checkpoint taken in the same second just before the turn would count: ``known``, the hashes
+    listed before the turn started, makes it exact. A restore's own "pre-rollback snapshot" is never a turn's.
     """
     since = (started if started.tzinfo else started.astimezone()).replace(microsecond=0)
     ended = ended if ended is None or ended.tzinfo else ended.astimezone()
     skip = set(known)
-    taken = [c for c in checkpoints if c.timestamp is not None and c.timestamp >= since and c.hash not in skip
-             and (ended is None or c.timestamp < ended) and not c.message.startswith(_PRE_ROLLBACK)]
+    taken = [
+        c
+        for c in checkpoints
+        if c.timestamp is not None
+        and c.timestamp >= since
+        and c.hash not in skip
+        and (ended is None or c.timestamp < ended)
+        and not c.message.startswith(_PRE_ROLLBACK)
+    ]
     return taken[-1] if taken else None

@@ -7,7 +7,8 @@ What the real servers send (docs/architecture.md, "Markers"):
   ``status.update {kind: "warn", text: "... Compression refused ..."}``;
 * ``usage.compressions`` (``message.complete``, ``session.info``) counts the session's compactions, so a
   compaction nobody announced to this client shows as the counter growing;
-* ``session.compress`` answers ``{status, before_messages, after_messages, before_tokens, after_tokens, summary}``;
+* ``session.compress`` answers ``{status, before_messages, after_messages, before_tokens, after_tokens,
+  summary}``;
 * the API Server reports none of it (only a rotated ``X-Hermes-Session-Id``).
 
 Every text here is our own wording built from numbers, so nothing the server wrote reaches a marker.
@@ -44,12 +45,14 @@ def compressions_of(usage: Any) -> int | None:
 
 
 def is_refusal(kind: Any, text: Any) -> bool:
-    """A newer Dashboard's ``status.update {kind: "warn"}`` saying the compaction just attempted was refused."""
+    """A newer Dashboard's ``status.update {kind: "warn"}`` saying the compaction just attempted was
+    refused."""
     return kind == "warn" and isinstance(text, str) and "compression refused" in text.lower()
 
 
 # How a stored compaction summary row starts (both servers write one after compacting; REST history returns
-# it as an ordinary user or assistant row): the current handoff, the legacy one, and the merged-context header.
+# it as an ordinary user or assistant row): the current handoff, the legacy one, and the merged-context
+# header.
 _SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:", "[PRIOR CONTEXT — for reference only")
 
 
@@ -63,7 +66,8 @@ def _count(value: Any) -> int | None:
 
 
 def compress_result_text(result: Any) -> str:
-    """The marker text for a ``session.compress`` answer: ``Context compressed: 8 → 6 messages (~14,842 → …)``."""
+    """The marker text for a ``session.compress`` answer: ``Context compressed: 8 → 6 messages (~14,842 →
+    …)``."""
     if not isinstance(result, Mapping):
         return "Context compressed"
     before, after = _count(result.get("before_messages")), _count(result.get("after_messages"))

@@ -1,8 +1,8 @@
 """The per-event handlers of both dialects: which events change a turn, and how (the folder's other half).
 
 Each handler takes the turn folder and one event and returns change records, through the folder's public
-vocabulary (:class:`~.vocabulary.FolderOps`), never its fields. Events without a handler are ignored by default
-but still reach ``transform_output``.
+vocabulary (:class:`~.vocabulary.FolderOps`), never its fields. Events without a handler are ignored by
+default but still reach ``transform_output``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ Handler = Callable[["FolderOps", Event], list[ChangeRecord]]
 COMPLETE_STATUSES = frozenset({"complete", "interrupted", "error"})  # message.complete.status, dashboard §4.1
 
 
-# Dashboard dialect (docs/protocol/dashboard.md §4). thinking.delta (spinner text), reasoning.available (a copy of the
-# reply), message.interim (commentary; transform_output may show it) and tool.generating have no handler on
+# Dashboard dialect (docs/protocol/dashboard.md §4). thinking.delta (spinner text), reasoning.available (a
+# copy of the reply), message.interim (commentary; transform_output may show it) and tool.generating have no
+# handler on
 # purpose: they are ignored by default but still reach transform_output.
 
 
@@ -51,9 +52,10 @@ def _d_reasoning_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _d_tool_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # tool.start {tool_id, name, context, args_text?, args?}: context is the human preview, args_text (verbose mode
-    # only) the raw arguments (§4.1); a newer server sends the arguments object too (docs/protocol/dashboard-newer.md §3.2), which
-    # is what a kernel tool call is bound to its part by (kernel/share.py).
+    # tool.start {tool_id, name, context, args_text?, args?}: context is the human preview, args_text (verbose
+    # mode only) the raw arguments (§4.1); a newer server sends the arguments object too
+    # (docs/protocol/dashboard-newer.md §3.2), which is what a kernel tool call is bound to its part by
+    # (kernel/share.py).
     p = e.payload
     pid = f"tool:{p.get('tool_id')}"
     part = f.part(pid)
@@ -74,8 +76,8 @@ def _d_tool_start(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # tool.complete {tool_id, name, args, duration_s?, result, ...}; result is JSON-parsed when possible (§4.1).
-    # It can arrive without tool.start (sent for inline diffs even with tool_progress off, §8.8).
+    # tool.complete {tool_id, name, args, duration_s?, result, ...}; result is JSON-parsed when possible
+    # (§4.1). It can arrive without tool.start (sent for inline diffs even with tool_progress off, §8.8).
     p = e.payload
     pid = f"tool:{p.get('tool_id')}"
     result = p.get("result")
@@ -85,10 +87,20 @@ def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     args = args if isinstance(args, (str, dict)) else None
     part = f.part(pid)
     if part is None:
-        part = Part(pid, "tool", name=text_or_none(p.get("name")), status=status, arguments=args, result=result, duration=duration)
+        part = Part(
+            pid,
+            "tool",
+            name=text_or_none(p.get("name")),
+            status=status,
+            arguments=args,
+            result=result,
+            duration=duration,
+        )
         changes = f.add_tool(part)
     else:
-        changes = f.complete_tool(part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name")))
+        changes = f.complete_tool(
+            part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name"))
+        )
     # its inline diff, its task list, the images its result names
     return changes + activity.tool_extras(f, e, part) + images.tool_images(f, part, result)
 
@@ -114,8 +126,8 @@ def _d_secret(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _d_message_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # message.complete {text, usage, status, reasoning?} (§4.1). Text and reasoning are only added when nothing
-    # was streamed (e.g. a failed call has text and no deltas, docs/protocol/dashboard.md §4.1).
+    # message.complete {text, usage, status, reasoning?} (§4.1). Text and reasoning are only added when
+    # nothing was streamed (e.g. a failed call has text and no deltas, docs/protocol/dashboard.md §4.1).
     p = e.payload
     wire_status = p.get("status")
     status: MessageStatus = wire_status if wire_status in COMPLETE_STATUSES else "complete"
@@ -127,14 +139,16 @@ def _d_message_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
     # A failed turn's text is the error message (compute-host crash: {text:"Error: …", status:"error"}).
     error = (text.strip() or None) if status == "error" and type(text) is str else None
     changes.extend(f.on_compressions(compression.compressions_of(p.get("usage")), compression.UNANNOUNCED))
-    changes.extend(images.text_images(f))  # the text is final: the images it names (MEDIA: files, data: images)
+    changes.extend(
+        images.text_images(f)
+    )  # the text is final: the images it names (MEDIA: files, data: images)
     changes.extend(f.end(status, p.get("usage"), error))
     return changes
 
 
 def _d_status_update(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # status.update {kind, text} (§4.1): "compacting" is a context compaction inside the turn, which then keeps
-    # streaming; a newer server's "warn" right after may say it refused to compact (see .compression).
+    # status.update {kind, text} (§4.1): "compacting" is a context compaction inside the turn, which then
+    # keeps streaming; a newer server's "warn" right after may say it refused to compact (see .compression).
     kind = e.payload.get("kind")
     if kind == "compacting":
         return f.on_compacting(compression.COMPACTED)
@@ -177,9 +191,9 @@ _DASHBOARD: dict[str, Handler] = {
 }
 
 
-# --------------------------------------------------------------------------------------------------------------
-# API Server run dialect (docs/protocol/api-server.md §3 "Where events come from"). reasoning.available is the reply
-# text again, not reasoning: ignored.
+# ------------------------------------------------------------------------------------------------------------
+# API Server run dialect (docs/protocol/api-server.md §3 "Where events come from"). reasoning.available is the
+# reply text again, not reasoning: ignored.
 
 
 def _r_message_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -190,7 +204,8 @@ def _r_message_delta(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _r_tool_started(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    # tool.started {tool, preview}: no id on the wire, so tools are numbered run-1, run-2, ... (contract, "Ids").
+    # tool.started {tool, preview}: no id on the wire, so tools are numbered run-1, run-2, ... (contract,
+    # "Ids").
     p = e.payload
     name = text_or_none(p.get("tool"))
     return f.add_tool(f.run_tools.start(name, text_or_none(p.get("preview"))))
@@ -254,4 +269,3 @@ HANDLERS: dict[str, dict[str, Handler]] = {
     "dashboard": _DASHBOARD,
     "run": _RUN,
 }
-

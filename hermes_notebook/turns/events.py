@@ -126,15 +126,15 @@ RUN_EVENT_TYPES: frozenset[str] = frozenset(
 KNOWN_EVENT_TYPES: Mapping[str, frozenset[str]] = {"dashboard": DASHBOARD_EVENT_TYPES, "run": RUN_EVENT_TYPES}
 
 # Events after which a turn is over. A Dashboard turn ends at message.complete or error
-# (docs/protocol/dashboard.md §4.1); a run ends at one of its run.* events, and a reader must stop there rather
-# than wait for EOF (docs/protocol/api-server.md §3 "Late connect, reconnect, several readers").
+# (docs/protocol/dashboard.md §4.1); a run ends at one of its run.* events, and a reader must stop there
+# rather than wait for EOF (docs/protocol/api-server.md §3 "Late connect, reconnect, several readers").
 TERMINAL_EVENT_TYPES: Mapping[str, frozenset[str]] = {
     "dashboard": frozenset({"message.complete", "error"}),
     "run": frozenset({"run.completed", "run.failed", "run.cancelled", "run.interrupted"}),
 }
 
-# SSE keys that describe the envelope, not the event (docs/protocol/api-server.md §3: "all also have run_id and
-# timestamp").
+# SSE keys that describe the envelope, not the event (docs/protocol/api-server.md §3: "all also have run_id
+# and timestamp").
 _RUN_ENVELOPE_KEYS = ("event", "run_id", "timestamp")
 
 _EMPTY: Mapping[str, Any] = {}
@@ -155,15 +155,17 @@ class Event:
 
     @property
     def terminal(self) -> bool:
-        """True for the event that ends a turn or run (message.complete, error, run.completed|failed|cancelled)."""
+        """True for the event that ends a turn or run (message.complete, error,
+        run.completed|failed|cancelled)."""
         return self.type in TERMINAL_EVENT_TYPES[self.dialect]
 
     @classmethod
     def from_dashboard_frame(cls, obj: Any) -> Event | None:
         """A decoded ``/api/ws`` frame -> Event, or None for replies, requests and malformed frames.
 
-        Shape per docs/protocol/dashboard.md §2: ``params.payload`` is omitted when empty, ``params.session_id`` is
-        absent on ``gateway.ready`` and ``""`` on ``skin.changed`` (both become None).
+        Shape per docs/protocol/dashboard.md §2: ``params.payload`` is omitted when empty,
+        ``params.session_id`` is absent on ``gateway.ready`` and ``""`` on ``skin.changed`` (both become
+        None).
         """
         # Hot path: exact type checks and inlined slot stores (see the module docstring).
         if type(obj) is not dict or obj.get("method") != "event":
@@ -190,7 +192,8 @@ class Event:
     def from_run_sse(cls, obj: Any) -> Event | None:
         """A decoded run SSE ``data:`` object -> Event (dialect "run"), or None if it has no ``"event"`` name.
 
-        The payload is the object minus ``event``, ``run_id`` and ``timestamp`` (docs/protocol/api-server.md §3).
+        The payload is the object minus ``event``, ``run_id`` and ``timestamp`` (docs/protocol/api-server.md
+        §3).
         """
         if type(obj) is not dict:
             return None
@@ -202,10 +205,10 @@ class Event:
         return _make(etype, payload, None, run_id if type(run_id) is str else None, "run")
 
 
-# Fast constructor for the hot path. A frozen dataclass pays for object.__setattr__ on every field, so events are
-# built as an instance of a mutable twin with the very same slots and then re-classed to Event: CPython allows
-# __class__ assignment between heap types with identical slot layouts, and the result is an ordinary Event
-# (equal to one built by __init__, frozen from then on). About 2.5x cheaper than Event(...).
+# Fast constructor for the hot path. A frozen dataclass pays for object.__setattr__ on every field, so events
+# are built as an instance of a mutable twin with the very same slots and then re-classed to Event: CPython
+# allows __class__ assignment between heap types with identical slot layouts, and the result is an ordinary
+# Event (equal to one built by __init__, frozen from then on). About 2.5x cheaper than Event(...).
 # The annotations type the slot stores for mypy; they must stay the same as Event's fields.
 class _EventBuilder:
     __slots__ = Event.__slots__

@@ -2,8 +2,9 @@
 
 Everything a view shows of a turn is decided here, once, for both servers and for history. The per-event
 handlers of each dialect live in :mod:`.dialects`; they are the folder's other half and use its public
-vocabulary (:class:`~.vocabulary.FolderOps`: ``add_text``, ``add_tool``, ``resolve``, ``end``...), never its fields.
-Per-delta work is O(1): text is kept as a list of chunks and joined only when a snapshot is asked for. No I/O.
+vocabulary (:class:`~.vocabulary.FolderOps`: ``add_text``, ``add_tool``, ``resolve``, ``end``...), never its
+fields. Per-delta work is O(1): text is kept as a list of chunks and joined only when a snapshot is asked for.
+No I/O.
 """
 
 from __future__ import annotations
@@ -43,17 +44,42 @@ END_STATUSES = frozenset({"complete", "interrupted", "error", "cancelled"})
 class TurnFolder:
     """Folds the events of one assistant turn into a :class:`Message`, returning change records per event.
 
-    ``apply`` is O(1) per text delta. The first call (or :meth:`begin`) emits the ``message`` op; the end (a terminal
-    event or :meth:`finish`) emits the end-of-turn patches and ``finish``; after that every call returns ``[]``."""
+    ``apply`` is O(1) per text delta. The first call (or :meth:`begin`) emits the ``message`` op; the end (a
+    terminal event or :meth:`finish`) emits the end-of-turn patches and ``finish``; after that every call
+    returns ``[]``."""
 
     __slots__ = (
-        "turn_id", "source", "message_id", "_transform", "_msg", "_started", "_done", "_segment", "_parts",
-        "_chunks", "_text_id", "_text_chunks", "_reasoning_id", "_reasoning_chunks", "_has_text",
-        "_has_reasoning", "_running", "run_tools", "_requests", "_compressions", "_marker_count",
+        "turn_id",
+        "source",
+        "message_id",
+        "_transform",
+        "_msg",
+        "_started",
+        "_done",
+        "_segment",
+        "_parts",
+        "_chunks",
+        "_text_id",
+        "_text_chunks",
+        "_reasoning_id",
+        "_reasoning_chunks",
+        "_has_text",
+        "_has_reasoning",
+        "_running",
+        "run_tools",
+        "_requests",
+        "_compressions",
+        "_marker_count",
     )
 
-    def __init__(self, turn_id: str, *, source: Source = "live", transform_output: TransformOutput | None = None,
-                 compressions: int | None = None) -> None:
+    def __init__(
+        self,
+        turn_id: str,
+        *,
+        source: Source = "live",
+        transform_output: TransformOutput | None = None,
+        compressions: int | None = None,
+    ) -> None:
         self.turn_id = turn_id
         self.source = source
         self.message_id = f"assistant:{turn_id}"
@@ -93,14 +119,18 @@ class TurnFolder:
         return self._msg.copy()
 
     def ended_message(self) -> Message:
-        """The message itself, not a copy, once the turn has ended (history skips a copy); RuntimeError before."""
+        """The message itself, not a copy, once the turn has ended (history skips a copy); RuntimeError
+        before."""
         if not self._done:
             raise RuntimeError("ended_message() is only available after the turn has ended")
         return self._msg
 
     def pending(self) -> list[Interaction]:
-        """Copies of the interactions still waiting for an answer, in request order (approvals resolve FIFO)."""
-        return [part.interaction.copy() for part in self._requests.pending_parts() if part.interaction is not None]
+        """Copies of the interactions still waiting for an answer, in request order (approvals resolve
+        FIFO)."""
+        return [
+            part.interaction.copy() for part in self._requests.pending_parts() if part.interaction is not None
+        ]
 
     @property
     def has_reasoning(self) -> bool:
@@ -117,7 +147,8 @@ class TurnFolder:
         return [p for p in self._msg.parts if p.kind == kind]
 
     def begin(self, status: Literal["streaming", "queued"] = "streaming") -> list[ChangeRecord]:
-        """Emit the ``message`` op now (after ``prompt.submit``; ``queued``: the server queued it); idempotent."""
+        """Emit the ``message`` op now (after ``prompt.submit``; ``queued``: the server queued it);
+        idempotent."""
         if self._done or (self._started and self._msg.status == status):
             return []
         self._started = True
@@ -126,7 +157,8 @@ class TurnFolder:
         return [{"op": "message", "message": self._msg.to_dict()}]
 
     def apply(self, event: Event) -> list[ChangeRecord]:
-        """Fold one event; returns its change records in order (``[]`` for ignored events and after the end)."""
+        """Fold one event; returns its change records in order (``[]`` for ignored events and after the
+        end)."""
         if self._done:
             return []
         chunks = self._text_chunks
@@ -135,7 +167,9 @@ class TurnFolder:
             text = event.payload.get("text" if event.dialect == "dashboard" else "delta")
             if text and type(text) is str:
                 chunks.append(text)
-                return [{"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}]
+                return [
+                    {"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}
+                ]
             return []
         handler = HANDLERS[event.dialect].get(event.type)
         if self._started:
@@ -153,7 +187,8 @@ class TurnFolder:
         return changes
 
     def finish(self, status: MessageStatus | str, error: str | None = None) -> list[ChangeRecord]:
-        """End the turn from outside (e.g. the connection dropped): same end-of-turn rules, then ``finish``."""
+        """End the turn from outside (e.g. the connection dropped): same end-of-turn rules, then
+        ``finish``."""
         if status not in END_STATUSES:
             raise ValueError(f"finish status must be one of {sorted(END_STATUSES)}, not {status!r}")
         if self._done:
@@ -163,8 +198,9 @@ class TurnFolder:
         return changes
 
     def answer(self, request_id: str, response: str) -> list[ChangeRecord]:
-        """Record the view's answer to a pending interaction, so views and history agree (sends nothing); a sudo
-        password or secret value is recorded as ``"********"``. ``[]`` when ``request_id`` is not pending."""
+        """Record the view's answer to a pending interaction, so views and history agree (sends nothing); a
+        sudo password or secret value is recorded as ``"********"``. ``[]`` when ``request_id`` is not
+        pending."""
         part = self.pending_part(request_id)
         if part is None or self._done:
             return []
@@ -173,8 +209,8 @@ class TurnFolder:
         return self.resolve(part, "answered", response)
 
     def ask(self, part_id: str, inter: Interaction) -> list[ChangeRecord]:
-        """Hang a question the client asks itself (a kernel tool's Run/Deny) on running tool part ``part_id``, shown
-        and answered like a server's; ``[]`` when that tool is not running."""
+        """Hang a question the client asks itself (a kernel tool's Run/Deny) on running tool part ``part_id``,
+        shown and answered like a server's; ``[]`` when that tool is not running."""
         part = self._parts.get(part_id)
         if part is None or part.status != "running" or self._done or inter.request_id in self._requests:
             return []
@@ -238,9 +274,10 @@ class TurnFolder:
             chunks.append(text)
             return [{"op": "append", "message_id": self.message_id, "part_id": self._text_id, "text": text}]
         # A new text part. The server prefixes the first text after a tool round with "\n\n"
-        # (run_agent.py:5158-5214; docs/protocol/api-server.md §3 message.delta, docs/protocol/dashboard.md §4.4 "Tool").
-        # It is a separator for terminals, not content: history rows store the text without it, so stripping
-        # leading whitespace until real text arrives keeps live and history identical and avoids empty parts.
+        # (run_agent.py:5158-5214; docs/protocol/api-server.md §3 message.delta, docs/protocol/dashboard.md
+        # §4.4 "Tool"). It is a separator for terminals, not content: history rows store the text without it,
+        # so stripping leading whitespace until real text arrives keeps live and history identical and avoids
+        # empty parts.
         text = text.lstrip()
         if not text:
             return []
@@ -254,10 +291,11 @@ class TurnFolder:
     def final_text(self, final: str) -> list[ChangeRecord]:
         """Reconcile the streamed text with the final reply text of message.complete / run.completed.
 
-        Nothing streamed: the final text becomes the text part (a failed call, streaming off). The current text
-        part is a proper prefix of it (deltas lost in a reconnect, or a synthesized terminal event after a lost
-        stream): patched to the full text. The last segment has no text and the final text appears nowhere yet:
-        added. Otherwise the streamed text stands."""
+        Nothing streamed: the final text becomes the text part (a failed call, streaming off). The current
+        text part is a proper prefix of it (deltas lost in a reconnect, or a synthesized terminal event after
+        a lost stream): patched to the full text. The last segment has no text and the final text appears
+        nowhere
+        yet: added. Otherwise the streamed text stands."""
         final = final.strip()
         if not final:
             return []
@@ -280,7 +318,9 @@ class TurnFolder:
         chunks = self._reasoning_chunks
         if chunks is not None:
             chunks.append(text)
-            return [{"op": "append", "message_id": self.message_id, "part_id": self._reasoning_id, "text": text}]
+            return [
+                {"op": "append", "message_id": self.message_id, "part_id": self._reasoning_id, "text": text}
+            ]
         # Same rule as text: leading whitespace of a reasoning block is layout, and an all-blank start would
         # otherwise leave an empty part behind after the end-of-turn trim.
         text = text.lstrip()
@@ -309,7 +349,8 @@ class TurnFolder:
         return [{"op": "part", "message_id": self.message_id, "part": part.to_dict()}]
 
     def add_tool(self, part: Part) -> list[ChangeRecord]:
-        # A tool part closes the segment: later reasoning/text go to reasoning:N+1 / text:N+1 (contract, "Ids").
+        # A tool part closes the segment: later reasoning/text go to reasoning:N+1 / text:N+1 (contract,
+        # "Ids").
         self._segment += 1
         self._text_id, self._text_chunks = "", None
         self._reasoning_id, self._reasoning_chunks = "", None
@@ -321,8 +362,14 @@ class TurnFolder:
         return {"op": "patch", "message_id": self.message_id, "part_id": part.id, "fields": fields}
 
     def complete_tool(
-        self, part: Part, status: ToolStatus, *, result: Any = ..., duration: float | None = None,
-        arguments: Any = None, name: str | None = None,
+        self,
+        part: Part,
+        status: ToolStatus,
+        *,
+        result: Any = ...,
+        duration: float | None = None,
+        arguments: Any = None,
+        name: str | None = None,
     ) -> list[ChangeRecord]:
         if part.status == "running":
             self._running.remove(part)
@@ -347,9 +394,12 @@ class TurnFolder:
     # -- interactions ----------------------------------------------------------------------------------------
 
     def _attach(self, inter: Interaction, prefer_name: str | None = None) -> list[ChangeRecord]:
-        """Hang ``inter`` on the most recent running tool (of ``prefer_name`` first), else a synthetic part."""
+        """Hang ``inter`` on the most recent running tool (of ``prefer_name`` first), else a synthetic
+        part."""
         target = None
-        candidates = [p for p in reversed(self._running) if p.interaction is None or p.interaction.status != "pending"]
+        candidates = [
+            p for p in reversed(self._running) if p.interaction is None or p.interaction.status != "pending"
+        ]
         if prefer_name is not None:
             target = next((p for p in candidates if p.name == prefer_name), None)
         if target is None and candidates:
@@ -363,7 +413,9 @@ class TurnFolder:
         self._requests.hold(inter.request_id, target)
         return [self.patch(target, {"interaction": inter.to_dict()})]
 
-    def resolve(self, part: Part, status: InteractionStatus, response: str | None = None) -> list[ChangeRecord]:
+    def resolve(
+        self, part: Part, status: InteractionStatus, response: str | None = None
+    ) -> list[ChangeRecord]:
         inter = part.interaction
         assert inter is not None
         inter.status = status
@@ -394,9 +446,11 @@ class TurnFolder:
         """The part holding the still-pending interaction ``request_id``."""
         return self._requests.pending_part(request_id)
 
-    def resolve_oldest_approvals(self, count: int, choice: str | None, named: str | None = None) -> list[ChangeRecord]:
-        """The server resolved its ``count`` oldest approvals (FIFO), or exactly the one it ``named`` (newer servers);
-        one already answered keeps its answer."""
+    def resolve_oldest_approvals(
+        self, count: int, choice: str | None, named: str | None = None
+    ) -> list[ChangeRecord]:
+        """The server resolved its ``count`` oldest approvals (FIFO), or exactly the one it ``named`` (newer
+        servers); one already answered keeps its answer."""
         changes: list[ChangeRecord] = []
         for rid in self._requests.approvals_resolved(count, named):
             part = self.pending_part(rid)
@@ -407,14 +461,17 @@ class TurnFolder:
     # -- end of turn -----------------------------------------------------------------------------------------
 
     def end(self, status: MessageStatus, usage: Any, error: str | None) -> list[ChangeRecord]:
-        # Contract "End of turn": trim trailing whitespace of text/reasoning, cancel pending interactions, cancel
-        # running tools unless the turn completed normally, then finish.
+        # Contract "End of turn": trim trailing whitespace of text/reasoning, cancel pending interactions,
+        # cancel running tools unless the turn completed normally, then finish.
         self._sync()
         changes: list[ChangeRecord] = []
         for part in self._msg.parts:
             if part.kind == "marker":
                 continue
-            if part.kind in ("text", "reasoning"):  # todo/subagent parts end like tools: a running one is cancelled
+            if part.kind in (
+                "text",
+                "reasoning",
+            ):  # todo/subagent parts end like tools: a running one is cancelled
                 text = part.text
                 trimmed = text.rstrip()
                 if trimmed != text:
@@ -439,7 +496,13 @@ class TurnFolder:
         msg.usage = dict(usage) if isinstance(usage, Mapping) else None
         msg.error = error
         self._done = True
-        changes.append({"op": "finish", "message_id": self.message_id, "status": status,
-                        "usage": None if msg.usage is None else dict(msg.usage), "error": error})
+        changes.append(
+            {
+                "op": "finish",
+                "message_id": self.message_id,
+                "status": status,
+                "usage": None if msg.usage is None else dict(msg.usage),
+                "error": error,
+            }
+        )
         return changes
-

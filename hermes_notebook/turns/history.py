@@ -24,8 +24,8 @@ __all__ = ["HistoryTurn", "fold_history", "history_events"]
 
 
 class HistoryTurn(NamedTuple):
-    """One turn rebuilt from REST rows: its id, the user's text (None before the first user row), its events, and
-    the images the user attached (a newer Hermes' ``@image:`` lines, ``image_url`` content parts)."""
+    """One turn rebuilt from REST rows: its id, the user's text (None before the first user row), its events,
+    and the images the user attached (a newer Hermes' ``@image:`` lines, ``image_url`` content parts)."""
 
     turn_id: str
     user_text: str | None
@@ -65,7 +65,8 @@ def _loads_or_raw(value: Any) -> Any:
 
 
 def _inline_diff(metadata: Any) -> str | None:
-    # display_metadata {"tool_result_metadata": {"inline_diff": ...}} (newer servers; a JSON string or decoded).
+    # display_metadata {"tool_result_metadata": {"inline_diff": ...}} (newer servers; a JSON string or
+    # decoded).
     metadata = _loads_or_raw(metadata)
     inner = metadata.get("tool_result_metadata") if isinstance(metadata, Mapping) else None
     diff = inner.get("inline_diff") if isinstance(inner, Mapping) else None
@@ -83,15 +84,16 @@ def _tool_calls(value: Any) -> list[Mapping[str, Any]]:
 
 
 def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None = None) -> list[HistoryTurn]:
-    """REST message rows -> turns of synthesized events, shaped like live ones (docs/protocol/dashboard.md §6).
+    """REST message rows -> turns of synthesized events, shaped like live ones (docs/protocol/dashboard.md
+    §6).
 
-    Each user row starts a turn ``hermes-row:<user row id>``. Per assistant row: one ``reasoning.delta`` and one
-    ``message.delta`` with the whole content, then ``tool.start`` + ``tool.complete`` per tool call (tool_id = the
-    call id, result and stored inline diff from the matching tool row: a todo tool's result refolds the task
-    list); one ``message.complete`` closes each turn. System rows are skipped; rows before the first user row form
-    a turn named after their first row. A compaction summary row (user or assistant) becomes ``status.update
-    {kind: "compacting"}``, so it folds into a marker as live. Subagents leave no rows here (each child is a
-    session of its own), so history has no ``subagent`` parts.
+    Each user row starts a turn ``hermes-row:<user row id>``. Per assistant row: one ``reasoning.delta`` and
+    one ``message.delta`` with the whole content, then ``tool.start`` + ``tool.complete`` per tool call
+    (tool_id = the call id, result and stored inline diff from the matching tool row: a todo tool's result
+    refolds the task list); one ``message.complete`` closes each turn. System rows are skipped; rows before
+    the first user row form a turn named after their first row. A compaction summary row (user or assistant)
+    becomes ``status.update {kind: "compacting"}``, so it folds into a marker as live. Subagents leave no rows
+    here (each child is a session of its own), so history has no ``subagent`` parts.
     """
     rows = list(rows)
     tool_rows: dict[str, Mapping[str, Any]] = {}
@@ -122,8 +124,11 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
             payload["inline_diff"] = diff
         events.append(Event("tool.complete", payload, session_id))
         if isinstance(content, str) and unwrap_untrusted(content)[1]:
-            # Hermes stores no findings, only the untrusted-source wrapper (docs/protocol/dashboard-newer.md §14).
-            events.append(Event("tool.output_risk", {"tool_id": call_id, "name": name, "risk": "untrusted"}, session_id))
+            # Hermes stores no findings, only the untrusted-source wrapper (docs/protocol/dashboard-newer.md
+            # §14).
+            events.append(
+                Event("tool.output_risk", {"tool_id": call_id, "name": name, "risk": "untrusted"}, session_id)
+            )
         events.extend(Event(STEER_EVENT, {"text": text}, session_id) for text in steers)
 
     for row in rows:
@@ -137,7 +142,10 @@ def history_events(rows: Iterable[Mapping[str, Any]], *, session_id: str | None 
             continue
         if role == "user" and events is not None and is_steer_row(row, _content_text(row.get("content"))):
             # A steer delivered as a row of its own (newer): part of the running turn, not a new prompt.
-            events.extend(Event(STEER_EVENT, {"text": t}, session_id) for t in split_steers(_content_text(row.get("content")))[1])
+            events.extend(
+                Event(STEER_EVENT, {"text": t}, session_id)
+                for t in split_steers(_content_text(row.get("content")))[1]
+            )
             continue
         if role == "user":
             close()
@@ -202,4 +210,3 @@ def fold_history(
         if msg.parts:
             messages.append(msg)
     return messages
-

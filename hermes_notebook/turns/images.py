@@ -8,11 +8,13 @@ Where they come from (docs/protocol/dashboard-newer.md §13, docs/protocol/api-s
 * ``data:image/...;base64,...`` (a Markdown image in a reply the API Server resolved, an ``image_url`` content
   part of a history row): ``inline``, the bytes are here. Shown only when they sniff as PNG, JPEG, GIF or WebP
   and are at most :data:`MAX_SHOWN_BYTES`; larger ones keep a ``note`` and no data;
-* an ``http(s)`` image URL: ``remote``, never loaded without the user's click (no remote resource loads unasked);
-* ``@image:<path>`` lines a newer Hermes stores after a user's prompt: the files the user attached (``media``).
+* an ``http(s)`` image URL: ``remote``, never loaded without the user's click (no remote resource loads
+  unasked);
+* ``@image:<path>`` lines a newer Hermes stores after a user's prompt: the files the user attached
+  (``media``).
 
-Pure and bounded: at most :data:`MAX_IMAGES` references per part, scanned text capped. The handlers use the folder's
-public vocabulary only (:class:`~.vocabulary.FolderOps`).
+Pure and bounded: at most :data:`MAX_IMAGES` references per part, scanned text capped. The handlers use the
+folder's public vocabulary only (:class:`~.vocabulary.FolderOps`).
 """
 
 from __future__ import annotations
@@ -50,20 +52,32 @@ MAX_SHOWN_BYTES = 5 * 1024 * 1024
 MAX_IMAGES = 8
 #: The only image types shown: raster formats a browser decodes without running anything (never SVG).
 SHOWN_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+_SUFFIXES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 _MAX_SCAN = 8_000_000  # characters of one text scanned for references (a 5 MB image in base64, and more)
 _MAX_STRINGS = 200  # strings of one tool result scanned
 _MAX_PATH = 1000
 _MAX_ALT = 200
-# A MEDIA: tag as Hermes writes it (gateway/platforms/base.py MEDIA_TAG_CLEANUP_RE): quoted, or an absolute path.
-_MEDIA = re.compile(r"""MEDIA:\s*(?:`([^`\n]+)`|"([^"\n]+)"|'([^'\n]+)'|((?:~/|/|[A-Za-z]:[\\/])[^\s`"'<>*]+))""")
-_MARKDOWN_IMAGE = re.compile(r"!\[([^\]\n]{0,200})\]\(\s*(data:[^)\s]+|https?://[^)\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
+# A MEDIA: tag as Hermes writes it (gateway/platforms/base.py MEDIA_TAG_CLEANUP_RE): quoted, or an absolute
+# path.
+_MEDIA = re.compile(
+    r"""MEDIA:\s*(?:`([^`\n]+)`|"([^"\n]+)"|'([^'\n]+)'|((?:~/|/|[A-Za-z]:[\\/])[^\s`"'<>*]+))"""
+)
+_MARKDOWN_IMAGE = re.compile(
+    r"!\[([^\]\n]{0,200})\]\(\s*(data:[^)\s]+|https?://[^)\s]+)(?:\s+\"[^\"\n]*\")?\s*\)"
+)
 _IMAGE_LINE = re.compile(r"""^@image:(?:`([^`\n]+)`|"([^"\n]+)"|'([^'\n]+)'|(\S+))\s*$""", re.M)
 _DATA_URL = re.compile(r"data:(image/[A-Za-z0-9.+-]+)?(?:;[^,;]*)*;base64,([A-Za-z0-9+/=\s]*)\Z", re.S)
 
 
 def sniff(data: bytes) -> str | None:
-    """The image type of ``data`` by its first bytes (PNG, JPEG, GIF or WebP), else None; a declared type is never trusted."""
+    """The image type of ``data`` by its first bytes (PNG, JPEG, GIF or WebP), else None; a declared type is
+    never trusted."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
     if data.startswith(b"\xff\xd8\xff"):
@@ -76,25 +90,34 @@ def sniff(data: bytes) -> str | None:
 
 
 def _image(source: str, alt: str = "", **fields: Any) -> ImageDict:
-    image: ImageDict = {"source": source, "mime": None, "data": None, "path": None, "url": None,  # type: ignore[typeddict-item]
-                        "alt": alt[:_MAX_ALT], "bytes": None, "note": None}
+    image: ImageDict = {
+        "source": source,  # type: ignore[typeddict-item]
+        "mime": None,
+        "data": None,
+        "path": None,
+        "url": None,
+        "alt": alt[:_MAX_ALT],
+        "bytes": None,
+        "note": None,
+    }
     image.update(fields)  # type: ignore[typeddict-item]
     return image
 
 
 def _media(path: str, alt: str = "") -> ImageDict | None:
     path = path.strip().rstrip(".,;:)]}")
-    suffix = path[path.rfind("."):].lower() if "." in path else ""
+    suffix = path[path.rfind(".") :].lower() if "." in path else ""
     if not path or len(path) > _MAX_PATH or suffix not in _SUFFIXES:
         return None
     return _image("media", alt or path.rsplit("/", 1)[-1], path=path, mime=_SUFFIXES[suffix])
 
 
 def image_from_url(url: str, alt: str = "") -> ImageDict | None:
-    """A ``data:`` URL as an inline image (bounded, sniffed), an ``http(s)`` URL as a remote one, else None."""
+    """A ``data:`` URL as an inline image (bounded, sniffed), an ``http(s)`` URL as a remote one, else
+    None."""
     url = url.strip()
     if url.startswith("data:"):
-        match = _DATA_URL.match(url[: _MAX_SCAN])
+        match = _DATA_URL.match(url[:_MAX_SCAN])
         if match is None:
             return None
         b64 = re.sub(r"\s+", "", match.group(2))
@@ -122,7 +145,14 @@ def _dedupe(images: Iterable[ImageDict | None]) -> list[ImageDict]:
         if image is None:
             continue
         data = image["data"]
-        key = (image["source"], image["path"], image["url"], data and hash(data), image["alt"], image["bytes"])
+        key = (
+            image["source"],
+            image["path"],
+            image["url"],
+            data and hash(data),
+            image["alt"],
+            image["bytes"],
+        )
         if key not in seen:
             seen.add(key)
             out.append(image)
@@ -163,7 +193,11 @@ def images_in_content(content: Any) -> list[ImageDict]:
     """The image parts of a message's content list (``image_url``, ``input_image``, ``image``), in order."""
     if not isinstance(content, list):
         return []
-    parts = (p for p in content if isinstance(p, Mapping) and p.get("type") in ("image_url", "input_image", "image"))
+    parts = (
+        p
+        for p in content
+        if isinstance(p, Mapping) and p.get("type") in ("image_url", "input_image", "image")
+    )
     return _dedupe(image_from_url(_content_url(part)) for part in parts)
 
 
@@ -181,7 +215,8 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
 
 
 def images_in_result(result: Any) -> list[ImageDict]:
-    """Images a tool's result names: image content parts, and ``MEDIA:`` tags or Markdown images in its strings."""
+    """Images a tool's result names: image content parts, and ``MEDIA:`` tags or Markdown images in its
+    strings."""
     strings: list[str] = []
     _strings(result, strings)
     found: list[ImageDict | None] = list(images_in_content(result))

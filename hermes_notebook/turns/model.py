@@ -1,8 +1,8 @@
 """The turn model's data: Message, Part and Interaction (with ``to_dict()`` producing the contract's dicts).
 
-The shapes and ids are docs/architecture.md "Turn model"; :mod:`.changes` holds the matching TypedDicts and the
-change records, :mod:`.folder` decides how events change these objects, :mod:`.history` rebuilds them from REST
-rows. Pure data: no I/O.
+The shapes and ids are docs/architecture.md "Turn model"; :mod:`.changes` holds the matching TypedDicts and
+the change records, :mod:`.folder` decides how events change these objects, :mod:`.history` rebuilds them from
+REST rows. Pure data: no I/O.
 """
 
 from __future__ import annotations
@@ -59,29 +59,32 @@ Source = Literal["live", "history"]
 # What a sudo password or secret value is recorded as: the value is sent once and never kept.
 REDACTED = "********"
 
-# Every answer an approval accepts on both servers (dashboard ``approval.respond``, API ``/v1/runs/{id}/approval``).
+# Every answer an approval accepts on both servers (dashboard ``approval.respond``, API
+# ``/v1/runs/{id}/approval``).
 APPROVAL_CHOICES: tuple[str, ...] = ("once", "session", "always", "deny")
 
-# Choices for an approval.request that carries none (MCP elicitation approvals, docs/protocol/dashboard.md §4.2).
-# "once"/"deny" are accepted by every approval route and grant nothing beyond this one command (an elicitation
-# remembers nothing, so "session" would promise what it does not do). The folder fills them in, so every approval
-# a view or a check sees lists its choices; the checks that fall back use this same tuple.
+# Choices for an approval.request that carries none (MCP elicitation approvals, docs/protocol/dashboard.md
+# §4.2). "once"/"deny" are accepted by every approval route and grant nothing beyond this one command (an
+# elicitation remembers nothing, so "session" would promise what it does not do). The folder fills them in, so
+# every approval a view or a check sees lists its choices; the checks that fall back use this same tuple.
 DEFAULT_APPROVAL_CHOICES: tuple[str, ...] = ("once", "deny")
-# All an approval whose command the server masked may be answered with: what runs is not fully shown, so nothing
-# beyond this one command is granted (turns/masked.py): the same pair.
+# All an approval whose command the server masked may be answered with: what runs is not fully shown, so
+# nothing beyond this one command is granted (turns/masked.py): the same pair.
 MASKED_APPROVAL_CHOICES: tuple[str, ...] = DEFAULT_APPROVAL_CHOICES
 
 # A ``code`` interaction is asked by the client itself, not the server: the agent wants to run code in the
-# notebook's kernel (a kernel tool). "run" runs exactly the code shown; anything else leaves the kernel as it was.
+# notebook's kernel (a kernel tool). "run" runs exactly the code shown; anything else leaves the kernel as it
+# was.
 CODE_CHOICES: tuple[str, ...] = ("run", "deny")
 # Offered besides those while the session may not read the kernel: do not run, but allow the read tools.
 READS_CHOICE = "allow_reads"
-# A ``run`` interaction (client-side too) is an approved kernel run in progress: the code, what it waits for, and
-# Stop. The kernel settles it with how the run ended ("finished", "stopped", "timed_out", "turn_ended", ...).
+# A ``run`` interaction (client-side too) is an approved kernel run in progress: the code, what it waits for,
+# and Stop. The kernel settles it with how the run ended ("finished", "stopped", "timed_out", "turn_ended",
+# ...).
 RUN_CHOICES: tuple[str, ...] = ("stop",)
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Data model
 
 
@@ -127,8 +130,17 @@ class Interaction:
     def copy(self) -> Interaction:
         """An independent copy (snapshots must not change when the folder moves on)."""
         return Interaction(
-            self.kind, self.request_id, self.status, self.command, self.question, self.description,
-            list(self.choices), self.response, self.questions, self.reason, self.masked,
+            self.kind,
+            self.request_id,
+            self.status,
+            self.command,
+            self.question,
+            self.description,
+            list(self.choices),
+            self.response,
+            self.questions,
+            self.reason,
+            self.masked,
         )
 
 
@@ -189,12 +201,27 @@ class Part:
         return d
 
     def copy(self) -> Part:
-        """An independent copy (``arguments``/``result``/extras are shared: the model replaces, never mutates them)."""
+        """An independent copy (``arguments``/``result``/extras are shared: the model replaces, never mutates
+        them)."""
         inter = self.interaction
         return Part(
-            self.id, self.kind, self.text, self.name, self.status, self.arguments, self.preview, self.result,
-            self.duration, None if inter is None else inter.copy(), self.diff, self.todos, self.subagent,
-            self.cell_change, self.sent_images, self.risk, self.images,
+            self.id,
+            self.kind,
+            self.text,
+            self.name,
+            self.status,
+            self.arguments,
+            self.preview,
+            self.result,
+            self.duration,
+            None if inter is None else inter.copy(),
+            self.diff,
+            self.todos,
+            self.subagent,
+            self.cell_change,
+            self.sent_images,
+            self.risk,
+            self.images,
         )
 
 
@@ -223,14 +250,19 @@ class Message:
     def copy(self) -> Message:
         """An independent copy of the message and its parts."""
         return Message(
-            self.id, self.role, self.status, [p.copy() for p in self.parts],
-            None if self.usage is None else dict(self.usage), self.error,
+            self.id,
+            self.role,
+            self.status,
+            [p.copy() for p in self.parts],
+            None if self.usage is None else dict(self.usage),
+            self.error,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class TransformContext:
-    """What a ``transform_output`` hook knows besides the event: live or history, the ids, the default changes."""
+    """What a ``transform_output`` hook knows besides the event: live or history, the ids, the default
+    changes."""
 
     source: Source
     turn_id: str
@@ -242,17 +274,19 @@ TransformOutput = Callable[[Event, TransformContext], "list[ChangeRecord] | None
 
 
 def user_message(turn_id: str, text: str, images: list[ImageDict] | None = None) -> Message:
-    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids"), and the images the
-    user attached (``images``, when any)."""
-    return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, images=images or None)])
+    """The user side of a turn: ``user:<turn id>`` with one ``text:0`` part (contract, "Ids"), and the images
+    the user attached (``images``, when any)."""
+    return Message(
+        f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, images=images or None)]
+    )
 
 
 def sent_prompt_message(turn_id: str, text: str, filled: int) -> Message:
-    """The user side of a turn whose ``{placeholders}`` were filled: the prompt as sent, collapsed under a title.
+    """The user side of a turn whose ``{placeholders}`` were filled: the prompt as sent, collapsed under a
+    title.
 
     Why: the cell shows what the user typed, not what the values became; this shows what left the kernel. A
     text part with a ``name`` is shown collapsed under that name (contract, "Part dict").
     """
     title = f"prompt as sent ({filled} value{'' if filled == 1 else 's'} filled)"
     return Message(f"user:{turn_id}", "user", "complete", [Part("text:0", "text", text, name=title)])
-

@@ -16,7 +16,8 @@ def result_failed(result: Any) -> bool:
 
 def timed_out(result: Any) -> bool:
     # An unanswered approval is denied after approvals.timeout and the tool result says so
-    # ("BLOCKED: Command timed out without user response", docs/protocol/dashboard.md §4.2); no event marks it.
+    # ("BLOCKED: Command timed out without user response", docs/protocol/dashboard.md §4.2); no event marks
+    # it.
     if isinstance(result, Mapping):
         result = result.get("error")
     return isinstance(result, str) and "timed out" in result

@@ -1,8 +1,9 @@
-"""A turn's server prompts (approvals, clarify, sudo, secret): their ids, which part holds each, approval order.
+"""A turn's server prompts (approvals, clarify, sudo, secret): their ids, which part holds each, approval
+order.
 
 Why its own owner: approvals carry no request id on 0.19.0 and resolve first in, first out
-(docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so they are numbered here
-and kept in server order; a repeated request keeps the first one. The folder asks this book and hangs the
+(docs/protocol/dashboard.md §4.2 and §8.6, docs/protocol/api-server.md §3 "Approvals"), so they are numbered
+here and kept in server order; a repeated request keeps the first one. The folder asks this book and hangs the
 interactions on parts; the book decides nothing about parts but which one holds a request.
 """
 
@@ -35,8 +36,8 @@ class RequestBook:
         """The interaction of an ``approval.request`` (None: this request is shown already)."""
         p = event.payload
         self._approval_count += 1
-        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2); a
-        # newer API Server's run approval names its request_id too, and answers exactly the one named.
+        # A newer Dashboard's approval is a server request with its own id (docs/protocol/dashboard.md §4.2);
+        # a newer API Server's run approval names its request_id too, and answers exactly the one named.
         given = p.get("request_id")
         if event.dialect == "run" and not (isinstance(given, str) and 0 < len(given) <= 256):
             given = None
@@ -44,14 +45,19 @@ class RequestBook:
         if rid in self._holders:
             return None
         self._approval_fifo.append(rid)
-        # No choices (absent, or an empty list) means the default pair: every view and check then reads one list.
+        # No choices (absent, or an empty list) means the default pair: every view and check then reads one
+        # list.
         choices = choices_or_none(p.get("choices")) or list(DEFAULT_APPROVAL_CHOICES)
         command = text_or_none(p.get("command"))
         masked = hermes_masked(command)
         if masked:  # what runs is not fully shown: grant nothing beyond this one command
             choices = [c for c in choices if c in MASKED_APPROVAL_CHOICES] or list(DEFAULT_APPROVAL_CHOICES)
         return Interaction(
-            "approval", rid, command=command, description=text_or_none(p.get("description")), choices=choices,
+            "approval",
+            rid,
+            command=command,
+            description=text_or_none(p.get("description")),
+            choices=choices,
             masked=masked,
         )
 
@@ -64,8 +70,15 @@ class RequestBook:
         if rid in self._holders:
             return None
         if kind == "secret":
-            return Interaction(kind, rid, question=text_or_none(p.get("prompt")), description=text_or_none(p.get("env_var")))
-        inter = Interaction(kind, rid, question=text_or_none(p.get("question")), choices=choices_or_none(p.get("choices")) or [])
+            return Interaction(
+                kind, rid, question=text_or_none(p.get("prompt")), description=text_or_none(p.get("env_var"))
+            )
+        inter = Interaction(
+            kind,
+            rid,
+            question=text_or_none(p.get("question")),
+            choices=choices_or_none(p.get("choices")) or [],
+        )
         questions = p.get("questions")
         if kind == "clarify" and isinstance(questions, list) and questions:  # newer servers: 1-5 questions
             inter.questions = [dict(q) for q in questions if isinstance(q, Mapping)]
@@ -85,7 +98,8 @@ class RequestBook:
         return part.id in self._synthetic
 
     def pending_part(self, request_id: str) -> Part | None:
-        """The part holding the still-pending interaction ``request_id`` (a part's interaction can be replaced)."""
+        """The part holding the still-pending interaction ``request_id`` (a part's interaction can be
+        replaced)."""
         part = self._holders.get(request_id)
         inter = None if part is None else part.interaction
         if inter is None or inter.request_id != request_id or inter.status != "pending":
@@ -100,8 +114,8 @@ class RequestBook:
                 yield part
 
     def approvals_resolved(self, count: int, named: str | None = None) -> Iterator[str]:
-        """Take the approval the server ``named`` out of its order (newer servers), else up to ``count`` ids off
-        the front (0.19.0 resolves its oldest pending approvals)."""
+        """Take the approval the server ``named`` out of its order (newer servers), else up to ``count`` ids
+        off the front (0.19.0 resolves its oldest pending approvals)."""
         if named is not None and named in self._approval_fifo:
             self._approval_fifo.remove(named)
             yield named

@@ -1,10 +1,11 @@
 """Risk signals on tool parts: what Hermes found in a tool's output, live and from history.
 
-Live, ``tool.output_risk {tool_id, name, risk, findings, redacted}`` follows the tool's ``tool.complete`` when Hermes'
-scan of an untrusted tool's output (web, browser, MCP tools) matched prompt-injection or secret patterns; the
-part gets a ``risk`` with the findings (docs/protocol/dashboard-newer.md §14). Hermes stores no findings, only
-the output wrapped as ``<untrusted_tool_result ...>``: history unwraps it (so the result equals the live one) and
-marks the part ``untrusted``. Findings are Hermes' pattern ids: server text, capped, shown inert. Pure.
+Live, ``tool.output_risk {tool_id, name, risk, findings, redacted}`` follows the tool's ``tool.complete`` when
+Hermes' scan of an untrusted tool's output (web, browser, MCP tools) matched prompt-injection or secret
+patterns; the part gets a ``risk`` with the findings (docs/protocol/dashboard-newer.md §14). Hermes stores no
+findings, only the output wrapped as ``<untrusted_tool_result ...>``: history unwraps it (so the result equals
+the live one) and marks the part ``untrusted``. Findings are Hermes' pattern ids: server text, capped, shown
+inert. Pure.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ __all__ = ["MAX_FINDINGS", "RISK_LEVELS", "on_output_risk", "risk_of", "unwrap_u
 RISK_LEVELS: tuple[RiskLevel, ...] = ("high", "medium", "low", "untrusted")
 MAX_FINDINGS = 50
 _MAX_FINDING = 200
-# agent/tool_dispatch_helpers.py _maybe_wrap_untrusted: the opening tag, one fixed paragraph, the output, the end tag.
+# agent/tool_dispatch_helpers.py _maybe_wrap_untrusted: the opening tag, one fixed paragraph, the output, the
+# end tag.
 _WRAPPED = re.compile(
     r'\A<untrusted_tool_result source="[^"\n]{0,200}">\n'
     r"The following content was retrieved from an external source\.[^\n]*\n\n"
@@ -34,7 +36,8 @@ _WRAPPED = re.compile(
 
 
 def risk_of(payload: Any) -> RiskDict | None:
-    """A ``tool.output_risk`` payload as the part's ``risk``; None when it says nothing (no level, no findings)."""
+    """A ``tool.output_risk`` payload as the part's ``risk``; None when it says nothing (no level, no
+    findings)."""
     if not hasattr(payload, "get"):
         return None
     level = payload.get("risk")
@@ -44,7 +47,11 @@ def risk_of(payload: Any) -> RiskDict | None:
         level = "high" if findings or isinstance(level, str) and level else None  # an unknown level: say high
     if level is None:
         return None
-    return {"level": cast(RiskLevel, level), "findings": findings, "redacted": payload.get("redacted") is True}
+    return {
+        "level": cast(RiskLevel, level),
+        "findings": findings,
+        "redacted": payload.get("redacted") is True,
+    }
 
 
 def on_output_risk(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -57,8 +64,16 @@ def on_output_risk(f: FolderOps, e: Event) -> list[ChangeRecord]:
     old = part.risk
     if old is not None:
         findings = old["findings"] + [x for x in risk["findings"] if x not in old["findings"]]
-        level = risk["level"] if RISK_LEVELS.index(risk["level"]) < RISK_LEVELS.index(old["level"]) else old["level"]
-        risk = {"level": level, "findings": findings[:MAX_FINDINGS], "redacted": old["redacted"] or risk["redacted"]}
+        level = (
+            risk["level"]
+            if RISK_LEVELS.index(risk["level"]) < RISK_LEVELS.index(old["level"])
+            else old["level"]
+        )
+        risk = {
+            "level": level,
+            "findings": findings[:MAX_FINDINGS],
+            "redacted": old["redacted"] or risk["redacted"],
+        }
     if risk == old:
         return []
     part.risk = risk

@@ -1,8 +1,9 @@
-"""Tool parts of an API Server run, which carry no id on the wire: numbered, and matched to completions by name.
+"""Tool parts of an API Server run, which carry no id on the wire: numbered, and matched to completions by
+name.
 
 ``tool.started {tool, preview}`` and ``tool.completed {tool, duration, error}`` name the tool but no call
-(docs/protocol/api-server.md §3), so the parts are numbered ``tool:run-1``, ``tool:run-2``... (contract, "Ids") and a
-completion goes to the oldest running part of that name.
+(docs/protocol/api-server.md §3), so the parts are numbered ``tool:run-1``, ``tool:run-2``... (contract,
+"Ids") and a completion goes to the oldest running part of that name.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class RunTools:
         return part
 
     def oldest_running(self, name: str | None) -> Part | None:
-        """Take the oldest still-running part named ``name`` off its queue (None: nothing of that name runs)."""
+        """Take the oldest still-running part named ``name`` off its queue (None: nothing of that name
+        runs)."""
         queue = self._running.get(name or "")
         while queue:
             part = queue.popleft()

@@ -1,7 +1,8 @@
-"""What the per-event handlers may do to a turn: the :class:`~.folder.TurnFolder`'s public vocabulary, as a Protocol.
+"""What the per-event handlers may do to a turn: the :class:`~.folder.TurnFolder`'s public vocabulary, as a
+Protocol.
 
-Why a Protocol: the handlers (:mod:`.dialects`, :mod:`.withdrawn`) are the folder's other half, but they reach it
-only through these methods, and naming them here keeps the handler modules from importing the folder (which
+Why a Protocol: the handlers (:mod:`.dialects`, :mod:`.withdrawn`) are the folder's other half, but they reach
+it only through these methods, and naming them here keeps the handler modules from importing the folder (which
 imports them): no import circle, and no handler touches the folder's own fields.
 """
 
@@ -57,8 +58,14 @@ class FolderOps(Protocol):
     def patch(self, part: Part, fields: PartFields) -> PatchChange: ...
 
     def complete_tool(
-        self, part: Part, status: ToolStatus, *, result: Any = ..., duration: float | None = None,
-        arguments: Any = None, name: str | None = None,
+        self,
+        part: Part,
+        status: ToolStatus,
+        *,
+        result: Any = ...,
+        duration: float | None = None,
+        arguments: Any = None,
+        name: str | None = None,
     ) -> list[ChangeRecord]: ...
 
     def on_approval_request(self, event: Event) -> list[ChangeRecord]: ...
@@ -69,9 +76,13 @@ class FolderOps(Protocol):
 
     def pending_part(self, request_id: str) -> Part | None: ...
 
-    def resolve(self, part: Part, status: InteractionStatus, response: str | None = None) -> list[ChangeRecord]: ...
+    def resolve(
+        self, part: Part, status: InteractionStatus, response: str | None = None
+    ) -> list[ChangeRecord]: ...
 
-    def resolve_oldest_approvals(self, count: int, choice: str | None, named: str | None = None) -> list[ChangeRecord]: ...
+    def resolve_oldest_approvals(
+        self, count: int, choice: str | None, named: str | None = None
+    ) -> list[ChangeRecord]: ...
 
     def on_compacting(self, text: str) -> list[ChangeRecord]: ...
 

@@ -1,10 +1,11 @@
 """Turn-model handlers for prompts and runs a newer Hermes ends from its side.
 
-``request.cancel {id, method, reason}`` (newer Dashboards) withdraws one prompt: its interaction ends ``expired``
-on a timeout and ``cancelled`` otherwise, keeping the server's reason. ``run.interrupted`` (newer API Servers)
-ends a run the gateway could not settle (a restart or shutdown). They use the folder's own resolution rules,
-through its public vocabulary (:class:`~.vocabulary.FolderOps`). :func:`withdraw_pending` applies the end-of-turn
-rule to a message a view ends itself (its folder never saw the end: a dropped connection).
+``request.cancel {id, method, reason}`` (newer Dashboards) withdraws one prompt: its interaction ends
+``expired`` on a timeout and ``cancelled`` otherwise, keeping the server's reason. ``run.interrupted`` (newer
+API Servers) ends a run the gateway could not settle (a restart or shutdown). They use the folder's own
+resolution rules, through its public vocabulary (:class:`~.vocabulary.FolderOps`). :func:`withdraw_pending`
+applies the end-of-turn rule to a message a view ends itself (its folder never saw the end: a dropped
+connection).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ def on_run_interrupted(f: FolderOps, event: Event) -> list[ChangeRecord]:
 def withdraw_pending(message: Mapping[str, Any] | None) -> list[ChangeRecord]:
     """``patch`` records ending every interaction still pending in ``message`` (a dict) as ``cancelled``.
 
-    The contract's end of turn: a turn ended without its folder (e.g. the connection dropped under it) must not
-    leave live cards behind, or a click on one could answer a later turn's request with the same id.
+    The contract's end of turn: a turn ended without its folder (e.g. the connection dropped under it) must
+    not leave live cards behind, or a click on one could answer a later turn's request with the same id.
     """
     changes: list[ChangeRecord] = []
     if not isinstance(message, Mapping):

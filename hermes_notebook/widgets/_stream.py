@@ -3,39 +3,40 @@
 Why not traitlets for everything: resending a whole message per delta costs O(n^2) bytes and floods the
 browser, and resending finished messages (or even a compact list of them) at every boundary costs the whole
 history per message. So the kernel keeps the full state here and everything reaches views as custom messages:
-live changes (append-only, coalesced, at most 30 batches a second) and ``snapshot`` answers. The conversation in
-brief, the *index* (one ``{"id", "role", "status", "usage", "error", "rev"}`` entry per message, no part contents),
-travels as changes too: a batch holding a record that leaves a message settled carries that message's entry
-(``"index": [...]``), and a snapshot implies the entries of every message it holds. So a settled message costs
-one entry (~100 bytes), not the whole index. The views compare the entries against what they hold, and ask for
-a snapshot for settled messages they lack or hold a stale copy of. One small synced traitlet, ``settled_seq`` (the
-seq of the last batch that carried index entries), lets a view that lost such a batch (custom messages are not
-replayed) notice; a gap in batch seqs tells it the same.
+live changes (append-only, coalesced, at most 30 batches a second) and ``snapshot`` answers. The conversation
+in brief, the *index* (one ``{"id", "role", "status", "usage", "error", "rev"}`` entry per message, no part
+contents), travels as changes too: a batch holding a record that leaves a message settled carries that
+message's entry (``"index": [...]``), and a snapshot implies the entries of every message it holds. So a
+settled message costs one entry (~100 bytes), not the whole index. The views compare the entries against what
+they hold, and ask for a snapshot for settled messages they lack or hold a stale copy of. One small synced
+traitlet, ``settled_seq`` (the seq of the last batch that carried index entries), lets a view that lost such a
+batch (custom messages are not replayed) notice; a gap in batch seqs tells it the same.
 
 ``rev`` is a per-message revision both sides compute from the change records alone: every record adds 1,
 except ``append``, which adds the length of its text in UTF-16 code units (JavaScript's ``length``). That sum
 doesn't change when the coalescer merges consecutive appends, so a view that applied every batch holds the
 same ``rev`` as the kernel; a ``snapshot`` answer carries the kernel's ``revs``.
 
-On the wire a ``patch`` that replaces a part's whole ``text`` while keeping most of it (the end-of-turn trim of
-trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "keep", "text"}``: keep the first
-``keep`` UTF-16 units, then append ``text``. It weighs 1, like the patch it stands for.
+On the wire a ``patch`` that replaces a part's whole ``text`` while keeping most of it (the end-of-turn trim
+of trailing whitespace) is sent as ``{"op": "splice", "message_id", "part_id", "keep", "text"}``: keep the
+first ``keep`` UTF-16 units, then append ``text``. It weighs 1, like the patch it stands for.
 
-While a reply streams, nearly every batch is one ``append`` to the part the batch before it appended to. Such a
-batch goes out as ``{"type": "more", "seq", "text"}``: the same append, its target being the last record of the
-previous batch. At 10 KB/s (30 batches of ~330 bytes a second) the full form's ids and keys cost about a third
-of the text again; this form costs ~35 bytes. Every view gets every batch (a gap in seqs makes it resync), and
-every snapshot ends the run (the next append names its part), so a view that starts from a snapshot never meets a
-``more`` it cannot place.
+While a reply streams, nearly every batch is one ``append`` to the part the batch before it appended to. Such
+a batch goes out as ``{"type": "more", "seq", "text"}``: the same append, its target being the last record of
+the previous batch. At 10 KB/s (30 batches of ~330 bytes a second) the full form's ids and keys cost about a
+third of the text again; this form costs ~35 bytes. Every view gets every batch (a gap in seqs makes it
+resync), and every snapshot ends the run (the next append names its part), so a view that starts from a
+snapshot never meets a ``more`` it cannot place.
 
-Every view asks for a snapshot when it is created (custom messages sent before a view exists are lost) and then
-applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot only once some view has asked for
+Every view asks for a snapshot when it is created (custom messages sent before a view exists are lost) and
+then applies only changes with a larger ``seq``. So ``reset()`` sends its snapshot only once some view has
+asked for
 one: before that no view exists that could use it. A snapshot of a long conversation holds only its newest
-``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); when the reader scrolls up to the oldest message a view
-holds, it asks for the ``OLDER_PAGE_MESSAGES`` before it (``{"type": "older", "before": id}``). So a 10,000-message
-history is never built, serialised and parsed in one piece (megabytes: a long frame) before or while it is read.
-Every send (change batches, snapshots, index updates) happens under the widget's lock, so seqs go out in order
-and a snapshot holds exactly the batches up to its ``seq``.
+``SNAPSHOT_FIRST_MESSAGES`` (``"partial": true, "older": n``); when the reader scrolls up to the oldest
+message a view holds, it asks for the ``OLDER_PAGE_MESSAGES`` before it (``{"type": "older", "before": id}``).
+So a 10,000-message history is never built, serialised and parsed in one piece (megabytes: a long frame)
+before or while it is read. Every send (change batches, snapshots, index updates) happens under the widget's
+lock, so seqs go out in order and a snapshot holds exactly the batches up to its ``seq``.
 
 Secrets: nothing that reaches a traitlet or a custom message here ever holds a key, token or sudo/secret
 value; interaction responses for sudo/secret are already redacted by the turn model. Every change record and
@@ -77,7 +78,8 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 
 
-#: A snapshot holds at most this many messages (the newest; ``partial``); views ask for older ones a page at a time.
+#: A snapshot holds at most this many messages (the newest; ``partial``); views ask for older ones a page at a
+# time.
 SNAPSHOT_FIRST_MESSAGES = 100
 #: Messages per ``older`` answer (about 90 KB of JSON for typical chat messages: a few ms to parse).
 OLDER_PAGE_MESSAGES = 200
@@ -124,8 +126,14 @@ def _target(change: Mapping[str, Any]) -> str:
 class _Coalescer(Coalescer):
     """The coalescer, flushing under the widget's lock and telling the widget after each flush."""
 
-    def __init__(self, send: Callable[[int, list[dict[str, Any]]], None], *, lock: threading.RLock,
-                 after_flush: Callable[[], None], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        send: Callable[[int, list[dict[str, Any]]], None],
+        *,
+        lock: threading.RLock,
+        after_flush: Callable[[], None],
+        **kwargs: Any,
+    ) -> None:
         super().__init__(send, **kwargs)
         self._widget_lock = lock
         self._after_flush = after_flush
@@ -140,7 +148,8 @@ class _Coalescer(Coalescer):
 class StreamingWidget(anywidget.AnyWidget):
     """Base for widgets that show messages made of parts (the chat and the ``%hermes`` live turn).
 
-    ``images``: reads a part's ``media`` image for a view that asks (``Conversation.image``; :mod:`.stream_images`).
+    ``images``: reads a part's ``media`` image for a view that asks (``Conversation.image``;
+    :mod:`.stream_images`).
     """
 
     _esm = STATIC / "chat.js"
@@ -148,8 +157,9 @@ class StreamingWidget(anywidget.AnyWidget):
 
     #: "chat" shows the composer and session controls; "turn" shows only the conversation (for ``%hermes``).
     mode = traitlets.Unicode("chat").tag(sync=True)
-    #: The seq of the last batch that carried index entries (or of the last reset's snapshot): a view behind it
-    #: lost a batch and asks for a snapshot. The index itself travels in the batches (see the module docstring).
+    #: The seq of the last batch that carried index entries (or of the last reset's snapshot): a view behind
+    # it : lost a batch and asks for a snapshot. The index itself travels in the batches (see the module
+    # docstring).
     settled_seq = traitlets.Int(0).tag(sync=True)
     #: True while a turn runs (shows the stop button).
     busy = traitlets.Bool(False).tag(sync=True)
@@ -160,8 +170,14 @@ class StreamingWidget(anywidget.AnyWidget):
     #: A one-line notice for the user (errors, refused attachments), "" when none.
     notice = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, *, max_rate: float = DEFAULT_MAX_RATE, secrets: Sequence[object] = (),
-                 images: ImageLoad | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_rate: float = DEFAULT_MAX_RATE,
+        secrets: Sequence[object] = (),
+        images: ImageLoad | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._scrubber = StreamScrubber(secrets)  # before traitlets are set: their validators scrub
         super().__init__(**kwargs)
         self._lock = threading.RLock()
@@ -171,18 +187,28 @@ class StreamingWidget(anywidget.AnyWidget):
         #: messages settled since the last batch went out: their index entries ride in the next one
         self._settled: dict[str, None] = {}
         self._settled_seq_due: int | None = None
-        #: (message id, part id) the last batch sent ended appending to: the next append there goes as ``more``
+        #: (message id, part id) the last batch sent ended appending to: the next append there goes as
+        # ``more``
         self._append_target: tuple[str, str] | None = None
         #: Some view asked for a snapshot, so views may exist: resets must reach them.
         self._viewed = False
-        self._coalescer = _Coalescer(self._send_changes, lock=self._lock, after_flush=self._after_flush,
-                                     loop=runtime.get_loop(), max_rate=max_rate)
+        self._coalescer = _Coalescer(
+            self._send_changes,
+            lock=self._lock,
+            after_flush=self._after_flush,
+            loop=runtime.get_loop(),
+            max_rate=max_rate,
+        )
         self._actions: dict[str, Callable[[dict[str, Any]], object]] = {
-            "snapshot": self._on_snapshot_request, "older": self._on_older_request}
+            "snapshot": self._on_snapshot_request,
+            "older": self._on_older_request,
+        }
         #: Bytes of custom messages sent so far (benchmarks read it).
         self.bytes_sent = 0
         self.on_msg(self._dispatch)
-        install_image_answers(self, images)  # a view's ``image`` question: a part's image, read here (stream_images.py)
+        install_image_answers(
+            self, images
+        )  # a view's ``image`` question: a part's image, read here (stream_images.py)
         #: Where the views' messages run: on the front end's subshell while a cell runs, where the kernel has
         #: subshells (widgets/subshells.py). Every handler only checks and schedules, so any thread will do.
         self.comm_routing: Routing = follow_frontend_subshells(self)
@@ -216,8 +242,11 @@ class StreamingWidget(anywidget.AnyWidget):
                 # so views holding them finished ask for a snapshot instead of trusting what they have.
                 for mid in {_target(c) for c in changes}:
                     if mid in self._store:
-                        self._revs[mid] = self._revs.get(mid, 0) + 1 + sum(
-                            change_weight(c) for c in changes if _target(c) == mid)
+                        self._revs[mid] = (
+                            self._revs.get(mid, 0)
+                            + 1
+                            + sum(change_weight(c) for c in changes if _target(c) == mid)
+                        )
                         self._settled[mid] = None
                 self._coalescer.flush()  # pending changes go first, carrying these entries if there are any
                 if self._settled:  # nothing was pending: the entries go on their own
@@ -254,29 +283,41 @@ class StreamingWidget(anywidget.AnyWidget):
         return changes if wire is None else wire
 
     def _splice(self, patch: Mapping[str, Any]) -> dict[str, Any] | None:
-        """A ``splice`` record for a patch of a part's whole ``text`` that keeps most of it (the end-of-turn trim
-        of trailing whitespace, a final text extending the streamed one), so the text isn't sent twice."""
+        """A ``splice`` record for a patch of a part's whole ``text`` that keeps most of it (the end-of-turn
+        trim of trailing whitespace, a final text extending the streamed one), so the text isn't sent
+        twice."""
         new = patch["fields"]["text"]
         message = self._store.get(patch.get("message_id"))  # type: ignore[arg-type]
-        part = next((p for p in (message or {}).get("parts", ()) if p.get("id") == patch.get("part_id")), None)
+        part = next(
+            (p for p in (message or {}).get("parts", ()) if p.get("id") == patch.get("part_id")), None
+        )
         old = part.get("text") if part is not None else None
         if not isinstance(new, str) or not isinstance(old, str):
             return None
         keep = _common_prefix(old, new)
         if keep < SPLICE_MIN_KEEP:
             return None
-        return {"op": "splice", "message_id": patch["message_id"], "part_id": patch["part_id"],
-                "keep": _utf16_len(old[:keep]), "text": new[keep:]}
+        return {
+            "op": "splice",
+            "message_id": patch["message_id"],
+            "part_id": patch["part_id"],
+            "keep": _utf16_len(old[:keep]),
+            "text": new[keep:],
+        }
 
-    def reset(self, messages: Iterable[Mapping[str, Any]], *,
-              keep: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+    def reset(
+        self,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> None:
         """Replace the whole conversation (a session switch or a history re-fetch) and tell the views.
 
-        ``keep``: messages held now to keep after ``messages`` (a turn still running through a re-fetch), kept as
-        the same objects so they keep their revs and views go on applying their changes.
+        ``keep``: messages held now to keep after ``messages`` (a turn still running through a re-fetch), kept
+        as the same objects so they keep their revs and views go on applying their changes.
 
-        The content goes out once, as a ``snapshot`` message to every view (the snapshot implies the index), or
-        not at all while no view has asked for one yet: views created later ask for it themselves.
+        The content goes out once, as a ``snapshot`` message to every view (the snapshot implies the index),
+        or not at all while no view has asked for one yet: views created later ask for it themselves.
         """
         with self._lock:
             self._coalescer.flush()  # what is pending belongs to the old state: send it before the snapshot
@@ -284,14 +325,19 @@ class StreamingWidget(anywidget.AnyWidget):
             old, old_revs = self._store, self._revs
             kept = [m for m in old.values() if keep(m)] if keep is not None else []
             # Scrubbed unless it is the store's own (already scrubbed) object: a live turn keeps its identity.
-            fresh = [m if m.get("id") in old and old.raw(m["id"]) is m else self._scrubber.message(dict(m))
-                     for m in messages]
+            fresh = [
+                m if m.get("id") in old and old.raw(m["id"]) is m else self._scrubber.message(dict(m))
+                for m in messages
+            ]
             self._store = MessageStore([*fresh, *kept])
             self._scrubber.forget(self._store)
             # A message kept as the same object (a live turn surviving a history re-fetch) keeps its rev, so
-            # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also joins
-            # the old store's pending appends into that shared object, so the new store holds all its text.)
-            self._revs = {mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()}
+            # views go on applying its changes; any other replaced message gets a new rev. (``old.get`` also
+            # joins the old store's pending appends into that shared object, so the new store holds all its
+            # text.)
+            self._revs = {
+                mid: old_revs.get(mid, 0) + (0 if old.get(mid) is m else 1) for mid, m in self._store.items()
+            }
             if self._viewed:
                 self._send_snapshot(self._coalescer.seq, reset=True)
             self.settled_seq = self._coalescer.seq
@@ -326,12 +372,14 @@ class StreamingWidget(anywidget.AnyWidget):
         self._send_custom(content)
 
     def flush(self) -> None:
-        """Send pending changes (with the index entries of messages they settle) now instead of at the next tick."""
+        """Send pending changes (with the index entries of messages they settle) now instead of at the next
+        tick."""
         self._coalescer.flush()
 
     @property
     def index(self) -> list[dict[str, Any]]:
-        """The conversation in brief, as the views hold it: ``[{"id", "role", "status", "usage", "error", "rev"}]``."""
+        """The conversation in brief, as the views hold it: ``[{"id", "role", "status", "usage", "error",
+        "rev"}]``."""
         with self._lock:
             return [self._entry(mid) for mid in self._store]
 
@@ -358,14 +406,15 @@ class StreamingWidget(anywidget.AnyWidget):
         self._append_target = target
         content: dict[str, Any] = {"type": "changes", "seq": seq, "changes": changes}
         if self._settled:
-            # Computed now, under the lock: the revs include exactly the records of this batch and earlier ones.
+            # Computed now, under the lock: the revs include exactly the records of this batch and earlier
+            # ones.
             content["index"] = self._take_settled()
             self._settled_seq_due = seq
         self._send_custom(content)
 
     def _send_snapshot(self, seq: int, *, reset: bool = False) -> None:
-        """Send the conversation as of ``seq``: only its newest messages if it is long (``older`` says how many
-        precede them; views fetch those a page at a time as the reader scrolls up)."""
+        """Send the conversation as of ``seq``: only its newest messages if it is long (``older`` says how
+        many precede them; views fetch those a page at a time as the reader scrolls up)."""
         with self._lock:
             content: dict[str, Any] = {"type": "snapshot", "seq": seq}
             ids = list(self._store)
@@ -425,19 +474,26 @@ class StreamingWidget(anywidget.AnyWidget):
     def _on_older_request(self, content: dict[str, Any]) -> None:
         """The page of messages before ``before`` (the oldest a view holds), as of the current ``seq``.
 
-        Consistent without a snapshot: every batch up to that ``seq`` went out before the answer, and a view that
-        got a change for a message it did not hold yet has asked for a snapshot already. An unknown ``before`` (a
-        reset came in between) gets an empty page, which the view ignores like any page not fitting what it holds.
+        Consistent without a snapshot: every batch up to that ``seq`` went out before the answer, and a view
+        that got a change for a message it did not hold yet has asked for a snapshot already. An unknown
+        ``before`` (a reset came in between) gets an empty page, which the view ignores like any page not
+        fitting what it holds.
         """
         with self._lock:
             seq = self._coalescer.snapshot_seq()
             ids = list(self._store)
             at = ids.index(content["before"]) if content["before"] in self._store else 0
-            page = ids[max(0, at - OLDER_PAGE_MESSAGES):at]
-            self._send_custom({"type": "older", "seq": seq, "before": content["before"],
-                               "messages": [dict(self._store[mid]) for mid in page],
-                               "revs": {mid: self._revs.get(mid, 0) for mid in page},
-                               "older": max(0, at - OLDER_PAGE_MESSAGES)})
+            page = ids[max(0, at - OLDER_PAGE_MESSAGES) : at]
+            self._send_custom(
+                {
+                    "type": "older",
+                    "seq": seq,
+                    "before": content["before"],
+                    "messages": [dict(self._store[mid]) for mid in page],
+                    "revs": {mid: self._revs.get(mid, 0) for mid in page},
+                    "older": max(0, at - OLDER_PAGE_MESSAGES),
+                }
+            )
 
 
 def _approx_size(content: dict[str, Any]) -> int:

@@ -1,21 +1,22 @@
 """``Chat``: one Hermes session as a live widget in a notebook cell, a face over a
 :class:`~hermes_notebook.session.Conversation`.
 
-Where things run: every Hermes call happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`),
-through the chat's conversation, which owns every session operation. ``hermes.chat()`` shares the facade's, so a
-chat prompt and an ``ask()`` on one session wait for each other in its one turn queue. The browser view talks only
-to this object through comm messages (``send``, ``stop``, ``respond``, ...), so the API key and the Dashboard token
-never reach the browser, the widget state or the saved notebook. A click schedules a coroutine on the package loop
-and returns at once, and every piece of mutable state below is touched only on that loop.
+Where things run: every Hermes call happens in the kernel on the package loop
+(:mod:`hermes_notebook.runtime`), through the chat's conversation, which owns every session operation.
+``hermes.chat()`` shares the facade's, so a chat prompt and an ``ask()`` on one session wait for each other in
+its one turn queue. The browser view talks only to this object through comm messages (``send``, ``stop``,
+``respond``, ...), so the API key and the Dashboard token never reach the browser, the widget state or the
+saved notebook. A click schedules a coroutine on the package loop and returns at once, and every piece of
+mutable state below is touched only on that loop.
 
 What the views get: change records, streamed through :class:`StreamingWidget`, plus small traitlets (session,
-connection banner, busy/queued, notice, model, context gauge). The picker's list of other sessions is never state
-(that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
+connection banner, busy/queued, notice, model, context gauge). The picker's list of other sessions is never
+state (that is saved): ``list_sessions`` asks, a ``sessions`` message answers.
 
-Saved notebooks: ``_ipython_display_`` shows the widget *and* a static transcript (text/plain and text/html from
-:func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries; the live view hides it
-(js/src/twin.ts), and nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the widget's own
-output instead would re-create the live view and lose what the user was typing.
+Saved notebooks: ``_ipython_display_`` shows the widget *and* a static transcript (text/plain and text/html
+from :func:`render.transcript_bundle`) under a ``display_id`` updated at message boundaries; the live view
+hides it (js/src/twin.ts), and nbviewer, GitHub and nbconvert, which run no widget JS, show it. Updating the
+widget's own output instead would re-create the live view and lose what the user was typing.
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ TRANSCRIPT_DEBOUNCE_S = 0.25
 class Chat(StaticTwin, StreamingWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
-    ``source``: a :class:`~hermes_notebook.session.Conversation` (the facade's; ``session`` then names a session as
-    for ``ask``), a connected ``DashboardConnection`` (the caller's to close), or ``Settings`` / ``None`` (the chat
-    owns a connection from ``Settings.resolve()``); without a conversation, ``session`` is a stored id/title to
-    resume. None: a new session. ``secrets``: the connection's key and token, never shown."""
+    ``source``: a :class:`~hermes_notebook.session.Conversation` (the facade's; ``session`` then names a
+    session as for ``ask``), a connected ``DashboardConnection`` (the caller's to close), or ``Settings`` /
+    ``None`` (the chat owns a connection from ``Settings.resolve()``); without a conversation, ``session`` is
+    a stored id/title to resume. None: a new session. ``secrets``: the connection's key and token, never
+    shown."""
 
     #: The open session: ``{"id": stored id, "title": str | None}``; None until it is open.
     session = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
@@ -74,8 +76,11 @@ class Chat(StaticTwin, StreamingWidget):
     #: The open session's model as Hermes reports it ("" until known; the header's label).
     model = traitlets.Unicode("").tag(sync=True)
     #: The session's context window: ``{"used", "max", "percent", "categories"}``; None until a turn ran.
-    context_usage: traitlets.Dict[str, Any] | None = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
-    #: What Hermes may do in this notebook's kernel (chat_kernel.py: the header's modes and Revoke); None: not shared.
+    context_usage: traitlets.Dict[str, Any] | None = traitlets.Dict(allow_none=True, default_value=None).tag(
+        sync=True
+    )
+    #: What Hermes may do in this notebook's kernel (chat_kernel.py: the header's modes and Revoke); None: not
+    # shared.
     kernel_modes = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
     def __init__(
@@ -99,10 +104,14 @@ class Chat(StaticTwin, StreamingWidget):
             source = Conversation(dashboard=source)  # the connection stays the caller's
         if session is not None and not isinstance(session, str):
             raise inbound.Refused(f"session must be a name or id, not {type(session).__name__}")
-        super().__init__(mode="chat", secrets=secrets, images=lambda path: self.conversation.image(path), **kwargs)
+        super().__init__(
+            mode="chat", secrets=secrets, images=lambda path: self.conversation.image(path), **kwargs
+        )
         #: The conversation this chat is a face of (the facade's, when ``hermes.chat()`` opened it).
         self.conversation: Conversation = source
-        self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: sent on request, never synced
+        self.sessions: list[
+            dict[str, Any]
+        ] = []  # the picker's [{"id", "title"}]: sent on request, never synced
         self.turns = ChatTurns(self, source)
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
@@ -115,9 +124,15 @@ class Chat(StaticTwin, StreamingWidget):
             "stop": lambda _content: self.stop(),
             "respond": lambda c: self.run_in_background(self._respond(c, c["response"]), "answering"),
             # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
-            "secret": lambda c: self.run_in_background(self._respond(c, c.pop("value"), c["kind"]), "answering"),
-            "new_session": lambda _content: self.run_in_background(self.switch(None), "creating a new session"),
-            "switch_session": lambda c: self.run_in_background(self.switch(c["session_id"]), "opening the session"),
+            "secret": lambda c: self.run_in_background(
+                self._respond(c, c.pop("value"), c["kind"]), "answering"
+            ),
+            "new_session": lambda _content: self.run_in_background(
+                self.switch(None), "creating a new session"
+            ),
+            "switch_session": lambda c: self.run_in_background(
+                self.switch(c["session_id"]), "opening the session"
+            ),
             "refresh": lambda _content: self.refresh(),
             "list_sessions": lambda c: self.run_in_background(self._refresh_sessions(c), "listing sessions"),
             "export": lambda content: on_export(self, content),  # the Export button (chat_export.py)
@@ -126,7 +141,8 @@ class Chat(StaticTwin, StreamingWidget):
         install_session_details(self)  # the model label, context gauge and slash commands (chat_session.py)
         install_actions(self)  # message buttons (undo, regenerate, branch, edit) and file attachments
         install_profiles(self)  # the header's profile picker and the composer's Steer (chat_profiles.py)
-        # A conversation's own book says what a name means; a bare chat opens a stored session of the server's.
+        # A conversation's own book says what a name means; a bare chat opens a stored session of the
+        # server's.
         opening = session if given or session is None else resume(session)
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
         self.ready = self.run_in_background(self._open(opening), "opening the chat")
@@ -134,7 +150,8 @@ class Chat(StaticTwin, StreamingWidget):
     # --- public, blocking helpers (cells and tests) ----------------------------------------------------
 
     def wait_ready(self, timeout: float = 60.0) -> Chat:
-        """Block until the session is open (its history loaded). Returns self, so ``Chat().wait_ready()`` works."""
+        """Block until the session is open (its history loaded). Returns self, so ``Chat().wait_ready()``
+        works."""
         self.ready.result(timeout)
         return self
 
@@ -187,11 +204,15 @@ class Chat(StaticTwin, StreamingWidget):
         return self.transcript_bundle()
 
     def transcript_bundle(self) -> dict[str, str]:
-        """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less viewers."""
+        """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less
+        viewers."""
         bundle = transcript_bundle(self.snapshot(), secrets=self.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
-        bundle["text/html"] = f'<div class="{TRANSCRIPT_CLASS}" data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
+        bundle["text/html"] = (
+            f'<div class="{TRANSCRIPT_CLASS}" '
+            f'data-hn-transcript="{self.model_id}">{bundle["text/html"]}</div>'
+        )
         bundle["text/plain"] = f"{terminal_safe(heading)}\n\n{bundle['text/plain']}"
         return bundle
 
@@ -213,13 +234,18 @@ class Chat(StaticTwin, StreamingWidget):
         loop.call_soon_threadsafe(arm)
 
     def push(self, changes: Sequence[dict[str, Any]]) -> None:
-        """Apply change records and stream them (see :class:`StreamingWidget`); boundaries refresh the transcript."""
+        """Apply change records and stream them (see :class:`StreamingWidget`); boundaries refresh the
+        transcript."""
         super().push(changes)
         if any(c.get("op") in ("message", "finish") for c in changes):
             self._schedule_transcript()
 
-    def reset(self, messages: Iterable[Mapping[str, Any]], *,
-              keep: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+    def reset(
+        self,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> None:
         """Replace the conversation (history load or re-fetch) and refresh the transcript."""
         super().reset(messages, keep=keep)
         self._schedule_transcript()
@@ -227,7 +253,8 @@ class Chat(StaticTwin, StreamingWidget):
     # --- browser actions (comm thread): validate, then hand over to the loop -----------------------------
 
     def _on_send(self, content: dict[str, Any]) -> None:
-        # ``content`` was checked by inbound.validate (types, sizes, image count and types); decoding checks bytes.
+        # ``content`` was checked by inbound.validate (types, sizes, image count and types); decoding checks
+        # bytes.
         text: str = content["text"]
         images = inbound.decode_images(content["images"])
         if not text.strip() and not images:
@@ -237,7 +264,9 @@ class Chat(StaticTwin, StreamingWidget):
 
     # --- the loop side ----------------------------------------------------------------------------------
 
-    def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> concurrent.futures.Future[None]:
+    def run_in_background(
+        self, coro: Coroutine[Any, Any, None], what: str
+    ) -> concurrent.futures.Future[None]:
         """Run ``coro`` on the package loop; any failure becomes the ``notice`` line, never a traceback."""
 
         async def guarded() -> None:
@@ -315,11 +344,16 @@ class Chat(StaticTwin, StreamingWidget):
         change records still streaming into them.
         """
         stored, live = {m["id"] for m in history}, self.turns.live_ids
-        self.reset(history, keep=lambda m: m["id"] not in stored
-                   and (m["id"] in live or m.get("status") in ("streaming", "queued")))
+        self.reset(
+            history,
+            keep=lambda m: (
+                m["id"] not in stored and (m["id"] in live or m.get("status") in ("streaming", "queued"))
+            ),
+        )
 
     async def switch(self, session: str | None) -> None:
-        """Open another stored session (the picker's choice; None: a new one); refused while a turn runs here."""
+        """Open another stored session (the picker's choice; None: a new one); refused while a turn runs
+        here."""
         if self.busy:
             self.notice = "Stop the running turn before changing sessions."
             return
@@ -364,7 +398,8 @@ class Chat(StaticTwin, StreamingWidget):
             self.notice = self.scrub_value(str(reply["warning"]).strip())[:500]
 
     def turn_ended(self) -> None:
-        """A turn of this chat ended: Hermes titles a session after its first turn, so the picker is re-listed."""
+        """A turn of this chat ended: Hermes titles a session after its first turn, so the picker is
+        re-listed."""
         if not self._closed:
             self.run_in_background(self._refresh_sessions(), "listing sessions")
 
@@ -374,8 +409,12 @@ class Chat(StaticTwin, StreamingWidget):
         if message is None or message.get("status") not in ("streaming", "queued"):
             return
         withdrawn: list[Any] = withdraw_pending(message)  # its cards go inert with it
-        self.push([*withdrawn, {"op": "finish", "message_id": message_id, "status": status, "usage": None,
-                                "error": error}])
+        self.push(
+            [
+                *withdrawn,
+                {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error},
+            ]
+        )
 
     async def _respond(self, content: dict[str, Any], response: str, secret: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
@@ -409,7 +448,8 @@ class Chat(StaticTwin, StreamingWidget):
     # -- connection banner --
 
     def _on_change(self, kind: str) -> None:
-        """A newer Dashboard says a list changed elsewhere (another client, a cron run): re-list the picker."""
+        """A newer Dashboard says a list changed elsewhere (another client, a cron run): re-list the
+        picker."""
         if kind == "sessions" and not self._closed:
             self.run_in_background(self._refresh_sessions(), "listing sessions")
 
@@ -420,7 +460,9 @@ class Chat(StaticTwin, StreamingWidget):
             retry = float(item.retry_in) if item.retry_in else None
             message = short(item.error) if item.error else None
             if item.status == "disconnected":
-                self.connection = banner("disconnected", retry, message or "The connection to Hermes dropped.")
+                self.connection = banner(
+                    "disconnected", retry, message or "The connection to Hermes dropped."
+                )
             elif item.status == "reconnecting":
                 self.connection = banner("reconnecting", retry, message)
             elif item.status in ("reconnected", "connected"):
@@ -432,7 +474,11 @@ class Chat(StaticTwin, StreamingWidget):
                 return  # our own turns stream through their Turn objects
             # A turn nobody submitted here (still running after a reconnect, or from another client).
             runtime.call_soon(self._push_unsolicited, list(item.changes or []))
-            if item.event is not None and item.event.type == "message.complete" and self.turns.running is None:
+            if (
+                item.event is not None
+                and item.event.type == "message.complete"
+                and self.turns.running is None
+            ):
                 self.run_in_background(self.refetch(), "re-fetching the history")
 
     def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
@@ -447,4 +493,3 @@ class Chat(StaticTwin, StreamingWidget):
         self.turns.cancel_all()
         if self._owned is not None:
             await self._owned.close()
-

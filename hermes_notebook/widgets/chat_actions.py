@@ -1,20 +1,24 @@
 """The chat's message buttons (undo, regenerate, branch, edit) and its file attachments, on the kernel side.
 
-The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}`` (an undo with ``"files": true`` puts
-the files the turn changed back too: ``Conversation.undo(files=True)``), ``{"type": "edit", "message_id",
+The view sends ``{"type": "undo" | "regenerate" | "branch", "message_id"}`` (an undo with ``"files": true``
+puts the files the turn changed back too: ``Conversation.undo(files=True)``), ``{"type": "edit", "message_id",
 "text"}`` and ``{"type": "send_files", "text", "images", "files": [{"name", "data" (base64)}]}``
-(checked by :mod:`.inbound`). Which message a button may act on is checked here against the kernel's copy of the
-conversation: undo and regenerate only the last reply, edit only the last prompt, and nothing while a turn runs.
-The work itself is the conversation's (:class:`~hermes_notebook.session.Conversation`: ``undo``, ``resend``,
-``branch``, ``attach``; why 0.19.0 is told "not offered" is said there). After an undo the history is fetched
-again (the same path as Refresh); after a branch the chat opens the new session (the same path as the picker).
+(checked by :mod:`.inbound`). Which message a button may act on is checked here against the kernel's copy of
+the
+conversation: undo and regenerate only the last reply, edit only the last prompt, and nothing while a turn
+runs. The work itself is the conversation's (:class:`~hermes_notebook.session.Conversation`: ``undo``,
+``resend``, ``branch``, ``attach``; why 0.19.0 is told "not offered" is said there). After an undo the history
+is fetched again (the same path as Refresh); after a branch the chat opens the new session (the same path as
+the picker).
 
 Undo with files is offered only where it works: for the last reply the view asks ``{"type": "turn_files",
 "message_id"}`` and shows the choice only when the answer names files (``Conversation.changes``: Hermes took a
-checkpoint before that turn changed them). A Hermes that cannot rewind (0.19.0) refuses the question, and the view
-then offers nothing; no notice, since nobody clicked. The answer also says whether Hermes takes checkpoints here: the
-view then offers Branch with files (``{"type": "branch", "message_id", "files": true}``: the files changed after that
-message go back, ``Conversation.branch(files=True)``). File names are the server's text: scrubbed, shown inert.
+checkpoint before that turn changed them). A Hermes that cannot rewind (0.19.0) refuses the question, and the
+view then offers nothing; no notice, since nobody clicked. The answer also says whether Hermes takes
+checkpoints
+here: the view then offers Branch with files (``{"type": "branch", "message_id", "files": true}``: the files
+changed after that message go back, ``Conversation.branch(files=True)``). File names are the server's text:
+scrubbed, shown inert.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ class ChatLike(Protocol):
 
 
 def install_actions(chat: ChatLike) -> None:
-    """Register the handlers of the message buttons (and the subagent parts' ones) and of prompts with files."""
+    """Register the handlers of the message buttons (and the subagent parts' ones) and of prompts with
+    files."""
     handlers: dict[str, tuple[Callable[[ChatLike, dict[str, Any]], Coroutine[Any, Any, None]], str]] = {
         "undo": (_undo, "undoing the last exchange"),
         "regenerate": (_regenerate, "regenerating the reply"),
@@ -120,10 +125,23 @@ async def _turn_files(chat: ChatLike, question: dict[str, Any]) -> None:
         chat.send_to_views(refusal(question, chat.scrub_value(str(exc))))
         return
     if changes.diff is not None:
-        rows = [{"path": c.path, "status": c.status, "added": c.added, "removed": c.removed}
-                for c in changes.diff.files]
-    chat.send_to_views(answer(question, chat.scrub_value(
-        {"type": "turn_files", "message_id": question["message_id"], "files": rows, "checkpoints": changes.enabled})))
+        rows = [
+            {"path": c.path, "status": c.status, "added": c.added, "removed": c.removed}
+            for c in changes.diff.files
+        ]
+    chat.send_to_views(
+        answer(
+            question,
+            chat.scrub_value(
+                {
+                    "type": "turn_files",
+                    "message_id": question["message_id"],
+                    "files": rows,
+                    "checkpoints": changes.enabled,
+                }
+            ),
+        )
+    )
 
 
 async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:
@@ -147,8 +165,13 @@ async def _edit(chat: ChatLike, content: dict[str, Any]) -> None:
 
 async def _branch(chat: ChatLike, content: dict[str, Any]) -> None:
     session, messages = await _idle_session(chat, "branch")
-    child = await chat.conversation.branch(session, at=content["message_id"], messages=_messages(messages),
-                                           follow=False, files=content.get("files") is True)
+    child = await chat.conversation.branch(
+        session,
+        at=content["message_id"],
+        messages=_messages(messages),
+        follow=False,
+        files=content.get("files") is True,
+    )
     await chat.switch(child)
     notice = "Branched: this chat continues in a copy; the original is in the session list."
     if content.get("files") is True:

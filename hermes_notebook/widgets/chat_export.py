@@ -1,8 +1,8 @@
 """The chat widget's Export button: the conversation to a file next to the notebook.
 
 Why kernel-side: the file is written where the kernel runs (a notebook's kernel starts in the notebook's
-directory), from the kernel's copy of the conversation (already scrubbed with the connection's key and token as
-it came in) and through the export scrubber again, so the browser never handles a secret. The view sends
+directory), from the kernel's copy of the conversation (already scrubbed with the connection's key and token
+as it came in) and through the export scrubber again, so the browser never handles a secret. The view sends
 ``{"type": "export", "format": "md" | "html" | "ipynb"}``; the answer is the widget's ``notice`` line naming
 the file (or saying why not). A click never replaces a file: a taken name gets a ``-1``, ``-2``... suffix.
 The file embeds the images the conversation shows (the user asked for a file that stands alone): images Hermes
@@ -31,7 +31,8 @@ class ImageReader(Protocol):
 
 
 class ExportingView(Protocol):
-    """What the Export button uses of :class:`~hermes_notebook.widgets.chat.Chat` (its public surface only)."""
+    """What the Export button uses of :class:`~hermes_notebook.widgets.chat.Chat` (its public surface
+    only)."""
 
     session: dict[str, Any] | None
     notice: str
@@ -40,14 +41,19 @@ class ExportingView(Protocol):
     def snapshot(self) -> list[dict[str, Any]]: ...
     def run_in_background(self, coro: Coroutine[Any, Any, None], what: str) -> Any: ...
 
+
 #: What the view may ask for -> file suffix.
 EXPORT_FORMATS = {"md": ".md", "html": ".html", "ipynb": ".ipynb"}
 #: Fresh names tried (``name-1`` ... ``name-N``) before giving up.
 MAX_SUFFIX = 99
 
 
-def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = ".",
-                messages: list[dict[str, Any]] | None = None) -> Path:
+def export_chat(
+    widget: ExportingView,
+    fmt: str = "md",
+    directory: str | Path = ".",
+    messages: list[dict[str, Any]] | None = None,
+) -> Path:
     """Write the widget's conversation (or ``messages``: it with its images read in) to ``directory`` as
     ``hermes-chat-<session>-<time>[-n].<fmt>`` (a new file), its inline images embedded."""
     suffix = EXPORT_FORMATS[fmt]
@@ -65,7 +71,9 @@ def export_chat(widget: ExportingView, fmt: str = "md", directory: str | Path = 
         except HermesUsageError:
             if not (target.exists() or target.is_symlink()):  # not a name taken meanwhile: a real refusal
                 raise
-    raise HermesUsageError(f"{name}{suffix} and {MAX_SUFFIX} numbered names after it are taken in {directory}")
+    raise HermesUsageError(
+        f"{name}{suffix} and {MAX_SUFFIX} numbered names after it are taken in {directory}"
+    )
 
 
 def on_export(widget: ExportingView, content: dict[str, Any]) -> None:
@@ -76,7 +84,9 @@ def on_export(widget: ExportingView, content: dict[str, Any]) -> None:
         return
 
     async def write() -> None:
-        path = export_chat(widget, str(fmt), messages=await widget.conversation.with_images(widget.snapshot()))
+        path = export_chat(
+            widget, str(fmt), messages=await widget.conversation.with_images(widget.snapshot())
+        )
         widget.notice = f"Exported to {path.resolve()}"
 
     widget.run_in_background(write(), "exporting the conversation")

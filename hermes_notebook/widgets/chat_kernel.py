@@ -22,7 +22,9 @@ __all__ = ["ModesChat", "ModesSource", "follow_kernel_modes"]
 class ModesSource(Protocol):
     """Who owns the modes (:class:`~hermes_notebook.kernel.share.KernelTools`)."""
 
-    def watch(self, connection: object, callback: Callable[[dict[str, Any] | None], None]) -> Callable[[], None]: ...
+    def watch(
+        self, connection: object, callback: Callable[[dict[str, Any] | None], None]
+    ) -> Callable[[], None]: ...
 
     def revoke(self, connection: object) -> bool: ...
 
@@ -31,7 +33,9 @@ class ModesChat(Protocol):
     """What this uses of :class:`~hermes_notebook.widgets.chat.Chat`."""
 
     kernel_modes: dict[str, Any] | None
-    conversation: Conversation  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
+    conversation: (
+        Conversation  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
+    )
     # switch, chat_profiles.py) shows no modes
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
@@ -43,8 +47,11 @@ def follow_kernel_modes(chat: ModesChat, source: ModesSource, connection: object
     shared = chat.conversation
 
     def show(state: dict[str, Any] | None) -> None:
-        chat.kernel_modes = None if state is None or chat.conversation is not shared else {
-            key: state.get(key) for key in ("reads", "edits", "runs", "granted", "server", "cells")}
+        chat.kernel_modes = (
+            None
+            if state is None or chat.conversation is not shared
+            else {key: state.get(key) for key in ("reads", "edits", "runs", "granted", "server", "cells")}
+        )
 
     def revoke(_content: dict[str, Any]) -> None:
         source.revoke(connection)

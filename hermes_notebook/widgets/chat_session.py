@@ -1,12 +1,13 @@
 """The chat's session details: the active model, the context window's breakdown, and Hermes' own commands.
 
-Handlers a :class:`~hermes_notebook.widgets.chat.Chat` installs (:func:`install_session_details`), over its public
-methods and its conversation only. ``model`` and ``context_usage`` are small synced traitlets (the header's model
-label and session usage gauge), refreshed when a session opens and after every turn. The command catalog is never
-state (a saved notebook would keep it): a view asks (``commands``, with a request id) when its ``/`` menu opens,
-and the kernel answers with a ``commands`` message. A ``command`` question runs ``/name args`` on the session; its
-output comes back as a ``command_output`` answer, which the view shows as text. Everything here is server text:
-scrubbed of the connection's key and token before it leaves the kernel.
+Handlers a :class:`~hermes_notebook.widgets.chat.Chat` installs (:func:`install_session_details`), over its
+public methods and its conversation only. ``model`` and ``context_usage`` are small synced traitlets (the
+header's model label and session usage gauge), refreshed when a session opens and after every turn. The
+command catalog is never state (a saved notebook would keep it): a view asks (``commands``, with a request id)
+when its ``/`` menu opens, and the kernel answers with a ``commands`` message. A ``command`` question runs
+``/name args`` on the session; its output comes back as a ``command_output`` answer, which the view shows as
+text. Everything here is server
+text: scrubbed of the connection's key and token before it leaves the kernel.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ log = logging.getLogger(__name__)
 MAX_CATEGORIES = 12
 
 
-def context_state(usage: Mapping[str, Any] | None, breakdown: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The ``context_usage`` traitlet: ``{"used", "max", "percent", "categories": [{"id", "label", "tokens"}]}`` or None."""
+def context_state(
+    usage: Mapping[str, Any] | None, breakdown: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The ``context_usage`` traitlet: ``{"used", "max", "percent", "categories": [{"id", "label",
+    "tokens"}]}`` or None."""
     source = breakdown if breakdown and breakdown.get("context_max") else usage or {}
     used, most = source.get("context_used"), source.get("context_max")
     if not isinstance(used, int) or not isinstance(most, int) or most <= 0:
@@ -36,11 +40,20 @@ def context_state(usage: Mapping[str, Any] | None, breakdown: Mapping[str, Any] 
     categories = []
     for item in (breakdown or {}).get("categories") or ():
         if isinstance(item, Mapping) and isinstance(item.get("tokens"), int):
-            categories.append({"id": str(item.get("id") or "")[:40], "label": str(item.get("label") or "")[:80],
-                               "tokens": int(item["tokens"])})
+            categories.append(
+                {
+                    "id": str(item.get("id") or "")[:40],
+                    "label": str(item.get("label") or "")[:80],
+                    "tokens": int(item["tokens"]),
+                }
+            )
     percent = source.get("context_percent")
-    return {"used": used, "max": most, "percent": percent if isinstance(percent, (int, float)) else 100 * used / most,
-            "categories": categories[:MAX_CATEGORIES]}
+    return {
+        "used": used,
+        "max": most,
+        "percent": percent if isinstance(percent, (int, float)) else 100 * used / most,
+        "categories": categories[:MAX_CATEGORIES],
+    }
 
 
 class ChatDetails(Protocol):
@@ -63,10 +76,15 @@ class ChatDetails(Protocol):
 
 
 def install_session_details(chat: ChatDetails) -> None:
-    """Answer the view's ``commands`` and ``command`` questions; keep the model label and the gauge current."""
-    chat.on_action("commands", lambda question: _answer(chat, question, _catalog(chat), "listing Hermes' commands"))
-    chat.on_action("command", lambda question: _answer(chat, question, _command(chat, question["line"]),
-                                                       "running the command"))
+    """Answer the view's ``commands`` and ``command`` questions; keep the model label and the gauge
+    current."""
+    chat.on_action(
+        "commands", lambda question: _answer(chat, question, _catalog(chat), "listing Hermes' commands")
+    )
+    chat.on_action(
+        "command",
+        lambda question: _answer(chat, question, _command(chat, question["line"]), "running the command"),
+    )
 
     def session_opened(change: Any) -> None:
         if (change["old"] or {}).get("id") == (change["new"] or {}).get("id"):
@@ -83,9 +101,11 @@ def install_session_details(chat: ChatDetails) -> None:
     chat.observe(turn_ended, names="busy")
 
 
-def _answer(chat: ChatDetails, question: dict[str, Any], reply: Coroutine[Any, Any, dict[str, Any]],
-            what: str) -> None:
-    """Answer ``question`` with what ``reply`` gives; a failure is the notice line and the view's error answer."""
+def _answer(
+    chat: ChatDetails, question: dict[str, Any], reply: Coroutine[Any, Any, dict[str, Any]], what: str
+) -> None:
+    """Answer ``question`` with what ``reply`` gives; a failure is the notice line and the view's error
+    answer."""
 
     async def run() -> None:
         try:
@@ -98,7 +118,8 @@ def _answer(chat: ChatDetails, question: dict[str, Any], reply: Coroutine[Any, A
 
 
 async def refresh_session_info(chat: ChatDetails) -> None:
-    """Read the open session's model and context window; best effort: a failure is logged, never the notice."""
+    """Read the open session's model and context window; best effort: a failure is logged, never the
+    notice."""
     session = chat.session_id
     if session is None:
         return
@@ -131,9 +152,15 @@ async def _command(chat: ChatDetails, line: str) -> dict[str, Any]:
         text = outcome.output or outcome.display or outcome.message or "(no output)"
     if outcome.command.split()[0] in ("/model", "/provider"):  # it may have switched models
         chat.run_in_background(refresh_session_info(chat), "reading the session's model")
-    return chat.scrub_value({"type": "command_output", "command": outcome.command, "output": text,
-                             "warning": outcome.warning,
-                             "prefill": outcome.message if outcome.kind == "prefill" else ""})
+    return chat.scrub_value(
+        {
+            "type": "command_output",
+            "command": outcome.command,
+            "output": text,
+            "warning": outcome.warning,
+            "prefill": outcome.message if outcome.kind == "prefill" else "",
+        }
+    )
 
 
 # --- small values the chat shows: a picker entry, the connection banner ---

@@ -2,8 +2,8 @@
 
 The view asks ``{"type": "subagent_controls"}`` once (answered with which of the two this Hermes offers: the
 conversation learns it from the server's answers, see :mod:`hermes_notebook.session.subagents`) and shows only
-those; ``{"type": "subagent_steer", "subagent_id", "text"}`` and ``{"type": "subagent_stop", "subagent_id"}`` go
-to the conversation. The outcome is said on the notice line; nothing here is synced state.
+those; ``{"type": "subagent_steer", "subagent_id", "text"}`` and ``{"type": "subagent_stop", "subagent_id"}``
+go to the conversation. The outcome is said on the notice line; nothing here is synced state.
 """
 
 from __future__ import annotations
@@ -38,11 +38,17 @@ class SubagentChat(Protocol):
 
 def install_subagents(chat: SubagentChat) -> None:
     """Answer ``subagent_controls``; act on ``subagent_steer`` and ``subagent_stop``."""
-    chat.on_action("subagent_controls", lambda q: chat.run_in_background(_controls(chat, q), "asking about subagents"))
-    chat.on_action("subagent_steer", lambda c: chat.run_in_background(
-        _steer(chat, c["subagent_id"], c["text"]), "steering the subagent"))
-    chat.on_action("subagent_stop", lambda c: chat.run_in_background(
-        _stop(chat, c["subagent_id"]), "stopping the subagent"))
+    chat.on_action(
+        "subagent_controls", lambda q: chat.run_in_background(_controls(chat, q), "asking about subagents")
+    )
+    chat.on_action(
+        "subagent_steer",
+        lambda c: chat.run_in_background(_steer(chat, c["subagent_id"], c["text"]), "steering the subagent"),
+    )
+    chat.on_action(
+        "subagent_stop",
+        lambda c: chat.run_in_background(_stop(chat, c["subagent_id"]), "stopping the subagent"),
+    )
 
 
 def _session(chat: SubagentChat) -> str:
@@ -54,18 +60,32 @@ def _session(chat: SubagentChat) -> str:
 async def _controls(chat: SubagentChat, question: dict[str, Any]) -> None:
     try:
         offered = await chat.conversation.subagent_controls(_session(chat))
-    except (HermesError, inbound.Refused) as exc:  # no Dashboard, no session: the view offers nothing, no notice
+    except (
+        HermesError,
+        inbound.Refused,
+    ) as exc:  # no Dashboard, no session: the view offers nothing, no notice
         log.info("no subagent controls: %s", exc)
         chat.send_to_views(refusal(question, str(exc)[:500]))
         return
-    chat.send_to_views(answer(question, {"type": "subagent_controls", "steer": bool(offered.get("steer")),
-                                         "stop": bool(offered.get("stop"))}))
+    chat.send_to_views(
+        answer(
+            question,
+            {
+                "type": "subagent_controls",
+                "steer": bool(offered.get("steer")),
+                "stop": bool(offered.get("stop")),
+            },
+        )
+    )
 
 
 async def _steer(chat: SubagentChat, subagent_id: str, text: str) -> None:
     outcome = await chat.conversation.steer_subagent(_session(chat), subagent_id, text)
-    chat.notice = ("Sent to the subagent: it reads it after its current step." if outcome.status == "queued"
-                   else "The subagent did not take the steer (it may have finished).")
+    chat.notice = (
+        "Sent to the subagent: it reads it after its current step."
+        if outcome.status == "queued"
+        else "The subagent did not take the steer (it may have finished)."
+    )
 
 
 async def _stop(chat: SubagentChat, subagent_id: str) -> None:

@@ -2,9 +2,9 @@
 
 The chat keeps no queue and runs no turn loop of its own: each prompt becomes a ``conversation.run`` with a
 :class:`ChatTurn` as its sink, and the conversation's one turn queue orders it after whatever else runs on the
-session (an earlier prompt, a ``hermes.ask()`` on the same session). What stays here is what the chat shows: the
-prompt at once (``queued`` while it waits), which messages belong to the turn running now (an answer is only taken
-for those), and how a turn that fails ends on screen.
+session (an earlier prompt, a ``hermes.ask()`` on the same session). What stays here is what the chat shows:
+the prompt at once (``queued`` while it waits), which messages belong to the turn running now (an answer is
+only taken for those), and how a turn that fails ends on screen.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ class ChatTurn:
     queued: bool = False
     running: bool = False
     message_id: str | None = None
-    #: A record could not be applied (its message was replaced under it): the whole message is pushed at the end.
+    #: A record could not be applied (its message was replaced under it): the whole message is pushed at the
+    # end.
     resync: bool = False
     task: asyncio.Task[None] | None = None
 
@@ -76,8 +77,12 @@ class ChatTurn:
                 self.message_id = change["message"]["id"]
                 self.turns.live_ids.add(self.message_id)
             try:
-                self.chat.push([cast("dict[str, Any]", change)])  # a record is a dict: no copy on the hot path
-            except KeyError:  # its message was replaced under it (a session switch or reset): resync at the end
+                self.chat.push(
+                    [cast("dict[str, Any]", change)]
+                )  # a record is a dict: no copy on the hot path
+            except (
+                KeyError
+            ):  # its message was replaced under it (a session switch or reset): resync at the end
                 self.resync = True
 
     def note(self, text: str) -> None:
@@ -96,7 +101,8 @@ class ChatTurn:
 
 
 class ChatTurns:
-    """The chat's prompts not yet ended, in the order sent (the conversation's queue runs them in that order)."""
+    """The chat's prompts not yet ended, in the order sent (the conversation's queue runs them in that
+    order)."""
 
     def __init__(self, chat: ChatView, conversation: Conversation) -> None:
         self._chat = chat
@@ -119,14 +125,17 @@ class ChatTurns:
         """Show the prompt (``queued`` while the session is busy) and run it after the session's earlier turns
         (package loop)."""
         if self.waiting >= inbound.MAX_QUEUED_PROMPTS:
-            raise inbound.Refused(f"{self.waiting} prompts are already waiting; send this one when Hermes is done")
+            raise inbound.Refused(
+                f"{self.waiting} prompts are already waiting; send this one when Hermes is done"
+            )
         turn = ChatTurn(self._chat, self, text, images)
         turn.queued = bool(self._turns) or self._conversation.busy(session_id)
         self._chat.push([{"op": "message", "message": turn.user("queued" if turn.queued else None)}])
         self._turns.append(turn)
         self._chat.queued = self.waiting
-        request = TurnRequest(prompt=text, session=session_id, images=images or None, turn_id=turn.turn_id,
-                              follow=False)
+        request = TurnRequest(
+            prompt=text, session=session_id, images=images or None, turn_id=turn.turn_id, follow=False
+        )
         turn.task = asyncio.get_running_loop().create_task(self._run(turn, request))
 
     def started(self, turn: ChatTurn) -> None:
@@ -157,7 +166,8 @@ class ChatTurns:
             self._chat.turn_ended()
 
     def drop_waiting(self) -> None:
-        """Cancel the prompts that have not started (the stop button, a session switch): shown as cancelled."""
+        """Cancel the prompts that have not started (the stop button, a session switch): shown as
+        cancelled."""
         dropped = [t for t in self._turns if not t.running]
         for turn in dropped:
             if turn.task is not None:

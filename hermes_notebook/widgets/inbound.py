@@ -71,7 +71,8 @@ class Refused(ValueError):
     """A browser message that was not acted on; the message says why, for the widget's notice line."""
 
 
-# --- field checks ---------------------------------------------------------------------------------------------
+# --- field checks
+# ---------------------------------------------------------------------------------------------
 
 Check = Callable[[str, Any], Any]
 
@@ -113,7 +114,8 @@ def flag(name: str, value: Any) -> bool:
 
 
 def request_number(name: str, value: Any) -> int | str | None:
-    """A question's request id (js/src/invoke.ts), echoed back in its answer (an id string, or a small int)."""
+    """A question's request id (js/src/invoke.ts), echoed back in its answer (an id string, or a small
+    int)."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53):
         return value
     if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
@@ -163,7 +165,8 @@ def images(name: str, value: Any) -> list[Mapping[str, Any]]:
 
 
 def files(name: str, value: Any) -> list[Mapping[str, Any]]:
-    """Attached text files and PDFs: count, name and base64 length are checked here, before anything is decoded."""
+    """Attached text files and PDFs: count, name and base64 length are checked here, before anything is
+    decoded."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -185,9 +188,14 @@ def files(name: str, value: Any) -> list[Mapping[str, Any]]:
     return out
 
 
-# --- message shapes -------------------------------------------------------------------------------------------
+# --- message shapes
+# -------------------------------------------------------------------------------------------
 
-_IDS = {"message_id": text(MAX_ID_CHARS), "part_id": text(MAX_ID_CHARS), "request_id": text(MAX_ID_CHARS, empty=False)}
+_IDS = {
+    "message_id": text(MAX_ID_CHARS),
+    "part_id": text(MAX_ID_CHARS),
+    "request_id": text(MAX_ID_CHARS, empty=False),
+}
 _IDS_OF_PART = {"message_id": text(MAX_ID_CHARS, empty=False), "part_id": text(MAX_ID_CHARS, empty=False)}
 
 #: What the chat and turn views may send: type -> field -> check. Other keys are dropped.
@@ -203,17 +211,27 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "refresh": {},
     "list_sessions": {"request": request_number},  # the picker opened: answered by a ``sessions`` message
     "export": {"format": text(16)},  # which formats: chat_export.on_export says, naming them
-    "commands": {"request": request_number},  # the composer's / menu opened: answered by a ``commands`` message
+    "commands": {
+        "request": request_number
+    },  # the composer's / menu opened: answered by a ``commands`` message
     # run a Hermes slash command (chat_session.py): answered by a ``command_output`` message
     "command": {"request": request_number, "line": text(MAX_COMMAND_CHARS, empty=False)},
-    "kernel_revoke": {},  # the header's Revoke: what was allowed in the kernel for this session (chat_kernel.py)
-    # message buttons and file attachments (chat_actions.py): which message is checked there, against the store
+    # the header's Revoke: what was allowed in the kernel for this session (chat_kernel.py)
+    "kernel_revoke": {},
+    # message buttons and file attachments (chat_actions.py): which message is checked there, against the
+    # store
     "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},
-    "undo": {"message_id": text(MAX_ID_CHARS, empty=False), "files": optional(flag)},  # files: put them back too
+    "undo": {
+        "message_id": text(MAX_ID_CHARS, empty=False),
+        "files": optional(flag),
+    },  # files: put them back too
     # the last reply's Undo with files: answered by a ``turn_files`` message naming the files the turn changed
     "turn_files": {"request": request_number, "message_id": text(MAX_ID_CHARS, empty=False)},
     "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
-    "branch": {"message_id": text(MAX_ID_CHARS, empty=False), "files": optional(flag)},  # files: put them back too
+    "branch": {
+        "message_id": text(MAX_ID_CHARS, empty=False),
+        "files": optional(flag),
+    },  # files: put them back too
     "edit": {"message_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
     # a part's image for the view to show (stream_images.py): answered by an ``image`` message with its bytes
     "image": {"request": request_number, **_IDS_OF_PART, "index": image_index},
@@ -221,9 +239,13 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "profiles": {"request": request_number},  # answered by a ``profiles`` message
     "switch_profile": {"profile": text(MAX_PROFILE_CHARS, empty=False)},
     "steer": {"text": text(MAX_PROMPT_CHARS, empty=False)},
-    # a running subagent part's Steer and Stop (chat_subagents.py); which ones this Hermes offers is asked first
+    # a running subagent part's Steer and Stop (chat_subagents.py); which ones this Hermes offers is asked
+    # first
     "subagent_controls": {"request": request_number},  # answered by a ``subagent_controls`` message
-    "subagent_steer": {"subagent_id": text(MAX_ID_CHARS, empty=False), "text": text(MAX_PROMPT_CHARS, empty=False)},
+    "subagent_steer": {
+        "subagent_id": text(MAX_ID_CHARS, empty=False),
+        "text": text(MAX_PROMPT_CHARS, empty=False),
+    },
     "subagent_stop": {"subagent_id": text(MAX_ID_CHARS, empty=False)},
 }
 
@@ -232,8 +254,11 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "refresh": {},
     "check_schedule": {"request": request_number, "schedule": text(MAX_SCHEDULE_CHARS)},
     "save": {"request": request_number, "id": optional(text(MAX_ID_CHARS)), "fields": form},
-    "action": {"request": request_number, "action": one_of("pause", "resume", "run", "delete"),
-               "id": text(MAX_ID_CHARS, empty=False)},
+    "action": {
+        "request": request_number,
+        "action": one_of("pause", "resume", "run", "delete"),
+        "id": text(MAX_ID_CHARS, empty=False),
+    },
     "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
     "job_errors": {},  # the view asks for the listed jobs' last errors (never synced state)
     "runs": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
@@ -266,11 +291,15 @@ def validate(content: object, messages: Mapping[str, Mapping[str, Check]]) -> di
     return out
 
 
-# --- answers --------------------------------------------------------------------------------------------------
+# --- answers
+# --------------------------------------------------------------------------------------------------
 
 
-def find_interaction(message: Mapping[str, Any] | None, part_id: str, request_id: str) -> Mapping[str, Any] | None:
-    """The interaction ``request_id`` on tool part ``part_id`` of ``message`` (or on any part if no part id)."""
+def find_interaction(
+    message: Mapping[str, Any] | None, part_id: str, request_id: str
+) -> Mapping[str, Any] | None:
+    """The interaction ``request_id`` on tool part ``part_id`` of ``message`` (or on any part if no part
+    id)."""
     if not isinstance(message, Mapping):
         return None
     for part in message.get("parts") or ():
@@ -285,9 +314,9 @@ def find_interaction(message: Mapping[str, Any] | None, part_id: str, request_id
 def check_open_turn(message: Mapping[str, Any] | None, open_ids: Collection[str]) -> None:
     """Refuse an answer unless its message is one of the turn running now (``open_ids``) and still streaming.
 
-    Request ids repeat across turns (0.19.0 numbers approvals approval-1, approval-2, ... in every turn), and the
-    server answers by id or oldest-first, not by turn: a card of a turn that ended (an error, a stop, a dropped
-    connection) must never answer the next turn's request that happens to carry the same id.
+    Request ids repeat across turns (0.19.0 numbers approvals approval-1, approval-2, ... in every turn), and
+    the server answers by id or oldest-first, not by turn: a card of a turn that ended (an error, a stop, a
+    dropped connection) must never answer the next turn's request that happens to carry the same id.
     """
     if not isinstance(message, Mapping) or message.get("status") != "streaming":
         raise Refused("that request's turn has ended; it is no longer waiting for an answer")
@@ -295,7 +324,9 @@ def check_open_turn(message: Mapping[str, Any] | None, open_ids: Collection[str]
         raise Refused("that request belongs to an earlier turn; it is no longer waiting for an answer")
 
 
-def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], response: str | None = None) -> None:
+def check_answer(
+    interaction: Mapping[str, Any] | None, kinds: Sequence[str], response: str | None = None
+) -> None:
     """Refuse an answer for an interaction that is not pending, of another kind, or outside its choices."""
     if interaction is None:
         raise Refused("that request is not one this chat is waiting on")
@@ -304,10 +335,18 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
         raise Refused(f"that request asks for {kind or 'something else'}, not {' or '.join(kinds)}")
     if interaction.get("status") != "pending":
         raise Refused("that request is no longer waiting for an answer")
-    if kind in ("code", "run") and response is not None and response not in (interaction.get("choices") or ()):
+    if (
+        kind in ("code", "run")
+        and response is not None
+        and response not in (interaction.get("choices") or ())
+    ):
         raise Refused(f"{response[:40]!r} is not one of the offered choices")
-    if kind == "approval" and response is not None and interaction.get("masked") \
-            and response not in MASKED_APPROVAL_CHOICES:  # what runs is not fully shown: never a lasting grant
+    if (
+        kind == "approval"
+        and response is not None
+        and interaction.get("masked")
+        and response not in MASKED_APPROVAL_CHOICES
+    ):  # what runs is not fully shown: never a lasting grant
         raise Refused("Hermes hid part of that command: it can only be allowed once or denied")
     if kind == "approval" and response is not None:
         choices = tuple(interaction.get("choices") or ()) or DEFAULT_APPROVAL_CHOICES
@@ -316,7 +355,8 @@ def check_answer(interaction: Mapping[str, Any] | None, kinds: Sequence[str], re
 
 
 def decode_images(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]:
-    """``(mime, bytes)`` for attachments :func:`validate` let through; the bytes must match the declared type."""
+    """``(mime, bytes)`` for attachments :func:`validate` let through; the bytes must match the declared
+    type."""
     out = []
     for item in items:
         mime, data = str(item["mime"]), str(item["data"])
@@ -327,7 +367,9 @@ def decode_images(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]
         if not raw:
             raise Refused("that image is empty")
         if len(raw) > MAX_IMAGE_BYTES:
-            raise Refused(f"that image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)")
+            raise Refused(
+                f"that image is too large ({len(raw) // 1024} KB; at most {MAX_IMAGE_BYTES // 1024} KB)"
+            )
         if not raw.startswith(IMAGE_TYPES[mime]) or (mime == "image/webp" and raw[8:12] != b"WEBP"):
             raise Refused(f"that file is not a {mime.split('/')[1].upper()} image")
         out.append((mime, raw))
@@ -335,7 +377,8 @@ def decode_images(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]
 
 
 def decode_files(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, bytes]]:
-    """``(name, bytes)`` for files :func:`validate` let through (what they hold is checked by ``prepare_files``)."""
+    """``(name, bytes)`` for files :func:`validate` let through (what they hold is checked by
+    ``prepare_files``)."""
     out = []
     for item in items:
         try:

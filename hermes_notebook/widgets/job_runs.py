@@ -2,12 +2,12 @@
 
 Why separate from :mod:`hermes_notebook.widgets.jobs`: the table of jobs manages jobs; this answers "what did
 the job actually do?". It handles two browser messages and answers each with one kernel message; the
-transcript goes as turn-model message dicts, which the view renders read-only with the chat's renderers. What a
-run printed is untrusted and may quote a key: every answer goes through the secret scrubber with the API key
+transcript goes as turn-model message dicts, which the view renders read-only with the chat's renderers. What
+a run printed is untrusted and may quote a key: every answer goes through the secret scrubber with the API key
 and Dashboard token first.
 
-Browser -> kernel, questions with a request id (:mod:`.replies`): ``runs`` (a job's id) and ``transcript`` (a run's
-id); the answers ``runs_result`` and ``transcript_result`` (typed in :mod:`.messages`).
+Browser -> kernel, questions with a request id (:mod:`.replies`): ``runs`` (a job's id) and ``transcript`` (a
+run's id); the answers ``runs_result`` and ``transcript_result`` (typed in :mod:`.messages`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,9 @@ class FinishedRun:
         return f"{self.name!r} finished a run ({self.status}{took})"
 
 
-def finished_runs(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[FinishedRun]:
+def finished_runs(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[FinishedRun]:
     """The jobs whose ``last_run_at`` moved between two refreshes (a new job's first listing is no run)."""
     seen = {row.get("id"): row.get("last_run_at") for row in before}
     return [
@@ -77,7 +79,9 @@ class RunsHandler:
         self._followers.append(callback)
         return lambda: self._followers.remove(callback) if callback in self._followers else None
 
-    async def finished(self, before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> str | None:
+    async def finished(
+        self, before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+    ) -> str | None:
         """The "a run finished" notice for two refreshes, each run's duration read from its stored session;
         followers are told first (a failing follower is logged, never raised into the refresh)."""
         done = []
@@ -105,8 +109,11 @@ class RunsHandler:
         job_id = str(content.get("id") or "")
 
         def result(ok: bool, runs: list[dict[str, Any]], message: str) -> None:
-            self._reply(answer(content, {"type": "runs_result", "id": job_id, "ok": ok, "runs": runs,
-                                         "message": message}))
+            self._reply(
+                answer(
+                    content, {"type": "runs_result", "id": job_id, "ok": ok, "runs": runs, "message": message}
+                )
+            )
 
         try:
             runs = await job_runs(await self._client(), job_id, limit=RUNS_SHOWN, factory=self._client)
@@ -119,8 +126,18 @@ class RunsHandler:
         run_id = str(content.get("run_id") or "")
 
         def result(ok: bool, messages: list[dict[str, Any]], message: str) -> None:
-            self._reply(answer(content, {"type": "transcript_result", "run_id": run_id, "ok": ok,
-                                         "messages": messages, "message": message}))
+            self._reply(
+                answer(
+                    content,
+                    {
+                        "type": "transcript_result",
+                        "run_id": run_id,
+                        "ok": ok,
+                        "messages": messages,
+                        "message": message,
+                    },
+                )
+            )
 
         if not RUN_ID.match(run_id):
             result(False, [], f"{run_id!r} is not a cron run")
@@ -139,8 +156,10 @@ class RunsHandler:
             self._api = None
 
 
-def finished_runs_notice(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> str | None:
-    """"Job X finished a run (ok)" when a refresh shows a newer ``last_run_at`` than the one before it."""
+def finished_runs_notice(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """ "Job X finished a run (ok)" when a refresh shows a newer ``last_run_at`` than the one before it."""
     return _notice(finished_runs(before, after))
 
 

@@ -10,18 +10,19 @@ Validation: a schedule typed in the form is checked here with :mod:`hermes_noteb
 Hermes 0.19.0 accepts) before anything is sent; the answer carries the message and an example, or the plain
 description and the next three run times. Server-side refusals come back inline too.
 
-Synced state is saved with the notebook, so the rows hold no prompt and no error text: the edit form asks for a
-job's prompt (``get_prompt``), and the view asks for the last errors (``job_errors``; also sent after each
+Synced state is saved with the notebook, so the rows hold no prompt and no error text: the edit form asks for
+a job's prompt (``get_prompt``), and the view asks for the last errors (``job_errors``; also sent after each
 refresh). Notices and the static table go through the secret scrubber with the API key.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
-(:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the live view
-hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
+(:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the
+live view hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
 Messages, typed in :mod:`.messages` and checked against ``js/src/types.ts``: commands (``refresh``,
 ``job_errors``) and questions with a request id, each answered once (:mod:`.replies`): ``check_schedule`` ->
-``schedule_check``, ``save`` -> ``save_result``, ``action`` -> ``action_result``, ``get_prompt`` -> ``prompt``, and
-the run list's ``runs`` and ``transcript`` (:mod:`.job_runs`). ``job_errors`` also follows every refresh.
+``schedule_check``, ``save`` -> ``save_result``, ``action`` -> ``action_result``, ``get_prompt`` ->
+``prompt``, and the run list's ``runs`` and ``transcript`` (:mod:`.job_runs`). ``job_errors`` also follows
+every refresh.
 """
 
 from __future__ import annotations
@@ -152,9 +153,11 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     loading = traitlets.Bool(False).tag(sync=True)
     #: ``{"status": "connecting" | "connected" | "error", "message": str | None, "url": str}``.
     connection = traitlets.Dict({"status": "connecting", "message": None, "url": ""}).tag(sync=True)
-    #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished a run).
+    #: A one-line notice: ``{"kind": "info" | "error" | "run", "text": str}`` or empty ("run": a job finished
+    # a run).
     notice = traitlets.Dict({}).tag(sync=True)
-    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as cron/presets.py).
+    #: Form presets: ``[{"key", "label", "fields"}]`` (the view builds the same expressions as
+    # cron/presets.py).
     presets = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: The time zone the next-run previews are computed in.
     timezone = traitlets.Unicode("").tag(sync=True)
@@ -168,11 +171,20 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         refresh: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(include_disabled=include_disabled, auto_refresh=auto_refresh, presets=_preset_dicts(),
-                         timezone=_tz_label(), **kwargs)
+        super().__init__(
+            include_disabled=include_disabled,
+            auto_refresh=auto_refresh,
+            presets=_preset_dicts(),
+            timezone=_tz_label(),
+            **kwargs,
+        )
         self._client, self._owns_client = self._make_client(source)
         self._helpers = JobsAPI(self._client)
-        self.connection = {"status": "connecting", "message": None, "url": redact_url(self._client.settings.api_url)}
+        self.connection = {
+            "status": "connecting",
+            "message": None,
+            "url": redact_url(self._client.settings.api_url),
+        }
         self._closed = False
         self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
@@ -210,7 +222,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         if isinstance(settings, Settings):
             return JobsClient(settings), True
         raise HermesUsageError(
-            f"Jobs() takes a JobsClient, Settings, the hermes_notebook.connect() object or nothing, not {type(source).__name__}"
+            "Jobs() takes a JobsClient, Settings, the hermes_notebook.connect() object or nothing, not "
+            f"{type(source).__name__}"
         )
 
     # --- kernel-side API ------------------------------------------------------------------------------
@@ -245,8 +258,11 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             jobs = await self._client.list(include_disabled=self.include_disabled)
         except HermesError as exc:
             if generation == self._generation:
-                self.connection = {"status": "error", "message": _connection_message(exc),
-                                   "url": redact_url(self._client.settings.api_url)}
+                self.connection = {
+                    "status": "error",
+                    "message": _connection_message(exc),
+                    "url": redact_url(self._client.settings.api_url),
+                }
             return
         finally:
             self.loading = False
@@ -256,8 +272,15 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         before, self.jobs = self.jobs, [job_row(job) for job in jobs]
         finished = await self._runs.finished(before, self.jobs)  # duration from the run; followers told
         if finished:
-            self.notice = {"kind": "run", "text": finished}  # the view also shows it as a notebook notification
-        self.connection = {"status": "connected", "message": None, "url": redact_url(self._client.settings.api_url)}
+            self.notice = {
+                "kind": "run",
+                "text": finished,
+            }  # the view also shows it as a notebook notification
+        self.connection = {
+            "status": "connected",
+            "message": None,
+            "url": redact_url(self._client.settings.api_url),
+        }
         self.updated_at = time.time() * 1000
         self._send_errors()
         if not self._closed:
@@ -267,8 +290,11 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
 
     def _send_errors(self) -> None:
         """The last errors of the listed jobs, as a reply (never synced: the saved rows only flag them)."""
-        errors = {job.id: {"last_error": job.last_error, "last_delivery_error": job.last_delivery_error}
-                  for job in getattr(self, "_last_jobs", []) if job.last_error or job.last_delivery_error}
+        errors = {
+            job.id: {"last_error": job.last_error, "last_delivery_error": job.last_delivery_error}
+            for job in getattr(self, "_last_jobs", [])
+            if job.last_error or job.last_delivery_error
+        }
         self._reply({"type": "job_errors", "errors": scrub_value(errors, self._secrets)})
 
     @traitlets.validate("notice")
@@ -293,20 +319,24 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         """Refresh as soon as a change feed says the jobs changed, not only at the next timed refresh.
 
         ``on_change`` is a Dashboard connection's ``on_change``: a newer Dashboard broadcasts ``cron.changed``
-        (0.19.0 never does; the timed refresh stays on either way). Broadcasts during a refresh are folded into
-        one more refresh.
+        (0.19.0 never does; the timed refresh stays on either way). Broadcasts during a refresh are folded
+        into one more refresh.
         """
         self._unfollow.append(on_change(self._on_change))
 
-    async def follow_feed(self, on_change: Callable[[Callable[[str], Any]], Awaitable[Callable[[], None]]]) -> None:
-        """:meth:`follow` a feed opened on the package loop (``Conversation.on_change``); else the timer alone."""
+    async def follow_feed(
+        self, on_change: Callable[[Callable[[str], Any]], Awaitable[Callable[[], None]]]
+    ) -> None:
+        """:meth:`follow` a feed opened on the package loop (``Conversation.on_change``); else the timer
+        alone."""
         try:
             self._unfollow.append(await on_change(self._on_change))
         except HermesError as exc:
             log.info("jobs widget: no Dashboard change feed (%s); refreshing on a timer only", exc)
 
     def on_run_finished(self, callback: Callable[[FinishedRun], Any]) -> Callable[[], None]:
-        """Call ``callback(run)`` (job name, status, duration) for each run a refresh finds finished; ``off()``."""
+        """Call ``callback(run)`` (job name, status, duration) for each run a refresh finds finished;
+        ``off()``."""
         return self._runs.on_finished(callback)
 
     def _on_change(self, kind: str) -> None:
@@ -351,8 +381,9 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             return None
         return self.submit(self._guard(self._actions[message["type"]], message))
 
-    async def _guard(self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]],
-                     content: dict[str, Any]) -> None:
+    async def _guard(
+        self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]], content: dict[str, Any]
+    ) -> None:
         try:
             await handler(content)
         except Exception as exc:  # a click must never raise into the comm handler: show it instead
@@ -379,8 +410,18 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         given = content.get("fields")
         raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         if job_id and not any(row["id"] == job_id for row in self.jobs):
-            self._reply(answer(content, {"type": "save_result", "ok": False, "field": None,
-                                         "message": "no such job in this list; refresh and try again", "job": None}))
+            self._reply(
+                answer(
+                    content,
+                    {
+                        "type": "save_result",
+                        "ok": False,
+                        "field": None,
+                        "message": "no such job in this list; refresh and try again",
+                        "job": None,
+                    },
+                )
+            )
             return
         fields = _form_fields(raw, editing=bool(job_id))
         try:
@@ -389,37 +430,72 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
             else:
                 job = await self._helpers.create_async(**fields)
         except HermesError as exc:
-            self._reply(answer(content, {"type": "save_result", "ok": False, "field": _field_of(exc),
-                                         "message": str(exc), "job": None}))
+            self._reply(
+                answer(
+                    content,
+                    {
+                        "type": "save_result",
+                        "ok": False,
+                        "field": _field_of(exc),
+                        "message": str(exc),
+                        "job": None,
+                    },
+                )
+            )
             return
         verb = "Updated" if job_id else "Created"
         self.notice = {"kind": "info", "text": f"{verb} job {job.name!r} ({schedule_description(job)})."}
-        self._reply(answer(content, {"type": "save_result", "ok": True, "field": None, "message": "",
-                                     "job": job_row(job)}))
+        self._reply(
+            answer(
+                content,
+                {"type": "save_result", "ok": True, "field": None, "message": "", "job": job_row(job)},
+            )
+        )
         await self.refresh_async()
 
     async def _on_get_prompt(self, content: dict[str, Any]) -> None:
         """The whole prompt of a listed job, for the edit form (sent as a reply, never synced)."""
         job = next((j for j in getattr(self, "_last_jobs", []) if j.id == content["id"]), None)
-        self._reply(answer(content, {"type": "prompt", "id": content["id"], "ok": job is not None,
-                                     "prompt": job.prompt if job is not None else None}))
+        self._reply(
+            answer(
+                content,
+                {
+                    "type": "prompt",
+                    "id": content["id"],
+                    "ok": job is not None,
+                    "prompt": job.prompt if job is not None else None,
+                },
+            )
+        )
 
     async def _on_job_errors(self, _content: dict[str, Any]) -> None:
         self._send_errors()
 
     async def _on_action(self, content: dict[str, Any]) -> None:
         action, job_id = str(content.get("action")), str(content.get("id") or "")
-        calls = {"pause": self._client.pause, "resume": self._client.resume, "run": self._client.run,
-                 "delete": self._client.delete}
+        calls = {
+            "pause": self._client.pause,
+            "resume": self._client.resume,
+            "run": self._client.run,
+            "delete": self._client.delete,
+        }
 
         def result(ok: bool, message: str) -> None:
-            self._reply(answer(content, {"type": "action_result", "action": action, "id": job_id, "ok": ok,
-                                         "message": message}))
+            self._reply(
+                answer(
+                    content,
+                    {"type": "action_result", "action": action, "id": job_id, "ok": ok, "message": message},
+                )
+            )
 
         name = next((row["name"] for row in self.jobs if row["id"] == job_id), None)
         if action not in calls or name is None:  # only jobs this view lists can be acted on
-            result(False, f"unknown action {action!r}" if action not in calls else
-                   "no such job in this list; refresh and try again")
+            result(
+                False,
+                f"unknown action {action!r}"
+                if action not in calls
+                else "no such job in this list; refresh and try again",
+            )
             return
         try:
             await calls[action](job_id)
@@ -445,8 +521,13 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
         """What a saved notebook keeps for viewers without widget JS: a table of the jobs last seen."""
         jobs = getattr(self, "_last_jobs", [])
         html_table = jobs_table_html(jobs)
-        text = "\n".join(f"{row['name']}  [{row['schedule']}]  {row['state']}  next {row['next_run_at']}"
-                         for row in self.jobs) or "(no jobs)"
+        text = (
+            "\n".join(
+                f"{row['name']}  [{row['schedule']}]  {row['state']}  next {row['next_run_at']}"
+                for row in self.jobs
+            )
+            or "(no jobs)"
+        )
         return {  # saved with the notebook: no key or token, whatever a job's error quotes
             "text/html": scrub(f'<div class="{STATIC_CLASS}">{html_table}</div>', self._secrets),
             "text/plain": scrub(f"Hermes cron jobs\n{terminal_safe(text)}", self._secrets),

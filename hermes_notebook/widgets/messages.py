@@ -1,8 +1,8 @@
 """What the kernel sends our views, one TypedDict per message, mirrored name for name in ``js/src/types.ts``.
 
-The browser -> kernel side is :mod:`.inbound`'s tables (every field checked before a handler sees it). Questions
-(the messages :data:`QUESTIONS` names) carry a ``request`` id, and their answer carries it back (:mod:`.replies`);
-tests/test_contract.py compares both directions with the TypeScript unions field by field.
+The browser -> kernel side is :mod:`.inbound`'s tables (every field checked before a handler sees it).
+Questions (the messages :data:`QUESTIONS` names) carry a ``request`` id, and their answer carries it back
+(:mod:`.replies`); tests/test_contract.py compares both directions with the TypeScript unions field by field.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class ErrorMsg(TypedDict):
     message: str
 
 
-# --- the chat (and the %hermes live turn) -----------------------------------------------------------------------
+# --- the chat (and the %hermes live turn)
+# -----------------------------------------------------------------------
 
 
 class _Changes(TypedDict):
@@ -81,7 +82,8 @@ class _Snapshot(TypedDict):
 
 
 class SnapshotMsg(_Snapshot, total=False):
-    """The conversation (its newest messages when ``partial``), answering a snapshot request or from a reset."""
+    """The conversation (its newest messages when ``partial``), answering a snapshot request or from a
+    reset."""
 
     revs: dict[str, int]
     partial: bool
@@ -105,7 +107,8 @@ class _Answer(TypedDict, total=False):
 
 
 class SessionsMsg(_Answer):
-    """The session picker's list: the answer to ``list_sessions``, or pushed after a re-list (no ``request``)."""
+    """The session picker's list: the answer to ``list_sessions``, or pushed after a re-list (no
+    ``request``)."""
 
     type: Literal["sessions"]
     sessions: list[dict[str, Any]]
@@ -129,7 +132,8 @@ class CommandOutputMsg(_Answer):
 
 
 class ImageMsg(_Answer):
-    """A part's image read in the kernel, answering ``image``: ``data`` is base64 of a sniffed ``mime`` image."""
+    """A part's image read in the kernel, answering ``image``: ``data`` is base64 of a sniffed ``mime``
+    image."""
 
     type: Literal["image"]
     mime: str
@@ -147,8 +151,8 @@ class ProfilesMsg(_Answer):
 
 class TurnFilesMsg(_Answer):
     """The files the last reply's turn changed (``path``, ``status``, ``added``, ``removed``), answering
-    ``turn_files``; empty: Undo with files is not offered for it. ``checkpoints``: Hermes takes checkpoints here
-    (so Branch with files is offered)."""
+    ``turn_files``; empty: Undo with files is not offered for it. ``checkpoints``: Hermes takes checkpoints
+    here (so Branch with files is offered)."""
 
     type: Literal["turn_files"]
     message_id: str
@@ -164,7 +168,8 @@ class SubagentControlsMsg(_Answer):
     stop: bool
 
 
-# --- the jobs table ---------------------------------------------------------------------------------------------
+# --- the jobs table
+# ---------------------------------------------------------------------------------------------
 
 
 class ScheduleCheckMsg(TypedDict):
@@ -244,11 +249,32 @@ class TranscriptResultMsg(TypedDict):
 
 
 #: The chat's kernel -> browser messages (TypeScript ``KernelMsg``).
-CHAT_KERNEL_MESSAGES = (ChangesMsg, MoreMsg, IndexMsg, SnapshotMsg, OlderMsg, SessionsMsg, CommandsMsg,
-                        CommandOutputMsg, ImageMsg, ProfilesMsg, TurnFilesMsg, SubagentControlsMsg, ErrorMsg)
+CHAT_KERNEL_MESSAGES = (
+    ChangesMsg,
+    MoreMsg,
+    IndexMsg,
+    SnapshotMsg,
+    OlderMsg,
+    SessionsMsg,
+    CommandsMsg,
+    CommandOutputMsg,
+    ImageMsg,
+    ProfilesMsg,
+    TurnFilesMsg,
+    SubagentControlsMsg,
+    ErrorMsg,
+)
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
-JOBS_KERNEL_MESSAGES = (ScheduleCheckMsg, SaveResultMsg, ActionResultMsg, PromptMsg, JobErrorsMsg, RunsResultMsg,
-                        TranscriptResultMsg, ErrorMsg)
+JOBS_KERNEL_MESSAGES = (
+    ScheduleCheckMsg,
+    SaveResultMsg,
+    ActionResultMsg,
+    PromptMsg,
+    JobErrorsMsg,
+    RunsResultMsg,
+    TranscriptResultMsg,
+    ErrorMsg,
+)
 #: Each question a view may ask -> the message that answers it (TypeScript ``Answers``).
 QUESTIONS: dict[str, type] = {
     "list_sessions": SessionsMsg,

@@ -1,11 +1,11 @@
-"""The one message idiom of our widgets, kernel side: a view's question carries a ``request`` id, and the answer
-carries it back.
+"""The one message idiom of our widgets, kernel side: a view's question carries a ``request`` id, and the
+answer carries it back.
 
 Both widgets (the chat and the jobs table) speak it the same way, after anywidget's ``invoke``: the view sends
 ``{"type": kind, "request": id, ...}`` and waits for the kernel's message with that ``request`` (or an
-``{"type": "error", "request": id, "message"}``) until its own timeout (``js/src/invoke.ts``). Messages that are
-commands (send, stop, respond, ...) carry no id: their effect arrives as state and change records. The message
-types of both directions are TypedDicts in :mod:`.messages`, checked against ``js/src/types.ts`` by
+``{"type": "error", "request": id, "message"}``) until its own timeout (``js/src/invoke.ts``). Messages that
+are commands (send, stop, respond, ...) carry no id: their effect arrives as state and change records. The
+message types of both directions are TypedDicts in :mod:`.messages`, checked against ``js/src/types.ts`` by
 tests/test_contract.py.
 """
 

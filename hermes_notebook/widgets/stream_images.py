@@ -1,11 +1,12 @@
 """A view's ``image`` question: the bytes of an image a part names, read in the kernel and sent as a message.
 
-Why here and not in the browser: a ``media`` image is a file on the Hermes host, read through the Dashboard with its
-token (``Conversation.image``); the browser never gets a server URL to load. The view names the image by message,
-part and index, never by path, so it can only ask for what the conversation holds. ``inline`` images already carry
-their (sniffed, bounded) base64 and are answered from the store; ``remote`` ones are never fetched by the kernel
-(the view shows them as a link the user may open). Answers are custom messages, never widget state, so a saved
-notebook keeps no image bytes from a view (the static transcript names each image instead).
+Why here and not in the browser: a ``media`` image is a file on the Hermes host, read through the Dashboard
+with its token (``Conversation.image``); the browser never gets a server URL to load. The view names the image
+by message, part and index, never by path, so it can only ask for what the conversation holds. ``inline``
+images already carry their (sniffed, bounded) base64 and are answered from the store; ``remote`` ones are
+never fetched by the kernel (the view shows them as a link the user may open). Answers are custom messages,
+never widget state, so a saved notebook keeps no image bytes from a view (the static transcript names each
+image instead).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ ImageLoad = Callable[[str], Awaitable[_Read]]
 
 
 class ImageViews(Protocol):
-    """What the answers use of a streaming widget (the chat or the ``%hermes`` view): its public surface only."""
+    """What the answers use of a streaming widget (the chat or the ``%hermes`` view): its public surface
+    only."""
 
     def message(self, message_id: str | None) -> dict[str, Any] | None: ...
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], object]) -> None: ...
@@ -46,7 +48,8 @@ class ImageViews(Protocol):
 
 
 def install_image_answers(widget: ImageViews, load: ImageLoad | None) -> None:
-    """Answer the views' ``image`` questions; ``media`` images through ``load`` (None: "not readable here")."""
+    """Answer the views' ``image`` questions; ``media`` images through ``load`` (None: "not readable
+    here")."""
     widget.on_action("image", lambda question: _answer(widget, question, load))
 
 
@@ -68,12 +71,17 @@ def _answer(widget: ImageViews, question: dict[str, Any], load: ImageLoad | None
         return
     source = image.get("source")
     if source == "inline" and image_data(image):
-        widget.send_to_views(answer(question, {"type": "image", "mime": image["mime"], "data": image["data"]}))
+        widget.send_to_views(
+            answer(question, {"type": "image", "mime": image["mime"], "data": image["data"]})
+        )
     elif source == "media" and isinstance(image.get("path"), str) and load is not None:
         runtime.submit(_read(widget, question, load, image["path"]))
     else:
-        why = ("a remote image is never loaded here: open its link" if source == "remote"
-               else str(image.get("note") or "this image cannot be shown here"))
+        why = (
+            "a remote image is never loaded here: open its link"
+            if source == "remote"
+            else str(image.get("note") or "this image cannot be shown here")
+        )
         widget.send_to_views(refusal(question, why))
 
 

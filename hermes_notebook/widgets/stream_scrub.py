@@ -1,23 +1,25 @@
-"""Secrets out of a widget's stream: change records are scrubbed before the kernel-side store keeps them, so the
-views' custom messages, their snapshots and the static twin (what a saved notebook keeps) never hold a secret.
+"""Secrets out of a widget's stream: change records are scrubbed before the kernel-side store keeps them, so
+the views' custom messages, their snapshots and the static twin (what a saved notebook keeps) never hold a
+secret.
 
 Except what the user is asked to approve: an approval's or a Run card's interaction passes through verbatim
-(what the card shows is exactly what runs; a scrubbed ``token=********`` would hide what a click runs). The live
-views only show it (custom messages are never saved); the static transcript a saved notebook keeps is built
-through :func:`hermes_notebook.render.transcript_bundle`, which scrubs the card like everything else.
+(what the card shows is exactly what runs; a scrubbed ``token=********`` would hide what a click runs). The
+live views only show it (custom messages are never saved); the static transcript a saved notebook keeps is
+built through :func:`hermes_notebook.render.transcript_bundle`, which scrubs the card like everything else.
 
-Why text is held back: a reply streams in small appends, and a key can arrive split across two of them (``sk-ab``
-then ``cdef...``); scrubbing each append alone would let both halves through. So an append's text is released
-only up to its last whitespace, and never ending on a lead-in that a secret may follow (``API_KEY = ``,
-``Bearer ``, ``password:``): the rest waits for the next append, or for any other record of the message (a tool
-starting, the end of the turn), which releases it first. Keys, tokens and ``NAME_KEY=value`` assignments hold no
-whitespace, so each released chunk scrubs alone exactly as it would inside the whole text. A private key block
-(``-----BEGIN ... PRIVATE KEY-----``) does hold whitespace: from its first line on, text waits for its last (at
-most ``PEM_HOLD`` characters). The cost: the word being typed shows one append later.
+Why text is held back: a reply streams in small appends, and a key can arrive split across two of them
+(``sk-ab`` then ``cdef...``); scrubbing each append alone would let both halves through. So an append's text
+is released only up to its last whitespace, and never ending on a lead-in that a secret may follow (``API_KEY
+= ``, ``Bearer ``, ``password:``): the rest waits for the next append, or for any other record of the message
+(a tool starting, the end of the turn), which releases it first. Keys, tokens and ``NAME_KEY=value``
+assignments hold no whitespace, so each released chunk scrubs alone exactly as it would inside the whole text.
+A private key block (``-----BEGIN ... PRIVATE KEY-----``) does hold whitespace: from its first line on, text
+waits for its last (at most ``PEM_HOLD`` characters). The cost: the word being typed shows one append later.
 
 Limits: a run of more than ``HOLD_LIMIT`` characters without whitespace is released up to a character no key
 contains, keeping its last ``KEY_TAIL`` characters back (a longer key straddling that cut keeps only the half
-that still has a key's shape); a secret value holding whitespace is removed only when it arrives in one release.
+that still has a key's shape); a secret value holding whitespace is removed only when it arrives in one
+release.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ PEM_HOLD = 16_384
 
 # Text a secret may follow after whitespace: a key-ish name with its separator, or a bearer scheme.
 _LEAD_IN = re.compile(
-    r"(?i)[\w.-]*(?:key|token|secret|password|passwd|passphrase|credentials?|auth|bearer)[\"']?\s*(?:[=:]\s*[\"']?)?\Z")
+    r"(?i)[\w.-]*(?:key|token|secret|password|passwd|passphrase|credentials?|auth|bearer)[\"']?\s*(?:[=:]\s*[\"']?)?\Z"
+)
 _PEM_OPEN = "-----BEGIN"
 _PEM_END = re.compile(r"-----END[A-Z ]*PRIVATE KEY-----")
 _KEY_RUN = re.compile(r"[^A-Za-z0-9_-][A-Za-z0-9_-]*\Z")
@@ -64,8 +67,12 @@ def _ready(text: str) -> int:
         run = _KEY_RUN.search(text, cut, end)
         cut = run.start() + 1 if run is not None and run.start() >= cut else end
     pem = text.rfind(_PEM_OPEN, 0, cut)
-    if pem >= 0 and "PRIVATE KEY" in text[pem:pem + 60] and _PEM_END.search(text, pem) is None \
-            and len(text) - pem <= PEM_HOLD:
+    if (
+        pem >= 0
+        and "PRIVATE KEY" in text[pem : pem + 60]
+        and _PEM_END.search(text, pem) is None
+        and len(text) - pem <= PEM_HOLD
+    ):
         cut = pem  # an unfinished private key: nothing of it goes out until its END line
     return cut
 
@@ -83,10 +90,12 @@ class StreamScrubber:
         """A whole message dict without secrets (ids kept as they are: the views address parts by them)."""
         return self._clean(message)
 
-    def records(self, changes: Sequence[Mapping[str, Any]],
-                known: Callable[[str, str], bool]) -> list[dict[str, Any]]:
-        """``changes`` scrubbed, appends released as far as is safe. An append to a part that is not ``known(message
-        id, part id)`` (nor added earlier in ``changes``) passes at once, so applying it fails as it would have."""
+    def records(
+        self, changes: Sequence[Mapping[str, Any]], known: Callable[[str, str], bool]
+    ) -> list[dict[str, Any]]:
+        """``changes`` scrubbed, appends released as far as is safe. An append to a part that is not
+        ``known(message id, part id)`` (nor added earlier in ``changes``) passes at once, so applying it fails
+        as it would have."""
         out: list[dict[str, Any]] = []
         added: set[tuple[str, str]] = set()
         for change in changes:
@@ -111,9 +120,13 @@ class StreamScrubber:
                 mid = str(change.get("message_id"))
                 fields = change.get("fields")
                 part = change.get("part") if op == "part" else None
-                if isinstance(part, Mapping) and part.get("kind") in ("text", "reasoning") \
-                        and isinstance(part.get("text"), str):
-                    # A new streaming part's first text is an append like any other: its tail may be half a key.
+                if (
+                    isinstance(part, Mapping)
+                    and part.get("kind") in ("text", "reasoning")
+                    and isinstance(part.get("text"), str)
+                ):
+                    # A new streaming part's first text is an append like any other: its tail may be half a
+                    # key.
                     out.extend(self.release(mid))
                     pid, text = str(part.get("id")), part["text"]
                     cut = _ready(text)
@@ -132,8 +145,11 @@ class StreamScrubber:
     def release(self, message_id: str) -> list[dict[str, Any]]:
         """Appends of the text held back for a message (scrubbed), before another record of it applies."""
         held = self._held.pop(message_id, {})
-        return [{"op": "append", "message_id": message_id, "part_id": pid, "text": scrub(text, self.secrets)}
-                for pid, text in held.items() if text]
+        return [
+            {"op": "append", "message_id": message_id, "part_id": pid, "text": scrub(text, self.secrets)}
+            for pid, text in held.items()
+            if text
+        ]
 
     def forget(self, keep: Container[str]) -> None:
         """Drop what is held for messages a reset removed."""

@@ -1,14 +1,15 @@
-"""Let a comm's messages run on the kernel subshell the front end sent them on, so they work while a cell runs.
+"""Let a comm's messages run on the kernel subshell the front end sent them on, so they work while a cell
+runs.
 
-Why: JupyterLab >= 4.4 and Notebook >= 7.4 (setting ``commsOverSubshells``, default ``perCommTarget``) send each
-comm target's messages on a kernel subshell of their own when the kernel supports subshells (ipykernel >= 7).
-ipykernel 7.0-7.3 handles them there, on the subshell's thread, even while the main shell runs a user's cell.
-ipykernel 7.4 overrides the front end: its shell-channel thread asks ``comm._reply_subshell_for(data, default)``
-where a ``comm_msg``/``comm_close`` should run, and that answers with the subshell of the comm's *last
-kernel-side publish* (the ``subshell_id`` in ``kernel.get_parent()``'s header). Our widgets publish from the
-package loop thread, where ``get_parent()`` falls back to the shell context of whatever message the kernel
-handled last (usually the cell that created the widget, or the running cell): no subshell, the main shell. So on
-7.4 a click or a prompt waited behind the running cell.
+Why: JupyterLab >= 4.4 and Notebook >= 7.4 (setting ``commsOverSubshells``, default ``perCommTarget``) send
+each comm target's messages on a kernel subshell of their own when the kernel supports subshells (ipykernel >=
+7). ipykernel 7.0-7.3 handles them there, on the subshell's thread, even while the main shell runs a user's
+cell. ipykernel 7.4 overrides the front end: its shell-channel thread asks ``comm._reply_subshell_for(data,
+default)`` where a ``comm_msg``/``comm_close`` should run, and that answers with the subshell of the comm's
+*last kernel-side publish* (the ``subshell_id`` in ``kernel.get_parent()``'s header). Our widgets publish from
+the package loop thread, where ``get_parent()`` falls back to the shell context of whatever message the kernel
+handled last (usually the cell that created the widget, or the running cell): no subshell, the main shell. So
+on 7.4 a click or a prompt waited behind the running cell.
 
 :func:`follow_frontend_subshells` replaces that answer, for one comm, with the front end's own choice
 (``default``: the subshell in the incoming message's header, or the main shell when it names none). Everything
@@ -17,8 +18,8 @@ else stays as ipykernel does it. Feature-detected, never by version: where the k
 
 What the caller takes on: once followed, the comm's message handlers may run on a subshell thread, at the same
 time as the user's cell on the main thread and our package loop. They must be thread-safe and short: check the
-message, then schedule the work onto the package loop (:mod:`hermes_notebook.runtime`); never print (output of a
-comm handler belongs to the comm message, and front ends do not show it in the cell).
+message, then schedule the work onto the package loop (:mod:`hermes_notebook.runtime`); never print (output of
+a comm handler belongs to the comm message, and front ends do not show it in the cell).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ __all__ = ["Routing", "follow_frontend_subshells", "kernel_has_subshells"]
 
 log = logging.getLogger(__name__)
 
-#: ``"followed"``: our route is installed (the kernel asks each comm where its messages run: ipykernel >= 7.4);
-#: ``"kernel"``: the kernel has subshells and follows the front end by itself (ipykernel 7.0-7.3), nothing changed;
-#: ``"none"``: no subshells here (ipykernel 6, no kernel, no comm): messages wait while the main shell is busy.
+#: ``"followed"``: our route is installed (the kernel asks each comm where its messages run: ipykernel >=
+# 7.4); : ``"kernel"``: the kernel has subshells and follows the front end by itself (ipykernel 7.0-7.3),
+# nothing changed; : ``"none"``: no subshells here (ipykernel 6, no kernel, no comm): messages wait while the
+# main shell is busy.
 Routing = Literal["followed", "kernel", "none"]
 
 #: The name of ipykernel's per-comm routing hook (ipykernel 7.4: ``BaseComm._reply_subshell_for``).
@@ -87,7 +89,9 @@ def _frontend_route(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any],
 
     def route(data: Any, default: Any) -> Any:
         try:
-            original(data, default)  # ipykernel's bookkeeping (it pops a per-request entry); its answer is ignored
+            original(
+                data, default
+            )  # ipykernel's bookkeeping (it pops a per-request entry); its answer is ignored
         except Exception:
             log.debug("ipykernel's comm route failed; using the front end's subshell", exc_info=True)
         return default

@@ -53,7 +53,8 @@ class TurnView(StreamingWidget):
         self.actions_seen[name] = self.actions_seen.get(name, 0) + 1
 
     def _pending(self, content: dict[str, Any], kinds: tuple[str, ...], response: str | None) -> None:
-        """Refuse an answer unless it is for a pending interaction of this turn, of that kind, among its choices."""
+        """Refuse an answer unless it is for a pending interaction of this turn, of that kind, among its
+        choices."""
         with self._lock:
             message = self._store.get(content["message_id"])
             interaction = inbound.find_interaction(message, content["part_id"], content["request_id"])
@@ -69,9 +70,9 @@ class TurnView(StreamingWidget):
             self._on_respond(content["request_id"], content["response"])
 
     def _secret(self, content: dict[str, Any]) -> None:
-        # The value goes straight to the waiting turn and is sent once; it is never stored or logged here. It is
-        # taken out of the comm message at once: the kernel keeps that message as its shell parent (and IPython
-        # as ``parent_header``) until the next shell message arrives.
+        # The value goes straight to the waiting turn and is sent once; it is never stored or logged here. It
+        # is taken out of the comm message at once: the kernel keeps that message as its shell parent (and
+        # IPython as ``parent_header``) until the next shell message arrives.
         self._count("secret")
         value = content.pop("value")
         self._pending(content, (content["kind"],), None)

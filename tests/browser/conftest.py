@@ -5,8 +5,9 @@ Recipe and pitfalls: ``/work/shared/browser-testing.md`` (verified on this machi
 * one JupyterLab and (on first use) one Notebook 7 server per pytest session, loopback only, isolated
   ``JUPYTER_*`` dirs, ``PR_SET_PDEATHSIG`` so they die with pytest, stopped by PID at the end;
 * the servers' environment carries the real Hermes settings (``HERMES_API_URL/KEY``,
-  ``HERMES_DASHBOARD_URL/TOKEN`` from the session's ``hermes`` fixture) and ``PYTHONPATH`` = this work tree, so
-  every kernel they start can ``import hermes_notebook`` and reach Hermes; the notebooks never hold a secret;
+  ``HERMES_DASHBOARD_URL/TOKEN`` from the session's ``hermes`` fixture) and ``PYTHONPATH`` = this work tree,
+  so every kernel they start can ``import hermes_notebook`` and reach Hermes; the notebooks never hold a
+  secret;
 * extra kernelspecs ``hn-k629`` (ipykernel 6.29.5) and ``hn-k74`` (ipykernel 7.4.0) when
   ``scripts/setup-kernels`` has built them (``kernel_names`` fixture; pass ``kernel=`` to ``open_notebook``);
 * one Chromium (``/usr/bin/chromium`` via Playwright's ``executable_path``) per session, one browser
@@ -136,7 +137,9 @@ class JupyterServer:
     def api(self, path: str, method: str = "GET", body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            f"{self.url}{path}", method=method, data=data,
+            f"{self.url}{path}",
+            method=method,
+            data=data,
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(req, timeout=10) as r:
@@ -155,7 +158,9 @@ class JupyterServer:
         return f"{self.url}/notebooks/{path}?token={self.token}"
 
 
-def start_server(base: Path, app: str, env_extra: dict[str, str], overrides: dict[str, Any] | None = None) -> JupyterServer:
+def start_server(
+    base: Path, app: str, env_extra: dict[str, str], overrides: dict[str, Any] | None = None
+) -> JupyterServer:
     """Start JupyterLab (``app="lab"``) or Notebook 7 (``"notebook7"``) headless on a free loopback port."""
     root = base / "root"
     root.mkdir(parents=True, exist_ok=True)
@@ -178,11 +183,13 @@ def start_server(base: Path, app: str, env_extra: dict[str, str], overrides: dic
         "ZMQChannelsWebsocketConnection.iopub_msg_rate_limit": 0,
     }
     if app == "lab":
-        flags.update({
-            "LabApp.news_url": None,
-            "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
-            "LabApp.extension_manager": "readonly",  # never query PyPI
-        })
+        flags.update(
+            {
+                "LabApp.news_url": None,
+                "LabApp.check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+                "LabApp.extension_manager": "readonly",  # never query PyPI
+            }
+        )
     # Merge, never repeat: a flag given twice makes the extension fail to link and the app silently runs
     # with none of these settings.
     flags.update(overrides or {})
@@ -203,8 +210,13 @@ def start_server(base: Path, app: str, env_extra: dict[str, str], overrides: dic
     cmd = [sys.executable, "-m", module, "--no-browser", *(f"--{k}={v}" for k, v in flags.items())]
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, cwd=root, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True, preexec_fn=_die_with_parent,
+        cmd,
+        cwd=root,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
     )
     server = JupyterServer(app, proc, f"http://127.0.0.1:{port}", TOKEN, root, log, 0.0)
     deadline = time.monotonic() + 90
@@ -260,7 +272,10 @@ JS_KERNEL_READY = """(path) => {
   return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
 }"""
 
-JS_RUN = """async ({path, command, index, ms}) => {""" + _JS_PRELUDE + """
+JS_RUN = (
+    """async ({path, command, index, ms}) => {"""
+    + _JS_PRELUDE
+    + """
   app.shell.activateById(nb.id);
   if (index !== null) nb.content.activeCellIndex = index;
   // The command's promise resolves once the kernel has executed the cell(s).
@@ -268,8 +283,12 @@ JS_RUN = """async ({path, command, index, ms}) => {""" + _JS_PRELUDE + """
   return nb.content.widgets.map(c => c.model.type !== 'code' ? null :
       {count: c.model.executionCount, outputs: c.model.outputs.toJSON()});
 }"""
+)
 
-JS_KERNEL_EXEC = """async ({path, code, ms}) => {""" + _JS_PRELUDE + """
+JS_KERNEL_EXEC = (
+    """async ({path, code, ms}) => {"""
+    + _JS_PRELUDE
+    + """
   const fut = nb.sessionContext.session.kernel.requestExecute(
       {code, store_history: false, stop_on_error: true});
   const res = {stdout: '', stderr: '', error: null};
@@ -282,15 +301,24 @@ JS_KERNEL_EXEC = """async ({path, code, ms}) => {""" + _JS_PRELUDE + """
   await withTimeout(fut.done, ms, 'kernel execute');
   return res;
 }"""
+)
 
-JS_SAVE = """async ({path, ms}) => {""" + _JS_PRELUDE + """
+JS_SAVE = (
+    """async ({path, ms}) => {"""
+    + _JS_PRELUDE
+    + """
   await withTimeout(nb.context.save(), ms, 'save');
   return true;
 }"""
+)
 
-JS_OUTPUTS = """({path}) => {""" + _JS_PRELUDE + """
+JS_OUTPUTS = (
+    """({path}) => {"""
+    + _JS_PRELUDE
+    + """
   return nb.content.widgets.map(c => c.model.type !== 'code' ? null : c.model.outputs.toJSON());
 }"""
+)
 
 
 @dataclass
@@ -368,12 +396,15 @@ class NotebookPage:
     def set_theme(self, theme: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
         """Switch the app's theme ("JupyterLab Light" / "JupyterLab Dark") and wait until it applies."""
         self.page.evaluate(
-            "([t, ms]) => Promise.race([window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}),"
+            "([t, ms]) => Promise.race([window.jupyterapp.commands.execute('apputils:change-theme', "
+            "{theme: t}),"
             " new Promise((_, rej) => setTimeout(() => rej(new Error('theme timed out')), ms))])",
             [theme, timeout_ms],
         )
         light = "true" if "Light" in theme else "false"
-        self.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached", timeout=timeout_ms)
+        self.page.wait_for_selector(
+            f"body[data-jp-theme-light='{light}']", state="attached", timeout=timeout_ms
+        )
         # Lab shows its splash screen over the page while the theme's CSS loads.
         self.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=timeout_ms)
 
@@ -391,7 +422,10 @@ def write_notebook(root: Path, name: str, cells: list[str], kernel: str = "pytho
 
 
 def _bundle_is_stale() -> bool:
-    built = [ROOT / "hermes_notebook" / "static" / "chat.js", ROOT / "hermes_notebook" / "labextension" / "package.json"]
+    built = [
+        ROOT / "hermes_notebook" / "static" / "chat.js",
+        ROOT / "hermes_notebook" / "labextension" / "package.json",
+    ]
     if not all(path.exists() for path in built):
         return True
     src = ROOT / "js" / "src"
@@ -401,8 +435,8 @@ def _bundle_is_stale() -> bool:
 
 @pytest.fixture(scope="session")
 def widget_bundle() -> Path:
-    """The built front end (widget bundles and the JupyterLab extension); rebuilt with ``npm run build`` when js/src
-    is newer than either."""
+    """The built front end (widget bundles and the JupyterLab extension); rebuilt with ``npm run build`` when
+    js/src is newer than either."""
     static = ROOT / "hermes_notebook" / "static" / "chat.js"
     if _bundle_is_stale():
         npm = shutil.which("npm")
@@ -436,8 +470,11 @@ def kernel_env(hermes: Any) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def kernel_names() -> dict[str, str]:
     """ipykernel version -> kernelspec name of the extra kernels (skips, or fails in CI, when not built)."""
-    missing = [n for n in EXTRA_KERNELS.values()
-               if not (KERNELS_DIR / "share" / "jupyter" / "kernels" / n / "kernel.json").exists()]
+    missing = [
+        n
+        for n in EXTRA_KERNELS.values()
+        if not (KERNELS_DIR / "share" / "jupyter" / "kernels" / n / "kernel.json").exists()
+    ]
     if missing:
         msg = f"kernelspecs {missing} missing: run scripts/setup-kernels"
         if REQUIRED:
@@ -447,7 +484,9 @@ def kernel_names() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def jupyter_lab(tmp_path_factory: pytest.TempPathFactory, kernel_env: dict[str, str], widget_bundle: Path) -> Iterator[JupyterServer]:
+def jupyter_lab(
+    tmp_path_factory: pytest.TempPathFactory, kernel_env: dict[str, str], widget_bundle: Path
+) -> Iterator[JupyterServer]:
     """One JupyterLab 4 server for the whole session."""
     server = start_server(tmp_path_factory.mktemp("lab"), "lab", kernel_env)
     yield server
@@ -455,7 +494,9 @@ def jupyter_lab(tmp_path_factory: pytest.TempPathFactory, kernel_env: dict[str, 
 
 
 @pytest.fixture(scope="session")
-def jupyter_notebook7(tmp_path_factory: pytest.TempPathFactory, kernel_env: dict[str, str], widget_bundle: Path) -> Iterator[JupyterServer]:
+def jupyter_notebook7(
+    tmp_path_factory: pytest.TempPathFactory, kernel_env: dict[str, str], widget_bundle: Path
+) -> Iterator[JupyterServer]:
     """One Notebook 7 server for the whole session (started on first use)."""
     server = start_server(tmp_path_factory.mktemp("nb7"), "notebook7", kernel_env)
     yield server
@@ -487,9 +528,16 @@ def open_notebook(request: pytest.FixtureRequest, chromium: Any) -> Iterator[Ope
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
 
-    def _open(cells: list[str], app: str = "lab", kernel: str = "python3", name: str | None = None,
-              path: str | None = None) -> NotebookPage:
-        server: JupyterServer = request.getfixturevalue("jupyter_lab" if app == "lab" else "jupyter_notebook7")
+    def _open(
+        cells: list[str],
+        app: str = "lab",
+        kernel: str = "python3",
+        name: str | None = None,
+        path: str | None = None,
+    ) -> NotebookPage:
+        server: JupyterServer = request.getfixturevalue(
+            "jupyter_lab" if app == "lab" else "jupyter_notebook7"
+        )
         if id(server) not in servers:
             servers.add(id(server))
             used.append(server)

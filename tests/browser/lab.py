@@ -8,7 +8,8 @@ TURN_TIMEOUT_MS = 90_000
 #: The extra kernelspecs scripts/setup-kernels registers: ipykernel 6.29.5 and 7.4.0.
 KERNELS = ["hn-k629", "hn-k74"]
 
-#: Starts Run All without awaiting it (the first cell blocks until the test clicks); progress in window.__hnRunAll.
+#: Starts Run All without awaiting it (the first cell blocks until the test clicks); progress in
+# window.__hnRunAll.
 JS_START_RUN_ALL = """({path}) => {
   const app = window.jupyterapp;
   const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);

@@ -1,9 +1,10 @@
 """Browser test of the message buttons: real JupyterLab, headless Chromium, real Hermes.
 
 Edit shows on the last prompt, Regenerate / Undo on the last reply, Branch on every reply; all are keyboard
-reachable and disabled while a turn runs. Undo leaves the history without the last exchange; Branch opens a copy
-holding the conversation up to that reply, in the same widget (round trip: the kernel's ``chat.session_id``).
-On 0.19.0 a click shows the one-line "not offered by this Hermes" notice and changes nothing.
+reachable and disabled while a turn runs. Undo leaves the history without the last exchange; Branch opens a
+copy holding the conversation up to that reply, in the same widget (round trip: the kernel's
+``chat.session_id``). On 0.19.0 a click shows the one-line "not offered by this Hermes" notice and changes
+nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ def _send(nb: Any, text: str, replies: int) -> None:
 
 
 def _visible(nb: Any, selector: str) -> int:
-    return int(nb.page.locator(selector).evaluate_all("els => els.filter(e => e.offsetParent !== null).length"))
+    return int(
+        nb.page.locator(selector).evaluate_all("els => els.filter(e => e.offsetParent !== null).length")
+    )
 
 
 def test_message_buttons_undo_and_branch(open_notebook: Any, hermes_server: str) -> None:
@@ -56,16 +59,22 @@ def test_message_buttons_undo_and_branch(open_notebook: Any, hermes_server: str)
     assert nb.page.locator(".hn-msg-action").evaluate_all("els => els.every(e => e.disabled)")
     nb.page.locator(DONE).nth(2).wait_for(timeout=TURN_TIMEOUT_MS)
     nb.wait_kernel("not chat.busy")
-    nb.page.locator(".hn-message[data-role='assistant']").last.get_by_role("button", name="Remove this exchange (your prompt and this reply)").press("Enter")
+    nb.page.locator(".hn-message[data-role='assistant']").last.get_by_role(
+        "button", name="Remove this exchange (your prompt and this reply)"
+    ).press("Enter")
     nb.wait_kernel("chat.notice == 'Undid the last exchange.'")
     nb.page.locator(".hn-message").nth(3).wait_for()
     assert nb.page.locator(".hn-message").count() == 4
     parent = nb.kernel_eval("chat.session_id")
-    nb.page.locator(".hn-message[data-role='assistant']").first.get_by_role("button", name="Continue in a copy of the conversation up to this reply").click()
+    nb.page.locator(".hn-message[data-role='assistant']").first.get_by_role(
+        "button", name="Continue in a copy of the conversation up to this reply"
+    ).click()
     nb.wait_kernel("chat.notice.startswith('Branched')", 60)
     assert nb.kernel_eval("chat.session_id") != parent
     nb.page.locator(".hn-notice", has_text="Branched").wait_for()
     assert nb.page.locator(".hn-message").count() == 2
-    assert "first branch-browser prompt" in nb.page.locator(".hn-message[data-role='user']").first.inner_text()
+    assert (
+        "first branch-browser prompt" in nb.page.locator(".hn-message[data-role='user']").first.inner_text()
+    )
     ours = [e for e in nb.page_errors if "chat.js" in e or "hn-" in e or "anywidget" in e]
     assert not ours, ours

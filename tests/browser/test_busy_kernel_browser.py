@@ -64,22 +64,32 @@ def _record(name: str, value: float) -> None:
 
 
 def _stream(outputs: list[Any]) -> str:
-    return "".join(o["text"] if isinstance(o["text"], str) else "".join(o["text"])
-                   for o in outputs if o.get("output_type") == "stream")
+    return "".join(
+        o["text"] if isinstance(o["text"], str) else "".join(o["text"])
+        for o in outputs
+        if o.get("output_type") == "stream"
+    )
 
 
 def _open_busy_notebook(open_notebook: Any, app: str, kernel: str, flag: Path) -> Any:
     """A notebook with a ready chat (cell 0) and the long cell (cell 1) running."""
-    nb = open_notebook(["from hermes_notebook.widgets import Chat\nchat = Chat()\nchat",
-                        LONG_CELL.format(flag=str(flag))], app=app, kernel=kernel)
+    nb = open_notebook(
+        ["from hermes_notebook.widgets import Chat\nchat = Chat()\nchat", LONG_CELL.format(flag=str(flag))],
+        app=app,
+        kernel=kernel,
+    )
     nb.run_cell(0)
     nb.page.locator(".hn-chat").wait_for(state="visible")
     nb.wait_kernel("chat.ready.done() and chat.session is not None")
     nb.page.evaluate(JS_START_CELL, {"path": nb.path, "index": 1})
     nb.page.wait_for_function(
-        """(path) => { const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
+        """(path) => {
+           const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
            return JSON.stringify(nb.content.widgets[1].model.outputs.toJSON()).includes('step 1'); }""",
-        arg=nb.path, timeout=30_000, polling=50)
+        arg=nb.path,
+        timeout=30_000,
+        polling=50,
+    )
     return nb
 
 
@@ -98,10 +108,15 @@ def _send(nb: Any, text: str) -> float:
 
 def _wait_reply(nb: Any, text: str, timeout_ms: int = TURN_TIMEOUT_MS) -> float:
     """Wait until an assistant message shows ``text``; returns the browser time it appeared (ms)."""
-    return float(nb.page.wait_for_function(
-        """(text) => [...document.querySelectorAll(".hn-message[data-role='assistant']")]
+    return float(
+        nb.page.wait_for_function(
+            """(text) => [...document.querySelectorAll(".hn-message[data-role='assistant']")]
                        .some(m => m.textContent.includes(text)) && Date.now()""",
-        arg=text, timeout=timeout_ms, polling=20).json_value())
+            arg=text,
+            timeout=timeout_ms,
+            polling=20,
+        ).json_value()
+    )
 
 
 def _finish_long_cell(nb: Any, flag: Path) -> str:
@@ -110,7 +125,9 @@ def _finish_long_cell(nb: Any, flag: Path) -> str:
     nb.page.wait_for_function("() => window.__hnCell !== 'running'", timeout=30_000, polling=50)
     assert nb.page.evaluate("() => window.__hnCell") == "done"
     outputs = nb.outputs()[1]
-    assert [o["output_type"] for o in outputs if o["output_type"] != "stream"] == []  # no error, nothing foreign
+    assert [
+        o["output_type"] for o in outputs if o["output_type"] != "stream"
+    ] == []  # no error, nothing foreign
     return _stream(outputs)
 
 
@@ -125,7 +142,8 @@ def test_chat_works_while_a_long_cell_runs(
     open_notebook: Any, kernel_names: dict[str, str], app: str, workdir: Path
 ) -> None:
     """ipykernel 7.4: during a long cell an approval card is clicked and takes effect, a prompt is answered
-    within 10 s, no busy note shows; the long cell is not interrupted and its output is intact and in order."""
+    within 10 s, no busy note shows; the long cell is not interrupted and its output is intact and in
+    order."""
     tag = uuid.uuid4().hex[:8]
     workdir.mkdir(parents=True)
     flag = workdir.parent / f"stop-{tag}"

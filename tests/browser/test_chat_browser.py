@@ -63,7 +63,7 @@ def turn(nb: NotebookPage, text: str, status: str = "complete") -> Any:
     return nb.page.locator(sel).last
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("app", ["lab", "notebook7"])
@@ -97,7 +97,9 @@ def test_approval_deny_blocks_and_once_runs(open_notebook: Any, workdir: Path) -
     card = ".hn-interaction[data-kind='approval']"
 
     send(nb, f"DANGER {workdir.name}")
-    nb.page.locator(f"{card}[data-status='pending'] button[data-choice='deny']").click(timeout=TURN_TIMEOUT_MS)
+    nb.page.locator(f"{card}[data-status='pending'] button[data-choice='deny']").click(
+        timeout=TURN_TIMEOUT_MS
+    )
     denied = last_assistant(nb, "complete")
     expect(denied).to_contain_text("Dangerous command was blocked")
     assert "Dangerous command was blocked" in denied.inner_text()
@@ -107,10 +109,14 @@ def test_approval_deny_blocks_and_once_runs(open_notebook: Any, workdir: Path) -
 
     before = nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").count()
     send(nb, f"DANGER {workdir.name}")
-    nb.page.locator(f"{card}[data-status='pending'] button[data-choice='once']").click(timeout=TURN_TIMEOUT_MS)
+    nb.page.locator(f"{card}[data-status='pending'] button[data-choice='once']").click(
+        timeout=TURN_TIMEOUT_MS
+    )
     nb.page.wait_for_function(
-        "n => document.querySelectorAll(\".hn-message[data-role='assistant'][data-status='complete']\").length > n",
-        arg=before, timeout=TURN_TIMEOUT_MS,
+        "n => document.querySelectorAll("
+        "\".hn-message[data-role='assistant'][data-status='complete']\").length > n",
+        arg=before,
+        timeout=TURN_TIMEOUT_MS,
     )
     assert "Dangerous command ran" in last_assistant(nb).inner_text()
     assert not workdir.exists()
@@ -135,7 +141,8 @@ def test_stop_button_interrupts_a_slow_turn(open_notebook: Any) -> None:
     nb = open_chat(open_notebook)
     send(nb, "SLOW 200")
     nb.page.wait_for_function(
-        "() => /tick 3 /.test(document.querySelector(\".hn-message[data-role='assistant']\")?.textContent || '')",
+        "() => /tick 3 /.test(document.querySelector(\".hn-message[data-role='assistant']\")?.textContent "
+        "|| '')",
         timeout=TURN_TIMEOUT_MS,
     )
     stop = nb.page.get_by_role("button", name="Stop the response")
@@ -150,7 +157,8 @@ def test_stop_button_interrupts_a_slow_turn(open_notebook: Any) -> None:
 
 
 def test_dashboard_restart_shows_banner_and_chat_recovers(open_notebook: Any, hermes: Any) -> None:
-    """Killing the Dashboard shows "disconnected", restarting it shows "reconnected", and a new prompt works."""
+    """Killing the Dashboard shows "disconnected", restarting it shows "reconnected", and a new prompt
+    works."""
     nb = open_chat(open_notebook)
     first = turn(nb, "before the restart")
     assert "You said: before the restart" in first.inner_text()
@@ -194,7 +202,9 @@ def test_reload_shows_the_same_conversation(open_notebook: Any, app: str) -> Non
     assert "You said: still live" in turn(nb, "still live").inner_text()
 
 
-def test_saved_notebook_has_transcript_and_no_secrets(open_notebook: Any, hermes: Any, tmp_path: Path) -> None:
+def test_saved_notebook_has_transcript_and_no_secrets(
+    open_notebook: Any, hermes: Any, tmp_path: Path
+) -> None:
     """A saved chat notebook holds no key or token, and nbconvert's HTML shows the conversation text."""
     nb = open_chat(open_notebook)
     marker = f"static-{uuid.uuid4().hex[:6]}"
@@ -203,8 +213,10 @@ def test_saved_notebook_has_transcript_and_no_secrets(open_notebook: Any, hermes
     # The transcript output is hidden in the live page while the widget is there.
     assert not nb.page.locator(".hn-transcript").first.is_visible()
     nb.page.wait_for_function(
-        "m => [...document.querySelectorAll('.hn-transcript')].some(e => e.textContent.includes('You said: say ' + m))",
-        arg=marker, timeout=30_000,
+        "m => [...document.querySelectorAll('.hn-transcript')].some(e => e.textContent.includes('You said: "
+        "say ' + m))",
+        arg=marker,
+        timeout=30_000,
     )
     path = nb.save()
     raw = path.read_text()
@@ -215,7 +227,10 @@ def test_saved_notebook_has_transcript_and_no_secrets(open_notebook: Any, hermes
     out = tmp_path / "chat.html"
     subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "html", str(path), "--output", str(out)],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "JUPYTER_PLATFORM_DIRS": "1"},
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "JUPYTER_PLATFORM_DIRS": "1"},
     )
     html = out.read_text()
     assert f"You said: say {marker}" in html
@@ -229,7 +244,9 @@ def test_screenshots_light_and_dark(open_notebook: Any) -> None:
     nb = open_chat(open_notebook)
     turn(nb, "THINKRUN echo theme-check")
     send(nb, "CLARIFY Light or dark?")
-    nb.page.locator(".hn-interaction[data-kind='clarify'][data-status='pending']").wait_for(timeout=TURN_TIMEOUT_MS)
+    nb.page.locator(".hn-interaction[data-kind='clarify'][data-status='pending']").wait_for(
+        timeout=TURN_TIMEOUT_MS
+    )
     colors = {}
     try:
         for theme, name in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
@@ -251,8 +268,9 @@ def test_screenshots_light_and_dark(open_notebook: Any) -> None:
 
 
 @pytest.mark.parametrize("kernel", ["hn-k629", "hn-k74"])
-def test_extra_kernels_run_this_work_tree(open_notebook: Any, kernel: str, kernel_names: dict[str, str],
-                                          hermes: Any) -> None:
+def test_extra_kernels_run_this_work_tree(
+    open_notebook: Any, kernel: str, kernel_names: dict[str, str], hermes: Any
+) -> None:
     """The ipykernel 6.29 / 7.4 kernelspecs start, import this work tree and see the Hermes settings."""
     nb = open_notebook(["import os, ipykernel, hermes_notebook"], kernel=kernel)
     nb.run_all()
@@ -272,7 +290,8 @@ from hermes_notebook.turns import Message as _M
 _mid = "assistant:latency"
 chat.push([{"op": "message", "message": {"id": _mid, "role": "assistant", "status": "streaming", "parts": [
     {"id": "text:0", "kind": "text", "text": "", "name": None, "status": None, "arguments": None,
-     "preview": None, "result": None, "duration": None, "interaction": None}], "usage": None, "error": None}}])
+     "preview": None, "result": None, "duration": None, "interaction": None}],
+    "usage": None, "error": None}}])
 """
 
 LATENCY_RUN = r"""
@@ -282,7 +301,8 @@ def _produce(n={n}, gap={gap}):
     for i in range(n):
         _sent[i] = _t.time() * 1000
         # a finished word: the kernel holds back an unfinished one until the next append (secret scrubbing)
-        chat.push([{{"op": "append", "message_id": "assistant:latency", "part_id": "text:0", "text": f"LAT{{i:04d}} "}}])
+        chat.push([{{"op": "append", "message_id": "assistant:latency", "part_id": "text:0",
+                     "text": f"LAT{{i:04d}} "}}])
         _t.sleep(gap)
 _th.Thread(target=_produce, daemon=True).start()
 """
@@ -305,8 +325,9 @@ def _record(name: str, value: Any) -> None:
 
 def test_delta_to_dom_latency(open_notebook: Any) -> None:
     """Deltas pushed in the kernel reach the DOM while the reply streams, each on its own, not at its end. The
-    latency is recorded for benchmarks/README.md (target: p95 within 50 ms plus the 33 ms coalescing window); it is
-    a number measured on a quiet machine, not a bound here, where the CI box runs three suites at once."""
+    latency is recorded for benchmarks/README.md (target: p95 within 50 ms plus the 33 ms coalescing window);
+    it is a number measured on a quiet machine, not a bound here, where the CI box runs three suites at
+    once."""
     nb = open_chat(open_notebook)
     nb.kernel_exec(LATENCY_SETUP)
     nb.page.locator(".hn-message[data-message-id='assistant:latency']").wait_for(state="attached")
@@ -319,11 +340,20 @@ def test_delta_to_dom_latency(open_notebook: Any) -> None:
     latencies = sorted(seen[f"{i:04d}"] - sent[str(i)] for i in range(n))
     median = statistics.median(latencies)
     p95 = latencies[int(0.95 * (n - 1))]
-    _record("delta_to_dom_ms", {"n": n, "gap_ms": gap * 1000, "median": round(median, 1), "p95": round(p95, 1),
-                                "max": round(latencies[-1], 1)})
+    _record(
+        "delta_to_dom_ms",
+        {
+            "n": n,
+            "gap_ms": gap * 1000,
+            "median": round(median, 1),
+            "p95": round(p95, 1),
+            "max": round(latencies[-1], 1),
+        },
+    )
     print(f"delta->DOM latency over {n} deltas: median {median:.1f} ms, p95 {p95:.1f} ms")
-    # 200 deltas 20 ms apart stream for 4 s: a view that showed them only in bursts or at the end would be seconds
-    # behind. Measured here: p95 47 ms on a quiet machine, 177 ms with a browser test and a build beside CI.
+    # 200 deltas 20 ms apart stream for 4 s: a view that showed them only in bursts or at the end would be
+    # seconds behind. Measured here: p95 47 ms on a quiet machine, 177 ms with a browser test and a build
+    # beside CI.
     assert p95 < 1000, latencies[-10:]
 
 
@@ -332,8 +362,10 @@ from hermes_notebook.turns import user_message as _um
 _msgs = []
 for _i in range(1000):
     _msgs.append(_um(f"h{_i}", f"question {_i}: " + "lorem ipsum " * 8).to_dict())
-    _msgs.append({"id": f"assistant:h{_i}", "role": "assistant", "status": "complete", "usage": None, "error": None,
-                  "parts": [{"id": "text:0", "kind": "text", "text": f"**Answer {_i}**: " + "dolor sit amet " * 10,
+    _msgs.append({"id": f"assistant:h{_i}", "role": "assistant", "status": "complete", "usage": None,
+                  "error": None,
+                  "parts": [{"id": "text:0", "kind": "text",
+                             "text": f"**Answer {_i}**: " + "dolor sit amet " * 10,
                              "name": None, "status": None, "arguments": None, "preview": None, "result": None,
                              "duration": None, "interaction": None}]})
 chat.reset(_msgs)
@@ -341,20 +373,25 @@ chat.reset(_msgs)
 
 
 def test_2000_message_history_renders_and_typing_stays_responsive(open_notebook: Any) -> None:
-    """A 2,000-message history renders its newest messages (older ones on demand), and typing is not delayed."""
+    """A 2,000-message history renders its newest messages (older ones on demand), and typing is not
+    delayed."""
     nb = open_chat(open_notebook)
     t0 = time.perf_counter()
     nb.kernel_exec(HISTORY_2000)
     nb.page.wait_for_function(
         "() => document.querySelector('.hn-chat .hn-earlier:not([hidden])') !== null"
-        " && document.querySelectorAll('.hn-chat .hn-message').length >= 60", timeout=60_000, polling=50
+        " && document.querySelectorAll('.hn-chat .hn-message').length >= 60",
+        timeout=60_000,
+        polling=50,
     )
     render_s = time.perf_counter() - t0
     assert "Answer 999" in nb.page.locator(".hn-message").last.inner_text()
     assert nb.page.locator(".hn-message").count() < 200  # lazily: the newest window, not all 2,000
     # (dispatched: scrolling it into view for a real click already loads more, so it never holds still)
     nb.page.get_by_role("button", name="Show earlier messages").dispatch_event("click")
-    nb.page.wait_for_function("() => document.querySelectorAll('.hn-chat .hn-message').length >= 120", timeout=10_000)
+    nb.page.wait_for_function(
+        "() => document.querySelectorAll('.hn-chat .hn-message').length >= 120", timeout=10_000
+    )
     box = nb.page.get_by_role("textbox", name="Message to Hermes")
     box.click()
     # Per-keystroke delay: time from keydown to the input event having updated the textarea.
@@ -372,9 +409,15 @@ def test_2000_message_history_renders_and_typing_stays_responsive(open_notebook:
     keys = sorted(nb.page.evaluate("window.__hnKeys"))
     assert box.input_value() == text
     p95 = keys[int(0.95 * (len(keys) - 1))]
-    _record("history_2000", {"render_s": round(render_s, 2), "typing_total_s": round(type_s, 3),
-                             "key_to_frame_ms_median": round(statistics.median(keys), 1),
-                             "key_to_frame_ms_p95": round(p95, 1)})
+    _record(
+        "history_2000",
+        {
+            "render_s": round(render_s, 2),
+            "typing_total_s": round(type_s, 3),
+            "key_to_frame_ms_median": round(statistics.median(keys), 1),
+            "key_to_frame_ms_p95": round(p95, 1),
+        },
+    )
     print(f"2000-message history: rendered in {render_s:.2f} s; keystroke->frame p95 {p95:.1f} ms")
     assert render_s < 20
     assert p95 < 100  # a keystroke shows within a few frames
@@ -388,28 +431,34 @@ LIST_GEOMETRY = """() => { const list = document.querySelector('.hn-chat .hn-mes
 
 
 def test_a_full_transcript_is_contained_at_the_height_it_had(open_notebook: Any) -> None:
-    """Once the transcript overflows it gets `contain: strict` at its max height (the browser then lays out a streamed
-    batch inside it alone; benchmarks/bench_streaming_browser.py measures that), with no change in size; it lets go
-    when the conversation gets short again."""
+    """Once the transcript overflows it gets `contain: strict` at its max height (the browser then lays out a
+    streamed batch inside it alone; benchmarks/bench_streaming_browser.py measures that), with no change in
+    size; it lets go when the conversation gets short again."""
     nb = open_chat(open_notebook)
     nb.kernel_exec(HISTORY_2000.replace("chat.reset(_msgs)", "chat.reset(_msgs[:2])"))
-    nb.page.wait_for_function("() => document.querySelectorAll('.hn-chat .hn-message').length === 2", timeout=30_000)
+    nb.page.wait_for_function(
+        "() => document.querySelectorAll('.hn-chat .hn-message').length === 2", timeout=30_000
+    )
     short = nb.page.evaluate(LIST_GEOMETRY)
     assert not short["filled"] and short["contain"] == "none", short
     assert short["height"] < short["maxHeight"], short
 
     nb.kernel_exec("chat.reset(_msgs)")
     nb.page.wait_for_function(
-        "() => document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')", timeout=60_000
+        "() => document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')",
+        timeout=60_000,
     )
     full = nb.page.evaluate(LIST_GEOMETRY)
     assert full["contain"] in ("strict", "size layout paint style"), full
     assert abs(full["height"] - full["maxHeight"]) < 1, full  # the height a full transcript had anyway
-    assert abs(full["width"] - full["hostWidth"]) < 1 and full["width"] > 300, full  # size containment: width kept
+    assert abs(full["width"] - full["hostWidth"]) < 1 and full["width"] > 300, (
+        full
+    )  # size containment: width kept
 
     nb.kernel_exec("chat.reset(_msgs[:2])")
     nb.page.wait_for_function(
-        "() => !document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')", timeout=30_000
+        "() => !document.querySelector('.hn-chat .hn-messages').classList.contains('hn-filled')",
+        timeout=30_000,
     )
     again = nb.page.evaluate(LIST_GEOMETRY)
     assert again["contain"] == "none" and abs(again["height"] - short["height"]) < 1, again

@@ -1,8 +1,8 @@
 """Browser test of the chat's model label and ``/`` menu: real JupyterLab, headless Chromium, real Hermes.
 
-Typing ``/`` in the composer asks the kernel for Hermes' command catalog and lists it; the arrows and Enter pick a
-command, Escape closes the menu, and sending ``/model`` shows what Hermes printed. The header names the session's
-model, and follows a switch made from the kernel.
+Typing ``/`` in the composer asks the kernel for Hermes' command catalog and lists it; the arrows and Enter
+pick a command, Escape closes the menu, and sending ``/model`` shows what Hermes printed. The header names the
+session's model, and follows a switch made from the kernel.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ TIMEOUT_MS = 60_000
 
 
 def test_slash_menu_and_model_label(open_notebook: Any) -> None:
-    """The / menu lists the server's commands, is driven by the keyboard, and runs the picked command; the header
-    shows the model and follows ``chat.set_model``."""
+    """The / menu lists the server's commands, is driven by the keyboard, and runs the picked command; the
+    header shows the model and follows ``chat.set_model``."""
     nb = open_notebook(CHAT_CELLS)
     nb.run_all()
     page = nb.page

@@ -1,10 +1,11 @@
 """Images and risk badges in the chat in real JupyterLab, headless Chromium, real (newer) Hermes.
 
-The scripted model's ``IMAGE`` makes Hermes write a PNG on its host and name it (``MEDIA:<path>``): the chat asks
-the kernel for it (an ``image`` question), the kernel reads it through the conversation (the Dashboard's
-``/api/media``), and the view shows it inline as a data: URL; the page never requests it from a server. The saved
-notebook keeps no image bytes: its static transcript names the image. ``KERNEL describe notes`` makes the agent read
-a hostile value through the kernel tools: Hermes flags the output, and the tool part shows the badge with its findings.
+The scripted model's ``IMAGE`` makes Hermes write a PNG on its host and name it (``MEDIA:<path>``): the chat
+asks the kernel for it (an ``image`` question), the kernel reads it through the conversation (the Dashboard's
+``/api/media``), and the view shows it inline as a data: URL; the page never requests it from a server. The
+saved notebook keeps no image bytes: its static transcript names the image. ``KERNEL describe notes`` makes
+the agent read a hostile value through the kernel tools: Hermes flags the output, and the tool part shows the
+badge with its findings.
 """
 
 from __future__ import annotations
@@ -33,14 +34,17 @@ CELLS = [
 
 
 def test_chat_shows_an_image_hermes_made_and_the_risk_badge_of_a_flagged_tool(open_notebook: Any) -> None:
-    """The image shows inline from the kernel's answer (decoded by the browser: 1x1), requested from no server;
-    the saved notebook names it and holds no bytes from the chat; a ``%hermes`` cell ends as its transcript and the
-    turn's image as an ``image/png`` output; a flagged tool part shows its findings as text."""
+    """The image shows inline from the kernel's answer (decoded by the browser: 1x1), requested from no
+    server; the saved notebook names it and holds no bytes from the chat; a ``%hermes`` cell ends as its
+    transcript and the turn's image as an ``image/png`` output; a flagged tool part shows its findings as
+    text."""
     nb = open_chat(open_notebook, cells=CELLS)
     encoded = base64.b64encode(IMAGE_PNG).decode()
     magic = nb.outputs()[2]
     assert [o["data"]["image/png"] for o in magic if "image/png" in o.get("data", {})] == [encoded], magic
-    assert any(f"{MAGIC_IMAGE}.png" in o.get("data", {}).get("text/html", "") for o in magic)  # the transcript
+    assert any(
+        f"{MAGIC_IMAGE}.png" in o.get("data", {}).get("text/html", "") for o in magic
+    )  # the transcript
     requests: list[str] = []
     nb.page.on("request", lambda request: requests.append(request.url))
     name = f"hn-{uuid.uuid4().hex[:8]}"
@@ -55,11 +59,15 @@ def test_chat_shows_an_image_hermes_made_and_the_risk_badge_of_a_flagged_tool(op
     expect(figure.locator(".hn-image-caption")).to_contain_text(f"{name}.png")
     assert not [u for u in requests if "media" in u or name in u], requests  # the page loaded no image URL
     nb.screenshot("chat-inline-image")
-    eventually(lambda: f"{name}.png" in json.dumps(nb.outputs()[1]), 10, "the static twin of the finished turn")
+    eventually(
+        lambda: f"{name}.png" in json.dumps(nb.outputs()[1]), 10, "the static twin of the finished turn"
+    )
     saved = json.loads(nb.save().read_text())
     chat_cell, state = json.dumps(saved["cells"][1]), json.dumps(saved["metadata"])
     assert f"{name}.png" in chat_cell  # the static twin names the image ...
-    assert encoded not in chat_cell and encoded not in state  # ... and no output or widget state keeps its bytes
+    assert (
+        encoded not in chat_cell and encoded not in state
+    )  # ... and no output or widget state keeps its bytes
 
     send(nb, "KERNEL describe notes")
     tool = last_assistant(nb, "complete").locator(".hn-tool", has=nb.page.locator(".hn-risk:not([hidden])"))

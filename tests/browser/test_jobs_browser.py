@@ -1,4 +1,5 @@
-"""Browser tests of the Jobs widget: real JupyterLab 4, headless Chromium, real Hermes 0.19.0 and its scheduler."""
+"""Browser tests of the Jobs widget: real JupyterLab 4, headless Chromium, real Hermes 0.19.0 and its
+scheduler."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ RUN_TIMEOUT_MS = 90_000  # a triggered job starts on the scheduler's next 60 s t
 
 def open_jobs(open_notebook: Any, auto_refresh: float = 0) -> Any:
     """Open a notebook showing a Jobs widget and wait until it has loaded the jobs."""
-    nb = open_notebook(["from hermes_notebook.widgets import Jobs",
-                        f"w = Jobs(auto_refresh={auto_refresh})\nw"])
+    nb = open_notebook(
+        ["from hermes_notebook.widgets import Jobs", f"w = Jobs(auto_refresh={auto_refresh})\nw"]
+    )
     nb.run_all()
     expect(nb.page.get_by_test_id("jobs-health")).to_have_attribute("data-status", "connected")
     return nb
@@ -29,7 +31,8 @@ def row(nb: Any, name: str) -> Any:
 def server_names(nb: Any) -> list[str]:
     """Job names as Hermes reports them right now (asked from the kernel, paused jobs included)."""
     nb.kernel_exec(
-        "from hermes_notebook import runtime as _rt\nfrom hermes_notebook.client.jobs import JobsClient as _JC\n"
+        "from hermes_notebook import runtime as _rt\nfrom hermes_notebook.client.jobs import JobsClient as "
+        "_JC\n"
         "_c = _JC()\n_names = [j.name for j in _rt.run_sync(_c.list(include_disabled=True))]\n"
         "_rt.run_sync(_c.aclose())"
     )
@@ -120,7 +123,8 @@ def test_invalid_schedule_shows_inline_and_sends_nothing(open_notebook: Any) -> 
 
 
 def test_triggered_run_updates_last_status_in_the_table(open_notebook: Any) -> None:
-    """Run now on a job prompting the fake model: last status and last run appear within the scheduler tick."""
+    """Run now on a job prompting the fake model: last status and last run appear within the scheduler
+    tick."""
     nb = open_jobs(open_notebook, auto_refresh=2)
     page = nb.page
     name = f"browser run {uuid.uuid4().hex[:6]}"

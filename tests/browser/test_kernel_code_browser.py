@@ -1,6 +1,6 @@
 """The Run/Deny card of a kernel tool in real JupyterLab: the model asks to run code in the notebook's kernel,
-the card shows all of it, and only a click on Run runs it, in the user's namespace. (Newer Hermes registers the
-kernel's tool server from the notebook; 0.19.0 needs a restart, see test_kernel_tools_old.py.)"""
+the card shows all of it, and only a click on Run runs it, in the user's namespace. (Newer Hermes registers
+the kernel's tool server from the notebook; 0.19.0 needs a restart, see test_kernel_tools_old.py.)"""
 
 from __future__ import annotations
 
@@ -47,17 +47,23 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
     card.wait_for(timeout=TURN_TIMEOUT_MS)
     card.get_by_role("button", name="Deny", exact=True).click()
     nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").nth(1).wait_for(
-        timeout=TURN_TIMEOUT_MS)
+        timeout=TURN_TIMEOUT_MS
+    )
     assert "the code was NOT run" in last_assistant(nb, "complete").inner_text()
     assert nb.kernel_eval("total") == 42
 
-    # Code after ``token=`` is code, not a key: the card shows it as it would run (it used to say token=********).
-    sneaky = "import json\ntoken=exec(chr(116)+chr(111)+chr(116)+chr(97)+chr(108)+chr(61)+chr(48))\njson.dumps(total)"
+    # Code after ``token=`` is code, not a key: the card shows it as it would run (it used to say
+    # token=********).
+    sneaky = (
+        "import json\ntoken=exec(chr(116)+chr(111)+chr(116)+chr(97)+chr(108)+chr(61)+chr(48))\n"
+        "json.dumps(total)"
+    )
     send(nb, f"KERNEL run_code {sneaky}")
     card = nb.page.locator(f"{CARD}[data-status='pending']")
     card.wait_for(timeout=TURN_TIMEOUT_MS)
     expect(card.locator(".hn-interaction-command")).to_have_text(sneaky)
     card.get_by_role("button", name="Deny", exact=True).click()
     nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").nth(2).wait_for(
-        timeout=TURN_TIMEOUT_MS)
+        timeout=TURN_TIMEOUT_MS
+    )
     assert nb.kernel_eval("total") == 42

@@ -36,12 +36,16 @@ def _record(name: str, value: float) -> None:
 
 
 def _stream(outputs: list[Any]) -> str:
-    return "".join(o["text"] if isinstance(o["text"], str) else "".join(o["text"])
-                   for o in outputs if o.get("output_type") == "stream")
+    return "".join(
+        o["text"] if isinstance(o["text"], str) else "".join(o["text"])
+        for o in outputs
+        if o.get("output_type") == "stream"
+    )
 
 
 def _run_all_and_click(nb: Any, selector: str, timeout_ms: int = TURN_TIMEOUT_MS) -> float:
-    """Start Run All, wait for ``selector`` in cell 1's live view, click it; return the browser click time (ms)."""
+    """Start Run All, wait for ``selector`` in cell 1's live view, click it; return the browser click time
+    (ms)."""
     nb.page.evaluate(JS_START_RUN_ALL, {"path": nb.path})
     button = nb.page.locator(selector).first
     button.wait_for(state="visible", timeout=timeout_ms)
@@ -75,13 +79,18 @@ def _cells(prompt: str) -> list[str]:
 def test_approval_buttons_under_run_all(
     open_notebook: Any, kernel_names: dict[str, str], hermes: Any, kernel: str, choice: str
 ) -> None:
-    """Approval buttons appear in cell 1 while it runs; "once" runs the command, "deny" does not; cells 2-3 follow."""
+    """Approval buttons appear in cell 1 while it runs; "once" runs the command, "deny" does not; cells 2-3
+    follow."""
     target = hermes.workdir / f"magic-{choice}-{uuid.uuid4().hex[:6]}"
     target.mkdir()
     nb = open_notebook(_cells(f"DANGER {target.name}"), kernel=kernel)
-    clicked_ms = _run_all_and_click(nb, f".hn-interaction[data-kind='approval'] button[data-choice='{choice}']")
+    clicked_ms = _run_all_and_click(
+        nb, f".hn-interaction[data-kind='approval'] button[data-choice='{choice}']"
+    )
     outputs = _wait_run_all(nb)
-    handled = nb.kernel_eval(f"next(iter({FACADE}.last_turn.answered_at.values()))")  # approval-1, or an srq- id
+    handled = nb.kernel_eval(
+        f"next(iter({FACADE}.last_turn.answered_at.values()))"
+    )  # approval-1, or an srq- id
     _record(f"approval-click-to-handler-ms[{kernel}]", handled * 1000 - clicked_ms)
     assert _counts(nb) == sorted(_counts(nb)) and None not in _counts(nb)
     if choice == "once":
@@ -114,10 +123,12 @@ def test_clarify_button_under_run_all(open_notebook: Any, kernel_names: dict[str
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_stop_button_ends_a_slow_turn(open_notebook: Any, kernel_names: dict[str, str], kernel: str) -> None:
-    """The stop button ends a SLOW turn at once (the time goes to the benchmark record); Run All continues and the
-    kernel stays usable."""
-    nb = open_notebook(["%load_ext hermes_notebook\nr = %hermes --new SLOW 80", "print(r.status)",
-                        'print("after")'], kernel=kernel)
+    """The stop button ends a SLOW turn at once (the time goes to the benchmark record); Run All continues and
+    the kernel stays usable."""
+    nb = open_notebook(
+        ["%load_ext hermes_notebook\nr = %hermes --new SLOW 80", "print(r.status)", 'print("after")'],
+        kernel=kernel,
+    )
     nb.page.evaluate(JS_START_RUN_ALL, {"path": nb.path})
     nb.page.locator(".hn-part[data-kind='text']", has_text="tick 2").first.wait_for(timeout=TURN_TIMEOUT_MS)
     stop = nb.page.locator(".hn-stop").first
@@ -127,8 +138,8 @@ def test_stop_button_ends_a_slow_turn(open_notebook: Any, kernel_names: dict[str
     outputs = _wait_run_all(nb, timeout_ms=10_000)
     elapsed = time.monotonic() - t0
     _record(f"stop-click-to-cells-done-s[{kernel}]", elapsed)
-    # The turn would run 80 s on its own: ending within 10 s means the stop ended it. The time itself (with cells
-    # 2 and 3 and Playwright's polling) is a number for the record, not a bound: CI machines are loaded.
+    # The turn would run 80 s on its own: ending within 10 s means the stop ended it. The time itself (with
+    # cells 2 and 3 and Playwright's polling) is a number for the record, not a bound: CI machines are loaded.
     assert elapsed < 10, elapsed
     assert _stream(outputs[1]) == "interrupted\n"
     assert _stream(outputs[2]) == "after\n"
@@ -150,10 +161,12 @@ def test_approval_in_notebook7(open_notebook: Any, kernel_names: dict[str, str],
 def test_kernel_interrupt_stops_the_turn_on_the_server(
     open_notebook: Any, kernel_names: dict[str, str], kernel: str
 ) -> None:
-    """Kernel > Interrupt during ``%hermes`` interrupts the turn on the server at once (the time goes to the record);
-    the kernel stays usable."""
-    nb = open_notebook(["%load_ext hermes_notebook\nr = %hermes --new SLOW 80", "print(r.status)",
-                        'print("after")'], kernel=kernel)
+    """Kernel > Interrupt during ``%hermes`` interrupts the turn on the server at once (the time goes to the
+    record); the kernel stays usable."""
+    nb = open_notebook(
+        ["%load_ext hermes_notebook\nr = %hermes --new SLOW 80", "print(r.status)", 'print("after")'],
+        kernel=kernel,
+    )
     nb.page.evaluate(JS_START_RUN_ALL, {"path": nb.path})
     nb.page.locator(".hn-part[data-kind='text']", has_text="tick 2").first.wait_for(timeout=TURN_TIMEOUT_MS)
     t0 = time.monotonic()
@@ -169,7 +182,9 @@ def test_kernel_interrupt_stops_the_turn_on_the_server(
     assert elapsed < 10, elapsed  # the turn would run 80 s on its own: the interrupt ended it
     errors = [o for o in nb.outputs()[0] if o.get("output_type") == "error"]
     assert errors and errors[0]["ename"] == "KeyboardInterrupt"
-    status = nb.wait_kernel(f"{FACADE}.last_turn.status in ('interrupted', 'cancelled') and {FACADE}.last_turn.status",
-                            timeout_s=5)
+    status = nb.wait_kernel(
+        f"{FACADE}.last_turn.status in ('interrupted', 'cancelled') and {FACADE}.last_turn.status",
+        timeout_s=5,
+    )
     assert status == "interrupted"  # the server ended the turn: it was interrupted there, not just abandoned
     assert nb.cell_text(2) == "after\n"

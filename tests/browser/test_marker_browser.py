@@ -17,7 +17,8 @@ TURN_TIMEOUT_MS = 90_000
 
 
 def test_mid_turn_compaction_marker_sits_between_tool_and_reply(open_notebook: Any) -> None:
-    """The marker is a role=separator line with the text as its name, centered, between tool and text parts."""
+    """The marker is a role=separator line with the text as its name, centered, between tool and text
+    parts."""
     nb = open_notebook(CHAT_CELLS)
     nb.run_all()
     nb.page.locator(".hn-chat").wait_for(state="visible")

@@ -1,12 +1,12 @@
-"""Hermes edits the notebook with you, in real JupyterLab and Notebook 7 with hermes-notebook's extension, against the
-real newer Hermes and the scripted model calling the cell tools from the chat.
+"""Hermes edits the notebook with you, in real JupyterLab and Notebook 7 with hermes-notebook's extension,
+against the real newer Hermes and the scripted model calling the cell tools from the chat.
 
-One page per front end walks the whole flow: a proposed insertion and edit show on their cells as diffs (the chat's
-tool part shows the change in the notebook), the user types in another cell meanwhile, Discard leaves the saved
-notebook's cells byte-identical, Keep puts the proposed cell in the saved notebook without running it, and
-``run_cell`` runs a cell in the notebook only after Run on the card, then shows the run (its outcome) and the plot
-it sent to the model on its tool part; the chat header shows the kernel's permission modes, and its Revoke ends
-runs allowed for the session. A third page, on a server where the extension
+One page per front end walks the whole flow: a proposed insertion and edit show on their cells as diffs (the
+chat's tool part shows the change in the notebook), the user types in another cell meanwhile, Discard leaves
+the saved notebook's cells byte-identical, Keep puts the proposed cell in the saved notebook without running
+it, and ``run_cell`` runs a cell in the notebook only after Run on the card, then shows the run (its outcome)
+and the plot it sent to the model on its tool part; the chat header shows the kernel's permission modes, and
+its Revoke ends runs allowed for the session. A third page, on a server where the extension
 is disabled, shows that the cell tools are then not offered at all.
 """
 
@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.servers("newer")]
 ROOT = Path(__file__).resolve().parents[2]
 CHAT_CELL = 1
 #: How many tools Hermes holds for the kernel's server (mcp.servers.status), asked through the notebook's own
-#: connection: Hermes applies a re-listed tool set to its sessions after it listed them, so a turn sent the moment
-#: the kernel saw the listing could still lack the cell tools.
+#: connection: Hermes applies a re-listed tool set to its sessions after it listed them, so a turn sent the
+# moment : the kernel saw the listing could still lack the cell tools.
 HERMES_TOOL_COUNT = """
 from hermes_notebook import runtime as _runtime
 
@@ -52,10 +52,14 @@ CELLS = [
 #: The kernel has a front end with the extension attached.
 ATTACHED = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUMENT.attached"
 #: ... and Hermes has listed the tools again since it said hello (so its next turn is offered the cell tools).
-READY = (f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
-         " and hermes_tool_count() >= 10")  # ... and Hermes holds all of them: 5 kernel tools + 5 cell tools
+READY = (
+    f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
+    " and hermes_tool_count() >= 10"
+)  # ... and Hermes holds all of them: 5 kernel tools + 5 cell tools
 #: The README's picture of pending changes (docs/notebook-pending-change.png is a copy of one such run's).
-SCREENSHOT = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
+SCREENSHOT = (
+    Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"
+)
 
 
 def picture(nb: Any, path: Path) -> None:
@@ -63,19 +67,26 @@ def picture(nb: Any, path: Path) -> None:
     cell(nb, 2).evaluate("node => node.scrollIntoView({block: 'start'})")
     top, bottom = cell(nb, 2).bounding_box(), cell(nb, 3).bounding_box()
     assert top is not None and bottom is not None
-    nb.page.screenshot(path=str(path), clip={"x": top["x"], "y": top["y"], "width": top["width"],
-                                             "height": bottom["y"] + bottom["height"] - top["y"]})
+    nb.page.screenshot(
+        path=str(path),
+        clip={
+            "x": top["x"],
+            "y": top["y"],
+            "width": top["width"],
+            "height": bottom["y"] + bottom["height"] - top["y"],
+        },
+    )
 
 
 def luminance(css: str) -> float:
     """Relative brightness (0-1) of a computed ``rgb(...)``/``rgba(...)`` colour."""
-    r, g, b = (float(v) for v in css[css.index("(") + 1:].rstrip(")").split(",")[:3])
+    r, g, b = (float(v) for v in css[css.index("(") + 1 :].rstrip(")").split(",")[:3])
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
 def saved_cells(nb: Any) -> str:
-    """The notebook's cells as saved on disk, except the chat cell's outputs (the conversation, which every turn
-    extends): JSON text, so equal means byte-identical."""
+    """The notebook's cells as saved on disk, except the chat cell's outputs (the conversation, which every
+    turn extends): JSON text, so equal means byte-identical."""
     cells = json.loads(nb.save().read_text())["cells"]
     cells[CHAT_CELL] = {k: v for k, v in cells[CHAT_CELL].items() if k != "outputs"}
     return json.dumps(cells, sort_keys=True)
@@ -87,8 +98,10 @@ def pending(nb: Any, kind: str) -> Any:
 
 def diff_lines(region: Any) -> list[tuple[str | None, str]]:
     lines = region.locator(".hn-pending-line")
-    return [(lines.nth(i).get_attribute("data-kind"), lines.nth(i).locator(".hn-pending-text").inner_text())
-            for i in range(lines.count())]
+    return [
+        (lines.nth(i).get_attribute("data-kind"), lines.nth(i).locator(".hn-pending-text").inner_text())
+        for i in range(lines.count())
+    ]
 
 
 def cell(nb: Any, index: int) -> Any:
@@ -97,27 +110,36 @@ def cell(nb: Any, index: int) -> Any:
 
 def model_cells(nb: Any) -> list[dict[str, Any]]:
     """The notebook model's cells as the page holds them (source, type, execution count)."""
-    return nb.page.evaluate("""(path) => {
+    return nb.page.evaluate(
+        """(path) => {
       const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context && w.context.path === path);
       return nb.content.widgets.map(c => ({source: c.model.sharedModel.getSource(), type: c.model.type,
                                           count: c.model.type === 'code' ? c.model.executionCount : null}));
-    }""", nb.path)
+    }""",
+        nb.path,
+    )
 
 
 @pytest.mark.parametrize("app", ["lab", "notebook7"])
-def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_notebook: Any, app: str) -> None:
-    """Insert + edit pending with diffs (typing elsewhere works), both discarded: cells byte-identical; an insert
+def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(
+    open_notebook: Any, app: str
+) -> None:
+    """Insert + edit pending with diffs (typing elsewhere works), both discarded: cells byte-identical; an
+    insert
     kept: in the saved notebook, not run; run_cell runs that cell only after Run, its output in the cell."""
     nb = open_chat(open_notebook, app=app, cells=CELLS)
     nb.wait_kernel(READY, timeout_s=60)
-    # A Hermes session keeps the tool set it was made with (the README's cell-tools notes say so), and the page's
-    # extension may attach a moment after Run All opened the chat: its first turns go to a session made now.
+    # A Hermes session keeps the tool set it was made with (the README's cell-tools notes say so), and the
+    # page's extension may attach a moment after Run All opened the chat: its first turns go to a session made
+    # now.
     opened = nb.kernel_eval("chat.session['id']")
     nb.kernel_eval("chat._dispatch(chat, {'type': 'new_session'}, []) or True")
     nb.wait_kernel(f"chat.ready.done() and chat.session is not None and chat.session['id'] != {opened!r}")
     page = nb.page
     modes = page.locator(".hn-kernel-modes")
-    expect(modes.locator(".hn-kernel-modes-text")).to_have_text("kernel: reads on · edits proposed · runs ask")
+    expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
+        "kernel: reads on · edits proposed · runs ask"
+    )
     expect(modes.locator(".hn-kernel-revoke")).to_be_hidden()
 
     turn(nb, 'KERNEL insert_cell 2 "y = 41\\nprint(y + 1)"')
@@ -125,7 +147,9 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     expect(insert).to_be_visible()
     expect(insert).to_have_attribute("aria-label", "Hermes proposes a new code cell here")
     assert diff_lines(insert) == [("add", "y = 41"), ("add", "print(y + 1)")]
-    assert cell(nb, 2).locator(".hn-pending[data-kind='insert']").count() == 1  # shown above the cell it goes before
+    assert (
+        cell(nb, 2).locator(".hn-pending[data-kind='insert']").count() == 1
+    )  # shown above the cell it goes before
     turn(nb, "KERNEL edit_cell 3 print(x + 2)")
     edit = pending(nb, "edit")
     expect(edit).to_be_visible()
@@ -135,7 +159,9 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
 
     # The chat's tool part shows its change in the notebook (focus lands on the pending change).
     tool = page.locator(".hn-part-tool").filter(has_text="insert_cell").last
-    expect(tool.locator(".hn-cell-change-label")).to_have_text("Proposed a new code cell at index 2, waiting for you:")
+    expect(tool.locator(".hn-cell-change-label")).to_have_text(
+        "Proposed a new code cell at index 2, waiting for you:"
+    )
     tool.get_by_role("button", name="Show in notebook").click()
     page.wait_for_function("() => document.activeElement?.dataset?.kind === 'insert'", timeout=10_000)
     if app == "lab":  # the README's picture: both pending changes on their cells, light and dark
@@ -146,7 +172,8 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
             for theme in ("JupyterLab Dark", "JupyterLab Light"):
                 nb.set_theme(theme)
                 colors[theme] = edit.locator(".hn-pending-diff").evaluate(
-                    "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+                    "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]"
+                )
                 if theme == "JupyterLab Dark":
                     picture(nb, SCREENSHOT.with_name("notebook-pending-change-dark.png"))
         finally:
@@ -187,12 +214,15 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
     expect(card.locator(".hn-interaction-command")).to_have_text(KEPT)
     assert model_cells(nb)[4]["count"] is None and page.locator(".hn-part-tool").count() == tool_count + 1
     card.get_by_role("button", name="Run", exact=True).click()
-    expect(cell(nb, 4).locator(".jp-OutputArea-output").first).to_contain_text("kept 42", timeout=TURN_TIMEOUT_MS)
+    expect(cell(nb, 4).locator(".jp-OutputArea-output").first).to_contain_text(
+        "kept 42", timeout=TURN_TIMEOUT_MS
+    )
     message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
     expect(message).to_contain_text("Ran cell 4", timeout=TURN_TIMEOUT_MS)
     expect(message).to_contain_text("kept 42")
     assert isinstance(model_cells(nb)[4]["count"], int)
-    # After Run, the tool part shows the run itself (the code, then how it ended) and the plot sent to the model.
+    # After Run, the tool part shows the run itself (the code, then how it ended) and the plot sent to the
+    # model.
     tool = page.locator(".hn-part-tool").filter(has_text="run_cell").last
     run = tool.locator(".hn-interaction[data-kind='run']")
     expect(run.locator(".hn-interaction-outcome")).to_have_text("Finished")
@@ -207,28 +237,37 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(open_
         pending(nb, "insert").get_by_role("button", name="Keep").click()
         send(nb, "KERNEL run_cell 5")
         page.locator(".hn-interaction[data-kind='code'][data-status='pending']").get_by_role(
-            "button", name="Run", exact=True).click()
-        expect(cell(nb, 5).locator(".jp-OutputArea-output").first).to_contain_text("started", timeout=TURN_TIMEOUT_MS)
+            "button", name="Run", exact=True
+        ).click()
+        expect(cell(nb, 5).locator(".jp-OutputArea-output").first).to_contain_text(
+            "started", timeout=TURN_TIMEOUT_MS
+        )
         running = page.locator(".hn-interaction[data-kind='run'][data-status='pending']")
         expect(running.locator(".hn-interaction-description")).to_contain_text("Running in the kernel")
         running.get_by_role("button", name="Stop").click()
         expect(cell(nb, 5)).to_contain_text("KeyboardInterrupt", timeout=TURN_TIMEOUT_MS)
         message = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
-        expect(message).to_contain_text("Cell 5 was not run to the end: the run stopped", timeout=TURN_TIMEOUT_MS)
+        expect(message).to_contain_text(
+            "Cell 5 was not run to the end: the run stopped", timeout=TURN_TIMEOUT_MS
+        )
         assert nb.kernel_eval("1 + 1") == 2  # the kernel is fine, and idle again
 
     # Runs allowed for this session: the header says so in words and Revoke ends it.
     nb.kernel_exec("share = h.share_kernel(read=True, run='allow')")
     expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
-        "kernel: reads on · edits proposed · runs allowed for this session")
+        "kernel: reads on · edits proposed · runs allowed for this session"
+    )
     modes.get_by_role("button", name="Revoke").click()
-    expect(modes.locator(".hn-kernel-modes-text")).to_have_text("kernel: reads on · edits proposed · runs ask")
+    expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
+        "kernel: reads on · edits proposed · runs ask"
+    )
     assert nb.kernel_eval("share.run") == "ask"
 
 
 #: A cell that would run a minute (Hermes runs it, the user stops it).
 LONG = "import time\nprint('started', flush=True)\nfor _ in range(600):\n    time.sleep(0.1)"
-#: The cell Hermes proposes, the user keeps and Hermes then runs: it prints and displays a PNG (as a plot does).
+#: The cell Hermes proposes, the user keeps and Hermes then runs: it prints and displays a PNG (as a plot
+# does).
 KEPT = "from IPython.display import Image, display\nprint('kept', 6 * 7)\ndisplay(Image(data=PNG))"
 
 
@@ -237,18 +276,24 @@ FRONT_END = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUM
 
 def wait_ready(nb: Any) -> None:
     """Wait until the reloaded notebook's kernel is connected and idle again."""
-    nb.page.wait_for_function("""(path) => {
-      const nb = window.jupyterapp && [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
+    nb.page.wait_for_function(
+        """(path) => {
+      const nb = window.jupyterapp
+        && [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
       const k = nb?.sessionContext.session?.kernel;
       return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
-    }""", arg=nb.path, timeout=60_000, polling=100)
+    }""",
+        arg=nb.path,
+        timeout=60_000,
+        polling=100,
+    )
 
 
 def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any, jupyter_lab: Any) -> None:
-    """With the extension disabled for the server (the page config ``jupyter labextension disable`` writes), the
-    kernel's document comm is refused and Hermes is never offered the cell tools. Enabled again: sharing again
-    attaches the reloaded page, and a page reloaded after that finds the kernel's open comm by itself; a change
-    Hermes proposed then waits on its cell again after one more reload."""
+    """With the extension disabled for the server (the page config ``jupyter labextension disable`` writes),
+    the kernel's document comm is refused and Hermes is never offered the cell tools. Enabled again: sharing
+    again attaches the reloaded page, and a page reloaded after that finds the kernel's open comm by itself; a
+    change Hermes proposed then waits on its cell again after one more reload."""
     labconfig = jupyter_lab.root.parent / "config" / "labconfig"
     labconfig.mkdir(parents=True, exist_ok=True)
     (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {"hermes-notebook": True}}))
@@ -272,13 +317,14 @@ def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any
     nb.run_cell(CHAT_CELL)
     expect(turn(nb, "KERNEL list_cells")).to_contain_text("[3] code (not run): print(x + 1)")
 
-    # A pending change outlives a page reload (the tab keeps it, the notebook file never holds it): it waits on its
-    # cell again with the same diff, and Keep applies it.
+    # A pending change outlives a page reload (the tab keeps it, the notebook file never holds it): it waits
+    # on its cell again with the same diff, and Keep applies it.
     turn(nb, "KERNEL edit_cell 3 print(x + 2)")
     expect(pending(nb, "edit")).to_be_visible()
     shown = diff_lines(pending(nb, "edit"))
     assert shown == [("del", "print(x + 1)"), ("add", "print(x + 2)")]
-    # Saved: no cell source and no metadata holds the proposal (the chat's transcript output names the prompt).
+    # Saved: no cell source and no metadata holds the proposal (the chat's transcript output names the
+    # prompt).
     saved = json.loads(nb.save().read_text())
     kept = [saved["metadata"], *({k: c[k] for k in ("source", "metadata")} for c in saved["cells"])]
     assert "x + 2" not in json.dumps(kept)
@@ -291,5 +337,7 @@ def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any
     edit.get_by_role("button", name="Keep").click()
     expect(nb.page.locator(".hn-pending")).to_have_count(0)
     assert [c["source"] for c in model_cells(nb)][3] == "print(x + 2)"
-    assert nb.page.evaluate("() => Object.keys(sessionStorage).filter(k => k.startsWith('hermes-notebook:'))") == []
-
+    assert (
+        nb.page.evaluate("() => Object.keys(sessionStorage).filter(k => k.startsWith('hermes-notebook:'))")
+        == []
+    )

@@ -1,4 +1,5 @@
-"""Browser tests of the notebook-native features: a REALLY triggered cron run listed and opened in the Jobs widget; the chat Export button."""
+"""Browser tests of the notebook-native features: a REALLY triggered cron run listed and opened in the Jobs
+widget; the chat Export button."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ pytestmark = pytest.mark.usefixtures("hermes")
 
 
 def test_a_triggered_run_is_listed_and_opens_read_only(open_notebook: Any, hermes: Any) -> None:
-    """Trigger a job, wait for its run (scheduler tick), then Runs -> row (ok, duration) -> Open -> transcript."""
+    """Trigger a job, wait for its run (scheduler tick), then Runs -> row (ok, duration) -> Open ->
+    transcript."""
     client = connect(hermes.settings())
     marker = f"browser-run-{uuid.uuid4().hex[:8]}"
     job = client.jobs.create(name=marker, schedule="every 1h", prompt=f"RUN echo {marker}")
@@ -47,7 +49,8 @@ def test_a_triggered_run_is_listed_and_opens_read_only(open_notebook: Any, herme
 
 
 def test_chat_export_button_writes_a_file_next_to_the_notebook(open_notebook: Any, hermes: Any) -> None:
-    """Export (Notebook format, by keyboard) writes the conversation beside the notebook; the notice names it."""
+    """Export (Notebook format, by keyboard) writes the conversation beside the notebook; the notice names
+    it."""
     nb = open_notebook(["import hermes_notebook as hn", "chat = hn.Chat()\nchat"])
     nb.run_all()
     page = nb.page

@@ -1,4 +1,5 @@
-"""Browser test of the agent's task list, a subagent and a tool diff: real JupyterLab, headless Chromium, real Hermes.
+"""Browser test of the agent's task list, a subagent and a tool diff: real JupyterLab, headless Chromium, real
+Hermes.
 
 One chat, three scripted turns: ``PLAN`` (two todo tool runs), ``DELEGATE RUN echo …`` (a background subagent
 that runs a terminal command) and ``EDIT <file> two TWO`` (a ``patch`` whose completion carries a diff).
@@ -26,8 +27,8 @@ def _turn(nb: Any, prompt: str, count: int) -> Any:
 
 
 def test_checklist_subagent_card_and_coloured_diff(open_notebook: Any, workdir: Path) -> None:
-    """The plan is a read-only checklist (done item struck through), the subagent a collapsible card holding its
-    tool call, the diff one row per line with added and removed lines on different backgrounds."""
+    """The plan is a read-only checklist (done item struck through), the subagent a collapsible card holding
+    its tool call, the diff one row per line with added and removed lines on different backgrounds."""
     workdir.mkdir(parents=True)
     target = workdir / "notes.txt"
     target.write_text("one\ntwo\n")
@@ -39,8 +40,13 @@ def test_checklist_subagent_card_and_coloured_diff(open_notebook: Any, workdir: 
     plan = _turn(nb, "PLAN", 1).locator(".hn-part[data-kind='todo']")
     rows = plan.locator(".hn-todo-item")
     assert rows.evaluate_all("els => els.map(e => e.dataset.status)") == ["completed", "in_progress"]
-    assert rows.first.locator("input[type=checkbox]").is_checked() and rows.first.locator("input").is_disabled()
-    assert rows.first.locator(".hn-todo-text").evaluate("el => getComputedStyle(el).textDecorationLine") == "line-through"
+    assert (
+        rows.first.locator("input[type=checkbox]").is_checked() and rows.first.locator("input").is_disabled()
+    )
+    assert (
+        rows.first.locator(".hn-todo-text").evaluate("el => getComputedStyle(el).textDecorationLine")
+        == "line-through"
+    )
     assert plan.locator(".hn-todo-count").inner_text() == "1/2 done"
 
     sub = _turn(nb, "DELEGATE RUN echo from-the-child", 2).locator(".hn-part[data-kind='subagent'] details")
@@ -50,7 +56,8 @@ def test_checklist_subagent_card_and_coloured_diff(open_notebook: Any, workdir: 
     sub.locator("summary").click()
     assert sub.locator(".hn-subagent-tools li").inner_text() == "terminal echo from-the-child"
 
-    # The subagent's result comes back as a turn of its own (the server's, not ours): wait for the diff itself.
+    # The subagent's result comes back as a turn of its own (the server's, not ours): wait for the diff
+    # itself.
     nb.page.get_by_role("textbox", name="Message to Hermes").fill(f"EDIT {target} two TWO")
     nb.page.locator(".hn-send").click()
     diff = nb.page.locator(".hn-part[data-kind='tool'] .hn-tool-diff:not([hidden])").last

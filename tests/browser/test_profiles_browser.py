@@ -3,7 +3,8 @@
 The newer Dashboard serves every profile of its machine: the test adds a second one (``work``, a home under
 ``<home>/profiles/work`` with the same model) whose description is a payload. The header's picker lists both
 (the description only as text), and choosing ``work`` moves the chat to a new session in that profile. While a
-turn runs, the composer offers Queue/Steer; Steer puts the text into the running turn, which shows where it went.
+turn runs, the composer offers Queue/Steer; Steer puts the text into the running turn, which shows where it
+went.
 """
 
 from __future__ import annotations
@@ -32,16 +33,20 @@ def work_profile(hermes: Any) -> Iterator[str]:
     config = hermes.config()
     config.pop("platforms", None)
     (home / "config.yaml").write_text(to_yaml(config) + "\n")
-    (home / "profile.yaml").write_text(to_yaml({"description": PAYLOAD}) + "\n")  # server text: an option's title
+    (home / "profile.yaml").write_text(
+        to_yaml({"description": PAYLOAD}) + "\n"
+    )  # server text: an option's title
     try:
         yield "work"
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_profile_picker_switches_and_steer_goes_into_the_running_turn(open_notebook: Any, work_profile: str) -> None:
-    """The picker lists the profiles (hidden with one), switching opens a session in ``work``; Steer while a turn
-    runs reaches that turn (a marker in it), and the choice is back to Queue afterwards."""
+def test_profile_picker_switches_and_steer_goes_into_the_running_turn(
+    open_notebook: Any, work_profile: str
+) -> None:
+    """The picker lists the profiles (hidden with one), switching opens a session in ``work``; Steer while a
+    turn runs reaches that turn (a marker in it), and the choice is back to Queue afterwards."""
     nb = open_notebook(CHAT_CELLS)
     nb.run_all()
     page = nb.page
@@ -51,7 +56,9 @@ def test_profile_picker_switches_and_steer_goes_into_the_running_turn(open_noteb
     picker.wait_for(state="visible", timeout=TIMEOUT_MS)
     assert picker.locator("option").all_inner_texts() == ["default (default)", work_profile]
     assert picker.input_value() == "default"
-    assert nb.kernel_eval("'profiles' in chat.get_state() or 'onerror' in str(chat.get_state())") is False  # not state
+    assert (
+        nb.kernel_eval("'profiles' in chat.get_state() or 'onerror' in str(chat.get_state())") is False
+    )  # not state
     first = nb.kernel_eval("chat.session_id")
     picker.select_option(work_profile)
     nb.wait_kernel(f"chat.conversation.profile == {work_profile!r} and chat.session_id != {first!r}", 60)
@@ -75,6 +82,9 @@ def test_profile_picker_switches_and_steer_goes_into_the_running_turn(open_noteb
     mode.wait_for(state="hidden")
     assert mode.input_value() == "queue"
     assert nb.kernel_eval("sum(m['role'] == 'user' for m in chat.snapshot())") == 1  # a steer is no prompt
-    assert page.evaluate("() => document.body.dataset.pwned") is None and page.locator(".hn-chat img").count() == 0
+    assert (
+        page.evaluate("() => document.body.dataset.pwned") is None
+        and page.locator(".hn-chat img").count() == 0
+    )
     ours = [e for e in nb.page_errors if "chat.js" in e or "hn-" in e or "anywidget" in e]
     assert not ours, ours

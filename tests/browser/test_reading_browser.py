@@ -93,14 +93,17 @@ def test_escape_in_the_prompt_box_stops_a_running_turn(open_notebook: Any) -> No
     nb = open_chat(open_notebook)
     send(nb, "SLOW 200")
     nb.page.wait_for_function(
-        "() => /tick 3 /.test(document.querySelector(\".hn-message[data-role='assistant']\")?.textContent || '')",
+        "() => /tick 3 /.test(document.querySelector(\".hn-message[data-role='assistant']\")?.textContent "
+        "|| '')",
         timeout=TURN_TIMEOUT_MS,
     )
     box = nb.page.get_by_role("textbox", name="Message to Hermes")
     box.focus()
     t0 = time.monotonic()
     nb.page.keyboard.press("Escape")
-    nb.page.locator(".hn-message[data-role='assistant'][data-status='interrupted']").last.wait_for(timeout=30_000)
+    nb.page.locator(".hn-message[data-role='assistant'][data-status='interrupted']").last.wait_for(
+        timeout=30_000
+    )
     assert time.monotonic() - t0 < 15
     nb.page.locator(".hn-stop").wait_for(state="hidden")
     assert nb.kernel_eval("chat.busy") is False

@@ -1,8 +1,8 @@
 """Attachments for ``prompt.submit``: inline images only, checked before anything is sent.
 
 Seed 000 ("发出的请求"): only inline ``image/*`` attachments; anything else raises an error whose code is
-``UNSUPPORTED_ATTACHMENT`` without sending a request. The Dashboard takes images through ``image.attach_bytes``
-(base64, at most 25 MB, docs/protocol/dashboard.md §3.1 prompt.submit).
+``UNSUPPORTED_ATTACHMENT`` without sending a request. The Dashboard takes images through
+``image.attach_bytes`` (base64, at most 25 MB, docs/protocol/dashboard.md §3.1 prompt.submit).
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ def extension(mime: str) -> str:
 
 def attach_params(live_id: str, mime: str, data: bytes) -> dict[str, str]:
     """``image.attach_bytes`` params: the image is queued for the session's next ``prompt.submit``."""
-    return {"session_id": live_id, "content_base64": base64.b64encode(data).decode("ascii"), "ext": extension(mime)}
+    return {
+        "session_id": live_id,
+        "content_base64": base64.b64encode(data).decode("ascii"),
+        "ext": extension(mime),
+    }
 
 
 def prepare_images(images: Iterable[ImageInput] | None) -> list[tuple[str, bytes]]:
-    """Validate every attachment before anything is sent (inline image/* only: docs/protocol/dashboard.md §3.1)."""
+    """Validate every attachment before anything is sent (inline image/* only: docs/protocol/dashboard.md
+    §3.1)."""
     out: list[tuple[str, bytes]] = []
     for item in images or ():
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
@@ -60,6 +65,8 @@ def prepare_images(images: Iterable[ImageInput] | None) -> list[tuple[str, bytes
         if not data:
             raise HermesUsageError("an attached image is empty")
         if len(data) > MAX_IMAGE_BYTES:
-            raise HermesUsageError(f"an attached image is {len(data):,} bytes; the Dashboard takes at most 25 MB")
+            raise HermesUsageError(
+                f"an attached image is {len(data):,} bytes; the Dashboard takes at most 25 MB"
+            )
         out.append((mime.lower(), data))
     return out

@@ -72,7 +72,11 @@ class Backoff:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Backoff):
             return NotImplemented
-        return (self.min_delay, self.max_delay, self.factor) == (other.min_delay, other.max_delay, other.factor)
+        return (self.min_delay, self.max_delay, self.factor) == (
+            other.min_delay,
+            other.max_delay,
+            other.factor,
+        )
 
     def __hash__(self) -> int:
         return hash((self.min_delay, self.max_delay, self.factor))

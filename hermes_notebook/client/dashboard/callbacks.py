@@ -1,4 +1,5 @@
-"""Running a connection's user callbacks: ``listen`` callbacks, ``on_change`` and ``on_error``, and their tasks.
+"""Running a connection's user callbacks: ``listen`` callbacks, ``on_change`` and ``on_error``, and their
+tasks.
 
 One bad callback never stops the others, the read loop or a reconnect: what it raises goes to ``on_error``
 (``"listener"``), else to the log. An awaitable a listener returns is awaited in a background task, which

@@ -1,9 +1,9 @@
 """The socket of one Dashboard connection: dialing, the read loop, sends, request/reply and closing.
 
 :class:`Channel` owns the WebSocket and its reader task. The read loop feeds every frame to the sans-I/O
-:class:`~.core.DashboardCore` and, when the core queued output, acts on it (:meth:`Channel.flush`): frames to send,
-replies that resolve the futures :meth:`Channel.call` waits on, listener items and faults for the callbacks.
-Everything on the per-frame path is O(1), creates no task and formats no log line.
+:class:`~.core.DashboardCore` and, when the core queued output, acts on it (:meth:`Channel.flush`): frames to
+send, replies that resolve the futures :meth:`Channel.call` waits on, listener items and faults for the
+callbacks. Everything on the per-frame path is O(1), creates no task and formats no log line.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class Channel:
     async def _handshake(self) -> None:
         """Advertise that we answer server requests (newer Dashboards withdraw every prompt otherwise).
 
-        Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server answers
+        Sent on every socket: the server forgets the advertisement when a socket closes. A 0.19.0 server
+        answers
         -32601, which is how it is told apart (docs/protocol/dashboard-newer.md §1.2, §7).
         """
         try:
@@ -168,7 +169,9 @@ class Channel:
 
     # --- sending -------------------------------------------------------------------------------------------
 
-    async def call(self, method: str, params: Mapping[str, Any], on_sent: Callable[[], None] | None = None) -> Any:
+    async def call(
+        self, method: str, params: Mapping[str, Any], on_sent: Callable[[], None] | None = None
+    ) -> Any:
         """Send a request and wait for its ``result`` (``on_sent`` runs once it is on the wire)."""
         ws = self._ws
         if ws is None:
@@ -188,7 +191,9 @@ class Channel:
             else:
                 future.cancel()
             if isinstance(exc, ConnectionClosed):
-                raise HermesGatewayClosedError(f"{method} was not sent: the Dashboard connection closed") from None
+                raise HermesGatewayClosedError(
+                    f"{method} was not sent: the Dashboard connection closed"
+                ) from None
             raise
         if on_sent is not None:
             on_sent()
@@ -219,7 +224,9 @@ class Channel:
         try:
             await ws.send(frame)
         except ConnectionClosed:
-            raise HermesGatewayClosedError("the answer was not sent: the Dashboard connection closed") from None
+            raise HermesGatewayClosedError(
+                "the answer was not sent: the Dashboard connection closed"
+            ) from None
         finally:
             del frame  # it may hold a sudo password or secret value
         core.answered(rid, response, answer.session)
@@ -245,7 +252,9 @@ class Channel:
     async def close(self) -> None:
         """Fail waiting requests, close the socket and wait for the read loop; later opens fail."""
         self.closed = True
-        self._fail_requests(lambda method: HermesClosedError(f"{method} got no reply: the connection was closed"))
+        self._fail_requests(
+            lambda method: HermesClosedError(f"{method} got no reply: the connection was closed")
+        )
         ws, reader = self._ws, self._reader
         if ws is not None:
             await ws.close()

@@ -1,7 +1,7 @@
 """Hermes' own slash commands: the catalog (``commands.catalog``) and running one (``slash.exec``).
 
-``slash.exec`` is the method meant for clients (docs/protocol/dashboard-newer.md §10): it runs the command in the
-session's slash worker, or answers the structured directive ``command.dispatch`` would. A skill command is
+``slash.exec`` is the method meant for clients (docs/protocol/dashboard-newer.md §10): it runs the command in
+the session's slash worker, or answers the structured directive ``command.dispatch`` would. A skill command is
 refused there (4018 "use command.dispatch"), and only then ``command.dispatch`` is called. Output is the
 server's text, untrusted: views show it inert.
 """
@@ -44,8 +44,8 @@ _USE_DISPATCH = 4018
 class CommandOutcome:
     """What a slash command answered: text ``output`` (and a ``warning``), or a directive ``kind``.
 
-    Directives (``command.dispatch``): ``send``/``skill`` ask the client to send ``message`` as the next prompt
-    (show ``display``), ``prefill`` to put it in the composer, ``alias`` to run ``target`` instead.
+    Directives (``command.dispatch``): ``send``/``skill`` ask the client to send ``message`` as the next
+    prompt (show ``display``), ``prefill`` to put it in the composer, ``alias`` to run ``target`` instead.
     """
 
     command: str
@@ -63,7 +63,9 @@ def parse_command(line: str) -> tuple[str, str]:
     if not isinstance(line, str) or not line.strip().startswith("/"):
         raise HermesUsageError("a Hermes command starts with '/', e.g. /help")
     if len(line) > MAX_COMMAND_CHARS:
-        raise HermesUsageError(f"the command is too long ({len(line)} characters; at most {MAX_COMMAND_CHARS})")
+        raise HermesUsageError(
+            f"the command is too long ({len(line)} characters; at most {MAX_COMMAND_CHARS})"
+        )
     head, _, rest = line.strip().partition(" ")
     match = _NAME.fullmatch(head)
     if match is None:
@@ -76,7 +78,8 @@ def _text(value: Any) -> str:
 
 
 def catalog_entries(result: Any) -> list[dict[str, str]]:
-    """The catalog as ``[{"name": "/help", "description", "category"}]``, one entry per name, in the server's order."""
+    """The catalog as ``[{"name": "/help", "description", "category"}]``, one entry per name, in the server's
+    order."""
     if not isinstance(result, Mapping):
         return []
     groups: list[tuple[str, Any]] = []
@@ -107,7 +110,8 @@ async def commands_catalog(conn: DashboardConnection, ref: SessionRef | None = N
 async def run_command(conn: DashboardConnection, ref: SessionRef, line: str) -> CommandOutcome:
     """Run ``/name args`` on the session (``slash.exec``; a skill through ``command.dispatch``).
 
-    An ``alias`` directive is followed (the target with the same arguments), at most :data:`MAX_ALIASES` times.
+    An ``alias`` directive is followed (the target with the same arguments), at most :data:`MAX_ALIASES`
+    times.
     """
     name, arg = parse_command(line)
     for _ in range(MAX_ALIASES + 1):
@@ -125,8 +129,9 @@ async def _run_once(conn: DashboardConnection, ref: SessionRef, name: str, arg: 
     except HermesRPCError as exc:
         if exc.code != _USE_DISPATCH or "command.dispatch" not in str(exc):
             raise
-        result = await call_offered(conn, "command.dispatch", {"name": name.lstrip("/"), "arg": arg},
-                                    what="Hermes commands", ref=ref)
+        result = await call_offered(
+            conn, "command.dispatch", {"name": name.lstrip("/"), "arg": arg}, what="Hermes commands", ref=ref
+        )
     raw = dict(result) if isinstance(result, Mapping) else {}
     output = raw.get("output")
     return CommandOutcome(

@@ -26,7 +26,9 @@ SETTLE_SECONDS = 3.0
 RETRY_EVERY = 0.1
 
 
-async def compress_session(channel: Channel, session: SessionState, focus_topic: str | None) -> dict[str, Any]:
+async def compress_session(
+    channel: Channel, session: SessionState, focus_topic: str | None
+) -> dict[str, Any]:
     """Call ``session.compress`` and queue the marker for the session's next turn.
 
     Raises :class:`HermesRPCError` 4009 while a turn of the session runs (after :data:`SETTLE_SECONDS` of
@@ -46,6 +48,8 @@ async def compress_session(channel: Channel, session: SessionState, focus_topic:
             if exc.code != BUSY or not session.idle or asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(RETRY_EVERY)
-    result = {k: v for k, v in answer.items() if k not in _DROPPED_KEYS} if isinstance(answer, Mapping) else {}
+    result = (
+        {k: v for k, v in answer.items() if k not in _DROPPED_KEYS} if isinstance(answer, Mapping) else {}
+    )
     session.note_compression(compress_result_text(result), compressions_of(result.get("usage")))
     return result

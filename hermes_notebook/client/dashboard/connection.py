@@ -8,14 +8,14 @@ hermes-agent 0.19.0 actually does (docs/protocol/dashboard.md, cited as §n):
 - A dropped socket fails every waiting request and open turn with ``HermesGatewayClosedError``; listened
   sessions are resumed by stored id after a backoff (§5: the live id may change) and their listeners told.
 
-Newer Dashboards are told apart by feature detection, never by version: each socket sends ``client.capabilities``
-(0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and drops are caught up from the
-server's replay ring (``routing.py``).
+Newer Dashboards are told apart by feature detection, never by version: each socket sends
+``client.capabilities`` (0.19.0 answers -32601); prompts then arrive as server requests (``prompts.py``), and
+drops are caught up from the server's replay ring (``routing.py``).
 
-This module is the public API only; it delegates. Frames are handled, and the protocol state kept, by the sans-I/O
-:class:`~.core.DashboardCore`; the socket and its read loop are the :class:`~.channel.Channel`'s, the waits and
-resumes after a drop the :class:`~.reconnect.Reconnector`'s, and a :class:`Turn` is a handle on the core's
-:class:`~.turn_state.TurnState`.
+This module is the public API only; it delegates. Frames are handled, and the protocol state kept, by the
+sans-I/O :class:`~.core.DashboardCore`; the socket and its read loop are the :class:`~.channel.Channel`'s, the
+waits and resumes after a drop the :class:`~.reconnect.Reconnector`'s, and a :class:`Turn` is a handle on the
+core's :class:`~.turn_state.TurnState`.
 """
 
 from __future__ import annotations
@@ -87,8 +87,13 @@ class DashboardConnection:
         self._channel = Channel(self._core, self._callbacks, self._resolve_settings(), self._dropped)
         self._profile_checked: str | None = None  # the profile profiles.list confirmed for this connection
         self._reconnector = Reconnector(
-            Backoff() if reconnect is True else (reconnect or None), self._core, self._channel, self._callbacks,
-            open=self._open, resume=self.resume, sleep=sleep,
+            Backoff() if reconnect is True else (reconnect or None),
+            self._core,
+            self._channel,
+            self._callbacks,
+            open=self._open,
+            resume=self.resume,
+            sleep=sleep,
         )
 
     def _resolve_settings(self) -> Settings:
@@ -150,7 +155,8 @@ class DashboardConnection:
 
     @property
     def profile(self) -> str | None:
-        """The Hermes profile this connection's sessions, lists and MCP servers belong to (``Settings.profile``)."""
+        """The Hermes profile this connection's sessions, lists and MCP servers belong to
+        (``Settings.profile``)."""
         return self._channel.settings.profile
 
     def _dropped(self, detail: str) -> None:
@@ -163,12 +169,14 @@ class DashboardConnection:
 
     @property
     def replay_epoch(self) -> str | None:
-        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
+        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before
+        ``gateway.ready``)."""
         return self._core.replay_epoch
 
     @property
     def features(self) -> Features:
-        """What the server behind the current socket was seen to do (server requests, replay, clarify locks)."""
+        """What the server behind the current socket was seen to do (server requests, replay, clarify
+        locks)."""
         return self._core.features
 
     def on_change(self, callback: OnChange) -> Callable[[], None]:
@@ -181,7 +189,8 @@ class DashboardConnection:
     # --- requests --------------------------------------------------------------------------------------
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
-        """Call any JSON-RPC method and return its ``result`` (a :class:`SessionRef` value becomes its live id).
+        """Call any JSON-RPC method and return its ``result`` (a :class:`SessionRef` value becomes its live
+        id).
 
         Answers to blocking prompts sent this way (``sudo.respond``, ``secret.respond``, ``clarify.respond``)
         also mark the matching interaction answered, as :meth:`respond` does.
@@ -197,12 +206,15 @@ class DashboardConnection:
     # --- sessions --------------------------------------------------------------------------------------
 
     async def create_session(self, **params: Any) -> SessionRef:
-        """``session.create`` (§3.1): a new session; ``params`` are passed on (``cwd``, ``title``, ``model``...).
+        """``session.create`` (§3.1): a new session; ``params`` are passed on (``cwd``, ``title``,
+        ``model``...).
 
         The stored id has no DB row until the first prompt, so :meth:`history` is empty until then.
         """
         await self._ensure_connected()
-        result = await self._channel.call("session.create", with_profile("session.create", params, self.profile))
+        result = await self._channel.call(
+            "session.create", with_profile("session.create", params, self.profile)
+        )
         ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
         self._core.bind(ref)
         self._channel.flush()
@@ -244,13 +256,17 @@ class DashboardConnection:
     async def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """Stored sessions, most recently active first (``session.list``, §3.1)."""
         await self._ensure_connected()
-        result = await self._channel.call("session.list", with_profile("session.list", {"limit": limit}, self.profile))
+        result = await self._channel.call(
+            "session.list", with_profile("session.list", {"limit": limit}, self.profile)
+        )
         return list(result.get("sessions") or [])
 
     async def set_title(self, ref: SessionRef, title: str) -> str:
         """Set a session's title (``session.title``); returns the title the server stored."""
         session = await self._live(ref)
-        result = await self._channel.call("session.title", {"session_id": session.ref.live_id, "title": title})
+        result = await self._channel.call(
+            "session.title", {"session_id": session.ref.live_id, "title": title}
+        )
         ref.title = str(result.get("title") or title)
         return ref.title
 
@@ -264,7 +280,9 @@ class DashboardConnection:
         live_id = self._core.forget_session(key)
         if live_id is not None:
             await self._channel.call("session.close", {"session_id": live_id})
-        await self._channel.call("session.delete", with_profile("session.delete", {"session_id": key}, self.profile))
+        await self._channel.call(
+            "session.delete", with_profile("session.delete", {"session_id": key}, self.profile)
+        )
 
     # --- turns -----------------------------------------------------------------------------------------
 
@@ -280,10 +298,11 @@ class DashboardConnection:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
 
         ``turn_id`` names the turn (its messages are ``user:<id>`` and ``assistant:<id>``); a view that showed
-        the user message before sending passes its id so both messages of the turn share it. Default: a new id.
+        the user message before sending passes its id so both messages of the turn share it. Default: a new
+        id.
 
-        ``images``: ``(mime_type, bytes)`` pairs with an ``image/*`` type, or paths of image files; anything else
-        raises :class:`HermesUnsupportedAttachmentError` before anything is sent. Images are queued with
+        ``images``: ``(mime_type, bytes)`` pairs with an ``image/*`` type, or paths of image files; anything
+        else raises :class:`HermesUnsupportedAttachmentError` before anything is sent. Images are queued with
         ``image.attach_bytes`` and consumed by this prompt (§3.1: prompt.submit has no images parameter).
         ``files``: paths or ``(name, bytes)`` pairs of text files and PDFs, staged first (:mod:`.files`); the
         prompt as sent (and as the user message shows it) then names them.
@@ -332,7 +351,8 @@ class DashboardConnection:
             self._callbacks.spawn(follow_up(self._channel, self._core, session, state))
 
     def running_turns(self) -> list[Turn]:
-        """Handles on the turns submitted here that have not ended (a kernel tool finds the turn that called it)."""
+        """Handles on the turns submitted here that have not ended (a kernel tool finds the turn that called
+        it)."""
         return [Turn(state, self) for state in self._core.running_turns()]
 
     async def respond(self, ref: SessionRef, request_id: str, response: str) -> None:
@@ -344,7 +364,10 @@ class DashboardConnection:
         """
         session = await self._live(ref)
         found = session.find_interaction(request_id)
-        if found is not None and found[0].kind in ("code", "run"):  # our own question (a kernel tool): settled here
+        if found is not None and found[0].kind in (
+            "code",
+            "run",
+        ):  # our own question (a kernel tool): settled here
             inter, state = found
             if response not in inter.choices:
                 raise HermesUsageError(f"{response!r} is not one of the offered choices {inter.choices}")

@@ -9,7 +9,8 @@ that the asyncio shell (:class:`~.connection.DashboardConnection`) drains after 
 - :meth:`replies_received`: ``(handle, result, error)`` for each reply to a request (``calls.request``);
 - :meth:`items_received`: ``(listeners, ListenerItem)`` pairs for ``listen`` callbacks;
 - :meth:`changes_received`: a newer server's refetch broadcasts (``sessions``, ``cron``...);
-- :meth:`faults_received`: frames that do not parse or fit, as :class:`~hermes_notebook.errors.HermesProtocolError`.
+- :meth:`faults_received`: frames that do not parse or fit, as
+  :class:`~hermes_notebook.errors.HermesProtocolError`.
 
 Nothing here awaits, sleeps, reads a clock or touches a socket, so the real transcripts of both servers replay
 through it without one (tests/test_dashboard_core.py). Protocol notes: docs/protocol/dashboard.md (§n) and
@@ -53,7 +54,8 @@ class Features:
 
 
 class DashboardCore:
-    """The routing state of one Dashboard connection, across its sockets, and the frame handling that moves it.
+    """The routing state of one Dashboard connection, across its sockets, and the frame handling that moves
+    it.
 
     ``output_waiting`` is True while a queue holds something; the shell checks it after each frame (one
     attribute read on the per-frame path) and drains the queues.
@@ -82,7 +84,8 @@ class DashboardCore:
 
     @property
     def replay_epoch(self) -> str | None:
-        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before ``gateway.ready``)."""
+        """The server process's replay scope (newer Dashboards; None on 0.19.0 or before
+        ``gateway.ready``)."""
         epoch = self.ready.get("replay_epoch")
         return epoch if isinstance(epoch, str) else None
 
@@ -137,7 +140,9 @@ class DashboardCore:
         return out
 
     def _settle_flag(self) -> None:
-        self.output_waiting = bool(self._outgoing or self._replies or self._items or self._changes or self._faults)
+        self.output_waiting = bool(
+            self._outgoing or self._replies or self._items or self._changes or self._faults
+        )
 
     def deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
         """Queue ``item`` for ``listeners`` (called by the session routing)."""
@@ -186,7 +191,9 @@ class DashboardCore:
             if etype == "request.cancel":
                 self.prompts.withdraw(event.payload.get("id"))
             elif etype == "message.complete" and self.prompts.open:
-                self.prompts.settle_session(session.ref.live_id)  # settled elsewhere (another client), no cancel
+                self.prompts.settle_session(
+                    session.ref.live_id
+                )  # settled elsewhere (another client), no cancel
             seq = obj["params"].get("seq")
             if type(seq) is int:  # newer Dashboards number every session event (per live id)
                 session.feed_seq(seq, event)
@@ -201,7 +208,8 @@ class DashboardCore:
         self.output_waiting = True
 
     def _broadcast(self, event: Event) -> None:
-        """Session-less events: ``gateway.ready`` (features) and newer servers' ``*.changed`` refetch signals."""
+        """Session-less events: ``gateway.ready`` (features) and newer servers' ``*.changed`` refetch
+        signals."""
         kind = event.type
         if kind == "gateway.ready":
             self.ready = event.payload
@@ -225,8 +233,8 @@ class DashboardCore:
             if session is not None:
                 session.feed(event)
             # else: the server only asks clients attached to the session, so a resume of it is under way (its
-            # reply was read, its binding not yet made): bind() shows the prompt. Never refused: an error answer
-            # would withdraw it for every client.
+            # reply was read, its binding not yet made): bind() shows the prompt. Never refused: an error
+            # answer would withdraw it for every client.
             return
         # Answer at once: the agent would otherwise wait out its timeout on a prompt nobody here can show.
         self._outgoing.append(
@@ -236,7 +244,8 @@ class DashboardCore:
 
     def answered(self, request_id: str, response: str, session: SessionState | None = None) -> None:
         """An answer is on the wire: close its server request (if any) and show it answered on its turn (in
-        ``session``, else whichever open turn holds the interaction; sudo/secret values redacted by the model)."""
+        ``session``, else whichever open turn holds the interaction; sudo/secret values redacted by the
+        model)."""
         self.prompts.open.pop(request_id, None)
         self.mark_answered(request_id, response, session)
 
@@ -274,7 +283,11 @@ class DashboardCore:
         """True when the session is bound on the current socket (and, with ``caught_up``, not waiting for a
         catch-up)."""
         session = self.sessions.get(stored_id)
-        return session is not None and session.generation == self.generation and not (caught_up and session.suspended)
+        return (
+            session is not None
+            and session.generation == self.generation
+            and not (caught_up and session.suspended)
+        )
 
     def resumed(self, key: str, result: Mapping[str, Any]) -> tuple[SessionRef, SessionState, bool]:
         """Apply a ``session.resume`` reply: ``(ref, session, catch_up)``.
@@ -296,7 +309,10 @@ class DashboardCore:
             self.by_live.pop(old_live, None)
         epoch = self.replay_epoch
         catch_up = (
-            session is not None and epoch is not None and session.epoch == epoch and old_live == ref.live_id
+            session is not None
+            and epoch is not None
+            and session.epoch == epoch
+            and old_live == ref.live_id
             and session.last_seq > 0
         )
         if session is not None and catch_up:
@@ -304,12 +320,17 @@ class DashboardCore:
         return ref, self.bind(ref), catch_up
 
     def catch_up(
-        self, session: SessionState, resumed: Mapping[str, Any], same_stream: bool, since: object = None,
+        self,
+        session: SessionState,
+        resumed: Mapping[str, Any],
+        same_stream: bool,
+        since: object = None,
         failure: HermesError | None = None,
     ) -> None:
-        """Finish a (re)resume: fill the event gap from ``since`` (the ``session.events.since`` answer, asked only
-        when :meth:`resumed` said ``catch_up``) or end turns kept across the drop, restore the prompts still open
-        on the server, and start the turn still running there (docs/protocol/dashboard-newer.md §4)."""
+        """Finish a (re)resume: fill the event gap from ``since`` (the ``session.events.since`` answer, asked
+        only when :meth:`resumed` said ``catch_up``) or end turns kept across the drop, restore the prompts
+        still open on the server, and start the turn still running there (docs/protocol/dashboard-newer.md
+        §4)."""
         source = session.settle(same_stream, self.replay_epoch, since, failure) or resumed
         for event in self.prompts.restore(source.get("open_requests")):
             session.feed(event)
@@ -335,7 +356,8 @@ class DashboardCore:
             self.set_listeners(stored, self.listeners.pop(old) + self.listeners.get(stored, []))
 
     def forget_session(self, stored_id: str) -> str | None:
-        """Stop routing a session (deleted): its turns end ``cancelled``; returns its live id if bound here."""
+        """Stop routing a session (deleted): its turns end ``cancelled``; returns its live id if bound
+        here."""
         self.set_listeners(stored_id, [])
         session = self.sessions.pop(stored_id, None)
         if session is None:
@@ -377,7 +399,9 @@ class DashboardCore:
     def open_turn(self, session: SessionState, text: str, turn_id: str | None = None) -> TurnState:
         """Open a turn before its ``prompt.submit`` goes out: its first events can beat the reply (§8.2)."""
         turn_id = turn_id or uuid.uuid4().hex[:12]
-        folder = TurnFolder(turn_id, transform_output=self.transform_output, compressions=session.compressions)
+        folder = TurnFolder(
+            turn_id, transform_output=self.transform_output, compressions=session.compressions
+        )
         turn = TurnState(session.ref, turn_id, text, folder)
         session.open_marker(turn)  # a compression since the previous turn
         session.turns.append(turn)
@@ -397,8 +421,8 @@ class DashboardCore:
         return params
 
     def drop_turn(self, session: SessionState, turn: TurnState) -> None:
-        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and takes
-        no events."""
+        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and
+        takes no events."""
         if turn in session.turns:
             session.turns.remove(turn)
         turn.end("cancelled")
@@ -424,8 +448,9 @@ class DashboardCore:
                 turn.end("complete")
 
     def interrupted(self, session: SessionState) -> list[TurnState]:
-        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1); returns
-        the turns not started yet, which the server may drop silently or lose the stop for (see ``early_stop``)."""
+        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1);
+        returns the turns not started yet, which the server may drop silently or lose the stop for (see
+        ``early_stop``)."""
         unstarted: list[TurnState] = []
         for turn in list(session.turns):
             if turn.queued:

@@ -1,17 +1,20 @@
-"""File and PDF attachments for a Dashboard prompt: checked before anything is sent, then staged on the server.
+"""File and PDF attachments for a Dashboard prompt: checked before anything is sent, then staged on the
+server.
 
 Why bytes, never a path: the Dashboard may run on another machine, so a path on ours means nothing to it.
-``file.attach`` takes the bytes as a ``data_url`` and stages them in the session's ``attachments/`` folder; its
-answer's ``ref_text`` (``@file:<path>``) goes into the prompt, where Hermes inlines a text file for the model
-(``agent/context_references.py``). ``pdf.attach`` takes ``content_base64`` and queues the pages, rendered to
-PNG, as images for the next prompt; a server without ``pdftoppm`` answers 5028, and the PDF is then staged with
-``file.attach`` instead (the model gets the reference and reads it with its tools). Contracts:
-``tui_gateway/contracts/prompt_voice.py`` (``PdfAttachParams``, ``FileAttachParams``); docs/protocol/dashboard-newer.md §5.9.
+``file.attach`` takes the bytes as a ``data_url`` and stages them in the session's ``attachments/`` folder;
+its answer's ``ref_text`` (``@file:<path>``) goes into the prompt, where Hermes inlines a text file for the
+model (``agent/context_references.py``). ``pdf.attach`` takes ``content_base64`` and queues the pages,
+rendered to PNG, as images for the next prompt; a server without ``pdftoppm`` answers 5028, and the PDF is
+then staged with ``file.attach`` instead (the model gets the reference and reads it with its tools).
+Contracts: ``tui_gateway/contracts/prompt_voice.py`` (``PdfAttachParams``, ``FileAttachParams``);
+docs/protocol/dashboard-newer.md §5.9.
 
-A path is checked before it is read: ``stat`` first, regular files only (a FIFO would block the kernel forever,
-``/dev/zero`` would fill its memory), then at most the largest size allowed plus one byte is read, through a
-descriptor checked again after opening (the name may have been swapped meanwhile). A text file is checked whole:
-no NUL byte and valid UTF-8 anywhere in it, not only in its first 64 KB.
+A path is checked before it is read: ``stat`` first, regular files only (a FIFO would block the kernel
+forever, ``/dev/zero`` would fill its memory), then at most the largest size allowed plus one byte is read,
+through a descriptor checked again after opening (the name may have been swapped meanwhile). A text file is
+checked
+whole: no NUL byte and valid UTF-8 anywhere in it, not only in its first 64 KB.
 """
 
 from __future__ import annotations
@@ -46,9 +49,11 @@ __all__ = [
     "read_file",
 ]
 
-#: Largest text file: what ``image.attach_bytes`` allows an image (a bigger one would not fit a model's context).
+#: Largest text file: what ``image.attach_bytes`` allows an image (a bigger one would not fit a model's
+# context).
 MAX_FILE_BYTES = 25 * 1024 * 1024
-#: ``pdf.attach``'s own cap (``tui_gateway/prompt_attachments.py`` ``_PDF_ATTACH_MAX_BYTES``); we refuse first.
+#: ``pdf.attach``'s own cap (``tui_gateway/prompt_attachments.py`` ``_PDF_ATTACH_MAX_BYTES``); we refuse
+# first.
 MAX_PDF_BYTES = 50 * 1024 * 1024
 #: Files per prompt (as many as images).
 MAX_FILES = 8
@@ -81,7 +86,9 @@ def classify(name: str, data: bytes) -> Literal["pdf", "text"]:
     if (mimetypes.guess_type(name)[0] or "").startswith("image/"):
         raise HermesUnsupportedAttachmentError(f"{name!r} is an image: attach it with images=")
     if b"\x00" in data:
-        raise HermesUnsupportedAttachmentError(f"only text files and PDFs can be attached; {name!r} is binary")
+        raise HermesUnsupportedAttachmentError(
+            f"only text files and PDFs can be attached; {name!r} is binary"
+        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -92,19 +99,25 @@ def classify(name: str, data: bytes) -> Literal["pdf", "text"]:
 
 
 def read_file(path: Path) -> bytes:
-    """The bytes of a regular file, at most :data:`MAX_PDF_BYTES` + 1 of them (module docstring: stat first)."""
+    """The bytes of a regular file, at most :data:`MAX_PDF_BYTES` + 1 of them (module docstring: stat
+    first)."""
     name = path.name
     try:
         info = os.stat(path)
     except OSError as exc:
         raise HermesUsageError(f"cannot read the file {name!r}: {exc.strerror}") from exc
     if not stat.S_ISREG(info.st_mode):
-        raise HermesUsageError(f"{name!r} is not a regular file: only files can be attached (not a folder, "
-                               "a pipe or a device)")
+        raise HermesUsageError(
+            f"{name!r} is not a regular file: only files can be attached (not a folder, a pipe or a device)"
+        )
     if info.st_size > MAX_PDF_BYTES:
-        raise HermesUsageError(f"{name!r} is {info.st_size:,} bytes; at most {MAX_PDF_BYTES // (1024 * 1024)} MB")
+        raise HermesUsageError(
+            f"{name!r} is {info.st_size:,} bytes; at most {MAX_PDF_BYTES // (1024 * 1024)} MB"
+        )
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO swapped in: open does not block
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        )  # a FIFO swapped in: open does not block
     except OSError as exc:
         raise HermesUsageError(f"cannot read the file {name!r}: {exc.strerror}") from exc
     with os.fdopen(fd, "rb") as handle:
@@ -123,7 +136,8 @@ def _checked_name(name: str) -> str:
 
 
 def prepare_files(files: Iterable[FileInput] | None) -> list[FileAttachment]:
-    """Check every attachment before anything is sent: paths or ``(name, bytes)`` pairs; text files and PDFs."""
+    """Check every attachment before anything is sent: paths or ``(name, bytes)`` pairs; text files and
+    PDFs."""
     out: list[FileAttachment] = []
     for item in files or ():
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
@@ -136,7 +150,9 @@ def prepare_files(files: Iterable[FileInput] | None) -> list[FileAttachment]:
             name = path.name
             data = read_file(path)
         else:
-            raise HermesUsageError(f"a file must be a path or a (name, bytes) pair, not {type(item).__name__}")
+            raise HermesUsageError(
+                f"a file must be a path or a (name, bytes) pair, not {type(item).__name__}"
+            )
         name = _checked_name(name)
         if not data:
             raise HermesUsageError(f"the file {name!r} is empty")

@@ -1,8 +1,9 @@
-"""A Dashboard session's stored transcript over REST (``GET /api/sessions/{id}/messages``), folded into messages.
+"""A Dashboard session's stored transcript over REST (``GET /api/sessions/{id}/messages``), folded into
+messages.
 
-httpx is imported only when history is used. Rows are folded by the same turn model as live events, so part ids
-match the live ones. 0.19.0 returns every row of the compression tip segment; newer servers return the latest
-500 without ``limit`` (docs/protocol/dashboard-newer.md §5.5).
+httpx is imported only when history is used. Rows are folded by the same turn model as live events, so part
+ids match the live ones. 0.19.0 returns every row of the compression tip segment; newer servers return the
+latest 500 without ``limit`` (docs/protocol/dashboard-newer.md §5.5).
 """
 
 from __future__ import annotations

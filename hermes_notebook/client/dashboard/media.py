@@ -1,10 +1,12 @@
-"""Reading an image Hermes made on its host (a ``media`` reference) through the Dashboard's ``GET /api/media``.
+"""Reading an image Hermes made on its host (a ``media`` reference) through the Dashboard's ``GET
+/api/media``.
 
 Why through the Dashboard: the file is on the Hermes host, which may not be this machine; the route answers
 ``{"data_url": "data:<type>;base64,..."}`` for an image file inside Hermes' media folders (``images/``,
-``screenshots/``, ``cache/``), at most 25 MB (docs/protocol/dashboard-newer.md §13). The type it names comes from
-the file's suffix and SVG is among them, so the bytes are sniffed here: only PNG, JPEG, GIF and WebP are returned,
-at most :data:`~hermes_notebook.turns.images.MAX_SHOWN_BYTES`. A path is checked before anything is sent.
+``screenshots/``, ``cache/``), at most 25 MB (docs/protocol/dashboard-newer.md §13). The type it names comes
+from the file's suffix and SVG is among them, so the bytes are sniffed here: only PNG, JPEG, GIF and WebP are
+returned, at most :data:`~hermes_notebook.turns.images.MAX_SHOWN_BYTES`. A path is checked before anything is
+sent.
 """
 
 from __future__ import annotations
@@ -22,13 +24,18 @@ from ...turns.images import MAX_SHOWN_BYTES, sniff
 __all__ = ["MediaImage", "fetch_media"]
 
 _MAX_PATH = 1000
-_REFUSED = {403: "outside the Hermes media folders", 404: "not there (any more)", 413: "too large for Hermes to send",
-            415: "not an image file"}
+_REFUSED = {
+    403: "outside the Hermes media folders",
+    404: "not there (any more)",
+    413: "too large for Hermes to send",
+    415: "not an image file",
+}
 
 
 @dataclass(frozen=True)
 class MediaImage:
-    """An image read from the Hermes host: its sniffed type and bytes (``to_ref()``: as an inline reference)."""
+    """An image read from the Hermes host: its sniffed type and bytes (``to_ref()``: as an inline
+    reference)."""
 
     mime: str
     data: bytes
@@ -36,21 +43,37 @@ class MediaImage:
 
     def to_ref(self, alt: str = "") -> ImageDict:
         """The image as an ``inline`` reference (what a view shows, or an export embeds)."""
-        return {"source": "inline", "mime": self.mime, "data": base64.b64encode(self.data).decode("ascii"),
-                "path": self.path, "url": None, "alt": alt or self.path.rsplit("/", 1)[-1], "bytes": len(self.data),
-                "note": None}
+        return {
+            "source": "inline",
+            "mime": self.mime,
+            "data": base64.b64encode(self.data).decode("ascii"),
+            "path": self.path,
+            "url": None,
+            "alt": alt or self.path.rsplit("/", 1)[-1],
+            "bytes": len(self.data),
+            "note": None,
+        }
 
 
 async def fetch_media(settings: Settings, path: str) -> MediaImage:
-    """The image at ``path`` on the Hermes host, or :class:`HermesUsageError` saying why it cannot be shown."""
+    """The image at ``path`` on the Hermes host, or :class:`HermesUsageError` saying why it cannot be
+    shown."""
     from .._http import HttpTransport
 
-    if not isinstance(path, str) or not path.startswith(("/", "~/")) or len(path) > _MAX_PATH or "\x00" in path:
+    if (
+        not isinstance(path, str)
+        or not path.startswith(("/", "~/"))
+        or len(path) > _MAX_PATH
+        or "\x00" in path
+    ):
         raise HermesUsageError(f"a media path is an absolute path on the Hermes host; got {str(path)[:80]!r}")
     async with HttpTransport(
-        settings.dashboard_url, settings.dashboard_token,
-        connect_timeout=settings.connect_timeout, request_timeout=settings.request_timeout,
-        auth_header="X-Hermes-Session-Token", auth_scheme=None,
+        settings.dashboard_url,
+        settings.dashboard_token,
+        connect_timeout=settings.connect_timeout,
+        request_timeout=settings.request_timeout,
+        auth_header="X-Hermes-Session-Token",
+        auth_scheme=None,
         missing_key_hint="pass token=... or set HERMES_DASHBOARD_TOKEN",
         proxy=settings.proxy_for(settings.dashboard_url),
     ) as http:

@@ -2,9 +2,9 @@
 
 Which methods a server has is learned from its answer, never from a version string: a server without the
 method answers JSON-RPC -32601 (docs/protocol/dashboard-newer.md §1.2), which becomes a
-:class:`HermesNotOfferedError` "... is not offered by this Hermes (<method>)". A live id the server no longer holds
-(4001, docs/protocol/dashboard.md §2.1) is resumed once and the call sent again. A session Hermes still calls busy
-(4009) right after its turn ended here is asked again for a moment, as :mod:`.compaction` does.
+:class:`HermesNotOfferedError` "... is not offered by this Hermes (<method>)". A live id the server no longer
+holds (4001, docs/protocol/dashboard.md §2.1) is resumed once and the call sent again. A session Hermes still
+calls busy (4009) right after its turn ended here is asked again for a moment, as :mod:`.compaction` does.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Requester(Protocol):
 
     def open_turns(self, stored_id: str | SessionRef) -> int: ...
 
+
 #: The server no longer holds that live session id (§2.1): resume by stored id and retry once.
 STALE_SESSION = 4001
 
@@ -42,10 +43,15 @@ def not_offered(what: str, method: str) -> HermesNotOfferedError:
 
 
 async def call_offered(
-    conn: Requester, method: str, params: Mapping[str, Any], *, what: str,
+    conn: Requester,
+    method: str,
+    params: Mapping[str, Any],
+    *,
+    what: str,
     ref: SessionRef | None = None,
 ) -> Any:
-    """``conn.request(method, params)``, with ``ref``'s live id as ``session_id``; -32601 is :func:`not_offered`."""
+    """``conn.request(method, params)``, with ``ref``'s live id as ``session_id``; -32601 is
+    :func:`not_offered`."""
     resumed = False
     deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
     while True:

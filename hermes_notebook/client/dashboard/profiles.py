@@ -1,16 +1,18 @@
-"""Hermes profiles on the Dashboard: which ones it serves (``profiles.list``), and keeping a connection in one.
+"""Hermes profiles on the Dashboard: which ones it serves (``profiles.list``), and keeping a connection in
+one.
 
-A profile is a whole Hermes home (its own config, model, sessions, cron jobs and MCP servers). A newer Dashboard
-serves every profile of its machine from one process: a call carrying ``profile`` acts on that profile's home
-(``tui_gateway/server.py`` ``_profile_scoped``/``_profile_home``), and a session created or resumed with it keeps
-it for every later call by its live id. A name that is not a profile is error 4064 there, never a silent
-fall-back. hermes-agent 0.19.0 has no ``profiles.list``, falls back to the launch profile for a name it does not
-know and lists only the launch profile's sessions, so a profile is "not offered" there
-(docs/protocol/dashboard-newer.md §12).
+A profile is a whole Hermes home (its own config, model, sessions, cron jobs and MCP servers). A newer
+Dashboard serves every profile of its machine from one process: a call carrying ``profile`` acts on that
+profile's home (``tui_gateway/server.py`` ``_profile_scoped``/``_profile_home``), and a session created or
+resumed with it keeps it for every later call by its live id. A name that is not a profile is error 4064
+there, never a silent fall-back. hermes-agent 0.19.0 has no ``profiles.list``, falls back to the launch
+profile for a name it does not know and lists only the launch profile's sessions, so a profile is "not
+offered" there (docs/protocol/dashboard-newer.md §12).
 
 Which methods take ``profile`` is in :data:`PROFILE_METHODS`: the ones that name no session (create, resume by
 stored id, list) and the profile's MCP servers. A session's own calls need none: the server scopes them by the
-session. Every name shown here is the server's text, untrusted: views render it through :mod:`hermes_notebook.inert`.
+session. Every name shown here is the server's text, untrusted: views render it through
+:mod:`hermes_notebook.inert`.
 """
 
 from __future__ import annotations
@@ -24,20 +26,32 @@ from .offered import Requester, call_offered
 
 __all__ = ["PROFILE_METHODS", "Profile", "check_profile", "list_profiles", "with_profile"]
 
-#: Methods to which a connection kept in one profile adds ``profile`` (every one accepts it on a newer Dashboard,
-#: ``tui_gateway/contracts``). ``reload.mcp`` takes no ``profile`` (it reloads every live session's tools).
-PROFILE_METHODS = frozenset({
-    "session.create", "session.resume", "session.list", "session.delete", "session.most_recent",
-    "mcp.servers.list", "mcp.servers.add", "mcp.servers.remove", "mcp.servers.status",
-    "model.options", "commands.catalog",
-})
+#: Methods to which a connection kept in one profile adds ``profile`` (every one accepts it on a newer
+# Dashboard, : ``tui_gateway/contracts``). ``reload.mcp`` takes no ``profile`` (it reloads every live
+# session's tools).
+PROFILE_METHODS = frozenset(
+    {
+        "session.create",
+        "session.resume",
+        "session.list",
+        "session.delete",
+        "session.most_recent",
+        "mcp.servers.list",
+        "mcp.servers.add",
+        "mcp.servers.remove",
+        "mcp.servers.status",
+        "model.options",
+        "commands.catalog",
+    }
+)
 #: Longest text kept of a profile's description or display name.
 MAX_TEXT = 500
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One profile a Hermes serves: ``name`` (what ``profile=`` takes), whether it is the default, its model."""
+    """One profile a Hermes serves: ``name`` (what ``profile=`` takes), whether it is the default, its
+    model."""
 
     name: str
     is_default: bool = False
@@ -60,15 +74,17 @@ def profile_rows(result: Any) -> list[Profile]:
     for row in result["profiles"]:
         if not isinstance(row, Mapping) or not isinstance(row.get("name"), str) or not row["name"]:
             continue
-        out.append(Profile(
-            name=row["name"],
-            is_default=row.get("is_default") is True,
-            model=_text(row.get("model")) or None,
-            provider=_text(row.get("provider")) or None,
-            display_name=_text(row.get("display_name")),
-            description=_text(row.get("description")),
-            raw=dict(row),
-        ))
+        out.append(
+            Profile(
+                name=row["name"],
+                is_default=row.get("is_default") is True,
+                model=_text(row.get("model")) or None,
+                provider=_text(row.get("provider")) or None,
+                display_name=_text(row.get("display_name")),
+                description=_text(row.get("description")),
+                raw=dict(row),
+            )
+        )
     return out
 
 
@@ -79,7 +95,8 @@ async def list_profiles(conn: Requester) -> list[Profile]:
 
 
 async def check_profile(conn: Requester, name: str) -> Profile:
-    """The profile ``name``, or :class:`HermesUsageError` naming the ones there are (before anything else is sent)."""
+    """The profile ``name``, or :class:`HermesUsageError` naming the ones there are (before anything else is
+    sent)."""
     profiles = await list_profiles(conn)
     for profile in profiles:
         if profile.name == name:

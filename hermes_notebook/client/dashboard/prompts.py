@@ -1,10 +1,10 @@
 """Prompts the server asks (approval, clarify, sudo, secret) and how each answer goes back (no I/O).
 
 A newer Dashboard asks by server request and takes the answer as that request's result frame (or, for a
-multi-question clarify, as acknowledged ``clarify.lock`` calls); 0.19.0 asks by event and takes ``*.respond`` RPCs
-(docs/protocol/dashboard.md §3.1, §4.2; docs/protocol/dashboard-newer.md §1, §2.3). :class:`Prompts` keeps the open
-server requests and decides which way an answer goes (an :class:`Answer`); the channel sends it. The pure mapping
-(request -> prompt event, answer string -> result object) is in :mod:`.server_requests`.
+multi-question clarify, as acknowledged ``clarify.lock`` calls); 0.19.0 asks by event and takes ``*.respond``
+RPCs (docs/protocol/dashboard.md §3.1, §4.2; docs/protocol/dashboard-newer.md §1, §2.3). :class:`Prompts`
+keeps the open server requests and decides which way an answer goes (an :class:`Answer`); the channel sends
+it. The pure mapping (request -> prompt event, answer string -> result object) is in :mod:`.server_requests`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ RESPOND_VALUE_KEYS = {
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One answer and the way it goes out: ``method`` None is a newer server's result frame (maybe sent as
-    ``clarify.lock`` calls), else the 0.19.0 RPC with ``params``. Once it is on the wire the core records it on
-    ``session``'s turn (None: whichever open turn holds ``request_id``)."""
+    ``clarify.lock`` calls), else the 0.19.0 RPC with ``params``. Once it is on the wire the core records it
+    on ``session``'s turn (None: whichever open turn holds ``request_id``)."""
 
     request_id: str
     response: str
@@ -94,7 +94,8 @@ class Prompts:
                 yield event
 
     def restore(self, entries: object) -> list[Event]:
-        """Prompts still open on the server (a resume's ``open_requests``): answerable again by their original id."""
+        """Prompts still open on the server (a resume's ``open_requests``): answerable again by their original
+        id."""
         events: list[Event] = []
         for entry in entries if isinstance(entries, list) else []:
             if not isinstance(entry, Mapping):
@@ -110,14 +111,17 @@ class Prompts:
                 events.append(event)  # the turn model ignores an id it already shows
         return events
 
-    # --- answers out -----------------------------------------------------------------------------------------
+    # --- answers out
+    # -----------------------------------------------------------------------------------------
 
     def plan(self, session: SessionState, request_id: str, response: str) -> Answer:
         """How to answer a pending interaction of ``session``; raises :class:`HermesUsageError` for an answer
         the server would refuse (not one of an approval's choices, or not its oldest approval on 0.19.0)."""
         found = session.find_interaction(request_id)
         if found is None:
-            raise HermesUsageError(f"no pending interaction {request_id!r} in session {session.ref.stored_id}")
+            raise HermesUsageError(
+                f"no pending interaction {request_id!r} in session {session.ref.stored_id}"
+            )
         inter = found[0]
         if inter.kind == "approval" and inter.choices and response not in inter.choices:
             raise HermesUsageError(f"{response!r} is not one of the approval's choices {inter.choices}")
@@ -134,14 +138,20 @@ class Prompts:
         method = RESPOND_METHODS.get(inter.kind)
         if method is None:
             raise HermesUsageError(f"cannot answer a {inter.kind!r} interaction")
-        return Answer(request_id, response, method, {"request_id": request_id, RESPOND_VALUE_KEYS[method]: response},
-                      session)
+        return Answer(
+            request_id,
+            response,
+            method,
+            {"request_id": request_id, RESPOND_VALUE_KEYS[method]: response},
+            session,
+        )
 
     def plan_request(self, method: str, params: Mapping[str, Any]) -> Answer | None:
-        """A raw ``*.respond`` call that answers a prompt (marked answered when sent); None for any other call.
+        """A raw ``*.respond`` call that answers a prompt (marked answered when sent); None for any other
+        call.
 
-        A newer Dashboard no longer has those RPCs (-32601), so an answer to one of its open requests goes back as
-        the request's result frame instead.
+        A newer Dashboard no longer has those RPCs (-32601), so an answer to one of its open requests goes
+        back as the request's result frame instead.
         """
         value_key = RESPOND_VALUE_KEYS.get(method)
         if value_key is None or "request_id" not in params:
@@ -167,25 +177,33 @@ class Prompts:
         resolves the request.
         """
         request = self.open.get(request_id)
-        if request is None or request.method != "clarify" or self.methods is None or self.clarify_locks is False:
+        if (
+            request is None
+            or request.method != "clarify"
+            or self.methods is None
+            or self.clarify_locks is False
+        ):
             return None
         questions = request.params.get("questions")
         if not isinstance(questions, list) or len(questions) < 2:
             return None
         answers = answer_result(request, response)["answers"]
-        return [{"request_id": request_id, "question_id": qid, "answer": value} for qid, value in answers.items()]
+        return [
+            {"request_id": request_id, "question_id": qid, "answer": value} for qid, value in answers.items()
+        ]
 
     def locks_refused(self) -> None:
         """The server has no ``clarify.lock`` (-32601): answers go as result frames from now on."""
         self.clarify_locks = False
 
     def lock_taken(self, request_id: str, result: object) -> None:
-        """One ``clarify.lock`` was acknowledged; ``expired`` means the request settled on the server first (timed
-        out, or answered by another client) and raises :class:`HermesUsageError`."""
+        """One ``clarify.lock`` was acknowledged; ``expired`` means the request settled on the server first
+        (timed out, or answered by another client) and raises :class:`HermesUsageError`."""
         self.clarify_locks = True
         if isinstance(result, Mapping) and result.get("status") == "expired":
             self.open.pop(request_id, None)
             raise HermesUsageError(
-                f"clarify {request_id} was already settled by the server (it expired or was answered elsewhere); "
+                f"clarify {request_id} was already settled by the server (it expired or was answered "
+                "elsewhere); "
                 "the answer was not taken"
             )

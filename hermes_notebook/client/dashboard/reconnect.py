@@ -1,10 +1,11 @@
-"""Drops and reconnects: fail or keep what was open, tell listeners, and bring sessions back with growing waits.
+"""Drops and reconnects: fail or keep what was open, tell listeners, and bring sessions back with growing
+waits.
 
 After a drop the connection waits (its :class:`~.backoff.Backoff`), reconnects and resumes every listened
 session and every session whose turns a newer server lets us keep (docs/protocol/dashboard.md §5,
-docs/protocol/dashboard-newer.md §4). Listeners are told ``disconnected``, ``reconnecting`` and ``reconnected``.
-The waits reset only after a successful resubscribe round, so a server that accepts and drops is retried at
-1, 2, 4... s rather than every second.
+docs/protocol/dashboard-newer.md §4). Listeners are told ``disconnected``, ``reconnecting`` and
+``reconnected``. The waits reset only after a successful resubscribe round, so a server that accepts and drops
+is retried at 1, 2, 4... s rather than every second.
 """
 
 from __future__ import annotations
@@ -62,11 +63,12 @@ class Reconnector:
         self._drop_text = ""
 
     def dropped(self, detail: str) -> None:
-        """The socket closed (``detail``: its close code): fail or keep open turns, tell listeners, start retrying."""
+        """The socket closed (``detail``: its close code): fail or keep open turns, tell listeners, start
+        retrying."""
         core, channel = self._core, self._channel
         text = f"The Dashboard connection closed before the turn finished{detail}."
-        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop and
-        # are caught up after the reconnect (session.events.since) instead of failing.
+        # A newer server keeps a replay ring per session (replay_epoch): open turns stay open across the drop
+        # and are caught up after the reconnect (session.events.since) instead of failing.
         core.dropped(text, self.backoff is not None and core.replay_epoch is not None and not channel.closed)
         if channel.closed:
             return
@@ -120,14 +122,17 @@ class Reconnector:
                 self.notify(stored_id, "reconnected", None, None)
         return failed
 
-    def notify(self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None) -> None:
+    def notify(
+        self, stored_id: str, status: Any, retry_in: float | None, error: BaseException | None
+    ) -> None:
         """Hand a ``connection`` item (disconnected, reconnecting, reconnected) to the session's listeners."""
         core = self._core
         listeners = core.listeners.get(stored_id)
         if listeners:
             session = core.sessions.get(stored_id)
-            item = ListenerItem("connection", session.ref if session else None, status=status, retry_in=retry_in,
-                                error=error)
+            item = ListenerItem(
+                "connection", session.ref if session else None, status=status, retry_in=retry_in, error=error
+            )
             self._callbacks.deliver(listeners, item)
 
     def _wanted(self) -> bool:
@@ -181,7 +186,8 @@ class Reconnector:
             waker.cancel()
 
     def _give_up_suspended(self) -> None:
-        """Open turns kept across a drop fail once the server has been away longer than the catch-up window."""
+        """Open turns kept across a drop fail once the server has been away longer than the catch-up
+        window."""
         if self._channel.connected or not self._core.has_suspended():
             return
         if asyncio.get_running_loop().time() - self._dropped_at < LOSSLESS_RECONNECT_WINDOW:

@@ -1,21 +1,23 @@
-"""Undo, branch and the turn to send again: rewinding a Dashboard session, through the connection's public API.
+"""Undo, branch and the turn to send again: rewinding a Dashboard session, through the connection's public
+API.
 
 What the server offers (docs/protocol/dashboard-newer.md §5.8):
 
 - ``session.undo`` drops the last user turn and everything after it from an idle session. On a newer Dashboard
   it rewrites the stored transcript (``session_workdir.py::_rewind_active_session_history`` through
-  ``SessionDB.rewind_user_turn``). hermes-agent 0.19.0 has a ``session.undo`` too, but it only pops the model's
-  in-memory context: its stored transcript, which every view shows, keeps the exchange; and its
+  ``SessionDB.rewind_user_turn``). hermes-agent 0.19.0 has a ``session.undo`` too, but it only pops the
+  model's in-memory context: its stored transcript, which every view shows, keeps the exchange; and its
   ``session.branch`` answers no stored id and copies no partial history. So both are offered only by a server
   that has ``session.branch_whole`` (the same generation); a server without it is told "not offered" before
   anything changes. The probe is a call without a session: "session not found" means the method is there.
 - Regenerate and edit are undo (``intent: "retry"`` for a regenerate, as Hermes' own /retry sends) followed by
-  a new prompt. ``prompt.submit``'s truncation parameters would do it in one call, but the newer server refuses
-  an ordinal-only cut of a stored session (4004) and wants ``truncate_before_row_id``, the stored row of the user
-  turn, which a live turn here does not know (``user_row_id`` is absent "whenever persistence is not yet proven").
-- A branch copies the whole history (``session.branch_whole``: without echoing it back); a branch at an earlier
-  message then undoes the turns after it in the new session. ``session.branch``'s ``count`` counts stored rows
-  (tool calls, empty assistant rows...), not the turns a user sees.
+  a new prompt. ``prompt.submit``'s truncation parameters would do it in one call, but the newer server
+  refuses an ordinal-only cut of a stored session (4004) and wants ``truncate_before_row_id``, the stored row
+  of the user turn, which a live turn here does not know (``user_row_id`` is absent "whenever persistence is
+  not yet proven").
+- A branch copies the whole history (``session.branch_whole``: without echoing it back); a branch at an
+  earlier message then undoes the turns after it in the new session. ``session.branch``'s ``count`` counts
+  stored rows (tool calls, empty assistant rows...), not the turns a user sees.
 """
 
 from __future__ import annotations
@@ -54,20 +56,22 @@ def _message_field(message: Any, name: str) -> Any:
 
 
 def turns_after(messages: Sequence[Any], message_id: str | int) -> int:
-    """How many user turns follow message ``message_id`` (Message objects or their dicts); refused if absent. A
-    negative number ``-N`` means the last N turns, refused unless at least one turn is left before them."""
+    """How many user turns follow message ``message_id`` (Message objects or their dicts); refused if absent.
+    A negative number ``-N`` means the last N turns, refused unless at least one turn is left before them."""
     if isinstance(message_id, int):
         if message_id >= 0:
             raise HermesUsageError(f"at={message_id}: a number must be -N, to leave out the last N exchanges")
         prompts = sum(1 for m in messages if _message_field(m, "role") == "user")
         if -message_id >= prompts:
-            raise HermesUsageError(f"the session has {prompts} exchange(s): leaving out the last {-message_id} "
-                                   "would leave none to copy")
+            raise HermesUsageError(
+                f"the session has {prompts} exchange(s): leaving out the last {-message_id} "
+                "would leave none to copy"
+            )
         return -message_id
     ids = [_message_field(m, "id") for m in messages]
     if message_id not in ids:
         raise HermesUsageError(f"there is no message {message_id!r} in this session's history")
-    return sum(1 for m in messages[ids.index(message_id) + 1:] if _message_field(m, "role") == "user")
+    return sum(1 for m in messages[ids.index(message_id) + 1 :] if _message_field(m, "role") == "user")
 
 
 def last_user_text(messages: Sequence[Any]) -> str:
@@ -88,8 +92,11 @@ async def check_rewind(conn: DashboardConnection, what: str) -> None:
         await conn.request(PROBE, {"session_id": ""})
     except HermesRPCError as exc:
         if exc.code == METHOD_NOT_FOUND:
-            raise HermesNotOfferedError(what, "session.undo that rewrites the stored transcript",
-                                        detail=f"; this server has no {PROBE}") from None
+            raise HermesNotOfferedError(
+                what,
+                "session.undo that rewrites the stored transcript",
+                detail=f"; this server has no {PROBE}",
+            ) from None
 
 
 async def _call_idle(conn: DashboardConnection, ref: SessionRef, method: str, params: dict[str, Any]) -> Any:
@@ -107,9 +114,14 @@ async def _call_idle(conn: DashboardConnection, ref: SessionRef, method: str, pa
 
 
 async def undo_turn(
-    conn: DashboardConnection, ref: SessionRef, *, intent: Literal["undo", "retry"] = "undo", checked: bool = False
+    conn: DashboardConnection,
+    ref: SessionRef,
+    *,
+    intent: Literal["undo", "retry"] = "undo",
+    checked: bool = False,
 ) -> int:
-    """``session.undo``: drop the session's last exchange; returns how many stored rows went (0: nothing to undo)."""
+    """``session.undo``: drop the session's last exchange; returns how many stored rows went (0: nothing to
+    undo)."""
     if not checked:
         await check_rewind(conn, "undo")
     result = await _call_idle(conn, ref, "session.undo", {"session_id": ref, "intent": intent})
@@ -119,7 +131,8 @@ async def undo_turn(
 async def branch_session(
     conn: DashboardConnection, ref: SessionRef, *, drop_turns: int = 0, name: str | None = None
 ) -> SessionRef:
-    """A new session holding this one's history without its last ``drop_turns`` user turns; returns its ref."""
+    """A new session holding this one's history without its last ``drop_turns`` user turns; returns its
+    ref."""
     if drop_turns < 0:
         raise HermesUsageError("drop_turns must be 0 or more")
     params: dict[str, Any] = {"session_id": ref}

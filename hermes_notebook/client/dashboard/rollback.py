@@ -1,12 +1,13 @@
 """Putting files back: Hermes' checkpoints of a session's folder (``rollback.list``, ``rollback.diff``,
 ``rollback.restore``), through the connection's public API.
 
-Both servers offer the three methods (docs/protocol/dashboard-newer.md §15); checkpoints are taken only where the
-Hermes runs with them on (``checkpoints.enabled``, or ``HERMES_TUI_CHECKPOINTS`` for a 0.19.0 Dashboard): a list
-says ``enabled``, and a diff or restore there is refused in one line. A restore of one file touches only that
-file. A restore of a whole checkpoint also drops the session's last turn, which only a Hermes that rewrites the
-stored transcript does for real (0.19.0 pops its in-memory context and its history keeps the turn, as with undo):
-there it is "not offered", and files are restored one at a time. A restore while a turn runs is busy (4009).
+Both servers offer the three methods (docs/protocol/dashboard-newer.md §15); checkpoints are taken only where
+the Hermes runs with them on (``checkpoints.enabled``, or ``HERMES_TUI_CHECKPOINTS`` for a 0.19.0 Dashboard):
+a list says ``enabled``, and a diff or restore there is refused in one line. A restore of one file touches
+only that file. A restore of a whole checkpoint also drops the session's last turn, which only a Hermes that
+rewrites the stored transcript does for real (0.19.0 pops its in-memory context and its history keeps the
+turn, as with undo): there it is "not offered", and files are restored one at a time. A restore while a turn
+runs is busy (4009).
 """
 
 from __future__ import annotations
@@ -48,14 +49,18 @@ class Checkpoints:
 def _hash(checkpoint: Checkpoint | str) -> str:
     value = checkpoint.hash if isinstance(checkpoint, Checkpoint) else checkpoint
     if not isinstance(value, str) or not _HASH.fullmatch(value):
-        raise HermesUsageError(f"a checkpoint is a Checkpoint or its hash (hex digits); got {str(value)[:70]!r}")
+        raise HermesUsageError(
+            f"a checkpoint is a Checkpoint or its hash (hex digits); got {str(value)[:70]!r}"
+        )
     return value
 
 
 def _file(path: str) -> str:
     parts = path.replace("\\", "/").split("/") if isinstance(path, str) else []
     if not path or path.startswith("/") or ".." in parts or "\x00" in path or len(path) > 1000:
-        raise HermesUsageError(f"file_path is a path inside the session's folder, as a diff names it; got {path!r}")
+        raise HermesUsageError(
+            f"file_path is a path inside the session's folder, as a diff names it; got {path!r}"
+        )
     return path
 
 
@@ -67,11 +72,15 @@ async def list_checkpoints(conn: DashboardConnection, ref: SessionRef) -> Checkp
 
 async def _enabled(conn: DashboardConnection, ref: SessionRef) -> None:
     if not (await list_checkpoints(conn, ref)).enabled:
-        raise HermesUsageError("this Hermes takes no checkpoints of files (checkpoints.enabled is off in its "
-                               "config.yaml; a 0.19.0 Dashboard needs HERMES_TUI_CHECKPOINTS=1)")
+        raise HermesUsageError(
+            "this Hermes takes no checkpoints of files (checkpoints.enabled is off in its "
+            "config.yaml; a 0.19.0 Dashboard needs HERMES_TUI_CHECKPOINTS=1)"
+        )
 
 
-async def checkpoint_diff(conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint | str) -> CheckpointDiff:
+async def checkpoint_diff(
+    conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint | str
+) -> CheckpointDiff:
     """What changed in the session's folder since ``checkpoint``, file by file (``rollback.diff``)."""
     value = _hash(checkpoint)
     await _enabled(conn, ref)
@@ -82,7 +91,8 @@ async def restore_checkpoint(
     conn: DashboardConnection, ref: SessionRef, checkpoint: Checkpoint | str, file_path: str | None = None
 ) -> RestoreResult:
     """Put the folder (or only ``file_path``) back as it was at ``checkpoint``; a whole restore also drops the
-    session's last turn. Refused (nothing changed) where that is not offered, or when Hermes did not restore."""
+    session's last turn. Refused (nothing changed) where that is not offered, or when Hermes did not
+    restore."""
     params: dict[str, str] = {"hash": _hash(checkpoint)}
     if file_path is not None:
         params["file_path"] = _file(file_path)

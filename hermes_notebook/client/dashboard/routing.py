@@ -1,9 +1,9 @@
 """Per-session event routing (no I/O): which turn an event of a session goes to, and what a resume catches up.
 
-Events carry no turn id (docs/protocol/dashboard.md §8.2), so :class:`SessionState` routes each event of its session
-to the oldest open turn, or to a turn nobody submitted here (§7 "Synthetic turns"), and hands it to listeners. On a
-newer server it also drops events seen twice (``seq``) and fills the gap a drop left from the server's replay ring
-(docs/protocol/dashboard-newer.md §4).
+Events carry no turn id (docs/protocol/dashboard.md §8.2), so :class:`SessionState` routes each event of its
+session to the oldest open turn, or to a turn nobody submitted here (§7 "Synthetic turns"), and hands it to
+listeners. On a newer server it also drops events seen twice (``seq``) and fills the gap a drop left from the
+server's replay ring (docs/protocol/dashboard-newer.md §4).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from .turn_state import TurnState
 __all__ = ["Router", "SessionState"]
 
 _META_EVENTS = frozenset({"session.info", "session.title"})
-_COUNTING_EVENTS = frozenset({"session.info", "message.complete"})  # their usage.compressions is authoritative
+_COUNTING_EVENTS = frozenset(
+    {"session.info", "message.complete"}
+)  # their usage.compressions is authoritative
 _from_frame = Event.from_dashboard_frame
 
 
@@ -42,22 +44,38 @@ class SessionState:
     """Routing state of one session on this connection: its open turns, in submit order (§8.2)."""
 
     __slots__ = (
-        "buffer", "compressions", "epoch", "generation", "last_seq", "listeners", "marker_note", "ref", "router",
-        "shown", "suspended", "turns", "unsolicited", "unsolicited_count",
+        "buffer",
+        "compressions",
+        "epoch",
+        "generation",
+        "last_seq",
+        "listeners",
+        "marker_note",
+        "ref",
+        "router",
+        "shown",
+        "suspended",
+        "turns",
+        "unsolicited",
+        "unsolicited_count",
     )
 
     def __init__(self, router: Router, ref: SessionRef, generation: int = 0) -> None:
         self.router = router
         self.ref = ref
-        self.generation = generation  # the socket it is bound on (the core counts sockets); -1: resume it again
+        self.generation = (
+            generation  # the socket it is bound on (the core counts sockets); -1: resume it again
+        )
         # Lossless reconnects (newer Dashboards): the last ``seq`` applied and the replay epoch it belongs to;
-        # ``buffer`` holds live events while a catch-up (session.events.since) is in flight; ``suspended`` marks
-        # open turns kept across a drop, waiting for that catch-up.
+        # ``buffer`` holds live events while a catch-up (session.events.since) is in flight; ``suspended``
+        # marks open turns kept across a drop, waiting for that catch-up.
         self.last_seq = 0
         self.epoch: str | None = None
         self.buffer: list[tuple[int, Event]] | None = None
         self.suspended = False
-        self.listeners: list[Listener] | None = None  # core.listeners[ref.stored_id], kept in sync by the core
+        self.listeners: list[Listener] | None = (
+            None  # core.listeners[ref.stored_id], kept in sync by the core
+        )
         self.turns: deque[TurnState] = deque()
         self.unsolicited: TurnFolder | None = None
         self.unsolicited_count = 0
@@ -72,7 +90,8 @@ class SessionState:
         """True when no turn of the session is open here (submitted or unsolicited)."""
         return not self.turns and self.unsolicited is None
 
-    # --- routing (hot path) -----------------------------------------------------------------------------------
+    # --- routing (hot path)
+    # -----------------------------------------------------------------------------------
 
     def feed(self, event: Event) -> None:
         """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
@@ -103,8 +122,8 @@ class SessionState:
             self.router.deliver(listeners, ListenerItem("event", self.ref, event, turn_id, changes))
 
     def feed_seq(self, seq: int, event: Event) -> None:
-        """Route an event that carries a ``seq``: duplicates (around a resume) are dropped, and events are held
-        back while a catch-up is in flight."""
+        """Route an event that carries a ``seq``: duplicates (around a resume) are dropped, and events are
+        held back while a catch-up is in flight."""
         if self.buffer is not None:
             self.buffer.append((seq, event))
         elif seq > self.last_seq:
@@ -134,7 +153,8 @@ class SessionState:
         if self.shown is None or event.type == "message.complete":
             self.shown = count
 
-    # --- turns ------------------------------------------------------------------------------------------------
+    # --- turns
+    # ------------------------------------------------------------------------------------------------
 
     def note_compression(self, text: str, count: int | None) -> None:
         """Our own ``session.compress`` succeeded: the next turn opens with ``text`` as its marker."""
@@ -169,7 +189,9 @@ class SessionState:
         if isinstance(text, str) and text:
             folder.apply(Event("message.delta", {"text": text}, self.ref.live_id))
 
-    def end_turns(self, status: str, make_error: Callable[[], HermesError] | None, message: str | None) -> None:
+    def end_turns(
+        self, status: str, make_error: Callable[[], HermesError] | None, message: str | None
+    ) -> None:
         """End every open turn (a drop, ``close()``, a deleted session)."""
         self.suspended = False
         turns, self.turns = self.turns, deque()
@@ -181,7 +203,8 @@ class SessionState:
         """End every open turn with a :class:`HermesGatewayClosedError` saying ``text``."""
         self.end_turns("error", lambda: HermesGatewayClosedError(text), text)
 
-    # --- interactions -----------------------------------------------------------------------------------------
+    # --- interactions
+    # -----------------------------------------------------------------------------------------
 
     def find_interaction(self, request_id: str) -> tuple[Interaction, TurnState | None] | None:
         """The pending interaction with that id in an open turn, and that turn (None: the unsolicited one)."""
@@ -196,7 +219,8 @@ class SessionState:
         return None
 
     def oldest_approval(self) -> Interaction | None:
-        """The oldest pending approval of the open turns: the one ``approval.respond`` resolves (§3.1, §8.6)."""
+        """The oldest pending approval of the open turns: the one ``approval.respond`` resolves (§3.1,
+        §8.6)."""
         return next((i for t in self.turns for i in t.pending() if i.kind == "approval"), None)
 
     def answer(self, request_id: str, response: str) -> bool:
@@ -211,31 +235,41 @@ class SessionState:
             self.unsolicited.answer(request_id, response)
         return True
 
-    # --- catching up after a drop (newer Dashboards) -------------------------------------------------------------
+    # --- catching up after a drop (newer Dashboards)
+    # -------------------------------------------------------------
 
     def settle(
         self, same_stream: bool, epoch: str | None, since: object = None, failure: HermesError | None = None
     ) -> Mapping[str, Any] | None:
         """Fill the event gap, or end kept turns (no I/O: ``since`` is the server's answer, if asked).
 
-        Same epoch and live id: ``session.events.since`` replays what was emitted while we were away, so an open
-        turn continues; a new epoch (the Dashboard restarted: its turns died with it) or a truncated ring ends the
-        turns kept open with a clear message. Returns ``since`` when it filled the gap (its ``open_requests`` are
-        the current ones), else None (the resume reply's are).
+        Same epoch and live id: ``session.events.since`` replays what was emitted while we were away, so an
+        open turn continues; a new epoch (the Dashboard restarted: its turns died with it) or a truncated ring
+        ends the turns kept open with a clear message. Returns ``since`` when it filled the gap (its
+        ``open_requests`` are the current ones), else None (the resume reply's are).
         """
         source: Mapping[str, Any] | None = None
         ended: str | None = None
         if same_stream:
             if failure is not None:
-                ended = f"The Dashboard connection dropped and the missed events could not be fetched ({failure})."
+                ended = (
+                    "The Dashboard connection dropped and the missed events could not be fetched "
+                    f"({failure})."
+                )
             buffered, self.buffer = self.buffer or [], None
             if isinstance(since, Mapping) and since.get("truncated"):
-                ended = ("The Dashboard connection dropped for so long that part of this turn was lost; "
-                         "the session's history has the full reply.")
+                ended = (
+                    "The Dashboard connection dropped for so long that part of this turn was lost; "
+                    "the session's history has the full reply."
+                )
             if ended is None and isinstance(since, Mapping):
                 source = since
                 for params in since.get("events") or []:
-                    event = _from_frame({"method": "event", "params": params}) if isinstance(params, dict) else None
+                    event = (
+                        _from_frame({"method": "event", "params": params})
+                        if isinstance(params, dict)
+                        else None
+                    )
                     seq = params.get("seq") if isinstance(params, dict) else None
                     if event is not None and type(seq) is int:
                         self.feed_seq(seq, event)
@@ -244,8 +278,10 @@ class SessionState:
         else:
             self.buffer = None
             if self.suspended:
-                ended = ("The Dashboard restarted while this turn was running, so the turn stopped there; "
-                         "the session's history keeps what was said. Send the prompt again to continue.")
+                ended = (
+                    "The Dashboard restarted while this turn was running, so the turn stopped there; "
+                    "the session's history keeps what was said. Send the prompt again to continue."
+                )
             if self.epoch != epoch:
                 self.last_seq = 0
         if ended is not None:

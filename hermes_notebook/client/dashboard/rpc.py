@@ -36,7 +36,8 @@ def encode_result(request_id: str, result: Mapping[str, Any]) -> str:
 
 
 def encode_error(request_id: object, code: int, message: str) -> str:
-    """Refuse a server -> client request (e.g. -32601 for a method we do not handle) so nothing waits on us."""
+    """Refuse a server -> client request (e.g. -32601 for a method we do not handle) so nothing waits on
+    us."""
     return _dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
 
@@ -79,7 +80,8 @@ class PendingCalls:
         return list(pending.values())
 
     def reply(self, obj: Mapping[str, Any]) -> Reply:
-        """Match a reply frame to its request; one for an id nobody waits for is a :class:`HermesProtocolError`."""
+        """Match a reply frame to its request; one for an id nobody waits for is a
+        :class:`HermesProtocolError`."""
         request_id = obj.get("id")
         entry = self._pending.pop(request_id, None) if type(request_id) is int else None
         if entry is None:

@@ -2,9 +2,9 @@
 
 Newer Hermes (``desktop_contract`` >= 7) no longer sends ``approval.request``/``clarify.request``/... events:
 a blocking prompt arrives as a JSON-RPC *request* ``{"id": "srq-…", "method": "approval", "params": {...}}``
-and is answered with a result frame ``{"id": "srq-…", "result": {...}}``. The server only sends them to a client
-that advertised ``client.capabilities {"server_requests": true}`` on this socket; otherwise it withdraws every
-prompt at once.
+and is answered with a result frame ``{"id": "srq-…", "result": {...}}``. The server only sends them to a
+client that advertised ``client.capabilities {"server_requests": true}`` on this socket; otherwise it
+withdraws every prompt at once.
 
 So the rest of the package keeps one shape, each request becomes the 0.19.0-style prompt event the turn model
 already folds (with the ``srq-`` id as the interaction's ``request_id``), and the view's answer string becomes
@@ -102,7 +102,8 @@ def prompt_event(request: ServerRequest) -> Event | None:
         command = p.get("command")
         payload = {
             "request_id": request.id,
-            "question": "Password for sudo" + (f": {command}" if isinstance(command, str) and command else ""),
+            "question": "Password for sudo"
+            + (f": {command}" if isinstance(command, str) and command else ""),
         }
     elif method == "secret":
         payload = {"request_id": request.id, "prompt": p.get("prompt"), "env_var": p.get("env_var")}
@@ -135,7 +136,9 @@ def answer_result(request: ServerRequest, response: str) -> dict[str, Any]:
             if isinstance(parsed, Mapping):
                 unknown = sorted(set(parsed) - set(qids))
                 if unknown:
-                    raise HermesUsageError(f"clarify answer names unknown question ids {unknown}; expected {qids}")
+                    raise HermesUsageError(
+                        f"clarify answer names unknown question ids {unknown}; expected {qids}"
+                    )
                 given = parsed
         if given is None:
             given = {qids[0]: response}

@@ -34,11 +34,13 @@ MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+=-]{0,199}")
 
 
 def check_model_name(name: object) -> str:
-    """``name`` if it is one model name, else :class:`HermesUsageError` saying why (before anything is sent)."""
+    """``name`` if it is one model name, else :class:`HermesUsageError` saying why (before anything is
+    sent)."""
     if not isinstance(name, str) or not MODEL_NAME.fullmatch(name):
         shown = repr(name[:60]) if isinstance(name, str) else type(name).__name__
         raise HermesUsageError(
-            f"model must be one model name (letters, digits and ._:/@+=-, not starting with '-'); got {shown}",
+            "model must be one model name (letters, digits and ._:/@+=-, not starting with '-'); got "
+            f"{shown}",
             param="model",
         )
     return name
@@ -59,7 +61,9 @@ async def model_options(conn: DashboardConnection, ref: SessionRef | None = None
     return _mapping(result, "model.options")
 
 
-async def set_model(conn: DashboardConnection, ref: SessionRef, name: str, *, confirm: bool = False) -> dict[str, Any]:
+async def set_model(
+    conn: DashboardConnection, ref: SessionRef, name: str, *, confirm: bool = False
+) -> dict[str, Any]:
     """Switch the session's model (``config.set`` ``key=model``, session scope); the session keeps it.
 
     Returns ``{key, value, warning, scope, deferred, ...}``: ``warning`` says e.g. that the provider does not
@@ -69,10 +73,14 @@ async def set_model(conn: DashboardConnection, ref: SessionRef, name: str, *, co
     """
     check_model_name(name)
     params = {"key": "model", "value": name, "confirm_expensive_model": bool(confirm)}
-    result = _mapping(await call_offered(conn, "config.set", params, what="switching models", ref=ref), "config.set")
+    result = _mapping(
+        await call_offered(conn, "config.set", params, what="switching models", ref=ref), "config.set"
+    )
     result.pop("info", None)
     if result.get("confirm_required"):
-        message = str(result.get("confirm_message") or result.get("warning") or "Hermes asks for confirmation")
+        message = str(
+            result.get("confirm_message") or result.get("warning") or "Hermes asks for confirmation"
+        )
         raise HermesUsageError(f"{message.strip()} (pass confirm=True to switch anyway)", param="model")
     return result
 

@@ -1,7 +1,8 @@
-"""One submitted turn as the caller sees it: a change-record stream, an awaitable message, a status and a stop.
+"""One submitted turn as the caller sees it: a change-record stream, an awaitable message, a status and a
+stop.
 
-The handle only waits and reads: the core folds the turn's events into its :class:`~.turn_state.TurnState` from the
-read loop, and one shared future (made here, resolved there) wakes whoever iterates.
+The handle only waits and reads: the core folds the turn's events into its :class:`~.turn_state.TurnState`
+from the read loop, and one shared future (made here, resolved there) wakes whoever iterates.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ class Turn:
       :class:`~hermes_notebook.errors.HermesRunError` if the turn ended ``error`` and
       :class:`~hermes_notebook.errors.HermesGatewayClosedError` if the connection dropped first.
     - ``status``: ``submitting`` until the server answers, then ``queued`` (the session was busy; it runs as
-      its own turn later, docs/protocol/dashboard.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the text
-      joined the running turn), and finally the message status (``complete``, ``interrupted``, ``error``,
+      its own turn later, docs/protocol/dashboard.md §3.1 ``prompt.submit``), ``streaming``, ``steered`` (the
+      text joined the running turn), and finally the message status (``complete``, ``interrupted``, ``error``,
       ``cancelled``).
     """
 
@@ -95,9 +96,10 @@ class Turn:
         self._state.add_marker(text)
 
     async def ask(self, part_id: str, interaction: Interaction, timeout: float) -> str | None:
-        """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's Run/Deny)
-        and return the answer given through :meth:`DashboardConnection.respond`; None when the tool is not running,
-        the turn ended, or nobody answered within ``timeout`` seconds (then the interaction shows ``expired``)."""
+        """Ask the user on running tool part ``part_id`` (an interaction of our own, e.g. a kernel tool's
+        Run/Deny) and return the answer given through :meth:`DashboardConnection.respond`; None when the tool
+        is not running, the turn ended, or nobody answered within ``timeout`` seconds (then the interaction
+        shows ``expired``)."""
         state, request_id = self._state, interaction.request_id
         if not state.ask(part_id, interaction):
             return None
@@ -113,23 +115,23 @@ class Turn:
 
     @property
     def stopping(self) -> bool:
-        """True once the user stopped this turn (``session.interrupt`` went out), before Hermes has ended it: a kernel
-        tool waiting on it (an approved run) lets go at once."""
+        """True once the user stopped this turn (``session.interrupt`` went out), before Hermes has ended it:
+        a kernel tool waiting on it (an approved run) lets go at once."""
         return self._state.stop_sent
 
     def settle(self, request_id: str, response: str) -> bool:
-        """Answer a question of our own from the kernel's side (a run card settled with how the run ended), as a
-        click would; False when it is not waiting (answered already, or the turn ended)."""
+        """Answer a question of our own from the kernel's side (a run card settled with how the run ended), as
+        a click would; False when it is not waiting (answered already, or the turn ended)."""
         return self._state.answer_asked(request_id, response)
 
     def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
-        """Record, on tool part ``part_id``, the images a kernel tool's result sent to the model (views show them);
-        False when the turn has ended or has no such tool part."""
+        """Record, on tool part ``part_id``, the images a kernel tool's result sent to the model (views show
+        them); False when the turn has ended or has no such tool part."""
         return self._state.link_sent_images(part_id, images)
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
-        """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link to
-        the cell); False when the turn has ended or has no such tool part."""
+        """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link
+        to the cell); False when the turn has ended or has no such tool part."""
         return self._state.link_cell_change(part_id, change)
 
     def __aiter__(self) -> AsyncIterator[ChangeRecord]:

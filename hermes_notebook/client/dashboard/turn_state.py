@@ -1,9 +1,9 @@
 """The producer side of one submitted turn: what the core drives as its session's events arrive (no I/O).
 
-The caller holds a :class:`~.turn.Turn` handle on it (awaiting, iterating, stopping); the core routes events here
-through :meth:`TurnState.apply` and ends the turn through :meth:`TurnState.end`. Everything on the per-delta path is
-O(1): records go to a list, and one shared waiter (an asyncio future the handle made, seen here only as
-:class:`Waiter`) wakes whoever iterates.
+The caller holds a :class:`~.turn.Turn` handle on it (awaiting, iterating, stopping); the core routes events
+here through :meth:`TurnState.apply` and ends the turn through :meth:`TurnState.end`. Everything on the
+per-delta path is O(1): records go to a list, and one shared waiter (an asyncio future the handle made, seen
+here only as :class:`Waiter`) wakes whoever iterates.
 """
 
 from __future__ import annotations
@@ -35,12 +35,24 @@ class TurnState:
     """One turn's folder, status and records, and whether (and how) it ended.
 
     ``phase`` is ``submitting`` until the server answers, then ``queued``, ``streaming`` or ``steered``
-    (docs/protocol/dashboard.md §3.1 ``prompt.submit``); :attr:`status` is the final message status once ``done``.
-    ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went out for it.
+    (docs/protocol/dashboard.md §3.1 ``prompt.submit``); :attr:`status` is the final message status once
+    ``done``. ``started`` means its first turn event arrived; ``stop_sent`` that ``session.interrupt`` went
+    out for it.
     """
 
     __slots__ = (
-        "_asked", "_folder", "_followers", "_waiter", "done", "error", "id", "phase", "records", "ref", "started", "stop_sent",
+        "_asked",
+        "_folder",
+        "_followers",
+        "_waiter",
+        "done",
+        "error",
+        "id",
+        "phase",
+        "records",
+        "ref",
+        "started",
+        "stop_sent",
         "text",
     )
 
@@ -56,11 +68,16 @@ class TurnState:
         self.error: HermesError | None = None
         self._waiter: Waiter | None = None
         self._followers: list[TurnState] = []
-        self._asked: dict[str, str | None] = {}  # our own questions (a kernel tool's Run/Deny) -> their answer
-        self.records: list[ChangeRecord] = [{"op": "message", "message": user_message(turn_id, text).to_dict()}]
+        self._asked: dict[
+            str, str | None
+        ] = {}  # our own questions (a kernel tool's Run/Deny) -> their answer
+        self.records: list[ChangeRecord] = [
+            {"op": "message", "message": user_message(turn_id, text).to_dict()}
+        ]
         self.records.extend(folder.begin("streaming"))
 
-    # --- what the handle reads --------------------------------------------------------------------------------
+    # --- what the handle reads
+    # --------------------------------------------------------------------------------
 
     @property
     def message(self) -> Message:
@@ -90,17 +107,21 @@ class TurnState:
         return cast(W, waiter)
 
     def result(self) -> Message:
-        """The final message of a turn that is ``done``; raises what ended it (a drop, or an ``error`` status)."""
+        """The final message of a turn that is ``done``; raises what ended it (a drop, or an ``error``
+        status)."""
         if self.error is not None:
             raise self.error
         message = self._folder.message
         if message.status == "error":
             raise HermesRunError(
-                f"the turn ended with an error: {message.error or 'no details'}", status="error", run_id=self.id
+                f"the turn ended with an error: {message.error or 'no details'}",
+                status="error",
+                run_id=self.id,
             )
         return message
 
-    # --- what the core drives ---------------------------------------------------------------------------------
+    # --- what the core drives
+    # ---------------------------------------------------------------------------------
 
     def push(self, changes: list[ChangeRecord]) -> None:
         """Add records made outside :meth:`apply` (a marker, an answer) and wake the consumer."""
@@ -148,7 +169,8 @@ class TurnState:
         return changes
 
     def ask(self, part_id: str, interaction: Interaction) -> bool:
-        """Show a question of our own on running tool part ``part_id``; False when that tool is not running."""
+        """Show a question of our own on running tool part ``part_id``; False when that tool is not
+        running."""
         changes = self._folder.ask(part_id, interaction)
         if not changes:
             return False
@@ -157,19 +179,22 @@ class TurnState:
         return True
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
-        """Name, on tool part ``part_id``, the notebook change its call proposed; False once the turn ended."""
+        """Name, on tool part ``part_id``, the notebook change its call proposed; False once the turn
+        ended."""
         changes = [] if self.done else link_cell_change(self._folder, part_id, change)
         self.push(changes)
         return bool(changes)
 
     def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
-        """Record, on tool part ``part_id``, the images its result sent to the model; False once the turn ended."""
+        """Record, on tool part ``part_id``, the images its result sent to the model; False once the turn
+        ended."""
         changes = [] if self.done else link_sent_images(self._folder, part_id, images)
         self.push(changes)
         return bool(changes)
 
     def answer_asked(self, request_id: str, response: str) -> bool:
-        """Record the answer to a question :meth:`ask` showed; False if it is not waiting (or the turn ended)."""
+        """Record the answer to a question :meth:`ask` showed; False if it is not waiting (or the turn
+        ended)."""
         if self.done or request_id not in self._asked or self._asked[request_id] is not None:
             return False
         self._asked[request_id] = response
@@ -228,4 +253,3 @@ class TurnState:
 
     def __repr__(self) -> str:
         return f"<TurnState {self.id} session={self.ref.stored_id} status={self.status}>"
-

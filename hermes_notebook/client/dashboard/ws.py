@@ -1,10 +1,10 @@
 """Opening the Dashboard WebSocket: options from the protocol, errors as HermesErrors, the token kept secret.
 
-The token can only travel in the URL query (``?token=``, docs/protocol/dashboard.md §1.4). That URL must never reach
-a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI`` quotes the
-URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and no library error is chained to ours
-(``from None``: neither ``__cause__`` nor ``__context__`` shows in a traceback a notebook saves).
-It also logs every frame at DEBUG with the start and end of its payload, and ``sudo.respond`` /
+The token can only travel in the URL query (``?token=``, docs/protocol/dashboard.md §1.4). That URL must never
+reach a message, a traceback or a log line: websockets logs the request line at DEBUG, and ``InvalidURI``
+quotes the URL, so its logger is wrapped with :func:`~hermes_notebook.errors.redact` and no library error is
+chained to ours (``from None``: neither ``__cause__`` nor ``__context__`` shows in a traceback a notebook
+saves). It also logs every frame at DEBUG with the start and end of its payload, and ``sudo.respond`` /
 ``secret.respond`` frames end with the password or secret value: frames are logged by opcode and size only.
 """
 
@@ -43,7 +43,9 @@ class _RedactingLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
         if len(args) == 1 and isinstance(args[0], Frame):
             # "> %s" / "< %s" with a frame: its payload may be a password (sudo.respond) or a secret value.
             frame = args[0]
-            self.logger.log(level, "%s %s [%d bytes]", str(msg)[:1], frame.opcode.name, len(frame.data), **kwargs)
+            self.logger.log(
+                level, "%s %s [%d bytes]", str(msg)[:1], frame.opcode.name, len(frame.data), **kwargs
+            )
             return
         try:
             text = str(msg) % args if args else str(msg)
@@ -58,8 +60,9 @@ _WS_LOGGER = _RedactingLogger(logging.getLogger("hermes_notebook.client.dashboar
 def resolve_settings(
     source: str | Settings | Callable[[], Settings] | None, token: Secret | None
 ) -> Settings:
-    """The settings for the next connection attempt: a URL (``ws://.../api/ws`` accepted), Settings, a callable
-    returning Settings, or None for ``Settings.resolve()``; an explicit ``token`` wins over the settings' own."""
+    """The settings for the next connection attempt: a URL (``ws://.../api/ws`` accepted), Settings, a
+    callable returning Settings, or None for ``Settings.resolve()``; an explicit ``token`` wins over the
+    settings' own."""
     if callable(source) and not isinstance(source, (str, Settings)):
         settings = source()
     elif isinstance(source, Settings):
@@ -88,9 +91,11 @@ async def dial(settings: Settings) -> ClientConnection:
     try:
         return await ws_connect(
             f"{url}?token={quote(token.reveal(), safe='')}",
-            # §2 "Max frame size": session.resume returns the whole transcript; the 1 MiB default is too small.
+            # §2 "Max frame size": session.resume returns the whole transcript; the 1 MiB default is too
+            # small.
             max_size=None,
-            # §2 "Keepalive": the server may stall for minutes under GIL pressure; pings would kill the socket.
+            # §2 "Keepalive": the server may stall for minutes under GIL pressure; pings would kill the
+            # socket.
             ping_interval=None,
             # Loopback: compression only costs CPU on the per-delta path.
             compression=None,
@@ -132,4 +137,3 @@ def close_detail(cause: BaseException | None) -> str:
     if cause is not None:
         return f" ({type(cause).__name__})"
     return ""
-
