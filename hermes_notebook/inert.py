@@ -37,6 +37,7 @@ __all__ = [
     "escape_html",
     "escape_markdown",
     "html_block",
+    "html_line",
     "html_table",
     "is_safe_image_url",
     "is_safe_url",
@@ -185,6 +186,14 @@ def escape_markdown(value: object) -> str:
     """
     text = " ".join(("" if value is None else str(value)).splitlines())
     return _MD_PUNCT.sub(lambda m: f"&#{ord(m.group())};", reveal(text))
+
+
+def html_line(value: object) -> str:
+    """One line of literal text inside a raw-HTML line of a markdown document (an export's ``<summary>``):
+    HTML-escaped, with ``$`` and ``\\`` as character references so no renderer reads math, and nothing else
+    touched, so it reads as written in the file. Newlines become spaces (a blank line would end the HTML)."""
+    text = " ".join(("" if value is None else str(value)).splitlines())
+    return html.escape(reveal(text), quote=False).replace("$", "&#36;").replace("\\", "&#92;")
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from hermes_notebook._demo.follow_up import is_title_request
+
 T = TypeVar("T")
 
 #: Seconds between polls: short enough that a wait ends within a few ms of the condition.
@@ -215,8 +217,4 @@ def agent_requests(model: Any) -> list[dict[str, Any]]:
     looking for the latest request that names its prompt reads this instead of ``model.requests``.
     """
 
-    def is_title(body: dict[str, Any]) -> bool:
-        system = next((m for m in body.get("messages") or [] if m.get("role") == "system"), {})
-        return not body.get("tools") and "descriptive title" in str(system.get("content"))
-
-    return [body for body in list(model.requests) if not is_title(body)]
+    return [body for body in list(model.requests) if not is_title_request(body)]

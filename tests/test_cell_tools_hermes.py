@@ -124,7 +124,7 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
     reply = handle.wait(timeout=120)
     [run] = [r for r in page.requests if r["op"] == "run"]
     assert run["cell"] == "b" and run["source"] == "print(x)"
-    assert "Ran cell 1 (In[1]).\\n\\nstdout:\\n3.14" in reply.text, reply.text  # JSON-quoted by Hermes
+    assert "Ran cell 1 (In[1]).\n\nstdout:\n3.14" in reply.text, reply.text  # the result's text, unquoted
 
 
 def test_under_a_hermes_cell_run_cell_runs_in_that_wait_and_the_page_shows_its_outputs(
