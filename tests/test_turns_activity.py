@@ -220,6 +220,14 @@ def test_a_diff_names_files_as_the_tool_was_given_them_and_labels_read_plainly()
                     "args": {"name": "sales"},
                 },
             ),
+            Event(
+                "tool.complete",
+                {
+                    "tool_id": "k1",
+                    "name": "mcp__notebook_2f7ef78f__describe",
+                    "result": {"result": "sales (DataFrame): 4 rows x 3 columns"},
+                },
+            ),
         ]
     )
     parts = folder.message.to_dict()["parts"]
@@ -232,6 +240,9 @@ def test_a_diff_names_files_as_the_tool_was_given_them_and_labels_read_plainly()
         {"name": "notebook: describe", "detail": "sales"},
     ]
     assert parts[2]["preview"] == "display.preview.shell_plus_one"  # Hermes' own preview is kept as data
+    # Hermes handed the kernel tool's output to the model wrapped as untrusted data: the part says so
+    assert parts[4]["risk"] == {"level": "untrusted", "findings": [], "redacted": False}
+    assert "risk" not in parts[0]
     assert _replayed(folder, changes) == folder.message.to_dict()
 
 

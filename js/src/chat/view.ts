@@ -18,7 +18,7 @@
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
 //   .hn-notice                                the `notice` traitlet
 //   .hn-loading                               shown while `loading` (history / session switch)
-//   .hn-messages[.hn-filled]                  the scrolling transcript (hn-filled: at its full height, see scroll.ts)
+//   .hn-messages                              the transcript (it grows: the notebook scrolls, see scroll.ts)
 //   .hn-message[data-message-id][data-role][data-status]
 //   .hn-part[data-part-id][data-kind]         kind: reasoning|text|tool|marker (.hn-marker[role=separator])
 //   .hn-reasoning (a <details>)               reasoning, collapsed by default
@@ -137,7 +137,14 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const sessionHeader = createSessionHeader();
   const kernelModes = createKernelModes(send);
   const profilePicker = createProfilePicker(send);
-  const header = h("div", { class: "hn-header" }, title, sessionHeader.el, kernelModes.el, h("span", { class: "hn-spacer" }), profilePicker.el, picker, newSession, refresh, exporter);
+  // Three groups that wrap as wholes (chat.css): what the session is, the kernel's modes, the controls.
+  const header = h(
+    "div",
+    { class: "hn-header" },
+    h("div", { class: "hn-header-session" }, title, sessionHeader.el),
+    kernelModes.el,
+    h("div", { class: "hn-header-controls", role: "group", "aria-label": "Session controls" }, profilePicker.el, picker, newSession, refresh, exporter),
+  );
   const banner = h("div", { class: "hn-banner", role: "status", "aria-live": "polite" });
   const notice = h("div", { class: "hn-notice", role: "status", "aria-live": "polite" });
   const loading = h("div", { class: "hn-loading", role: "status", hidden: true }, "Loading history…");
@@ -148,8 +155,6 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   list.append(earlier);
   const announcer = h("div", { class: "hn-sr-only", role: "status", "aria-live": "polite" });
   const composer = createComposer(send);
-  // The transcript sits in a plain block, not straight in the flex column: a flex item can't be the browser's layout
-  // root, so its batches would lay out the notebook around it too (see .hn-filled in scroll.ts).
   const listHost = h("div", { class: "hn-messages-host" }, list);
   const commandOutput = createCommandOutput();
   const root = h("div", { class: "hn-chat" }, header, banner, notice, loading, listHost, announcer, commandOutput.el, delivery.el, composer.el);
@@ -164,7 +169,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   host.append(root);
   const bench = benchHooks();
   const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
-  const follower = followScroll(list, { synchronous: bench?.naive === true });
+  const follower = followScroll(list, { synchronous: bench?.naive === true, composer: composer.el });
   const notifyPending = createPendingNotifier(root); // a toast when an approval waits off-screen (../notify.ts)
   const twin = hideStaticTwin(root, ".hn-transcript");
 
@@ -308,11 +313,11 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     invalidate();
   };
   earlier.addEventListener("click", showEarlier);
-  // Reaching the top renders the next older slice; the browser's scroll anchoring keeps the reader's place.
+  // Scrolling up to the top of the chat renders the next older slice; the browser's scroll anchoring keeps the
+  // reader's place. The notebook scrolls, not the chat (scroll.ts), so this watches the page's viewport.
   const topObserver =
     typeof IntersectionObserver === "function"
       ? new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), {
-          root: list,
           rootMargin: "600px 0px 0px 0px",
         })
       : null;
