@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HermesUsageError
-from .inert import escape_markdown, html_line, markdown_fence
+from .inert import escape_markdown, html_line, markdown_code, markdown_fence
 from .render import model_markdown, transcript_html
 from .render_media import images_markdown, risk_markdown
 from .scrub import scrub, scrub_document
@@ -152,8 +152,8 @@ def _tool_markdown(part: Mapping[str, Any]) -> str:
     # The raw-HTML <summary> line: HTML-escaped, one line, no math; it reads as written in the file.
     summary = html_line(f"Tool {label['name']}({args}) — {part.get('status') or 'unknown'}{timing}")
     body = []
-    if part.get("interaction"):
-        body.append(escape_markdown(_interaction(part["interaction"])))
+    if part.get("interaction"):  # inline code: inert, and it reads as written in the file
+        body.append(markdown_code(_interaction(part["interaction"])))
     result = _result(part.get("result"))
     if result:
         body.append(markdown_fence(result))

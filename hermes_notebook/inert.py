@@ -189,11 +189,14 @@ def escape_markdown(value: object) -> str:
 
 
 def html_line(value: object) -> str:
-    """One line of literal text inside a raw-HTML line of a markdown document (an export's ``<summary>``):
-    HTML-escaped, with ``$`` and ``\\`` as character references so no renderer reads math, and nothing else
-    touched, so it reads as written in the file. Newlines become spaces (a blank line would end the HTML)."""
+    """One line of literal text inside a raw-HTML line of a markdown document (an export's ``<summary>``),
+    escaped no more than it must be, so it reads as written in the file: ``&`` and ``<`` (all HTML needs in
+    text), then ``$`` and a backslash that would open math (``\\(``, ``\\[``, ``\\begin{``, ``\\ref{``:
+    JupyterLab reads math before markdown) as character references. Newlines become spaces (a blank line
+    would end the HTML)."""
     text = " ".join(("" if value is None else str(value)).splitlines())
-    return html.escape(reveal(text), quote=False).replace("$", "&#36;").replace("\\", "&#92;")
+    text = reveal(text).replace("&", "&amp;").replace("<", "&lt;").replace("$", "&#36;")
+    return re.sub(r"\\(?=[(\[]|(?:begin|ref|eqref)\s*\{)", "&#92;", text)
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -14,7 +14,6 @@ import pytest
 from hermes_notebook import connect
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
-from hermes_notebook.inert import escape_markdown
 from hermes_notebook.notebook import Reply
 
 
@@ -53,7 +52,7 @@ def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
     assert text.startswith("# My run\n\n### You\n\n```\nfirst <b>question</b>\n```")
     # The summary reads as written in the file: the command, no character references.
     assert "<details><summary>Tool terminal(rm -rf ./x) — complete, 0.25 s</summary>" in text
-    assert escape_markdown("approval: rm -rf ./x [answered → once]") in text
+    assert "` approval: rm -rf ./x [answered → once] `" in text
     assert "````\nDone. <script>alert(1)</script> `<kept>`\n```\n<also kept>\n```\n````" in text
     assert "<sub>tokens: in 10, out 5, total 15</sub>" in text
     assert text.index("### You") < text.index("### Hermes")
@@ -218,7 +217,7 @@ def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes_factory: An
         ]
         assert order == sorted(order), path.name
     markdown = paths[0].read_text()
-    assert escape_markdown("approval: rm -rf ./hermes-danger-demo [answered → deny]") in markdown
+    assert "` approval: rm -rf ./hermes-danger-demo [answered → deny] `" in markdown
     assert "<summary>Tool terminal(" in markdown and "tokens: in" in markdown
     notebook = nbformat.read(paths[2], as_version=4)
     nbformat.validate(notebook)
