@@ -242,7 +242,7 @@ class Demo:
             )
             label = f"YOUR model from {USER_CONFIG} (your ~/.hermes is only read)"
         else:
-            self.hermes = LocalHermes(home=self._home)
+            self.hermes = LocalHermes(home=self._home, estimate_usage=True)  # the context gauge moves
             label = (
                 "SCRIPTED OFFLINE STAND-IN (not an LLM: it answers by keyword; "
                 "see hermes_notebook/_demo/scripted_model.py)"

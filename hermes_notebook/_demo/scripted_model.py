@@ -100,6 +100,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -296,11 +297,15 @@ class ScriptedModel:
         delay: float = 0.02,
         slow_delay: float = 0.25,
         verbose: bool = False,
+        estimate_usage: bool = False,
     ) -> None:
         self.host = host
         self.delay = delay
         self.slow_delay = slow_delay
         self.verbose = verbose
+        #: Report the prompt's size as a model would (about four characters a token of the request) instead
+        #: of :data:`USAGE`, so a demo's context gauge moves as the conversation grows (tests keep USAGE).
+        self.estimate_usage = estimate_usage
         #: Every chat-completions request body received, in arrival order.
         self.requests: list[dict[str, Any]] = []
         self._requested_port = port
@@ -376,7 +381,17 @@ class ScriptedModel:
             self.requests.append(body)
             if self._queue and body.get("tools"):
                 return self._queue.popleft()
-        return plan_reply(body, slow_delay=self.slow_delay)
+        reply = plan_reply(body, slow_delay=self.slow_delay)
+        if self.estimate_usage and reply.usage is None:
+            prompt = len(json.dumps([body.get("messages"), body.get("tools")], default=str)) // 4
+            completion = max(1, len("".join(reply.text_deltas() + reply.reasoning_deltas())) // 4)
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+            reply = replace(reply, usage=usage)
+        return reply
 
     def __enter__(self) -> ScriptedModel:
         self.start()
