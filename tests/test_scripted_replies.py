@@ -3,9 +3,10 @@ tool results without Hermes' envelopes, one-line summaries, and a real chart for
 
 from __future__ import annotations
 
-import base64
 import json
+import re
 import struct
+from pathlib import Path
 
 from hermes_notebook._demo.follow_up import follow_up, is_title_request, title_reply
 from hermes_notebook._demo.script import DOT_PNG, IMAGE_PNG, plan_reply
@@ -70,10 +71,13 @@ def _size(png: bytes) -> tuple[int, int]:
 
 
 def test_image_writes_a_chart_and_dot_a_single_pixel() -> None:
-    """IMAGE's command writes the bar chart (a picture a person sees as one), IMAGE <name> dot a 1x1 PNG."""
+    """IMAGE's command copies the bar chart (a picture a person sees as one) into Hermes' images folder,
+    IMAGE <name> dot a 1x1 PNG; the command is short enough to read as the tool's label."""
     assert _size(IMAGE_PNG) == (240, 140) and _size(DOT_PNG) == (1, 1)
     tools = [{"type": "function", "function": {"name": "terminal"}}]
     for prompt, picture in (("IMAGE sales", IMAGE_PNG), ("IMAGE speck dot", DOT_PNG)):
         [call] = plan_reply({"messages": [{"role": "user", "content": prompt}], "tools": tools}).tool_calls
-        command = str(call.arguments["command"])
-        assert base64.b64encode(picture).decode() in command and f"/{prompt.split()[1]}.png" in command
+        copied = re.search(r"\bcp (\S+) \.\./images/(\S+)\.png", str(call.arguments["command"]))
+        assert (
+            copied is not None and Path(copied[1]).read_bytes() == picture and copied[2] == prompt.split()[1]
+        )

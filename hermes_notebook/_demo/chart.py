@@ -7,11 +7,15 @@ imaging library (the demo must run with nothing but the package).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import struct
+import tempfile
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
-__all__ = ["DOT_PNG", "IMAGE_PNG", "bar_chart_png", "png"]
+__all__ = ["DOT_PNG", "IMAGE_PNG", "bar_chart_png", "picture_file", "png"]
 
 _WHITE = b"\xff\xff\xff\xff"
 _AXIS = b"\x44\x44\x44\xff"
@@ -69,3 +73,18 @@ def bar_chart_png(values: Sequence[float], width: int = 240, height: int = 140) 
 IMAGE_PNG = bar_chart_png([3.5, 19.0, 7.25, 2.1])
 #: What ``IMAGE <name> dot`` writes: one blue pixel (a real PNG every viewer decodes).
 DOT_PNG = png(1, 1, [b"\x1f\x77\xb4\xff"])
+
+
+def picture_file(data: bytes) -> Path:
+    """A file holding ``data`` (a picture above) for the agent's command to copy: the scripted model always
+    runs on the machine Hermes runs on (loopback only), and ``cp <file>`` reads better in a tool's label than
+    the picture's base64. Named by its content, written once (atomically), never changed."""
+    folder = Path(tempfile.gettempdir()) / "hermes-notebook-scripted-model"
+    path = folder / f"picture-{hashlib.sha256(data).hexdigest()[:12]}.png"
+    if not path.is_file() or path.read_bytes() != data:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(dir=folder, suffix=".part")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
+    return path

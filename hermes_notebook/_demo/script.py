@@ -4,14 +4,13 @@ a pure function of the request body (:func:`plan_reply`), with no server around 
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .chart import DOT_PNG, IMAGE_PNG
+from .chart import DOT_PNG, IMAGE_PNG, picture_file
 from .follow_up import follow_up, is_title_request, result_text, title_reply
 from .reply import USAGE, Reply, ToolCall, content_text
 
@@ -344,11 +343,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "IMAGE":
         words = rest.split()
         name = words[0] if words and _SAFE_DIR.match(words[0]) else "hn-image"
-        picture = base64.b64encode(DOT_PNG if words[1:2] == ["dot"] else IMAGE_PNG).decode()
-        command = (
-            f"mkdir -p ../images && printf '%s' '{picture}' | base64 -d > ../images/{name}.png && "
-            f"realpath ../images/{name}.png"
-        )
+        picture = picture_file(DOT_PNG if words[1:2] == ["dot"] else IMAGE_PNG)
+        command = f"mkdir -p ../images && cp {picture} ../images/{name}.png && realpath ../images/{name}.png"
         return _tool_or_refusal(offered, ToolCall("terminal", {"command": command}))
     if keyword == "EDIT" and len(rest.split()) == 3:
         path, old, new = rest.split()

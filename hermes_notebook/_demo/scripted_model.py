@@ -63,7 +63,7 @@ prompt                    reply
                           slow deltas (~6 s), so the background child reports while the turn is open
 ``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
                           sends an inline diff with its completion); then ``Edited <p> (1 file changed).``
-``IMAGE [name] [dot]``    a ``terminal`` call that writes a PNG to ``<home>/images/<name>.png`` (default
+``IMAGE [name] [dot]``    a ``terminal`` call that copies a PNG to ``<home>/images/<name>.png`` (default
                           ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its path: a
                           small bar chart (:data:`IMAGE_PNG`), or with ``dot`` a 1x1 PNG (:data:`DOT_PNG`);
                           then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file it
