@@ -43,20 +43,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 # ---- kernel-side code (the notebook's cells) -------------------------------------------------------------
 

@@ -15,7 +15,6 @@ Then it presses Ctrl+C for the demo, as a person would, and waits until it has s
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import subprocess
@@ -26,20 +25,10 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, sync_playwright
 
+from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
-CHROMIUM = os.environ.get("BROWSER_TEST_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 TURN_MS = 120_000
 CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 IDLE = (
@@ -220,7 +209,7 @@ def main() -> int:
     demo, base, token = start_demo()
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.set_default_timeout(30_000)
             cell_edit(page, base, token)
