@@ -144,5 +144,8 @@ def media_css() -> str:
         "8px;margin:4px 0;"
         "color:var(--jp-ui-font-color1,inherit);font-size:smaller}"
         ".hn-static .hn-risk ul{margin:2px 0 0 1.2em;padding:0}"
+        # a note, not a warning: Hermes handed the output over marked as untrusted data
+        ".hn-static .hn-risk[data-level=low],.hn-static .hn-risk[data-level=untrusted]"
+        "{border-left-color:var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,inherit)}"
         ".hn-static .hn-image{max-width:100%;max-height:40em;display:block;margin:4px 0}"
     )

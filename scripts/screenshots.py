@@ -74,7 +74,7 @@ def stop_demo(demo: subprocess.Popen[str]) -> None:
 
 
 def open_notebook(page: Page, base: str, token: str, name: str) -> None:
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.goto(f"{base}/lab/tree/{name}?reset&token={token}")  # reset: only this notebook open
     page.wait_for_selector(f"{CURRENT} .jp-Cell", timeout=60_000)
     page.wait_for_function(
         "() => document.querySelector('.jp-Notebook-ExecutionIndicator[data-status=\"idle\"]') !== null",

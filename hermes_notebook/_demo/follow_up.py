@@ -96,7 +96,9 @@ def _command(keyword: str, raw: str, data: Any) -> Reply:
             text=f"Dangerous command ran (exit code {code})." + (f"\n{_fenced(output)}" if output else "")
         )
     head = "Command output:" if code in (0, None) else f"Command output (exit code {code}):"
-    return Reply(text=f"{head}\n{_fenced(output)}")
+    return Reply(
+        text=f"{head}\n{_fenced(output)}" if output else f"{head} none (the command printed nothing)."
+    )
 
 
 def _blocked(raw: str, data: Any) -> str | None:
