@@ -92,7 +92,7 @@ def _check_header(nb: Any, width: int, theme: str) -> None:
     assert outside == [], (where, outside)
     assert layout["broken"] == [], (where, layout["broken"])  # no word wraps in two
     assert layout["tall"] == [], (where, layout["tall"])  # no button label on two lines
-    nb.page.locator(".hn-chat").scroll_into_view_if_needed()
+    nb.page.locator(".hn-chat .hn-header").scroll_into_view_if_needed()
     nb.screenshot(f"newcomer-header-{width}-{theme}")
 
 
