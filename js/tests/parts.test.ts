@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import { createMessageView, formatUsage } from "../src/chat/message";
 import { summarizeUsage } from "../src/chat/usage";
-import { createPartView, formatDuration, RESULT_PREVIEW_CHARS, type PartContext } from "../src/chat/parts";
+import { createPartView, formatDuration, RESULT_PREVIEW_CHARS } from "../src/chat/parts";
+import type { PartContext } from "../src/chat/part_view";
 import type { ViewMsg } from "../src/types";
 import { part, textPart, toolPart } from "./fixtures";
 

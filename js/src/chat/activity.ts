@@ -7,7 +7,7 @@
 
 import { h, setAttr, setText } from "../dom";
 import type { Part, TodoItem, ViewMsg } from "../types";
-import type { PartView } from "./parts";
+import type { PartView } from "./part_view";
 
 const TODO_LABELS: Record<string, string> = {
   completed: "done",

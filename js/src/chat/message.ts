@@ -2,7 +2,8 @@
 
 import { h, setAttr, setText } from "../dom";
 import type { Message, Part, Usage } from "../types";
-import { createPartView, type PartContext, type PartView } from "./parts";
+import { createPartView } from "./parts";
+import type { PartContext, PartView } from "./part_view";
 import { reconcile } from "./reconcile";
 import { formatUsage, summarizeUsage } from "./usage";
 import type { InteractionContext } from "./interactions";

@@ -14,27 +14,11 @@ import { renderRisk } from "./risk";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
+import type { PartContext, PartView } from "./part_view";
 
 /** Longest tool result shown before "Show all". */
 export const RESULT_PREVIEW_CHARS = 2000;
 
-export interface PartView {
-  readonly el: HTMLElement;
-  part: Part;
-  update(part: Part): void;
-  /** The message stopped streaming: render what was deferred (a fence's highlighting). */
-  settle?(): void;
-}
-
-export interface PartContext extends InteractionContext {
-  /** user text is shown verbatim, assistant text as markdown */
-  role: "user" | "assistant";
-}
-
-/**
- * `settled`: the message is not streaming (history, a finished turn), so its text is rendered once, as final,
- * instead of as a stream and then again when it settles.
- */
 /** Builds the view of one kind of part; `part` is its first state (the view shows it at once). */
 type PartFactory = (el: HTMLElement, part: Part, ids: InteractionIds, ctx: PartContext, settled: boolean) => PartView;
 
