@@ -18,7 +18,7 @@ Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a s
 (:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the
 live view hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
 
-Messages, typed in :mod:`.messages` and checked against ``js/src/types.ts``: commands (``refresh``,
+Messages, typed in :mod:`.messages` and checked against ``js/src/types/jobs.ts``: commands (``refresh``,
 ``job_errors``) and questions with a request id, each answered once (:mod:`.replies`): ``check_schedule`` ->
 ``schedule_check``, ``save`` -> ``save_result``, ``action`` -> ``action_result``, ``get_prompt`` ->
 ``prompt``, and the run list's ``runs`` and ``transcript`` (:mod:`.job_runs`). ``job_errors`` also follows

@@ -1,4 +1,4 @@
-"""What the kernel sends our views, one TypedDict per message, mirrored name for name in ``js/src/types.ts``.
+"""What the kernel sends our views, one TypedDict per message, mirrored name for name in ``js/src/types/``.
 
 The browser -> kernel side is :mod:`.inbound`'s tables (every field checked before a handler sees it).
 Questions (the messages :data:`QUESTIONS` names) carry a ``request`` id, and their answer carries it back

@@ -6,7 +6,9 @@
 // answer; CSS hides the rest) and only while the subagent runs.
 
 import { h, setAttr, setText } from "../dom";
-import type { Part, TodoItem, ViewMsg } from "../types";
+import type { Part, TodoItem } from "../types/turns";
+
+import type { ViewMsg } from "../types/chat";
 import type { PartView } from "./part_view";
 
 const TODO_LABELS: Record<string, string> = {

@@ -11,7 +11,11 @@
 // .hn-image-caption, .hn-image-link.
 
 import { h } from "../dom";
-import type { ImageMsg, ImageRef, ImageRequest, Asked } from "../types";
+import type { ImageRef } from "../types/turns";
+
+import type { Asked } from "../types/widget";
+
+import type { ImageMsg, ImageRequest } from "../types/chat";
 import { imageHost } from "./markdown";
 
 /** The image types shown (turns/images.SHOWN_TYPES). */

@@ -11,7 +11,9 @@
 //   one-time allow or a deny: a grant for the session or forever would cover what nobody saw.
 
 import { h } from "../dom";
-import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
+import type { ClarifyQuestion, Interaction } from "../types/turns";
+
+import type { ViewMsg } from "../types/chat";
 import { revealLines } from "./reveal";
 import type { AskImage } from "./images";
 

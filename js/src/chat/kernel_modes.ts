@@ -6,7 +6,7 @@
 // .hn-kernel-modes-text (the line), .hn-kernel-revoke (the button). Text only, from a closed set of words.
 
 import { h, setAttr, setText } from "../dom";
-import type { KernelModes, ViewMsg } from "../types";
+import type { KernelModes, ViewMsg } from "../types/chat";
 
 export interface KernelModesView {
   readonly el: HTMLElement;

@@ -1,7 +1,7 @@
 // DOM for one message: a role label, its parts (each a stable PartView), usage and error.
 
 import { h, setAttr, setText } from "../dom";
-import type { Message, Part, Usage } from "../types";
+import type { Message, Part, Usage } from "../types/turns";
 import { createPartView } from "./parts";
 import type { PartContext, PartView } from "./part_view";
 import { reconcile } from "./reconcile";

@@ -2,7 +2,7 @@
 // picks a view by kind (parts.ts) and the views themselves (parts.ts, activity.ts). Its own module so that the
 // views and the factory depend on it, not on each other.
 
-import type { Part } from "../types";
+import type { Part } from "../types/turns";
 import type { InteractionContext } from "./interactions";
 
 export interface PartView {

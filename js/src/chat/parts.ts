@@ -3,7 +3,7 @@
 // update only for parts whose object changed, at most once per animation frame).
 
 import { copyButton, displayText, h, setAttr, setText } from "../dom";
-import type { Part, PartKind } from "../types";
+import type { Part, PartKind } from "../types/turns";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
@@ -22,7 +22,7 @@ export const RESULT_PREVIEW_CHARS = 2000;
 /** Builds the view of one kind of part; `part` is its first state (the view shows it at once). */
 type PartFactory = (el: HTMLElement, part: Part, ids: InteractionIds, ctx: PartContext, settled: boolean) => PartView;
 
-/** One view per part kind: the compiler checks every kind has one (types.ts `PartKind`). */
+/** One view per part kind: the compiler checks every kind has one (types/turns.ts `PartKind`). */
 const PART_VIEWS: Record<PartKind, PartFactory> = {
   text: (el, part, ids, ctx, settled) => textView(el, part, ctx, settled, ids),
   reasoning: (el, part) => reasoningView(el, part),

@@ -34,22 +34,11 @@
 
 import { animationFrame, h, setAttr, setText } from "../dom";
 import { benchHooks } from "./bench";
-import type {
-  Asked,
-  ChatModel,
-  ChatOutgoing,
-  ChatQuestion,
-  CommandOutputMsg,
-  Connection,
-  ImageMsg,
-  ImageRequest,
-  IndexEntry,
-  KernelMsg,
-  Message,
-  SessionInfo,
-  TurnFileEntry,
-  TurnFilesMsg,
-} from "../types";
+import type { Message } from "../types/turns";
+
+import type { Asked } from "../types/widget";
+
+import type { ChatModel, ChatOutgoing, ChatQuestion, CommandOutputMsg, Connection, ImageMsg, ImageRequest, IndexEntry, KernelMsg, SessionInfo, TurnFileEntry, TurnFilesMsg } from "../types/chat";
 import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
 import { createComposer } from "./composer";
 import { createKernelModes } from "./kernel_modes";

@@ -6,7 +6,9 @@
 
 import { displayText, h, setAttr, setText } from "../dom";
 import { invoke, type MessageChannel } from "../invoke";
-import type { JobsQuestion, Message, Part, PartKind, RunsResultMsg, TranscriptResultMsg } from "../types";
+import type { Message, Part, PartKind } from "../types/turns";
+
+import type { JobsQuestion, RunsResultMsg, TranscriptResultMsg } from "../types/jobs";
 import { formatTime } from "./logic";
 
 export interface RunRow {

@@ -5,15 +5,15 @@
 
 import { h, setAttr, setText } from "../dom";
 import { invoke, type KernelRefused, type KernelTimeout, type MessageChannel } from "../invoke";
-import type { AnyModel, JobsKernelMsg, JobsQuestion, ScheduleCheckMsg } from "../types";
+import type { AnyModel } from "../types/widget";
+
+import type { JobRow, JobsKernelMsg, JobsQuestion, JobsState, ScheduleCheckMsg } from "../types/jobs";
 import {
   EMPTY_FORM,
   type FormValues,
   formatTime,
   formFromRow,
   type JobErrors,
-  type JobRow,
-  type JobsState,
   presetExpression,
   relativeTime,
   stateText,
