@@ -13,6 +13,7 @@ import type {
 } from "./chat";
 import type {
   ActionResultMsg,
+  JobErrorsMsg,
   JobsQuestion,
   PromptMsg,
   RunsResultMsg,
@@ -34,6 +35,7 @@ export interface Answers {
   save: SaveResultMsg;
   action: ActionResultMsg;
   get_prompt: PromptMsg;
+  job_errors: JobErrorsMsg;
   runs: RunsResultMsg;
   transcript: TranscriptResultMsg;
 }

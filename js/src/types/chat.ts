@@ -398,5 +398,6 @@ export type ChatQuestion =
   | SubagentControlsRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
-/** What the chat's parts send: commands, and questions before `invoke` gives them an id. */
-export type ChatOutgoing = ChatCommand | Asked<ChatQuestion>;
+/** What the chat's parts send: commands, and the composer's questions (the `/` menu's catalog, a command's output)
+ *  before `invoke` gives them an id; the view's own components ask the other questions. */
+export type ChatOutgoing = ChatCommand | Asked<CommandsRequest | CommandMsg>;

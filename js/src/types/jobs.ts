@@ -63,8 +63,10 @@ export interface JobsState {
 export interface JobsRefreshMsg {
   type: "refresh";
 }
+/** The listed jobs' last errors: answered by a `JobErrorsMsg` (never synced: the rows only flag them). */
 export interface JobErrorsRequest {
   type: "job_errors";
+  request: string;
 }
 export interface CheckScheduleMsg {
   type: "check_schedule";
@@ -140,9 +142,11 @@ export interface PromptMsg {
   ok: boolean;
   prompt: string | null;
 }
-/** The listed jobs' last errors (jobs with an error only); also sent after every refresh. */
+/** The listed jobs' last errors (jobs with an error only), answering `job_errors`; also pushed, without a request,
+ *  after every refresh. */
 export interface JobErrorsMsg {
   type: "job_errors";
+  request?: string;
   errors: Record<string, { last_error: string | null; last_delivery_error: string | null }>;
 }
 export interface RunsResultMsg {
