@@ -15,8 +15,6 @@ import { ACTION_TIMEOUT_MS, JobForm } from "./form";
 import { formatTime, type JobErrors, relativeTime, stateText, updatedAgo } from "./logic";
 import { RunsPanel } from "./runs";
 
-export { ACTION_TIMEOUT_MS } from "./form";
-
 type Model = AnyModel<JobsState>;
 
 const COLUMNS = ["Name", "Schedule", "State", "Next run", "Last run", "Last status", "Repeat", "Deliver", "Skills", "Actions"];
