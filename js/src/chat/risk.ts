@@ -4,7 +4,7 @@
 // .hn-risk-label, .hn-risk-finding.
 
 import { h } from "../dom";
-import type { Risk } from "../types";
+import type { Risk } from "../types/turns";
 
 // `low` (scanned, nothing found) and `untrusted` (from history) both mean Hermes handed the output to the model
 // wrapped as untrusted data: a small note, not a warning (render_media.py says the same).
