@@ -167,7 +167,7 @@ def overhead(calls: int, blocks: int) -> dict[str, Any]:
 
     ns = namespace()
     share_module.ROUTE_WAIT = 1.0
-    import hermes_notebook.notebook.shell as shell_module
+    import hermes_notebook.shell.host as shell_module
 
     shell_module.ipython = lambda: SimpleNamespace(user_ns=ns)
     stand_in = StandIn()

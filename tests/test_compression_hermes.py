@@ -138,7 +138,7 @@ async def test_auto_compaction_mid_turn_is_a_marker_and_the_turn_streams_on(
 def test_facade_compress_marks_the_next_reply(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hermes.compress() refuses without a session, then compresses the current one; the next reply has the
     marker."""
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: None)
     facade = hn.connect(settings)
     try:
         with pytest.raises(HermesUsageError, match="no session to compress"):

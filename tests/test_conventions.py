@@ -163,12 +163,15 @@ LAYERS: dict[str, int] = {
     "client": 2,  # the transports and the one place their exceptions are translated
     "jobs": 3,  # scripting helpers and the jobs API on top of the client
     "session": 3,  # one conversation: the turn runner, session book, turn queue; every face sits on it
-    "widgets": 4,
-    "notebook": 5,  # the facade, the turn handle, magics
-    "kernel": 5,  # the kernel's tool server, its registration and policy: the notebook layer's peer
-    "_demo": 6,
-    "demo": 6,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
-    "": 6,  # the package __init__
+    # the IPython shell we run in, read safely (where we run, values, placeholders, the last error,
+    # subshells): below both the kernel's tools and the faces, so neither imports the other to read it
+    "shell": 3,
+    "kernel": 4,  # the kernel's floor: its tool server, the tool table, registration and policy
+    "widgets": 5,
+    "notebook": 6,  # the facade, the turn handle, magics
+    "_demo": 7,
+    "demo": 7,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
+    "": 7,  # the package __init__
 }
 
 
@@ -236,20 +239,25 @@ def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
 
 
 def test_no_module_imports_a_higher_layer() -> None:
-    """settings/errors/runtime < turns, render < client < jobs < widgets < notebook, even for lazy imports."""
+    """settings/errors/runtime < turns, render < client < jobs, session, shell < kernel < widgets < notebook,
+    even for lazy imports: the kernel's floor imports no face."""
     offenders = upward_imports(_package_import_edges())
     assert not offenders, "\n".join(offenders)
 
 
 def test_layer_check_sees_a_violation() -> None:
-    """The layer check flags client importing the jobs API and spares cron.validation (a self-test)."""
+    """The layer check flags client importing the jobs API and the kernel importing a face, and spares
+    cron.validation and the shell (a self-test)."""
     edges = [
         ("hermes_notebook.client.jobs", "hermes_notebook.jobs.api", "c.py:1"),
         ("hermes_notebook.client.jobs", "hermes_notebook.cron.validation", "c.py:2"),
         ("hermes_notebook.turns.folder", "hermes_notebook.client.api", "t.py:3"),
         ("hermes_notebook.notebook.facade", "hermes_notebook.widgets.chat", "n.py:4"),
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", "k.py:5"),
+        ("hermes_notebook.kernel.document", "hermes_notebook.widgets.subshells", "k.py:6"),
+        ("hermes_notebook.kernel.reading", "hermes_notebook.shell.values", "k.py:7"),
     ]
-    assert [o.split()[0] for o in upward_imports(edges)] == ["c.py:1", "t.py:3"]
+    assert [o.split()[0] for o in upward_imports(edges)] == ["c.py:1", "t.py:3", "k.py:5", "k.py:6"]
 
 
 def import_cycles(edges: Iterable[tuple[str, str, str]]) -> list[list[str]]:
@@ -305,6 +313,132 @@ def test_cycle_check_sees_a_cycle() -> None:
     """The cycle check finds a -> b -> a and ignores a submodule importing its own package (a self-test)."""
     edges = [("p.a", "p.b", ""), ("p.b", "p.a", ""), ("p.c", "p", ""), ("p", "p.c", "")]
     assert import_cycles(edges) == [["p.a", "p.b", "p.a"]]
+
+
+def _folder(module: str) -> str:
+    """The top-level folder (or module) of the package a module belongs to: the layer it is in."""
+    return module.removeprefix("hermes_notebook").removeprefix(".").split(".")[0]
+
+
+def two_way_folder_pairs(edges: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``a <-> b (n / m imports)`` for each two folders that import each other (one floor each way)."""
+    between: dict[tuple[str, str], int] = {}
+    for importer, target, _ in edges:
+        pair = (_folder(importer), _folder(target))
+        if pair[0] != pair[1] and "" not in pair:
+            between[pair] = between.get(pair, 0) + 1
+    return [
+        f"{a} <-> {b} ({n} / {between[(b, a)]} imports)"
+        for (a, b), n in sorted(between.items())
+        if a < b and (b, a) in between
+    ]
+
+
+def test_no_two_folders_import_each_other() -> None:
+    """The folders are floors: no two import each other, lazily or for annotations (1 pair before:
+    ``kernel/`` and ``notebook/``, 5 imports one way and 6 the other, most of them lazy to dodge the
+    circle)."""
+    assert two_way_folder_pairs(_package_import_edges(annotations=True)) == []
+    edges = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", ""),
+        ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", ""),
+        ("hermes_notebook.notebook.wait", "hermes_notebook.kernel.execute", ""),
+        ("hermes_notebook.widgets.chat", "hermes_notebook.session", ""),
+    ]
+    assert two_way_folder_pairs(edges) == ["kernel <-> notebook (1 / 2 imports)"]
+
+
+def _imports_at_import_time(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run when the module is imported: none inside a function or a ``TYPE_CHECKING``
+    block."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                yield from _imports_at_import_time(ast.Module(body=[child], type_ignores=[]))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        else:
+            yield from _imports_at_import_time(node)
+
+
+def _package_edges_split() -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """``(at import time, lazy)``: the runtime import edges between package modules, split by when they
+    run."""
+    at_import = {
+        (path, node.lineno) for path in _package_files() for node in _imports_at_import_time(_parse(path))
+    }
+    eager, lazy = [], []
+    for importer, target, where in _package_import_edges():
+        path, line = where.rsplit(":", 1)
+        (eager if (ROOT / path, int(line)) in at_import else lazy).append((importer, target, where))
+    return eager, lazy
+
+
+def circle_dodgers(eager: Iterable[tuple[str, str, str]], lazy: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``path:line importer -> target`` of each lazy import that dodges a circle: at import time its target
+    would import its importer back (a module runs its packages' ``__init__`` first, except those the importer
+    is in, which are imported already), or its target's folder imports the importer's folder (two floors in a
+    circle)."""
+    eager, lazy = list(eager), list(lazy)
+    modules: dict[str, set[str]] = {}
+    for importer, target, _ in eager:
+        modules.setdefault(importer, set()).add(target)
+    folders: dict[str, set[str]] = {}
+    for importer, target, _ in [*eager, *lazy]:
+        folders.setdefault(_folder(importer), set()).add(_folder(target))
+
+    def packages(module: str) -> set[str]:
+        parts = module.split(".")
+        return {".".join(parts[:n]) for n in range(1, len(parts))}
+
+    def reaches(graph: dict[str, set[str]], start: str, goal: str, imported: set[str] | None) -> bool:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph.get(node, ())
+                if imported is not None:  # the packages a module's import runs first
+                    todo += packages(node) - imported
+        return False
+
+    return [
+        f"{where} {importer} -> {target}"
+        for importer, target, where in lazy
+        if reaches(modules, target, importer, packages(importer) | {"hermes_notebook"})
+        or (
+            _folder(importer) != _folder(target)
+            and reaches(folders, _folder(target), _folder(importer), None)
+        )
+    ]
+
+
+def test_no_lazy_import_dodges_a_circle() -> None:
+    """A lazy import is for a heavy or optional module, never to hide a circle (7 before, all between
+    ``kernel/`` and ``notebook/``: the facade's, the status's and the chat's ``KERNEL``, the blocking wait's
+    ``JOBS``, the kernel's shell helper): the floors are in order, so each such import sits at the top."""
+    eager, lazy = _package_edges_split()
+    offenders = circle_dodgers(eager, lazy)
+    assert offenders == [], "\n".join(offenders)
+    assert lazy  # the split sees lazy imports (the package has a few, for optional or heavy modules)
+    eager = [
+        ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", "f.py:1"),
+        ("hermes_notebook.notebook.facade", "hermes_notebook.widgets.chat", "f.py:2"),
+        ("p.b", "p.a.x", "b.py:1"),  # the package p.b imports p.a.x when it is imported
+    ]
+    lazy = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.host", "k.py:9"),  # two floors
+        ("hermes_notebook.notebook.facade", "hermes_notebook.notebook.magics", "f.py:9"),  # no circle
+        ("p.a.x", "p.b.y", "x.py:9"),  # through the package p.b
+        ("hermes_notebook.widgets.chat", "hermes_notebook.notebook.wait", "c.py:9"),  # two floors
+    ]
+    assert [hit.split()[0] for hit in circle_dodgers(eager, lazy)] == ["k.py:9", "x.py:9", "c.py:9"]
 
 
 # Package modules %hermes may use: the facade and what it hands out, never the turn machinery underneath.
@@ -1074,6 +1208,34 @@ def test_architecture_table_names_real_modules_and_names() -> None:
     }
     unlisted = sorted(pkg for pkg in packages if not any(m.split("/")[0] == pkg for m in listed))
     assert unlisted == [], f"packages missing from docs/architecture.md: {unlisted}"
+
+
+def layers_drawn(markdown: str) -> dict[str, int]:
+    """``{folder or module: floor}`` from the fenced drawing whose lines start ``floor N``: ``name/`` is a
+    folder, ``name.py`` a top-level module, ``__init__`` the package's own; an indented line continues the
+    floor above it."""
+    blocks = markdown.split("```")[1::2]
+    drawing = next((b for b in blocks if re.search(r"^floor \d+ ", b, re.MULTILINE)), "")
+    drawn: dict[str, int] = {}
+    floor = -1
+    for line in drawing.splitlines():
+        heading = re.match(r"floor (\d+) ", line)
+        if heading:
+            floor = int(heading.group(1))
+        elif not line.startswith(" "):
+            continue
+        for name in re.findall(r"(?<![\w/.])(\w+/|\w+\.py|__init__)(?![\w/])", line):
+            drawn["" if name == "__init__" else name.removesuffix("/").removesuffix(".py")] = floor
+    return drawn
+
+
+def test_architecture_draws_the_layers() -> None:
+    """docs/architecture.md draws the floors as LAYERS has them: every folder and top-level module on its
+    floor (the kernel's floor between the conversation and the faces, the shell below both)."""
+    drawn = layers_drawn((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    assert drawn == LAYERS
+    sample = "x\n```\nfloor 1   a/  b.py     what a does\n          __init__\nfloor 0   c.py\n```\n"
+    assert layers_drawn(sample) == {"a": 1, "b": 1, "": 1, "c": 0}
 
 
 def test_architecture_check_sees_a_violation() -> None:

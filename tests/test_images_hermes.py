@@ -201,10 +201,8 @@ def test_the_hermes_view_answers_the_image_and_leaves_it_as_an_image_output(
     from tests.helpers import eventually
 
     outputs: list[Any] = []
-    monkeypatch.setattr("hermes_notebook.notebook.shell.environment", lambda: "kernel")
-    monkeypatch.setattr(
-        "hermes_notebook.notebook.shell.same_cell", lambda _count: True
-    )  # the cell still runs
+    monkeypatch.setattr("hermes_notebook.shell.host.environment", lambda: "kernel")
+    monkeypatch.setattr("hermes_notebook.shell.host.same_cell", lambda _count: True)  # the cell still runs
     monkeypatch.setattr("IPython.display.display", lambda *objs, **_kw: outputs.extend(objs))
     monkeypatch.setattr("IPython.display.update_display", lambda obj, **_kw: outputs.append(obj))
     name = f"hn-{uuid.uuid4().hex[:8]}"

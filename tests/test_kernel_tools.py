@@ -228,7 +228,7 @@ def tools(monkeypatch: pytest.MonkeyPatch) -> Any:
         pytest.skip("the tools extra (mcp) is not installed")
     monkeypatch.setattr(share_module, "ROUTE_WAIT", 0.3)
     namespace: dict[str, Any] = {"df": [1, 2, 3], "secret_plan": "x"}
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=namespace))
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: SimpleNamespace(user_ns=namespace))
     kernel = share_module.KernelTools()
     yield kernel
     kernel.close()
@@ -421,9 +421,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
 
     from hermes_notebook.runtime import run_sync
 
-    monkeypatch.setattr(
-        "hermes_notebook.notebook.shell.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1))
-    )
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1)))
     conn = FakeDashboard(registers=False)
     tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
     conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})

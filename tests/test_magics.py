@@ -351,7 +351,7 @@ def test_terminal_asks_approvals_with_input(
         asked.append((prompt, threading.current_thread() is threading.main_thread()))
         return "once"
 
-    monkeypatch.setattr("hermes_notebook.notebook.shell.stdin_allowed", lambda: True)
+    monkeypatch.setattr("hermes_notebook.shell.host.stdin_allowed", lambda: True)
     monkeypatch.setattr("builtins.input", fake_input)
     workdir.mkdir()
     capsys.readouterr()

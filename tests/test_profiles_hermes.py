@@ -192,7 +192,7 @@ def multi_shell(multi: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> Iterator
         "HERMES_DASHBOARD_TOKEN": multi.dashboard_token,
     }.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: None)
     shell = InteractiveShell.instance()
     load_ipython_extension(shell)
     magics = shell.magics_manager.registry["HermesMagics"]

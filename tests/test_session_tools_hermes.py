@@ -29,7 +29,7 @@ pytestmark = pytest.mark.both_servers
 @pytest.fixture(autouse=True)
 def plain_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a plain script would, even if another test module started an IPython shell in this process."""
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: None)
 
 
 def _model_for(model: ScriptedModel, prompt: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Comm messages follow the front end's subshell (widgets/subshells.py), on real kernels driven by
+"""Comm messages follow the front end's subshell (shell/subshells.py), on real kernels driven by
 jupyter_client.
 
 The kernel client plays JupyterLab with ``commsOverSubshells`` on: it creates a subshell (control channel) and
@@ -20,7 +20,7 @@ import pytest
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from hermes_notebook.widgets.subshells import follow_frontend_subshells, kernel_has_subshells
+from hermes_notebook.shell.subshells import follow_frontend_subshells, kernel_has_subshells
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA_KERNELS = (
@@ -59,7 +59,7 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[Any]:
 #: Cell 1 makes a comm the way our widgets do (opened by a cell, published to from another thread afterwards).
 SETUP = """
 import threading, time, comm
-from hermes_notebook.widgets.subshells import follow_frontend_subshells
+from hermes_notebook.shell.subshells import follow_frontend_subshells
 seen = []
 c = comm.create_comm(target_name="hn-sub", comm_id="hn-sub-comm")
 c.on_msg(lambda m: seen.append((m["content"]["data"], threading.current_thread().name, time.time())))
@@ -196,7 +196,7 @@ def test_ipykernel_6_has_no_subshells_and_nothing_changes(kernel: Any) -> None:
 
 FRONTEND_TARGET = """
 import threading, time
-from hermes_notebook.widgets.subshells import follow_frontend_subshells
+from hermes_notebook.shell.subshells import follow_frontend_subshells
 seen, routes = [], []
 def opened(comm, msg):  # a comm the front end opens (as a front-end extension's would be)
     routes.append(follow_frontend_subshells(comm))

@@ -8,5 +8,4 @@ Dashboard's ``mcp.servers.*``, or a config snippet); ``reading`` (the read tools
 
 from __future__ import annotations
 
-# Nothing is imported here: the modules import the notebook layer, whose blocking wait imports .execute.
 __all__: list[str] = []

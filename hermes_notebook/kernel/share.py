@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .. import runtime
 from ..errors import HermesError, HermesRPCError, HermesUsageError
 from ..scrub import holds_key, scrub
+from ..shell import host
 from ..turns.changes import SentImageDict
 from . import cells, reading, registration, runs
 from .binding import Claims, arguments_fit, part_arguments, tool_names
@@ -282,9 +283,7 @@ class KernelTools:
             return list(self._records)
 
     def _bind_namespace(self) -> None:
-        from ..notebook.shell import ipython
-
-        shell = ipython()
+        shell = host.ipython()
         if shell is not None:
             self._shell, self._namespace = shell, shell.user_ns
         else:  # plain Python: the script's globals

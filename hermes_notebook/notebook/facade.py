@@ -22,6 +22,7 @@ from .. import runtime
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
+from ..kernel.share import KERNEL, KernelShare
 from ..runtime import blocking, on_loop
 from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
@@ -39,7 +40,6 @@ from .wait import run_blocking
 
 if TYPE_CHECKING:
     from ..jobs.api import JobsAPI
-    from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
 
@@ -489,8 +489,6 @@ class Hermes:
         with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
         them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
         by :meth:`close`."""
-        from ..kernel.share import KERNEL
-
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         if not self.settings.dashboard_token:
@@ -532,9 +530,9 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
-        from ..kernel.share import KERNEL  # unregisters the kernel tools first, while the connection is open
-
-        KERNEL.unshare(self, self.settings.dashboard_url)
+        KERNEL.unshare(  # the kernel tools go first, while the connection is open
+            self, self.settings.dashboard_url
+        )
         with contextlib.suppress(Exception):
             self._close_clients()
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import HermesUsageError
 from ..inert import escape_html, html_block, terminal_safe
+from ..kernel.share import KERNEL
 from ..render_checkpoints import checkpoint_diff_bundle
 from ..session import (
     Checkpoint,
@@ -195,7 +196,6 @@ class ChatSource(Protocol):
 
 def open_chat(hermes: ChatSource, session: str | None, *, secrets: Sequence[object]) -> Chat:
     """``hermes.chat()``: a chat over the facade's conversation, its header following the kernel's share."""
-    from ..kernel.share import KERNEL
     from ..widgets.chat import Chat
     from ..widgets.chat_kernel import follow_kernel_modes
 

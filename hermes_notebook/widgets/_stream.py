@@ -61,12 +61,12 @@ import traitlets
 
 from .. import runtime
 from ..scrub import scrub, scrub_value
+from ..shell.subshells import Routing, follow_frontend_subshells
 from ..turns.changes import MessageStore
 from . import inbound
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 from .stream_images import ImageLoad, install_image_answers
 from .stream_scrub import StreamScrubber
-from .subshells import Routing, follow_frontend_subshells
 
 __all__ = ["STATIC", "StreamingWidget", "change_weight"]
 
@@ -210,7 +210,7 @@ class StreamingWidget(anywidget.AnyWidget):
             self, images
         )  # a view's ``image`` question: a part's image, read here (stream_images.py)
         #: Where the views' messages run: on the front end's subshell while a cell runs, where the kernel has
-        #: subshells (widgets/subshells.py). Every handler only checks and schedules, so any thread will do.
+        #: subshells (shell/subshells.py). Every handler only checks and schedules, so any thread will do.
         self.comm_routing: Routing = follow_frontend_subshells(self)
 
     @traitlets.validate("notice")
