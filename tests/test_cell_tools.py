@@ -12,23 +12,29 @@ import pytest
 from hermes_notebook._demo.script import plan_reply
 from hermes_notebook.client.dashboard import SessionRef, Turn
 from hermes_notebook.client.dashboard.turn_state import TurnState
-from hermes_notebook.kernel import cells
+from hermes_notebook.kernel import proposals
+from hermes_notebook.kernel.call import ToolCall
 from hermes_notebook.kernel.document import DocumentLink
 from hermes_notebook.kernel.execute import MainThreadJobs
 from hermes_notebook.kernel.grants import Grants, Modes
-from hermes_notebook.kernel.images import ToolAnswer
 from hermes_notebook.kernel.outputs import CellOutput, OutputLog
-from hermes_notebook.kernel.server import ALL_TOOLS, TOOLS, ToolServer
+from hermes_notebook.kernel.server import ToolServer
+from hermes_notebook.kernel.tools import TOOLS, answer, offered, tool_named
 from hermes_notebook.turns import Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
 from tests.scripted_front_end import ScriptedFrontEnd, code_cell
+
+#: The cell tools: the rows offered only while the notebook's front end is attached.
+CELL_TOOLS = [tool.name for tool in TOOLS if tool.front_end]
 
 
 class Policy:
     """A share's policy as the cell tools see it."""
 
+    scrub_secrets: tuple[object, ...] = ()
+
     def __init__(self, read: bool = True, run: str = "ask", edit: str = "propose") -> None:
-        self.grants = Grants(Modes.of(read, edit, run))
+        self.grants = Grants(Modes.of(read, edit, run, 5.0))
 
     def may_read(self, session_id: str) -> bool:
         return self.grants.may_read(session_id)
@@ -85,8 +91,20 @@ def _call(
     policy: Policy | None = None,
     turn: FakeTurn | None = None,
 ) -> str:
-    caller = cells.Caller(policy or Policy(), turn or FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0)
-    return ToolAnswer.of(asyncio.run(cells.call(tool, arguments, caller, link))).text
+    """What the kernel answers a bound call (the tool's row gates it, then its handler answers)."""
+    call = _bound(link, policy or Policy(), turn or FakeTurn())
+    return asyncio.run(_answer(tool, arguments, call)).text
+
+
+def _bound(link: DocumentLink, policy: Policy, turn: FakeTurn, **kernel: Any) -> ToolCall:
+    """A call bound to the turn's tool part ``tool:t1`` in session ``stored-1``, through ``link``."""
+    return ToolCall(policy, turn, "tool:t1", "stored-1", answer_timeout=5.0, document=link, **kernel)  # type: ignore[arg-type]
+
+
+async def _answer(tool: str, arguments: dict[str, Any], call: ToolCall) -> Any:
+    row = tool_named(tool)
+    assert row is not None
+    return await answer(row, call, arguments)
 
 
 def test_the_link_attaches_on_hello_detaches_on_bye_and_says_so() -> None:
@@ -183,11 +201,14 @@ def test_proposals_are_checked_sent_and_linked_to_the_tool_part() -> None:
     refused = FakeTurn()
     assert "takes a cell index" in _call("edit_cell", {"index": -1, "source": "x"}, link, turn=refused)
     assert "takes a cell index" in _call("delete_cell", {"index": True}, link, turn=refused)
-    assert "needs the cell's `source`" in _call("insert_cell", {"index": 0}, link, turn=refused)
+    assert _call("insert_cell", {"index": 0}, link, turn=refused) == (
+        "insert_cell was called with the wrong arguments: missing a required argument: 'source'."
+    )
+    assert "needs the cell's `source` as text" in _call("edit_cell", {"index": 0, "source": 3}, link)
     assert "cell_type must be one of" in _call(
         "insert_cell", {"index": 0, "source": "x", "cell_type": "html"}, link, turn=refused
     )
-    too_long = "x" * (cells.MAX_SOURCE_CHARS + 1)
+    too_long = "x" * (proposals.MAX_SOURCE_CHARS + 1)
     assert "at most 20,000 can be proposed" in _call(
         "insert_cell", {"index": 0, "source": too_long}, link, turn=refused
     )
@@ -208,7 +229,7 @@ def test_change_ids_differ_across_kernel_processes() -> None:
             [
                 sys.executable,
                 "-c",
-                "from hermes_notebook.kernel.cells import new_change_id as n;print(n(), n())",
+                "from hermes_notebook.kernel.proposals import new_change_id as n;print(n(), n())",
             ],
             capture_output=True,
             text=True,
@@ -286,10 +307,10 @@ def _busy_call(
     then: Any = None,
 ) -> str:
     """Call while In[7] runs; ``then()`` runs on this (the main) thread once the run's card shows."""
-    caller = cells.Caller(policy or Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0, {}, None)
+    bound = _bound(link, policy or Policy(), turn, outputs=log, jobs=jobs)
 
     async def go() -> str:
-        call = asyncio.ensure_future(cells.call(tool, arguments, caller, link, log, jobs))
+        call = asyncio.ensure_future(_answer(tool, arguments, bound))
         while not call.done() and not any(card.kind == "run" for card in turn.asked):
             await asyncio.sleep(0.01)
         if then is not None:
@@ -297,7 +318,7 @@ def _busy_call(
         while not call.done():
             jobs.run_pending()  # what the %hermes wait does between pump rounds
             await asyncio.sleep(0.01)
-        return ToolAnswer.of(call.result()).text
+        return str(call.result().text)
 
     return asyncio.run(go())
 
@@ -333,7 +354,7 @@ def test_run_cell_waits_for_the_users_running_cell_then_runs_and_stop_cancels_it
 
     link.connect(page, answers_while_busy=False)  # ipykernel 6: the page's replies wait behind the cell
     asked = len(page.requests)
-    for tool in cells.CELL_TOOLS:
+    for tool in CELL_TOOLS:
         assert "cannot be read while a cell runs" in _busy_call(
             tool, {"index": 0, "source": "x"}, link, log, jobs, FakeTurn()
         )
@@ -346,18 +367,16 @@ def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_out
     cell."""
     link, log, jobs = DocumentLink(), BusyLog(), MainThreadJobs()
     page = _page(link)
-    caller = cells.Caller(Policy(), FakeTurn(), "tool:t1", "stored-1", 5.0, 5.0, {"x": 21}, None)
     page.cells[2]["source"] = "print('half', x)\nx * 2"
     with jobs.serve():
-        turn = FakeTurn()
-        caller = cells.Caller(Policy(), turn, "tool:t1", "stored-1", 5.0, 5.0, {"x": 21}, None)
+        bound = _bound(link, Policy(), FakeTurn(), namespace={"x": 21}, outputs=log, jobs=jobs)
 
         async def go() -> str:
-            call = asyncio.ensure_future(cells.call("run_cell", {"index": 2}, caller, link, log, jobs))
+            call = asyncio.ensure_future(_answer("run_cell", {"index": 2}, bound))
             while not call.done():
                 jobs.run_pending()
                 await asyncio.sleep(0.01)
-            return ToolAnswer.of(call.result()).text
+            return str(call.result().text)
 
         text = asyncio.run(go())
     assert (
@@ -396,9 +415,9 @@ def test_without_a_front_end_the_tools_say_so() -> None:
     """Called while no page is attached (Hermes listed them earlier), every cell tool explains and changes
     nothing."""
     link = DocumentLink()
-    for tool in cells.CELL_TOOLS:
+    for tool in CELL_TOOLS:
         assert "front end is not attached" in _call(tool, {"index": 0, "source": "x"}, link)
-    assert cells.offered(False) == () and cells.offered(True) == cells.CELL_TOOLS
+    assert [name for name in offered(True) if name not in offered(False)] == CELL_TOOLS
 
 
 def test_a_turn_links_a_tool_part_to_its_cell_change() -> None:
@@ -435,7 +454,7 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
     async def handler(tool: str, arguments: dict[str, Any]) -> str:
         return tool
 
-    server = ToolServer(handler, offered=lambda: (*TOOLS, *cells.offered(link.attached))).start()
+    server = ToolServer(handler, offered=lambda: offered(link.attached)).start()
     link.on_change(lambda _attached: server.tools_changed())
     notified = asyncio.Event()
 
@@ -455,7 +474,7 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
         ):
             init = await session.initialize()
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
-            assert await names(session) == set(TOOLS)
+            assert await names(session) == set(offered(False))
             assert server.clients_current
             page = ScriptedFrontEnd(link)
             page.hello()  # here, on this thread: the check below runs before the server's loop can catch up
@@ -463,12 +482,12 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
             # yet.
             assert not server.clients_current
             await asyncio.wait_for(notified.wait(), 10)
-            assert await names(session) == set(ALL_TOOLS)
+            assert await names(session) == {tool.name for tool in TOOLS}
             assert server.clients_current
             notified.clear()
             await asyncio.to_thread(page.bye)
             await asyncio.wait_for(notified.wait(), 10)
-            assert await names(session) == set(TOOLS)
+            assert await names(session) == set(offered(False))
     finally:
         server.stop()
 

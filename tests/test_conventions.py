@@ -612,6 +612,89 @@ def test_dashboard_and_turns_modules_are_at_most_450_lines() -> None:
     assert offenders == []
 
 
+# --- (a3) the kernel's floor: one tool table, reached through the conversation ------------------------------
+
+#: The kernel's tool names, from the table (the one place they are written).
+TOOL_NAMES = frozenset(
+    ast.literal_eval(node.args[0])
+    for node in ast.walk(_parse(PACKAGE / "kernel" / "tools.py"))
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Tool" and node.args
+)
+#: Where a tool's name may be compared: the table itself, and the scripted model, which speaks as a model
+# does (it names the tools it calls and parses its own keyword's arguments by tool).
+TOOL_NAMES_ALLOWED = ("hermes_notebook/kernel/tools.py", "hermes_notebook/_demo/")
+
+
+def tool_name_comparisons(tree: ast.AST, label: str, names: frozenset[str] = TOOL_NAMES) -> list[str]:
+    """``label:line`` of each comparison with a tool's name, or membership in a collection of tool names (a
+    literal, or a name ending ``TOOLS``): dispatch or gating by name instead of by the tool's row."""
+
+    def names_a_tool(node: ast.AST, membership: bool) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_a_tool(e, False) for e in node.elts)
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return membership and name.endswith("TOOLS")
+
+    def compares_a_tool(node: ast.Compare) -> bool:
+        return names_a_tool(node.left, False) or any(
+            names_a_tool(operand, isinstance(op, (ast.In, ast.NotIn)))
+            for op, operand in zip(node.ops, node.comparators, strict=True)
+        )
+
+    found = [
+        node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare) and compares_a_tool(node)
+    ]
+    return [f"{label}:{line}" for line in sorted(found)]
+
+
+def test_tools_are_named_only_in_the_tool_table() -> None:
+    """No tool's name is compared outside the tool table (20 comparisons before, in kernel/server.py,
+    share.py and cells.py): the server registers each row, the gate is the row's, dispatch is its handler, so
+    a new tool is one row and one handler."""
+    assert {"describe", "run_code", "insert_cell", "run_cell"} <= TOOL_NAMES
+    found = [
+        hit
+        for path in _package_files()
+        if not _rel(path).startswith(TOOL_NAMES_ALLOWED)
+        for hit in tool_name_comparisons(_parse(path), _rel(path))
+    ]
+    assert found == [], "\n".join(found)
+    sample = (
+        'if tool == "describe":\n    pass\nok = tool in READ_TOOLS or tool in cells.CELL_TOOLS\n'
+        'd = tool in ("run_code", "x")\nkind = part.kind == "tool"\nfew = len(x) < MAX_SUBAGENT_TOOLS\n'
+    )
+    assert tool_name_comparisons(ast.parse(sample), "s.py") == ["s.py:1", "s.py:3", "s.py:3", "s.py:4"]
+
+
+def kernel_client_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``path:line importer -> target`` of each import of the Dashboard client by the kernel's floor."""
+    return [
+        f"{where} {importer} -> {target}"
+        for importer, target, where in edges
+        if importer.startswith("hermes_notebook.kernel")
+        and target.startswith("hermes_notebook.client.dashboard")
+    ]
+
+
+def test_the_kernel_reaches_hermes_through_the_conversation() -> None:
+    """kernel/ imports nothing of client/dashboard/, even for annotations (3 before): a call is bound to a
+    turn the sharing conversation runs, and the server is registered through the conversation's
+    ``mcp`` (the ``mcp.servers.*`` calls live in client/dashboard/mcp_servers.py); and kernel/share.py, the
+    owner, stays small (at most 300 lines; 531 before, with binding, dispatch, registration and run_code
+    inside)."""
+    assert kernel_client_imports(_package_import_edges(annotations=True)) == []
+    lines = len((PACKAGE / "kernel" / "share.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= 300, lines
+    edges = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.client.dashboard", "k.py:1"),
+        ("hermes_notebook.kernel.binding", "hermes_notebook.session.conversation", "k.py:2"),
+        ("hermes_notebook.session.mcp_servers", "hermes_notebook.client.dashboard.mcp_servers", "s.py:3"),
+    ]
+    assert [hit.split()[0] for hit in kernel_client_imports(edges)] == ["k.py:1"]
+
+
 # --- (b) one exception tree
 # ----------------------------------------------------------------------------------
 
@@ -1569,14 +1652,15 @@ def sync_async_bridges(tree: ast.AST, label: str) -> list[str]:
     ]
 
 
-def test_faces_derive_their_twins_instead_of_bridging_by_hand() -> None:
-    """No face writes its own sync/async bridge (28 in widgets/ and notebook/ before, 23 of them in the
-    facade's twins): each operation is one coroutine, its blocking twin derived by ``runtime.blocking``."""
-    scope = (*FACES, "hermes_notebook/session/")
+def test_no_sync_bridge_outside_the_runtime() -> None:
+    """Nothing outside runtime.py writes its own sync/async bridge (28 in widgets/ and notebook/ before, 23 of
+    them in the facade's twins; then 4 ``run_sync`` in kernel/share.py): each operation is one coroutine, its
+    blocking twin derived by ``runtime.blocking`` (``share_kernel`` too, its first step on the caller's
+    thread by ``runtime.caller_first``)."""
     found = [
         hit
         for path in _package_files()
-        if _rel(path).startswith(scope)
+        if _rel(path) != "hermes_notebook/runtime.py"
         for hit in sync_async_bridges(_parse(path), _rel(path))
     ]
     assert found == [], "\n".join(found)

@@ -170,18 +170,24 @@ def test_scripted_model_calls_kernel_tools_directly_or_through_tool_call() -> No
 
 
 class FakeDashboard:
-    """What ``KernelTools`` needs of a Dashboard connection: ``mcp.servers.*`` requests (recorded, answered
-    like a newer Dashboard, or -32601 like 0.19.0) and the turns it is running (real
-    ``Turn``/``TurnState``/folder)."""
+    """What ``KernelTools`` needs of a sharing conversation, over a stand-in Dashboard: its profile's MCP
+    servers (``conversation.mcp``, whose ``mcp.servers.*`` requests are recorded and answered like a newer
+    Dashboard, or -32601 like 0.19.0) and the turns it is running (real ``Turn``/``TurnState``/folder)."""
 
     def __init__(self, *, registers: bool = True, servers: dict[str, str] | None = None) -> None:
+        from hermes_notebook.session.mcp_servers import McpServers
+
         self.registers = registers
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.mcp = McpServers(self._connection)
         self.turns: list[Turn] = []
         self.states: dict[
             str, TurnState
         ] = {}  # turn id -> its producer side (where respond() records answers)
+
+    async def _connection(self) -> FakeDashboard:
+        return self
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         from hermes_notebook.errors import HermesRPCError
@@ -221,24 +227,43 @@ def tools(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A fresh ``KernelTools`` (not the process's ``KERNEL``) over a namespace, with a short routing wait."""
     from types import SimpleNamespace
 
-    from hermes_notebook.kernel import share as share_module
     from hermes_notebook.kernel.server import tools_available
+    from hermes_notebook.kernel.share import KernelTools
 
     if not tools_available():
         pytest.skip("the tools extra (mcp) is not installed")
-    monkeypatch.setattr(share_module, "ROUTE_WAIT", 0.3)
+    monkeypatch.setattr("hermes_notebook.kernel.binding.ROUTE_WAIT", 0.3)
     namespace: dict[str, Any] = {"df": [1, 2, 3], "secret_plan": "x"}
     monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: SimpleNamespace(user_ns=namespace))
-    kernel = share_module.KernelTools()
+    kernel = KernelTools()
     yield kernel
     kernel.close()
 
 
-def _connect(conn: FakeDashboard) -> Any:
-    async def connect() -> FakeDashboard:
-        return conn
+DASHBOARD = "http://127.0.0.1:9119"
 
-    return connect
+
+def _share(
+    tools: Any,
+    conversation: FakeDashboard,
+    dashboard_url: str = DASHBOARD,
+    secrets: tuple[object, ...] = (),
+    **modes: Any,
+) -> Any:
+    """``share_kernel(**modes)`` as the facade does it: the kernel attaches on this thread, then shares."""
+    from hermes_notebook.kernel.grants import Modes
+    from hermes_notebook.runtime import run_sync
+
+    tools.attach()
+    return run_sync(
+        tools.share(conversation, Modes.of(**modes), dashboard_url=dashboard_url, secrets=secrets)
+    )
+
+
+def _unshare(tools: Any, conversation: FakeDashboard) -> None:
+    from hermes_notebook.runtime import run_sync
+
+    run_sync(tools.unshare(conversation))
 
 
 def _notes(turn: Turn) -> list[str]:
@@ -253,7 +278,7 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
     from hermes_notebook.runtime import run_sync
 
     conn = FakeDashboard()
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
+    _share(tools, conn, read=True)
     name = f"mcp__{tools.name}__describe"
     newer = conn.start_tool("t1", "k1", {"name": name, "context": "df", "args": {"name": "df"}})
     assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
@@ -300,8 +325,7 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
     from hermes_notebook.turns import READS_CHOICE
 
     conn = FakeDashboard(registers=False)
-    key = object()
-    share = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119")
+    share = _share(tools, conn)
     turn = conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_run_code", "context": "x = 1"})
 
     async def click_allow_reads() -> str:
@@ -318,14 +342,14 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
     assert "allowed the read tools" in run_sync(click_allow_reads(), 10)
     assert share.may_read("stored-t1") and share.grants.sessions() == ["stored-t1"]
     assert "reads off, but allowed from a card for session(s) stored-t1" in str(share)
-    again = tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=False)
+    again = _share(tools, conn, read=False)
     assert not again.may_read("stored-t1") and not share.may_read("stored-t1")
     assert "reads off (Run cards can allow them per session)" in str(again)
     assert again.grants.revoke() == []
     assert (
         again.token_path is not None and again.token_path.exists()
     )  # 0.19.0: the token file for the snippet
-    tools.unshare(key, "http://127.0.0.1:9119")
+    _unshare(tools, conn)
     assert not again.token_path.exists()
 
 
@@ -335,9 +359,7 @@ def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
     from hermes_notebook.runtime import run_sync
 
     conn = FakeDashboard(registers=False)
-    tools.share(
-        object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", secrets=["own-key-0123456789"]
-    )
+    _share(tools, conn, secrets=("own-key-0123456789",))
     for i, code in enumerate(
         [
             'client = OpenAI(api_key="sk-proj-abcdefghijklmnop1234")',
@@ -423,7 +445,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
 
     monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1)))
     conn = FakeDashboard(registers=False)
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True)
+    _share(tools, conn, read=True)
     conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
     capsys.readouterr()
     assert run_sync(tools.call("list_variables", {}), 10).text == reading.READ_FAILED
@@ -435,16 +457,15 @@ def test_registration_follows_each_dashboard_and_each_server(tools: Any) -> None
     server (new port and token) is registered again, never left to the old entry (another process could bind
     that port)."""
     here, there = FakeDashboard(), FakeDashboard()
-    first, second = object(), object()
-    tools.share(first, _connect(here), dashboard_url="http://127.0.0.1:9119")
-    tools.share(second, _connect(there), dashboard_url="http://127.0.0.1:9229")
+    _share(tools, here)
+    _share(tools, there, "http://127.0.0.1:9229")
     assert set(here.servers) == {tools.name} == set(there.servers)
-    tools.unshare(first, "http://127.0.0.1:9119")
+    _unshare(tools, here)
     assert here.servers == {} and set(there.servers) == {tools.name}
     old_url = there.servers[tools.name]
     assert tools.server is not None
     tools.server.stop()  # the server died (or was stopped): the next share starts another
-    share = tools.share(second, _connect(there), dashboard_url="http://127.0.0.1:9229")
+    share = _share(tools, there, "http://127.0.0.1:9229")
     assert there.servers[tools.name] == share.url != old_url
     assert [m for m, _ in there.requests].count("mcp.servers.add") == 2
 
@@ -460,13 +481,15 @@ def test_stale_entries_go_only_on_this_machine_and_names_are_reused(tmp_path: Pa
         dead = f"http://127.0.0.1:{gone.getsockname()[1]}/mcp"
     slot0 = registration.slot_name(0)
     remote = FakeDashboard(servers={slot0: dead})
-    assert run_sync(registration.remove_stale(remote, set(), "http://10.0.0.7:9119")) == []
+    assert run_sync(registration.remove_stale(remote.mcp, set(), "http://10.0.0.7:9119")) == []
     assert slot0 in remote.servers
     local = FakeDashboard(servers={slot0: dead})
-    assert run_sync(registration.remove_stale(local, set(), "http://127.0.0.1:9119")) == [slot0]
-    assert run_sync(registration.free_name(local)) == slot0  # the dead kernel's name (and .env line) reused
+    assert run_sync(registration.remove_stale(local.mcp, set(), "http://127.0.0.1:9119")) == [slot0]
+    assert (
+        run_sync(registration.free_name(local.mcp)) == slot0
+    )  # the dead kernel's name (and .env line) reused
     local.servers[slot0] = "http://127.0.0.1:1/mcp"
-    assert run_sync(registration.free_name(local)) == registration.slot_name(1) != slot0
+    assert run_sync(registration.free_name(local.mcp)) == registration.slot_name(1) != slot0
 
 
 def test_the_token_file_is_created_afresh_never_through_a_link_and_removed(
@@ -532,17 +555,15 @@ def test_share_kernel_sets_the_modes_the_header_follows_and_revoke_ends_allow(to
     """``share(read=, edit=, run=)`` is the connection's policy; ``watch`` gives the chat header its modes at
     once and on every change (a revoke, a new policy, the share's end); ``revoke`` is the header's button."""
     conn = FakeDashboard()
-    key, seen = object(), []
-    share = tools.share(
-        key, _connect(conn), dashboard_url="http://127.0.0.1:9119", read=True, edit="off", run="allow"
-    )
+    seen: list[Any] = []
+    share = _share(tools, conn, read=True, edit="off", run="allow")
     assert "reads on, edits off, runs allowed for this session" in str(share) and share.run == "allow"
     tools.watch(conn, seen.append)
     assert seen[-1]["runs"] == "allow" and seen[-1]["server"] == tools.name and seen[-1]["edits"] == "off"
     assert tools.revoke(conn) and share.run == "ask" and seen[-1]["runs"] == "ask"
-    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run="never")
+    _share(tools, conn, run="never")
     assert seen[-1]["runs"] == "never" and seen[-1]["reads"] == "off"
-    tools.unshare(key, "http://127.0.0.1:9119")
+    _unshare(tools, conn)
     assert seen[-1] is None and not tools.revoke(conn)
 
 
@@ -588,7 +609,7 @@ def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools
     """run="allow": no Run card; the run shows on the part (its code, Stop, why no card) and is settled
     "finished"."""
     conn = FakeDashboard()
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    _share(tools, conn, run="allow")
     turn = conn.start_tool(
         "t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": "ran = 6 * 7"}}
     )
@@ -611,8 +632,7 @@ def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_do
     """Run, then Stop while the code loops: it stops inside the code (what it did so far stays), the agent is
     told, and the card says Stopped. A run that outlives the policy's time limit is stopped the same way."""
     conn = FakeDashboard()
-    key = object()
-    tools.share(key, _connect(conn), dashboard_url="http://127.0.0.1:9119")
+    _share(tools, conn)
     code = "laps = 0\nwhile True:\n    laps += 1"
     turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
 
@@ -625,9 +645,7 @@ def test_stop_ends_an_approved_run_at_its_next_python_line_and_the_time_limit_do
     assert "RunStopped" in text and tools._namespace["laps"] > 1000
     part = next(p for p in turn.message.parts if p.kind == "tool")
     assert part.interaction is not None and part.interaction.response == "stop"  # the click settled it
-    tools.share(
-        key, _connect(conn), dashboard_url="http://127.0.0.1:9119", run_limit=0.5
-    )  # share_kernel(run_limit=)
+    _share(tools, conn, run_limit=0.5)  # share_kernel(run_limit=)
     turn2 = conn.start_tool("t2", "k2", {"name": f"mcp__{tools.name}__run_code", "args": {"code": code}})
     text = _drive(
         tools,
@@ -787,7 +805,7 @@ def test_the_output_log_copies_what_cells_publish_and_keeps_the_agents_displays_
 
 def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
     """``%hermes --kernel read,allow`` spells modes as words (a wrong one is named by argparse); ``status``
-    says what is shared; the chat header follows its connection's modes and its Revoke withdraws the
+    says what is shared; the chat header follows its conversation's modes and its Revoke withdraws the
     allowance."""
     from IPython.core.error import UsageError
 
@@ -810,20 +828,20 @@ def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
     actions: dict[str, Any] = {}
     chat = types_namespace(
         kernel_modes=None,
-        conversation=object(),
+        conversation=conn,
         on_action=lambda name, handler: actions.__setitem__(name, handler),
     )
-    follow_kernel_modes(chat, tools, conn)
+    follow_kernel_modes(chat, tools)
     assert chat.kernel_modes is None
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    _share(tools, conn, run="allow")
     assert chat.kernel_modes["runs"] == "allow" and chat.kernel_modes["cells"] is False
     actions["kernel_revoke"]({})
     assert chat.kernel_modes["runs"] == "ask"
-    chat.conversation = (
-        object()
-    )  # the chat's profile picker moved it to another conversation (chat_profiles.py)
-    tools.share(object(), _connect(conn), dashboard_url="http://127.0.0.1:9119", run="allow")
+    chat.conversation = FakeDashboard()  # the chat's profile picker moved it to another conversation
+    _share(tools, conn, run="allow")
     assert chat.kernel_modes is None  # the kernel's tools are not that conversation's
+    _share(tools, chat.conversation)  # nor does another conversation's share show in this header
+    assert chat.kernel_modes is None
 
 
 def types_namespace(**fields: Any) -> Any:

@@ -261,20 +261,19 @@ def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kerne
 def test_a_new_kernel_takes_over_a_dead_kernels_name(hermes: LocalHermes) -> None:
     """Hermes never removes a server's ``.env`` token line: a kernel that died leaves its entry and line
     behind, and the next kernel reuses that name (and line) instead of adding one per kernel."""
+    from hermes_notebook.kernel.grants import Modes
     from hermes_notebook.kernel.share import KernelTools
+    from hermes_notebook.session import Conversation
 
     conn = DashboardConnection(hermes.settings())
     run_sync(conn.connect())
-
-    async def connect() -> DashboardConnection:
-        return conn
-
+    conversation = Conversation(dashboard=conn)  # a kernel's conversation on that Dashboard
     first, second = KernelTools(), KernelTools()
     try:
-        first.share(object(), connect, dashboard_url=hermes.dashboard_url)
+        run_sync(first.share(conversation, Modes(), dashboard_url=hermes.dashboard_url))
         assert first.server is not None
         first.server.stop()  # the kernel died: nothing unregistered
-        second.share(object(), connect, dashboard_url=hermes.dashboard_url)
+        run_sync(second.share(conversation, Modes(), dashboard_url=hermes.dashboard_url))
         assert second.name == first.name and _registered(hermes)[second.name] != first.server.url
         key = f"MCP_{second.name.upper()}_API_KEY="
         lines = [line for line in (hermes.home / ".env").read_text().splitlines() if line.startswith(key)]

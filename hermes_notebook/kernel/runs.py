@@ -29,6 +29,7 @@ from .grants import Grants
 
 __all__ = [
     "ANSWER_TIMEOUT",
+    "RUNS_OFF",
     "RUN_LIMIT",
     "STOP",
     "STOP_WAIT",
@@ -40,6 +41,8 @@ __all__ = [
     "waiting_for",
 ]
 
+#: What a run hears where runs are ``never`` (the tool table's run gate says it before a handler runs).
+RUNS_OFF = "Refused: running code in this notebook is off (share_kernel(run='never'))."
 #: Seconds a Run card waits for a click; then the code is not run.
 ANSWER_TIMEOUT = 120.0
 #: Seconds an approved run may take, waiting for a busy kernel included; then it is stopped.
@@ -92,7 +95,7 @@ async def approve(
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent."""
     runs = grants.modes.runs
     if runs == "never":
-        return "Refused: running code in this notebook is off (share_kernel(run='never'))."
+        return RUNS_OFF
     if runs == "allow":
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]

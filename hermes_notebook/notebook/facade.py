@@ -22,8 +22,9 @@ from .. import runtime
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
+from ..kernel.grants import Modes
 from ..kernel.share import KERNEL, KernelShare
-from ..runtime import blocking, on_loop
+from ..runtime import blocking, caller_first, on_loop
 from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
 from . import context as _context
@@ -482,30 +483,32 @@ class Hermes:
             runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget
 
-    def share_kernel(
+    def _attach_kernel(self, **modes: Any) -> None:  # share_kernel's first step, on the caller's thread
+        if self._closed:
+            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
+        Modes.of(**modes)  # a wrong mode is named before anything is attached
+        KERNEL.attach()
+
+    @caller_first(_attach_kernel)
+    @on_loop
+    async def share_kernel_async(
         self, *, read: bool | str = False, run: str = "ask", edit: str = "propose", run_limit: float = 120.0
     ) -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks),
         with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
         them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
         by :meth:`close`."""
-        if self._closed:
-            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(
-            self,
-            self.conversation.dashboard,
-            dashboard_url=self.settings.dashboard_url,
-            read=read,
-            edit=edit,
-            run=run,
-            run_limit=run_limit,
-            secrets=self._secrets,
+        modes = Modes.of(read, edit, run, run_limit)
+        share = await KERNEL.share(
+            self.conversation, modes, dashboard_url=self.settings.dashboard_url, secrets=self._secrets
         )
         if not share.registered:
             print(share.instructions())
         return share
+
+    share_kernel = blocking(share_kernel_async)
 
     # --- status and lifecycle ---
 
@@ -530,14 +533,13 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
-        KERNEL.unshare(  # the kernel tools go first, while the connection is open
-            self, self.settings.dashboard_url
-        )
         with contextlib.suppress(Exception):
             self._close_clients()
 
     @on_loop
     async def _close_clients_async(self) -> None:
+        with contextlib.suppress(Exception):  # the kernel's tools go first, while the connection is open
+            await KERNEL.unshare(self.conversation)
         closing = [self.conversation.close(), *([self._jobs.aclose()] if self._jobs else [])]
         await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10.0)  # never hang a cell
 

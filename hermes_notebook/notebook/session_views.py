@@ -202,5 +202,5 @@ def open_chat(hermes: ChatSource, session: str | None, *, secrets: Sequence[obje
     if not hermes.settings.dashboard_token:
         raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
     chat = Chat(hermes.conversation, session=session, secrets=secrets)
-    follow_kernel_modes(chat, KERNEL, hermes)  # the header shows what Hermes may do in this kernel
+    follow_kernel_modes(chat, KERNEL)  # the header shows what Hermes may do in this kernel
     return chat

@@ -38,7 +38,7 @@ async def facade_status(hermes: StatusSource) -> Status:
     status = await gather_status(
         hermes.settings, hermes.default_via, conversation.current, conversation.api, conversation.dashboard
     )
-    return Status({**status, "kernel": KERNEL.summary(hermes)})
+    return Status({**status, "kernel": KERNEL.summary(conversation)})
 
 
 async def gather_status(

@@ -15,7 +15,6 @@ in each face that offers it (docs/architecture.md, "Adding a session feature").
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -37,6 +36,7 @@ from ..errors import HermesNotFoundError, HermesNotOfferedError, HermesUsageErro
 from ..settings import Settings
 from ..turns import Message, MessageDict, fold_history
 from .book import SessionBook
+from .clients import Clients, Connect
 from .control import TurnControl
 from .files import (
     Branched,
@@ -49,6 +49,7 @@ from .files import (
     branch_checkpoint,
     put_back,
 )
+from .mcp_servers import McpServers
 from .media import read_media_images
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
@@ -59,12 +60,10 @@ from .turns import TurnOutcome, TurnRequest, TurnSink
 if TYPE_CHECKING:
     from ..client import ListenerItem
     from ..client.api import ApiClient
-    from ..client.dashboard import DashboardConnection, SessionRef
+    from ..client.dashboard import DashboardConnection, SessionRef, Turn
     from ..client.dashboard.media import MediaImage
 
 __all__ = ["Conversation", "OpenedSession"]
-
-Connect = Callable[[], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -98,12 +97,7 @@ class Conversation:
         self.settings = settings
         self.book = SessionBook()
         self.queue = TurnQueue()
-        given_factory = dashboard if callable(dashboard) else None
-        self._dashboard_factory: Connect | None = given_factory
-        self._given: DashboardConnection | None = None if given_factory is not None else dashboard  # type: ignore[assignment]
-        self._dashboard: DashboardConnection | None = None
-        self._api_factory = api
-        self._api: ApiClient | None = None
+        self.clients = Clients(settings, dashboard, api)
         self.runner = TurnRunner(self.book, self.queue, dashboard=self.dashboard, api=self.api)
         #: The usage each session's last turn reported (the API Server keeps no session totals).
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
@@ -112,44 +106,23 @@ class Conversation:
         self.files = FileRewind(self)
         #: Steering and stopping a running turn's subagents (which of the two this Hermes offers).
         self.subagents = Subagents(self)
+        #: The profile's MCP servers (the kernel's tool server registers itself here).
+        self.mcp = McpServers(self.dashboard)
 
-    # --- clients ---
+    # --- clients (:class:`~.clients.Clients` owns them) ---
 
     @property
     def has_dashboard(self) -> bool:
         """Whether this conversation can reach a Dashboard (a token, or a connection given to it)."""
-        return bool(
-            self._given is not None
-            or self._dashboard_factory is not None
-            or (self.settings is not None and self.settings.dashboard_token)
-        )
+        return self.clients.has_dashboard
 
     async def dashboard(self) -> DashboardConnection:
         """The Dashboard connection, connected (opened here on first use unless one was given)."""
-        if self._given is not None:
-            return self._given
-        if self._dashboard_factory is not None:
-            conn: DashboardConnection = await self._dashboard_factory()
-            return conn
-        if self.settings is None or not self.settings.dashboard_token:
-            raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
-        if self._dashboard is None:
-            from ..client.dashboard import DashboardConnection
-
-            self._dashboard = DashboardConnection(self.settings)
-        if not self._dashboard.connected:
-            await self._dashboard.connect()
-        return self._dashboard
+        return await self.clients.dashboard()
 
     async def api(self) -> ApiClient:
         """The API Server client (created here on first use unless a factory was given)."""
-        if self._api_factory is not None:
-            return await self._api_factory()
-        if self._api is None:
-            from ..client.api import ApiClient
-
-            self._api = ApiClient(self.settings)
-        return self._api
+        return await self.clients.api()
 
     async def check(self, via: str) -> None:
         """Raise the server's error now if ``via`` ("dashboard" or "api") is unusable."""
@@ -160,11 +133,7 @@ class Conversation:
 
     async def close(self) -> None:
         """Close the clients this conversation opened (a given connection stays open: it is the caller's)."""
-        dashboard, api, self._dashboard, self._api = self._dashboard, self._api, None, None
-        for closer in (dashboard.close if dashboard else None, api.aclose if api else None):
-            if closer is not None:
-                with contextlib.suppress(Exception):  # one failing close must not keep the other open
-                    await closer()
+        await self.clients.close()
 
     def _needs_dashboard(self, message: str) -> None:
         if not self.has_dashboard:
@@ -200,6 +169,11 @@ class Conversation:
             self.last_usage[outcome.session_id] = outcome.message.get("usage")
             self.files.ran(outcome.session_id, started)
         return outcome
+
+    def running_turns(self) -> list[Turn]:
+        """The Dashboard turns this conversation runs now, from any face (a kernel tool call is answered only
+        for one of them)."""
+        return self.runner.running_turns()
 
     def busy(self, session: str) -> bool:
         """True while a turn runs on (or waits for) the stored session ``session``, from any face."""
