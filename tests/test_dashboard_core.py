@@ -130,7 +130,7 @@ class Replay:
                 core.bind(ref)
                 core.set_listeners(ref.stored_id, [self.items.append])
             elif handle[0] == "prompt.submit":
-                core.accept(handle[1], handle[2], result.get("status"))
+                handle[1].accept(handle[2], result.get("status"))
             elif handle[0] == "client.capabilities":
                 core.prompts.set_capabilities(result)
         for listeners, item in core.items_received():
@@ -500,6 +500,7 @@ SHELL = (
     "early_stop",
     "files",
     "history",
+    "mcp_servers",
     "media",
     "offered",
     "profiles",

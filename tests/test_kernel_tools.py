@@ -809,7 +809,8 @@ def test_the_faces_set_and_show_the_modes(tools: Any) -> None:
     allowance."""
     from IPython.core.error import UsageError
 
-    from hermes_notebook.notebook.magics import HermesMagics, kernel_modes
+    from hermes_notebook.notebook.magic_line import kernel_modes
+    from hermes_notebook.notebook.magics import HermesMagics
     from hermes_notebook.notebook.results import Status
     from hermes_notebook.widgets.chat_kernel import follow_kernel_modes
 

@@ -12,7 +12,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.notebook import Reply, TurnHandle
-from hermes_notebook.notebook.magics import HermesMagics, _split_options, load_ipython_extension
+from hermes_notebook.notebook.magic_line import split_options
+from hermes_notebook.notebook.magics import HermesMagics, load_ipython_extension
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_servers  # real-server tests run on 0.19.0 and newer Hermes
@@ -321,12 +322,12 @@ def test_wrong_key_is_one_line_without_the_key(
 
 def test_split_options_keeps_prose_verbatim() -> None:
     """Options are shell-split; the prompt after them is taken as typed (quotes, dashes and all)."""
-    assert _split_options('-s "my session" --new it\'s -- fine') == (
+    assert split_options('-s "my session" --new it\'s -- fine') == (
         ["-s", "my session", "--new"],
         "it's -- fine",
     )
-    assert _split_options("--via api -- -starts with a dash") == (["--via", "api"], "-starts with a dash")
-    assert _split_options("plain prompt") == ([], "plain prompt")
+    assert split_options("--via api -- -starts with a dash") == (["--via", "api"], "-starts with a dash")
+    assert split_options("plain prompt") == ([], "plain prompt")
 
 
 def test_prompt_ending_in_question_mark_is_a_prompt(ip: InteractiveShell) -> None:

@@ -18,7 +18,6 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .. import runtime
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
@@ -28,18 +27,20 @@ from ..runtime import blocking, caller_first, on_loop
 from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
 from . import context as _context
-from .asking import turn_options
+from . import session_views as views
+from .asking import AskOptions, turn_options
 from .context import PromptPreview
 from .handle import TurnHandle
 from .interactions import Policy
 from .presenters import presenter_for
 from .results import Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
-from .session_views import Changes, Restored, message_id, open_chat, profiles_table, rollback, sessions_table
 from .status import facade_status
 from .wait import run_blocking
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11 (PEP 692); annotations only here
+
     from ..jobs.api import JobsAPI
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
@@ -93,39 +94,11 @@ class Hermes:
 
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     def ask(
@@ -177,39 +150,11 @@ class Hermes:
 
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     async def ask_async(
@@ -349,7 +294,7 @@ class Hermes:
         ``at``: a message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the
         last N (None: all kept). ``name``: its title. ``files``: the files changed since go back too (the
         result's ``.files``)."""
-        return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
+        return await self.conversation.branch(session, at=views.message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)
 
@@ -393,19 +338,19 @@ class Hermes:
     @on_loop
     async def rollback_async(
         self, session: str | None = None, *, checkpoint: Any = None, file: str | None = None
-    ) -> Table | Restored:
+    ) -> Table | views.Restored:
         """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or
         row), put ``file`` back as it was then, or without ``file`` the whole folder and the session's last
         turn."""
-        return await rollback(self.conversation, session, checkpoint=checkpoint, file=file)
+        return await views.rollback(self.conversation, session, checkpoint=checkpoint, file=file)
 
     rollback = blocking(rollback_async)
 
     @on_loop
-    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> Changes:
+    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> views.Changes:
         """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per
         file."""
-        return Changes(await self.conversation.changes(session, checkpoint=checkpoint))
+        return views.Changes(await self.conversation.changes(session, checkpoint=checkpoint))
 
     changes = blocking(changes_async)
 
@@ -422,7 +367,7 @@ class Hermes:
     @on_loop
     async def sessions_async(self, *, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
-        return sessions_table(await self.conversation.sessions(limit), self.conversation.current)
+        return views.sessions_table(await self.conversation.sessions(limit), self.conversation.current)
 
     sessions = blocking(sessions_async)
 
@@ -445,15 +390,14 @@ class Hermes:
             if isinstance(session, str | None)
             else None
         )
-        return conversation(
-            session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options
-        )
+        replies = self._replies.get(key or "", [])
+        return conversation(session, stored, replies, path, secrets=self._secrets, **options)
 
     @on_loop
     async def profiles_async(self) -> Table:
         """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)``
         picks one."""
-        return profiles_table(await self.conversation.profiles(), self.settings.profile)
+        return views.profiles_table(await self.conversation.profiles(), self.settings.profile)
 
     profiles = blocking(profiles_async)
 
@@ -462,7 +406,7 @@ class Hermes:
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`) over this
         connection's conversation (its prompts and your asks take turns) until its picker switches profile."""
-        return open_chat(self, session, secrets=self._secrets)
+        return views.open_chat(self, session, secrets=self._secrets)
 
     @property
     def jobs(self) -> JobsAPI:
@@ -476,12 +420,7 @@ class Hermes:
 
     def jobs_widget(self) -> Jobs:
         """The cron-jobs widget (``hn.Jobs``); a newer Dashboard's ``cron.changed`` refreshes it at once."""
-        from ..widgets.jobs import Jobs
-
-        widget = Jobs(self)
-        if self.settings.dashboard_token:
-            runtime.submit(widget.follow_feed(self.conversation.on_change))
-        return widget
+        return views.open_jobs(self)
 
     def _attach_kernel(self, **modes: Any) -> None:  # share_kernel's first step, on the caller's thread
         if self._closed:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import runtime
 from ..errors import HermesUsageError
 from ..inert import escape_html, html_block, terminal_safe
 from ..kernel.share import KERNEL
@@ -31,6 +32,7 @@ from .results import Table
 if TYPE_CHECKING:
     from ..settings import Settings
     from ..widgets.chat import Chat
+    from ..widgets.jobs import Jobs
 
 __all__ = [
     "CHECKPOINT_COLUMNS",
@@ -40,6 +42,7 @@ __all__ = [
     "checkpoints_table",
     "message_id",
     "open_chat",
+    "open_jobs",
     "profiles_table",
     "rollback",
     "sessions_table",
@@ -204,3 +207,20 @@ def open_chat(hermes: ChatSource, session: str | None, *, secrets: Sequence[obje
     chat = Chat(hermes.conversation, session=session, secrets=secrets)
     follow_kernel_modes(chat, KERNEL)  # the header shows what Hermes may do in this kernel
     return chat
+
+
+class JobsSource(Protocol):
+    """What :func:`open_jobs` uses of the facade."""
+
+    settings: Settings
+    conversation: Conversation
+
+
+def open_jobs(hermes: JobsSource) -> Jobs:
+    """``hermes.jobs_widget()``: the jobs widget, refreshed at once by a newer Dashboard's cron.changed."""
+    from ..widgets.jobs import Jobs
+
+    widget = Jobs(hermes)
+    if hermes.settings.dashboard_token:
+        runtime.submit(widget.follow_feed(hermes.conversation.on_change))
+    return widget

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, cast
 from ..client.dashboard.commands import CommandOutcome, commands_catalog, parse_command, run_command
 from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
 from ..client.dashboard.profiles import Profile, list_profiles
-from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
 from ..client.dashboard.session_info import (
     check_model_name,
     context_breakdown,
@@ -39,20 +38,18 @@ from .book import SessionBook
 from .clients import Clients, Connect
 from .control import TurnControl
 from .files import (
-    Branched,
     CheckpointRef,
     Checkpoints,
     FileRewind,
     RestoreResult,
     TurnChanges,
     Undone,
-    branch_checkpoint,
-    put_back,
 )
 from .mcp_servers import McpServers
 from .media import read_media_images
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
+from .rewinding import Rewinding
 from .runner import TurnRunner
 from .subagents import SubagentControls, Subagents
 from .turns import TurnOutcome, TurnRequest, TurnSink
@@ -108,6 +105,8 @@ class Conversation:
         self.subagents = Subagents(self)
         #: The profile's MCP servers (the kernel's tool server registers itself here).
         self.mcp = McpServers(self.dashboard)
+        #: Undo, regenerate/edit and branch, each waiting for the session's running turn.
+        self.rewinding = Rewinding(self)
 
     # --- clients (:class:`~.clients.Clients` owns them) ---
 
@@ -436,31 +435,15 @@ class Conversation:
         """Stop one subagent of the session (``subagent.interrupt``); False when it had already finished."""
         return await self.subagents.stop(session, subagent_id)
 
-    # --- rewinding: undo, regenerate/edit, branch (each waits for the session's running turn) ---
+    # --- rewinding: undo, regenerate/edit, branch (:class:`~.rewinding.Rewinding` does them) ---
 
     async def rewindable(self, what: str) -> None:
         """Raise :class:`HermesNotOfferedError` if this Hermes cannot rewind a stored session (0.19.0)."""
-        self._needs_dashboard(
-            f"{what} needs the Dashboard (a dashboard token): API Server sessions cannot rewind"
-        )
-        await check_rewind(await self.dashboard(), what)
-
-    async def _rewind_target(
-        self, session: str | None, what: str
-    ) -> tuple[DashboardConnection, SessionRef, str]:
-        return await self.target(session, what, why=": API Server sessions cannot rewind")
+        await self.rewinding.rewindable(what)
 
     async def undo(self, session: str | None = None, *, files: bool = False) -> Undone:
-        """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``,
-        the files its checkpoint holds are put back too (where Hermes took one:
-        :class:`~.files.FileRewind`)."""
-        conn, ref, key = await self._rewind_target(session, "undo")
-        if files:
-            return await self.files.undo(conn, ref, key)
-        async with self.queue.turn(key):
-            rows = await undo_turn(conn, ref)
-        self.files.undone(key, rows)
-        return Undone(rows)
+        """Drop the session's last exchange (with ``files``, the files its checkpoint holds go back too)."""
+        return await self.rewinding.undo(session, files=files)
 
     async def resend(
         self,
@@ -469,18 +452,8 @@ class Conversation:
         *,
         messages: Sequence[MessageDict] | None = None,
     ) -> str:
-        """Undo the last exchange to send a prompt in its place: returns ``text`` (an edit), or for None the
-        last prompt of ``messages`` (default: the stored history) to send again (a regenerate)."""
-        if text is not None and (not isinstance(text, str) or not text.strip()):
-            raise HermesUsageError("the new prompt is empty")
-        what = "regenerate" if text is None else "edit"
-        conn, ref, key = await self._rewind_target(session, what)
-        await check_rewind(conn, what)
-        async with self.queue.turn(key):
-            resend = last_user_text(messages or await conn.history(key)) if text is None else text
-            if not await undo_turn(conn, ref, intent="retry" if text is None else "undo", checked=True):
-                raise HermesUsageError(f"there is no exchange to {what} in this session")
-        return resend
+        """Undo the last exchange to send ``text`` (an edit), or for None its prompt again (a regenerate)."""
+        return await self.rewinding.resend(session, text, messages=messages)
 
     async def branch(
         self,
@@ -492,21 +465,7 @@ class Conversation:
         follow: bool = True,
         files: bool = False,
     ) -> str:
-        """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
-        default the stored history; ``-N``: without the last N); returns the copy's stored id, current with
-        ``follow``. With ``files``, the files changed since go back as they were then (a
-        :class:`~.files.Branched` names them; refused before anything changes where Hermes has no checkpoints
-        or the later turns did not run here)."""
-        conn, ref, key = await self._rewind_target(session, "branch")
-        if files:
-            await check_rewind(conn, "branch")
-        async with self.queue.turn(key):
-            drop = 0 if at is None else turns_after(messages or await conn.history(key), at)
-            found = await branch_checkpoint(self.files, conn, ref, key, drop) if files else None
-            child = await branch_session(conn, ref, drop_turns=drop, name=name)
-            restored = await put_back(conn, ref, found) if found is not None else ([], [])
-        if follow:
-            self.book.adopt(child)
-        else:
-            self.book.remember(child)
-        return Branched(child.stored_id, *restored) if files else child.stored_id
+        """Copy the session into a new one without the exchanges after ``at``; the copy's stored id."""
+        return await self.rewinding.branch(
+            session, at=at, messages=messages, name=name, follow=follow, files=files
+        )

@@ -420,48 +420,6 @@ class DashboardCore:
             params["queued"] = True
         return params
 
-    def drop_turn(self, session: SessionState, turn: TurnState) -> None:
-        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and
-        takes no events."""
-        if turn in session.turns:
-            session.turns.remove(turn)
-        turn.end("cancelled")
-
-    def accept(self, session: SessionState, turn: TurnState, status: object) -> None:
-        """Apply the ``prompt.submit`` reply's status: streaming, queued (merged) or steered (§3.1, §7)."""
-        turn.on_reply(status)
-        if turn.done or turn not in session.turns:
-            return
-        if status == "queued":
-            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
-            # runs, and ends, with the turn queued before it.
-            earlier = [t for t in session.turns if t is not turn and t.queued]
-            if earlier:
-                session.turns.remove(turn)
-                turn.follow(earlier[-1])
-        elif status in ("steered", "redirected"):
-            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
-            session.turns.remove(turn)
-            if session.turns:
-                turn.follow(session.turns[0])
-            else:
-                turn.end("complete")
-
-    def interrupted(self, session: SessionState) -> list[TurnState]:
-        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1);
-        returns the turns not started yet, which the server may drop silently or lose the stop for (see
-        ``early_stop``)."""
-        unstarted: list[TurnState] = []
-        for turn in list(session.turns):
-            if turn.queued:
-                session.turns.remove(turn)
-                turn.end("cancelled")
-            elif not turn.done:
-                turn.stopping()
-                if not turn.started:
-                    unstarted.append(turn)
-        return unstarted
-
     def close(self) -> None:
         """The connection closed: every open turn ends ``cancelled`` (no error) and listeners are dropped."""
         for session in self.sessions.values():
