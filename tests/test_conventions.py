@@ -1043,6 +1043,65 @@ def _test_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFun
             )
 
 
+#: Tests at tests/'s root that check the project as a whole rather than one module (the rest of the root's
+# tests are named after a top-level module: test_settings.py, test_render_bounds.py ...).
+PROJECT_TESTS = frozenset(
+    {
+        "test_clean_clone.py",
+        "test_contract.py",
+        "test_conventions.py",
+        "test_demo.py",
+        "test_front_end_conventions.py",
+        "test_notebooks.py",
+        "test_typing.py",
+        "test_wheel.py",
+    }
+)
+#: Folders of tests/ that are not the package's: the browser suite and the recorded fixtures.
+TEST_FOLDERS_OF_THEIR_OWN = ("browser", "fixtures")
+
+
+def misplaced_tests(tests: Iterable[str], folders: set[str], modules: set[str]) -> list[str]:
+    """Each test file (a path under tests/) that is not where the package code it tests lives: in a folder
+    that mirrors a package folder (``kernel/test_cell_tools.py`` for hermes_notebook/kernel/), or at the root
+    named after a top-level module (``test_render_bounds.py`` for render.py), or a project-wide check."""
+    found = []
+    for test in tests:
+        folder, _, name = test.rpartition("/")
+        if folder.split("/")[0] in TEST_FOLDERS_OF_THEIR_OWN or not name.startswith("test_"):
+            continue
+        stem = name.removeprefix("test_").removesuffix(".py")
+        at_root = name in PROJECT_TESTS or any(stem == m or stem.startswith(m + "_") for m in modules)
+        if (folder and folder not in folders) or (not folder and not at_root):
+            found.append(test)
+    return found
+
+
+def test_tests_mirror_the_package_folders() -> None:
+    """tests/ mirrors hermes_notebook/: a module's tests sit in the folder of the same path (88 test files at
+    tests/'s root before), so the tests of a floor are found beside each other; the root keeps the top-level
+    modules' tests and the project-wide checks."""
+    folders = {p.parent.relative_to(PACKAGE).as_posix() for p in _package_files() if p.parent != PACKAGE}
+    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    tests = [p.relative_to(TESTS).as_posix() for p in sorted(TESTS.rglob("test_*.py"))]
+    assert misplaced_tests(tests, folders, modules) == []
+    assert len([t for t in tests if "/" in t and not t.startswith("browser/")]) > 50
+    assert misplaced_tests(
+        [
+            "kernel/test_cell_tools.py",
+            "test_render_bounds.py",
+            "test_conventions.py",
+            "test_cell_tools.py",
+            "kernels/test_x.py",
+            "client/dashboard/test_backoff.py",
+            "browser/test_chat_browser.py",
+            "helpers.py",
+        ],
+        {"kernel", "client", "client/dashboard"},
+        {"render", "settings"},
+    ) == ["test_cell_tools.py", "kernels/test_x.py"]
+
+
 def test_every_test_has_a_docstring() -> None:
     """Every ``test_*`` function in tests/, including tests/browser and test classes, has a docstring."""
     offenders = [
@@ -1060,12 +1119,12 @@ def test_every_test_has_a_docstring() -> None:
 
 # Tests allowed a fixed sleep right before an assertion: ``path::test``, each with why no event can stand in.
 SLEEP_BEFORE_ASSERT_ALLOWED = {
-    "tests/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
+    "tests/client/dashboard/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
         "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect "
         "loop "
         "would be back within it, and there is no event for something that does not happen"
     ),
-    "tests/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
+    "tests/widgets/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
         "an absence window: close() must not close a connection the caller owns; to become a barrier on the "
         "package loop (runtime.run_sync of a no-op after close)"
     ),

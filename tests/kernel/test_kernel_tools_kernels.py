@@ -22,10 +22,10 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from tests.helpers import eventually, native_images, png_bytes, registered_mcp_servers
+from tests.helpers import REPO, eventually, native_images, png_bytes, registered_mcp_servers
 
 pytestmark = pytest.mark.servers("newer")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _registered(hermes: LocalHermes) -> dict[str, str]:

@@ -20,8 +20,9 @@ import pytest
 from jupyter_client import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 Msg = dict[str, Any]
 
 
