@@ -229,6 +229,13 @@ def _package_import_edges(*, annotations: bool = False) -> Iterator[tuple[str, s
                     yield name, target, f"{_rel(path)}:{node.lineno}"
 
 
+@functools.cache
+def _runtime_import_edges() -> tuple[tuple[str, str, str], ...]:
+    """Every runtime import edge between package modules, lazy ones included (read once: several checks
+    share it)."""
+    return tuple(_package_import_edges())
+
+
 def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
     """``path:line importer -> target`` of each import of a higher layer."""
     offenders = []
@@ -242,7 +249,7 @@ def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
 def test_no_module_imports_a_higher_layer() -> None:
     """settings/errors/runtime < turns, render < client < jobs, session, shell < kernel < widgets < notebook,
     even for lazy imports: the kernel's floor imports no face."""
-    offenders = upward_imports(_package_import_edges())
+    offenders = upward_imports(_runtime_import_edges())
     assert not offenders, "\n".join(offenders)
 
 
@@ -292,7 +299,7 @@ def test_no_import_cycles() -> None:
     """No chain of imports (lazy ones and ``TYPE_CHECKING`` annotation imports included) leads from a module
     back to itself: a type a module only annotates with still ties it to its importer, so circles are broken
     with protocols or by moving the type, not by hiding the import."""
-    cycles = import_cycles(_package_import_edges(annotations=True))
+    cycles = import_cycles(_annotated_import_edges())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -339,7 +346,7 @@ def test_no_two_folders_import_each_other() -> None:
     """The folders are floors: no two import each other, lazily or for annotations (1 pair before:
     ``kernel/`` and ``notebook/``, 5 imports one way and 6 the other, most of them lazy to dodge the
     circle)."""
-    assert two_way_folder_pairs(_package_import_edges(annotations=True)) == []
+    assert two_way_folder_pairs(_annotated_import_edges()) == []
     edges = [
         ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", ""),
         ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", ""),
@@ -372,7 +379,7 @@ def _package_edges_split() -> tuple[list[tuple[str, str, str]], list[tuple[str, 
         (path, node.lineno) for path in _package_files() for node in _imports_at_import_time(_parse(path))
     }
     eager, lazy = [], []
-    for importer, target, where in _package_import_edges():
+    for importer, target, where in _runtime_import_edges():
         path, line = where.rsplit(":", 1)
         (eager if (ROOT / path, int(line)) in at_import else lazy).append((importer, target, where))
     return eager, lazy
@@ -483,7 +490,7 @@ def test_magics_use_only_the_facades_public_api() -> None:
     for name in MAGIC_MODULES:
         path = PACKAGE / "notebook" / f"{name}.py"
         assert private_reaches(_parse(path), _rel(path)) == []
-    imported = {target for importer, target, _ in _package_import_edges() if importer in own}
+    imported = {target for importer, target, _ in _runtime_import_edges() if importer in own}
     assert imported and imported <= MAGICS_MAY_IMPORT | own, sorted(imported - MAGICS_MAY_IMPORT - own)
     assert private_reaches(ast.parse("self._a\nhermes._turns\nx.__class__\n"), "m.py") == ["m.py:2 ._turns"]
 
@@ -697,7 +704,7 @@ def test_the_kernel_reaches_hermes_through_the_conversation() -> None:
     ``mcp`` (the ``mcp.servers.*`` calls live in client/dashboard/mcp_servers.py); and kernel/share.py, the
     owner, stays small (at most 300 lines; 531 before, with binding, dispatch, registration and run_code
     inside)."""
-    assert kernel_client_imports(_package_import_edges(annotations=True)) == []
+    assert kernel_client_imports(_annotated_import_edges()) == []
     lines = len((PACKAGE / "kernel" / "share.py").read_text(encoding="utf-8").splitlines())
     assert lines <= 300, lines
     edges = [
