@@ -7,11 +7,18 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_notebook._demo.follow_up import is_title_request
 
 T = TypeVar("T")
+
+#: The tests folder, the repository around it and the recorded fixtures: a test reaches files through these,
+# wherever in the folders that mirror the package it sits.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+FIXTURES = TESTS / "fixtures"
 
 #: Seconds between polls: short enough that a wait ends within a few ms of the condition.
 POLL_INTERVAL = 0.005

@@ -11,7 +11,7 @@ says yes to everything would click). A command Hermes partly hid is still denied
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import HermesUsageError
 from ..session import VIAS, Resume
@@ -19,7 +19,7 @@ from ..settings import Settings
 from .handle import TurnOptions
 from .interactions import Policy, check_policy
 
-__all__ = ["UNATTENDED_ENV", "first_choice", "turn_options", "unattended"]
+__all__ = ["UNATTENDED_ENV", "AskOptions", "first_choice", "turn_options", "unattended"]
 
 #: The environment variable that says nobody is there to answer (see the module docstring).
 UNATTENDED_ENV = "HERMES_NOTEBOOK_UNATTENDED"
@@ -34,6 +34,22 @@ def first_choice(request: dict[str, Any]) -> str | None:
     """An unattended answer to a question: its first choice (None for an open question: nobody to type)."""
     choices = request.get("choices") or []
     return str(choices[0]) if choices else None
+
+
+class AskOptions(TypedDict, total=False):
+    """The keyword options of ``ask`` and ``ask_async`` besides ``preview`` (their overloads take these)."""
+
+    session: str | None
+    via: str | None
+    approve: Policy
+    clarify: Policy
+    new: bool
+    instructions: str | None
+    model: str | None
+    images: Any
+    timeout: float | None
+    context: bool
+    files: Any
 
 
 def turn_options(

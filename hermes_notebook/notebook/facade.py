@@ -18,28 +18,30 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .. import runtime
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
-from ..runtime import blocking, on_loop
+from ..kernel.grants import Modes
+from ..kernel.share import KERNEL, KernelShare
+from ..runtime import blocking, caller_first, on_loop
 from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
 from . import context as _context
-from .asking import turn_options
+from . import session_views as views
+from .asking import AskOptions, turn_options
 from .context import PromptPreview
 from .handle import TurnHandle
 from .interactions import Policy
 from .presenters import presenter_for
 from .results import Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
-from .session_views import Changes, Restored, message_id, open_chat, profiles_table, rollback, sessions_table
 from .status import facade_status
 from .wait import run_blocking
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11 (PEP 692); annotations only here
+
     from ..jobs.api import JobsAPI
-    from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
 
@@ -92,39 +94,11 @@ class Hermes:
 
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     def ask(
@@ -176,39 +150,11 @@ class Hermes:
 
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     async def ask_async(
@@ -348,7 +294,7 @@ class Hermes:
         ``at``: a message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the
         last N (None: all kept). ``name``: its title. ``files``: the files changed since go back too (the
         result's ``.files``)."""
-        return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
+        return await self.conversation.branch(session, at=views.message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)
 
@@ -392,19 +338,19 @@ class Hermes:
     @on_loop
     async def rollback_async(
         self, session: str | None = None, *, checkpoint: Any = None, file: str | None = None
-    ) -> Table | Restored:
+    ) -> Table | views.Restored:
         """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or
         row), put ``file`` back as it was then, or without ``file`` the whole folder and the session's last
         turn."""
-        return await rollback(self.conversation, session, checkpoint=checkpoint, file=file)
+        return await views.rollback(self.conversation, session, checkpoint=checkpoint, file=file)
 
     rollback = blocking(rollback_async)
 
     @on_loop
-    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> Changes:
+    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> views.Changes:
         """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per
         file."""
-        return Changes(await self.conversation.changes(session, checkpoint=checkpoint))
+        return views.Changes(await self.conversation.changes(session, checkpoint=checkpoint))
 
     changes = blocking(changes_async)
 
@@ -421,7 +367,7 @@ class Hermes:
     @on_loop
     async def sessions_async(self, *, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
-        return sessions_table(await self.conversation.sessions(limit), self.conversation.current)
+        return views.sessions_table(await self.conversation.sessions(limit), self.conversation.current)
 
     sessions = blocking(sessions_async)
 
@@ -444,15 +390,14 @@ class Hermes:
             if isinstance(session, str | None)
             else None
         )
-        return conversation(
-            session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options
-        )
+        replies = self._replies.get(key or "", [])
+        return conversation(session, stored, replies, path, secrets=self._secrets, **options)
 
     @on_loop
     async def profiles_async(self) -> Table:
         """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)``
         picks one."""
-        return profiles_table(await self.conversation.profiles(), self.settings.profile)
+        return views.profiles_table(await self.conversation.profiles(), self.settings.profile)
 
     profiles = blocking(profiles_async)
 
@@ -461,7 +406,7 @@ class Hermes:
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`) over this
         connection's conversation (its prompts and your asks take turns) until its picker switches profile."""
-        return open_chat(self, session, secrets=self._secrets)
+        return views.open_chat(self, session, secrets=self._secrets)
 
     @property
     def jobs(self) -> JobsAPI:
@@ -475,39 +420,34 @@ class Hermes:
 
     def jobs_widget(self) -> Jobs:
         """The jobs widget (``hn.Jobs``) over ``jobs``; a newer Dashboard's ``cron.changed`` refreshes it."""
-        from ..widgets.jobs import Jobs
+        return views.open_jobs(self)
 
-        widget = Jobs(self.jobs)
-        if self.settings.dashboard_token:
-            runtime.submit(widget.follow_feed(self.conversation.on_change))
-        return widget
+    def _attach_kernel(self, **modes: Any) -> None:  # share_kernel's first step, on the caller's thread
+        if self._closed:
+            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
+        Modes.of(**modes)  # a wrong mode is named before anything is attached
+        KERNEL.attach()
 
-    def share_kernel(
+    @caller_first(_attach_kernel)
+    @on_loop
+    async def share_kernel_async(
         self, *, read: bool | str = False, run: str = "ask", edit: str = "propose", run_limit: float = 120.0
     ) -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks),
         with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
         them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
         by :meth:`close`."""
-        from ..kernel.share import KERNEL
-
-        if self._closed:
-            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(
-            self,
-            self.conversation.dashboard,
-            dashboard_url=self.settings.dashboard_url,
-            read=read,
-            edit=edit,
-            run=run,
-            run_limit=run_limit,
-            secrets=self._secrets,
+        modes = Modes.of(read, edit, run, run_limit)
+        share = await KERNEL.share(
+            self.conversation, modes, dashboard_url=self.settings.dashboard_url, secrets=self._secrets
         )
         if not share.registered:
             print(share.instructions())
         return share
+
+    share_kernel = blocking(share_kernel_async)
 
     # --- status and lifecycle ---
 
@@ -532,14 +472,13 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
-        from ..kernel.share import KERNEL  # unregisters the kernel tools first, while the connection is open
-
-        KERNEL.unshare(self, self.settings.dashboard_url)
         with contextlib.suppress(Exception):
             self._close_clients()
 
     @on_loop
     async def _close_clients_async(self) -> None:
+        with contextlib.suppress(Exception):  # the kernel's tools go first, while the connection is open
+            await KERNEL.unshare(self.conversation)
         closing = [self.conversation.close(), *([self._jobs.aclose()] if self._jobs else [])]
         await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10.0)  # never hang a cell
 
