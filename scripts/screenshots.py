@@ -9,7 +9,10 @@ notebooks), drives Debian's Chromium with Playwright at 1400x900 in the light th
 * ``docs/screenshots/chat.png``: the quickstart's chat after two prompts typed in it: a chart Hermes made, and
   a command waiting on its Allow once / Deny card.
 
-Then it presses Ctrl+C for the demo, as a person would, and waits until it has stopped.
+Both views, and the rest of working_with_data.ipynb (its plan, the file's diff, the undo, the export), are
+also written whole-page at 1400 and 700 px, light and dark, to ``test-artifacts/screenshots/`` (ignored by
+git: for a person to look at before a release, not for the README). Then it presses Ctrl+C for
+the demo, as a person would, and waits until it has stopped.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
+VIEWS = ROOT / "test-artifacts" / "screenshots"
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 TURN_MS = 120_000
 CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 IDLE = (
@@ -141,6 +146,37 @@ def shoot(target: Locator | Page, name: str, **options: Any) -> None:
     say(f"wrote {path.relative_to(ROOT)}")
 
 
+def set_theme(page: Page, theme: str) -> None:
+    """Settings > Theme > ``theme``, as a person picks it (at 1400 px: a narrow Lab folds its menu bar), then
+    wait until Lab has applied it."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").click()
+    page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-item", has_text=THEMES[theme]).first.click()
+    light = "true" if theme == "light" else "false"
+    page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached", timeout=30_000)
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30_000)
+
+
+def shoot_views(page: Page, target: Locator, name: str) -> None:
+    """The page around ``target`` at 1400 and 700 px wide, light and dark (``VIEWS``/name-width-theme.png);
+    back to 1400 px light after."""
+    VIEWS.mkdir(parents=True, exist_ok=True)
+    try:
+        for theme in THEMES:
+            if theme != "light":
+                set_theme(page, theme)
+            for width in (1400, 700):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.wait_for_timeout(500)
+                target.scroll_into_view_if_needed()
+                page.screenshot(path=str(VIEWS / f"{name}-{width}-{theme}.png"))
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 900})
+        set_theme(page, "light")
+    say(f"wrote {VIEWS.relative_to(ROOT)}/{name}-{{1400,700}}-{{light,dark}}.png")
+
+
 def cell_edit(page: Page, base: str, token: str) -> None:
     """working_with_data.ipynb up to Hermes' proposed edit of the describe cell."""
     open_notebook(page, base, token, "working_with_data.ipynb")
@@ -173,8 +209,24 @@ def cell_edit(page: Page, base: str, token: str) -> None:
     right = box["x"] + box["width"] + 8
     clip = {"x": left, "y": top, "width": right - left, "height": box["y"] + box["height"] - top + 60}
     shoot(page, "cell-edit.png", clip=clip)
+    shoot_views(page, edit, "cell-edit")
     edit.get_by_role("button", name="Discard", exact=True).click()
     page.keyboard.press("Control+b")
+    rest_of_the_analysis(page, at + 1)
+
+
+def rest_of_the_analysis(page: Page, start: int) -> None:
+    """The rest of working_with_data.ipynb, run cell by cell from ``start``: the plan, the file's diff, the
+    undo and the export, each looked at in both widths and themes."""
+    run_until(page, "path = hermes.export", start)
+    run_active(page)
+    for source, name in (
+        ("planned = hermes.ask", "plan"),
+        ('hermes.ask("RUN printf', "file-diff"),
+        ("hermes.undo()", "undo"),
+        ("path = hermes.export", "export"),
+    ):
+        shoot_views(page, cell(page, index_of(page, source)), name)
 
 
 def chat(page: Page, base: str, token: str) -> None:
@@ -200,6 +252,7 @@ def chat(page: Page, base: str, token: str) -> None:
     view.scroll_into_view_if_needed()
     shoot(view, "chat.png")
     page.set_viewport_size({"width": 1400, "height": 900})
+    shoot_views(page, view.locator(".hn-interaction[data-kind='approval']").last, "chat")
     view.get_by_role("button", name="Deny", exact=True).click()
 
 

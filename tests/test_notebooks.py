@@ -34,9 +34,18 @@ def _text(cell: nbformat.NotebookNode) -> str:
     return "".join(chunks)
 
 
+#: What CI-only code in a cell would look like: a branch on the environment, a polling loop, a fixed wait.
+CI_ONLY_CODE = ("UNATTENDED", "os.environ", "getenv", "while ", "time.sleep")
+
+
 def _no_ci_code(nb: nbformat.NotebookNode) -> None:
     """What a person reads holds no code of CI's own: CI answers from outside, by the environment."""
-    shown = [c.source for c in nb.cells if "UNATTENDED" in c.source or "CI" in c.source.split()]
+    shown = [
+        c.source[:60]
+        for c in nb.cells
+        if "CI" in c.source.replace(".", " ").split()
+        or (c.cell_type == "code" and any(marker in c.source for marker in CI_ONLY_CODE))
+    ]
     assert shown == [], shown
 
 

@@ -118,6 +118,21 @@ def _edited(rest: str, raw: str, data: Any) -> Reply:
     return Reply(text=f"Could not edit {path}: {error}" if error else f"Tool result:\n{_fenced(raw)}")
 
 
+#: A cell change the kernel proposed (kernel/proposals.py): what, and its pending change's id.
+_PROPOSED = re.compile(r"\AProposed (?P<what>.+?) as pending change \S+?\. ")
+
+
+def _kernel(text: str, images: Sequence[str]) -> Reply:
+    """A kernel tool's result as its text; a proposed cell change as one line for the person (the tool's
+    explanation is written for the model)."""
+    proposed = _PROPOSED.match(text)
+    if proposed:
+        return Reply(
+            text=f"I proposed {proposed['what']}: it shows on the notebook; Keep or Discard it there."
+        )
+    return Reply(text=f"Kernel tool result:\n{_fenced(text)}{_images_line(images)}")
+
+
 def follow_up(keyword: str, rest: str, results: list[str], images: Sequence[str] = ()) -> Reply:
     """The final answer once Hermes has sent back the tool results of the prompt ``keyword rest``
     (``images``: what came with them)."""
@@ -136,7 +151,7 @@ def follow_up(keyword: str, rest: str, results: list[str], images: Sequence[str]
         answer = _clarify_answer(data) if isinstance(data, dict) else raw
         return Reply(text=f"You chose: {answer or '(no answer)'}")
     if keyword.startswith("KERNEL"):
-        return Reply(text=f"Kernel tool result:\n{_fenced(result_text(raw))}{_images_line(images)}")
+        return _kernel(result_text(raw), images)
     if keyword == "IMAGE":
         output = str(data.get("output") or "") if isinstance(data, dict) else raw
         path = next((line.strip() for line in output.splitlines() if line.strip().endswith(".png")), "")

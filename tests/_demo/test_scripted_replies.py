@@ -51,14 +51,24 @@ def test_sessions_get_plain_titles_on_both_hermes_versions() -> None:
 
 
 def test_tool_results_read_as_results() -> None:
-    """A kernel tool's result without the untrusted-data wrapper and the JSON envelope; a patch and a
-    dangerous command that ran as one line; a blocked one keeps its reason."""
+    """A kernel tool's result without the untrusted-data wrapper and the JSON envelope; a proposed cell
+    change, a patch and a dangerous command that ran as one line; a blocked one keeps its reason."""
     kernel = "".join(follow_up("KERNEL", "describe sales", [WRAPPED]).text_deltas())
     assert kernel == "Kernel tool result:\n```\nsales (DataFrame):\nrevenue: float64\n```"
     patched = json.dumps({"success": True, "diff": "--- a//tmp/x\n", "files_modified": ["/tmp/w/r.md"]})
     assert "".join(follow_up("EDIT", "r.md 1 2", [patched]).text_deltas()) == "Edited r.md (1 file changed)."
     ran = json.dumps({"output": "", "exit_code": 0, "error": None, "approval": "approved by the user"})
     assert "".join(follow_up("DANGER", "x", [ran]).text_deltas()) == "Dangerous command ran (exit code 0)."
+    proposed = json.dumps(
+        {
+            "result": "Proposed an edit of cell 4 (+1 / -1 lines) as pending change c2-fe78. It shows on the "
+            "notebook as a diff; the user keeps or discards it, and nothing runs. The notebook's cells and "
+            "indexes stay as they are until the user keeps it; call list_cells to see what they decided."
+        }
+    )
+    assert "".join(follow_up("KERNEL", "edit_cell 4 x", [proposed]).text_deltas()) == (
+        "I proposed an edit of cell 4 (+1 / -1 lines): it shows on the notebook; Keep or Discard it there."
+    )  # one line for the person: the tool's explanation is for the model
     blocked = json.dumps({"output": "", "exit_code": -1, "error": "BLOCKED: denied", "status": "blocked"})
     assert "".join(follow_up("DANGER", "x", [blocked]).text_deltas()).startswith(
         "Dangerous command was blocked:"

@@ -53,7 +53,9 @@ HEADER_LAYOUT = """([root, leaves]) => {
   }
   const labels = [...header.querySelectorAll('button')].filter(b => b.getClientRects().length)
     .filter(b => b.getBoundingClientRect().height > 40).map(b => b.textContent);
-  return {header: box(header), leaves: shown.map(box), broken, tall: labels};
+  const gauge = getComputedStyle(header.querySelector('.hn-session-gauge'));
+  return {header: box(header), leaves: shown.map(box), broken, tall: labels,
+          gauge: [gauge.appearance, gauge.backgroundColor]};
 }"""
 
 
@@ -92,6 +94,11 @@ def _check_header(nb: Any, width: int, theme: str) -> None:
     assert outside == [], (where, outside)
     assert layout["broken"] == [], (where, layout["broken"])  # no word wraps in two
     assert layout["tall"] == [], (where, layout["tall"])  # no button label on two lines
+    # The context gauge's track is the theme's, not Chromium's light bar (which read as full in dark).
+    appearance, track = layout["gauge"]
+    rgb = [int(c) for c in re.findall(r"\d+", track)[:3]]
+    assert appearance == "none" and len(rgb) == 3, (where, layout["gauge"])
+    assert (sum(rgb) < 3 * 128) == (theme == "dark"), (where, track)
     nb.page.locator(".hn-chat .hn-header").scroll_into_view_if_needed()
     nb.screenshot(f"newcomer-header-{width}-{theme}")
 
