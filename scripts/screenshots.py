@@ -104,8 +104,13 @@ def run_active(page: Page, wait: bool = True) -> None:
 
 def index_of(page: Page, source: str) -> int:
     """The index of the first cell whose source starts with ``source`` (Lab creates a cell's editor when it
-    first comes near the screen, so this scrolls down through the notebook until it is found)."""
-    for _ in range(40):
+    first comes near the screen, so this scrolls down through the notebook from the top until it is found)."""
+    for attempt in range(60):
+        if attempt == 1:  # not in view: look from the top down
+            page.evaluate(
+                "(s) => document.querySelector(s + ' .jp-WindowedPanel-outer').scrollTo(0, 0)", CURRENT
+            )
+            page.wait_for_timeout(250)
         found = int(
             page.evaluate(
                 "([s, src]) => [...document.querySelectorAll(s + ' .jp-Cell')]"
@@ -217,10 +222,15 @@ def cell_edit(page: Page, base: str, token: str) -> None:
 
 def rest_of_the_analysis(page: Page, start: int) -> None:
     """The rest of working_with_data.ipynb, run cell by cell from ``start``: the plan, the file's diff, the
-    undo and the export, each looked at in both widths and themes."""
+    undo and the export; then every step of the story, each looked at in both widths and themes."""
     run_until(page, "path = hermes.export", start)
     run_active(page)
     for source, name in (
+        ("hermes.ask(hn.fill", "question-preview"),
+        ("asked = %hermes", "question"),
+        ("described = hermes.ask", "kernel-read"),
+        ("priced = hermes.ask", "run-card"),
+        ("added = hermes.ask", "cell-insert"),
         ("planned = hermes.ask", "plan"),
         ('hermes.ask("RUN printf', "file-diff"),
         ("hermes.undo()", "undo"),

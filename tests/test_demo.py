@@ -136,6 +136,24 @@ def check_demo_output(clone: Path, output: str) -> None:
     assert len(ports) == 3 and all(_closed(p) for p in ports)
 
 
+def test_readmes_first_screen_shows_the_chat_and_a_pending_cell_edit() -> None:
+    """In its first 25 lines (the first screen a newcomer reads), the README says what they will see and shows
+    the chat and a cell edit waiting on Keep/Discard: both pictures exist, are real screenshots (PNGs wider
+    than 600 px), and are the ones ``scripts/screenshots`` writes, so they can be refreshed."""
+    import struct
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    first_screen = "\n".join(readme.splitlines()[:25])
+    assert "Keep" in first_screen and "Discard" in first_screen and "./demo" in first_screen
+    script = (root / "scripts" / "screenshots.py").read_text(encoding="utf-8")
+    for name in ("chat.png", "cell-edit.png"):
+        assert f'src="docs/screenshots/{name}"' in first_screen, name
+        assert f'"{name}"' in script, name  # scripts/screenshots writes it
+        head = (root / "docs" / "screenshots" / name).read_bytes()[:24]
+        assert head.startswith(b"\x89PNG\r\n\x1a\n") and struct.unpack(">I", head[16:20])[0] > 600, name
+
+
 def test_kernel_setup_prints_no_warning() -> None:
     """``scripts/setup-kernels`` (``./scripts/test`` runs it before the browser tests) says nothing alarming:
     ipykernel's "The kernelspec may not be found" for the prefix the browser tests put on JUPYTER_PATH on
