@@ -166,6 +166,8 @@ LAYERS: dict[str, int] = {
     # the IPython shell we run in, read safely (where we run, values, placeholders, the last error,
     # subshells): below both the kernel's tools and the faces, so neither imports the other to read it
     "shell": 3,
+    # starting the user's own Hermes (the servers on loopback, the Jupyter server extension): settings only
+    "launch": 3,
     "kernel": 4,  # the kernel's floor: its tool server, the tool table, registration and policy
     "widgets": 5,
     "notebook": 6,  # the facade, the turn handle, magics
@@ -772,6 +774,8 @@ TRANSPORT_HANDLING_ALLOWED = {
     "client stack",
     "hermes_notebook/_demo/local_hermes.py": "test/demo harness that probes the servers it starts; not the "
     "client stack",
+    "hermes_notebook/launch/user_hermes.py": "starts the user's own Hermes and polls it until it answers; not "
+    "the client stack",
 }
 
 

@@ -351,6 +351,14 @@ class LocalHermes:
         }
         return deep_merge(base, self._config_overrides)
 
+    def write_home(self) -> Path:
+        """Prepare the home and write its offline ``config.yaml`` without starting anything (for a launcher
+        that starts Hermes in it, such as the per-user one: its ``API_SERVER_*`` variables win over the
+        config's); the home."""
+        self._prepare_home()
+        self.write_config()
+        return self.home
+
     def write_config(self) -> None:
         """Write ``config.yaml`` (servers read it at start; call before a restart to apply changes)."""
         config = self.config()

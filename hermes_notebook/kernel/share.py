@@ -32,6 +32,7 @@ from . import cells, registration
 from .dispatch import ToolCalls
 from .document import DOCUMENT
 from .execute import JOBS
+from .exposure import Exposure
 from .grants import Grants, Modes
 from .images import ToolAnswer
 from .outputs import OUTPUTS
@@ -106,7 +107,9 @@ class KernelTools:
     ) -> KernelShare:
         server = self.server
         if server is None or not server.running:
-            server = ToolServer(self.call, offered=lambda: offered(DOCUMENT.attached))
+            # Where it listens and what Hermes is given: the kernel's environment (kernel/exposure.py).
+            exposure = Exposure.from_env()
+            server = ToolServer(self.call, offered=lambda: offered(DOCUMENT.attached), exposure=exposure)
             self.server = await asyncio.to_thread(server.start)
         cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         token = server.token.reveal()
