@@ -774,8 +774,8 @@ TRANSPORT_HANDLING_ALLOWED = {
     "client stack",
     "hermes_notebook/_demo/local_hermes.py": "test/demo harness that probes the servers it starts; not the "
     "client stack",
-    "hermes_notebook/launch/user_hermes.py": "starts the user's own Hermes and polls it until it answers; not "
-    "the client stack",
+    "hermes_notebook/launch/user_hermes.py": "starts the user's own Hermes and polls it until it answers; "
+    "not the client stack",
 }
 
 

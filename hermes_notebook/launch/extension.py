@@ -25,6 +25,7 @@ import os
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, Unicode
 
+from .processes import HermesStartError
 from .user_hermes import UserHermes
 
 __all__ = ["HermesLauncher"]
@@ -50,14 +51,22 @@ class HermesLauncher(ExtensionApp):
     hermes: UserHermes | None = None
 
     def initialize_settings(self) -> None:
-        """Start Hermes (blocking: when the server answers, so does Hermes) and export its settings."""
-        hermes = UserHermes(
-            hermes_bin=self.hermes_bin or None,
-            home=self.hermes_home or None,
-            api=self.api_server,
-            startup_timeout=self.startup_timeout,
-        )
-        self.hermes = hermes.start()
+        """Start Hermes (blocking: when the server answers, so does Hermes) and export its settings.
+
+        A Hermes that cannot start stops the server (the hub reports a failed spawn, with this log): a server
+        left running without it would leave its kernels on the loopback defaults, which may be someone
+        else's Hermes on a shared machine."""
+        try:
+            hermes = UserHermes(
+                hermes_bin=self.hermes_bin or None,
+                home=self.hermes_home or None,
+                api=self.api_server,
+                startup_timeout=self.startup_timeout,
+            )
+            self.hermes = hermes.start()
+        except HermesStartError as exc:
+            self.log.critical("this user's Hermes did not start, so neither does the server: %s", exc)
+            raise SystemExit(1) from None
         os.environ.update(hermes.client_env())  # the kernels this server starts inherit them
         self.log.info(
             "Hermes for this user: Dashboard %s, API Server %s (%.1f s to start; PIDs %s)",

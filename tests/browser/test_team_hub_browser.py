@@ -1,0 +1,269 @@
+"""Hermes for a team, for real: a JupyterHub from PyPI with two users, each with their own Hermes.
+
+One hub for the module (``tests/hub/hub.py``: the built-in test login, the simple local spawner, the
+pure-Python proxy, ``.venv-hub`` from ``scripts/setup-hub``). Each user's single-user server runs the per-user
+launcher (``hermes_notebook.launch``), which starts that user's own real Hermes (the newer one; only the model
+is scripted) on the server's loopback and hands its settings to the kernels. The tests reach the kernels only
+through the hub (REST and kernel WebSocket under ``/user/<name>/``, with that user's token), and the browser
+logs in through the hub's login page. The hub, the users' servers and their Hermes are stopped by PID at the
+end, and the module checks that no Hermes process outlived its server.
+
+It lives with the browser tests so that one hub serves the API checks and the page (the browser run is its
+own pytest process: tests/browser/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from hermes_notebook._demo.local_hermes import LocalHermes
+from hermes_notebook._demo.processes import find_hermes_bin
+from hermes_notebook._demo.scripted_model import ScriptedModel
+from tests.hub.hub import Hub, start_hub
+from tests.hub.kernels import HubKernel
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+USERS = ["alice", "bob"]
+TURN_TIMEOUT_MS = 90_000
+#: What the launcher logs once the user's Hermes answers (hermes_notebook/launch/extension.py).
+STARTED = re.compile(r"Hermes for this user: Dashboard (\S+), .*PIDs \[([\d, ]+)\]")
+
+
+@dataclass
+class Team:
+    """The running hub, the users' server start times and their Hermes PIDs (from the launcher's log)."""
+
+    hub: Hub
+    spawn_seconds: dict[str, float]
+    hermes_pids: list[int]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    """The hub with alice and bob's servers running, each with their own Hermes (see the module docstring)."""
+    if not (ROOT / ".venv-hub" / "bin" / "jupyterhub").exists() and "HN_HUB_VENV" not in os.environ:
+        message = "no .venv-hub: run scripts/setup-hub"
+        if os.environ.get("BROWSER_TESTS_REQUIRED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    base = tmp_path_factory.mktemp("hub")
+    hermes_bin = find_hermes_bin(server="newer")
+    model = ScriptedModel()
+    model.start()
+    for user in USERS:  # each user's HERMES_HOME: an offline config, the scripted model as the provider
+        local = LocalHermes(
+            hermes_bin=hermes_bin, model_url=model.base_url, home=base / "home" / user / ".hermes"
+        )
+        local.write_home()
+        local.close()
+    enabled = (
+        base / "etc" / "jupyter" / "jupyter_server_config.d"
+    )  # what `jupyter server extension enable` writes
+    enabled.mkdir(parents=True)
+    (enabled / "hermes_notebook_launch.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"hermes_notebook.launch": True}}})
+    )
+    user_env = {
+        "HERMES_BIN": hermes_bin,
+        "JUPYTER_CONFIG_PATH": str(base / "etc" / "jupyter"),
+        # The newer Hermes refuses to open ~/.hermes/state.db under a pytest ancestor (its own test guard):
+        # HERMES_HOME is ~/.hermes of the spawner's HOME here, as it would be for a real user.
+        "HERMES_STATE_DB_GUARD_BYPASS": "1",
+    }
+    hub = start_hub(base, USERS, user_env)
+    pids: list[int] = []
+    try:
+        took = hub.spawn(*USERS)
+        pids = [int(p) for m in STARTED.finditer(hub.log.read_text()) for p in m.group(2).split(",")]
+        assert len(pids) == 2 * len(USERS), hub.log_tail()
+        yield Team(hub, took, pids)
+    finally:
+        hub.stop_servers(*USERS)
+        hub.stop()
+        model.stop()
+    survivors = [pid for pid in pids if _alive(pid)]
+    for pid in survivors:  # never leave them running, but say so: the launcher should have stopped them
+        os.killpg(pid, 9)
+    assert survivors == [], f"Hermes processes outlived their servers: {survivors}"
+
+
+def _share(kernel: HubKernel, variable: str, value: str) -> dict[str, Any]:
+    """In ``kernel``: a variable of its own, a connection from the environment, the kernel shared (reads
+    on)."""
+    out = kernel.run(
+        "import json, os, hashlib\n"
+        "import hermes_notebook as hn\n"
+        f"{variable} = {value!r}\n"
+        "hermes = hn.connect()\n"
+        "share = hermes.share_kernel(read=True)\n"
+        "print(json.dumps({'dashboard': hermes.settings.dashboard_url, 'url': share.url,\n"
+        "    'token': hashlib.sha256(os.environ['HERMES_DASHBOARD_TOKEN'].encode()).hexdigest(),\n"
+        "    'registered': share.registered, 'share': str(share),\n"
+        "    'pid': os.getpid(), 'server': os.getppid()}))\n"
+    )
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _ask(kernel: HubKernel, prompt: str) -> str:
+    out = kernel.run(f"print(hermes.ask({prompt!r}).text)", timeout=150)
+    return out
+
+
+def _listed(kernel: HubKernel) -> dict[str, str]:
+    """The MCP servers the kernel's own Hermes lists (name -> URL)."""
+    out = kernel.run(
+        "from hermes_notebook.runtime import run_sync\n"
+        "print(json.dumps(run_sync(hermes.conversation.mcp.listed())))"
+    )
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_each_user_has_their_own_hermes_and_reaches_only_their_own_kernel(team: Team) -> None:
+    """Through the hub only: each user's kernel reaches that user's own Hermes (its own Dashboard and token
+    from the launcher), shares itself, and the agent reads only that user's variables; the other Hermes never
+    lists this kernel's server; a user's token gets 403 on the other's server. Records the spawn times and
+    each user's memory (kernel, server, Hermes) for benchmarks/README.md."""
+    hub = team.hub
+    clock = time.monotonic()
+    timings: dict[str, float] = {}
+
+    def lap(what: str) -> None:
+        nonlocal clock
+        timings[what] = round(time.monotonic() - clock, 1)
+        clock = time.monotonic()
+
+    kernels = {user: HubKernel(hub, user) for user in USERS}
+    lap("kernels")
+    try:
+        shared = {
+            user: _share(kernels[user], f"{user}_notes", f"{user.upper()}-PRIVATE-42") for user in USERS
+        }
+        lap("share")
+        alice, bob = shared["alice"], shared["bob"]
+        assert alice["dashboard"] != bob["dashboard"] and alice["token"] != bob["token"]
+        assert alice["registered"] and bob["registered"]
+        assert "every session of the Dashboard's default profile sees the tools" in alice["share"]
+        for user, other in (("alice", "bob"), ("bob", "alice")):
+            reply = _ask(kernels[user], "KERNEL list_variables")
+            lap(f"turn {user}")
+            assert f"{user}_notes" in reply and f"{other}_notes" not in reply, reply
+            listed = _listed(kernels[user])
+            assert shared[user]["url"] in listed.values(), listed
+            assert shared[other]["url"] not in listed.values(), listed
+        for user, other in (("alice", "bob"), ("bob", "alice")):
+            token = hub.token_of(user)
+            assert hub.user_request(user, "GET", "/api/status", token=token).status_code == 200
+            assert hub.user_request(other, "GET", "/api/status", token=token).status_code == 403
+            assert hub.user_request(other, "GET", "/api/kernels", token=token).status_code == 403
+        memory = {
+            user: {
+                "kernel_mib": round(_rss_kib(shared[user]["pid"]) / 1024),
+                "server_mib": round(_rss_kib(shared[user]["server"]) / 1024),
+            }
+            for user in USERS
+        }
+        for user, pid_pair in zip(
+            USERS, zip(team.hermes_pids[::2], team.hermes_pids[1::2], strict=True), strict=True
+        ):
+            memory[user]["hermes_mib"] = round(sum(_rss_kib(pid) for pid in pid_pair) / 1024)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "team-hub.json").write_text(
+            json.dumps(
+                {
+                    "hub_start_s": hub.startup_seconds,
+                    "spawn_s": team.spawn_seconds,
+                    "test_s": timings,
+                    "memory": memory,
+                }
+            )
+        )
+    finally:
+        for kernel in kernels.values():
+            kernel.close()
+
+
+JS_KERNEL_READY = """(path) => {
+  const app = window.jupyterapp; if (!app) return false;
+  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+  const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
+}"""
+
+JS_RUN_ALL = """async ([path, ms]) => {
+  const app = window.jupyterapp;
+  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+  if (!nb) throw new Error('notebook ' + path + ' is not open');
+  await nb.sessionContext.ready;
+  await Promise.race([app.commands.execute('notebook:run-all-cells'),
+      new Promise((_, rej) => setTimeout(() => rej(new Error('run all timed out')), ms))]);
+  return true;
+}"""
+
+
+def test_the_chat_works_in_lab_under_the_users_prefix(team: Team, chromium: Any) -> None:
+    """alice logs in through the hub's login page and opens JupyterLab at /user/alice/lab: the chat widget
+    answers a prompt from her own Hermes, and every request the page makes (HTTP and WebSocket) after the
+    login stays under /user/alice/."""
+    hub = team.hub
+    home = hub.base / "home" / "alice"
+    name = f"team-chat-{uuid.uuid4().hex[:6]}.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell("import hermes_notebook as hn\nchat = hn.Chat()\nchat")]
+    nbformat.write(notebook, home / name)
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
+    page = context.new_page()
+    try:
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("input[name=username]", "alice")
+        page.fill("input[name=password]", hub.password)
+        page.click("input[type=submit], button[type=submit]")
+        page.wait_for_url(re.compile(r"/user/alice/"), timeout=60_000)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("websocket", lambda socket: requests.append(socket.url))
+        page.goto(f"{hub.url}/user/alice/lab/tree/{name}")
+        page.wait_for_function(JS_KERNEL_READY, arg=name, timeout=60_000, polling=100)
+        page.evaluate(JS_RUN_ALL, [name, 60_000])
+        page.locator(".hn-chat").wait_for(state="visible", timeout=60_000)
+        page.get_by_role("textbox", name="Message to Hermes").fill("hello from alice's lab")
+        page.locator(".hn-send").click()
+        reply = page.locator(".hn-message[data-role='assistant'][data-status='complete']").last
+        reply.wait_for(timeout=TURN_TIMEOUT_MS)
+        assert "You said: hello from alice's lab" in reply.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "team-hub-alice-lab.png"))
+        prefix = re.compile(rf"^(http|ws)://127\.0\.0\.1:{hub.url.rsplit(':', 1)[1]}/user/alice/")
+        outside = sorted({url for url in requests if not prefix.match(url) and not url.startswith("data:")})
+        assert requests and outside == [], outside
+    finally:
+        context.close()
+        for session in hub.user_request("alice", "GET", "/api/sessions", token=hub.token_of("alice")).json():
+            hub.user_request("alice", "DELETE", f"/api/sessions/{session['id']}", token=hub.token_of("alice"))
