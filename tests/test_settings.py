@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import pickle
+import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +113,53 @@ def test_a_key_or_token_a_header_cannot_carry_is_refused_naming_the_setting(valu
         assert isinstance(info.value, ValueError) and info.value.param == param
         assert KEY[8:] not in "".join(traceback.format_exception(info.value))
     assert Settings.resolve(api_key="inner space is fine", env={}).api_key == Secret("inner space is fine")
+
+
+def test_hermes_profile_is_the_default_profile_and_the_lock_refuses_every_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HERMES_PROFILE gives the profile when none is passed; with HERMES_PROFILE_LOCK every connection in
+    another profile (an argument, a copy with another profile, none at all) is refused naming the pinned one;
+    without the lock another profile is fine."""
+    from hermes_notebook.settings import pinned_profile
+
+    env = {"HERMES_DASHBOARD_TOKEN": "t", "HERMES_PROFILE": "bob"}
+    monkeypatch.delenv("HERMES_PROFILE_LOCK", raising=False)
+    assert Settings.resolve(env=env).profile == "bob" and Settings.resolve(env={}).profile is None
+    assert Settings.resolve(profile="alice", env=env).profile == "alice" and pinned_profile() is None
+    monkeypatch.setenv("HERMES_PROFILE", "bob")
+    monkeypatch.setenv("HERMES_PROFILE_LOCK", "1")
+    assert (
+        pinned_profile() == "bob" and Settings.resolve(env=env).with_(api_url="http://h:1").profile == "bob"
+    )
+    pinned = "pinned to the Hermes profile 'bob'"
+    with pytest.raises(HermesUsageError, match=f"{pinned}.*profile 'alice' is refused"):
+        Settings.resolve(profile="alice", env=env)
+    with pytest.raises(HermesUsageError, match=f"{pinned}.*profile 'alice' is refused"):
+        Settings.resolve(env=env).with_(profile="alice")
+    with pytest.raises(HermesUsageError, match=rf"{pinned}.*the server's default profile \(no profile=\)"):
+        Settings()
+    monkeypatch.setenv("HERMES_PROFILE_LOCK", "no")
+    assert Settings(profile="alice").profile == "alice"
+
+
+def test_the_launcher_refuses_a_home_whose_env_would_override_its_credentials(tmp_path: Path) -> None:
+    """A HERMES_HOME whose .env sets the API Server's port or key or the Dashboard's token would silently
+    replace what the launcher made for the spawn: refused before anything starts, naming the file and the
+    variables (never their values); the kernels' settings name the servers' loopback URLs."""
+    from hermes_notebook.launch.processes import HermesStartError
+    from hermes_notebook.launch.user_hermes import UserHermes, overridden_in_dotenv
+
+    (tmp_path / ".env").write_text("OPENROUTER_API_KEY=sk-x\nexport API_SERVER_PORT=8642\nAPI_SERVER_KEY=k\n")
+    assert overridden_in_dotenv(tmp_path) == ["API_SERVER_KEY", "API_SERVER_PORT"]
+    hermes = UserHermes(hermes_bin=sys.executable, home=tmp_path)
+    with pytest.raises(HermesStartError, match=r"\.env sets API_SERVER_KEY, API_SERVER_PORT") as caught:
+        hermes.start()
+    assert "sk-x" not in str(caught.value) and hermes.pids == []
+    env = hermes.client_env()
+    assert set(env) == {"HERMES_API_URL", "HERMES_API_KEY", "HERMES_DASHBOARD_URL", "HERMES_DASHBOARD_TOKEN"}
+    assert (
+        env["HERMES_DASHBOARD_TOKEN"] != UserHermes(hermes_bin=sys.executable, home=tmp_path).dashboard_token
+    )
+    with pytest.raises(HermesStartError, match="does not exist or is not executable"):
+        UserHermes(hermes_bin=str(tmp_path / "no-hermes"))
