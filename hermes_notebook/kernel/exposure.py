@@ -12,6 +12,9 @@ launcher sets them), open the server up:
 - ``HERMES_TOOLS_CERTFILE`` (and ``HERMES_TOOLS_KEYFILE`` unless the key is in it): serve TLS (PEM).
 - ``HERMES_TOOLS_INSECURE_HTTP=1``: allow plain http off loopback (a network trusted end to end, a
   TLS-ending proxy in front); without it such a server is refused before it starts.
+- ``HERMES_TOOLS_AUTHORIZATION``: where a proxy in front owns ``Authorization`` (the hub), what Hermes sends
+  there: a template naming a variable of *Hermes'* environment, ``Bearer ${JUPYTERHUB_API_TOKEN}`` or
+  ``token ${HUB_TOKEN}``, never a value; the tool token then goes in :data:`TOKEN_HEADER`.
 
 ``{user}`` is ``JUPYTERHUB_USER`` (set in every kernel of a hub's single-user server), else the OS user.
 The bearer token is always required; where a proxy in front (the hub) owns ``Authorization``, the server
@@ -23,6 +26,7 @@ from __future__ import annotations
 import getpass
 import ipaddress
 import os
+import re
 import socket
 import string
 from collections.abc import Mapping
@@ -38,6 +42,7 @@ LOOPBACK = "127.0.0.1"
 #: The header that also carries the bearer token (its value is the bare token, no ``Bearer``).
 TOKEN_HEADER = "X-Hermes-Notebook-Token"
 _FIELDS = {"host", "port", "user"}
+_AUTHORIZATION = re.compile(r"(Bearer|token) \$\{[A-Za-z_][A-Za-z0-9_]*\}")
 _WILDCARDS = ("0.0.0.0", "::", "")
 
 
@@ -57,6 +62,8 @@ class Exposure:
     keyfile: str | None = None
     insecure_http: bool = False
     user: str | None = None
+    #: The Authorization header template for Hermes where a proxy owns that header (None: the tool token).
+    authorization: str | None = None
 
     def __post_init__(self) -> None:
         if self.keyfile and not self.certfile:
@@ -75,6 +82,11 @@ class Exposure:
                 ) from None
         if self.url_template is not None:
             self._check_template(self.url_template)
+        if self.authorization is not None and not _AUTHORIZATION.fullmatch(self.authorization):
+            raise HermesUsageError(
+                "HERMES_TOOLS_AUTHORIZATION must be 'Bearer ${VARIABLE}' or 'token ${VARIABLE}', naming a "
+                "variable of Hermes' own environment (a value here would be written into its config.yaml)"
+            )
         exposed = not _loopback_address(self.bind) or not is_loopback(self.advertise(1))
         if exposed and not self.tls and not self.insecure_http:
             raise HermesUsageError(
@@ -99,6 +111,7 @@ class Exposure:
             keyfile=env.get("HERMES_TOOLS_KEYFILE", "").strip() or None,
             insecure_http=_truthy(env.get("HERMES_TOOLS_INSECURE_HTTP")),
             user=env.get("JUPYTERHUB_USER", "").strip() or None,
+            authorization=env.get("HERMES_TOOLS_AUTHORIZATION", "").strip() or None,
         )
 
     @property
@@ -122,6 +135,13 @@ class Exposure:
             return f"{'https' if self.tls else 'http'}://{shown}:{port}/mcp"
         user = self.user or getpass.getuser()
         return self.url_template.format(host=self._host(), port=port, user=user)
+
+    def headers(self, token_variable: str) -> dict[str, str] | None:
+        """The headers Hermes sends where a proxy owns Authorization (templates: the proxy's credential, and
+        the tool token from ``token_variable``); None for the usual ``Authorization: Bearer <token>``."""
+        if self.authorization is None:
+            return None
+        return {"Authorization": self.authorization, TOKEN_HEADER: f"${{{token_variable}}}"}
 
     def allowed_hosts(self, port: int) -> list[str]:
         """The ``Host`` headers the server accepts (DNS-rebinding protection): loopback, the bind address and

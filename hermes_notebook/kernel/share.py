@@ -114,7 +114,9 @@ class KernelTools:
         cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         token = server.token.reveal()
         try:
-            registering = self._registrations.ensure(conversation.mcp, dashboard_url, server.url, token)
+            registering = self._registrations.ensure(
+                conversation.mcp, dashboard_url, server.url, token, server.exposure
+            )
             registered = await asyncio.wait_for(registering, REGISTER_TIMEOUT)
         except HermesError as exc:
             message = scrub(str(exc), (token, *secrets))
@@ -132,7 +134,7 @@ class KernelTools:
         )
         if not registered:
             share.token_path = registration.token_file(self.name, token)
-            share.snippet = registration.config_snippet(self.name, server.url)
+            share.snippet = registration.config_snippet(self.name, server.url, server.exposure)
         del token
         with self._lock:
             previous, self._shares[conversation] = self._shares.get(conversation), share

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 
@@ -267,3 +268,56 @@ def test_the_chat_works_in_lab_under_the_users_prefix(team: Team, chromium: Any)
         context.close()
         for session in hub.user_request("alice", "GET", "/api/sessions", token=hub.token_of("alice")).json():
             hub.user_request("alice", "DELETE", f"/api/sessions/{session['id']}", token=hub.token_of("alice"))
+
+
+def test_the_tool_server_through_the_hub_answers_hermes_and_refuses_a_wrong_token(team: Team) -> None:
+    """alice's kernel advertises its tool server through the hub (``HERMES_TOOLS_URL``: the hub's URL under
+    /user/{user}/proxy/{port}/, jupyter-server-proxy in front; ``HERMES_TOOLS_AUTHORIZATION``: the hub's
+    credential from Hermes' own environment, so the tool token travels in X-Hermes-Notebook-Token): her
+    Hermes registers that URL and its turn reads her variable through the hub; through the same URL the hub
+    token with a wrong tool token is refused by the tool server, the right one answers, and a request without
+    the hub's credential never reaches it."""
+    hub = team.hub
+    kernel = HubKernel(hub, "alice")
+    try:
+        out = kernel.run(
+            "import json, os\n"
+            f"os.environ['HERMES_TOOLS_URL'] = '{hub.url}/user/{{user}}/proxy/{{port}}/mcp'\n"
+            "os.environ['HERMES_TOOLS_AUTHORIZATION'] = 'Bearer ${JUPYTERHUB_API_TOKEN}'\n"
+            "import hermes_notebook as hn\n"
+            "through_the_hub = 'VIA-HUB-17'\n"
+            "hermes = hn.connect()\n"
+            "share = hermes.share_kernel(read=True)\n"
+            "print(json.dumps({'url': share.url, 'name': share.name, 'registered': share.registered}))\n"
+        )
+        shared = json.loads(out.strip().splitlines()[-1])
+        url, name = shared["url"], shared["name"]
+        assert shared["registered"] and url.startswith(f"{hub.url}/user/alice/proxy/"), shared
+        assert _listed(kernel)[name] == url
+        reply = _ask(kernel, f"KERNEL@{name} list_variables")
+        assert "through_the_hub" in reply, reply
+        dotenv = (hub.base / "home" / "alice" / ".hermes" / ".env").read_text()
+        tool_token = re.search(rf"^MCP_{name.upper()}_API_KEY=(\S+)$", dotenv, re.MULTILINE)
+        assert tool_token is not None
+        hub_auth = {"authorization": f"token {hub.token_of('alice')}"}
+        assert _initialize(url, **hub_auth, **{"x-hermes-notebook-token": "wrong"}) == 401
+        assert _initialize(url, **hub_auth, **{"x-hermes-notebook-token": tool_token.group(1)}) == 200
+        assert _initialize(url, **{"x-hermes-notebook-token": tool_token.group(1)}) in (302, 403)
+    finally:
+        kernel.close()
+
+
+def _initialize(url: str, **headers: str) -> int:
+    """The status of an MCP ``initialize`` posted to ``url`` with ``headers`` (redirects not followed)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream", **headers}
+    return httpx.post(url, json=body, headers=headers, timeout=30, trust_env=False).status_code
