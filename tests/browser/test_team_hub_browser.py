@@ -20,6 +20,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,11 +140,16 @@ def _listed(kernel: HubKernel) -> dict[str, str]:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+def _memory_mib(*pids: int) -> dict[str, int]:
+    """Resident and proportional set size (shared pages split among the processes that map them) of
+    ``pids``, summed, in MiB."""
+    total = {"rss_mib": 0, "pss_mib": 0}
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            field, _, rest = line.partition(":")
+            if field in ("Rss", "Pss"):
+                total[f"{field.lower()}_mib"] += int(rest.split()[0])
+    return {key: round(value / 1024) for key, value in total.items()}
 
 
 def test_each_user_has_their_own_hermes_and_reaches_only_their_own_kernel(team: Team) -> None:
@@ -163,17 +169,21 @@ def test_each_user_has_their_own_hermes_and_reaches_only_their_own_kernel(team: 
     kernels = {user: HubKernel(hub, user) for user in USERS}
     lap("kernels")
     try:
-        shared = {
-            user: _share(kernels[user], f"{user}_notes", f"{user.upper()}-PRIVATE-42") for user in USERS
-        }
-        lap("share")
+        with ThreadPoolExecutor(len(USERS)) as pool:  # the users work side by side, as they would
+            shares = {
+                u: pool.submit(_share, kernels[u], f"{u}_notes", f"{u.upper()}-PRIVATE-42") for u in USERS
+            }
+            shared = {user: future.result() for user, future in shares.items()}
+            lap("share")
+            asked = {user: pool.submit(_ask, kernels[user], "KERNEL list_variables") for user in USERS}
+            replies = {user: future.result() for user, future in asked.items()}
+            lap("turns")
         alice, bob = shared["alice"], shared["bob"]
         assert alice["dashboard"] != bob["dashboard"] and alice["token"] != bob["token"]
         assert alice["registered"] and bob["registered"]
         assert "every session of the Dashboard's default profile sees the tools" in alice["share"]
         for user, other in (("alice", "bob"), ("bob", "alice")):
-            reply = _ask(kernels[user], "KERNEL list_variables")
-            lap(f"turn {user}")
+            reply = replies[user]
             assert f"{user}_notes" in reply and f"{other}_notes" not in reply, reply
             listed = _listed(kernels[user])
             assert shared[user]["url"] in listed.values(), listed
@@ -183,17 +193,17 @@ def test_each_user_has_their_own_hermes_and_reaches_only_their_own_kernel(team: 
             assert hub.user_request(user, "GET", "/api/status", token=token).status_code == 200
             assert hub.user_request(other, "GET", "/api/status", token=token).status_code == 403
             assert hub.user_request(other, "GET", "/api/kernels", token=token).status_code == 403
+        hermes = dict(
+            zip(USERS, zip(team.hermes_pids[::2], team.hermes_pids[1::2], strict=True), strict=True)
+        )
         memory = {
             user: {
-                "kernel_mib": round(_rss_kib(shared[user]["pid"]) / 1024),
-                "server_mib": round(_rss_kib(shared[user]["server"]) / 1024),
+                "kernel": _memory_mib(shared[user]["pid"]),
+                "server": _memory_mib(shared[user]["server"]),
+                "hermes": _memory_mib(*hermes[user]),
             }
             for user in USERS
         }
-        for user, pid_pair in zip(
-            USERS, zip(team.hermes_pids[::2], team.hermes_pids[1::2], strict=True), strict=True
-        ):
-            memory[user]["hermes_mib"] = round(sum(_rss_kib(pid) for pid in pid_pair) / 1024)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / "team-hub.json").write_text(
             json.dumps(
