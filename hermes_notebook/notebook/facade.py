@@ -419,7 +419,7 @@ class Hermes:
         return self._jobs
 
     def jobs_widget(self) -> Jobs:
-        """The cron-jobs widget (``hn.Jobs``); a newer Dashboard's ``cron.changed`` refreshes it at once."""
+        """The jobs widget (``hn.Jobs``) over ``jobs``; a newer Dashboard's ``cron.changed`` refreshes it."""
         return views.open_jobs(self)
 
     def _attach_kernel(self, **modes: Any) -> None:  # share_kernel's first step, on the caller's thread

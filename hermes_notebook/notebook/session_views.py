@@ -30,6 +30,7 @@ from ..session import (
 from .results import Table
 
 if TYPE_CHECKING:
+    from ..jobs.api import JobsAPI
     from ..settings import Settings
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
@@ -215,12 +216,16 @@ class JobsSource(Protocol):
     settings: Settings
     conversation: Conversation
 
+    @property
+    def jobs(self) -> JobsAPI: ...
+
 
 def open_jobs(hermes: JobsSource) -> Jobs:
-    """``hermes.jobs_widget()``: the jobs widget, refreshed at once by a newer Dashboard's cron.changed."""
+    """``hermes.jobs_widget()``: the jobs widget over ``hermes.jobs``, refreshed at once by a newer
+    Dashboard's cron.changed."""
     from ..widgets.jobs import Jobs
 
-    widget = Jobs(hermes)
+    widget = Jobs(hermes.jobs)
     if hermes.settings.dashboard_token:
         runtime.submit(widget.follow_feed(hermes.conversation.on_change))
     return widget

@@ -61,7 +61,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+def team(tmp_path_factory: pytest.TempPathFactory, widget_bundle: Path) -> Iterator[Team]:
     """The hub with alice and bob's servers running, each with their own Hermes (see the module docstring)."""
     if not (ROOT / ".venv-hub" / "bin" / "jupyterhub").exists() and "HN_HUB_VENV" not in os.environ:
         message = "no .venv-hub: run scripts/setup-hub"
