@@ -221,3 +221,23 @@ def agent_requests(model: Any) -> list[dict[str, Any]]:
         return not body.get("tools") and "descriptive title" in str(system.get("content"))
 
     return [body for body in list(model.requests) if not is_title(body)]
+
+
+def mcp_initialize(url: str, verify: Any = False, **headers: str) -> int:
+    """The HTTP status of an MCP ``initialize`` posted to ``url`` with ``headers`` (no redirect followed):
+    what reaches an MCP server and what is refused on the way."""
+    import httpx
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream", **headers}
+    with httpx.Client(trust_env=False, verify=verify, timeout=30) as http:
+        return http.post(url, json=body, headers=headers).status_code

@@ -14,21 +14,25 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def kernel_env(hermes: LocalHermes, **extra: str) -> dict[str, str]:
+    """This process's environment with ``hermes``' settings and this work tree on the path, plus ``extra``."""
+    return {
+        **os.environ,
+        "HERMES_API_URL": hermes.api_url,
+        "HERMES_API_KEY": hermes.api_key,
+        "HERMES_DASHBOARD_URL": hermes.dashboard_url,
+        "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        **extra,
+    }
+
+
 class Kernel:
     """One ipykernel process; :meth:`run` executes a cell and returns its stdout."""
 
     def __init__(self, hermes: LocalHermes, cwd: Path, **extra_env: str) -> None:
-        env = {
-            **os.environ,
-            "HERMES_API_URL": hermes.api_url,
-            "HERMES_API_KEY": hermes.api_key,
-            "HERMES_DASHBOARD_URL": hermes.dashboard_url,
-            "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            **extra_env,
-        }
         self.manager = KernelManager(kernel_name="python3")
-        self.manager.start_kernel(env=env, cwd=str(cwd))
+        self.manager.start_kernel(env=kernel_env(hermes, **extra_env), cwd=str(cwd))
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

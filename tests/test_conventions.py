@@ -773,10 +773,8 @@ TRANSPORT_LIBRARIES = ("httpx", "httpx_sse", "websockets")
 TRANSPORT_HANDLING_ALLOWED = {
     "hermes_notebook/_demo/launcher.py": "starts local servers and polls them until they answer; not the "
     "client stack",
-    "hermes_notebook/_demo/local_hermes.py": "test/demo harness that probes the servers it starts; not the "
-    "client stack",
-    "hermes_notebook/launch/user_hermes.py": "starts the user's own Hermes and polls it until it answers; "
-    "not the client stack",
+    "hermes_notebook/launch/processes.py": "a server process we started, polled until it answers (the "
+    "launcher's and the demo harness's); not the client stack",
 }
 
 

@@ -19,25 +19,9 @@ import pytest
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.kernel.exposure import TOKEN_HEADER, Exposure
 from hermes_notebook.kernel.images import ToolAnswer
+from tests.helpers import mcp_initialize
 
 OTHER_HOST = "127.0.0.2"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-
-
-def _initialize(url: str, verify: Any = False, **headers: str) -> int:
-    """The status of an MCP ``initialize`` sent to ``url`` with ``headers``."""
-    headers = {"accept": "application/json, text/event-stream", **headers}
-    with httpx.Client(trust_env=False, verify=verify, timeout=10) as http:
-        return http.post(url, json=INITIALIZE, headers=headers).status_code
 
 
 async def _nothing(tool: str, arguments: dict[str, Any]) -> ToolAnswer:
@@ -125,13 +109,13 @@ def test_a_server_on_another_address_advertises_it_and_takes_the_token_in_either
     server = _start(served, Exposure(bind=OTHER_HOST, url_template="http://{host}:{port}/mcp", user="alice"))
     assert server.url == f"http://{OTHER_HOST}:{server.port}/mcp"
     token = server.token.reveal()
-    assert _initialize(server.url, authorization=f"Bearer {token}") == 200
-    assert _initialize(server.url, **{TOKEN_HEADER: token, "authorization": "token the-hubs-own"}) == 200
-    assert _initialize(server.url) == 401
-    assert _initialize(server.url, authorization="Bearer wrong", **{TOKEN_HEADER: "wrong"}) == 401
-    assert _initialize(server.url, **{TOKEN_HEADER: f"Bearer {token}"}) == 401  # the bare token only
+    assert mcp_initialize(server.url, authorization=f"Bearer {token}") == 200
+    assert mcp_initialize(server.url, **{TOKEN_HEADER: token, "authorization": "token the-hubs-own"}) == 200
+    assert mcp_initialize(server.url) == 401
+    assert mcp_initialize(server.url, authorization="Bearer wrong", **{TOKEN_HEADER: "wrong"}) == 401
+    assert mcp_initialize(server.url, **{TOKEN_HEADER: f"Bearer {token}"}) == 401  # the bare token only
     with pytest.raises(httpx.ConnectError):
-        _initialize(f"http://127.0.0.1:{server.port}/mcp", authorization=f"Bearer {token}")
+        mcp_initialize(f"http://127.0.0.1:{server.port}/mcp", authorization=f"Bearer {token}")
 
 
 def test_tls_from_a_certificate(served: list[Any], certificate: tuple[Path, Path]) -> None:
@@ -142,6 +126,6 @@ def test_tls_from_a_certificate(served: list[Any], certificate: tuple[Path, Path
     assert server.url == f"https://{OTHER_HOST}:{server.port}/mcp"
     token = server.token.reveal()
     checked = ssl.create_default_context(cafile=str(cert))
-    assert _initialize(server.url, verify=checked, authorization=f"Bearer {token}") == 200
+    assert mcp_initialize(server.url, verify=checked, authorization=f"Bearer {token}") == 200
     with pytest.raises(httpx.HTTPError):
-        _initialize(server.url.replace("https://", "http://"), authorization=f"Bearer {token}")
+        mcp_initialize(server.url.replace("https://", "http://"), authorization=f"Bearer {token}")

@@ -13,7 +13,6 @@ home.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import re
@@ -437,20 +436,7 @@ class LocalHermes:
         self, proc: ServerProcess, healthy: Callable[[], bool], refuse: re.Pattern[str] | None = None
     ) -> None:
         """Poll ``healthy`` until it holds; fail at once if the process exits or logs a refusal."""
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
-            if refuse is not None and (match := refuse.search(proc.log_text())):
-                raise HermesStartError(f"{proc.name} refused to start: {match.group(0)}\n{self._tail(proc)}")
-            if not proc.running:
-                raise HermesStartError(f"{proc.name} exited during startup\n{self._tail(proc)}")
-            with contextlib.suppress(httpx.TransportError):
-                if healthy():
-                    return
-            if time.monotonic() > deadline:
-                raise HermesStartError(
-                    f"{proc.name} not healthy after {self._startup_timeout:.0f} s\n{self._tail(proc)}"
-                )
-            time.sleep(0.05)  # poll interval of a readiness check, not a synchronization sleep
+        proc.wait_until(healthy, self._startup_timeout, refuse)
 
     def _wait_api_healthy(self) -> None:
         assert self._gateway is not None
@@ -472,8 +458,3 @@ class LocalHermes:
     def _wait_dashboard_healthy(self) -> None:
         assert self._dashboard is not None
         self._wait(self._dashboard, lambda: self._get(f"{self.dashboard_url}/api/status").status_code == 200)
-
-    @staticmethod
-    def _tail(proc: ServerProcess, lines: int = 40) -> str:
-        text = proc.log_text().strip().splitlines()[-lines:]
-        return f"--- last lines of {proc.log} ---\n" + "\n".join(text)

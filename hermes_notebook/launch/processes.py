@@ -15,8 +15,11 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+import httpx
 
 __all__ = ["LOOPBACK", "REFUSAL", "HermesStartError", "ServerProcess", "free_port"]
 
@@ -89,6 +92,30 @@ class ServerProcess:
             start_new_session=True,
             preexec_fn=_die_with_parent if self._die_with_parent else None,
         )
+
+    def wait_until(
+        self, healthy: Callable[[], bool], timeout: float, refuse: re.Pattern[str] | None = None
+    ) -> None:
+        """Poll ``healthy()`` (a request that cannot connect yet counts as not yet) until it holds; a
+        :class:`HermesStartError` ending with the log's tail at once when the process exits or logs a
+        ``refuse`` match, or after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if refuse is not None and (match := refuse.search(self.log_text())):
+                raise HermesStartError(f"{self.name} refused to start: {match.group(0)}\n{self.tail()}")
+            if not self.running:
+                raise HermesStartError(f"{self.name} exited during startup\n{self.tail()}")
+            with contextlib.suppress(httpx.TransportError):
+                if healthy():
+                    return
+            if time.monotonic() > deadline:
+                raise HermesStartError(f"{self.name} not healthy after {timeout:.0f} s\n{self.tail()}")
+            time.sleep(0.05)  # poll interval of a readiness check, not a synchronization sleep
+
+    def tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines this run of the process logged, under the log's path."""
+        text = self.log_text().strip().splitlines()[-lines:]
+        return f"--- last lines of {self.log} ---\n" + "\n".join(text)
 
     def log_text(self) -> str:
         """What this run of the process has logged so far."""

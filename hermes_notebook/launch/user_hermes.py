@@ -18,14 +18,13 @@ reaches the user's Hermes and no other.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import secrets
 import shutil
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -194,10 +193,16 @@ class UserHermes:
             with httpx.Client(trust_env=False, timeout=5.0) as http:
                 if self._api:
                     auth = {"Authorization": f"Bearer {self.api_key}"}
-                    self._wait(
-                        gateway, lambda: http.get(f"{self.api_url}/v1/models", headers=auth).status_code
+                    models = f"{self.api_url}/v1/models"
+                    gateway.wait_until(
+                        lambda: http.get(models, headers=auth).status_code == 200,
+                        self._startup_timeout,
+                        REFUSAL,
                     )
-                self._wait(dashboard, lambda: http.get(f"{self.dashboard_url}/api/status").status_code)
+                status = f"{self.dashboard_url}/api/status"
+                dashboard.wait_until(
+                    lambda: http.get(status).status_code == 200, self._startup_timeout, REFUSAL
+                )
         except BaseException:
             self.stop()
             raise
@@ -220,32 +225,10 @@ class UserHermes:
                 API_SERVER_KEY=self.api_key,
             )
         log = self.home / "logs" / f"notebook-{name}.log"
+        argv = [self.hermes_bin, *args]
         process = ServerProcess(
-            name, [self.hermes_bin, *args], cwd=self.home, env=env, log=log, die_with_parent=True
+            f"Hermes' {name}", argv, cwd=self.home, env=env, log=log, die_with_parent=True
         )
         self._processes.append(process)
         process.start()
         return process
-
-    def _wait(self, process: ServerProcess, status: Callable[[], int]) -> None:
-        """Poll ``status()`` until it is 200; fail at once when the process exits or refuses to start."""
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
-            if match := REFUSAL.search(process.log_text()):
-                raise HermesStartError(f"Hermes' {process.name} refused to start: {match.group(0)}")
-            if not process.running:
-                raise HermesStartError(f"Hermes' {process.name} exited while starting\n{self._tail(process)}")
-            with contextlib.suppress(httpx.TransportError):
-                if status() == 200:
-                    return
-            if time.monotonic() > deadline:
-                raise HermesStartError(
-                    f"Hermes' {process.name} did not answer within {self._startup_timeout:.0f} s\n"
-                    f"{self._tail(process)}"
-                )
-            time.sleep(0.05)  # a readiness poll
-
-    @staticmethod
-    def _tail(process: ServerProcess, lines: int = 30) -> str:
-        tail = process.log_text().strip().splitlines()[-lines:]
-        return f"--- last lines of {process.log} ---\n" + "\n".join(tail)

@@ -25,20 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import nbformat
 import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.processes import find_hermes_bin
 from hermes_notebook._demo.scripted_model import ScriptedModel
+from tests.browser.lab import JS_KERNEL_READY, TURN_TIMEOUT_MS
+from tests.helpers import mcp_initialize
 from tests.hub.hub import Hub, start_hub
 from tests.hub.kernels import HubKernel
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 USERS = ["alice", "bob"]
-TURN_TIMEOUT_MS = 90_000
 #: What the launcher logs once the user's Hermes answers (hermes_notebook/launch/extension.py).
 STARTED = re.compile(r"Hermes for this user: Dashboard (\S+), .*PIDs \[([\d, ]+)\]")
 
@@ -220,13 +220,6 @@ def test_each_user_has_their_own_hermes_and_reaches_only_their_own_kernel(team: 
             kernel.close()
 
 
-JS_KERNEL_READY = """(path) => {
-  const app = window.jupyterapp; if (!app) return false;
-  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
-  const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
-  return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
-}"""
-
 JS_RUN_ALL = """async ([path, ms]) => {
   const app = window.jupyterapp;
   const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
@@ -310,24 +303,8 @@ def test_the_tool_server_through_the_hub_answers_hermes_and_refuses_a_wrong_toke
         tool_token = re.search(rf"^MCP_{name.upper()}_API_KEY=(\S+)$", dotenv, re.MULTILINE)
         assert tool_token is not None
         hub_auth = {"authorization": f"token {hub.token_of('alice')}"}
-        assert _initialize(url, **hub_auth, **{"x-hermes-notebook-token": "wrong"}) == 401
-        assert _initialize(url, **hub_auth, **{"x-hermes-notebook-token": tool_token.group(1)}) == 200
-        assert _initialize(url, **{"x-hermes-notebook-token": tool_token.group(1)}) in (302, 403)
+        assert mcp_initialize(url, **hub_auth, **{"x-hermes-notebook-token": "wrong"}) == 401
+        assert mcp_initialize(url, **hub_auth, **{"x-hermes-notebook-token": tool_token.group(1)}) == 200
+        assert mcp_initialize(url, **{"x-hermes-notebook-token": tool_token.group(1)}) in (302, 403)
     finally:
         kernel.close()
-
-
-def _initialize(url: str, **headers: str) -> int:
-    """The status of an MCP ``initialize`` posted to ``url`` with ``headers`` (redirects not followed)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    headers = {"accept": "application/json, text/event-stream", **headers}
-    return httpx.post(url, json=body, headers=headers, timeout=30, trust_env=False).status_code
