@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import logging
 import pickle
-import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -141,25 +139,3 @@ def test_hermes_profile_is_the_default_profile_and_the_lock_refuses_every_other(
         Settings()
     monkeypatch.setenv("HERMES_PROFILE_LOCK", "no")
     assert Settings(profile="alice").profile == "alice"
-
-
-def test_the_launcher_refuses_a_home_whose_env_would_override_its_credentials(tmp_path: Path) -> None:
-    """A HERMES_HOME whose .env sets the API Server's port or key or the Dashboard's token would silently
-    replace what the launcher made for the spawn: refused before anything starts, naming the file and the
-    variables (never their values); the kernels' settings name the servers' loopback URLs."""
-    from hermes_notebook.launch.processes import HermesStartError
-    from hermes_notebook.launch.user_hermes import UserHermes, overridden_in_dotenv
-
-    (tmp_path / ".env").write_text("OPENROUTER_API_KEY=sk-x\nexport API_SERVER_PORT=8642\nAPI_SERVER_KEY=k\n")
-    assert overridden_in_dotenv(tmp_path) == ["API_SERVER_KEY", "API_SERVER_PORT"]
-    hermes = UserHermes(hermes_bin=sys.executable, home=tmp_path)
-    with pytest.raises(HermesStartError, match=r"\.env sets API_SERVER_KEY, API_SERVER_PORT") as caught:
-        hermes.start()
-    assert "sk-x" not in str(caught.value) and hermes.pids == []
-    env = hermes.client_env()
-    assert set(env) == {"HERMES_API_URL", "HERMES_API_KEY", "HERMES_DASHBOARD_URL", "HERMES_DASHBOARD_TOKEN"}
-    assert (
-        env["HERMES_DASHBOARD_TOKEN"] != UserHermes(hermes_bin=sys.executable, home=tmp_path).dashboard_token
-    )
-    with pytest.raises(HermesStartError, match="does not exist or is not executable"):
-        UserHermes(hermes_bin=str(tmp_path / "no-hermes"))
