@@ -19,6 +19,7 @@ import pytest
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.kernel.exposure import TOKEN_HEADER, Exposure
 from hermes_notebook.kernel.images import ToolAnswer
+from hermes_notebook.launch.processes import free_port
 from tests.helpers import mcp_initialize
 
 OTHER_HOST = "127.0.0.2"
@@ -103,11 +104,13 @@ def test_plain_http_off_loopback_is_refused_unless_the_user_opts_in(tmp_path: Pa
 def test_a_server_on_another_address_advertises_it_and_takes_the_token_in_either_header(
     served: list[Any],
 ) -> None:
-    """Bound to 127.0.0.2 (standing for another host), the server listens there and not on 127.0.0.1,
-    advertises its template's URL, answers with the token as ``Authorization: Bearer`` or in
+    """Bound to 127.0.0.2 (standing for another host) on a fixed port, the server listens there and not on
+    127.0.0.1, advertises its template's URL, answers with the token as ``Authorization: Bearer`` or in
     X-Hermes-Notebook-Token (where a proxy owns Authorization), and refuses every other combination."""
-    server = _start(served, Exposure(bind=OTHER_HOST, url_template="http://{host}:{port}/mcp", user="alice"))
-    assert server.url == f"http://{OTHER_HOST}:{server.port}/mcp"
+    port = free_port(OTHER_HOST)
+    exposure = Exposure(bind=OTHER_HOST, port=port, url_template="http://{host}:{port}/mcp", user="alice")
+    server = _start(served, exposure)
+    assert server.port == port and server.url == f"http://{OTHER_HOST}:{port}/mcp"
     token = server.token.reveal()
     assert mcp_initialize(server.url, authorization=f"Bearer {token}") == 200
     assert mcp_initialize(server.url, **{TOKEN_HEADER: token, "authorization": "token the-hubs-own"}) == 200

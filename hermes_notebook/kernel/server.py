@@ -119,6 +119,8 @@ class ToolServer:
         # answer waited ~40 ms for the client's delayed ACK (Nagle), whatever the tool did.
         exposure = self.exposure
         sock = socket.socket(exposure.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        if exposure.port:  # a fixed port: a restarted kernel takes it again while old connections linger
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((exposure.bind, exposure.port))
         except OSError as exc:
