@@ -45,3 +45,31 @@ def test_a_hermes_that_cannot_start_stops_the_server_and_says_why(caplog: pytest
     assert (
         "this user's Hermes did not start, so neither does the server: the hermes executable" in caplog.text
     )
+
+
+def test_hermes_gets_its_ports_and_credentials_and_no_hub_token_unless_asked(tmp_path: Path) -> None:
+    """What each Hermes process starts with (a stand-in ``hermes`` that writes its environment and exits a
+    second later without answering, so the start fails, saying so, and leaves nothing running): its home, the
+    API Server's loopback address, port and key, the Dashboard's session token; never the kernels' HERMES_*
+    settings, and the user's hub token only with ``hub_token=True``."""
+    fake = tmp_path / "hermes"
+    fake.write_text(
+        '#!/bin/sh\nenv > "$HERMES_HOME/env-$1"\nexec sleep 1\n'
+    )  # both write before either exits
+    fake.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "JUPYTERHUB_API_TOKEN": "hub-secret", "HERMES_DASHBOARD_TOKEN": "old"}
+    for hub_token in (False, True):
+        home = tmp_path / f"home-{hub_token}"
+        hermes = UserHermes(hermes_bin=str(fake), home=home, env=env, hub_token=hub_token, startup_timeout=10)
+        with pytest.raises(HermesStartError, match="Hermes' gateway exited during startup"):
+            hermes.start()
+        assert hermes.pids == []
+        gateway = dict(line.split("=", 1) for line in (home / "env-gateway").read_text().splitlines())
+        dashboard = dict(line.split("=", 1) for line in (home / "env-dashboard").read_text().splitlines())
+        assert gateway["HERMES_HOME"] == str(home) and gateway["API_SERVER_HOST"] == "127.0.0.1"
+        assert (
+            gateway["API_SERVER_PORT"] == str(hermes.api_port) and gateway["API_SERVER_KEY"] == hermes.api_key
+        )
+        assert dashboard["HERMES_DASHBOARD_SESSION_TOKEN"] == hermes.dashboard_token
+        assert "API_SERVER_KEY" not in dashboard and "HERMES_DASHBOARD_TOKEN" not in gateway
+        assert ("JUPYTERHUB_API_TOKEN" in gateway) is hub_token

@@ -15,7 +15,7 @@ keeps to itself, so kernels could not count on Hermes running nor learn where it
 user's kernels talk to it, on loopback.
 
 Settings (``jupyter_server_config.py``): ``c.HermesLauncher.hermes_bin``, ``hermes_home``,
-``api_server``, ``startup_timeout``.
+``api_server``, ``startup_timeout``, ``pass_hub_token``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ class HermesLauncher(ExtensionApp):
         config=True
     )
     startup_timeout = Float(60.0, help="Seconds each Hermes server has to answer.").tag(config=True)
+    pass_hub_token = Bool(
+        False,
+        help="Give Hermes the user's hub token (JUPYTERHUB_API_TOKEN), for kernel tool servers it reaches "
+        "through the hub (HERMES_TOOLS_AUTHORIZATION='Bearer ${JUPYTERHUB_API_TOKEN}'). Off: the agent's "
+        "shell never holds a credential for the hub.",
+    ).tag(config=True)
 
     hermes: UserHermes | None = None
 
@@ -61,6 +67,7 @@ class HermesLauncher(ExtensionApp):
                 hermes_bin=self.hermes_bin or None,
                 home=self.hermes_home or None,
                 api=self.api_server,
+                hub_token=self.pass_hub_token,
                 startup_timeout=self.startup_timeout,
             )
             self.hermes = hermes.start()

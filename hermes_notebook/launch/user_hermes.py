@@ -39,7 +39,7 @@ from ..settings import (
 )
 from .processes import LOOPBACK, REFUSAL, HermesStartError, ServerProcess, free_port
 
-__all__ = ["CLIENT_VARIABLES", "UserHermes", "find_hermes", "overridden_in_dotenv"]
+__all__ = ["CLIENT_VARIABLES", "HUB_TOKENS", "UserHermes", "find_hermes", "overridden_in_dotenv"]
 
 #: The variables a kernel reads to reach Hermes: what the launcher sets and never hands to Hermes itself.
 CLIENT_VARIABLES = (
@@ -58,6 +58,9 @@ SPAWN_VARIABLES = (
     "API_SERVER_KEY",
     "HERMES_DASHBOARD_SESSION_TOKEN",
 )
+#: The user's hub credentials in a single-user server's environment: Hermes (whose agent runs shell commands)
+#: gets them only when asked to (``hub_token=True``).
+HUB_TOKENS = ("JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN")
 #: How many times a start is tried on fresh ports when a server finds its port taken.
 PORT_ATTEMPTS = 3
 _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
@@ -99,6 +102,8 @@ class UserHermes:
         home: the user's ``HERMES_HOME`` (default ``$HERMES_HOME``, else ``~/.hermes``); created if missing.
         api: also run the API Server (runs, cron jobs); the Dashboard always runs (chat, kernel tools).
         env: the environment Hermes starts from (default this process's), less :data:`CLIENT_VARIABLES`.
+        hub_token: keep the user's hub token (:data:`HUB_TOKENS`) in Hermes' environment, for kernels whose
+            tool server Hermes reaches through the hub (``Bearer ${JUPYTERHUB_API_TOKEN}``); off by default.
         startup_timeout: seconds each server has to answer.
     """
 
@@ -109,13 +114,15 @@ class UserHermes:
         home: str | os.PathLike[str] | None = None,
         api: bool = True,
         env: Mapping[str, str] | None = None,
+        hub_token: bool = False,
         startup_timeout: float = 60.0,
     ) -> None:
         base = dict(os.environ if env is None else env)
         self.hermes_bin = find_hermes(hermes_bin)
         self.home = Path(home or base.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
         self._api = api
-        self._base_env = {k: v for k, v in base.items() if k not in CLIENT_VARIABLES}
+        withheld = set(CLIENT_VARIABLES) | (set() if hub_token else set(HUB_TOKENS))
+        self._base_env = {k: v for k, v in base.items() if k not in withheld}
         self._startup_timeout = startup_timeout
         # Made for this spawn only: a server restarted by the hub gets new ones (kernels started before it
         # keep the old values and must be restarted; the settings say so when they fail to connect).

@@ -60,7 +60,8 @@ c.SimpleLocalProcessSpawner.home_dir_template = settings["base"] + "/home/{usern
 c.Spawner.cmd = [settings["venv"] + "/bin/jupyterhub-singleuser"]
 c.Spawner.args = ["--allow-root", "--ServerApp.terminals_enabled=False", "--LabApp.news_url=None",
                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                  "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True"]
+                  "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
+                  "--HermesLauncher.pass_hub_token=True"]  # the tool server reached through the hub
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
