@@ -18,7 +18,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -28,15 +27,10 @@ from typing import Any
 
 import httpx
 
+from hermes_notebook.launch.processes import LOOPBACK, free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 HUB_VENV = Path(os.environ.get("HN_HUB_VENV", ROOT / ".venv-hub"))
-LOOPBACK = "127.0.0.1"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 HUB_CONFIG = """
