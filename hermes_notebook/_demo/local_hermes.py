@@ -43,6 +43,7 @@ from .processes import (
     find_hermes_bin,
     free_port,
     installed_version,
+    retry_on_port_clash,
     to_yaml,
 )
 from .scripted_model import MODEL_ID, ScriptedModel
@@ -209,15 +210,11 @@ class LocalHermes:
         A port found free can be taken by another process before a server binds it: a server that exits with
         "address already in use" is started again on new ports (``PORT_ATTEMPTS`` times in all).
         """
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            try:
-                return self._start_once()
-            except HermesStartError as exc:
-                if attempt == PORT_ATTEMPTS or "address already in use" not in str(exc).lower():
-                    raise
-                self._api_port = free_port() if self._want_api else 0
-                self._dashboard_port = free_port() if self._want_dashboard else 0
-        raise AssertionError("unreachable")  # the loop returns or raises
+        return retry_on_port_clash(self._start_once, PORT_ATTEMPTS, self._new_ports)
+
+    def _new_ports(self) -> None:
+        self._api_port = free_port() if self._want_api else 0
+        self._dashboard_port = free_port() if self._want_dashboard else 0
 
     def _start_once(self) -> LocalHermes:
         started = time.monotonic()

@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..launch.processes import LOOPBACK, REFUSAL, HermesStartError, ServerProcess, free_port
+from ..launch.processes import (
+    LOOPBACK,
+    REFUSAL,
+    HermesStartError,
+    ServerProcess,
+    free_port,
+    retry_on_port_clash,
+)
 
 __all__ = [
     "HERMES_SERVERS",
@@ -26,6 +33,7 @@ __all__ = [
     "deep_merge",
     "find_hermes_bin",
     "free_port",
+    "retry_on_port_clash",
     "to_yaml",
 ]
 

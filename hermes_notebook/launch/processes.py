@@ -17,11 +17,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import httpx
 
-__all__ = ["LOOPBACK", "REFUSAL", "HermesStartError", "ServerProcess", "free_port"]
+__all__ = ["LOOPBACK", "REFUSAL", "HermesStartError", "ServerProcess", "free_port", "retry_on_port_clash"]
+
+T = TypeVar("T")
 
 LOOPBACK = "127.0.0.1"
 #: What Hermes logs when it will not start (a key too weak, a port it may not take).
@@ -37,6 +39,21 @@ def free_port(host: str = LOOPBACK) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def retry_on_port_clash(
+    start: Callable[[], T], attempts: int = 3, again: Callable[[], None] = lambda: None
+) -> T:
+    """``start()``, tried again (after ``again()``, which picks fresh ports) when a server exited because its
+    port was taken meanwhile: a port found free can be taken by another process before the server binds it."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return start()
+        except HermesStartError as exc:
+            if attempt == attempts or "address already in use" not in str(exc).lower():
+                raise
+            again()
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def _die_with_parent() -> None:  # in the child between fork and exec: Linux ends it when its parent dies

@@ -37,7 +37,7 @@ from ..settings import (
     ENV_PROFILE,
     ENV_PROFILE_LOCK,
 )
-from .processes import LOOPBACK, REFUSAL, HermesStartError, ServerProcess, free_port
+from .processes import LOOPBACK, REFUSAL, HermesStartError, ServerProcess, free_port, retry_on_port_clash
 
 __all__ = ["CLIENT_VARIABLES", "HUB_TOKENS", "UserHermes", "find_hermes", "overridden_in_dotenv"]
 
@@ -166,13 +166,7 @@ class UserHermes:
                 f"{self.home / '.env'} sets {', '.join(overridden)}, which would override the ports and "
                 "credentials the launcher makes for each spawn: remove those lines"
             )
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            try:
-                return self._start_once()
-            except HermesStartError as exc:
-                if attempt == PORT_ATTEMPTS or "address already in use" not in str(exc).lower():
-                    raise
-        raise AssertionError("unreachable")  # the loop returns or raises
+        return retry_on_port_clash(self._start_once, PORT_ATTEMPTS)  # each attempt picks its own ports
 
     def stop(self, grace: float = 10.0) -> None:
         """SIGTERM each server's process group, SIGKILL after ``grace`` s (by PID: only what we started)."""
