@@ -10,8 +10,7 @@ from typing import Any
 from jupyter_client.manager import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
 
 
 def kernel_env(hermes: LocalHermes, **extra: str) -> dict[str, str]:
@@ -22,7 +21,7 @@ def kernel_env(hermes: LocalHermes, **extra: str) -> dict[str, str]:
         "HERMES_API_KEY": hermes.api_key,
         "HERMES_DASHBOARD_URL": hermes.dashboard_url,
         "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         **extra,
     }
 

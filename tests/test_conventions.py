@@ -231,6 +231,13 @@ def _package_import_edges(*, annotations: bool = False) -> Iterator[tuple[str, s
                     yield name, target, f"{_rel(path)}:{node.lineno}"
 
 
+@functools.cache
+def _runtime_import_edges() -> tuple[tuple[str, str, str], ...]:
+    """Every runtime import edge between package modules, lazy ones included (read once: several checks
+    share it)."""
+    return tuple(_package_import_edges())
+
+
 def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
     """``path:line importer -> target`` of each import of a higher layer."""
     offenders = []
@@ -244,7 +251,7 @@ def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
 def test_no_module_imports_a_higher_layer() -> None:
     """settings/errors/runtime < turns, render < client < jobs, session, shell < kernel < widgets < notebook,
     even for lazy imports: the kernel's floor imports no face."""
-    offenders = upward_imports(_package_import_edges())
+    offenders = upward_imports(_runtime_import_edges())
     assert not offenders, "\n".join(offenders)
 
 
@@ -294,7 +301,7 @@ def test_no_import_cycles() -> None:
     """No chain of imports (lazy ones and ``TYPE_CHECKING`` annotation imports included) leads from a module
     back to itself: a type a module only annotates with still ties it to its importer, so circles are broken
     with protocols or by moving the type, not by hiding the import."""
-    cycles = import_cycles(_package_import_edges(annotations=True))
+    cycles = import_cycles(_annotated_import_edges())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -341,7 +348,7 @@ def test_no_two_folders_import_each_other() -> None:
     """The folders are floors: no two import each other, lazily or for annotations (1 pair before:
     ``kernel/`` and ``notebook/``, 5 imports one way and 6 the other, most of them lazy to dodge the
     circle)."""
-    assert two_way_folder_pairs(_package_import_edges(annotations=True)) == []
+    assert two_way_folder_pairs(_annotated_import_edges()) == []
     edges = [
         ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", ""),
         ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", ""),
@@ -374,7 +381,7 @@ def _package_edges_split() -> tuple[list[tuple[str, str, str]], list[tuple[str, 
         (path, node.lineno) for path in _package_files() for node in _imports_at_import_time(_parse(path))
     }
     eager, lazy = [], []
-    for importer, target, where in _package_import_edges():
+    for importer, target, where in _runtime_import_edges():
         path, line = where.rsplit(":", 1)
         (eager if (ROOT / path, int(line)) in at_import else lazy).append((importer, target, where))
     return eager, lazy
@@ -485,7 +492,7 @@ def test_magics_use_only_the_facades_public_api() -> None:
     for name in MAGIC_MODULES:
         path = PACKAGE / "notebook" / f"{name}.py"
         assert private_reaches(_parse(path), _rel(path)) == []
-    imported = {target for importer, target, _ in _package_import_edges() if importer in own}
+    imported = {target for importer, target, _ in _runtime_import_edges() if importer in own}
     assert imported and imported <= MAGICS_MAY_IMPORT | own, sorted(imported - MAGICS_MAY_IMPORT - own)
     assert private_reaches(ast.parse("self._a\nhermes._turns\nx.__class__\n"), "m.py") == ["m.py:2 ._turns"]
 
@@ -699,7 +706,7 @@ def test_the_kernel_reaches_hermes_through_the_conversation() -> None:
     ``mcp`` (the ``mcp.servers.*`` calls live in client/dashboard/mcp_servers.py); and kernel/share.py, the
     owner, stays small (at most 300 lines; 531 before, with binding, dispatch, registration and run_code
     inside)."""
-    assert kernel_client_imports(_package_import_edges(annotations=True)) == []
+    assert kernel_client_imports(_annotated_import_edges()) == []
     lines = len((PACKAGE / "kernel" / "share.py").read_text(encoding="utf-8").splitlines())
     assert lines <= 300, lines
     edges = [
@@ -1045,6 +1052,65 @@ def _test_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFun
             )
 
 
+#: Tests at tests/'s root that check the project as a whole rather than one module (the rest of the root's
+# tests are named after a top-level module: test_settings.py, test_render_bounds.py ...).
+PROJECT_TESTS = frozenset(
+    {
+        "test_clean_clone.py",
+        "test_contract.py",
+        "test_conventions.py",
+        "test_demo.py",
+        "test_front_end_conventions.py",
+        "test_notebooks.py",
+        "test_typing.py",
+        "test_wheel.py",
+    }
+)
+#: Folders of tests/ that are not the package's: the browser suite and the recorded fixtures.
+TEST_FOLDERS_OF_THEIR_OWN = ("browser", "fixtures")
+
+
+def misplaced_tests(tests: Iterable[str], folders: set[str], modules: set[str]) -> list[str]:
+    """Each test file (a path under tests/) that is not where the package code it tests lives: in a folder
+    that mirrors a package folder (``kernel/test_cell_tools.py`` for hermes_notebook/kernel/), or at the root
+    named after a top-level module (``test_render_bounds.py`` for render.py), or a project-wide check."""
+    found = []
+    for test in tests:
+        folder, _, name = test.rpartition("/")
+        if folder.split("/")[0] in TEST_FOLDERS_OF_THEIR_OWN or not name.startswith("test_"):
+            continue
+        stem = name.removeprefix("test_").removesuffix(".py")
+        at_root = name in PROJECT_TESTS or any(stem == m or stem.startswith(m + "_") for m in modules)
+        if (folder and folder not in folders) or (not folder and not at_root):
+            found.append(test)
+    return found
+
+
+def test_tests_mirror_the_package_folders() -> None:
+    """tests/ mirrors hermes_notebook/: a module's tests sit in the folder of the same path (88 test files at
+    tests/'s root before), so the tests of a floor are found beside each other; the root keeps the top-level
+    modules' tests and the project-wide checks."""
+    folders = {p.parent.relative_to(PACKAGE).as_posix() for p in _package_files() if p.parent != PACKAGE}
+    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    tests = [p.relative_to(TESTS).as_posix() for p in sorted(TESTS.rglob("test_*.py"))]
+    assert misplaced_tests(tests, folders, modules) == []
+    assert len([t for t in tests if "/" in t and not t.startswith("browser/")]) > 50
+    assert misplaced_tests(
+        [
+            "kernel/test_cell_tools.py",
+            "test_render_bounds.py",
+            "test_conventions.py",
+            "test_cell_tools.py",
+            "kernels/test_x.py",
+            "client/dashboard/test_backoff.py",
+            "browser/test_chat_browser.py",
+            "helpers.py",
+        ],
+        {"kernel", "client", "client/dashboard"},
+        {"render", "settings"},
+    ) == ["test_cell_tools.py", "kernels/test_x.py"]
+
+
 def test_every_test_has_a_docstring() -> None:
     """Every ``test_*`` function in tests/, including tests/browser and test classes, has a docstring."""
     offenders = [
@@ -1062,12 +1128,12 @@ def test_every_test_has_a_docstring() -> None:
 
 # Tests allowed a fixed sleep right before an assertion: ``path::test``, each with why no event can stand in.
 SLEEP_BEFORE_ASSERT_ALLOWED = {
-    "tests/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
+    "tests/client/dashboard/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
         "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect "
         "loop "
         "would be back within it, and there is no event for something that does not happen"
     ),
-    "tests/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
+    "tests/widgets/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
         "an absence window: close() must not close a connection the caller owns; to become a barrier on the "
         "package loop (runtime.run_sync of a no-op after close)"
     ),

@@ -7,7 +7,7 @@ a schedule that passes here is accepted by the server and one that fails here wo
 schedules get a message that says what is wrong and an example that works.
 
 The grammar (docs/protocol/api-server.md §7, checked against the real function in
-``tests/test_schedules.py``):
+``tests/cron/test_schedules.py``):
 
 - ``every <N><unit>``: a recurring interval; one number and one unit (``m``, ``h``, ``d`` and their long
   forms).

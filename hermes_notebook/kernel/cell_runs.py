@@ -77,7 +77,7 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
     job = call.jobs.submit(
         lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True)
     )
-    work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
+    work = runs.Work.of_job(job)
     outcome = await runs.supervise(
         call.turn,
         call.part_id,

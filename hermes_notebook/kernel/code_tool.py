@@ -9,8 +9,6 @@ its cell) and shown on the tool part with Stop until it ends (:func:`.runs.super
 
 from __future__ import annotations
 
-import asyncio
-
 from ..scrub import holds_key
 from . import execute, runs
 from .call import ToolCall
@@ -49,7 +47,7 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
         return ToolAnswer(refusal)
     namespace, shell = call.namespace, call.shell
     job = call.jobs.submit(lambda: execute.run_code(namespace, code, shell))
-    work = runs.Work(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
+    work = runs.Work.of_job(job)
     outcome = await runs.supervise(
         call.turn,
         call.part_id,

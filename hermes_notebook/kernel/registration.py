@@ -89,11 +89,11 @@ class Registrations:
         Dashboard cannot register servers (the user adds the snippet). ``exposure``: the headers Hermes sends
         where a proxy owns Authorization."""
         try:
-            if not await supports_registration(servers):
-                return False
             current = self._entries.get(dashboard_url)
             if current is not None and current.server_url == server_url:
-                return True
+                return True  # registered there already (a new policy): nothing to ask the Dashboard
+            if not await supports_registration(servers):
+                return False
             if current is not None:  # the server restarted: Hermes must not keep the old port and token
                 await unregister(servers, self.name)
             await remove_stale(servers, keep={self.name}, dashboard_url=dashboard_url)

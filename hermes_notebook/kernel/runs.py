@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
+from .execute import Job
 from .grants import Grants
 
 __all__ = [
@@ -79,6 +80,11 @@ class Work:
     started: asyncio.Future[None]
     finished: asyncio.Future[object]
     stop: Callable[[], object]
+
+    @classmethod
+    def of_job(cls, job: Job) -> Work:
+        """A main-thread job (:class:`~.execute.Job`) as seen from the package loop."""
+        return cls(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
 
 
 async def approve(

@@ -32,12 +32,11 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.processes import find_hermes_bin
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from tests.browser.lab import JS_KERNEL_READY, TURN_TIMEOUT_MS
-from tests.helpers import mcp_initialize
-from tests.hub.hub import Hub, start_hub
+from tests.helpers import REPO, mcp_initialize
+from tests.hub.hub import HUB_VENV, Hub, start_hub
 from tests.hub.kernels import HubKernel
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", REPO / "test-artifacts"))
 USERS = ["alice", "bob"]
 #: What the launcher logs once the user's Hermes answers (hermes_notebook/launch/extension.py).
 STARTED = re.compile(r"Hermes for this user: Dashboard (\S+), .*PIDs \[([\d, ]+)\]")
@@ -63,7 +62,7 @@ def _alive(pid: int) -> bool:
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory, widget_bundle: Path) -> Iterator[Team]:
     """The hub with alice and bob's servers running, each with their own Hermes (see the module docstring)."""
-    if not (ROOT / ".venv-hub" / "bin" / "jupyterhub").exists() and "HN_HUB_VENV" not in os.environ:
+    if not (HUB_VENV / "bin" / "jupyterhub").exists():
         message = "no .venv-hub: run scripts/setup-hub"
         if os.environ.get("BROWSER_TESTS_REQUIRED") == "1":
             pytest.fail(message)

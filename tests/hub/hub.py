@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 
 from hermes_notebook.launch.processes import LOOPBACK, free_port
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-HUB_VENV = Path(os.environ.get("HN_HUB_VENV", ROOT / ".venv-hub"))
+HUB_VENV = Path(os.environ.get("HN_HUB_VENV", REPO / ".venv-hub"))
 
 
 HUB_CONFIG = """

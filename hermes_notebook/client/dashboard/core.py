@@ -13,9 +13,10 @@ that the asyncio shell (:class:`~.connection.DashboardConnection`) drains after 
   :class:`~hermes_notebook.errors.HermesProtocolError`.
 
 Nothing here awaits, sleeps, reads a clock or touches a socket, so the real transcripts of both servers replay
-through it without one (tests/test_dashboard_core.py). Protocol notes: docs/protocol/dashboard.md (§n) and
-docs/protocol/dashboard-newer.md. A turn is opened for its session before its ``prompt.submit`` goes out (its
-events can beat the reply, §8.2); how a session's events find their turn is :mod:`.routing`'s.
+through it without one (tests/client/dashboard/test_dashboard_core.py). Protocol notes:
+docs/protocol/dashboard.md (§n) and docs/protocol/dashboard-newer.md. A turn is opened for its session before
+its ``prompt.submit`` goes out (its events can beat the reply, §8.2); how a session's events find their turn
+is :mod:`.routing`'s.
 """
 
 from __future__ import annotations

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_notebook.widgets._stream import StreamingWidget
-from tests.helpers import expand_more
+from tests.helpers import FIXTURES, expand_more
 
 MID = "assistant:t"
 KEY = "sk-" + "Q7" * 20
@@ -144,7 +143,7 @@ def test_a_new_parts_first_text_is_held_like_an_append() -> None:
         w.close()
 
 
-CORPUS = json.loads((Path(__file__).parent / "fixtures" / "xss_payloads.json").read_text())
+CORPUS = json.loads((FIXTURES / "xss_payloads.json").read_text())
 
 
 def _card(kind: str, command: str) -> dict[str, Any]:

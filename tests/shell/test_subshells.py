@@ -21,8 +21,9 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from hermes_notebook.shell.subshells import follow_frontend_subshells, kernel_has_subshells
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 EXTRA_KERNELS = (
     Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
 )

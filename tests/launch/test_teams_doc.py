@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -19,10 +18,10 @@ import yaml
 
 from hermes_notebook._demo.processes import deep_merge
 from hermes_notebook.launch.user_hermes import CLIENT_VARIABLES, SPAWN_VARIABLES
+from tests.helpers import FIXTURES, REPO
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = (ROOT / "docs" / "teams.md").read_text(encoding="utf-8")
-CHART = ROOT / "tests" / "fixtures" / "z2jh"
+DOC = (REPO / "docs" / "teams.md").read_text(encoding="utf-8")
+CHART = FIXTURES / "z2jh"
 
 
 def _block(language: str, first_line: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hermes_notebook.kernel.document import TARGET
-from tests.test_subshells import (
+from tests.shell.test_subshells import (
     _create_subshell,
     _idle,
     _iopub_until,

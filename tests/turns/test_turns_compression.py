@@ -23,8 +23,8 @@ from hermes_notebook.turns.compression import (
     compressions_of,
 )
 from hermes_notebook.turns.events import Event
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURES = {"0.19.0": FIXTURES / "ws_compress.jsonl", "newer": FIXTURES / "newer" / "newer_compress.jsonl"}
 
 

@@ -6,15 +6,14 @@ import base64
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_notebook.widgets import inbound
 from hermes_notebook.widgets.chat import Chat
-from tests.helpers import eventually, offline_jobs_widget
-from tests.test_chat_widget import FakeConnection, browser, start_turn
+from tests.helpers import REPO, eventually, offline_jobs_widget
+from tests.widgets.test_chat_widget import FakeConnection, browser, start_turn
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 8).decode()
@@ -201,7 +200,7 @@ def _sent_types(folder: str) -> set[str]:
     """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})`` and
     ``messenger.command({ type: "..." ...})``, and every question asked through ``messenger.ask<...>({ type:
     "..." ...})`` or ``invoke<...>(model, { type: "..." ...})``, js/src/messenger.ts and js/src/invoke.ts)."""
-    root = Path(__file__).resolve().parents[1] / "js" / "src" / folder
+    root = REPO / "js" / "src" / folder
     found: set[str] = set()
     for path in root.rglob("*.ts"):
         text = path.read_text(encoding="utf-8")

@@ -863,7 +863,7 @@ def test_sudo_password_from_the_browser_reaches_real_hermes_and_is_kept_nowhere(
 def test_live_user_and_reply_share_the_turn_id(chat: Chat, conn: FakeConnection) -> None:
     """The user message shown before sending is ``user:<id>``, and the turn is submitted under that same id
     (``DashboardConnection.submit(turn_id=)`` then names the reply ``assistant:<id>``:
-    tests/test_dashboard.py)."""
+    tests/client/dashboard/test_dashboard.py)."""
     start_turn(chat, conn, "same turn please")
     users = [m["id"] for m in chat.snapshot() if m["role"] == "user"]
     assert conn.turn_ids and users == [f"user:{conn.turn_ids[-1]}"], (users, conn.turn_ids)

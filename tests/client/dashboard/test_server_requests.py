@@ -5,7 +5,6 @@ become the turn model's interactions, the view's answers become the result frame
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +18,9 @@ from hermes_notebook.client.dashboard.server_requests import (
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.events import Event
+from tests.helpers import FIXTURES as TEST_FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "newer"
+FIXTURES = TEST_FIXTURES / "newer"
 
 # transcript -> (what the view answers, final interaction status, cancel reason)
 CASES: dict[str, tuple[str | None, str, str | None]] = {

@@ -10,7 +10,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "jobs.ipynb"
+from tests.helpers import REPO
+
+NOTEBOOK = REPO / "notebooks" / "jobs.ipynb"
 
 
 def test_jobs_notebook_runs_against_real_hermes(

@@ -5,7 +5,8 @@ Hermes scans what an MCP tool returns (the kernel tools are MCP tools) and sends
 findings (docs/protocol/dashboard-newer.md §14); the tool part carries them, and so does ``Reply.tools[i]``.
 Hermes keeps no findings, only the untrusted-source wrapper around the stored output: from history the part is
 ``untrusted`` and its result equals the live one. 0.19.0 sends the same event, but has no ``mcp.servers.add``
-to register the kernel tools (its scan is the same code: ``tests/test_turns_media.py`` folds its payload).
+to register the kernel tools (its scan is the same code: ``tests/turns/test_turns_media.py`` folds its
+payload).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.jobs.api import JobsAPI
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
-from tests.helpers import eventually, offline_jobs_widget
+from tests.helpers import REPO, eventually, offline_jobs_widget
 
 
 class _Recorder:
@@ -334,9 +334,8 @@ def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
     """The widget's CSS is js/src/jobs.css only (the view injects none), and each class it styles is
     rendered."""
     import re
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = REPO
     assert ".hn-jobs-live" in str(
         Jobs._css
     )  # the anywidget _css is the built js/src/jobs.css (npm run build)

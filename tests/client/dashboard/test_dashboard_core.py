@@ -24,8 +24,8 @@ from hermes_notebook.client.dashboard.turn_state import TurnState
 from hermes_notebook.errors import HermesGatewayClosedError, HermesProtocolError, HermesRPCError
 from hermes_notebook.turns import TurnFolder
 from hermes_notebook.turns.events import Event
+from tests.helpers import FIXTURES, REPO
 
-FIXTURES = Path(__file__).parent / "fixtures"
 NEWER = sorted((FIXTURES / "newer").glob("*.jsonl"))
 # What the view answers to each newer capture's server request (the capturing client's answers).
 ANSWERS = {
@@ -46,7 +46,7 @@ def frames(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 def _client_side(path: Path) -> bool:
     """A capture of the whole socket, our prompts included; the compress captures hold a listener's events
-    (and the compress call) and are replayed by tests/test_turns_compression.py."""
+    (and the compress call) and are replayed by tests/turns/test_turns_compression.py."""
     return any(d == "send" and f.get("method") == "prompt.submit" for d, f in frames(path))
 
 
@@ -478,7 +478,7 @@ def test_a_multi_question_answer_becomes_the_captured_locks() -> None:
 # --- the core side stays pure
 # ----------------------------------------------------------------------------------
 
-DASHBOARD = Path(__file__).parent.parent / "hermes_notebook" / "client" / "dashboard"
+DASHBOARD = REPO / "hermes_notebook" / "client" / "dashboard"
 #: The protocol side: state and decisions, no I/O. Everything else in the package is the asyncio shell.
 CORE_SIDE = (
     "attachments",

@@ -25,8 +25,8 @@ from hermes_notebook.turns import (
 )
 from hermes_notebook.turns.changes import MessageStore
 from hermes_notebook.turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 _DATA = re.compile(r"data: (\{.*\})\s*$")
 Item = Event | tuple[str, dict[str, Any]]  # an event, or a respond request the client sent ("method", params)
 _RESPONDS = {"approval.respond", "clarify.respond", "sudo.respond", "secret.respond"}

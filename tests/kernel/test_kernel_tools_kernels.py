@@ -24,7 +24,6 @@ from tests.helpers import eventually, native_images, png_bytes, registered_mcp_s
 from tests.kernels import Kernel
 
 pytestmark = pytest.mark.servers("newer")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _registered(hermes: LocalHermes) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Images and risk signals in the pure turn model, and how static transcripts and exports show them.
 
 Payload shapes are the servers' (docs/protocol/dashboard-newer.md §13, §14; docs/protocol/api-server.md §11);
-the real-server paths are in ``tests/test_images_hermes.py`` and ``tests/test_risk_hermes.py``.
+the real-server paths are in ``tests/turns/test_images_hermes.py`` and
+``tests/client/dashboard/test_risk_hermes.py``.
 """
 
 from __future__ import annotations

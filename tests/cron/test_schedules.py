@@ -18,8 +18,8 @@ import pytest
 
 from hermes_notebook import schedules
 from hermes_notebook.errors import HermesUsageError, HermesValidationError
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 HERMES_PYTHON = Path(os.environ.get("HERMES_PYTHON", REPO / ".venv-hermes" / "bin" / "python"))
 ZONE = "Asia/Kolkata"  # not UTC, so naive timestamps and cron times must really use the Hermes zone
 

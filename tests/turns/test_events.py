@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,8 @@ from hermes_notebook.turns.events import (
     TERMINAL_EVENT_TYPES,
     Event,
 )
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 WS_CAPTURES = ["ws_prompts.jsonl", "ws_DANGER_timeout.jsonl"]
 RUN_CAPTURES = sorted(p.name for p in FIXTURES.glob("api_run_*.txt"))
 _DATA = re.compile(r"data: (\{.*\})\s*$")

@@ -17,8 +17,9 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from hermes_notebook.notebook.comm_pump import CommPump, CommPumpWarning
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 EXTRA_KERNELS = (
     Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels")) / "share" / "jupyter" / "kernels"
 )

@@ -2,7 +2,7 @@
 turn's.
 
 Shapes are ``rollback.*``'s (docs/protocol/dashboard-newer.md §15); the real-server path is
-``tests/test_rollback_hermes.py``.
+``tests/client/dashboard/test_rollback_hermes.py``.
 """
 
 from __future__ import annotations

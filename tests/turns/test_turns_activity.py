@@ -2,7 +2,8 @@
 payloads.
 
 The payloads are trimmed copies of what the real servers sent (captured against both:
-docs/protocol/dashboard-newer.md §11); the real-server runs are in tests/test_activity_hermes.py.
+docs/protocol/dashboard-newer.md §11); the real-server runs are in
+tests/client/dashboard/test_activity_hermes.py.
 """
 
 from __future__ import annotations
