@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook._demo.processes import to_yaml
+from tests.helpers import profiles_hermes
 from tests.kernels import Kernel
 
 pytestmark = pytest.mark.servers("newer")
@@ -28,23 +28,8 @@ USERS = ("alice", "bob")
 @pytest.fixture(scope="module")
 def shared(hermes_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHermes]:
     """A newer Hermes serving a profile per user (same scripted model), started once for the module."""
-    local = LocalHermes(
-        hermes_bin=hermes_bin,
-        home=tmp_path_factory.mktemp("hermes-team"),
-        config_overrides={"gateway": {"multiplex_profiles": True}},
-    )
-    try:
-        local.start()
-        config = local.config()
-        config.pop("platforms")  # the host gateway serves each profile on its own listener
-        for user in USERS:
-            home = local.home / "profiles" / user
-            home.mkdir(parents=True)
-            (home / "config.yaml").write_text(to_yaml(config) + "\n")
-            (home / ".env").write_text(f"API_SERVER_KEY={local.api_key}\n")
+    with profiles_hermes(hermes_bin, tmp_path_factory.mktemp("hermes-team"), *USERS) as local:
         yield local
-    finally:
-        local.close()
 
 
 def test_bobs_turn_never_reaches_alices_tools_and_the_lock_keeps_bob_in_his_profile(

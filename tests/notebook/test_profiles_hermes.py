@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook._demo.processes import to_yaml
 from hermes_notebook.client.api import ApiClient
 from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.client.dashboard.profiles import list_profiles
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.settings import Settings
+from tests.helpers import profiles_hermes
 
 WORK = "work"
 
@@ -51,22 +51,8 @@ def multi(
 ) -> Iterator[LocalHermes]:
     """A newer Hermes serving ``default`` and ``work``: the second profile is a home of its own, same
     model."""
-    local = LocalHermes(
-        hermes_bin=hermes_bin,
-        home=tmp_path_factory.mktemp("hermes-profiles"),
-        config_overrides={"gateway": {"multiplex_profiles": True}},
-    )
-    try:
-        local.start()
-        config = local.config()
-        config.pop("platforms")  # the host gateway serves the profile on its own listener
-        home = local.home / "profiles" / WORK
-        home.mkdir(parents=True)
-        (home / "config.yaml").write_text(to_yaml(config) + "\n")
-        (home / ".env").write_text(f"API_SERVER_KEY={local.api_key}\n")  # a named profile checks its own key
+    with profiles_hermes(hermes_bin, tmp_path_factory.mktemp("hermes-profiles"), WORK) as local:
         yield local
-    finally:
-        local.close()
 
 
 @pytest.mark.servers("newer")
