@@ -169,6 +169,8 @@ LAYERS: dict[str, int] = {
     "shell": 3,
     # starting the user's own Hermes (the servers on loopback, the Jupyter server extension): settings only
     "launch": 3,
+    # reproducibility checks: a saved notebook run again in a fresh kernel (nbclient), its outputs compared
+    "reproducibility": 3,
     "kernel": 4,  # the kernel's floor: its tool server, the tool table, registration and policy
     "widgets": 5,
     "notebook": 6,  # the facade, the turn handle, magics

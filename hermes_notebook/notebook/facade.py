@@ -18,6 +18,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from .. import reproducibility
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
@@ -449,7 +450,9 @@ class Hermes:
 
     share_kernel = blocking(share_kernel_async)
 
-    # --- status and lifecycle ---
+    # --- status, checks and lifecycle ---
+    reproduce = staticmethod(reproducibility.reproduce)  # a saved notebook run again and compared: no server
+    reproduce_async = staticmethod(reproducibility.reproduce_async)
 
     @on_loop
     async def status_async(self) -> Status:

@@ -315,6 +315,12 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     ),
     Subcommand("steer", "steer TEXT (guide the running turn)", _steer, verbatim=True),
     Subcommand("profiles", "profiles", lambda magic, _args: magic.facade.profiles()),
+    Subcommand(
+        "reproduce",
+        "reproduce PATH (run the saved notebook again in a fresh kernel and compare its outputs)",
+        lambda magic, args: magic.facade.reproduce(args.path),
+        ((("path",), {"metavar": "PATH"}),),
+    ),
 )
 
 _BY_NAME = {row.name: row for row in SUBCOMMANDS}
