@@ -83,8 +83,19 @@ def check_cell(
             diff=diff_lines(cell_lines(saved.get("outputs") or [], masks), cell_lines(new_outputs, masks)),
             **common,
         )
-    diff = diff_lines(cell_lines(saved.get("outputs") or [], masks), cell_lines(new_outputs, masks))
+    saved_outputs = list(saved.get("outputs") or [])
+    if _unmasked(saved_outputs) == _unmasked(new_outputs):
+        return CellCheck(status="same", **common)  # identical as saved: nothing to mask (the common case)
+    diff = diff_lines(cell_lines(saved_outputs, masks), cell_lines(new_outputs, masks))
     return CellCheck(status="changed" if diff else "same", diff=diff, **common)
+
+
+def _unmasked(outputs: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+    """The compared parts of outputs as they are (no execution count, no metadata): equal need no mask."""
+    return [
+        (out.get("output_type"), out.get("name"), out.get("text"), out.get("data"), out.get("evalue"))
+        for out in outputs
+    ]
 
 
 def check_cells(
