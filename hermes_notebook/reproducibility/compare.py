@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from .masking import ANSI, Mask, cell_lines
@@ -65,29 +65,30 @@ def check_cell(
     masks: Sequence[Mask] = (),
 ) -> CellCheck:
     """The verdict on one code cell: ``ran`` is the cell after this run, None when the run stopped before."""
-    common = {
-        "index": index,
-        "number": number,
-        "cell_id": str(saved.get("id") or ""),
-        "source": _text(saved.get("source")),
-    }
+    unreached = CellCheck(
+        index=index,
+        number=number,
+        cell_id=str(saved.get("id") or ""),
+        status="not reached",
+        source=_text(saved.get("source")),
+    )
     if ran is None:
-        return CellCheck(status="not reached", **common)
+        return unreached
+    saved_outputs = list(saved.get("outputs") or [])
     new_outputs = list(ran.get("outputs") or [])
     error = _error_of(new_outputs)
     if error is not None:
-        return CellCheck(
+        return replace(
+            unreached,
             status="error",
             error=f"{error.get('ename', '')}: {error.get('evalue', '')}",
             traceback=tuple(ANSI.sub("", str(line)) for line in error.get("traceback") or []),
-            diff=diff_lines(cell_lines(saved.get("outputs") or [], masks), cell_lines(new_outputs, masks)),
-            **common,
+            diff=diff_lines(cell_lines(saved_outputs, masks), cell_lines(new_outputs, masks)),
         )
-    saved_outputs = list(saved.get("outputs") or [])
     if _unmasked(saved_outputs) == _unmasked(new_outputs):
-        return CellCheck(status="same", **common)  # identical as saved: nothing to mask (the common case)
+        return replace(unreached, status="same")  # identical as saved: nothing to mask (the common case)
     diff = diff_lines(cell_lines(saved_outputs, masks), cell_lines(new_outputs, masks))
-    return CellCheck(status="changed" if diff else "same", diff=diff, **common)
+    return replace(unreached, status="changed" if diff else "same", diff=diff)
 
 
 def _unmasked(outputs: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
