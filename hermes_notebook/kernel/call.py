@@ -19,6 +19,7 @@ from .execute import JOBS, MainThreadJobs
 from .grants import Grants
 from .outputs import OUTPUTS, OutputLog
 from .runs import ANSWER_TIMEOUT
+from .versions import SEEN, SeenCells
 
 __all__ = ["CallingTurn", "SessionLike", "SharePolicy", "ToolCall"]
 
@@ -90,6 +91,8 @@ class ToolCall:
     document: DocumentLink = DOCUMENT
     outputs: OutputLog = OUTPUTS
     jobs: MainThreadJobs = JOBS
+    #: What each session's agent was shown of the notebook's cells (read before write).
+    seen: SeenCells = SEEN
 
     @property
     def run_limit(self) -> float:

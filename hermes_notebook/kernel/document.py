@@ -236,9 +236,14 @@ class DocumentLink:
             )
         else:
             error = data.get("error")
+            stale = data.get("stale")  # a stale edit's refusal carries the cell as it is now
             _settle(
                 waiting[1],
-                Answer(False, error=error[:500] if isinstance(error, str) else "the notebook refused"),
+                Answer(
+                    False,
+                    {"stale": stale} if isinstance(stale, Mapping) else {},
+                    error[:500] if isinstance(error, str) else "the notebook refused",
+                ),
             )
 
     def _forget_all(self, why: str) -> None:
