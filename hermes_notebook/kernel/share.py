@@ -111,7 +111,9 @@ class KernelTools:
         cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         token = server.token.reveal()
         try:
-            registering = self._registrations.ensure(conversation.mcp, dashboard_url, server.url, token)
+            registering = self._registrations.ensure(
+                conversation.mcp, dashboard_url, server.url, token, conversation.profile
+            )
             registered = await asyncio.wait_for(registering, REGISTER_TIMEOUT)
         except HermesError as exc:
             message = scrub(str(exc), (token, *secrets))
@@ -124,6 +126,7 @@ class KernelTools:
             conversation,
             Grants(modes),
             dashboard_url,
+            conversation.profile,
             registered,
             scrub_secrets=(*secrets, server.token),
         )
@@ -155,9 +158,12 @@ class KernelTools:
             share = self._shares.pop(conversation, None)
             if share is None:
                 return
-            still_there = any(s.dashboard_url == share.dashboard_url for s in self._shares.values())
+            still_there = any(
+                (s.dashboard_url, s.profile) == (share.dashboard_url, share.profile)
+                for s in self._shares.values()
+            )
             others = bool(self._shares)
-        registered = [] if still_there else self._registrations.forget(share.dashboard_url)
+        registered = [] if still_there else self._registrations.forget(share.dashboard_url, share.profile)
         share.grants.revoke()
         self._tell(conversation)
         if share.token_path is not None:

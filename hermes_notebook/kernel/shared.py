@@ -27,6 +27,9 @@ class SharedConversation(Protocol):
     @property
     def mcp(self) -> McpServers: ...
 
+    @property
+    def profile(self) -> str | None: ...
+
     def running_turns(self) -> Sequence[CallingTurn]: ...
 
 
@@ -44,6 +47,8 @@ class KernelShare:
     grants: Grants = field(default_factory=Grants)
     #: The Dashboard this connection shares with (its registration is undone when the last share there goes).
     dashboard_url: str = ""
+    #: The Hermes profile on that Dashboard (registrations are per Dashboard and profile).
+    profile: str | None = None
     #: True when the Dashboard registered the server; False: add :attr:`snippet` yourself and restart Hermes.
     registered: bool = False
     #: The ``config.yaml`` entry for a Dashboard that cannot register servers (None when registered).
