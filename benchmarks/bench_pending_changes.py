@@ -1,9 +1,9 @@
-"""Pending changes in the notebook extension: 50 proposals across two notebooks rendered (the diff, the reveal,
-the lookalike marks and the view) and kept, each timed.
+"""Pending changes in the notebook extension: 50 proposals across two notebooks rendered (the diff, the
+reveal, the lookalike marks and the view) and kept, each timed.
 
-Bundles ``benchmarks/bench_pending_entry.ts`` with the front end's own esbuild (``js/node_modules``) and runs it
-in Debian's Chromium (Playwright): the extension's real modules and the browser's layout, without JupyterLab
-around them. Prints p50 / p95 / max per proposal (target: p95 <= 16 ms, one frame).
+Bundles ``benchmarks/bench_pending_entry.ts`` with the front end's own esbuild (``js/node_modules``) and runs
+it in Debian's Chromium (Playwright): the extension's real modules and the browser's layout, without
+JupyterLab around them. Prints p50 / p95 / max per proposal (target: p95 <= 16 ms, one frame).
 
     .venv/bin/python benchmarks/bench_pending_changes.py [--proposals 50] [--rounds 5]
 """

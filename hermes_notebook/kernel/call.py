@@ -93,6 +93,9 @@ class ToolCall:
     jobs: MainThreadJobs = JOBS
     #: What each session's agent was shown of the notebook's cells (read before write).
     seen: SeenCells = SEEN
+    #: False: Hermes (0.19.0) showed nothing to tell this call's session from another's, so the diff or Run
+    #: card says the caller could not be verified (:mod:`.binding`).
+    verified: bool = True
 
     @property
     def run_limit(self) -> float:

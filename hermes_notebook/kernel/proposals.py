@@ -94,6 +94,8 @@ async def _propose(
     change: dict[str, Any] = {"id": new_change_id(), "kind": kind, "index": at}
     if isinstance(notebook, str):
         change["notebook"] = notebook.strip()[:500]
+    if not call.verified:
+        change["unverified"] = True  # the diff says the caller could not be verified on this Hermes
     if kind != "insert":
         expect = call.seen.expectation(call.session_id, at, based_on).wire()
         if expect is not None:

@@ -34,6 +34,7 @@ export interface Proposal {
   index: number;
   source: string;
   cellType: string | null;
+  unverified?: boolean;
 }
 
 export interface PendingChange {
@@ -48,6 +49,8 @@ export interface PendingChange {
   readonly source: string;
   /** it replaced an earlier proposal for the same cell, still pending then */
   readonly replaced?: boolean;
+  /** Hermes (0.19.0) did not say which session proposed it: the caller could not be verified */
+  readonly unverified?: boolean;
 }
 
 export type Result = { ok: true } | { ok: false; error: string };
@@ -120,7 +123,7 @@ export class PendingChanges {
     if (p.kind === "insert") {
       const type = p.cellType ?? "code";
       change = { id: p.id, kind: p.kind, cellType: type, cellId: cells[p.index]?.id ?? null, base: "", source: p.source,
-        replaced };
+        replaced, unverified: p.unverified === true };
     } else {
       const cell = cells[p.index]!;
       for (const other of this.changes.values()) {
@@ -130,7 +133,8 @@ export class PendingChanges {
         }
       }
       const source = p.kind === "edit" ? p.source : "";
-      change = { id: p.id, kind: p.kind, cellType: cell.type, cellId: cell.id, base: cell.source, source, replaced };
+      change = { id: p.id, kind: p.kind, cellType: cell.type, cellId: cell.id, base: cell.source, source, replaced,
+        unverified: p.unverified === true };
     }
     if (this.changes.size >= MAX_PENDING) {
       return { ok: false, error: `${MAX_PENDING} changes are already waiting for the user` };

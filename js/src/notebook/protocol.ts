@@ -125,6 +125,7 @@ function propose(raw: unknown, host: Host): Reply | Refusal {
     index,
     source: text,
     cellType: kind === "insert" ? ((cellType as string | undefined) ?? "code") : null,
+    unverified: raw.unverified === true,
   });
   if (!result.ok) return refuse(result.error);
   const { added, removed } = host.store.diff(result.change);

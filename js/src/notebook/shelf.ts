@@ -72,11 +72,12 @@ export function parseChanges(value: unknown): PendingChange[] {
 
 function parseChange(item: unknown): PendingChange | null {
   if (typeof item !== "object" || item === null) return null;
-  const { id, kind, cellType, cellId, base, source, replaced } = item as Record<string, unknown>;
+  const { id, kind, cellType, cellId, base, source, replaced, unverified } = item as Record<string, unknown>;
   if (!isId(id) || !CHANGE_KINDS.includes(kind as ChangeKind) || !CELL_TYPES.includes(cellType as string)) return null;
   if (!(cellId === null || isId(cellId)) || !isSource(base) || !isSource(source)) return null;
   if (kind !== "insert" && cellId === null) return null; // an edit or deletion names its cell
-  return { id, kind: kind as ChangeKind, cellType: cellType as string, cellId, base, source, replaced: replaced === true };
+  return { id, kind: kind as ChangeKind, cellType: cellType as string, cellId, base, source, replaced: replaced === true,
+    unverified: unverified === true };
 }
 
 function isId(value: unknown): value is string {

@@ -94,6 +94,10 @@ function notes(change: PendingChange, stale: boolean, rows: ShownRow[]): (HTMLEl
   const hosts = change.kind !== "delete" && change.cellType === "markdown" ? remoteImageHosts(change.source) : [];
   return [
     change.replaced ? note("replaced", "Hermes replaced its earlier proposal for this cell.") : null,
+    change.unverified
+      ? note("unverified", "This Hermes does not say which session proposed this, so it could not be verified " +
+        "that this notebook's own conversation asked for it.")
+      : null,
     stale
       ? note("stale", "You changed this cell after Hermes proposed this; Keep replaces it with the version below.")
       : null,
