@@ -32,7 +32,7 @@ class ScriptedFrontEnd:
 
     def hello(self) -> None:
         self.link.connect(self)
-        self.link.receive({"type": "hello", "client": self.client, "app": "lab"})
+        self.link.receive({"type": "hello", "client": self.client, "app": "lab", "path": self.path})
 
     def bye(self) -> None:
         self.link.receive({"type": "bye", "client": self.client})

@@ -65,6 +65,7 @@ class KernelTools:
         self._lock = threading.Lock()
         self._sharing = asyncio.Lock()  # one share or unshare at a time (the server and registrations)
         self._exit_hook = False
+        self._following_document = False
 
     @property
     def name(self) -> str:
@@ -84,6 +85,9 @@ class KernelTools:
             self._shell, self._namespace = None, vars(sys.modules["__main__"])
         JOBS.attach_loop()
         OUTPUTS.follow(self._shell)
+        if not self._following_document:  # the header shows whether cell tools are on, and on which notebook
+            self._following_document = True
+            DOCUMENT.on_path(lambda _path: self._tell_all())
         DOCUMENT.open()
 
     async def share(
@@ -217,7 +221,12 @@ class KernelTools:
         share = self.share_of(conversation)
         if share is None:
             return None
-        return {**share.grants.state(), "server": share.name, "cells": DOCUMENT.attached}
+        return {
+            **share.grants.state(),
+            "server": share.name,
+            "cells": DOCUMENT.attached,
+            "notebook": DOCUMENT.path or None,
+        }
 
     def revoke(self, conversation: object) -> bool:
         """Withdraw what was allowed for this session on ``conversation``'s share (the chat header's
@@ -241,6 +250,13 @@ class KernelTools:
                 self._watchers.remove(entry)
 
         return unsubscribe
+
+    def _tell_all(self) -> None:
+        with self._lock:
+            watched = list(dict.fromkeys(id(who) for who, _ in self._watchers))
+            conversations = {id(who): who for who, _ in self._watchers}
+        for key in watched:
+            self._tell(conversations[key])
 
     def _tell(self, conversation: object) -> None:
         with self._lock:

@@ -78,6 +78,8 @@ export interface KernelModes {
   server: string;
   /** the cell tools are offered (a notebook page with the extension is attached) */
   cells: boolean;
+  /** the path of the notebook the cell tools act on (the page the kernel's requests go to) */
+  notebook?: string | null;
 }
 
 export type ChatModel = AnyModel<ChatState>;
