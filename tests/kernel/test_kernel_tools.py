@@ -181,6 +181,7 @@ class FakeDashboard:
 
         self.profile = profile
         self.registers = registers
+        self.profile: str | None = None
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.mcp = McpServers(self._connection)
