@@ -329,11 +329,7 @@ _CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cel
 
 
 def _kernel_steps(
-    body: Mapping[str, Any],
-    messages: Sequence[Mapping[str, Any]],
-    rest: str,
-    results: list[str] | None,
-    keyword: str = "KERNELS",
+    body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str, keyword: str
 ) -> Reply:
     """``KERNELS[@server] [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per
     response, in order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each
@@ -446,7 +442,7 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         # while the turn is open.
         return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
     if keyword == "KERNELS" or keyword.startswith("KERNELS@"):
-        return _kernel_steps(body, messages, rest, results, keyword)
+        return _kernel_steps(body, messages, rest, keyword)
     if results is not None:
         return _follow_up(keyword, results, _result_images(messages))
 

@@ -179,9 +179,8 @@ class FakeDashboard:
     ) -> None:
         from hermes_notebook.session.mcp_servers import McpServers
 
-        self.profile = profile
+        self.profile: str | None = profile
         self.registers = registers
-        self.profile: str | None = None
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.mcp = McpServers(self._connection)
