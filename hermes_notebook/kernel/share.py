@@ -214,7 +214,7 @@ class KernelTools:
     def summary(self, conversation: object) -> str | None:
         """``conversation``'s share in one line, for a status (None: not shared)."""
         share = self.share_of(conversation)
-        return None if share is None else str(share).split("\n", 1)[0]
+        return None if share is None else share.headline
 
     # --- what the faces show: the modes, Revoke ----------------------------------------------------------
 

@@ -126,6 +126,10 @@ export class PendingChanges {
         replaced, unverified: p.unverified === true };
     } else {
       const cell = cells[p.index]!;
+      if (p.kind === "edit" && p.source === cell.source) {
+        // a card showing +0 −0 would ask the user to decide nothing
+        return { ok: false, error: `cell ${p.index} already has exactly this source: nothing to change` };
+      }
       for (const other of this.changes.values()) {
         if (other.kind !== "insert" && other.cellId === cell.id) {
           this.changes.delete(other.id); // superseded: the view says so
