@@ -160,6 +160,15 @@ class TurnFilesMsg(_Answer):
     checkpoints: bool
 
 
+class BranchFilesMsg(_Answer):
+    """The files a branch with files at ``message_id`` would put back (``path``, ``status``, ``added``,
+    ``removed``), answering ``branch_files``: listed before the user confirms."""
+
+    type: Literal["branch_files"]
+    message_id: str
+    files: list[dict[str, Any]]
+
+
 class SubagentControlsMsg(_Answer):
     """Which controls a running subagent's part offers on this Hermes, answering ``subagent_controls``."""
 
@@ -262,6 +271,7 @@ CHAT_KERNEL_MESSAGES = (
     ImageMsg,
     ProfilesMsg,
     TurnFilesMsg,
+    BranchFilesMsg,
     SubagentControlsMsg,
     ErrorMsg,
 )
@@ -284,6 +294,7 @@ QUESTIONS: dict[str, type] = {
     "image": ImageMsg,
     "profiles": ProfilesMsg,
     "turn_files": TurnFilesMsg,
+    "branch_files": BranchFilesMsg,
     "subagent_controls": SubagentControlsMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,

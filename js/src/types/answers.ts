@@ -10,6 +10,7 @@ import type {
   SessionsMsg,
   SubagentControlsMsg,
   TurnFilesMsg,
+  BranchFilesMsg,
 } from "./chat";
 import type {
   ActionResultMsg,
@@ -30,6 +31,7 @@ export interface Answers {
   image: ImageMsg;
   profiles: ProfilesMsg;
   turn_files: TurnFilesMsg;
+  branch_files: BranchFilesMsg;
   subagent_controls: SubagentControlsMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
