@@ -18,6 +18,8 @@ from .compare import STATUSES, CellCheck
 
 __all__ = ["ReproReport"]
 
+#: Cells read top-down and left-aligned, however tall a diff makes a row.
+_TOP = 'style="text-align: left; vertical-align: top"'
 _MARK = {"same": "✓", "changed": "≠", "error": "✗", "not reached": "·"}
 
 
@@ -99,7 +101,7 @@ class ReproReport:
         rows = "".join(_row_html(cell) for cell in self.cells)
         return html_block(
             f"<p><b>{escape_html(self.summary())}</b></p>"
-            f"<table><thead><tr><th>cell</th><th>status</th><th>source</th></tr></thead>"
+            f"<table><thead><tr><th {_TOP}>cell</th><th {_TOP}>status</th><th {_TOP}>source</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>",
             extra_class="hermes-reproduce",
         )
@@ -116,12 +118,14 @@ def _row_html(cell: CellCheck) -> str:
     details = _details(cell)
     more = (
         f"<details><summary>{'traceback' if cell.status == 'error' else 'diff'}</summary>"
-        f"<pre>{escape_html(details)}</pre></details>"
+        f'<pre style="overflow-x: auto; max-width: 100%">{escape_html(details)}</pre></details>'
         if details
         else ""
     )
     error = f"<div>{escape_html(cell.error)}</div>" if cell.error else ""
     return (
-        f"<tr><td>{cell.number}</td><td>{escape_html(_MARK[cell.status])} {escape_html(cell.status)}</td>"
-        f"<td><code>{escape_html(_first_line(cell.source))}</code>{error}{more}</td></tr>"
+        f"<tr><td {_TOP}>{cell.number}</td>"
+        f'<td style="text-align: left; vertical-align: top; white-space: nowrap">'
+        f"{escape_html(_MARK[cell.status])} {escape_html(cell.status)}</td>"
+        f"<td {_TOP}><code>{escape_html(_first_line(cell.source))}</code>{error}{more}</td></tr>"
     )
