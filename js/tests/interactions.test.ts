@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { createChatView } from "../src/chat/view";
+import { CLICK_DELAY_MS } from "../src/click_guard";
 import type { Interaction } from "../src/types/turns";
 
 import type { ChatState } from "../src/types/chat";
@@ -394,14 +395,32 @@ describe("code (a kernel tool's Run/Deny)", () => {
     ]);
   });
 
-  it("sends one answer on Run and then shows it as answered", () => {
-    const { buttons, responses, patch, card } = setup(ask);
-    buttons()[0]!.click();
-    buttons()[0]!.click();
-    expect(responses()).toEqual([
-      { type: "respond", message_id: A, part_id: TOOL, request_id: "code-1", response: "run" },
-    ]);
-    patch({ status: "answered", response: "run" });
-    expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: Run");
+  it("ignores clicks for a second after its code appears or changes, then sends one answer on Run", () => {
+    vi.useFakeTimers();
+    try {
+      const { buttons, responses, patch, card } = setup(ask);
+      expect(buttons()[0]!.getAttribute("aria-disabled")).toBe("true");
+      buttons()[0]!.click();
+      vi.advanceTimersByTime(CLICK_DELAY_MS - 50);
+      buttons()[0]!.click();
+      expect(responses()).toEqual([]);
+      const changed = `${code}\nx40 = 40`;
+      patch({ command: changed }); // the code under the buttons changed: the delay starts again
+      vi.advanceTimersByTime(100);
+      buttons()[0]!.click();
+      expect(responses()).toEqual([]);
+      vi.advanceTimersByTime(CLICK_DELAY_MS);
+      patch({ command: changed, description: "Run it now" }); // a re-render of the same code keeps its moment
+      expect(buttons()[0]!.hasAttribute("aria-disabled")).toBe(false);
+      buttons()[0]!.click();
+      buttons()[0]!.click();
+      expect(responses()).toEqual([
+        { type: "respond", message_id: A, part_id: TOOL, request_id: "code-1", response: "run" },
+      ]);
+      patch({ command: changed, status: "answered", response: "run" });
+      expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Answered: Run");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -14,7 +14,8 @@ import { PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/
 import { answer, type Host, type HostCell } from "../src/notebook/protocol";
 import { TabShelf } from "../src/notebook/shelf";
 import { cellVersion } from "../src/notebook/versions";
-import { CLICK_DELAY_MS, pendingView } from "../src/notebook/view";
+import { CLICK_DELAY_MS } from "../src/click_guard";
+import { pendingView } from "../src/notebook/view";
 
 class Doc implements NotebookDoc {
   constructor(public list: DocCell[]) {}

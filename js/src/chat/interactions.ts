@@ -10,6 +10,7 @@
 //   hid part of it before sending (`masked`, turns/masked.py), the card says so in words and offers only a
 //   one-time allow or a deny: a grant for the session or forever would cover what nobody saw.
 
+import { armed, FirstShown, holdClicks } from "../click_guard";
 import { h } from "../dom";
 import type { ClarifyQuestion, Interaction } from "../types/turns";
 
@@ -58,6 +59,9 @@ const RUN_OUTCOMES: Record<string, string> = {
 export const DEFAULT_APPROVAL_CHOICES = ["once", "deny"];
 /** What the card, the toast and the kernel's text prompt say about a command Hermes partly hid. */
 export const MASKED_NOTICE = "Hermes hid part of this command (the *** or ... parts): what runs is not fully shown.";
+
+/** When each Run card's code first showed: a re-render of the same code keeps its moment. */
+const RUN_CARDS = new FirstShown();
 
 const STATUS_TEXT: Record<Interaction["status"], string> = {
   pending: "Waiting for your answer",
@@ -112,7 +116,14 @@ export function renderInteraction(
     const choices = interaction.masked ? offered.filter((c) => DEFAULT_APPROVAL_CHOICES.includes(c)) : offered;
     card.append(choiceButtons(choices, active, (c) => APPROVAL_LABELS[c] ?? c, respond));
   } else if (kind === "code") {
-    card.append(choiceButtons(interaction.choices, active, (c) => CODE_LABELS[c] ?? c, respond));
+    // A Run card whose code just appeared or changed ignores clicks for a moment (../click_guard.ts).
+    const shownAt = RUN_CARDS.at(answerKey(ids, interaction), `${interaction.command ?? ""}\u0000${interaction.choices}`);
+    const guarded = (response: string, shown: string): void => {
+      if (armed(shownAt)) respond(response, shown);
+    };
+    const row = choiceButtons(interaction.choices, active, (c) => CODE_LABELS[c] ?? c, guarded);
+    if (active) holdClicks(Array.from(row.querySelectorAll("button")), shownAt);
+    card.append(row);
   } else if (kind === "run") {
     card.append(choiceButtons(interaction.choices, active, (c) => RUN_LABELS[c] ?? c, respond));
   } else if (kind === "clarify" && questions) {

@@ -5,13 +5,11 @@
 // CLICK_DELAY_MS after the content under them changed (a click meant for what was there must not act on what
 // replaced it), and Keep over lines the user typed since asks first.
 
+import { armed, holdClicks, now } from "../click_guard";
 import { h } from "../dom";
 import type { LineDiff } from "./diff";
 import { remoteImageHosts, shownRows, type ShownRow } from "./diff_marks";
 import type { PendingChange } from "./pending";
-
-/** Milliseconds a freshly shown change ignores clicks on Keep and Discard. */
-export const CLICK_DELAY_MS = 1_000;
 
 export interface PendingActions {
   keep(): void;
@@ -35,19 +33,18 @@ export function pendingView(
   shownAt: number = now(),
 ): HTMLElement {
   const title = pendingTitle(change);
-  const armed = (): boolean => now() >= shownAt + CLICK_DELAY_MS;
   const keep = h("button", { type: "button", class: "hn-pending-keep", title: keepHint(change) }, "Keep");
   const discard = h("button", { type: "button", class: "hn-pending-discard", title: "Leave the notebook as it is" },
     "Discard");
   const row = h("div", { class: "hn-pending-actions" }, keep, discard);
   holdClicks([keep, discard], shownAt);
   keep.addEventListener("click", () => {
-    if (!armed()) return;
+    if (!armed(shownAt)) return;
     if (stale) row.replaceChildren(...confirmKeep(row, keep, discard, actions));
     else actions.keep();
   });
   discard.addEventListener("click", () => {
-    if (armed()) actions.discard();
+    if (armed(shownAt)) actions.discard();
   });
   const stats = h(
     "span",
@@ -138,16 +135,4 @@ function diffLine(row: ShownRow): HTMLElement {
     spoken ? h("span", { class: "hn-pending-spoken" }, spoken) : null,
     h("span", { class: "hn-pending-text" }, row.shown),
   );
-}
-
-/** Mark `buttons` unavailable (aria-disabled: they keep their focus) until `shownAt + CLICK_DELAY_MS`. */
-function holdClicks(buttons: HTMLElement[], shownAt: number): void {
-  const wait = shownAt + CLICK_DELAY_MS - now();
-  if (wait <= 0) return;
-  for (const button of buttons) button.setAttribute("aria-disabled", "true");
-  setTimeout(() => buttons.forEach((button) => button.removeAttribute("aria-disabled")), wait);
-}
-
-function now(): number {
-  return typeof performance !== "undefined" ? performance.now() : Date.now();
 }
