@@ -12,6 +12,7 @@ import pytest
 
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
+from hermes_notebook.widgets.base import bundle_text
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
 from tests.helpers import eventually, offline_jobs_widget
 
@@ -329,9 +330,7 @@ def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    assert ".hn-jobs-live" in str(
-        Jobs._css
-    )  # the anywidget _css is the built js/src/jobs.css (npm run build)
+    assert ".hn-jobs-live" in bundle_text("jobs.css")  # the anywidget _css: the built js/src/jobs.css
     # twin: the static copy; delivery: the busy-kernel note
     sources = [
         *(root / "js" / "src" / "jobs").glob("*.ts"),

@@ -12,7 +12,7 @@ from ..settings import Settings
 from .handle import TurnOptions
 from .interactions import Policy, check_policy
 
-__all__ = ["turn_options"]
+__all__ = ["check_unseen", "turn_options"]
 
 
 def turn_options(
@@ -30,9 +30,17 @@ def turn_options(
     images: Any = None,
     files: Any = None,
     filled: int = 0,
+    show: bool = True,
+    unseen: str = "show=False shows nothing",
+    follow: bool = True,
 ) -> TurnOptions:
-    """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong."""
-    if not isinstance(prompt, str) or not prompt.strip():
+    """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong.
+
+    ``show=False`` (and every ``hermes.map`` item: ``unseen`` says which) has no view whose buttons could
+    answer an approval or a question, so both need a policy, refused here, before anything is sent."""
+    if not isinstance(prompt, str):
+        raise HermesUsageError(f"a prompt is text, not {type(prompt).__name__}")
+    if not prompt.strip():
         raise HermesUsageError("the prompt is empty")
     path: str = via if via is not None else ("api" if instructions is not None else default_via)
     if path not in VIAS:
@@ -55,6 +63,8 @@ def turn_options(
             )
         if instructions is not None:
             raise HermesUsageError("instructions need via='api' (the Dashboard has no per-turn instructions)")
+    if not show:
+        check_unseen(unseen, approve, clarify, questions=path != "api")
     if session is not None and (not isinstance(session, str) or not session.strip()):
         raise HermesUsageError("session must be a non-empty name or id")
     if new and isinstance(session, Resume):
@@ -74,4 +84,24 @@ def turn_options(
         files=files,
         filled=filled,
         secrets=(settings.api_key, settings.dashboard_token),
+        show=bool(show),
+        follow=follow,
     )
+
+
+def check_unseen(unseen: str, approve: Policy, clarify: Policy, *, questions: bool = True) -> None:
+    """Refuse asks nobody can answer: with no view, approvals and questions (``questions``: the server asks
+    them: the Dashboard) need a policy."""
+    missing = [
+        f"{name}= ({example})"
+        for name, policy, example in (
+            ("approve", approve, '"deny", "once" or a callable given the request'),
+            ("clarify", clarify if questions else "", "an answer, or a callable given the question"),
+        )
+        if policy is None
+    ]
+    if missing:
+        raise HermesUsageError(
+            f"{unseen}, so nobody could answer an approval or a question: pass {' and '.join(missing)}, "
+            "or set it for the connection (hermes.approve = ..., hermes.clarify = ...)"
+        )

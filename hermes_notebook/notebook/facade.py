@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -30,12 +31,12 @@ from .asking import turn_options
 from .context import PromptPreview
 from .handle import TurnHandle
 from .interactions import Policy
-from .presenters import presenter_for
-from .results import Reply, Status, Table, Transcript
+from .mapping import map_awaited, map_blocking, plan_map
+from .results import KEPT_REPLIES, Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
 from .session_views import Changes, Restored, message_id, open_chat, profiles_table, rollback, sessions_table
 from .status import facade_status
-from .wait import run_blocking
+from .wait import run_awaited, run_blocking, run_detached
 
 if TYPE_CHECKING:
     from ..jobs.api import JobsAPI
@@ -58,6 +59,13 @@ class Hermes:
     ``sessions()`` lists. The same holds for ``chat``, ``history``, ``export`` and the session operations.
     """
 
+    #: Defaults for asks and ``map`` (an ask's own options win): ``show=False`` makes no view, so approvals
+    #: and questions need policies. ``last_map``: what the last ``map`` returned (also when interrupted).
+    show: bool = True
+    approve: Policy = None
+    clarify: Policy = None
+    last_map: Any = None
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         #: "dashboard" when a Dashboard token is configured, else "api".
@@ -69,8 +77,8 @@ class Hermes:
         self._jobs: JobsAPI | None = None
         self._secrets = (settings.api_key, settings.dashboard_token)  # what every output of ours scrubs
         self._closed = False
-        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
-        self._replies: dict[str, list[Reply]] = {}
+        #: The newest replies seen live, for export() (their stored copies lack approvals and usage).
+        self._replies: deque[Reply] = deque(maxlen=KEPT_REPLIES)
         #: The last turn started (``%hermes stop`` stops it).
         self.last_turn: TurnHandle | None = None
 
@@ -107,6 +115,7 @@ class Hermes:
         preview: Literal[True],
         context: bool = ...,
         files: Any = ...,
+        show: bool | None = ...,
     ) -> PromptPreview: ...
     @overload
     def ask(
@@ -125,6 +134,7 @@ class Hermes:
         preview: Literal[False] = ...,
         context: bool = ...,
         files: Any = ...,
+        show: bool | None = ...,
     ) -> Reply: ...
 
     def ask(
@@ -143,6 +153,7 @@ class Hermes:
         preview: bool = False,
         context: bool = False,
         files: Any = None,
+        show: bool | None = None,
     ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
@@ -152,7 +163,7 @@ class Hermes:
         interrupted (``HermesTimeoutError``). The prompt is sent as written; ``context=True`` (or ``hn.fill``)
         fills ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values.
         ``preview=True`` sends nothing and returns what would be sent. ``files=``: text files and PDFs (paths
-        or ``(name, bytes)``) for the model."""
+        or ``(name, bytes)``) for the model. ``show=False``: no view; then policies must answer."""
         prepared = _context.prepare_ask(
             prompt, context=context, secrets=self._secrets
         )  # reads our caller's frame
@@ -168,6 +179,7 @@ class Hermes:
             model=model,
             images=images,
             files=files,
+            show=show,
         )
         if isinstance(turn, PromptPreview):
             return turn
@@ -191,6 +203,7 @@ class Hermes:
         preview: Literal[True],
         context: bool = ...,
         files: Any = ...,
+        show: bool | None = ...,
     ) -> PromptPreview: ...
     @overload
     async def ask_async(
@@ -209,6 +222,7 @@ class Hermes:
         preview: Literal[False] = ...,
         context: bool = ...,
         files: Any = ...,
+        show: bool | None = ...,
     ) -> Reply: ...
 
     async def ask_async(
@@ -227,6 +241,7 @@ class Hermes:
         preview: bool = False,
         context: bool = False,
         files: Any = None,
+        show: bool | None = None,
     ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
@@ -245,14 +260,11 @@ class Hermes:
             model=model,
             images=images,
             files=files,
+            show=show,
         )
         if isinstance(turn, PromptPreview):
             return turn
-        presenter = presenter_for(turn, blocking=False)
-        turn.buttons = presenter.buttons
-        reply = await turn.start().wait_async(self.timeout if timeout is None else timeout)
-        presenter.finish(reply)
-        return reply
+        return await run_awaited(turn, timeout=self.timeout if timeout is None else timeout)
 
     def start(self, prompt: str | PromptPreview, *, context: bool = False, **options: Any) -> TurnHandle:
         """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``
@@ -261,11 +273,26 @@ class Hermes:
             _context.prepare_ask(prompt, context=context, secrets=self._secrets), False, **options
         )
         assert isinstance(handle, TurnHandle)
-        presenter = presenter_for(handle, blocking=False)
-        handle.buttons = presenter.buttons
-        self.last_turn = handle.start()
-        presenter.finish_when_done(handle.future)
+        run_detached(handle)
+        self.last_turn = handle
         return handle
+
+    def map(self, prompts: Any, *, concurrency: int = 4, resume: Any = None, **options: Any) -> Any:
+        """Ask each of ``prompts`` (a list; a Series gives a DataFrame), ``concurrency`` at a time, each in a
+        new session, under one progress bar with Stop: the replies in input order, a failure as a
+        ``MapFailure`` in its place (``resume=`` runs only those). Options: ``via``, ``approve``, ``clarify``
+        (both needed: no card shows), ``instructions``, ``model``, ``timeout`` (per prompt), ``show``."""
+        return map_blocking(
+            plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        )
+
+    async def map_async(
+        self, prompts: Any, *, concurrency: int = 4, resume: Any = None, **options: Any
+    ) -> Any:
+        """``await`` twin of :meth:`map`."""
+        return await map_awaited(
+            plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        )
 
     def _turn(self, prepared: PromptPreview, preview: bool, **options: Any) -> TurnHandle | PromptPreview:
         """The prompt as it will be sent (the preview), or its turn, checked and ready to start."""
@@ -274,15 +301,12 @@ class Hermes:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         options["images"] = _context.merge_images(prepared, options.get("images"))
+        for name in ("show", "approve", "clarify"):  # the connection's defaults
+            options[name] = getattr(self, name) if options.get(name) is None else options[name]
         checked = turn_options(
             self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options
         )
-        return TurnHandle(checked, self.conversation, on_reply=self._keep)
-
-    def _keep(self, reply: Reply) -> None:
-        self._replies.setdefault(reply.session_id or "", []).append(
-            reply
-        )  # export() keeps what history drops
+        return TurnHandle(checked, self.conversation, on_reply=self._replies.append)
 
     # --- a session's model, usage, Hermes' own commands, rewinding, files and steering ---
 
@@ -444,9 +468,8 @@ class Hermes:
             if isinstance(session, str | None)
             else None
         )
-        return conversation(
-            session, stored, self._replies.get(key or "", []), path, secrets=self._secrets, **options
-        )
+        replies = [r for r in self._replies if (r.session_id or None) == key]
+        return conversation(session, stored, replies, path, secrets=self._secrets, **options)
 
     @on_loop
     async def profiles_async(self) -> Table:

@@ -18,7 +18,10 @@ from ..turns import sent_prompt_message
 from . import shell
 from .reply_images import ReplyImage, reply_images
 
-__all__ = ["Reply", "Status", "Table", "Transcript"]
+__all__ = ["KEPT_REPLIES", "Reply", "Status", "Table", "Transcript"]
+
+#: How many of its newest replies a connection keeps for ``export()`` (older turns come from the history).
+KEPT_REPLIES = 200
 
 
 class Reply:

@@ -53,26 +53,23 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import traitlets
 
 from .. import runtime
 from ..scrub import scrub, scrub_value
 from ..turns.changes import MessageStore
 from . import inbound
+from .base import Bundle, LeanWidget
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 from .stream_images import ImageLoad, install_image_answers
 from .stream_scrub import StreamScrubber
 from .subshells import Routing, follow_frontend_subshells
 
-__all__ = ["STATIC", "StreamingWidget", "change_weight"]
+__all__ = ["StreamingWidget", "change_weight"]
 
 log = logging.getLogger(__name__)
-
-STATIC = Path(__file__).resolve().parent.parent / "static"
 
 #: The fields of a message that go into its ``index`` entry (plus ``rev``); never its parts.
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
@@ -145,15 +142,15 @@ class _Coalescer(Coalescer):
             self._after_flush()
 
 
-class StreamingWidget(anywidget.AnyWidget):
+class StreamingWidget(LeanWidget):
     """Base for widgets that show messages made of parts (the chat and the ``%hermes`` live turn).
 
     ``images``: reads a part's ``media`` image for a view that asks (``Conversation.image``;
     :mod:`.stream_images`).
     """
 
-    _esm = STATIC / "chat.js"
-    _css = STATIC / "chat.css"
+    _esm = Bundle("chat.js")
+    _css = Bundle("chat.css")
 
     #: "chat" shows the composer and session controls; "turn" shows only the conversation (for ``%hermes``).
     mode = traitlets.Unicode("chat").tag(sync=True)

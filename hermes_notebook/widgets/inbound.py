@@ -30,6 +30,7 @@ __all__ = [
     "MAX_PROMPT_CHARS",
     "MAX_QUEUED_PROMPTS",
     "MAX_VIEW_FILE_BYTES",
+    "PROGRESS_MESSAGES",
     "Refused",
     "check_answer",
     "check_open_turn",
@@ -267,6 +268,10 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
 
 # Fields a message may leave out (the view omits them when empty); every other listed field is required.
 _OPTIONAL = {"images", "request", "id"}
+
+
+#: The progress bar of ``hermes.map`` (widgets/progress.py): only its Stop button.
+PROGRESS_MESSAGES: Mapping[str, Mapping[str, Check]] = {"stop": {}}
 
 
 def validate(content: object, messages: Mapping[str, Mapping[str, Check]]) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-import anywidget
 import traitlets
 
 from .. import runtime
@@ -49,7 +48,7 @@ from ..runtime import blocking, on_loop
 from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
-from ._stream import STATIC
+from .base import Bundle, LeanWidget
 from .job_runs import FinishedRun, RunsHandler
 from .replies import answer
 from .static_twin import StaticTwin
@@ -129,7 +128,7 @@ def _tz_label() -> str:
     return now.strftime("%Z") or now.strftime("%z")
 
 
-class Jobs(StaticTwin, anywidget.AnyWidget):
+class Jobs(StaticTwin, LeanWidget):
     """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
 
     ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a :class:`JobsClient`
@@ -137,8 +136,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     settings are used), or ``None`` (``Settings.resolve()``: arguments, then ``HERMES_API_URL/KEY``).
     """
 
-    _esm = STATIC / "jobs.js"
-    _css = STATIC / "jobs.css"
+    _esm = Bundle("jobs.js")
+    _css = Bundle("jobs.css")
     live_text = "Hermes cron jobs (live widget; a static table follows)"
 
     #: Table rows (see :func:`job_row`), in the server's order.
