@@ -9,7 +9,8 @@ Fixtures
 ``hermes`` (session)        a started :class:`LocalHermes` with both servers and an in-process scripted model
                             (``hermes.model``: its request log and ``push()``). Shared: use unique prompts.
 ``hermes_factory``          ``hermes_factory(**LocalHermes kwargs) -> started LocalHermes`` for extra
-                            instances (e.g. ``config_overrides=...``, ``api=False``); all stopped when the test ends.
+                            instances (e.g. ``config_overrides=...``, ``api=False``); all stopped when the
+                            test ends.
 ``scripted_model`` (session) the shared instance's :class:`ScriptedModel` (same as ``hermes.model``).
 ``settings``                ``hermes.settings()``: :class:`hermes_notebook.settings.Settings` for the shared
                             servers.

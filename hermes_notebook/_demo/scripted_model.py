@@ -34,8 +34,9 @@ prompt                    reply
                           ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
                           result: ``Skill loaded: <name>``
 ``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``,
-                          ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the cell tools
-                          ``list_cells``, ``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``,
+                          ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the
+                          cell tools ``list_cells``, ``insert_cell 2 [markdown] <source>``, ``edit_cell 0
+                          <source>``,
                           ``delete_cell 1``, ``run_cell 3``, where a source starting with ``"`` is a JSON
                           string), directly or through a newer Hermes' ``tool_call``;
                           ``KERNEL@notebook_<hex>`` names the server. After the result: ``Kernel tool
@@ -62,9 +63,9 @@ prompt                    reply
 ``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
                           sends an inline diff with its completion); then ``Tool result:`` and the result
 ``IMAGE [name]``          a ``terminal`` call that writes a 1x1 PNG (:data:`IMAGE_PNG`) to
-                          ``<home>/images/<name>.png`` (default ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its
-                          path; then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file
-                          it made
+                          ``<home>/images/<name>.png`` (default ``hn-image``; a media folder Hermes'
+                          ``/api/media`` serves) and prints its path; then ``Here is the image:`` and
+                          ``MEDIA:<that path>``, as Hermes names a file it made
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back
