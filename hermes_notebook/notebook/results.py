@@ -21,7 +21,7 @@ from .reply_images import ReplyImage, reply_images
 __all__ = ["KEPT_REPLIES", "Reply", "Status", "Table", "Transcript"]
 
 #: How many of its newest replies a connection keeps for ``export()`` (older turns come from the history).
-KEPT_REPLIES = 200
+KEPT_REPLIES = 100
 
 
 class Reply:

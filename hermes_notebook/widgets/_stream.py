@@ -166,6 +166,8 @@ class StreamingWidget(LeanWidget):
     connection = traitlets.Dict({"status": "connected", "retry_in": None, "message": None}).tag(sync=True)
     #: A one-line notice for the user (errors, refused attachments), "" when none.
     notice = traitlets.Unicode("").tag(sync=True)
+    #: Messages before the first one the kernel holds (on the server only: widgets/windowed.py).
+    before = 0
 
     def __init__(
         self,
@@ -415,9 +417,9 @@ class StreamingWidget(LeanWidget):
         with self._lock:
             content: dict[str, Any] = {"type": "snapshot", "seq": seq}
             ids = list(self._store)
-            if len(ids) > SNAPSHOT_FIRST_MESSAGES:
+            if len(ids) > SNAPSHOT_FIRST_MESSAGES or self.before:
                 ids = ids[-SNAPSHOT_FIRST_MESSAGES:]
-                content.update(partial=True, older=len(self._store) - len(ids))
+                content.update(partial=True, older=len(self._store) - len(ids) + self.before)
             content["messages"] = [dict(self._store[mid]) for mid in ids]
             content["revs"] = {mid: self._revs.get(mid, 0) for mid in ids}
             if reset:

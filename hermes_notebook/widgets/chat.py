@@ -37,7 +37,6 @@ from ..session import Conversation, resume
 from ..settings import Settings
 from ..turns.withdrawn import withdraw_pending
 from . import inbound
-from ._stream import StreamingWidget
 from .chat_actions import install_actions
 from .chat_export import on_export
 from .chat_profiles import install_profiles
@@ -45,6 +44,7 @@ from .chat_session import banner, install_session_details, session_entry, short
 from .chat_turns import ChatTurns
 from .replies import answer, refusal
 from .static_twin import StaticTwin
+from .windowed import WindowedWidget
 
 if TYPE_CHECKING:
     from ..client import DashboardConnection, ListenerItem
@@ -60,7 +60,7 @@ TRANSCRIPT_CLASS = "hn-transcript"
 TRANSCRIPT_DEBOUNCE_S = 0.25
 
 
-class Chat(StaticTwin, StreamingWidget):
+class Chat(StaticTwin, WindowedWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
     ``source``: a :class:`~hermes_notebook.session.Conversation` (the facade's; ``session`` then names a
@@ -105,13 +105,15 @@ class Chat(StaticTwin, StreamingWidget):
         if session is not None and not isinstance(session, str):
             raise inbound.Refused(f"session must be a name or id, not {type(session).__name__}")
         super().__init__(
-            mode="chat", secrets=secrets, images=lambda path: self.conversation.image(path), **kwargs
+            mode="chat",
+            secrets=secrets,
+            images=lambda path: self.conversation.image(path),
+            stored=lambda: self.conversation.history(self._open_id()),  # pages before the kernel's window
+            **kwargs,
         )
         #: The conversation this chat is a face of (the facade's, when ``hermes.chat()`` opened it).
         self.conversation: Conversation = source
-        self.sessions: list[
-            dict[str, Any]
-        ] = []  # the picker's [{"id", "title"}]: sent on request, never synced
+        self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: asked for, never synced
         self.turns = ChatTurns(self, source)
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
@@ -206,7 +208,8 @@ class Chat(StaticTwin, StreamingWidget):
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less
         viewers."""
-        bundle = transcript_bundle(self.snapshot(), secrets=self.secrets)
+        earlier = [f"{self.before:,} earlier messages are in the session's history"] if self.before else []
+        bundle = transcript_bundle(self.snapshot(), notes=earlier, secrets=self.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
         bundle["text/html"] = (
@@ -398,8 +401,7 @@ class Chat(StaticTwin, StreamingWidget):
             self.notice = self.scrub_value(str(reply["warning"]).strip())[:500]
 
     def turn_ended(self) -> None:
-        """A turn of this chat ended: Hermes titles a session after its first turn, so the picker is
-        re-listed."""
+        """A turn ended: re-list the picker (Hermes titles a session after its first turn)."""
         if not self._closed:
             self.run_in_background(self._refresh_sessions(), "listing sessions")
 
@@ -409,12 +411,8 @@ class Chat(StaticTwin, StreamingWidget):
         if message is None or message.get("status") not in ("streaming", "queued"):
             return
         withdrawn: list[Any] = withdraw_pending(message)  # its cards go inert with it
-        self.push(
-            [
-                *withdrawn,
-                {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error},
-            ]
-        )
+        finish = {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error}
+        self.push([*withdrawn, finish])
 
     async def _respond(self, content: dict[str, Any], response: str, secret: str = "") -> None:
         # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
