@@ -330,7 +330,7 @@ def _settled_bundle(result: MapResult, elapsed: float, stopped: bool) -> dict[st
 
     line = f"hermes.map: {summary(result.counts(), len(result))} in {elapsed:,.1f} s"
     if stopped:
-        line += " (stopped; resume=hermes.last_map runs the rest)"
+        line += " (stopped: hermes.map(prompts, resume=hermes.last_map) runs the rest)"
     return {"text/plain": line, "text/html": html_block(f"<p>{escape_html(line)}</p>")}
 
 
