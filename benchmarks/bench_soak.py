@@ -1,0 +1,148 @@
+"""A notebook that asks ten thousand times: what each finished turn leaves in the kernel, and whether turns
+slow down.
+
+A real IPython kernel (``python3``: ipykernel 7.4 from this venv, started with ``jupyter_client``; its IOPub
+drained the way a front end does) runs ``hermes.ask(...)`` in a loop against a real Hermes (``LocalHermes``,
+the scripted model in this process), a new session every 100 asks, as a script-like notebook would. Each ask
+shows its live view (``--quiet``: ``show=False``, no view). Every ``--every`` asks the kernel reports its RSS
+(``/proc/self/status``), gc-tracked objects, open comms (the comm manager), registered widgets
+(``Widget.widgets``) and the mean time of an ask since the last report.
+
+Printed: a row per report; RSS per turn and objects per turn after the first 1,000 turns (target RSS <= 2 KB a
+turn); the mean ask of the first and the last 1,000 and their ratio (target <= 1.1).
+
+Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_soak.py [--asks 10000] [--every 500] [--hermes
+newer|0.19.0] [--quiet]`` (``--json`` for machine output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_busy_kernel import Kernel  # noqa: E402 - the benchmarks' shared kernel driver
+
+from hermes_notebook._demo.local_hermes import LocalHermes, find_hermes_bin  # noqa: E402
+
+SETUP = """
+import collections, gc, json, time, warnings
+import ipywidgets
+import hermes_notebook as hn
+
+hermes = hn.connect()
+times = []
+
+def report(turns):
+    gc.collect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        widgets = len(ipywidgets.Widget.widgets)
+    rss = int(next(line for line in open("/proc/self/status") if line.startswith("VmRSS")).split()[1])
+    mean = sum(times) / len(times) if times else 0.0
+    times.clear()
+    print("REPORT " + json.dumps({
+        "turns": turns, "rss_kb": rss, "objects": len(gc.get_objects()), "ask_s": mean,
+        "comms": len(get_ipython().kernel.comm_manager.comms), "widgets": widgets,
+    }))
+report(0)
+"""
+
+LOOP = """
+for i in range({start}, {stop}):
+    t = time.perf_counter()
+    hermes.ask(f"soak {{i}}", new=i % 100 == 0{quiet})
+    times.append(time.perf_counter() - t)
+{report}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--asks", type=int, default=10_000)
+    parser.add_argument("--every", type=int, default=500, help="asks between reports")
+    parser.add_argument("--hermes", default="newer", choices=["newer", "0.19.0"])
+    parser.add_argument("--quiet", action="store_true", help="show=False: no view at all")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    quiet = ', show=False, approve="deny", clarify="A"' if args.quiet else ""
+    local = LocalHermes(hermes_bin=find_hermes_bin(server=args.hermes)).start()
+    kernel = Kernel(local)
+    reports: list[dict[str, Any]] = []
+    started = time.monotonic()
+    try:
+
+        def collect(out: str) -> None:
+            for line in out.splitlines():
+                if line.startswith("REPORT "):
+                    reports.append(json.loads(line.removeprefix("REPORT ")))
+                    if not args.json:
+                        print(_row(reports[-1]), flush=True)
+
+        if not args.json:
+            print(f"{'turns':>6} {'RSS MB':>8} {'objects':>8} {'comms':>5} {'widgets':>7} {'ask ms':>7}")
+        collect(kernel.run(SETUP))
+        for start in range(0, args.asks, 100):  # one cell per 100 asks (a report every --every)
+            stop = min(args.asks, start + 100)
+            report = f"report({stop})" if stop % args.every == 0 or stop == args.asks else ""
+            collect(kernel.run(LOOP.format(start=start, stop=stop, quiet=quiet, report=report), timeout=3600))
+    finally:
+        kernel.stop()
+        local.close()
+    summary = _summary(reports, args, time.monotonic() - started)
+    print(json.dumps({"reports": reports, "summary": summary}) if args.json else _text(summary))
+
+
+def _row(r: dict[str, Any]) -> str:
+    return (
+        f"{r['turns']:>6} {r['rss_kb'] / 1024:>8.1f} {r['objects']:>8} {r['comms']:>5} {r['widgets']:>7} "
+        f"{r['ask_s'] * 1000:>7.0f}"
+    )
+
+
+def _mean_ask(reports: list[dict[str, Any]], first: int, last: int) -> float:
+    """The mean ask over the reports covering turns (first, last]."""
+    chosen = [r for r in reports if first < r["turns"] <= last]
+    spans = [r["turns"] - p["turns"] for p, r in zip(reports, reports[1:], strict=False) if r in chosen]
+    return sum(r["ask_s"] * n for r, n in zip(chosen, spans, strict=True)) / max(1, sum(spans))
+
+
+def _summary(reports: list[dict[str, Any]], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    warm = next(r for r in reports if r["turns"] >= min(1000, args.asks // 2))
+    end = reports[-1]
+    turns = end["turns"] - warm["turns"]
+    first = _mean_ask(reports, 0, min(1000, end["turns"]))
+    last = _mean_ask(reports, max(0, end["turns"] - 1000), end["turns"])
+    return {
+        "hermes": args.hermes,
+        "asks": end["turns"],
+        "quiet": args.quiet,
+        "minutes": round(seconds / 60, 1),
+        "rss_kb_per_turn": round((end["rss_kb"] - warm["rss_kb"]) / turns, 3),
+        "objects_per_turn": round((end["objects"] - warm["objects"]) / turns, 3),
+        "comms": end["comms"],
+        "widgets": end["widgets"],
+        "first_1000_ask_ms": round(first * 1000, 1),
+        "last_1000_ask_ms": round(last * 1000, 1),
+        "last_over_first": round(last / first, 3) if first else None,
+        "measured_from_turn": warm["turns"],
+    }
+
+
+def _text(s: dict[str, Any]) -> str:
+    return (
+        f"\n{s['asks']} asks on Hermes {s['hermes']} ({'show=False' if s['quiet'] else 'live views'}) in "
+        f"{s['minutes']} min\nafter turn {s['measured_from_turn']}: RSS {s['rss_kb_per_turn']} KB/turn "
+        f"(target <= 2), {s['objects_per_turn']} objects/turn; {s['comms']} comms, {s['widgets']} widgets "
+        f"open at the end\nmean ask: first 1,000 {s['first_1000_ask_ms']} ms, last 1,000 "
+        f"{s['last_1000_ask_ms']} ms: {s['last_over_first']}x (target <= 1.1)"
+    )
+
+
+if __name__ == "__main__":
+    main()
