@@ -23,6 +23,7 @@ from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.notebook.map_results import NOT_RUN, MapFailure, MapResult
 from hermes_notebook.notebook.results import Reply
 from hermes_notebook.settings import Secret, Settings
+from hermes_notebook.widgets.base import bundle_hash, bundle_text
 from hermes_notebook.widgets.progress import MapProgress
 from hermes_notebook.widgets.turn import TurnView
 from hermes_notebook.widgets.windowed import WindowedWidget
@@ -50,7 +51,16 @@ def test_views_share_one_class_and_a_closed_one_is_freed_with_its_layout() -> No
     before = _widgets()
     views = [TurnView() for _ in range(3)]
     assert {type(v) for v in views} == {TurnView}
-    assert all(len(v._esm) > 1000 and v._anywidget_id.endswith(".TurnView") for v in views)
+    # Each view's state holds the small loader and the chat view's hash, not the 250 KB view itself.
+    assert all(v._esm == bundle_text("turn.js") and len(v._esm) < 2000 for v in views)
+    assert {v.bundle_hash for v in views} == {bundle_hash("chat.js", "chat.css")}
+    assert all(v._anywidget_id.endswith(".TurnView") and v._css == "" for v in views)
+    sent: list[dict[str, Any]] = []
+    views[0].send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    views[0]._dispatch(views[0], {"type": "bundle", "request": "7"}, None)  # the loader's one question
+    assert sent == [
+        {"type": "bundle", "request": "7", "esm": bundle_text("chat.js"), "css": bundle_text("chat.css")}
+    ]
     bar = MapProgress(3, on_stop=lambda: None)
     assert type(bar) is MapProgress and bar.layout is not None
     assert _widgets() == before + 8  # each widget and its layout

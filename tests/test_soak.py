@@ -133,6 +133,9 @@ def test_hundreds_of_asks_leave_nothing_per_turn(
     )
     turn_views = [s for s in states.values() if s.get("state", {}).get("mode") == "turn"]
     assert len(turn_views) == asks - quiet
+    # Each view's state is a small loader (the chat view's 250 KB code comes once per page): a headless run
+    # that saves them all stays small.
+    assert max(len(json.dumps(v)) for v in turn_views) < 4000
     if loops[1] < 200:
         return
     # The 200-ask loop cell, saved as JupyterLab saves it: under 1 MB, each turn static (what nbconvert,

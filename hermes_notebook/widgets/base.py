@@ -13,13 +13,14 @@ nothing), and :meth:`LeanWidget.close` closes the layout too.
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-__all__ = ["STATIC", "Bundle", "LeanWidget", "bundle_text"]
+__all__ = ["STATIC", "Bundle", "LeanWidget", "bundle_hash", "bundle_text"]
 
 #: The built front end (``cd js && npm run build``): one ESM bundle and one stylesheet per widget.
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -33,6 +34,15 @@ def bundle_text(name: str) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"{path} is missing: build it with `cd js && npm run build`") from None
+
+
+@functools.cache
+def bundle_hash(*names: str) -> str:
+    """A short hash of the built files ``names`` (which build of the view a page holds)."""
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(bundle_text(name).encode())
+    return digest.hexdigest()[:16]
 
 
 class Bundle(traitlets.Unicode[str, "str | bytes"]):

@@ -248,6 +248,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
         "text": text(MAX_PROMPT_CHARS, empty=False),
     },
     "subagent_stop": {"subagent_id": text(MAX_ID_CHARS, empty=False)},
+    "bundle": {"request": request_number},  # a %hermes live view's loader: the chat view's code (turn.py)
 }
 
 #: What the jobs view may send.

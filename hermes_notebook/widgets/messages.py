@@ -16,6 +16,7 @@ __all__ = [
     "JOBS_KERNEL_MESSAGES",
     "QUESTIONS",
     "ActionResultMsg",
+    "BundleMsg",
     "ChangesMsg",
     "CommandOutputMsg",
     "CommandsMsg",
@@ -140,6 +141,14 @@ class ImageMsg(_Answer):
     data: str
 
 
+class BundleMsg(_Answer):
+    """The chat view's code and stylesheet, answering a ``%hermes`` live view's ``bundle`` (once per page)."""
+
+    type: Literal["bundle"]
+    esm: str
+    css: str
+
+
 class ProfilesMsg(_Answer):
     """The profiles this Hermes serves (``name``, ``default``, ``model``, ``description``) and the chat's one,
     answering ``profiles``."""
@@ -262,6 +271,7 @@ CHAT_KERNEL_MESSAGES = (
     ProfilesMsg,
     TurnFilesMsg,
     SubagentControlsMsg,
+    BundleMsg,
     ErrorMsg,
 )
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
@@ -284,6 +294,7 @@ QUESTIONS: dict[str, type] = {
     "profiles": ProfilesMsg,
     "turn_files": TurnFilesMsg,
     "subagent_controls": SubagentControlsMsg,
+    "bundle": BundleMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

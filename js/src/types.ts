@@ -385,6 +385,14 @@ export interface SubagentControlsMsg {
   stop: boolean;
 }
 
+/** The chat view's code and stylesheet, answering a `%hermes` live view's `bundle` question (js/src/turn.ts). */
+export interface BundleMsg {
+  type: "bundle";
+  request?: string;
+  esm: string;
+  css: string;
+}
+
 /** Chat: kernel -> browser. */
 export type KernelMsg =
   | ChangesMsg
@@ -399,6 +407,7 @@ export type KernelMsg =
   | ProfilesMsg
   | TurnFilesMsg
   | SubagentControlsMsg
+  | BundleMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -549,6 +558,11 @@ export interface SubagentControlsRequest {
   type: "subagent_controls";
   request: string;
 }
+/** A `%hermes` live view's loader asks for the chat view's code (once per page): answered by a `BundleMsg`. */
+export interface BundleRequest {
+  type: "bundle";
+  request: string;
+}
 /** A running subagent part's Steer: `text` goes to that subagent (`subagent.steer`). */
 export interface SubagentSteerMsg {
   type: "subagent_steer";
@@ -594,6 +608,8 @@ export type ChatQuestion =
   | SubagentControlsRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
+/** Everything the kernel takes on a chat-protocol comm: the view's messages and the `%hermes` loader's question. */
+export type ChatChannelMsg = ViewMsg | BundleRequest;
 /** A question as a view writes it: the request id is `invoke`'s to add (js/src/invoke.ts). */
 export type Asked<Q extends { request: string }> = Q extends unknown ? Omit<Q, "request"> : never;
 /** What the chat's parts send: commands, and questions before `invoke` gives them an id. */
@@ -722,6 +738,7 @@ export interface Answers {
   profiles: ProfilesMsg;
   turn_files: TurnFilesMsg;
   subagent_controls: SubagentControlsMsg;
+  bundle: BundleMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;
