@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
+import sys
 import time
 import uuid
 
@@ -47,6 +49,7 @@ def main() -> None:
     parser.add_argument("--via", default="dashboard", choices=["dashboard", "api"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a kill stops the servers and kernel too
     local = LocalHermes(hermes_bin=find_hermes_bin(server=args.hermes)).start()
     hermes = hn.connect(local.settings())
     rounds = []

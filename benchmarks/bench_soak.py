@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="show=False: no view at all")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a kill stops the servers and kernel too
     quiet = ', show=False, approve="deny", clarify="A"' if args.quiet else ""
     local = LocalHermes(hermes_bin=find_hermes_bin(server=args.hermes)).start()
     kernel = Kernel(local)

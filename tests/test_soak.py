@@ -85,15 +85,6 @@ def _probe(cell: Any) -> dict[str, Any]:
     return json.loads(line.removeprefix("PROBE "))
 
 
-@pytest.fixture
-def kernel_env(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel inherits this environment: the test Hermes."""
-    monkeypatch.setenv("HERMES_API_URL", hermes.api_url)
-    monkeypatch.setenv("HERMES_API_KEY", hermes.api_key)
-    monkeypatch.setenv("HERMES_DASHBOARD_URL", hermes.dashboard_url)
-    monkeypatch.setenv("HERMES_DASHBOARD_TOKEN", hermes.dashboard_token)
-
-
 def test_hundreds_of_asks_leave_nothing_per_turn(
     kernel_env: None, hermes: LocalHermes, hermes_server: str, tmp_path: Path
 ) -> None:
