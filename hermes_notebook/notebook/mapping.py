@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import runtime
 from ..errors import HermesRateLimitError, HermesUsageError
 from . import shell
+from .comm_pump import CommPump
 from .context import PromptPreview
 from .map_results import FAILED, NOT_RUN, STOPPED, MapFailure, MapResult, finished, is_series, summary
 from .results import Reply
@@ -263,7 +264,10 @@ class MapRun:
         """One prompt to its end: a finished Reply, or why not (never raises but for cancellation)."""
         text = self.plan.prompts[position]
         while True:
-            handle = self.plan.turn(text)
+            try:
+                handle = self.plan.turn(text)
+            except Exception as exc:  # e.g. the connection was closed meanwhile
+                return MapFailure(text, FAILED, exc)
             self._running[position] = handle
             self._report()
             try:
@@ -311,7 +315,8 @@ class MapRun:
         left = len(self.items) - done - failed
         elapsed = time.time() - self._started
         eta_end = (time.time() + elapsed / ended * left) * 1000 if ended and left else 0.0
-        self.progress.update(done=done, failed=failed, running=running, eta_end=eta_end)
+        with contextlib.suppress(Exception):  # a bar that went away must not end the map
+            self.progress.update(done=done, failed=failed, running=running, eta_end=eta_end)
 
 
 def _progress_for(plan: MapPlan, run_stop: Callable[[], None]) -> MapProgress | None:
@@ -339,28 +344,24 @@ def map_blocking(plan: MapPlan) -> Any:
     interrupt stops the run like Stop, then raises."""
     if runtime.in_loop_thread():
         raise HermesUsageError("map() was called on the hermes-notebook loop; use map_async() there")
-    from .comm_pump import CommPump
-
     run = MapRun(plan)
     run.progress = bar = _progress_for(plan, run.stop)
     pump = CommPump(warn=False) if bar is not None else None
     future = runtime.submit(run.run())
     interrupted = False
     try:
-        while True:
-            if pump is not None:
-                pump.poll()
+        while not future.done():
             try:
-                result = future.result(timeout=PUMP_INTERVAL)
-                break
-            except concurrent.futures.TimeoutError:
-                continue
-            except KeyboardInterrupt:
+                if pump is not None:
+                    pump.poll()
+                concurrent.futures.wait([future], timeout=PUMP_INTERVAL)
+            except KeyboardInterrupt:  # like Stop: the running prompts end, then the interrupt goes on
                 interrupted = True
                 run.stop()
     finally:
         if pump is not None:
             pump.close()
+    result = future.result()
     if bar is not None:
         bar.settle(_settled_bundle(result, run.elapsed, run.stopped))
     shaped = plan.shaped(result)
@@ -376,11 +377,16 @@ async def map_awaited(plan: MapPlan) -> Any:
     run = MapRun(plan)
     run.progress = bar = _progress_for(plan, run.stop)
     future = runtime.submit(run.run())
+    if bar is not None:  # settled when the run ends, however this wait ends
+
+        def settle(done: concurrent.futures.Future[MapResult]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                bar.settle(_settled_bundle(done.result(), run.elapsed, run.stopped))
+
+        future.add_done_callback(settle)
     try:
         result = await runtime.wrap_future(future)
     except BaseException:
         run.stop()
         raise
-    if bar is not None:
-        bar.settle(_settled_bundle(result, run.elapsed, run.stopped))
     return plan.shaped(result)
