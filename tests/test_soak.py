@@ -27,7 +27,7 @@ pytestmark = pytest.mark.both_servers
 #: Asks per cell, per server: 100 warm-up turns, the 200-ask loop cell (whose saved notebook is checked),
 #: more shown asks, and asks with show=False (no view). The newer Hermes (the demo's default) takes the whole
 #: soak of 500; 0.19.0 a leaner one (the kernel side is the same code, and CI time is precious).
-LOOPS = {"newer": (100, 200, 150, 50), "0.19.0": (100, 100, 0, 50)}
+LOOPS = {"newer": (100, 200, 150, 50), "0.19.0": (100, 50, 0, 25)}
 #: What a finished turn may leave: RSS per turn (KB) and gc-tracked objects per turn (the facade keeps its
 #: newest 100 replies for export(): full by the end of the warm-up).
 MAX_RSS_KB_PER_TURN = 4.0
