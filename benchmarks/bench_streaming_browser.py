@@ -24,6 +24,12 @@ What it measures (one JupyterLab, one Chromium, one kernel, one run):
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_streaming_browser.py`` (needs ``js`` built and
 ``/usr/bin/chromium``; ``--json`` for machine output; ``--rate`` bytes/s, default 100000).
+
+Before and after a front-end change: build the old commit's bundle, copy its
+``hermes_notebook/static/chat.js`` aside, and pass it as ``--baseline-esm PATH --parts stream``: the stream
+part then streams the same reply into a view of that bundle and one of this tree's, alternating which goes
+first, ``--rounds`` times each, in one Lab and one page (``side_by_side`` pools each bundle's per-batch CPU
+time).
 """
 
 from __future__ import annotations
@@ -401,12 +407,19 @@ def stop_lab(proc: subprocess.Popen[bytes], url: str) -> None:
             proc.kill()
 
 
-def write_notebook(root: Path, name: str) -> None:
+def write_notebook(root: Path, name: str, baseline: Path | None = None) -> None:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
+    cells = list(CELLS)
+    if baseline is not None:  # cell 5: the same widget drawn by another build of js/src/chat.ts
+        cells.append(
+            "from pathlib import Path as _Path\n"
+            f"class Baseline(StreamingWidget):\n    _esm = _Path({str(baseline)!r})\n"
+            "w_baseline = Baseline(mode='turn')\nw_baseline"
+        )
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     nbformat.write(nb, root / name)
 
 
@@ -475,7 +488,7 @@ def summarize(samples: list[dict[str, float]], long_tasks: list[float], cpu: lis
     }
 
 
-def run(rate: int, parts: set[str]) -> dict[str, Any]:
+def run(rate: int, parts: set[str], baseline: Path | None = None, rounds: int = 2) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     result: dict[str, Any] = {"rate": rate}
@@ -485,7 +498,7 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
         pw = sync_playwright().start()
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            write_notebook(base / "root", "bench.ipynb")
+            write_notebook(base / "root", "bench.ipynb", baseline)
             context = browser.new_context(viewport={"width": 1280, "height": 1000})
             context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
             page = context.new_page()
@@ -499,41 +512,65 @@ def run(rate: int, parts: set[str]) -> dict[str, Any]:
 
             reply_chars = int(exec_("print(len(REPLY))").strip())
             result["reply_chars"] = reply_chars
-            if "stream" in parts:
+
+            def measure_stream(key: str, index: int, naive: bool) -> dict[str, Any]:
+                """Run cell ``index`` (a fresh widget and view), stream the reply into it, and summarise."""
+                page.evaluate(JS_RUN_CELL, {"path": path, "index": index, "naive": naive})
+                page.evaluate(JS_SCROLL_TO, {"path": path, "index": index})
+                page.wait_for_timeout(500)
+                page.evaluate("() => { window.__hnBench.samples.length = 0; }")
+                page.evaluate(JS_OBSERVE_LONG)
+                browser.start_tracing(page=page, categories=["devtools.timeline", "blink.user_timing"])
+                widget = f"w_{key}"
+                exec_(f"{widget}.bytes_sent = 0\nstream({widget}, '{key}', rate={rate})")
+                done = page.evaluate(
+                    JS_WAIT_COMPLETE,
+                    {"path": path, "index": index, "id": f"assistant:{key}", "ms": 600_000},
+                )
+                samples = page.evaluate(f"() => window.__hnBench.samples")  # noqa: F541
+                # this cell's view holds the same object as window.__hnBench (set when it was created)
+                long_tasks = page.evaluate("() => window.__hnLong")
+                cpu = batch_cpu_ms(json.loads(browser.stop_tracing()))
+                stats = summarize(samples, long_tasks, cpu)
+                stats["cpu_samples"] = len(cpu)
+                stats["completed"] = bool(done)
+                sent = json.loads(
+                    exec_(
+                        f"print(json.dumps({{'bytes': {widget}.bytes_sent, 'seconds': DONE.get('{key}')}}))"
+                    )
+                )
+                stats["kernel_bytes"] = sent["bytes"]
+                stats["bytes_ratio"] = round(sent["bytes"] / reply_chars, 3)
+                stats["stream_seconds"] = round(sent["seconds"] or 0, 2)
+                if os.environ.get("HN_BENCH_DUMP"):
+                    Path(os.environ["HN_BENCH_DUMP"] + f".{key}.json").write_text(json.dumps([samples, cpu]))
+                stats["cpu"] = cpu
+                return stats
+
+            if "stream" in parts and baseline is None:
                 for key, index, naive in (("inc", 1, False), ("naive", 2, True)):
-                    page.evaluate(JS_RUN_CELL, {"path": path, "index": index, "naive": naive})
-                    page.evaluate(JS_SCROLL_TO, {"path": path, "index": index})
-                    page.wait_for_timeout(500)
-                    page.evaluate("() => { window.__hnBench.samples.length = 0; }")
-                    page.evaluate(JS_OBSERVE_LONG)
-                    browser.start_tracing(page=page, categories=["devtools.timeline", "blink.user_timing"])
-                    widget = f"w_{key}"
-                    exec_(f"{widget}.bytes_sent = 0\nstream({widget}, '{key}', rate={rate})")
-                    done = page.evaluate(
-                        JS_WAIT_COMPLETE,
-                        {"path": path, "index": index, "id": f"assistant:{key}", "ms": 600_000},
-                    )
-                    samples = page.evaluate(f"() => window.__hnBench.samples")  # noqa: F541
-                    # this cell's view holds the same object as window.__hnBench (set when it was created)
-                    long_tasks = page.evaluate("() => window.__hnLong")
-                    cpu = batch_cpu_ms(json.loads(browser.stop_tracing()))
-                    stats = summarize(samples, long_tasks, cpu)
-                    stats["cpu_samples"] = len(cpu)
-                    stats["completed"] = bool(done)
-                    sent = json.loads(
-                        exec_(
-                            f"print(json.dumps({{'bytes': {widget}.bytes_sent, "
-                            f"'seconds': DONE.get('{key}')}}))"
-                        )
-                    )
-                    stats["kernel_bytes"] = sent["bytes"]
-                    stats["bytes_ratio"] = round(sent["bytes"] / reply_chars, 3)
-                    stats["stream_seconds"] = round(sent["seconds"] or 0, 2)
+                    stats = measure_stream(key, index, naive)
+                    del stats["cpu"]
                     result[f"stream_{key}"] = stats
-                    if os.environ.get("HN_BENCH_DUMP"):
-                        Path(os.environ["HN_BENCH_DUMP"] + f".{key}.json").write_text(
-                            json.dumps([samples, cpu])
-                        )
+            if "stream" in parts and baseline is not None:
+                # Side by side: the same stream into the other bundle's view and this one's, alternating which
+                # goes first, in one Lab, one page, one kernel.
+                pooled: dict[str, list[float]] = {"baseline": [], "inc": []}
+                for r in range(rounds):
+                    order = (("baseline", 5), ("inc", 1)) if r % 2 == 0 else (("inc", 1), ("baseline", 5))
+                    for key, index in order:
+                        stats = measure_stream(key, index, False)
+                        pooled[key] += stats.pop("cpu")
+                        result[f"stream_{key}_{r + 1}"] = stats
+                result["side_by_side"] = {
+                    key: {
+                        "batches": len(cpu),
+                        "cpu_p50_ms": round(percentile(cpu, 50), 2),
+                        "cpu_p95_ms": round(percentile(cpu, 95), 2),
+                        "cpu_mean_ms": round(sum(cpu) / max(1, len(cpu)), 3),
+                    }
+                    for key, cpu in pooled.items()
+                }
             if "history" in parts:
                 paint = page.evaluate(JS_HISTORY_PAINT, {"path": path, "index": 3})
                 page.evaluate(JS_OBSERVE_LONG)
@@ -607,8 +644,16 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=100_000, help="reply chars per second (default 100000)")
     parser.add_argument("--parts", default="stream,history,ten", help="comma-separated: stream,history,ten")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--baseline-esm",
+        type=Path,
+        help="another build of the chat bundle (hermes_notebook/static/chat.js of a commit to compare): the "
+        "stream part then measures it and this tree's side by side, alternating, instead of the naive view",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="streams per bundle with --baseline-esm")
     args = parser.parse_args()
-    result = run(args.rate, set(args.parts.split(",")))
+    baseline = args.baseline_esm.resolve() if args.baseline_esm else None
+    result = run(args.rate, set(args.parts.split(",")), baseline, args.rounds)
     print(json.dumps(result, indent=2))
 
 

@@ -89,6 +89,7 @@ def offline_jobs_widget() -> Iterator[tuple[Any, list[Any]]]:
 
     from hermes_notebook import runtime
     from hermes_notebook.client.jobs import JobsClient
+    from hermes_notebook.jobs.api import JobsAPI
     from hermes_notebook.widgets.jobs import Jobs
 
     seen: list[httpx.Request] = []
@@ -98,7 +99,7 @@ def offline_jobs_widget() -> Iterator[tuple[Any, list[Any]]]:
         return httpx.Response(200, json={"jobs": []})
 
     client = JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler))
-    widget = Jobs(client, auto_refresh=0, refresh=False)
+    widget = Jobs(JobsAPI(client), auto_refresh=0, refresh=False)
     try:
         yield widget, seen
     finally:

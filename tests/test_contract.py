@@ -1,6 +1,8 @@
-"""The Python and TypeScript halves of the view contract agree: turns/changes.py against js/src/types.ts.
+"""The Python and TypeScript halves of the view contract agree: turns/changes.py and widgets/messages.py
+against js/src/types/ (one module per widget: turns.ts, chat.ts, jobs.ts, with widget.ts and answers.ts for
+what they share).
 
-The TypeScript file is read as text (no node needed): each ``export interface`` gives its keys, each
+The TypeScript modules are read as text (no node needed): each ``export interface`` gives its keys, each
 ``export type X = "a" | "b"`` its string literals. A key or literal added on one side only fails here.
 """
 
@@ -14,7 +16,9 @@ import pytest
 
 from hermes_notebook.turns import changes
 
-TYPES_TS = Path(__file__).resolve().parent.parent / "js" / "src" / "types.ts"
+TYPES_DIR = Path(__file__).resolve().parent.parent / "js" / "src" / "types"
+#: The root of the repository (the contract's other modules are read from it).
+ROOT = TYPES_DIR.parent.parent.parent
 
 # TypeScript interface -> the TypedDict that mirrors it.
 INTERFACES = {
@@ -81,9 +85,33 @@ def _literal_values(alias: object) -> set[str]:
     return {str(value) for value in typing.get_args(alias)}
 
 
+def type_modules() -> dict[str, str]:
+    """``{module name: source}`` of js/src/types/."""
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(TYPES_DIR.glob("*.ts"))}
+
+
 @pytest.fixture(scope="module")
 def ts_source() -> str:
-    return TYPES_TS.read_text(encoding="utf-8")
+    """Every module of js/src/types/ in one text (each name is defined in one of them only: checked below)."""
+    return "\n".join(type_modules().values())
+
+
+def test_each_type_is_defined_in_one_module_and_the_widgets_have_theirs() -> None:
+    """The shapes are split by widget (turns, chat, jobs; widget and answers shared), and no name is exported
+    by two modules, so reading them as one text is reading the contract."""
+    modules = type_modules()
+    assert {"turns.ts", "chat.ts", "jobs.ts", "widget.ts", "answers.ts"} <= set(modules)
+    names = [
+        name
+        for source in modules.values()
+        for name in re.findall(r"^export (?:interface|type) (\w+)", _strip_comments(source), re.M)
+    ]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+    assert "export interface Message {" in modules["turns.ts"] and "ChatState" in modules["chat.ts"]
+    assert (
+        "export interface JobsState {" in modules["jobs.ts"]
+        and "export interface Answers {" in modules["answers.ts"]
+    )
 
 
 @pytest.mark.parametrize(("ts_name", "typed_dict"), INTERFACES.items(), ids=list(INTERFACES))
@@ -92,7 +120,7 @@ def test_typed_dict_keys_match_the_typescript_interface(
 ) -> None:
     """Each change record and Message/Part/Interaction TypedDict has exactly the keys of its TS interface."""
     interfaces = ts_interfaces(ts_source)
-    assert ts_name in interfaces, f"js/src/types.ts has no interface {ts_name}"
+    assert ts_name in interfaces, f"js/src/types/ has no interface {ts_name}"
     assert sorted(typed_dict.__annotations__) == sorted(interfaces[ts_name])
 
 
@@ -100,7 +128,7 @@ def test_typed_dict_keys_match_the_typescript_interface(
 def test_status_and_kind_literals_match_the_typescript_unions(ts_source: str, name: str) -> None:
     """Every Literal alias (statuses, kinds) allows exactly the strings of the TS union of the same name."""
     unions = ts_string_unions(ts_source)
-    assert name in unions, f"js/src/types.ts has no string union {name}"
+    assert name in unions, f"js/src/types/ has no string union {name}"
     assert _literal_values(LITERALS[name]) == unions[name]
 
 
@@ -146,7 +174,7 @@ def test_one_image_limit_and_the_browser_stays_under_it() -> None:
     refuses."""
     import ast
 
-    root = TYPES_TS.parent.parent.parent
+    root = ROOT
     defined = [
         f"{path.relative_to(root)}"
         for path in (root / "hermes_notebook").rglob("*.py")
@@ -192,7 +220,7 @@ def test_approval_choices_are_spelled_out_once() -> None:
     fallback (client, inbound browser messages, the notebook's text prompts) imports them from there."""
     import ast
 
-    root = TYPES_TS.parent.parent.parent
+    root = ROOT
     found = [
         hit
         for path in sorted((root / "hermes_notebook").rglob("*.py"))
@@ -210,7 +238,7 @@ def test_the_view_offers_the_kernels_default_approval_pair() -> None:
     (js/src/chat/interactions.ts)."""
     from hermes_notebook.turns import DEFAULT_APPROVAL_CHOICES
 
-    source = (TYPES_TS.parent / "chat" / "interactions.ts").read_text(encoding="utf-8")
+    source = (ROOT / "js" / "src" / "chat" / "interactions.ts").read_text(encoding="utf-8")
     match = re.search(r"DEFAULT_APPROVAL_CHOICES = \[([^\]]*)\]", source)
     assert match is not None, "interactions.ts no longer names DEFAULT_APPROVAL_CHOICES"
     assert tuple(re.findall(r'"([a-z]+)"', match.group(1))) == tuple(DEFAULT_APPROVAL_CHOICES)

@@ -7,6 +7,7 @@ Each test names its rule; a failure lists every offender as ``path:line``.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import itertools
 import re
@@ -696,7 +697,6 @@ FORMATTED_LONG: dict[str, tuple[int, str]] = {
     "hermes_notebook/session/conversation.py": (538, _FORMATTED),
     "hermes_notebook/turns/folder.py": (508, _FORMATTED),
     "hermes_notebook/widgets/_stream.py": (501, _FORMATTED),
-    "hermes_notebook/widgets/jobs.py": (579, _FORMATTED),
     "hermes_notebook/client/dashboard/core.py": (469, _FORMATTED),
     "hermes_notebook/widgets/chat.py": (495, _FORMATTED),
 }
@@ -1229,6 +1229,13 @@ def test_one_mechanism_serialises_a_sessions_turns() -> None:
     assert turn_serialisers(ast.parse(sample), "b.py") == ["b.py:6", "b.py:7"]
 
 
+@functools.cache
+def _annotated_import_edges() -> tuple[tuple[str, str, str], ...]:
+    """Every import edge between package modules, annotation-only and lazy ones included (read once: the
+    checks below share it)."""
+    return tuple(_package_import_edges(annotations=True))
+
+
 def feature_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
     """``path:line`` of each import, by a face module, of a client module that implements a session
     feature."""
@@ -1243,7 +1250,7 @@ def test_faces_import_no_client_session_feature_module() -> None:
     """The facade, the chat, the magic and their helpers reach session features through the Conversation only:
     no module of widgets/ or notebook/ imports client/dashboard's feature modules, lazily or for annotations
     (14 imports before)."""
-    offenders = feature_imports(_package_import_edges(annotations=True))
+    offenders = feature_imports(_annotated_import_edges())
     assert offenders == [], "\n".join(offenders)
     edges = [
         (
@@ -1259,6 +1266,33 @@ def test_faces_import_no_client_session_feature_module() -> None:
     ]
     assert feature_imports(edges) == [
         "hermes_notebook/widgets/x.py:1 hermes_notebook.widgets.x -> hermes_notebook.client.dashboard.rewind"
+    ]
+
+
+#: The API Server's wire modules for jobs and their runs: the jobs widget reaches them through ``jobs/``.
+JOBS_WIRE_MODULES = frozenset({"hermes_notebook.client.jobs", "hermes_notebook.client.api"})
+
+
+def jobs_wire_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``path:line importer -> target`` of each import, by a module of widgets/, of a jobs wire module."""
+    return [
+        f"{where} {importer} -> {target}"
+        for importer, target, where in edges
+        if importer.startswith("hermes_notebook.widgets.") and target in JOBS_WIRE_MODULES
+    ]
+
+
+def test_widgets_reach_jobs_through_the_jobs_api_only() -> None:
+    """The jobs widget works through ``JobsAPI`` (``hermes.jobs``, the scripting API) only: no module of
+    widgets/ imports client/jobs.py or client/api.py, lazily or for annotations (3 imports before:
+    widgets/jobs.py once, widgets/job_runs.py twice)."""
+    assert jobs_wire_imports(_annotated_import_edges()) == []
+    edges = [
+        ("hermes_notebook.widgets.jobs", "hermes_notebook.client.jobs", "hermes_notebook/widgets/jobs.py:9"),
+        ("hermes_notebook.jobs.api", "hermes_notebook.client.jobs", "hermes_notebook/jobs/api.py:9"),
+    ]
+    assert jobs_wire_imports(edges) == [
+        "hermes_notebook/widgets/jobs.py:9 hermes_notebook.widgets.jobs -> hermes_notebook.client.jobs"
     ]
 
 

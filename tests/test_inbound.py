@@ -198,14 +198,16 @@ def test_jobs_view_messages_are_checked_too() -> None:
 
 
 def _sent_types(folder: str) -> set[str]:
-    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})``, and
-    every question asked through ``invoke<...>(model, { type: "..." ...})``, js/src/invoke.ts)."""
+    """Message types the front end sends from ``js/src/<folder>`` (every ``send({ type: "..." ...})`` and
+    ``messenger.command({ type: "..." ...})``, and every question asked through ``messenger.ask<...>({ type:
+    "..." ...})`` or ``invoke<...>(model, { type: "..." ...})``, js/src/messenger.ts and js/src/invoke.ts)."""
     root = Path(__file__).resolve().parents[1] / "js" / "src" / folder
     found: set[str] = set()
     for path in root.rglob("*.ts"):
         text = path.read_text(encoding="utf-8")
-        found |= set(re.findall(r'send\(\{ ?type: "([a-z_]+)"', text))
+        found |= set(re.findall(r'(?:send|command)\(\{ ?type: "([a-z_]+)"', text))
         found |= set(re.findall(r'invoke<[^(]*>\([^,]+,\s*\{ ?type: "([a-z_]+)"', text))
+        found |= set(re.findall(r'ask<[^(]*>\(\s*\{ ?type: "([a-z_]+)"', text))
         # a function that builds what a view sends (``): ChatOutgoing {``, e.g. the composer's chat/steer.ts)
         for body in re.findall(r"\): ChatOutgoing \{\n(.*?)\n\}", text, re.S):
             found |= set(re.findall(r'\{ ?type: "([a-z_]+)"', body))
@@ -216,7 +218,8 @@ def test_every_message_the_views_send_is_one_the_kernel_checks() -> None:
     """A view message the check does not know is refused as hostile: every type the front end sends is
     listed."""
     chat, jobs = _sent_types("chat"), _sent_types("jobs")
-    assert {"send", "export", "steer", "send_files"} <= chat and {"save", "runs", "transcript"} <= jobs
+    assert {"send", "export", "steer", "send_files", "snapshot", "list_sessions"} <= chat
+    assert {"save", "runs", "transcript", "job_errors", "refresh"} <= jobs
     assert chat - set(inbound.CHAT_MESSAGES) == set()
     assert jobs - set(inbound.JOBS_MESSAGES) == set()
 

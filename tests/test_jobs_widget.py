@@ -12,6 +12,7 @@ import pytest
 
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
+from hermes_notebook.jobs.api import JobsAPI
 from hermes_notebook.widgets.base import bundle_text
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
 from tests.helpers import eventually, offline_jobs_widget
@@ -273,8 +274,10 @@ def test_facade_jobs_widget_and_helpers(hermes) -> None:
         facade.close()
 
 
-def test_prompts_stay_out_of_synced_state(widget) -> None:
-    """Rows carry no prompt (synced state is saved with the notebook); the edit form gets it as a reply."""
+def test_prompts_stay_out_of_synced_state(widget, hermes) -> None:
+    """Rows carry no prompt (synced state is saved with the notebook); the edit form gets it as a reply, read
+    from Hermes when asked, not from the list the widget fetched last (a save answers before its refresh ends:
+    a form reopened at once showed the old prompt in the browser test)."""
     w, rec = widget
     name = f"long {uuid.uuid4().hex[:6]}"
     prompt = "RUN echo PROMPT-HEAD " + "x" * 300 + " SECRET-TAIL"
@@ -299,6 +302,11 @@ def test_prompts_stay_out_of_synced_state(widget) -> None:
         "ok": True,
         "prompt": prompt,
     }
+    elsewhere = JobsAPI(hermes.settings())  # the widget's list is now behind what Hermes holds
+    elsewhere.update(row["id"], prompt="RUN echo edited elsewhere")
+    runtime.run_sync(elsewhere.aclose())
+    _do(w, {"type": "get_prompt", "request": 3, "id": row["id"]})
+    assert rec.last("prompt")["prompt"] == "RUN echo edited elsewhere"
 
 
 def test_form_errors_come_from_the_exception_field_not_its_text() -> None:
@@ -306,7 +314,7 @@ def test_form_errors_come_from_the_exception_field_not_its_text() -> None:
     part."""
     from hermes_notebook.cron.validation import validate_job
     from hermes_notebook.errors import HermesUsageError
-    from hermes_notebook.widgets.jobs import _field_of
+    from hermes_notebook.widgets.job_answers import field_of
 
     for fields, param in [
         ({"name": " "}, "name"),
@@ -318,9 +326,9 @@ def test_form_errors_come_from_the_exception_field_not_its_text() -> None:
     ]:
         with pytest.raises(HermesUsageError if param != "schedule" else ValueError) as info:
             validate_job(**fields)
-        assert _field_of(info.value) == param, fields
-    assert _field_of(HermesUsageError("name must be 1 to 200 characters")) is None  # text alone says nothing
-    assert _field_of(HermesUsageError("anything", param="enabled")) is None  # not a field of the form
+        assert field_of(info.value) == param, fields
+    assert field_of(HermesUsageError("name must be 1 to 200 characters")) is None  # text alone says nothing
+    assert field_of(HermesUsageError("anything", param="enabled")) is None  # not a field of the form
 
 
 def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
@@ -387,7 +395,7 @@ def test_last_errors_stay_out_of_synced_state_and_keys_out_of_every_output() -> 
         return httpx.Response(200, json={"jobs": [job]})
 
     client = JobsClient(url="http://127.0.0.1:9", key=key, transport=httpx.MockTransport(handler))
-    w = Jobs(client, auto_refresh=0, refresh=False)
+    w = Jobs(JobsAPI(client), auto_refresh=0, refresh=False)
     rec = _Recorder(w)
     try:
         w.refresh()
@@ -395,7 +403,8 @@ def test_last_errors_stay_out_of_synced_state_and_keys_out_of_every_output() -> 
         assert w.jobs[0]["has_error"] is True and w.jobs[0]["has_delivery_error"] is True
         for text in ("ERROR-TEXT", "PROMPT-TEXT", leaked, key):
             assert text not in state
-        _do(w, {"type": "job_errors"})
+        _do(w, {"type": "job_errors", "request": "e1"})
+        assert rec.last("job_errors")["request"] == "e1"  # a question, answered once on the chat's idiom
         errors = rec.last("job_errors")["errors"]["0123456789ab"]
         assert (
             errors["last_error"].startswith("ERROR-TEXT: bad key ")
@@ -404,6 +413,29 @@ def test_last_errors_stay_out_of_synced_state_and_keys_out_of_every_output() -> 
         w.notice = {"kind": "error", "text": f"failed: {leaked} {key}"}
         outputs = json.dumps([rec.sent, w.get_state(), w.static_bundle()])
         assert leaked not in outputs and key not in outputs
+    finally:
+        w.close()
+        runtime.run_sync(client.aclose())
+
+
+def test_a_question_the_kernel_fails_on_is_answered_with_why() -> None:
+    """A question whose handler fails in a way no Hermes error covers still gets its one answer, an ``error``
+    with its request id, so the view stops waiting at once (js/src/invoke.ts); the notice says what failed."""
+    import httpx
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("the transport broke")
+
+    client = JobsClient(url="http://127.0.0.1:9", key="k" * 32, transport=httpx.MockTransport(handler))
+    w = Jobs(JobsAPI(client), auto_refresh=0, refresh=False)
+    rec = _Recorder(w)
+    try:
+        save = {"name": "x", "schedule": "every 5m", "prompt": "p"}
+        _do(w, {"type": "save", "request": "s1", "id": None, "fields": save})
+        assert rec.last("error") == {"type": "error", "request": "s1", "message": "the transport broke"}
+        assert w.notice == {"kind": "error", "text": "save failed: the transport broke"}
+        _do(w, {"type": "refresh"})  # a command: nothing to answer, the notice says it
+        assert [m["type"] for m in rec.sent] == ["error"] and "transport broke" in w.notice["text"]
     finally:
         w.close()
         runtime.run_sync(client.aclose())

@@ -27,7 +27,7 @@ from ..cron.validation import validate_job
 from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
 from ..runtime import blocking, on_loop
 from ..settings import Settings
-from .runs import RunList, job_id_of, job_runs
+from .runs import RUN_ID, JobRun, RunList, RunTranscript, job_id_of, job_runs, run_transcript
 
 if TYPE_CHECKING:
     from ..client.api import ApiClient
@@ -89,9 +89,12 @@ def _same_schedule(job: Job, wanted: schedules.Schedule) -> bool:
 class JobsAPI:
     """Hermes cron jobs (the API Server's ``/api/jobs``), blocking; every method has an ``*_async`` twin.
 
-    ``client`` is a :class:`JobsClient`, or an awaitable factory returning one (created on the package loop
-    the first time it is needed, so building a ``JobsAPI`` does no I/O). ``list()`` hides paused and finished
-    jobs, as the server does; ``list(include_disabled=True)`` shows them.
+    ``client`` is a :class:`JobsClient` (the caller's to close), :class:`Settings` (a client is opened here on
+    first use and closed by :meth:`aclose`), or an awaitable factory returning one (created on the package
+    loop the first time it is needed, so building a ``JobsAPI`` does no I/O). ``sessions`` gives the API
+    client whose stored sessions hold the cron runs; without it one is opened here from the settings when runs
+    are first asked for. ``list()`` hides paused and finished jobs, as the server does;
+    ``list(include_disabled=True)`` shows them.
     """
 
     def __init__(
@@ -99,10 +102,17 @@ class JobsAPI:
         client: JobsClient | Settings | Callable[[], Awaitable[JobsClient]],
         sessions: Callable[[], Awaitable[ApiClient]] | None = None,
     ) -> None:
-        #: A client opened here from ``Settings`` (on first use), closed by :meth:`aclose`; a given one is the
-        # caller's.
-        self._settings = client if isinstance(client, Settings) else None
+        #: The settings this reaches Hermes with (None for a bare client factory): the jobs widget shows the
+        # server's address from them and scrubs their key and token from what it shows.
+        self.settings: Settings | None = (
+            client
+            if isinstance(client, Settings)
+            else client.settings
+            if isinstance(client, JobsClient)
+            else None
+        )
         self._owned: JobsClient | None = None
+        self._owned_sessions: ApiClient | None = None
         self._client_or_factory = client
         self._sessions_factory = sessions  # the API client whose stored sessions hold the cron runs
 
@@ -114,16 +124,30 @@ class JobsAPI:
             return self._owned
         return source if isinstance(source, JobsClient) else await source()
 
+    async def _sessions(self) -> ApiClient:
+        """The API client the cron runs are read through: the given factory's, else one opened here."""
+        if self._sessions_factory is not None:
+            return await self._sessions_factory()
+        if self.settings is None:
+            raise HermesUsageError("runs() needs the API Server client: use hermes_notebook.connect().jobs")
+        if self._owned_sessions is None:
+            from ..client.api import ApiClient  # opened only when runs are asked for
+
+            self._owned_sessions = ApiClient(self.settings)
+        return self._owned_sessions
+
     async def aclose(self) -> None:
-        """Close the client this object opened from ``Settings`` (a given client stays open)."""
+        """Close the clients this object opened (a given client stays open)."""
         owned, self._owned = self._owned, None
-        if owned is not None:
-            await owned.aclose()
+        sessions, self._owned_sessions = self._owned_sessions, None
+        for client in (owned, sessions):
+            if client is not None:
+                await client.aclose()
 
     def __repr__(self) -> str:
         return (
             "<hermes.jobs: list(), get(id), create(...), update(id, ...), pause/resume/run/delete(id), "
-            "find(name), ensure(...)>"
+            "find(name), ensure(...), runs(job), transcript(run)>"
         )
 
     # ---- reading ----
@@ -290,12 +314,21 @@ class JobsAPI:
     @on_loop
     async def runs_async(self, job: Any, limit: int = 20) -> RunList:
         """A job's recent runs, newest first (time, status, duration); ``run.transcript()`` opens one."""
-        if self._sessions_factory is None:
-            raise HermesUsageError("runs() needs the API Server client: use hermes_notebook.connect().jobs")
-        api = await self._sessions_factory()
-        return await job_runs(api, job_id_of(job), limit=limit, factory=self._sessions_factory)
+        api = await self._sessions()
+        return await job_runs(api, job_id_of(job), limit=limit, factory=self._sessions)
 
     runs = blocking(runs_async)
+
+    @on_loop
+    async def transcript_async(self, run: JobRun | str) -> RunTranscript:
+        """One run's conversation (the cron prompt, tool calls, the answer), by its :class:`JobRun` or its id
+        (``cron_<job id>_<YYYYmmdd_HHMMSS>``); empty when Hermes has no such session."""
+        run_id = run.id if isinstance(run, JobRun) else run
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            raise HermesUsageError(f"{run_id!r} is not a cron run (cron_<job id>_<YYYYmmdd_HHMMSS>)")
+        return await run_transcript(await self._sessions(), run_id)
+
+    transcript = blocking(transcript_async)
 
     @on_loop
     async def wait_for_run_async(

@@ -497,10 +497,10 @@ class Hermes:
         return self._jobs
 
     def jobs_widget(self) -> Jobs:
-        """The cron-jobs widget (``hn.Jobs``); a newer Dashboard's ``cron.changed`` refreshes it at once."""
+        """The jobs widget (``hn.Jobs``) over ``jobs``; a newer Dashboard's ``cron.changed`` refreshes it."""
         from ..widgets.jobs import Jobs
 
-        widget = Jobs(self)
+        widget = Jobs(self.jobs)
         if self.settings.dashboard_token:
             runtime.submit(widget.follow_feed(self.conversation.on_change))
         return widget

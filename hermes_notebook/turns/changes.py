@@ -1,8 +1,9 @@
 """The JSON contract every view shares: Message/Part/Interaction dicts and the change records that edit them.
 
-These are the Python halves of the TypeScript types in ``js/src/types.ts`` (a test compares the keys) and of
-the tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain dicts:
-Python views use it, and the tests use it to prove the change stream reproduces ``folder.message.to_dict()``.
+These are the Python halves of the TypeScript types in ``js/src/types/turns.ts`` (a test compares the keys)
+and of the tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain
+dicts: Python views use it, and the tests use it to prove the change stream reproduces
+``folder.message.to_dict()``.
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
         "id": text(MAX_ID_CHARS, empty=False),
     },
     "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
-    "job_errors": {},  # the view asks for the listed jobs' last errors (never synced state)
+    "job_errors": {"request": request_number},  # the listed jobs' last errors (never synced state)
     "runs": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
     "transcript": {"request": request_number, "run_id": text(MAX_ID_CHARS, empty=False)},
 }

@@ -16,16 +16,13 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import HermesError
-from ..jobs.runs import RUN_ID, job_runs, run_transcript
+from ..jobs.api import JobsAPI
+from ..jobs.runs import RUN_ID
 from ..scrub import scrub_value
-from ..settings import Settings
 from .replies import answer
-
-if TYPE_CHECKING:
-    from ..client.api import ApiClient
 
 __all__ = ["FinishedRun", "RunsHandler", "finished_runs", "finished_runs_notice"]
 
@@ -64,14 +61,14 @@ def finished_runs(
 
 
 class RunsHandler:
-    """Answers the jobs view's ``runs`` and ``transcript`` messages (on the package loop); tells who follows
-    finished runs."""
+    """Answers the jobs view's ``runs`` and ``transcript`` questions (on the package loop), through the
+    widget's :class:`~hermes_notebook.jobs.api.JobsAPI`; tells who follows finished runs."""
 
-    def __init__(self, settings: Settings, reply: Callable[[dict[str, Any]], None]) -> None:
-        self._settings = settings
-        secrets = (settings.api_key, settings.dashboard_token)
-        self._reply = lambda content: reply(scrub_value(content, secrets))  # "request" numbers pass unchanged
-        self._api: ApiClient | None = None
+    def __init__(
+        self, jobs: JobsAPI, reply: Callable[[dict[str, Any]], None], secrets: Sequence[object]
+    ) -> None:
+        self._jobs = jobs
+        self._reply = lambda content: reply(scrub_value(content, secrets))  # "request" ids pass unchanged
         self._followers: list[Callable[[FinishedRun], Any]] = []
 
     def on_finished(self, callback: Callable[[FinishedRun], Any]) -> Callable[[], None]:
@@ -87,7 +84,7 @@ class RunsHandler:
         done = []
         for run in finished_runs(before, after):
             with contextlib.suppress(HermesError):  # no duration is no reason to stay silent about the run
-                newest = await job_runs(await self._client(), run.job_id, limit=1)
+                newest = await self._jobs.runs_async(run.job_id, limit=1)
                 if newest:
                     run = FinishedRun(run.job_id, run.name, run.status, newest[0].duration, newest[0].id)
             done.append(run)
@@ -97,13 +94,6 @@ class RunsHandler:
                 except Exception:
                     log.exception("a follower of finished job runs failed")
         return _notice(done)
-
-    async def _client(self) -> ApiClient:
-        if self._api is None:
-            from ..client.api import ApiClient
-
-            self._api = ApiClient(self._settings)
-        return self._api
 
     async def on_runs(self, content: dict[str, Any]) -> None:
         job_id = str(content.get("id") or "")
@@ -116,7 +106,7 @@ class RunsHandler:
             )
 
         try:
-            runs = await job_runs(await self._client(), job_id, limit=RUNS_SHOWN, factory=self._client)
+            runs = await self._jobs.runs_async(job_id, limit=RUNS_SHOWN)
         except HermesError as exc:
             result(False, [], f"Could not list the runs: {exc}")
             return
@@ -143,17 +133,11 @@ class RunsHandler:
             result(False, [], f"{run_id!r} is not a cron run")
             return
         try:
-            messages = await run_transcript(await self._client(), run_id)
+            messages = await self._jobs.transcript_async(run_id)
         except HermesError as exc:
             result(False, [], f"Could not open the run: {exc}")
             return
         result(True, [dict(m) for m in messages], "")
-
-    async def aclose(self) -> None:
-        if self._api is not None:
-            with contextlib.suppress(Exception):
-                await self._api.aclose()
-            self._api = None
 
 
 def finished_runs_notice(

@@ -1,28 +1,21 @@
 """``Jobs``: manage Hermes cron jobs from a notebook cell by clicking.
 
 Where things run: every request happens in the kernel on the package loop (:mod:`hermes_notebook.runtime`)
-through a :class:`JobsClient`; the browser view only sends small custom messages (``refresh``,
-``check_schedule``, ``save``, ``action``) and renders the ``jobs`` traitlet. So the API key never reaches the
-browser, the widget state or the saved notebook. A click schedules a coroutine and returns at once: the
-kernel's shell thread never blocks on Hermes.
+through a :class:`~hermes_notebook.jobs.api.JobsAPI` (``hermes.jobs``, or one opened from settings), the same
+object notebook code scripts jobs with; the browser view only sends small custom messages and renders the
+``jobs`` traitlet. So the API key never reaches the browser, the widget state or the saved notebook. A click
+schedules a coroutine and returns at once: the kernel's shell thread never blocks on Hermes.
 
-Validation: a schedule typed in the form is checked here with :mod:`hermes_notebook.schedules` (exactly what
-Hermes 0.19.0 accepts) before anything is sent; the answer carries the message and an example, or the plain
-description and the next three run times. Server-side refusals come back inline too.
-
-Synced state is saved with the notebook, so the rows hold no prompt and no error text: the edit form asks for
-a job's prompt (``get_prompt``), and the view asks for the last errors (``job_errors``; also sent after each
-refresh). Notices and the static table go through the secret scrubber with the API key.
+Messages, on the chat's idiom (typed in :mod:`.messages`, checked against ``js/src/types/jobs.ts``): the
+command ``refresh``, and questions with a request id, each answered once (:mod:`.replies`): ``job_errors``
+(here), ``check_schedule``, ``save``, ``action`` and ``get_prompt`` (:mod:`.job_answers`), and the run list's
+``runs`` and ``transcript`` (:mod:`.job_runs`). Synced state is saved with the notebook, so the rows
+(:mod:`.job_rows`) hold no prompt and no error text; ``job_errors`` is also pushed, without a request, after
+every refresh. Notices and the static table go through the secret scrubber with the API key.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
 (:func:`hermes_notebook.cron.display.jobs_table_html`) under a ``display_id`` that follows every refresh; the
 live view hides it (js/src/twin.ts), viewers without widget JS (nbviewer, GitHub, nbconvert) show it.
-
-Messages, typed in :mod:`.messages` and checked against ``js/src/types.ts``: commands (``refresh``,
-``job_errors``) and questions with a request id, each answered once (:mod:`.replies`): ``check_schedule`` ->
-``schedule_check``, ``save`` -> ``save_result``, ``action`` -> ``action_result``, ``get_prompt`` ->
-``prompt``, and the run list's ``runs`` and ``transcript`` (:mod:`.job_runs`). ``job_errors`` also follows
-every refresh.
 """
 
 from __future__ import annotations
@@ -31,26 +24,26 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 import traitlets
 
 from .. import runtime
-from ..client.jobs import Job, JobsClient
-from ..cron import schedules
-from ..cron.display import jobs_table_html, repeat_text, schedule_description
+from ..cron.display import jobs_table_html
 from ..errors import HermesAuthError, HermesConnectionError, HermesError, HermesUsageError
 from ..inert import redact_url, terminal_safe
+from ..jobs import Job
 from ..jobs.api import JobsAPI
 from ..runtime import blocking, on_loop
 from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from . import inbound
 from .base import Bundle, LeanWidget
+from .job_answers import JobAnswers
+from .job_rows import job_row, preset_dicts, timezone_label
 from .job_runs import FinishedRun, RunsHandler
-from .replies import answer
+from .replies import answer, refusal
 from .static_twin import StaticTwin
 from .subshells import Routing, follow_frontend_subshells
 
@@ -64,8 +57,6 @@ STATIC_CLASS = "hn-jobs-static-wrap"
 #: Default seconds between automatic refreshes.
 DEFAULT_AUTO_REFRESH = 30.0
 
-_RUN_NOTE = "It will start on the scheduler's next tick (within about a minute)."
-
 
 class HasSettings(Protocol):
     """What the jobs widget takes from the ``hermes_notebook.connect()`` object: its settings."""
@@ -73,67 +64,13 @@ class HasSettings(Protocol):
     settings: Settings
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def _editable_schedule(job: Job) -> str:
-    """The schedule text to put back into the edit form (what the server would accept again)."""
-    sched = job.schedule
-    if sched.kind == "cron" and sched.expr:
-        return sched.expr
-    if sched.kind == "interval" and sched.minutes is not None:
-        return f"every {sched.minutes}m"
-    if sched.kind == "once" and sched.run_at is not None:
-        return sched.run_at.isoformat(timespec="minutes")
-    return job.schedule_display
-
-
-def job_row(job: Job) -> dict[str, Any]:
-    """One table row for the view: JSON-ready, only what the table and the edit form show.
-
-    No prompt and no error text: rows are synced state, saved with the notebook. The edit form fetches the
-    prompt with a ``get_prompt`` message, and the view the errors with ``job_errors`` (replies, never state).
-    """
-    latest = job.latest_execution or {}
-    return {
-        "id": job.id,
-        "name": job.name,
-        "schedule": job.schedule_display,
-        "schedule_text": _editable_schedule(job),
-        "schedule_kind": job.schedule.kind,
-        "description": schedule_description(job),
-        "state": job.state or ("scheduled" if job.enabled else "paused"),
-        "enabled": job.enabled,
-        "next_run_at": _iso(job.next_run_at),
-        "last_run_at": _iso(job.last_run_at),
-        "last_status": job.last_status,
-        "has_error": bool(job.last_error),
-        "has_delivery_error": bool(job.last_delivery_error),
-        "repeat_times": job.repeat.times,
-        "repeat_completed": job.repeat.completed,
-        "repeat_text": repeat_text(job),
-        "deliver": job.deliver,
-        "skills": list(job.skills),
-        "running": latest.get("status") in ("claimed", "running"),
-    }
-
-
-def _preset_dicts() -> list[dict[str, Any]]:
-    return [{"key": p.key, "label": p.label, "fields": list(p.fields)} for p in schedules.PRESETS]
-
-
-def _tz_label() -> str:
-    now = datetime.now().astimezone()
-    return now.strftime("%Z") or now.strftime("%z")
-
-
 class Jobs(StaticTwin, LeanWidget):
     """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
 
-    ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a :class:`JobsClient`
-    (kept open: it is the caller's), :class:`Settings`, the ``hermes_notebook.connect()`` facade (its
-    settings are used), or ``None`` (``Settings.resolve()``: arguments, then ``HERMES_API_URL/KEY``).
+    ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a
+    :class:`~hermes_notebook.jobs.api.JobsAPI` (``hermes.jobs``: kept open, it is the caller's),
+    :class:`Settings`, the ``hermes_notebook.connect()`` facade (its settings are used), or ``None``
+    (``Settings.resolve()``: arguments, then ``HERMES_API_URL/KEY``).
     """
 
     _esm = Bundle("jobs.js")
@@ -163,7 +100,7 @@ class Jobs(StaticTwin, LeanWidget):
 
     def __init__(
         self,
-        source: JobsClient | Settings | HasSettings | None = None,
+        source: JobsAPI | Settings | HasSettings | None = None,
         *,
         include_disabled: bool = False,
         auto_refresh: float = DEFAULT_AUTO_REFRESH,
@@ -173,34 +110,35 @@ class Jobs(StaticTwin, LeanWidget):
         super().__init__(
             include_disabled=include_disabled,
             auto_refresh=auto_refresh,
-            presets=_preset_dicts(),
-            timezone=_tz_label(),
+            presets=preset_dicts(),
+            timezone=timezone_label(),
             **kwargs,
         )
-        self._client, self._owns_client = self._make_client(source)
-        self._helpers = JobsAPI(self._client)
-        self.connection = {
-            "status": "connecting",
-            "message": None,
-            "url": redact_url(self._client.settings.api_url),
-        }
+        self._jobs, self._owns_jobs = self._jobs_of(source)
+        settings = self._jobs.settings
+        assert settings is not None  # _jobs_of refuses a JobsAPI without settings
+        self._url = redact_url(settings.api_url)
+        self.connection = {"status": "connecting", "message": None, "url": self._url}
         self._closed = False
         self._init_static_twin("hn-jobs-static")
         self._refresh_task: asyncio.Task[None] | None = None
         self._generation = 0
+        self._last_jobs: list[Job] = []
         self._unfollow: list[Callable[[], None]] = []  # off() of each change feed followed
         self._change_refresh: concurrent.futures.Future[None] | None = None
-        self._actions: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
-            "refresh": self._on_refresh,
-            "check_schedule": self._on_check_schedule,
-            "save": self._on_save,
-            "action": self._on_action,
-            "get_prompt": self._on_get_prompt,
+        self._secrets = (settings.api_key, settings.dashboard_token)
+        answers = JobAnswers(self, self._jobs)  # the form's and the rows' questions (job_answers.py)
+        self._runs = RunsHandler(self._jobs, self.reply, self._secrets)  # run list + read-only transcripts
+        self._handlers: dict[str, Callable[[dict[str, Any]], Coroutine[Any, Any, None]]] = {
+            "refresh": lambda _content: self.refresh_async(),
             "job_errors": self._on_job_errors,
+            "check_schedule": answers.on_check_schedule,
+            "save": answers.on_save,
+            "action": answers.on_action,
+            "get_prompt": answers.on_get_prompt,
+            "runs": self._runs.on_runs,
+            "transcript": self._runs.on_transcript,
         }
-        self._secrets = (self._client.settings.api_key, self._client.settings.dashboard_token)
-        self._runs = RunsHandler(self._client.settings, self._reply)  # run list + read-only transcripts
-        self._actions.update(runs=self._runs.on_runs, transcript=self._runs.on_transcript)
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
@@ -214,15 +152,20 @@ class Jobs(StaticTwin, LeanWidget):
         self._restart_auto_refresh()
 
     @staticmethod
-    def _make_client(source: JobsClient | Settings | HasSettings | None) -> tuple[JobsClient, bool]:
-        if isinstance(source, JobsClient):
+    def _jobs_of(source: JobsAPI | Settings | HasSettings | None) -> tuple[JobsAPI, bool]:
+        """The JobsAPI to work through, and whether this widget opened it (and so closes it)."""
+        if isinstance(source, JobsAPI):
+            if source.settings is None:
+                raise HermesUsageError(
+                    "Jobs() needs a JobsAPI that knows its settings (hermes.jobs has them)"
+                )
             return source, False
         settings = Settings.resolve() if source is None else getattr(source, "settings", source)
         if isinstance(settings, Settings):
-            return JobsClient(settings), True
+            return JobsAPI(settings), True
         raise HermesUsageError(
-            "Jobs() takes a JobsClient, Settings, the hermes_notebook.connect() object or nothing, not "
-            f"{type(source).__name__}"
+            "Jobs() takes hermes.jobs (a JobsAPI), Settings, the hermes_notebook.connect() object or "
+            f"nothing, not {type(source).__name__}"
         )
 
     # --- kernel-side API ------------------------------------------------------------------------------
@@ -254,54 +197,47 @@ class Jobs(StaticTwin, LeanWidget):
         generation = self._generation
         self.loading = True
         try:
-            jobs = await self._client.list(include_disabled=self.include_disabled)
+            jobs = await self._jobs.list_async(include_disabled=self.include_disabled)
         except HermesError as exc:
             if generation == self._generation:
-                self.connection = {
-                    "status": "error",
-                    "message": _connection_message(exc),
-                    "url": redact_url(self._client.settings.api_url),
-                }
+                self.connection = {"status": "error", "message": _connection_message(exc), "url": self._url}
             return
         finally:
             self.loading = False
         if generation != self._generation:  # a newer refresh (e.g. the toggle) superseded this one
             return
-        self._last_jobs = jobs
+        self._last_jobs = list(jobs)
         before, self.jobs = self.jobs, [job_row(job) for job in jobs]
         finished = await self._runs.finished(before, self.jobs)  # duration from the run; followers told
-        if finished:
-            self.notice = {
-                "kind": "run",
-                "text": finished,
-            }  # the view also shows it as a notebook notification
-        self.connection = {
-            "status": "connected",
-            "message": None,
-            "url": redact_url(self._client.settings.api_url),
-        }
+        if finished:  # the view also shows it as a notebook notification
+            self.tell("run", finished)
+        self.connection = {"status": "connected", "message": None, "url": self._url}
         self.updated_at = time.time() * 1000
-        self._send_errors()
+        self._send_errors(None)
         if not self._closed:
             self.update_static()
 
     refresh = blocking(refresh_async)
 
-    def _send_errors(self) -> None:
-        """The last errors of the listed jobs, as a reply (never synced: the saved rows only flag them)."""
+    def _send_errors(self, question: dict[str, Any] | None) -> None:
+        """The last errors of the listed jobs: the answer to ``question``, or pushed to every view (never
+        synced: the saved rows only flag them)."""
         errors = {
             job.id: {"last_error": job.last_error, "last_delivery_error": job.last_delivery_error}
-            for job in getattr(self, "_last_jobs", [])
+            for job in self._last_jobs
             if job.last_error or job.last_delivery_error
         }
-        self._reply({"type": "job_errors", "errors": scrub_value(errors, self._secrets)})
+        self.reply(answer(question, {"type": "job_errors", "errors": scrub_value(errors, self._secrets)}))
+
+    async def _on_job_errors(self, question: dict[str, Any]) -> None:
+        self._send_errors(question)
 
     @traitlets.validate("notice")
     def _scrub_notice(self, proposal: Any) -> Any:
         return scrub_value(proposal["value"], getattr(self, "_secrets", ()))
 
     def close(self) -> None:
-        """Stop auto-refresh, close the client if this widget opened it, and close the widget."""
+        """Stop auto-refresh, close the jobs API if this widget opened it, and close the widget."""
         if not self._closed:
             self._closed = True
             task = self._refresh_task
@@ -309,9 +245,8 @@ class Jobs(StaticTwin, LeanWidget):
                 runtime.call_soon(task.cancel)
             for off in self._unfollow:
                 off()
-            if self._owns_client:
-                runtime.submit(self._client.aclose())
-            runtime.submit(self._runs.aclose())
+            if self._owns_jobs:
+                runtime.submit(self._jobs.aclose())
         super().close()
 
     def follow(self, on_change: Callable[[Callable[[str], Any]], Callable[[], None]]) -> None:
@@ -378,7 +313,7 @@ class Jobs(StaticTwin, LeanWidget):
             log.warning("refused a message from the jobs view: %s", exc)
             self.notice = {"kind": "error", "text": f"Refused a message from the view: {exc}."}
             return None
-        return self.submit(self._guard(self._actions[message["type"]], message))
+        return self.submit(self._guard(self._handlers[message["type"]], message))
 
     async def _guard(
         self, handler: Callable[[dict[str, Any]], Coroutine[Any, Any, None]], content: dict[str, Any]
@@ -387,9 +322,22 @@ class Jobs(StaticTwin, LeanWidget):
             await handler(content)
         except Exception as exc:  # a click must never raise into the comm handler: show it instead
             log.exception("jobs widget: handling %r failed", content.get("type"))
-            self.notice = {"kind": "error", "text": f"{content.get('type')} failed: {exc}"}
+            self.tell("error", f"{content.get('type')} failed: {exc}")
+            if "request" in content:  # a question is answered once, here with why not (js/src/invoke.ts)
+                self.reply(refusal(content, scrub(f"{exc}", self._secrets)))
 
-    def _reply(self, content: dict[str, Any]) -> None:
+    # --- what the answers use (job_answers.JobsTable) ---------------------------------------------------
+
+    def listed_name(self, job_id: str) -> str | None:
+        """The name of the listed job with this id (None: this view does not list it)."""
+        return next((row["name"] for row in self.jobs if row["id"] == job_id), None)
+
+    def tell(self, kind: str, text: str) -> None:
+        """Show a one-line notice: ``info``, ``error``, or ``run`` (a job finished a run)."""
+        self.notice = {"kind": kind, "text": text}
+
+    def reply(self, content: dict[str, Any]) -> None:
+        """Send a message to every view (dropped when none is there)."""
         if self.comm is None:
             return
         try:
@@ -397,129 +345,11 @@ class Jobs(StaticTwin, LeanWidget):
         except Exception:  # a view can go away at any time
             log.debug("could not send to the jobs view", exc_info=True)
 
-    async def _on_refresh(self, _content: dict[str, Any]) -> None:
-        await self.refresh_async()
-
-    async def _on_check_schedule(self, content: dict[str, Any]) -> None:
-        result = schedules.check(content.get("schedule", ""))
-        self._reply(answer(content, {"type": "schedule_check", **result.to_dict()}))
-
-    async def _on_save(self, content: dict[str, Any]) -> None:
-        job_id = content.get("id") or None
-        given = content.get("fields")
-        raw: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        if job_id and not any(row["id"] == job_id for row in self.jobs):
-            self._reply(
-                answer(
-                    content,
-                    {
-                        "type": "save_result",
-                        "ok": False,
-                        "field": None,
-                        "message": "no such job in this list; refresh and try again",
-                        "job": None,
-                    },
-                )
-            )
-            return
-        fields = _form_fields(raw, editing=bool(job_id))
-        try:
-            if job_id:
-                job = await self._helpers.update_async(str(job_id), **fields)
-            else:
-                job = await self._helpers.create_async(**fields)
-        except HermesError as exc:
-            self._reply(
-                answer(
-                    content,
-                    {
-                        "type": "save_result",
-                        "ok": False,
-                        "field": _field_of(exc),
-                        "message": str(exc),
-                        "job": None,
-                    },
-                )
-            )
-            return
-        verb = "Updated" if job_id else "Created"
-        self.notice = {"kind": "info", "text": f"{verb} job {job.name!r} ({schedule_description(job)})."}
-        self._reply(
-            answer(
-                content,
-                {"type": "save_result", "ok": True, "field": None, "message": "", "job": job_row(job)},
-            )
-        )
-        await self.refresh_async()
-
-    async def _on_get_prompt(self, content: dict[str, Any]) -> None:
-        """The whole prompt of a listed job, for the edit form (sent as a reply, never synced)."""
-        job = next((j for j in getattr(self, "_last_jobs", []) if j.id == content["id"]), None)
-        self._reply(
-            answer(
-                content,
-                {
-                    "type": "prompt",
-                    "id": content["id"],
-                    "ok": job is not None,
-                    "prompt": job.prompt if job is not None else None,
-                },
-            )
-        )
-
-    async def _on_job_errors(self, _content: dict[str, Any]) -> None:
-        self._send_errors()
-
-    async def _on_action(self, content: dict[str, Any]) -> None:
-        action, job_id = str(content.get("action")), str(content.get("id") or "")
-        calls = {
-            "pause": self._client.pause,
-            "resume": self._client.resume,
-            "run": self._client.run,
-            "delete": self._client.delete,
-        }
-
-        def result(ok: bool, message: str) -> None:
-            self._reply(
-                answer(
-                    content,
-                    {"type": "action_result", "action": action, "id": job_id, "ok": ok, "message": message},
-                )
-            )
-
-        name = next((row["name"] for row in self.jobs if row["id"] == job_id), None)
-        if action not in calls or name is None:  # only jobs this view lists can be acted on
-            result(
-                False,
-                f"unknown action {action!r}"
-                if action not in calls
-                else "no such job in this list; refresh and try again",
-            )
-            return
-        try:
-            await calls[action](job_id)
-        except HermesError as exc:
-            message = f"Could not {action} {name!r}: {exc}"
-            self.notice = {"kind": "error", "text": message}
-            result(False, message)
-            await self.refresh_async()
-            return
-        message = {
-            "pause": f"Paused {name!r}.",
-            "resume": f"Resumed {name!r}.",
-            "run": f"{name!r} is due now. {_RUN_NOTE}",
-            "delete": f"Deleted {name!r}.",
-        }[action]
-        self.notice = {"kind": "info", "text": message}
-        result(True, message)
-        await self.refresh_async()
-
     # --- display: live widget + static table ----------------------------------------------------------
 
     def static_bundle(self) -> dict[str, str]:
         """What a saved notebook keeps for viewers without widget JS: a table of the jobs last seen."""
-        jobs = getattr(self, "_last_jobs", [])
-        html_table = jobs_table_html(jobs)
+        html_table = jobs_table_html(self._last_jobs)
         text = (
             "\n".join(
                 f"{row['name']}  [{row['schedule']}]  {row['state']}  next {row['next_run_at']}"
@@ -531,43 +361,6 @@ class Jobs(StaticTwin, LeanWidget):
             "text/html": scrub(f'<div class="{STATIC_CLASS}">{html_table}</div>', self._secrets),
             "text/plain": scrub(f"Hermes cron jobs\n{terminal_safe(text)}", self._secrets),
         }
-
-
-def _form_fields(raw: Mapping[str, Any], *, editing: bool) -> dict[str, Any]:
-    """Form values -> job fields. Blank optional fields are left out; on edit a blank repeat means forever."""
-    fields: dict[str, Any] = {
-        "name": raw.get("name") if isinstance(raw.get("name"), str) else "",
-        "schedule": raw.get("schedule") if isinstance(raw.get("schedule"), str) else "",
-    }
-    if isinstance(raw.get("prompt"), str):
-        fields["prompt"] = raw["prompt"]
-    if isinstance(raw.get("deliver"), str) and raw["deliver"].strip():
-        fields["deliver"] = raw["deliver"]
-    skills = raw.get("skills")
-    if isinstance(skills, str):
-        skills = skills.split(",")
-    if isinstance(skills, list) and (editing or any(str(s).strip() for s in skills)):
-        fields["skills"] = [str(s).strip() for s in skills if str(s).strip()]
-    repeat = raw.get("repeat")
-    if repeat in (None, ""):
-        if editing and "repeat" in raw:
-            fields["repeat"] = None
-    else:
-        try:
-            fields["repeat"] = int(str(repeat).strip())
-        except ValueError:
-            fields["repeat"] = repeat  # validate_job says what is wrong
-    return fields
-
-
-#: The form's fields; an error whose ``param`` is one of them is shown next to it.
-FORM_FIELDS = ("name", "schedule", "prompt", "repeat", "skills", "deliver")
-
-
-def _field_of(exc: HermesError) -> str | None:
-    """Which form field an error belongs to: its ``param`` (set where the value was checked or refused)."""
-    param = getattr(exc, "param", None)
-    return param if param in FORM_FIELDS else None
 
 
 def _connection_message(exc: HermesError) -> str:

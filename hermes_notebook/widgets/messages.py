@@ -1,4 +1,4 @@
-"""What the kernel sends our views, one TypedDict per message, mirrored name for name in ``js/src/types.ts``.
+"""What the kernel sends our views, one TypedDict per message, mirrored name for name in ``js/src/types/``.
 
 The browser -> kernel side is :mod:`.inbound`'s tables (every field checked before a handler sees it).
 Questions (the messages :data:`QUESTIONS` names) carry a ``request`` id, and their answer carries it back
@@ -228,8 +228,9 @@ class PromptMsg(TypedDict):
     prompt: str | None
 
 
-class JobErrorsMsg(TypedDict):
-    """The listed jobs' last errors (jobs with an error only); also sent after every refresh."""
+class JobErrorsMsg(_Answer):
+    """The listed jobs' last errors (jobs with an error only): the answer to ``job_errors``, or pushed after
+    every refresh (no ``request``)."""
 
     type: Literal["job_errors"]
     errors: dict[str, dict[str, str | None]]
@@ -299,6 +300,7 @@ QUESTIONS: dict[str, type] = {
     "save": SaveResultMsg,
     "action": ActionResultMsg,
     "get_prompt": PromptMsg,
+    "job_errors": JobErrorsMsg,
     "runs": RunsResultMsg,
     "transcript": TranscriptResultMsg,
 }

@@ -5,7 +5,7 @@ Both widgets (the chat and the jobs table) speak it the same way, after anywidge
 ``{"type": kind, "request": id, ...}`` and waits for the kernel's message with that ``request`` (or an
 ``{"type": "error", "request": id, "message"}``) until its own timeout (``js/src/invoke.ts``). Messages that
 are commands (send, stop, respond, ...) carry no id: their effect arrives as state and change records. The
-message types of both directions are TypedDicts in :mod:`.messages`, checked against ``js/src/types.ts`` by
+message types of both directions are TypedDicts in :mod:`.messages`, checked against ``js/src/types/`` by
 tests/test_contract.py.
 """
 

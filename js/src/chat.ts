@@ -2,7 +2,9 @@
 // its stylesheet is chat.css, loaded by the Python side as `_css`).
 
 import { createChatView } from "./chat/view";
-import type { ChatState, RenderProps } from "./types";
+import type { RenderProps } from "./types/widget";
+
+import type { ChatState } from "./types/chat";
 
 function render({ model, el }: RenderProps<ChatState>): () => void {
   const view = createChatView(model, el);

@@ -1,6 +1,6 @@
 // The one message idiom of both widgets (after anywidget's `invoke`): a question to the kernel carries a request
 // id, and the answer comes back with it. `invoke(model, question, handlers)` sends `{...question, request: id}`;
-// the kernel's message carrying that `request` goes to `handlers.answer` (typed by `Answers` in types.ts), an
+// the kernel's message carrying that `request` goes to `handlers.answer` (typed by `Answers` in types/answers.ts), an
 // `{type: "error", request, message}` to `handlers.failed` as a `KernelRefused`, and no answer within the timeout
 // (`AbortSignal.timeout`) to `handlers.failed` as a `KernelTimeout`. Aborting the returned controller (a newer question
 // superseding this one, a view disposed) stops the wait the same way, silently: a late answer is then ignored.
@@ -8,7 +8,9 @@
 // handled. Commands (send, stop, ...) carry no id: their effects arrive as state and change records.
 // Kernel side: hermes_notebook/widgets/replies.py.
 
-import type { Answers, AnyModel, Asked, Question } from "./types";
+import type { AnyModel, Asked } from "./types/widget";
+
+import type { Answers, Question } from "./types/answers";
 
 /** How long a question waits for its answer unless told otherwise (ms). */
 export const DEFAULT_TIMEOUT_MS = 10_000;

@@ -1,11 +1,11 @@
 // anywidget entry for hermes_notebook.widgets.Jobs (bundled to hermes_notebook/static/jobs.js).
 // The view lives in ./jobs/view.ts; the pure logic in ./jobs/logic.ts (tested with vitest).
 
-import type { RenderProps } from "./types";
-import type { JobsState } from "./jobs/logic";
+import type { RenderProps } from "./types/widget";
+import type { JobsState } from "./types/jobs";
 import { JobsView } from "./jobs/view";
 
-export type { JobRow, JobsState } from "./jobs/logic";
+export type { JobRow, JobsState } from "./types/jobs";
 export { JobsView } from "./jobs/view";
 
 function render({ model, el }: RenderProps<JobsState>): () => void {

@@ -7,7 +7,7 @@
 
 import { createDelivery, type Delivery } from "./delivery";
 import { h, setAttr, setText } from "./dom";
-import type { AnyModel, RenderProps } from "./types";
+import type { AnyModel, RenderProps } from "./types/widget";
 
 export interface ProgressState {
   total: number;

@@ -9,7 +9,8 @@
 // first turn view of a page asks for the bundle (`{"type": "bundle", "request"}`), the kernel answers
 // `{"type": "bundle", "request", "esm", "css"}`, and every later view of that page reuses the module.
 
-import type { AnyModel, ChatState, RenderProps } from "./types";
+import type { ChatState } from "./types/chat";
+import type { AnyModel, RenderProps } from "./types/widget";
 
 type ViewModule = { default: { render(props: RenderProps<ChatState>): (() => void) | void } };
 type TurnState = ChatState & { bundle_hash: string };

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import { createChatView } from "../src/chat/view";
-import type { ChatState, Message } from "../src/types";
+import type { Message } from "../src/types/turns";
+
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, message, textPart, userMessage } from "./fixtures";
 

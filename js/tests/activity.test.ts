@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 
 import { diffLineKind } from "../src/chat/activity";
-import { createPartView, type PartContext } from "../src/chat/parts";
-import type { Subagent, TodoItem } from "../src/types";
+import { createPartView } from "../src/chat/parts";
+import type { PartContext } from "../src/chat/part_view";
+import type { Subagent, TodoItem } from "../src/types/turns";
 import { part, toolPart } from "./fixtures";
 
 function context(): PartContext {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 
 import { createComposer, MAX_IMAGE_BYTES } from "../src/chat/composer";
-import type { ChatOutgoing } from "../src/types";
+import type { ChatOutgoing } from "../src/types/chat";
 
 function setup() {
   const sent: ChatOutgoing[] = [];

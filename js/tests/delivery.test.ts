@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createChatView } from "../src/chat/view";
 import { ACK_TIMEOUT_MS, busyText, createDelivery } from "../src/delivery";
 import jobs, { type JobsState } from "../src/jobs";
-import type { ChatState } from "../src/types";
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, userMessage } from "./fixtures";
 

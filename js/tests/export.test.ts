@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import { createChatView } from "../src/chat/view";
-import type { ChatState } from "../src/types";
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState } from "./fixtures";
 

@@ -1,7 +1,7 @@
 // A typed stand-in for anywidget's model (after lonboard's src/tests/fake-widget-model.ts): state in a
 // plain object, Backbone-style on/off with listener counting, and a log of everything sent.
 
-import type { AnyModel, Callback } from "../src/types";
+import type { AnyModel, Callback } from "../src/types/widget";
 
 export class FakeModel<T extends object> implements AnyModel<T> {
   readonly state: T;

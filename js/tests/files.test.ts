@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { createComposer } from "../src/chat/composer";
 import { MAX_FILE_BYTES, isDocument } from "../src/chat/files";
-import type { ChatOutgoing } from "../src/types";
+import type { ChatOutgoing } from "../src/types/chat";
 
 function setup() {
   const sent: ChatOutgoing[] = [];

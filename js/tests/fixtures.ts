@@ -1,6 +1,8 @@
 // Builders for contract-shaped dicts (docs/architecture.md), with every field present.
 
-import type { ChatState, IndexEntry, Interaction, Message, Part } from "../src/types";
+import type { Interaction, Message, Part } from "../src/types/turns";
+
+import type { ChatState, IndexEntry } from "../src/types/chat";
 
 export function part(fields: Partial<Part> & Pick<Part, "id" | "kind">): Part {
   return {

@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { followScroll } from "../src/chat/scroll";
 import { createChatView, HISTORY_WINDOW } from "../src/chat/view";
-import type { ChatState, Message } from "../src/types";
+import type { Message } from "../src/types/turns";
+
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, message, textPart, userMessage } from "./fixtures";
 

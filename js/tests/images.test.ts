@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { imageSrc, renderImages } from "../src/chat/images";
 import { renderRisk, riskText } from "../src/chat/risk";
 import { createChatView } from "../src/chat/view";
-import type { ChatState, ImageMsg, ImageRef, Part } from "../src/types";
+import type { ImageRef, Part } from "../src/types/turns";
+
+import type { ChatState, ImageMsg } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, message, part, toolPart } from "./fixtures";
 

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { createChatView } from "../src/chat/view";
-import type { ChatState, Interaction } from "../src/types";
+import type { Interaction } from "../src/types/turns";
+
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, interaction, message, toolPart } from "./fixtures";
 

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { DEFAULT_TIMEOUT_MS, invoke, KernelRefused, KernelTimeout } from "../src/invoke";
-import type { ChatQuestion, ChatState, JobsQuestion } from "../src/types";
+import type { ChatQuestion, ChatState } from "../src/types/chat";
+
+import type { JobsQuestion } from "../src/types/jobs";
 import { FakeModel } from "./fake-model";
 import { chatState } from "./fixtures";
 

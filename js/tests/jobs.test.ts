@@ -181,15 +181,22 @@ describe("jobs view", () => {
 
 describe("state saved with the notebook", () => {
   it("asks for the last errors instead of holding them, and shows them only for rows still flagged", () => {
-    const { model, host } = mount({ jobs: [row({ has_error: true })] });
-    expect(model.sentOfType("job_errors")).toEqual([{ type: "job_errors" }]);
+    const { model, host, q } = mount({ jobs: [row({ has_error: true })] });
+    // A question, on the chat's idiom: a request id, answered once; the kernel also pushes them after a refresh.
+    const [ask] = model.sentOfType("job_errors");
+    expect(Object.keys(ask!).sort()).toEqual(["request", "type"]);
     const error = () => host.querySelector('[data-testid="job-last-error"]')?.textContent ?? null;
     expect(error()).toBeNull(); // flagged, but the text is not in the row
-    model.kernelSend({ type: "job_errors", errors: { "0123456789ab": { last_error: "boom", last_delivery_error: null } } });
+    model.kernelSend({ type: "job_errors", request: ask!.request, errors: { "0123456789ab": { last_error: "boom", last_delivery_error: null } } });
     expect(error()).toBe("error: boom");
+    model.kernelSend({ type: "job_errors", errors: { "0123456789ab": { last_error: "after a refresh", last_delivery_error: null } } });
+    expect(error()).toBe("error: after a refresh");
     model.kernelSet("jobs", [row({ has_error: false })]);
     expect(error()).toBeNull();
     expect(model.writes).toEqual([]);
+    // The answer acknowledged the question: no busy note waits for it (../src/delivery.ts).
+    vi.advanceTimersByTime(5000);
+    expect(q("jobs-widget").querySelector<HTMLElement>(".hn-kernel-busy")!.hidden).toBe(true);
   });
 });
 

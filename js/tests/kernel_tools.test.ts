@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { modesText, revocable } from "../src/chat/kernel_modes";
 import { renderSentImages } from "../src/chat/sent_images";
 import { createChatView } from "../src/chat/view";
-import type { ChatState, Interaction, KernelModes, SentImage } from "../src/types";
+import type { Interaction, SentImage } from "../src/types/turns";
+
+import type { ChatState, KernelModes } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, interaction, message, toolPart } from "./fixtures";
 

@@ -2,12 +2,13 @@ import { describe, expect, it } from "vitest";
 
 import { createMessageView, formatUsage } from "../src/chat/message";
 import { summarizeUsage } from "../src/chat/usage";
-import { createPartView, formatDuration, RESULT_PREVIEW_CHARS, type PartContext } from "../src/chat/parts";
-import type { ViewMsg } from "../src/types";
+import { createPartView, formatDuration, RESULT_PREVIEW_CHARS } from "../src/chat/parts";
+import type { PartContext } from "../src/chat/part_view";
+import type { ChatOutgoing } from "../src/types/chat";
 import { part, textPart, toolPart } from "./fixtures";
 
-function context(role: PartContext["role"] = "assistant"): PartContext & { sent: ViewMsg[] } {
-  const sent: ViewMsg[] = [];
+function context(role: PartContext["role"] = "assistant"): PartContext & { sent: ChatOutgoing[] } {
+  const sent: ChatOutgoing[] = [];
   return { role, sent, send: (m) => sent.push(m), answered: new Set() };
 }
 

@@ -4,7 +4,7 @@ import { createComposer } from "../src/chat/composer";
 import { chosenProfile, profileOptions } from "../src/chat/profiles";
 import { outgoing } from "../src/chat/steer";
 import { createChatView } from "../src/chat/view";
-import type { ChatOutgoing, ChatState } from "../src/types";
+import type { ChatOutgoing, ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState } from "./fixtures";
 

@@ -8,7 +8,7 @@ import jobs, { type JobsState } from "../src/jobs";
 import { reveal } from "../src/chat/reveal";
 import { createChatView } from "../src/chat/view";
 import { createPartView } from "../src/chat/parts";
-import type { ChatState } from "../src/types";
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
 

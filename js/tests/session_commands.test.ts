@@ -4,7 +4,7 @@ import { createComposer } from "../src/chat/composer";
 import { createMessageView } from "../src/chat/message";
 import { breakdownText, cacheText, formatUsage } from "../src/chat/usage";
 import { createChatView } from "../src/chat/view";
-import type { ChatState, ChatOutgoing } from "../src/types";
+import type { ChatState, ChatOutgoing } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, message, textPart } from "./fixtures";
 

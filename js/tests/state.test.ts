@@ -9,7 +9,7 @@ import {
   staleEntries,
   type SyncState,
 } from "../src/chat/state";
-import type { Change, Message } from "../src/types";
+import type { Change, Message } from "../src/types/turns";
 import { indexEntry, interaction, message, part, textPart, toolPart, userMessage } from "./fixtures";
 
 const A = "assistant:t1";

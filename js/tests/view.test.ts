@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import chat from "../src/chat";
 import { createChatView, sessionLabel } from "../src/chat/view";
-import type { Change, ChatState, Message } from "../src/types";
+import type { Change, Message } from "../src/types/turns";
+
+import type { ChatState } from "../src/types/chat";
 import { FakeModel } from "./fake-model";
 import { chatState, indexEntry, message, part, textPart, toolPart, userMessage } from "./fixtures";
 

@@ -10,7 +10,9 @@
 // chat's `data-checkpoints`).
 
 import { h } from "../dom";
-import type { Message, ChatOutgoing, TurnFileEntry } from "../types";
+import type { Message } from "../types/turns";
+
+import type { ChatOutgoing, TurnFileEntry } from "../types/chat";
 
 export interface ActionContext {
   send(message: ChatOutgoing): void;

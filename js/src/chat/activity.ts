@@ -6,8 +6,10 @@
 // answer; CSS hides the rest) and only while the subagent runs.
 
 import { h, setAttr, setText } from "../dom";
-import type { Part, TodoItem, ViewMsg } from "../types";
-import type { PartView } from "./parts";
+import type { Part, TodoItem } from "../types/turns";
+
+import type { ChatCommand } from "../types/chat";
+import type { PartView } from "./part_view";
 
 const TODO_LABELS: Record<string, string> = {
   completed: "done",
@@ -65,7 +67,7 @@ const SUBAGENT_LABELS: Record<string, string> = {
 };
 
 /** A subagent: a collapsible card (goal, status, its tool calls, its summary), indented by its depth. */
-export function subagentView(el: HTMLElement, first: Part, ctx?: { send(message: ViewMsg): void }): PartView {
+export function subagentView(el: HTMLElement, first: Part, ctx?: { send(message: ChatCommand): void }): PartView {
   const goal = h("span", { class: "hn-subagent-goal" });
   const status = h("span", { class: "hn-tool-status", role: "status" });
   const activity = h("div", { class: "hn-subagent-activity" });
@@ -118,7 +120,7 @@ export function subagentView(el: HTMLElement, first: Part, ctx?: { send(message:
 }
 
 /** Steer (text + button) and Stop for one subagent; `id()` is the subagent's id when clicked. */
-function subagentControls(id: () => string, ctx?: { send(message: ViewMsg): void }): HTMLElement {
+function subagentControls(id: () => string, ctx?: { send(message: ChatCommand): void }): HTMLElement {
   const input = h("input", { type: "text", class: "hn-subagent-steer-input", "aria-label": "Steer this subagent",
     placeholder: "Guide this subagent…" });
   const steer = h("button", { type: "button", class: "hn-subagent-steer", title: "Send this text to the subagent (Enter)" }, "Steer");

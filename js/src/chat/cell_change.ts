@@ -3,7 +3,7 @@
 
 import { h } from "../dom";
 import { revealChange } from "../notebook/reveal";
-import type { CellChange } from "../types";
+import type { CellChange } from "../types/turns";
 
 function describe(change: CellChange): string {
   if (change.kind === "insert") return `Proposed a new ${change.cell_type} cell at index ${change.index}`;

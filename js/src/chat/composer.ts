@@ -7,7 +7,7 @@
 // running turn instead (steer.ts); the choice goes back to Queue when the turn ends.
 
 import { h } from "../dom";
-import type { CommandEntry, FileAttachment, ImageAttachment, ChatOutgoing } from "../types";
+import type { CommandEntry, FileAttachment, ImageAttachment, ChatOutgoing } from "../types/chat";
 import { FILE_ACCEPT, MAX_FILE_BYTES, MAX_FILES, acceptDrops, isDocument, readFile, toBase64 } from "./files";
 import { createSlashMenu } from "./slash";
 import { outgoing } from "./steer";

@@ -2,7 +2,7 @@
 // notebook (hermes_notebook/widgets/chat_export.py) and names it in the notice line; the browser only asks.
 
 import { h } from "../dom";
-import type { ChatOutgoing } from "../types";
+import type { ChatOutgoing } from "../types/chat";
 
 export const EXPORT_FORMATS: [value: "md" | "html" | "ipynb", label: string][] = [
   ["md", "Markdown"],

@@ -2,7 +2,7 @@
 // dropping files on the composer. The kernel checks again what a file holds (client/dashboard/files.py:
 // a PDF by its first bytes, text as UTF-8) and stages it on the Dashboard (file.attach / pdf.attach).
 
-import type { FileAttachment } from "../types";
+import type { FileAttachment } from "../types/chat";
 
 /** Largest file a view sends, before base64 (widgets/inbound.py MAX_VIEW_FILE_BYTES). */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;

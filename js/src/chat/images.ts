@@ -11,15 +11,29 @@
 // .hn-image-caption, .hn-image-link.
 
 import { h } from "../dom";
-import type { ImageMsg, ImageRef, ImageRequest, Asked } from "../types";
+import type { Messenger } from "../messenger";
+import type { ImageMsg, ImageRequest } from "../types/chat";
+import type { ImageRef } from "../types/turns";
+import type { Asked } from "../types/widget";
 import { imageHost } from "./markdown";
 
 /** The image types shown (turns/images.SHOWN_TYPES). */
 export const SHOWN_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Asks the kernel for a part's image (view.ts: `invoke` with a request id); rejects with why it is not shown. */
+/** How long a view waits for a media image read through the kernel (ms). */
+export const IMAGE_TIMEOUT_MS = 60_000;
+
+/** Asks the kernel for a part's image (an `image` question); rejects with why it is not shown. */
 export type AskImage = (question: Asked<ImageRequest>) => Promise<ImageMsg>;
+
+/** The `image` question, asked through a view's messenger. */
+export function imageAsker(messenger: Messenger): AskImage {
+  return (question) =>
+    new Promise((resolve, reject) => {
+      messenger.ask<ImageRequest>(question, { answer: resolve, failed: reject }, { timeout: IMAGE_TIMEOUT_MS });
+    });
+}
 
 export interface ImageIds {
   message_id: string;

@@ -15,6 +15,7 @@ import {
   parseMarkdown,
   renderTokens,
 } from "./markdown";
+import { createPages, type MarkdownPages } from "./md_pages";
 import { morphNodes } from "./morph";
 
 // ---- incremental rendering of a growing (streamed) text ------------------------------------------
@@ -33,15 +34,7 @@ import { morphNodes } from "./morph";
 // and only its new text is laid out again.
 // Every block goes through the same markdown-it (html: false, safe links) + DOMPurify path.
 
-/**
- * Finished top-level nodes are grouped into pages of this many (`div.hn-md-page`, layout-contained), so
- * a change at the end lays out a few dozen pages and the last one, not thousands of blocks: without
- * them the browser's layout of a 1 MB message grows with its block count on every update.
- */
-export const PAGE_NODES = 64;
-
-/** From this many pages on, a message is long: its off-screen pages skip rendering (`.hn-md-long` in chat.css). */
-export const LONG_PAGES = 4;
+export { LONG_PAGES, PAGE_NODES } from "./md_pages";
 
 /** Can this line close (or be) a fence? Cheap pre-check before re-parsing an open fence. */
 const FENCE_LINE = /(?:^|\n)[ \t]{0,3}(?:`{3,}|~{3,})/;
@@ -132,201 +125,198 @@ export interface IncrementalMarkdown {
  * final, a plain `renderMarkdownInto`).
  */
 export function createIncrementalMarkdown(target: HTMLElement, options: IncrementalOptions = {}): IncrementalMarkdown {
-  const idle = options.idle ?? whenIdle;
-  let source = "";
-  let final = false;
-  /** source[0:stable] is rendered into finished blocks, which are final */
-  let stable = 0;
-  /** source.slice(stable), kept as it grows: what the next tail render parses */
-  let tailText = "";
-  /** where the source's last line starts, and that line (an open fence grows from it) */
-  let lineStart = 0;
-  let lastLine = "";
-  /** the raw source ended in "\r" (a "\n" appended next would join it: markdown-it reads "\r\n" as one line end) */
-  let endsWithCR = false;
-  /** nodes after the finished blocks (always the last children of the last page) */
-  let tailNodes: ChildNode[] = [];
-  let fence: OpenFence | null = null;
-  /** a reference definition was seen: it can change links anywhere, so always render it all */
-  let wholeText = false;
-  const stats: MarkdownStats = { full: 0, tail: 0, fenceAppends: 0 };
-  /** Fences that closed while the text streams, shown plain until the page is idle (or the text is final). */
-  let uncoloured: { code: HTMLElement; language: string }[] = [];
-  let colourScheduled = false;
+  return new IncrementalRenderer(target, options.idle ?? whenIdle);
+}
 
-  const colourAll = (): void => {
-    colourScheduled = false;
+/** Fences that closed while the text streams, shown plain until the page is idle (or the text is final). */
+interface Colourer {
+  /** Show `nodes` (finished blocks rendered with deferred highlighting) plain now, and coloured when idle. */
+  later(nodes: readonly ChildNode[]): void;
+  /** Colour what waits now (the text is final). */
+  now(): void;
+  clear(): void;
+}
+
+function createColourer(target: HTMLElement, idle: (work: () => void) => void): Colourer {
+  let uncoloured: { code: HTMLElement; language: string }[] = [];
+  let scheduled = false;
+  const now = (): void => {
+    scheduled = false;
     const todo = uncoloured;
     uncoloured = [];
     for (const { code, language } of todo) if (target.contains(code)) colourFence(code, language);
   };
-
-  /** Show `nodes` (finished blocks rendered with deferred highlighting) plain now, and coloured when idle. */
-  const colourLater = (nodes: readonly ChildNode[]): void => {
-    for (const node of nodes) {
-      if (!(node instanceof HTMLElement) || !node.classList.contains("hn-code")) continue;
-      const code = node.querySelector<HTMLElement>("pre > code");
-      const language = code === null ? null : fenceLanguage(code);
-      if (code !== null && language !== null) uncoloured.push({ code, language });
-    }
-    if (uncoloured.length > 0 && !colourScheduled) {
-      colourScheduled = true;
-      idle(colourAll);
-    }
-  };
-
-  let page: HTMLElement | null = null;
-  let pageNodes = 0;
-  let pages = 0;
-
-  const reset = (): void => {
-    target.replaceChildren();
-    source = "";
-    stable = 0;
-    tailText = "";
-    tailNodes = [];
-    fence = null;
-    page = null;
-    pageNodes = 0;
-    pages = 0;
-    target.classList.remove("hn-md-long");
-    uncoloured = [];
-    stats.full += 1;
-  };
-
-  const newPage = (): HTMLElement => {
-    const created = document.createElement("div");
-    created.className = "hn-md-page";
-    target.append(created);
-    if (++pages === LONG_PAGES) target.classList.add("hn-md-long");
-    return created;
-  };
-
-  /**
-   * Show `finished` (now final, in order) after the finished blocks, and `tail` after them, at the end of the last
-   * page. A node already where it belongs is not moved: a moved node is restyled and laid out from scratch, so a
-   * block that finishes stays where it streamed (in the page it will belong to) unless that page is full.
-   */
-  const place = (finished: readonly ChildNode[], tail: readonly ChildNode[]): void => {
-    const keep = new Set([...finished, ...tail]);
-    for (const node of tailNodes) if (!keep.has(node)) node.remove();
-    const plan: { into: HTMLElement; nodes: ChildNode[] }[] = [];
-    const slot = (into: HTMLElement): ChildNode[] => {
-      if (plan[plan.length - 1]?.into !== into) plan.push({ into, nodes: [] });
-      return plan[plan.length - 1]!.nodes;
-    };
-    for (const node of finished) {
-      if (page === null || pageNodes >= PAGE_NODES) {
-        page = newPage();
-        pageNodes = 0;
+  return {
+    later(nodes) {
+      for (const node of nodes) {
+        if (!(node instanceof HTMLElement) || !node.classList.contains("hn-code")) continue;
+        const code = node.querySelector<HTMLElement>("pre > code");
+        const language = code === null ? null : fenceLanguage(code);
+        if (code !== null && language !== null) uncoloured.push({ code, language });
       }
-      slot(page).push(node);
-      pageNodes += 1;
-    }
-    if (tail.length > 0) slot((page ??= newPage())).push(...tail);
-    // Later pages first, so a node moving on to a new page has left the old one before the old one's end is checked.
-    for (let k = plan.length - 1; k >= 0; k--) {
-      const { into, nodes } = plan[k]!;
-      let after: ChildNode | null = null;
-      for (let i = nodes.length - 1; i >= 0; i--) {
-        const node = nodes[i]!;
-        if (node.parentNode !== into || node.nextSibling !== after) into.insertBefore(node, after);
-        after = node;
+      if (uncoloured.length > 0 && !scheduled) {
+        scheduled = true;
+        idle(now);
       }
-    }
-    tailNodes = [...tail];
+    },
+    now() {
+      if (uncoloured.length > 0) now();
+    },
+    clear() {
+      uncoloured = [];
+    },
   };
+}
+
+/** What a tail's blocks are: which leading ones are finished, where they end, and the fence still open at the end. */
+interface TailShape {
+  blocks: Group[];
+  starts: number[];
+  /** how many leading blocks are finished */
+  done: number;
+  /** where the finished blocks end in the tail */
+  end: number;
+  /** the last block, when it is a fence still open (shown by appending, see OpenFence) */
+  open: Group | undefined;
+}
+
+/** The shape of a parsed tail (see the comment above OPEN_FENCE_CHUNK_CHARS). */
+function tailShape(tokens: readonly Token[], tail: string, final: boolean, wholeText: boolean): TailShape {
+  const blocks = groups(tokens);
+  const starts = lineStarts(tail);
+  const complete = (line: number): boolean => line + 1 < starts.length;
+  let done = final ? blocks.length : 0;
+  for (let i = blocks.length - 1; i >= 0 && done === 0 && !wholeText; i--) {
+    const block = blocks[i]!;
+    const token = tokens[block.from]!;
+    if (token.type === "fence" && fenceClosed(tail, starts, block, token) && complete(block.end - 1)) {
+      done = i + 1;
+    } else if (i > 0 && complete(block.start) && BLANK_LINE.test(lineText(tail, starts, block.start - 1))) {
+      done = i;
+    }
+  }
+  const end = done < blocks.length ? starts[blocks[done]!.start]! : tail.length;
+  const last = blocks[blocks.length - 1];
+  const lastToken = last === undefined ? undefined : tokens[last.from]!;
+  // (Also a closed fence whose closing line isn't complete yet, when it won't be highlighted: its
+  // streamed DOM is then kept as it is when it seals.)
+  const open =
+    last !== undefined &&
+    lastToken !== undefined &&
+    done < blocks.length &&
+    lastToken.type === "fence" &&
+    complete(last.start) &&
+    /^[`~]{3}/.test(tail.slice(starts[last.start]!, starts[last.start]! + 3)) && // unindented: content is raw
+    (!fenceClosed(tail, starts, last, lastToken) || !highlightable(lastToken.info, lastToken.content))
+      ? last
+      : undefined;
+  return { blocks, starts, done, end, open };
+}
+
+class IncrementalRenderer implements IncrementalMarkdown {
+  readonly stats: MarkdownStats = { full: 0, tail: 0, fenceAppends: 0 };
+  private source = "";
+  private final = false;
+  /** source[0:stable] is rendered into finished blocks, which are final */
+  private stable = 0;
+  /** source.slice(stable), kept as it grows: what the next tail render parses */
+  private tailText = "";
+  /** where the source's last line starts, and that line (an open fence grows from it) */
+  private lineStart = 0;
+  private lastLine = "";
+  /** the raw source ended in "\r" (a "\n" appended next would join it: markdown-it reads "\r\n" as one line end) */
+  private endsWithCR = false;
+  private fence: OpenFence | null = null;
+  /** a reference definition was seen: it can change links anywhere, so always render it all */
+  private wholeText = false;
+  private readonly pages: MarkdownPages;
+  private readonly colours: Colourer;
+
+  constructor(target: HTMLElement, idle: (work: () => void) => void) {
+    this.pages = createPages(target);
+    this.colours = createColourer(target, idle);
+  }
+
+  // A streamed text is a rope of small appends: any scan of the whole of it (a comparison, a search, a slice)
+  // makes the engine copy it flat, a cost that grows with the text on every batch. With `appended` the renderer
+  // touches only the tail after its finished blocks and the source's last line.
+  update(raw: string, isFinal = false, appended?: string): void {
+    this.apply(raw, isFinal, appended);
+    if (this.final) this.colours.now();
+  }
+
+  private reset(): void {
+    this.pages.clear();
+    this.source = "";
+    this.stable = 0;
+    this.tailText = "";
+    this.fence = null;
+    this.colours.clear();
+    this.stats.full += 1;
+  }
 
   /** Fast path: `appended` only extends an open fence's content, with no line that could close it. */
-  const extendOpenFence = (appended: string): boolean => {
+  private extendOpenFence(appended: string): boolean {
     // Everything here is relative to the source's last line: the fence content before it is on screen already.
+    const { fence, lineStart } = this;
     if (fence === null || appended === "" || fence.contentStart + fence.shown < lineStart) return false;
-    const fresh = lastLine + appended;
+    const fresh = this.lastLine + appended;
     if (FENCE_LINE.test(fresh)) return false;
     const newLine = fresh.lastIndexOf("\n") + 1;
     const visible =
       lineStart + newLine > fence.contentStart && HELD_BACK.test(fresh.slice(newLine)) ? lineStart + newLine : lineStart + fresh.length;
     appendToFence(fence, fresh.slice(fence.contentStart + fence.shown - lineStart, visible - lineStart));
     fence.shown = visible - fence.contentStart;
-    stats.fenceAppends += 1;
+    this.stats.fenceAppends += 1;
     return true;
-  };
+  }
 
   /** `source` grew by `appended`: follow its last line without reading the rest. */
-  const grow = (appended: string): void => {
+  private grow(appended: string): void {
     const newLine = appended.lastIndexOf("\n") + 1;
     if (newLine > 0) {
-      lineStart = source.length + newLine;
-      lastLine = appended.slice(newLine);
+      this.lineStart = this.source.length + newLine;
+      this.lastLine = appended.slice(newLine);
     } else {
-      lastLine += appended;
+      this.lastLine += appended;
     }
-    source += appended;
-  };
+    this.source += appended;
+  }
 
   /** `source` was replaced as a whole (the slow path). */
-  const replaceSource = (next: string): void => {
-    source = next;
-    lineStart = next.lastIndexOf("\n") + 1;
-    lastLine = next.slice(lineStart);
-    tailText = next.slice(stable);
-  };
+  private replaceSource(next: string): void {
+    this.source = next;
+    this.lineStart = next.lastIndexOf("\n") + 1;
+    this.lastLine = next.slice(this.lineStart);
+    this.tailText = next.slice(this.stable);
+  }
 
   /**
    * Render `tail` (the text after the finished blocks; `text` is the whole of it), keeping what `previousTail`
    * (the tail rendered before) already shows.
    */
-  const renderTail = (text: string, tail: string, previousTail: string): void => {
+  private renderTail(text: string, tail: string, previousTail: string): void {
     const env: Env = {};
-    stats.tail += 1;
+    this.stats.tail += 1;
     const tokens = parseMarkdown(tail, env);
-    if (Object.keys(env.references ?? {}).length > 0 && !wholeText) {
-      wholeText = true;
-      if (stable > 0) {
-        reset();
-        renderTail(text, text, "");
+    if (Object.keys(env.references ?? {}).length > 0 && !this.wholeText) {
+      this.wholeText = true;
+      if (this.stable > 0) {
+        this.reset();
+        this.renderTail(text, text, "");
         return;
       }
     }
-    const blocks = groups(tokens);
-    const starts = lineStarts(tail);
-    const complete = (line: number): boolean => line + 1 < starts.length;
-    // How many leading blocks are finished (see the comment above OPEN_FENCE_CHUNK_CHARS).
-    let done = final ? blocks.length : 0;
-    for (let i = blocks.length - 1; i >= 0 && done === 0 && !wholeText; i--) {
-      const block = blocks[i]!;
-      const token = tokens[block.from]!;
-      if (token.type === "fence" && fenceClosed(tail, starts, block, token) && complete(block.end - 1)) {
-        done = i + 1;
-      } else if (i > 0 && complete(block.start) && BLANK_LINE.test(lineText(tail, starts, block.start - 1))) {
-        done = i;
-      }
-    }
-    const end = done < blocks.length ? starts[blocks[done]!.start]! : tail.length;
-    // A fence still open at the end (its opener line complete) is shown by appending (see OpenFence).
-    const last = blocks[blocks.length - 1];
-    const lastToken = last === undefined ? undefined : tokens[last.from]!;
-    // (Also a closed fence whose closing line isn't complete yet, when it won't be highlighted: its
-    // streamed DOM is then kept as it is when it seals.)
-    const open =
-      last !== undefined &&
-      lastToken !== undefined &&
-      done < blocks.length &&
-      lastToken.type === "fence" &&
-      complete(last.start) &&
-      /^[`~]{3}/.test(tail.slice(starts[last.start]!, starts[last.start]! + 3)) && // unindented: content is raw
-      (!fenceClosed(tail, starts, last, lastToken) || !highlightable(lastToken.info, lastToken.content))
-        ? last
-        : undefined;
-    const previous = fence;
-    fence = null;
+    const { blocks, starts, done, end, open } = tailShape(tokens, tail, this.final, this.wholeText);
+    const previous = this.fence;
+    this.fence = null;
 
     // A fence that closes mid-stream is coloured when the page is idle, not in the batch that closed it: colouring
     // and laying out its spans was the costliest batch of a stream. Final text is coloured at once.
     const render = (from: number, to: number): ChildNode[] =>
-      from >= to ? [] : renderTokens(tokens.slice(blocks[from]!.from, blocks[to - 1]!.to), env, !final);
+      from >= to ? [] : renderTokens(tokens.slice(blocks[from]!.from, blocks[to - 1]!.to), env, !this.final);
     // The tail shown before (in place, not an open fence) mostly equals the new blocks: morph it (./morph.ts).
-    let shown = tailNodes.filter((n) => !(previous?.nodes.includes(n) ?? false));
+    let shown = this.pages.tail.filter((n) => !(previous?.nodes.includes(n) ?? false));
     let finished: ChildNode[] = [];
     if (done > 0) {
       // The fence that streamed open, now sealed and not highlighted, keeps its nodes.
@@ -337,10 +327,10 @@ export function createIncrementalMarkdown(target: HTMLElement, options: Incremen
               const token = tokens[b.from]!;
               return (
                 token.type === "fence" &&
-                stable + (starts[b.start + 1] ?? -1) === previous.contentStart &&
+                this.stable + (starts[b.start + 1] ?? -1) === previous.contentStart &&
                 token.content.length > OPEN_FENCE_CHUNK_CHARS && // rendered the same way, chunked (htmlToNodes)
                 !highlightable(token.info, token.content) &&
-                token.content.startsWith(shownOf(previous, previousTail))
+                token.content.startsWith(this.shownOf(previous, previousTail))
               );
             });
       if (kept < 0 || previous === null) {
@@ -352,7 +342,7 @@ export function createIncrementalMarkdown(target: HTMLElement, options: Incremen
         shown = shown.slice(before.length);
         finished = [...before, ...previous.nodes, ...render(kept + 1, done)];
       }
-      if (!final) colourLater(finished);
+      if (!this.final) this.colours.later(finished);
     }
     const live = blocks.slice(done, open === undefined ? blocks.length : blocks.length - 1);
     const nodes: ChildNode[] = [];
@@ -361,86 +351,79 @@ export function createIncrementalMarkdown(target: HTMLElement, options: Incremen
       const rendered = renderTokens(tokens.slice(live[0]!.from, live[live.length - 1]!.to), env, true);
       nodes.push(...morphNodes(shown, rendered));
     }
-    if (open !== undefined) {
-      const token = tokens[open.from]!;
-      const contentStart = stable + starts[open.start + 1]!;
-      const content = withoutHeldBack(token.content);
-      const reuse =
-        previous !== null &&
-        previous.contentStart === contentStart &&
-        previous.info === token.info &&
-        content.startsWith(shownOf(previous, previousTail));
-      if (reuse) {
-        appendToFence(previous, content.slice(previous.shown));
-        previous.shown = content.length;
-        fence = previous;
-      } else {
-        const built = openFenceNodes(token.info, content);
-        fence = { ...built.fence, contentStart, shown: content.length, nodes: built.nodes };
-      }
-      nodes.push(...fence.nodes);
+    if (open !== undefined) nodes.push(...this.openFence(tokens[open.from]!, this.stable + starts[open.start + 1]!, previous, previousTail));
+    this.pages.place(finished, nodes);
+    this.stable += end;
+    this.tailText = tail.slice(end);
+  }
+
+  /** The fence still open at the end: the one shown before grown by what is new, else built afresh. */
+  private openFence(token: Token, contentStart: number, previous: OpenFence | null, previousTail: string): ChildNode[] {
+    const content = withoutHeldBack(token.content);
+    const reuse =
+      previous !== null &&
+      previous.contentStart === contentStart &&
+      previous.info === token.info &&
+      content.startsWith(this.shownOf(previous, previousTail));
+    if (reuse) {
+      appendToFence(previous, content.slice(previous.shown));
+      previous.shown = content.length;
+      this.fence = previous;
+    } else {
+      const built = openFenceNodes(token.info, content);
+      this.fence = { ...built.fence, contentStart, shown: content.length, nodes: built.nodes };
     }
-    place(finished, nodes);
-    stable += end;
-    tailText = tail.slice(end);
-  };
+    return this.fence.nodes;
+  }
 
   /** The fence content `previous` shows, read from the tail it was rendered in (the old `stable` is its origin). */
-  const shownOf = (previous: OpenFence, previousTail: string): string =>
-    previousTail.slice(previous.contentStart - stable, previous.contentStart - stable + previous.shown);
+  private shownOf(previous: OpenFence, previousTail: string): string {
+    return previousTail.slice(previous.contentStart - this.stable, previous.contentStart - this.stable + previous.shown);
+  }
 
-  // A streamed text is a rope of small appends: any scan of the whole of it (a comparison, a search, a slice)
-  // makes the engine copy it flat, a cost that grows with the text on every batch. With `appended` the renderer
-  // touches only the tail after its finished blocks and the source's last line.
-  const update = (raw: string, isFinal = false, appended?: string): void => {
-    apply(raw, isFinal, appended);
-    if (final && uncoloured.length > 0) colourAll();
-  };
-
-  const apply = (raw: string, isFinal: boolean, appended: string | undefined): void => {
-    if (appended !== undefined && !/[\r\0]/.test(appended) && !(endsWithCR && appended.startsWith("\n"))) {
-      if (appended === "" && isFinal === final) return;
-      endsWithCR = false;
-      if (!isFinal && !final && !wholeText && extendOpenFence(appended)) {
-        tailText += appended;
-        grow(appended);
+  private apply(raw: string, isFinal: boolean, appended: string | undefined): void {
+    if (appended !== undefined && !/[\r\0]/.test(appended) && !(this.endsWithCR && appended.startsWith("\n"))) {
+      if (appended === "" && isFinal === this.final) return;
+      this.endsWithCR = false;
+      if (!isFinal && !this.final && !this.wholeText && this.extendOpenFence(appended)) {
+        this.tailText += appended;
+        this.grow(appended);
         return;
       }
-      if (!wholeText && !(final && !isFinal)) {
-        final = isFinal;
-        const previousTail = tailText;
-        renderTail(source + appended, previousTail + appended, previousTail);
-        grow(appended);
+      if (!this.wholeText && !(this.final && !isFinal)) {
+        this.final = isFinal;
+        const previousTail = this.tailText;
+        this.renderTail(this.source + appended, previousTail + appended, previousTail);
+        this.grow(appended);
         return;
       }
     }
-    endsWithCR = raw.endsWith("\r");
+    this.endsWithCR = raw.endsWith("\r");
     // markdown-it's own normalization, done here so offsets agree with its line maps
     const next = raw.includes("\r") || raw.includes("\0") ? raw.replace(/\r\n?/g, "\n").replace(/\0/g, "\uFFFD") : raw;
-    if (next === source && isFinal === final) return;
-    if (!isFinal && !final && !wholeText && next.length > source.length && next.startsWith(source)
-        && extendOpenFence(next.slice(source.length))) {
-      replaceSource(next);
+    if (next === this.source && isFinal === this.final) return;
+    if (!isFinal && !this.final && !this.wholeText && next.length > this.source.length && next.startsWith(this.source)
+        && this.extendOpenFence(next.slice(this.source.length))) {
+      this.replaceSource(next);
       return;
     }
-    const kept = source.slice(0, stable);
-    if (wholeText || (final && !isFinal) || !next.startsWith(kept)) {
+    const kept = this.source.slice(0, this.stable);
+    if (this.wholeText || (this.final && !isFinal) || !next.startsWith(kept)) {
       // Trailing whitespace trimmed off after the last finished block changes nothing rendered.
-      const trimmed = !wholeText && tailNodes.length === 0 && kept.startsWith(next) && BLANK_TAIL.test(kept.slice(next.length));
+      const trimmed =
+        !this.wholeText && this.pages.tail.length === 0 && kept.startsWith(next) && BLANK_TAIL.test(kept.slice(next.length));
       if (trimmed) {
-        stable = next.length;
-        final = isFinal;
-        replaceSource(next);
+        this.stable = next.length;
+        this.final = isFinal;
+        this.replaceSource(next);
         return;
       }
-      reset();
+      this.reset();
     }
-    final = isFinal;
-    renderTail(next, next.slice(stable), tailText);
-    replaceSource(next);
-  };
-
-  return { update, stats };
+    this.final = isFinal;
+    this.renderTail(next, next.slice(this.stable), this.tailText);
+    this.replaceSource(next);
+  }
 }
 
 const BLANK_TAIL = /^\s*$/;

@@ -11,12 +11,14 @@
 //   one-time allow or a deny: a grant for the session or forever would cover what nobody saw.
 
 import { h } from "../dom";
-import type { ClarifyQuestion, Interaction, ViewMsg } from "../types";
+import type { ClarifyQuestion, Interaction } from "../types/turns";
+
+import type { ChatCommand } from "../types/chat";
 import { revealLines } from "./reveal";
 import type { AskImage } from "./images";
 
 export interface InteractionContext {
-  send(message: ViewMsg): void;
+  send(message: ChatCommand): void;
   /** interactions already answered from this view, keyed by {@link answerKey} */
   answered: Set<string>;
   /** asks the kernel for a part's image (images.ts); absent where no kernel answers */

@@ -6,7 +6,7 @@
 // .hn-kernel-modes-text (the line), .hn-kernel-revoke (the button). Text only, from a closed set of words.
 
 import { h, setAttr, setText } from "../dom";
-import type { KernelModes, ViewMsg } from "../types";
+import type { ChatCommand, KernelModes } from "../types/chat";
 
 export interface KernelModesView {
   readonly el: HTMLElement;
@@ -31,7 +31,7 @@ export function revocable(modes: KernelModes): boolean {
   return modes.runs === "allow" || (modes.reads === "off" && modes.granted);
 }
 
-export function createKernelModes(send: (message: ViewMsg) => void): KernelModesView {
+export function createKernelModes(send: (message: ChatCommand) => void): KernelModesView {
   const text = h("span", { class: "hn-kernel-modes-text" });
   const revoke = h(
     "button",

@@ -1,8 +1,9 @@
 // DOM for one message: a role label, its parts (each a stable PartView), usage and error.
 
 import { h, setAttr, setText } from "../dom";
-import type { Message, Part, Usage } from "../types";
-import { createPartView, type PartContext, type PartView } from "./parts";
+import type { Message, Part, Usage } from "../types/turns";
+import { createPartView } from "./parts";
+import type { PartContext, PartView } from "./part_view";
 import { reconcile } from "./reconcile";
 import { formatUsage, summarizeUsage } from "./usage";
 import type { InteractionContext } from "./interactions";

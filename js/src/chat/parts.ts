@@ -3,7 +3,7 @@
 // update only for parts whose object changed, at most once per animation frame).
 
 import { copyButton, displayText, h, setAttr, setText } from "../dom";
-import type { Part, PartKind } from "../types";
+import type { Part, PartKind } from "../types/turns";
 import { renderInteraction, type InteractionContext, type InteractionIds } from "./interactions";
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
@@ -14,31 +14,15 @@ import { renderRisk } from "./risk";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
 import { takeAppended } from "./state";
+import type { PartContext, PartView } from "./part_view";
 
 /** Longest tool result shown before "Show all". */
 export const RESULT_PREVIEW_CHARS = 2000;
 
-export interface PartView {
-  readonly el: HTMLElement;
-  part: Part;
-  update(part: Part): void;
-  /** The message stopped streaming: render what was deferred (a fence's highlighting). */
-  settle?(): void;
-}
-
-export interface PartContext extends InteractionContext {
-  /** user text is shown verbatim, assistant text as markdown */
-  role: "user" | "assistant";
-}
-
-/**
- * `settled`: the message is not streaming (history, a finished turn), so its text is rendered once, as final,
- * instead of as a stream and then again when it settles.
- */
 /** Builds the view of one kind of part; `part` is its first state (the view shows it at once). */
 type PartFactory = (el: HTMLElement, part: Part, ids: InteractionIds, ctx: PartContext, settled: boolean) => PartView;
 
-/** One view per part kind: the compiler checks every kind has one (types.ts `PartKind`). */
+/** One view per part kind: the compiler checks every kind has one (types/turns.ts `PartKind`). */
 const PART_VIEWS: Record<PartKind, PartFactory> = {
   text: (el, part, ids, ctx, settled) => textView(el, part, ctx, settled, ids),
   reasoning: (el, part) => reasoningView(el, part),

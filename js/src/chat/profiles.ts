@@ -5,7 +5,7 @@
 // descriptions are server text: shown as option text only.
 
 import { h } from "../dom";
-import type { ChatOutgoing, ProfileEntry, ProfilesMsg } from "../types";
+import type { ChatOutgoing, ProfileEntry, ProfilesMsg } from "../types/chat";
 
 export interface ProfileOption {
   value: string;

@@ -4,7 +4,7 @@
 // .hn-risk-label, .hn-risk-finding.
 
 import { h } from "../dom";
-import type { Risk } from "../types";
+import type { Risk } from "../types/turns";
 
 const LABELS: Record<string, string> = {
   high: "Risky output",

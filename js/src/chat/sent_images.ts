@@ -5,7 +5,7 @@
 // Stable DOM hooks: .hn-sent-images (hidden when none), .hn-sent-image img, .hn-sent-image-label.
 
 import { h } from "../dom";
-import type { SentImage } from "../types";
+import type { SentImage } from "../types/turns";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

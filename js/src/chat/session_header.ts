@@ -6,7 +6,7 @@
 // breakdown), .hn-session-usage progress.hn-session-gauge (a <progress>: no inline style, nothing to sanitize).
 
 import { h, setAttr, setText } from "../dom";
-import type { ContextUsage } from "../types";
+import type { ContextUsage } from "../types/chat";
 import { breakdownText } from "./usage";
 
 export interface SessionHeader {

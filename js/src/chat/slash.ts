@@ -11,7 +11,7 @@
 // .hn-command-warning, button.hn-command-close).
 
 import { h, setAttr, setText } from "../dom";
-import type { CommandEntry } from "../types";
+import type { CommandEntry } from "../types/chat";
 
 /** Entries shown at once (the catalog has a hundred or more; typing narrows it). */
 export const MAX_SHOWN = 50;

@@ -16,7 +16,9 @@
 // Structural sharing: a change replaces only the message and part objects it touches. Views compare
 // by identity to re-render exactly what changed.
 
-import type { IndexEntry, Message, Part, WireChange } from "../types";
+import type { Message, Part, WireChange } from "../types/turns";
+
+import type { IndexEntry } from "../types/chat";
 
 export interface Batch {
   seq: number;

@@ -3,7 +3,7 @@
 // to the turn's next tool result) and the turn shows a marker where it went in. Steer carries text only: with
 // attachments or a `/command` the message goes the usual way.
 
-import type { ChatOutgoing, FileAttachment, ImageAttachment } from "../types";
+import type { ChatOutgoing, FileAttachment, ImageAttachment } from "../types/chat";
 import { COMMAND_LINE } from "./slash";
 
 export type SendMode = "queue" | "steer";

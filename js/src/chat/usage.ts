@@ -2,7 +2,9 @@
 // and everything else on hover. Hermes names the same counts differently per surface (API Server: OpenAI's
 // *_tokens; Dashboard: input/output/context_used/...). Twin of hermes_notebook/formatting.py.
 
-import type { ContextCategory, ContextUsage, Usage } from "../types";
+import type { Usage } from "../types/turns";
+
+import type { ContextCategory, ContextUsage } from "../types/chat";
 
 const IN_KEYS = ["input_tokens", "prompt_tokens", "input", "prompt"];
 const OUT_KEYS = ["output_tokens", "completion_tokens", "output", "completion"];

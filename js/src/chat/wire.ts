@@ -6,7 +6,7 @@
 // stands for. It places a `more` only right after the batch that named the part (consecutive seqs): after a lost
 // batch, a snapshot, or in a view that started mid-run, it says so (null), and the view resyncs from a snapshot.
 
-import type { KernelMsg } from "../types";
+import type { KernelMsg } from "../types/chat";
 
 type ChangesMsg = Extract<KernelMsg, { type: "changes" }>;
 type MoreMsg = Extract<KernelMsg, { type: "more" }>;

@@ -2,55 +2,7 @@
 // The preset builders mirror hermes_notebook/cron/presets.py function for function; the kernel validates
 // whatever the form sends, so a drift here shows up as an inline refusal, never as a bad request to Hermes.
 
-export interface JobRow {
-  id: string;
-  name: string;
-  // No prompt and no error text: rows are synced state, saved with the notebook. The edit form asks for the
-  // prompt (`get_prompt`), the view for the errors (`job_errors`); the answers are never state.
-  schedule: string;
-  schedule_text: string;
-  schedule_kind: string;
-  description: string;
-  state: string;
-  enabled: boolean;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_status: string | null;
-  /** The last run failed with an error (its text comes in a `job_errors` message). */
-  has_error: boolean;
-  /** The last delivery failed (its text comes in a `job_errors` message). */
-  has_delivery_error: boolean;
-  repeat_times: number | null;
-  repeat_completed: number;
-  repeat_text: string;
-  deliver: string | null;
-  skills: string[];
-  running: boolean;
-}
-
-export interface Connection {
-  status: "connecting" | "connected" | "error";
-  message: string | null;
-  url: string;
-}
-
-export interface Preset {
-  key: string;
-  label: string;
-  fields: string[];
-}
-
-export interface JobsState {
-  jobs: JobRow[];
-  include_disabled: boolean;
-  auto_refresh: number;
-  updated_at: number | null;
-  loading: boolean;
-  connection: Connection;
-  notice: { kind?: "info" | "error" | "run"; text?: string };
-  presets: Preset[];
-  timezone: string;
-}
+import type { JobRow } from "../types/jobs";
 
 export interface PresetValues {
   n?: number;

@@ -5,8 +5,10 @@
 // answered, and keeps the jobs bundle free of the chat's markdown and highlighting libraries.
 
 import { displayText, h, setAttr, setText } from "../dom";
-import { invoke, type MessageChannel } from "../invoke";
-import type { JobsQuestion, Message, Part, PartKind, RunsResultMsg, TranscriptResultMsg } from "../types";
+import type { Messenger } from "../messenger";
+import type { Message, Part, PartKind } from "../types/turns";
+
+import type { JobsQuestion, RunsResultMsg, TranscriptResultMsg } from "../types/jobs";
 import { formatTime } from "./logic";
 
 export interface RunRow {
@@ -37,7 +39,7 @@ type TranscriptQuestion = Extract<JobsQuestion, { type: "transcript" }>;
 
 export class RunsPanel {
   readonly el: HTMLElement;
-  private readonly model: MessageChannel;
+  private readonly messenger: Messenger;
   private readonly title = h("strong", {});
   private readonly status = h("div", { class: "hn-sub", "data-testid": "job-runs-status", role: "status", "aria-live": "polite" });
   private readonly tbody = h("tbody");
@@ -55,8 +57,8 @@ export class RunsPanel {
   private listing: AbortController | null = null;
   private opening: AbortController | null = null;
 
-  constructor(model: MessageChannel) {
-    this.model = model;
+  constructor(messenger: Messenger) {
+    this.messenger = messenger;
     const close = h("button", { type: "button", "data-testid": "job-runs-close", "aria-label": "Close the run list" }, "Close");
     close.addEventListener("click", () => this.hide());
     const refresh = h("button", { type: "button", "data-testid": "job-runs-refresh" }, "Reload");
@@ -110,7 +112,7 @@ export class RunsPanel {
     if (this.jobId === null) return;
     setText(this.status, "Loading runs…");
     this.listing?.abort();
-    this.listing = invoke<RunsMsgQuestion>(this.model, { type: "runs", id: this.jobId }, {
+    this.listing = this.messenger.ask<RunsMsgQuestion>({ type: "runs", id: this.jobId }, {
       answer: (msg) => this.renderRuns(msg),
       failed: (error) => this.renderRuns({ ok: false, message: `Could not list the runs: ${error.message}.` }),
     }, { timeout: RUNS_TIMEOUT_MS });
@@ -120,7 +122,7 @@ export class RunsPanel {
     this.transcript.hidden = false;
     this.transcript.replaceChildren(h("div", { class: "hn-sub" }, `Opening the run of ${formatTime(run.started_at)}…`));
     this.opening?.abort();
-    this.opening = invoke<TranscriptQuestion>(this.model, { type: "transcript", run_id: run.id }, {
+    this.opening = this.messenger.ask<TranscriptQuestion>({ type: "transcript", run_id: run.id }, {
       answer: (msg) => this.renderTranscript(msg),
       failed: (error) => this.renderTranscript({ ok: false, message: `Could not open the run: ${error.message}.` }),
     }, { timeout: RUNS_TIMEOUT_MS });
