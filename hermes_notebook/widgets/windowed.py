@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 KERNEL_WINDOW = 400
 #: Reads the open session's stored history (the conversation's), for pages before the window.
 Stored = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]
-SETTLED_STATUSES = ("complete", "interrupted", "error", "cancelled")
+#: A message in one of these states is never dropped: changes still come for it.
+UNSETTLED = ("streaming", "queued")
 
 
 class WindowedWidget(StreamingWidget):
@@ -60,9 +61,7 @@ class WindowedWidget(StreamingWidget):
 
     def _trim(self) -> None:
         with self._lock:
-            dropped = self._store.drop_oldest(
-                self.window, lambda m: m.get("status") in SETTLED_STATUSES or m.get("role") == "user"
-            )
+            dropped = self._store.drop_oldest(self.window, lambda m: m.get("status") not in UNSETTLED)
             for mid in dropped:
                 self._revs.pop(mid, None)
                 self._settled.pop(mid, None)
