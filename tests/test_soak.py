@@ -1,12 +1,12 @@
-"""A notebook that asks hundreds of times in one REAL kernel (nbclient + ipykernel) against the real Hermes:
-a finished turn holds nothing.
+"""A notebook that asks hundreds of times in one REAL kernel (nbclient + ipykernel) against the real Hermes: a
+finished turn holds nothing.
 
 One notebook, as a script-like notebook uses the package: ``hermes.ask(...)`` in loops (a new session every
 100 asks), the kernel probed between the loops through the standard means (the kernel's comm manager,
 ``Widget.widgets``, ``gc``, the process's RSS). After the first 100 turns nothing grows per finished turn: no
 open comm, no widget, no widget class, no view, handle or store, and RSS by at most 4 KB a turn. Asks with
-``show=False`` construct no widget at all. The 200-ask loop cell, saved as JupyterLab saves it, stays under
-1 MB and nbconvert shows each of its turns as a static transcript (no widget view left in it).
+``show=False``, and one from a thread, construct no widget. The 200-ask loop cell, saved as JupyterLab saves
+it, stays under 1 MB and nbconvert shows each of its turns as a static transcript (no widget view left in it).
 """
 
 from __future__ import annotations
@@ -67,6 +67,13 @@ for i in range({start}, {stop}):
 probe({stop})
 """
 
+THREAD = """
+import threading
+asked = threading.Thread(target=lambda: hermes.ask("soak from a thread", new=True))
+asked.start()
+asked.join()
+"""
+
 
 def _cells(loops: tuple[int, ...]) -> list[str]:
     """Setup, then one cell per loop (the last one quiet), each ending with a probe."""
@@ -76,6 +83,8 @@ def _cells(loops: tuple[int, ...]) -> list[str]:
         LOOP.format(start=a, stop=b, quiet=quiet if i == len(loops) - 1 else "")
         for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False))
     ]
+    # The quiet cell also asks from a thread, with the default show=True: a view there could not be shown.
+    cells[-1] = THREAD + cells[-1]
     return [SETUP.replace("PER_TURN_KINDS", repr(PER_TURN_KINDS)) + "probe(0)", *cells]
 
 
@@ -114,7 +123,7 @@ def test_hundreds_of_asks_leave_nothing_per_turn(
     }
     assert grown["rss_kb"] <= MAX_RSS_KB_PER_TURN, grown
     assert grown["objects"] <= MAX_OBJECTS_PER_TURN, grown
-    # Every shown ask made its view (and its layout), and the quiet ones none.
+    # Every shown ask made its view (and its layout), and the quiet ones and the thread's none.
     assert shown["made"].get("TurnView") == asks - quiet and done["made"] == shown["made"], done["made"]
 
     # nbclient keeps the state of every widget a run ever opened (it ignores comm_close): the quiet asks added
