@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -29,7 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_busy_kernel import Kernel  # noqa: E402 - the benchmarks' shared kernel driver
 
+import hermes_notebook as hn  # noqa: E402
 from hermes_notebook._demo.local_hermes import LocalHermes, find_hermes_bin  # noqa: E402
+
+#: Asks a client outside the kernel makes after every 100 of the kernel's (the pace to read them against).
+CONTROL_ASKS = 5
 
 SETUP = """
 import collections, gc, json, time, warnings
@@ -83,16 +88,25 @@ def main() -> None:
             for line in out.splitlines():
                 if line.startswith("REPORT "):
                     reports.append(json.loads(line.removeprefix("REPORT ")))
-                    if not args.json:
-                        print(_row(reports[-1]), flush=True)
 
         if not args.json:
-            print(f"{'turns':>6} {'RSS MB':>8} {'objects':>8} {'comms':>5} {'widgets':>7} {'ask ms':>7}")
+            print(
+                f"{'turns':>6} {'RSS MB':>8} {'objects':>8} {'comms':>5} {'widgets':>7} {'ask ms':>7} "
+                f"{'ctrl ms':>8} {'load':>5}"
+            )
+        control = hn.connect(local.settings())  # plain Python in this process: no view, a fresh client
+        controls: list[float] = []
         collect(kernel.run(SETUP))
         for start in range(0, args.asks, 100):  # one cell per 100 asks (a report every --every)
             stop = min(args.asks, start + 100)
             report = f"report({stop})" if stop % args.every == 0 or stop == args.asks else ""
             collect(kernel.run(LOOP.format(start=start, stop=stop, quiet=quiet, report=report), timeout=3600))
+            controls += _control_asks(control, start)
+            if report:
+                reports[-1].update(control_s=sum(controls) / len(controls), load=os.getloadavg()[0])
+                controls.clear()
+                if not args.json:
+                    print(_row(reports[-1]), flush=True)
     finally:
         kernel.stop()
         local.close()
@@ -100,26 +114,40 @@ def main() -> None:
     print(json.dumps({"reports": reports, "summary": summary}) if args.json else _text(summary))
 
 
+def _control_asks(control: hn.Hermes, start: int) -> list[float]:
+    """Seconds of CONTROL_ASKS asks by a client outside the kernel, in a new session: the server's and the
+    machine's pace right now, to read the kernel's asks against."""
+    times = []
+    for i in range(CONTROL_ASKS):
+        began = time.perf_counter()
+        control.ask(f"control {start + i}", new=i == 0)
+        times.append(time.perf_counter() - began)
+    return times
+
+
 def _row(r: dict[str, Any]) -> str:
     return (
         f"{r['turns']:>6} {r['rss_kb'] / 1024:>8.1f} {r['objects']:>8} {r['comms']:>5} {r['widgets']:>7} "
-        f"{r['ask_s'] * 1000:>7.0f}"
+        f"{r['ask_s'] * 1000:>7.0f} {r.get('control_s', 0) * 1000:>8.0f} {r.get('load', 0):>5.1f}"
     )
 
 
-def _mean_ask(reports: list[dict[str, Any]], first: int, last: int) -> float:
-    """The mean ask over the reports covering turns (first, last]."""
-    chosen = [r for r in reports if first < r["turns"] <= last]
-    spans = [r["turns"] - p["turns"] for p, r in zip(reports, reports[1:], strict=False) if r in chosen]
-    return sum(r["ask_s"] * n for r, n in zip(chosen, spans, strict=True)) / max(1, sum(spans))
+def _mean(reports: list[dict[str, Any]], first: int, last: int, key: str = "ask_s") -> float:
+    """The mean of ``key`` over the reports covering turns (first, last], each weighted by its turns."""
+    chosen = [(r, r["turns"] - p["turns"]) for p, r in zip(reports, reports[1:], strict=False)]
+    chosen = [(r, n) for r, n in chosen if first < r["turns"] <= last and key in r]
+    return sum(r[key] * n for r, n in chosen) / max(1, sum(n for _, n in chosen))
 
 
 def _summary(reports: list[dict[str, Any]], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     warm = next(r for r in reports if r["turns"] >= min(1000, args.asks // 2))
     end = reports[-1]
     turns = end["turns"] - warm["turns"]
-    first = _mean_ask(reports, 0, min(1000, end["turns"]))
-    last = _mean_ask(reports, max(0, end["turns"] - 1000), end["turns"])
+    first = _mean(reports, 0, min(1000, end["turns"]))
+    last = _mean(reports, max(0, end["turns"] - 1000), end["turns"])
+    first_control = _mean(reports, 0, min(1000, end["turns"]), "control_s")
+    last_control = _mean(reports, max(0, end["turns"] - 1000), end["turns"], "control_s")
+    relative = (last / last_control) / (first / first_control) if first_control and last_control else None
     return {
         "hermes": args.hermes,
         "asks": end["turns"],
@@ -132,6 +160,9 @@ def _summary(reports: list[dict[str, Any]], args: argparse.Namespace, seconds: f
         "first_1000_ask_ms": round(first * 1000, 1),
         "last_1000_ask_ms": round(last * 1000, 1),
         "last_over_first": round(last / first, 3) if first else None,
+        "first_1000_control_ms": round(first_control * 1000, 1),
+        "last_1000_control_ms": round(last_control * 1000, 1),
+        "last_over_first_against_control": round(relative, 3) if relative else None,
         "measured_from_turn": warm["turns"],
     }
 
@@ -142,7 +173,9 @@ def _text(s: dict[str, Any]) -> str:
         f"{s['minutes']} min\nafter turn {s['measured_from_turn']}: RSS {s['rss_kb_per_turn']} KB/turn "
         f"(target <= 2), {s['objects_per_turn']} objects/turn; {s['comms']} comms, {s['widgets']} widgets "
         f"open at the end\nmean ask: first 1,000 {s['first_1000_ask_ms']} ms, last 1,000 "
-        f"{s['last_1000_ask_ms']} ms: {s['last_over_first']}x (target <= 1.1)"
+        f"{s['last_1000_ask_ms']} ms: {s['last_over_first']}x (target <= 1.1)\na client outside the kernel "
+        f"meanwhile: {s['first_1000_control_ms']} ms, then {s['last_1000_control_ms']} ms; the kernel's asks "
+        f"against it: {s['last_over_first_against_control']}x"
     )
 
 
