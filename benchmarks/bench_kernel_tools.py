@@ -41,13 +41,20 @@ DASHBOARD_URL = "http://127.0.0.1:9"  # the stand-in's: never connected to
 
 
 class StandIn:
-    """What ``KernelTools`` needs of a Dashboard: ``mcp.servers.*`` answered as a newer Dashboard does, and
-    turns whose running tool parts ask for the calls to come (``prepare``)."""
+    """What ``KernelTools`` needs of a sharing conversation: its profile's MCP servers over a Dashboard that
+    answers ``mcp.servers.*`` as a newer one does, and the turns it runs, whose running tool parts ask for the
+    calls to come (``prepare``)."""
 
     def __init__(self) -> None:
+        from hermes_notebook.session.mcp_servers import McpServers
+
         self.servers: dict[str, str] = {}
         self.turns: list[Any] = []
+        self.mcp = McpServers(self._connection)
         self._ids = itertools.count(1)
+
+    async def _connection(self) -> StandIn:
+        return self
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         if method == "mcp.servers.list":
@@ -162,21 +169,19 @@ def overhead(calls: int, blocks: int) -> dict[str, Any]:
     """Part 1 (see the module docstring)."""
     from types import SimpleNamespace
 
+    import hermes_notebook.shell.host as shell_module
     from hermes_notebook import runtime
-    from hermes_notebook.kernel import share as share_module
+    from hermes_notebook.kernel import binding
+    from hermes_notebook.kernel.grants import Modes
+    from hermes_notebook.kernel.share import KernelTools
 
     ns = namespace()
-    share_module.ROUTE_WAIT = 1.0
-    import hermes_notebook.notebook.shell as shell_module
-
+    binding.ROUTE_WAIT = 1.0
     shell_module.ipython = lambda: SimpleNamespace(user_ns=ns)
     stand_in = StandIn()
-
-    async def connect() -> StandIn:
-        return stand_in
-
-    tools = share_module.KernelTools()
-    share = tools.share(object(), connect, dashboard_url=DASHBOARD_URL, read=True)  # type: ignore[arg-type]
+    tools = KernelTools()
+    tools.attach()
+    share = runtime.run_sync(tools.share(stand_in, Modes.of(read=True), dashboard_url=DASHBOARD_URL))  # type: ignore[arg-type]
     assert tools.server is not None
     token = tools.server.token.reveal()
     bare, bare_url = bare_server(ns)
@@ -215,12 +220,13 @@ def _pct(values: list[float], p: float) -> float:
 KERNEL_SETUP = """
 import json
 from benchmarks.bench_kernel_tools import StandIn, namespace
+from hermes_notebook.kernel.grants import Modes
 from hermes_notebook.kernel.share import KERNEL
+from hermes_notebook.runtime import run_sync
 globals().update(namespace())
 stand_in = StandIn()
-async def connect():
-    return stand_in
-share = KERNEL.share(object(), connect, dashboard_url="http://127.0.0.1:9", read=True)
+KERNEL.attach()
+share = run_sync(KERNEL.share(stand_in, Modes.of(read=True), dashboard_url="http://127.0.0.1:9"))
 print("SHARE", json.dumps([share.url, KERNEL.server.token.reveal()]))
 """
 
@@ -317,25 +323,27 @@ def share_times(rounds: int) -> dict[str, Any]:
     """Part 3 (see the module docstring)."""
     from hermes_notebook._demo.local_hermes import LocalHermes, find_hermes_bin
     from hermes_notebook.client.dashboard import DashboardConnection
+    from hermes_notebook.kernel.grants import Modes
     from hermes_notebook.kernel.share import KernelTools
     from hermes_notebook.runtime import run_sync
+    from hermes_notebook.session import Conversation
 
     first, again = [], []
     with LocalHermes(hermes_bin=find_hermes_bin(server="newer")) as hermes:
         settings = hermes.settings()
         conn = DashboardConnection(settings)
         run_sync(conn.connect())
-
-        async def connect() -> DashboardConnection:
-            return conn
-
+        conversation = Conversation(dashboard=conn)
+        url = settings.dashboard_url
         for _ in range(rounds):
-            tools, key = KernelTools(), object()
+            tools = KernelTools()  # a fresh kernel's worth: attached, then shared (as share_kernel does)
             started = time.perf_counter()
-            tools.share(key, connect, dashboard_url=settings.dashboard_url, read=True)
+            tools.attach()
+            run_sync(tools.share(conversation, Modes.of(read=True), dashboard_url=url))
             first.append(time.perf_counter() - started)
             started = time.perf_counter()
-            tools.share(key, connect, dashboard_url=settings.dashboard_url, read=False, run="allow")
+            tools.attach()
+            run_sync(tools.share(conversation, Modes.of(read=False, run="allow"), dashboard_url=url))
             again.append(time.perf_counter() - started)
             tools.close()
         run_sync(conn.close())

@@ -19,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 __all__ = [
     "blocking",
     "call_soon",
+    "caller_first",
     "get_loop",
     "in_loop_thread",
     "on_loop",
@@ -117,8 +118,9 @@ def on_loop(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[
     return hop
 
 
-def blocking(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """The blocking twin of an ``*_async`` method: same signature and docstring, runs on the package loop.
+def blocking(func: Callable[P, Coroutine[Any, Any, T]], *, timeout: float | None = None) -> Callable[P, T]:
+    """The blocking twin of an ``*_async`` method: same signature and docstring, runs on the package loop
+    (``timeout``: seconds it may wait, then ``TimeoutError``).
 
     Why: notebook code wants ``hermes.jobs.list()`` without ``await``, and scripts want ``await ..._async()``;
     writing each operation once as a coroutine and deriving the other keeps the two from drifting apart.
@@ -126,13 +128,34 @@ def blocking(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
 
     @functools.wraps(func)
     def wait(*args: P.args, **kwargs: P.kwargs) -> T:
-        return run_sync(func(*args, **kwargs))
+        return run_sync(func(*args, **kwargs), timeout)
 
     name = func.__name__.removesuffix("_async")
     wait.__name__ = name
     wait.__qualname__ = func.__qualname__.removesuffix("_async")
     wait.__doc__ = f"{func.__doc__ or ''}\n\nBlocks until done; ``{name}_async`` is the awaitable twin."
     return wait
+
+
+def caller_first(
+    step: Callable[..., object],
+) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
+    """Run ``step(*args, **kwargs)`` on the calling thread when the coroutine is made, then the coroutine
+    wherever it is awaited (its blocking twin's included: :func:`blocking` makes it on the caller's thread).
+
+    Why: a few operations must touch the caller's thread first (IPython keeps its display hooks per thread; a
+    kernel's main loop is only found from its own thread), and still be one coroutine with a derived twin.
+    """
+
+    def decorate(func: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+        @functools.wraps(func)
+        def made(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, T]:
+            step(*args, **kwargs)
+            return func(*args, **kwargs)
+
+        return made
+
+    return decorate
 
 
 def _shutdown() -> None:

@@ -186,7 +186,7 @@ def hermes_nb(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
     after."""
     import hermes_notebook as hn
 
-    monkeypatch.setattr("hermes_notebook.notebook.shell.ipython", lambda: None)
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: None)
     facade = hn.connect(settings)
     yield facade
     facade.close()

@@ -7,9 +7,16 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: The tests folder, the repository around it and the recorded fixtures: a test reaches files through these,
+# wherever in the folders that mirror the package it sits.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+FIXTURES = TESTS / "fixtures"
 
 #: Seconds between polls: short enough that a wait ends within a few ms of the condition.
 POLL_INTERVAL = 0.005

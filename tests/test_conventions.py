@@ -164,12 +164,15 @@ LAYERS: dict[str, int] = {
     "client": 2,  # the transports and the one place their exceptions are translated
     "jobs": 3,  # scripting helpers and the jobs API on top of the client
     "session": 3,  # one conversation: the turn runner, session book, turn queue; every face sits on it
-    "widgets": 4,
-    "notebook": 5,  # the facade, the turn handle, magics
-    "kernel": 5,  # the kernel's tool server, its registration and policy: the notebook layer's peer
-    "_demo": 6,
-    "demo": 6,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
-    "": 6,  # the package __init__
+    # the IPython shell we run in, read safely (where we run, values, placeholders, the last error,
+    # subshells): below both the kernel's tools and the faces, so neither imports the other to read it
+    "shell": 3,
+    "kernel": 4,  # the kernel's floor: its tool server, the tool table, registration and policy
+    "widgets": 5,
+    "notebook": 6,  # the facade, the turn handle, magics
+    "_demo": 7,
+    "demo": 7,  # the public `python -m hermes_notebook.demo` entry point: a thin door onto the _demo harness
+    "": 7,  # the package __init__
 }
 
 
@@ -226,6 +229,13 @@ def _package_import_edges(*, annotations: bool = False) -> Iterator[tuple[str, s
                     yield name, target, f"{_rel(path)}:{node.lineno}"
 
 
+@functools.cache
+def _runtime_import_edges() -> tuple[tuple[str, str, str], ...]:
+    """Every runtime import edge between package modules, lazy ones included (read once: several checks
+    share it)."""
+    return tuple(_package_import_edges())
+
+
 def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
     """``path:line importer -> target`` of each import of a higher layer."""
     offenders = []
@@ -237,20 +247,25 @@ def upward_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
 
 
 def test_no_module_imports_a_higher_layer() -> None:
-    """settings/errors/runtime < turns, render < client < jobs < widgets < notebook, even for lazy imports."""
-    offenders = upward_imports(_package_import_edges())
+    """settings/errors/runtime < turns, render < client < jobs, session, shell < kernel < widgets < notebook,
+    even for lazy imports: the kernel's floor imports no face."""
+    offenders = upward_imports(_runtime_import_edges())
     assert not offenders, "\n".join(offenders)
 
 
 def test_layer_check_sees_a_violation() -> None:
-    """The layer check flags client importing the jobs API and spares cron.validation (a self-test)."""
+    """The layer check flags client importing the jobs API and the kernel importing a face, and spares
+    cron.validation and the shell (a self-test)."""
     edges = [
         ("hermes_notebook.client.jobs", "hermes_notebook.jobs.api", "c.py:1"),
         ("hermes_notebook.client.jobs", "hermes_notebook.cron.validation", "c.py:2"),
         ("hermes_notebook.turns.folder", "hermes_notebook.client.api", "t.py:3"),
         ("hermes_notebook.notebook.facade", "hermes_notebook.widgets.chat", "n.py:4"),
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", "k.py:5"),
+        ("hermes_notebook.kernel.document", "hermes_notebook.widgets.subshells", "k.py:6"),
+        ("hermes_notebook.kernel.reading", "hermes_notebook.shell.values", "k.py:7"),
     ]
-    assert [o.split()[0] for o in upward_imports(edges)] == ["c.py:1", "t.py:3"]
+    assert [o.split()[0] for o in upward_imports(edges)] == ["c.py:1", "t.py:3", "k.py:5", "k.py:6"]
 
 
 def import_cycles(edges: Iterable[tuple[str, str, str]]) -> list[list[str]]:
@@ -284,7 +299,7 @@ def test_no_import_cycles() -> None:
     """No chain of imports (lazy ones and ``TYPE_CHECKING`` annotation imports included) leads from a module
     back to itself: a type a module only annotates with still ties it to its importer, so circles are broken
     with protocols or by moving the type, not by hiding the import."""
-    cycles = import_cycles(_package_import_edges(annotations=True))
+    cycles = import_cycles(_annotated_import_edges())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -308,6 +323,132 @@ def test_cycle_check_sees_a_cycle() -> None:
     assert import_cycles(edges) == [["p.a", "p.b", "p.a"]]
 
 
+def _folder(module: str) -> str:
+    """The top-level folder (or module) of the package a module belongs to: the layer it is in."""
+    return module.removeprefix("hermes_notebook").removeprefix(".").split(".")[0]
+
+
+def two_way_folder_pairs(edges: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``a <-> b (n / m imports)`` for each two folders that import each other (one floor each way)."""
+    between: dict[tuple[str, str], int] = {}
+    for importer, target, _ in edges:
+        pair = (_folder(importer), _folder(target))
+        if pair[0] != pair[1] and "" not in pair:
+            between[pair] = between.get(pair, 0) + 1
+    return [
+        f"{a} <-> {b} ({n} / {between[(b, a)]} imports)"
+        for (a, b), n in sorted(between.items())
+        if a < b and (b, a) in between
+    ]
+
+
+def test_no_two_folders_import_each_other() -> None:
+    """The folders are floors: no two import each other, lazily or for annotations (1 pair before:
+    ``kernel/`` and ``notebook/``, 5 imports one way and 6 the other, most of them lazy to dodge the
+    circle)."""
+    assert two_way_folder_pairs(_annotated_import_edges()) == []
+    edges = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.shell", ""),
+        ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", ""),
+        ("hermes_notebook.notebook.wait", "hermes_notebook.kernel.execute", ""),
+        ("hermes_notebook.widgets.chat", "hermes_notebook.session", ""),
+    ]
+    assert two_way_folder_pairs(edges) == ["kernel <-> notebook (1 / 2 imports)"]
+
+
+def _imports_at_import_time(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run when the module is imported: none inside a function or a ``TYPE_CHECKING``
+    block."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                yield from _imports_at_import_time(ast.Module(body=[child], type_ignores=[]))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        else:
+            yield from _imports_at_import_time(node)
+
+
+def _package_edges_split() -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """``(at import time, lazy)``: the runtime import edges between package modules, split by when they
+    run."""
+    at_import = {
+        (path, node.lineno) for path in _package_files() for node in _imports_at_import_time(_parse(path))
+    }
+    eager, lazy = [], []
+    for importer, target, where in _runtime_import_edges():
+        path, line = where.rsplit(":", 1)
+        (eager if (ROOT / path, int(line)) in at_import else lazy).append((importer, target, where))
+    return eager, lazy
+
+
+def circle_dodgers(eager: Iterable[tuple[str, str, str]], lazy: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``path:line importer -> target`` of each lazy import that dodges a circle: at import time its target
+    would import its importer back (a module runs its packages' ``__init__`` first, except those the importer
+    is in, which are imported already), or its target's folder imports the importer's folder (two floors in a
+    circle)."""
+    eager, lazy = list(eager), list(lazy)
+    modules: dict[str, set[str]] = {}
+    for importer, target, _ in eager:
+        modules.setdefault(importer, set()).add(target)
+    folders: dict[str, set[str]] = {}
+    for importer, target, _ in [*eager, *lazy]:
+        folders.setdefault(_folder(importer), set()).add(_folder(target))
+
+    def packages(module: str) -> set[str]:
+        parts = module.split(".")
+        return {".".join(parts[:n]) for n in range(1, len(parts))}
+
+    def reaches(graph: dict[str, set[str]], start: str, goal: str, imported: set[str] | None) -> bool:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph.get(node, ())
+                if imported is not None:  # the packages a module's import runs first
+                    todo += packages(node) - imported
+        return False
+
+    return [
+        f"{where} {importer} -> {target}"
+        for importer, target, where in lazy
+        if reaches(modules, target, importer, packages(importer) | {"hermes_notebook"})
+        or (
+            _folder(importer) != _folder(target)
+            and reaches(folders, _folder(target), _folder(importer), None)
+        )
+    ]
+
+
+def test_no_lazy_import_dodges_a_circle() -> None:
+    """A lazy import is for a heavy or optional module, never to hide a circle (7 before, all between
+    ``kernel/`` and ``notebook/``: the facade's, the status's and the chat's ``KERNEL``, the blocking wait's
+    ``JOBS``, the kernel's shell helper): the floors are in order, so each such import sits at the top."""
+    eager, lazy = _package_edges_split()
+    offenders = circle_dodgers(eager, lazy)
+    assert offenders == [], "\n".join(offenders)
+    assert lazy  # the split sees lazy imports (the package has a few, for optional or heavy modules)
+    eager = [
+        ("hermes_notebook.notebook.facade", "hermes_notebook.kernel.share", "f.py:1"),
+        ("hermes_notebook.notebook.facade", "hermes_notebook.widgets.chat", "f.py:2"),
+        ("p.b", "p.a.x", "b.py:1"),  # the package p.b imports p.a.x when it is imported
+    ]
+    lazy = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.notebook.host", "k.py:9"),  # two floors
+        ("hermes_notebook.notebook.facade", "hermes_notebook.notebook.magics", "f.py:9"),  # no circle
+        ("p.a.x", "p.b.y", "x.py:9"),  # through the package p.b
+        ("hermes_notebook.widgets.chat", "hermes_notebook.notebook.wait", "c.py:9"),  # two floors
+    ]
+    assert [hit.split()[0] for hit in circle_dodgers(eager, lazy)] == ["k.py:9", "x.py:9", "c.py:9"]
+
+
 # Package modules %hermes may use: the facade and what it hands out, never the turn machinery underneath.
 MAGICS_MAY_IMPORT = frozenset(
     {
@@ -315,6 +456,7 @@ MAGICS_MAY_IMPORT = frozenset(
         "hermes_notebook.settings",
         "hermes_notebook.turns.compression",
         "hermes_notebook.notebook.facade",
+        "hermes_notebook.notebook.connecting",  # connect(): the facade's settings resolved
         "hermes_notebook.notebook.context",
         "hermes_notebook.notebook.results",
         # the one escaping and the one scrubbing path (pure, layer 0): server text the magic prints goes
@@ -338,19 +480,32 @@ def private_reaches(tree: ast.AST, label: str) -> list[str]:
     ]
 
 
+MAGIC_MODULES = ("magics", "magic_line", "subcommands")
+
+
 def test_magics_use_only_the_facades_public_api() -> None:
-    """``%hermes`` goes through the facade's public methods (``ask(timeout=)``, ``start``, ``status``): it
-    reaches no other object's private attribute and imports no runner, handle or session module."""
-    path = PACKAGE / "notebook" / "magics.py"
-    tree = _parse(path)
-    assert private_reaches(tree, _rel(path)) == []
-    imported = {
-        target
-        for importer, target, _ in _package_import_edges()
-        if importer == "hermes_notebook.notebook.magics"
-    }
-    assert imported and imported <= MAGICS_MAY_IMPORT, sorted(imported - MAGICS_MAY_IMPORT)
+    """``%hermes`` goes through the facade's public methods (``ask(timeout=)``, ``start``, ``status``): its
+    modules (the magic, the line reader, the subcommand table) reach no other object's private attribute
+    and import no runner, handle or session module."""
+    own = {f"hermes_notebook.notebook.{name}" for name in MAGIC_MODULES}
+    for name in MAGIC_MODULES:
+        path = PACKAGE / "notebook" / f"{name}.py"
+        assert private_reaches(_parse(path), _rel(path)) == []
+    imported = {target for importer, target, _ in _runtime_import_edges() if importer in own}
+    assert imported and imported <= MAGICS_MAY_IMPORT | own, sorted(imported - MAGICS_MAY_IMPORT - own)
     assert private_reaches(ast.parse("self._a\nhermes._turns\nx.__class__\n"), "m.py") == ["m.py:2 ._turns"]
+
+
+def test_magic_subcommands_are_table_rows() -> None:
+    """Each ``%hermes`` subcommand is one row of notebook/subcommands.py (18 ``_cmd_*`` methods in a 648-line
+    magics.py before): the magic has no subcommand method of its own, and ``%hermes?`` lists every row."""
+    from hermes_notebook.notebook.magics import HermesMagics
+    from hermes_notebook.notebook.subcommands import SUBCOMMANDS
+
+    assert len(SUBCOMMANDS) >= 18 and len({row.name for row in SUBCOMMANDS}) == len(SUBCOMMANDS)
+    assert [name for name in vars(HermesMagics) if name.startswith("_cmd_")] == []
+    help_text = " ".join((HermesMagics.hermes.__doc__ or "").split())
+    assert all(" ".join(row.usage.split()) in help_text for row in SUBCOMMANDS)
 
 
 # Other objects' private attributes the package still reads, each for a reason outside our control. Nothing
@@ -473,10 +628,92 @@ def test_dashboard_and_turns_modules_are_at_most_450_lines() -> None:
         f"{_rel(path)}: {n} lines"
         for path in _package_files()
         if _rel(path).startswith(SMALL_PACKAGES)
-        and (n := len(path.read_text(encoding="utf-8").splitlines()))
-        > max(SMALL_MODULE_LINES, FORMATTED_LONG.get(_rel(path), (0, ""))[0])
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > SMALL_MODULE_LINES
     ]
     assert offenders == []
+
+
+# --- (a3) the kernel's floor: one tool table, reached through the conversation ------------------------------
+
+#: The kernel's tool names, from the table (the one place they are written).
+TOOL_NAMES = frozenset(
+    ast.literal_eval(node.args[0])
+    for node in ast.walk(_parse(PACKAGE / "kernel" / "tools.py"))
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Tool" and node.args
+)
+#: Where a tool's name may be compared: the table itself, and the scripted model, which speaks as a model
+# does (it names the tools it calls and parses its own keyword's arguments by tool).
+TOOL_NAMES_ALLOWED = ("hermes_notebook/kernel/tools.py", "hermes_notebook/_demo/")
+
+
+def tool_name_comparisons(tree: ast.AST, label: str, names: frozenset[str] = TOOL_NAMES) -> list[str]:
+    """``label:line`` of each comparison with a tool's name, or membership in a collection of tool names (a
+    literal, or a name ending ``TOOLS``): dispatch or gating by name instead of by the tool's row."""
+
+    def names_a_tool(node: ast.AST, membership: bool) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_a_tool(e, False) for e in node.elts)
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return membership and name.endswith("TOOLS")
+
+    def compares_a_tool(node: ast.Compare) -> bool:
+        return names_a_tool(node.left, False) or any(
+            names_a_tool(operand, isinstance(op, (ast.In, ast.NotIn)))
+            for op, operand in zip(node.ops, node.comparators, strict=True)
+        )
+
+    found = [
+        node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare) and compares_a_tool(node)
+    ]
+    return [f"{label}:{line}" for line in sorted(found)]
+
+
+def test_tools_are_named_only_in_the_tool_table() -> None:
+    """No tool's name is compared outside the tool table (20 comparisons before, in kernel/server.py,
+    share.py and cells.py): the server registers each row, the gate is the row's, dispatch is its handler, so
+    a new tool is one row and one handler."""
+    assert {"describe", "run_code", "insert_cell", "run_cell"} <= TOOL_NAMES
+    found = [
+        hit
+        for path in _package_files()
+        if not _rel(path).startswith(TOOL_NAMES_ALLOWED)
+        for hit in tool_name_comparisons(_parse(path), _rel(path))
+    ]
+    assert found == [], "\n".join(found)
+    sample = (
+        'if tool == "describe":\n    pass\nok = tool in READ_TOOLS or tool in cells.CELL_TOOLS\n'
+        'd = tool in ("run_code", "x")\nkind = part.kind == "tool"\nfew = len(x) < MAX_SUBAGENT_TOOLS\n'
+    )
+    assert tool_name_comparisons(ast.parse(sample), "s.py") == ["s.py:1", "s.py:3", "s.py:3", "s.py:4"]
+
+
+def kernel_client_imports(edges: Iterable[tuple[str, str, str]]) -> list[str]:
+    """``path:line importer -> target`` of each import of the Dashboard client by the kernel's floor."""
+    return [
+        f"{where} {importer} -> {target}"
+        for importer, target, where in edges
+        if importer.startswith("hermes_notebook.kernel")
+        and target.startswith("hermes_notebook.client.dashboard")
+    ]
+
+
+def test_the_kernel_reaches_hermes_through_the_conversation() -> None:
+    """kernel/ imports nothing of client/dashboard/, even for annotations (3 before): a call is bound to a
+    turn the sharing conversation runs, and the server is registered through the conversation's
+    ``mcp`` (the ``mcp.servers.*`` calls live in client/dashboard/mcp_servers.py); and kernel/share.py, the
+    owner, stays small (at most 300 lines; 531 before, with binding, dispatch, registration and run_code
+    inside)."""
+    assert kernel_client_imports(_annotated_import_edges()) == []
+    lines = len((PACKAGE / "kernel" / "share.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= 300, lines
+    edges = [
+        ("hermes_notebook.kernel.share", "hermes_notebook.client.dashboard", "k.py:1"),
+        ("hermes_notebook.kernel.binding", "hermes_notebook.session.conversation", "k.py:2"),
+        ("hermes_notebook.session.mcp_servers", "hermes_notebook.client.dashboard.mcp_servers", "s.py:3"),
+    ]
+    assert [hit.split()[0] for hit in kernel_client_imports(edges)] == ["k.py:1"]
 
 
 # --- (b) one exception tree
@@ -682,35 +919,23 @@ def test_public_module_defines_sorted_complete_all(path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 MAX_MODULE_LINES = 500
-# Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further.
-LONG_MODULES: dict[str, tuple[int, str]] = {}
-# Issue 34 (in progress): ruff format now lays out every file, and these modules, packed to their caps before,
-# grew past them. Their ceilings stop growth until they are split by shape; this table goes with the split.
-_FORMATTED = "packed to the cap before ruff format laid it out; to be split by shape (issue 34)"
-FORMATTED_LONG: dict[str, tuple[int, str]] = {
-    "hermes_notebook/_demo/script.py": (509, _FORMATTED),  # + SLOW n words (map pacing)
-    "hermes_notebook/client/api.py": (522, _FORMATTED),
-    "hermes_notebook/cron/schedules.py": (551, _FORMATTED),
-    "hermes_notebook/kernel/share.py": (531, _FORMATTED),
-    "hermes_notebook/notebook/facade.py": (581, _FORMATTED),  # + show=, the thin map twins
-    "hermes_notebook/notebook/magics.py": (648, _FORMATTED),
-    "hermes_notebook/session/conversation.py": (538, _FORMATTED),
-    "hermes_notebook/turns/folder.py": (508, _FORMATTED),
-    "hermes_notebook/widgets/_stream.py": (501, _FORMATTED),
-    "hermes_notebook/client/dashboard/core.py": (469, _FORMATTED),
-    "hermes_notebook/widgets/chat.py": (495, _FORMATTED),
+# Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further; each leaves
+# the list when it is split (test_long_module_allowlist_is_short_and_current fails once it fits).
+_ELSEWHERE = "being split on another branch in flight; until it lands here, it may not grow"
+LONG_MODULES: dict[str, tuple[int, str]] = {
+    # its reply types, follow-ups and pictures move to modules of their own with the demo's plain labels
+    "hermes_notebook/_demo/script.py": (508, _ELSEWHERE),
 }
 
 
 def test_no_module_over_the_line_limit() -> None:
-    """No package module is over 500 lines unless allowlisted here with a reason and a ceiling."""
+    """No package module is over 500 lines unless allowlisted here with a reason and a ceiling (ruff format
+    lays every line out, so the cap measures the same thing everywhere; the 12 modules packed to their caps
+    before the formatter ran were split by shape, each into modules with one job)."""
     offenders = []
     for path in _package_files():
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        limit = max(
-            LONG_MODULES.get(_rel(path), (MAX_MODULE_LINES, ""))[0],
-            FORMATTED_LONG.get(_rel(path), (0, ""))[0],
-        )
+        limit = LONG_MODULES.get(_rel(path), (MAX_MODULE_LINES, ""))[0]
         if lines > limit:
             offenders.append(f"{_rel(path)}: {lines} lines (limit {limit})")
     assert not offenders, "\n".join(offenders)
@@ -826,6 +1051,65 @@ def _test_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFun
             )
 
 
+#: Tests at tests/'s root that check the project as a whole rather than one module (the rest of the root's
+# tests are named after a top-level module: test_settings.py, test_render_bounds.py ...).
+PROJECT_TESTS = frozenset(
+    {
+        "test_clean_clone.py",
+        "test_contract.py",
+        "test_conventions.py",
+        "test_demo.py",
+        "test_front_end_conventions.py",
+        "test_notebooks.py",
+        "test_typing.py",
+        "test_wheel.py",
+    }
+)
+#: Folders of tests/ that are not the package's: the browser suite and the recorded fixtures.
+TEST_FOLDERS_OF_THEIR_OWN = ("browser", "fixtures")
+
+
+def misplaced_tests(tests: Iterable[str], folders: set[str], modules: set[str]) -> list[str]:
+    """Each test file (a path under tests/) that is not where the package code it tests lives: in a folder
+    that mirrors a package folder (``kernel/test_cell_tools.py`` for hermes_notebook/kernel/), or at the root
+    named after a top-level module (``test_render_bounds.py`` for render.py), or a project-wide check."""
+    found = []
+    for test in tests:
+        folder, _, name = test.rpartition("/")
+        if folder.split("/")[0] in TEST_FOLDERS_OF_THEIR_OWN or not name.startswith("test_"):
+            continue
+        stem = name.removeprefix("test_").removesuffix(".py")
+        at_root = name in PROJECT_TESTS or any(stem == m or stem.startswith(m + "_") for m in modules)
+        if (folder and folder not in folders) or (not folder and not at_root):
+            found.append(test)
+    return found
+
+
+def test_tests_mirror_the_package_folders() -> None:
+    """tests/ mirrors hermes_notebook/: a module's tests sit in the folder of the same path (88 test files at
+    tests/'s root before), so the tests of a floor are found beside each other; the root keeps the top-level
+    modules' tests and the project-wide checks."""
+    folders = {p.parent.relative_to(PACKAGE).as_posix() for p in _package_files() if p.parent != PACKAGE}
+    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    tests = [p.relative_to(TESTS).as_posix() for p in sorted(TESTS.rglob("test_*.py"))]
+    assert misplaced_tests(tests, folders, modules) == []
+    assert len([t for t in tests if "/" in t and not t.startswith("browser/")]) > 50
+    assert misplaced_tests(
+        [
+            "kernel/test_cell_tools.py",
+            "test_render_bounds.py",
+            "test_conventions.py",
+            "test_cell_tools.py",
+            "kernels/test_x.py",
+            "client/dashboard/test_backoff.py",
+            "browser/test_chat_browser.py",
+            "helpers.py",
+        ],
+        {"kernel", "client", "client/dashboard"},
+        {"render", "settings"},
+    ) == ["test_cell_tools.py", "kernels/test_x.py"]
+
+
 def test_every_test_has_a_docstring() -> None:
     """Every ``test_*`` function in tests/, including tests/browser and test classes, has a docstring."""
     offenders = [
@@ -843,12 +1127,12 @@ def test_every_test_has_a_docstring() -> None:
 
 # Tests allowed a fixed sleep right before an assertion: ``path::test``, each with why no event can stand in.
 SLEEP_BEFORE_ASSERT_ALLOWED = {
-    "tests/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
+    "tests/client/dashboard/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
         "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect "
         "loop "
         "would be back within it, and there is no event for something that does not happen"
     ),
-    "tests/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
+    "tests/widgets/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
         "an absence window: close() must not close a connection the caller owns; to become a barrier on the "
         "package loop (runtime.run_sync of a no-op after close)"
     ),
@@ -1074,6 +1358,34 @@ def test_architecture_table_names_real_modules_and_names() -> None:
     }
     unlisted = sorted(pkg for pkg in packages if not any(m.split("/")[0] == pkg for m in listed))
     assert unlisted == [], f"packages missing from docs/architecture.md: {unlisted}"
+
+
+def layers_drawn(markdown: str) -> dict[str, int]:
+    """``{folder or module: floor}`` from the fenced drawing whose lines start ``floor N``: ``name/`` is a
+    folder, ``name.py`` a top-level module, ``__init__`` the package's own; an indented line continues the
+    floor above it."""
+    blocks = markdown.split("```")[1::2]
+    drawing = next((b for b in blocks if re.search(r"^floor \d+ ", b, re.MULTILINE)), "")
+    drawn: dict[str, int] = {}
+    floor = -1
+    for line in drawing.splitlines():
+        heading = re.match(r"floor (\d+) ", line)
+        if heading:
+            floor = int(heading.group(1))
+        elif not line.startswith(" "):
+            continue
+        for name in re.findall(r"(?<![\w/.])(\w+/|\w+\.py|__init__)(?![\w/])", line):
+            drawn["" if name == "__init__" else name.removesuffix("/").removesuffix(".py")] = floor
+    return drawn
+
+
+def test_architecture_draws_the_layers() -> None:
+    """docs/architecture.md draws the floors as LAYERS has them: every folder and top-level module on its
+    floor (the kernel's floor between the conversation and the faces, the shell below both)."""
+    drawn = layers_drawn((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    assert drawn == LAYERS
+    sample = "x\n```\nfloor 1   a/  b.py     what a does\n          __init__\nfloor 0   c.py\n```\n"
+    assert layers_drawn(sample) == {"a": 1, "b": 1, "": 1, "c": 0}
 
 
 def test_architecture_check_sees_a_violation() -> None:
@@ -1441,14 +1753,15 @@ def sync_async_bridges(tree: ast.AST, label: str) -> list[str]:
     ]
 
 
-def test_faces_derive_their_twins_instead_of_bridging_by_hand() -> None:
-    """No face writes its own sync/async bridge (28 in widgets/ and notebook/ before, 23 of them in the
-    facade's twins): each operation is one coroutine, its blocking twin derived by ``runtime.blocking``."""
-    scope = (*FACES, "hermes_notebook/session/")
+def test_no_sync_bridge_outside_the_runtime() -> None:
+    """Nothing outside runtime.py writes its own sync/async bridge (28 in widgets/ and notebook/ before, 23 of
+    them in the facade's twins; then 4 ``run_sync`` in kernel/share.py): each operation is one coroutine, its
+    blocking twin derived by ``runtime.blocking`` (``share_kernel`` too, its first step on the caller's
+    thread by ``runtime.caller_first``)."""
     found = [
         hit
         for path in _package_files()
-        if _rel(path).startswith(scope)
+        if _rel(path) != "hermes_notebook/runtime.py"
         for hit in sync_async_bridges(_parse(path), _rel(path))
     ]
     assert found == [], "\n".join(found)
@@ -1528,17 +1841,21 @@ def test_asks_take_their_options_as_keywords() -> None:
     assert loose == []
 
 
+#: The faces stay thinner than the plain cap: what they do is the conversation's (formatted lines).
+FACE_CAPS = {"widgets/chat.py": 450, "notebook/facade.py": 500}
+
+
 def test_face_modules_stay_small() -> None:
-    """The long-module allowlist is empty, and the faces stay thin: widgets/chat.py at most 450 lines,
-    notebook/facade.py at most 400 (590 and 489, plus 319 lines of mixins, before)."""
-    assert LONG_MODULES == {}
-    sizes = {
-        name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines())
-        for name in ("widgets/chat.py", "notebook/facade.py")
-    }
-    chat_cap = max(450, FORMATTED_LONG.get("hermes_notebook/widgets/chat.py", (0, ""))[0])
-    facade_cap = max(400, FORMATTED_LONG.get("hermes_notebook/notebook/facade.py", (0, ""))[0])
-    assert sizes["widgets/chat.py"] <= chat_cap and sizes["notebook/facade.py"] <= facade_cap, sizes
+    """The faces stay thin: widgets/chat.py at most 450 lines, notebook/facade.py at most 500, neither
+    allowlisted (590 and 489 lines, plus 319 lines of mixins, before the faces moved onto the conversation).
+    The caps were 450 and 400 before ruff format laid every line out; formatting alone made the same code
+    about 10 % longer in the chat and 14 % in the facade, whose signatures list each keyword option on a line
+    of its own (the asks twice, by design: help() and completion show them). So the facade's cap is now the
+    plain one, and the chat kept its number by moving its cards' answers and its listener into modules of
+    their own (chat_answers.py, chat_events.py)."""
+    assert not set(LONG_MODULES) & {f"hermes_notebook/{name}" for name in FACE_CAPS}
+    sizes = {name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines()) for name in FACE_CAPS}
+    assert all(sizes[name] <= cap for name, cap in FACE_CAPS.items()), sizes
 
 
 def test_dashboard_newer_names_the_mcp_tools_as_hermes_builds_them() -> None:

@@ -86,3 +86,32 @@ def test_run_sync_passes_through_a_timeout_raised_by_the_coroutine() -> None:
 
     with pytest.raises(HermesTimeoutError, match="scheduler"):
         runtime.run_sync(fails())
+
+
+def test_caller_first_runs_its_step_on_the_caller_and_the_coroutine_on_the_loop() -> None:
+    """``caller_first``: the step runs where the coroutine is made (the blocking twin makes it on the caller's
+    thread), the coroutine where it is awaited (``on_loop``: the package loop), and the twin keeps the
+    coroutine's signature (what ``share_kernel`` is built from)."""
+    import inspect
+    import threading
+
+    from hermes_notebook.runtime import blocking, caller_first, in_loop_thread, on_loop
+
+    where: list[tuple[str, bool]] = []
+
+    class Face:
+        def _step(self, *, n: int) -> None:
+            where.append(("step", threading.current_thread() is threading.main_thread()))
+
+        @caller_first(_step)
+        @on_loop
+        async def work_async(self, *, n: int) -> int:
+            where.append(("coroutine", in_loop_thread()))
+            return n * 2
+
+        work = blocking(work_async)
+
+    assert Face().work(n=21) == 42
+    assert where == [("step", True), ("coroutine", True)]
+    assert inspect.signature(Face.work) == inspect.signature(Face.work_async)
+    assert str(inspect.signature(Face.work)) == "(self, *, n: 'int') -> 'int'"

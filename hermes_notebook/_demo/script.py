@@ -484,10 +484,9 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return _tool_or_refusal(
             offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new})
         )
-    if keyword == "SLOW":  # the words after n end the reply ("for <words>"), so paced replies differ
-        count, _, said = rest.partition(" ")
-        ticks = [f"tick {i} " for i in range(int(count) if count.isdigit() else SLOW_DEFAULT_TICKS)]
-        return Reply(text=ticks + ([f"for {said}"] if said and count.isdigit() else []), delay=slow_delay)
+    if keyword == "SLOW" and (slow := re.fullmatch(r"(\d*) ?(.*)", rest, re.S)):  # n ticks, "for <words>"
+        ticks = [f"tick {i} " for i in range(int(slow[1] or SLOW_DEFAULT_TICKS))]
+        return Reply(text=ticks + [f"for {slow[2]}"] * bool(slow[2]), delay=slow_delay)
     if (match := re.fullmatch(r"FAIL(\d{3})?", keyword)) is not None:
         return Reply(status=int(match.group(1) or 500))
     if keyword == "MARKDOWN":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ from ..errors import (
 from ..settings import Secret, Settings
 from ._http import ApiServerClient, HttpTransport, translate_errors
 from ._mapping import raw as _raw
+from .api_requests import IDEMPOTENCY_KEY, check_history, check_id, check_run_input, drop_none
 from .api_types import (
     ApprovalResult,
     Capabilities,
@@ -115,19 +115,6 @@ POLL_MIN_DELAY = 0.25
 POLL_MAX_DELAY = 2.0
 #: How long polling tolerates the server being unreachable before giving up, in seconds.
 POLL_UNREACHABLE_BUDGET = 30.0
-# What newer servers accept as an Idempotency-Key (else 400 invalid_idempotency_key).
-_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
-
-_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,256}$")
-
-
-def _check_id(value: object, what: str) -> str:
-    """Ids go into URL paths: refuse anything that could change the path before sending."""
-    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
-        raise HermesUsageError(f"{what} must be a non-empty id of letters, digits and _.:- ; got {value!r}")
-    return value
-
-
 # --- the client -------------------------------------------------------------------------------------------
 
 
@@ -242,15 +229,15 @@ class ApiClient(ApiServerClient):
         key after a connection failure: the server answers the same run (``RunRef.replayed``), never a second
         one.
         """
-        _check_run_input(input)
-        if idempotency_key is not None and not _IDEMPOTENCY_KEY.fullmatch(idempotency_key):
+        check_run_input(input)
+        if idempotency_key is not None and not IDEMPOTENCY_KEY.fullmatch(idempotency_key):
             raise HermesUsageError(
                 "idempotency_key must be 1-255 visible ASCII characters (no spaces); got "
                 f"{idempotency_key[:40]!r}"
             )
         if conversation_history is not None:
-            _check_history(conversation_history, "conversation_history")
-        body = _drop_none(
+            check_history(conversation_history, "conversation_history")
+        body = drop_none(
             input=input if isinstance(input, str) else list(input),
             session_id=session_id,
             instructions=instructions,
@@ -280,7 +267,7 @@ class ApiClient(ApiServerClient):
         The text reaches the model at its next tool result; text that never did comes back as
         ``pending_steer`` on the run's status. HermesHTTPError 409 once the run no longer accepts steering.
         """
-        _check_id(run_id, "run_id")
+        check_id(run_id, "run_id")
         if not isinstance(text, str) or not text.strip():
             raise HermesUsageError("steer text must be a non-empty string")
         if not await self._feature("run_steer"):  # 0.19.0 has no such route (docs/protocol/api-server.md §12)
@@ -290,14 +277,14 @@ class ApiClient(ApiServerClient):
 
     def run_events(self, run_id: str) -> RunEventStream:
         """The run's events, ending with its terminal event (one reader per run; see the module docstring)."""
-        _check_id(run_id, "run_id")
+        check_id(run_id, "run_id")
         self._readers.ensure_free(run_id)
         return RunEventStream(self, run_id)
 
     async def run_status(self, run_id: str) -> RunStatus:
         """``GET /v1/runs/{id}``; HermesNotFoundError once the run is unknown or expired (1 h after its
         end)."""
-        data = await self._http.request_json("GET", f"/v1/runs/{_check_id(run_id, 'run_id')}")
+        data = await self._http.request_json("GET", f"/v1/runs/{check_id(run_id, 'run_id')}")
         return RunStatus.from_json(data)
 
     async def approve_run(
@@ -315,7 +302,7 @@ class ApiClient(ApiServerClient):
         answers the run's *oldest* pending approval (or every one with ``all=True``): Hermes 0.19.0 names no
         approvals and ignores the field, so there approvals must be answered in the order they were requested.
         """
-        _check_id(run_id, "run_id")
+        check_id(run_id, "run_id")
         if choice not in APPROVAL_CHOICES:
             raise HermesUsageError(
                 f"approval choice must be one of {', '.join(APPROVAL_CHOICES)}; got {choice!r}"
@@ -326,7 +313,7 @@ class ApiClient(ApiServerClient):
         if request_id is not None:
             if all:
                 raise HermesUsageError("approve_run takes request_id or all=True, not both")
-            body["request_id"] = _check_id(request_id, "request_id")
+            body["request_id"] = check_id(request_id, "request_id")
         data = await self._http.request_json("POST", f"/v1/runs/{run_id}/approval", json_body=body)
         return ApprovalResult(
             run_id=str(data.get("run_id", run_id)),
@@ -338,7 +325,7 @@ class ApiClient(ApiServerClient):
     async def stop_run(self, run_id: str) -> RunRef:
         """``POST /v1/runs/{id}/stop`` (cooperative; the run then ends ``cancelled``). 404 once it has
         ended."""
-        data = await self._http.request_json("POST", f"/v1/runs/{_check_id(run_id, 'run_id')}/stop")
+        data = await self._http.request_json("POST", f"/v1/runs/{check_id(run_id, 'run_id')}/stop")
         return RunRef(id=str(data.get("run_id", run_id)), status=str(data.get("status")), raw=_raw(data))
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> RunStatus:
@@ -348,7 +335,7 @@ class ApiClient(ApiServerClient):
         run failed (a cancelled run is returned, ``status == "cancelled"``) and TimeoutError after
         ``timeout``.
         """
-        _check_id(run_id, "run_id")
+        check_id(run_id, "run_id")
         status = await asyncio.wait_for(self.poll_run_until_done(run_id), timeout)
         if status.status == "failed":
             raise HermesRunError(
@@ -397,11 +384,11 @@ class ApiClient(ApiServerClient):
         ``session_id`` is sent as ``X-Hermes-Session-Id``: the server then loads that session's history and
         uses only the last message from ``messages`` (§5 "Session semantics").
         """
-        _check_history(messages, "messages")
+        check_history(messages, "messages")
         if not messages:
             raise HermesUsageError("messages must not be empty")
-        headers = {"X-Hermes-Session-Id": _check_id(session_id, "session_id")} if session_id else None
-        body = _drop_none(messages=list(messages), model=model, stream=True if stream else None)
+        headers = {"X-Hermes-Session-Id": check_id(session_id, "session_id")} if session_id else None
+        body = drop_none(messages=list(messages), model=model, stream=True if stream else None)
         if stream:
             response = await self._http.open_stream(
                 "POST", "/v1/chat/completions", json_body=body, headers=headers
@@ -437,8 +424,8 @@ class ApiClient(ApiServerClient):
         if not input:
             raise HermesUsageError("input must be a non-empty string or list")
         if conversation_history is not None:
-            _check_history(conversation_history, "conversation_history")
-        body = _drop_none(
+            check_history(conversation_history, "conversation_history")
+        body = drop_none(
             input=input if isinstance(input, str) else list(input),
             instructions=instructions,
             previous_response_id=previous_response_id,
@@ -459,13 +446,13 @@ class ApiClient(ApiServerClient):
 
     async def get_response(self, response_id: str) -> HermesResponse:
         """``GET /v1/responses/{id}`` (stored responses: an LRU of 100)."""
-        data = await self._http.request_json("GET", f"/v1/responses/{_check_id(response_id, 'response_id')}")
+        data = await self._http.request_json("GET", f"/v1/responses/{check_id(response_id, 'response_id')}")
         return HermesResponse.from_json(data)
 
     async def delete_response(self, response_id: str) -> bool:
         """``DELETE /v1/responses/{id}``; also drops conversation names pointing at it."""
         data = await self._http.request_json(
-            "DELETE", f"/v1/responses/{_check_id(response_id, 'response_id')}"
+            "DELETE", f"/v1/responses/{check_id(response_id, 'response_id')}"
         )
         return bool(data.get("deleted"))
 
@@ -487,36 +474,6 @@ class ApiClient(ApiServerClient):
 
     async def session_messages(self, session_id: str) -> list[SessionMessage]:
         """``GET /api/sessions/{id}/messages``: the stored transcript, oldest first."""
-        path = f"/api/sessions/{_check_id(session_id, 'session_id')}/messages"
+        path = f"/api/sessions/{check_id(session_id, 'session_id')}/messages"
         data = await self._http.request_json("GET", path)
         return [SessionMessage.from_json(item) for item in data.get("data", [])]
-
-
-# --- request validation -----------------------------------------------------------------------------------
-
-
-def _drop_none(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def _check_run_input(value: object) -> None:
-    """The server needs a truthy input, and 500s on an array whose last item is a bare string (§3)."""
-    if isinstance(value, str):
-        if not value:
-            raise HermesUsageError("input must not be empty")
-        return
-    if not isinstance(value, Sequence) or not value:
-        raise HermesUsageError(
-            "input must be a non-empty string or a non-empty list of {role, content} items"
-        )
-    if not isinstance(value[-1], Mapping):
-        raise HermesUsageError("the last input item must be a {role, content} object, not a bare value")
-
-
-def _check_history(items: object, what: str) -> None:
-    """Each item needs ``role`` and ``content`` (§3 conversation_history, §5 messages)."""
-    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
-        raise HermesUsageError(f"{what} must be a list of {{role, content}} objects")
-    for i, item in enumerate(items):
-        if not isinstance(item, Mapping) or "role" not in item or "content" not in item:
-            raise HermesUsageError(f"{what}[{i}] must have 'role' and 'content'")

@@ -7,7 +7,7 @@ a schedule that passes here is accepted by the server and one that fails here wo
 schedules get a message that says what is wrong and an example that works.
 
 The grammar (docs/protocol/api-server.md §7, checked against the real function in
-``tests/test_schedules.py``):
+``tests/cron/test_schedules.py``):
 
 - ``every <N><unit>``: a recurring interval; one number and one unit (``m``, ``h``, ``d`` and their long
   forms).
@@ -24,8 +24,6 @@ local zone, which is right when Hermes runs beside the notebook with no ``timezo
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Literal
@@ -34,7 +32,20 @@ from croniter import croniter
 
 from ..errors import HermesValidationError
 from .presets import PRESETS, daily, every_n_minutes, hourly, monthly, weekdays, weekly
-from .wording import DAY_ABBR, MONTH_ABBR, describe_at, describe_cron, describe_minutes, describe_stored
+from .refusals import (
+    CRON_FIELD,
+    DATE_PREFIX,
+    GENERIC_EXAMPLES,
+    Invalid,
+    diagnose_cron,
+    diagnose_interval,
+    diagnose_other,
+    diagnose_timestamp,
+    duration_minutes,
+    example_for_never,
+    future_example,
+)
+from .wording import describe_at, describe_cron, describe_minutes, describe_stored
 
 __all__ = [
     "ONESHOT_GRACE_SECONDS",
@@ -59,25 +70,6 @@ __all__ = [
 ONESHOT_GRACE_SECONDS = 120
 
 Kind = Literal["cron", "interval", "once"]
-
-# The server's own patterns, character for character (cron/jobs.py parse_duration / parse_schedule).
-_DURATION = re.compile(r"^(\d+)\s*(m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days)$")
-_CRON_FIELD = re.compile(r"^[\d\*\-,/]+$")
-_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}")
-_MULTIPLIER = {"m": 1, "h": 60, "d": 1440}
-
-_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week", "second", "year")
-_RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7), (0, 59), (1970, 2099))
-_MACROS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
-_GENERIC_EXAMPLES = "'every 30m' (recurring), '0 9 * * 1-5' (09:00 on weekdays), '2h' (once, in two hours)"
 
 
 @dataclass(frozen=True)
@@ -126,15 +118,6 @@ class ScheduleCheck:
         }
 
 
-class _Invalid(Exception):
-    """A refusal with its explanation and a working example; turned into HermesValidationError."""
-
-    def __init__(self, message: str, example: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.example = example
-
-
 # --- parsing: the server's decision procedure ------------------------------------------------------------
 
 
@@ -151,13 +134,6 @@ def _now(now: datetime | None, tz: tzinfo | None) -> datetime:
     return now.replace(tzinfo=zone) if now.tzinfo is None else now.astimezone(zone)
 
 
-def _duration_minutes(text: str) -> int | None:
-    match = _DURATION.match(text.strip().lower())
-    if not match:
-        return None
-    return int(match.group(1)) * _MULTIPLIER[match.group(2)[0]]
-
-
 def parse(schedule: object, *, now: datetime | None = None, tz: tzinfo | None = None) -> Schedule:
     """Check a schedule the way Hermes 0.19.0 does and return what it means.
 
@@ -166,7 +142,7 @@ def parse(schedule: object, *, now: datetime | None = None, tz: tzinfo | None = 
     """
     try:
         return _parse(schedule, _now(now, tz))
-    except _Invalid as exc:
+    except Invalid as exc:
         error = HermesValidationError(
             f"{exc.message} Example that works: {exc.example}",
             status=None,
@@ -186,21 +162,21 @@ def validate(schedule: object, *, now: datetime | None = None, tz: tzinfo | None
 
 def _parse(schedule: object, now: datetime) -> Schedule:
     if not isinstance(schedule, str):
-        raise _Invalid(f"A schedule must be a string, not {type(schedule).__name__}.", "'every 30m'")
+        raise Invalid(f"A schedule must be a string, not {type(schedule).__name__}.", "'every 30m'")
     text = schedule.strip()
     if not text:
-        raise _Invalid("The schedule is empty.", _GENERIC_EXAMPLES)
+        raise Invalid("The schedule is empty.", GENERIC_EXAMPLES)
     lower = text.lower()
 
     # 1. "every <duration>": a recurring interval.
     if lower.startswith("every "):
-        minutes = _duration_minutes(text[6:].strip())
+        minutes = duration_minutes(text[6:].strip())
         if minutes is None:
-            raise _diagnose_interval(text)
+            raise diagnose_interval(text)
         try:
             _ = now + timedelta(minutes=minutes)
         except OverflowError:
-            raise _Invalid(
+            raise Invalid(
                 f"'{text}' is too long an interval for Hermes to compute a next run.", "'every 30d'"
             ) from None
         warnings: tuple[str, ...] = ()
@@ -219,17 +195,17 @@ def _parse(schedule: object, now: datetime) -> Schedule:
 
     # 2. Five or more space-separated fields, the first five numeric: a cron expression.
     parts = text.split()
-    if len(parts) >= 5 and all(_CRON_FIELD.match(p) for p in parts[:5]):
+    if len(parts) >= 5 and all(CRON_FIELD.match(p) for p in parts[:5]):
         try:
             cron = croniter(text)
         except Exception as exc:
-            raise _diagnose_cron(text, str(exc)) from None
+            raise diagnose_cron(text, str(exc)) from None
         try:
             croniter(text, now).get_next(datetime)
         except Exception:
-            raise _Invalid(
+            raise Invalid(
                 f"'{text}' never matches a real date, so Hermes cannot compute its next run.",
-                _example_for_never(parts),
+                example_for_never(parts),
             ) from None
         notes: list[str] = []
         if len(parts) >= 6:
@@ -242,30 +218,30 @@ def _parse(schedule: object, now: datetime) -> Schedule:
         )
 
     # 3. An ISO timestamp: once at that time.
-    if "T" in text or _DATE_PREFIX.match(text):
+    if "T" in text or DATE_PREFIX.match(text):
         try:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise _diagnose_timestamp(text, str(exc), now) from None
+            raise diagnose_timestamp(text, str(exc), now) from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=now.tzinfo)
         if when < now - timedelta(seconds=ONESHOT_GRACE_SECONDS):
-            raise _Invalid(
+            raise Invalid(
                 f"'{text}' is in the past (Hermes refuses one-shot times more than {ONESHOT_GRACE_SECONDS} s "
                 "ago).",
-                f"'{_future_example(now)}' or a duration such as '30m'",
+                f"'{future_example(now)}' or a duration such as '30m'",
             )
         return Schedule(
             text, "once", f"once at {when.strftime('%Y-%m-%d %H:%M')}", describe_at(when, now), run_at=when
         )
 
     # 4. A bare duration: once, that long from now.
-    minutes = _duration_minutes(text)
+    minutes = duration_minutes(text)
     if minutes is not None:
         try:
             run_at = now + timedelta(minutes=minutes)
         except OverflowError:
-            raise _Invalid(f"'{text}' is too far in the future for Hermes to schedule.", "'30d'") from None
+            raise Invalid(f"'{text}' is too far in the future for Hermes to schedule.", "'30d'") from None
         return Schedule(
             text,
             "once",
@@ -275,208 +251,7 @@ def _parse(schedule: object, now: datetime) -> Schedule:
             run_at=run_at,
         )
 
-    raise _diagnose_other(text)
-
-
-# --- explaining refusals ---------------------------------------------------------------------------------
-
-
-def _diagnose_interval(text: str) -> _Invalid:
-    rest = text[6:].strip()
-    total = _sum_compound(rest)
-    if total is not None:
-        return _Invalid(
-            f"'{text}': Hermes takes one number and one unit (m, h or d) after 'every', not '{rest}'.",
-            f"'every {total}m'",
-        )
-    m = re.fullmatch(r"(\d+)\s*(s|sec|secs|second|seconds)", rest.lower())
-    if m:
-        return _Invalid(f"'{text}': Hermes has no seconds; the smallest unit is minutes (m).", "'every 1m'")
-    m = re.fullmatch(r"(\d+)\s*(w|wk|wks|week|weeks)", rest.lower())
-    if m:
-        return _Invalid(
-            f"'{text}': Hermes has no weeks unit; use days (d).", f"'every {int(m.group(1)) * 7}d'"
-        )
-    m = re.fullmatch(r"(?:a|an|1)?\s*(minute|hour|day)", rest.lower())
-    if m:
-        return _Invalid(f"'{text}': put a number before the unit.", f"'every 1{m.group(1)[0]}'")
-    return _Invalid(
-        f"'{text}': after 'every' Hermes expects one number and a unit (m, h or d), not '{rest}'.",
-        "'every 30m'",
-    )
-
-
-def _sum_compound(text: str) -> int | None:
-    """Minutes in '1h30m' / '1h 30m', which Hermes refuses but users write."""
-    pieces = re.findall(r"(\d+)\s*([a-z]+)", text.lower())
-    if len(pieces) < 2 or re.sub(r"[\d\sa-z]", "", text.lower()):
-        return None
-    total = 0
-    for number, unit in pieces:
-        minutes = _duration_minutes(number + unit)
-        if minutes is None:
-            return None
-        total += minutes
-    return total
-
-
-def _diagnose_cron(text: str, croniter_message: str) -> _Invalid:
-    parts = text.split()
-    if len(parts) > 7:
-        return _Invalid(
-            f"'{text}' has {len(parts)} fields; a cron expression has 5 "
-            "(minute hour day-of-month month day-of-week).",
-            f"'{' '.join(parts[:5])}'",
-        )
-    for i, part in enumerate(parts):
-        problem = _field_problem(part, i)
-        if problem:
-            return _Invalid(f"'{text}': {problem}", _example_fixing(parts, i))
-    return _Invalid(f"'{text}' is not a valid cron expression ({croniter_message}).", "'0 9 * * *'")
-
-
-def _field_problem(part: str, index: int) -> str | None:
-    """What is wrong with one cron field, in words, or None if it looks fine."""
-    name = _FIELDS[index]
-    low, high = _RANGES[index]
-    if re.search(r"[A-Za-z]", part):
-        return f"the {name} field '{part}' contains letters; Hermes accepts numbers only."
-    if not _CRON_FIELD.match(part):
-        return f"the {name} field '{part}' may only contain digits and * - , /."
-    for item in part.split(","):
-        if item == "":
-            return f"the {name} field '{part}' has an empty list item."
-        base, _, step = item.partition("/")
-        if step != "" and (not step.isdigit() or int(step) == 0):
-            return f"the {name} field '{part}' needs a step of 1 or more after '/'."
-        if base == "*":
-            continue
-        bounds = base.split("-")
-        if len(bounds) > 2 or any(not b.isdigit() for b in bounds):
-            return f"the {name} field '{part}' is not a number, range (a-b) or step (*/n)."
-        for b in bounds:
-            if not low <= int(b) <= high:
-                return f"the {name} value {int(b)} is outside {low}-{high}."
-    return None
-
-
-def _example_fixing(parts: Sequence[str], index: int) -> str:
-    fixed = list(parts[:5]) + ["*"] * max(0, 5 - len(parts))
-    if index < 5:
-        fixed[index] = {0: "0", 1: "9", 2: "1", 3: "*", 4: "1-5"}[index]
-        return f"'{' '.join(fixed)}'"
-    return f"'{' '.join(parts[:5])}'"
-
-
-def _example_for_never(parts: Sequence[str]) -> str:
-    fixed = list(parts[:5])
-    fixed[2] = "28" if fixed[3] not in ("*",) else "1"
-    return f"'{' '.join(fixed)}'"
-
-
-def _replace_names(field_text: str, index: int) -> str | None:
-    """Translate day/month names in a cron field to the numbers Hermes needs (None if not possible)."""
-    names = DAY_ABBR if index == 4 else MONTH_ABBR if index == 3 else None
-    if names is None:
-        return None
-    unknown = False
-
-    def swap(match: re.Match[str]) -> str:
-        nonlocal unknown
-        value = names.get(match.group(0)[:3].lower())
-        if value is None:
-            unknown = True
-            return match.group(0)
-        return str(value)
-
-    out = re.sub(r"[A-Za-z]+", swap, field_text)
-    return None if unknown else out
-
-
-def _diagnose_other(text: str) -> _Invalid:
-    lower = text.lower()
-    if lower.startswith("@"):
-        macro = lower.split()[0]
-        if macro in _MACROS:
-            return _Invalid(
-                f"Hermes 0.19.0 does not accept cron macros like '{macro}'; write the 5 fields instead.",
-                f"'{_MACROS[macro]}'",
-            )
-        return _Invalid(f"Hermes 0.19.0 does not accept '{macro}'.", _GENERIC_EXAMPLES)
-    if lower == "every" or (lower.startswith("every") and _duration_minutes(lower[5:]) is not None):
-        rest = text[5:].strip() or "30m"
-        return _Invalid(f"'{text}': write a space after 'every'.", f"'every {rest}'")
-    parts = text.split()
-    if 3 <= len(parts) <= 7 and any(_CRON_FIELD.match(p) for p in parts):
-        return _diagnose_cron_like(text, parts)
-    m = re.fullmatch(r"(\d+)\s*(s|sec|secs|second|seconds)", lower)
-    if m:
-        return _Invalid(
-            f"'{text}': Hermes has no seconds; the smallest unit is minutes (m).", "'1m' (once) or 'every 1m'"
-        )
-    m = re.fullmatch(r"(\d+)\s*(w|wk|wks|week|weeks)", lower)
-    if m:
-        return _Invalid(f"'{text}': Hermes has no weeks unit; use days (d).", f"'{int(m.group(1)) * 7}d'")
-    total = _sum_compound(text)
-    if total is not None:
-        return _Invalid(f"'{text}': Hermes takes one number and one unit (m, h or d).", f"'{total}m'")
-    return _Invalid(f"'{text}' is not a schedule Hermes understands.", _GENERIC_EXAMPLES)
-
-
-def _diagnose_cron_like(text: str, parts: list[str]) -> _Invalid:
-    for i, part in enumerate(parts[:5]):
-        if re.search(r"[A-Za-z]", part):
-            if i in (3, 4):
-                fixed = _replace_names(part, i)
-                if fixed is not None:
-                    suggestion = list(parts[:5])
-                    suggestion[i] = fixed
-                    what = "Day" if i == 4 else "Month"
-                    hint = (
-                        " (0 or 7 = Sunday, 1 = Monday ... 6 = Saturday)"
-                        if i == 4
-                        else " (1 = January ... 12 = December)"
-                    )
-                    return _Invalid(
-                        f"{what} names like '{part}' are not accepted by Hermes; use numbers{hint}.",
-                        f"'{' '.join(suggestion)}'",
-                    )
-            if re.search(r"[LW#?]", part):
-                return _Invalid(
-                    f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (L, W, #, ?), "
-                    "which Hermes does not accept.",
-                    _example_fixing(parts, i),
-                )
-            return _Invalid(
-                f"'{text}': the {_FIELDS[i]} field '{part}' contains letters; Hermes accepts numbers only.",
-                _example_fixing(parts, i),
-            )
-        if "?" in part or "#" in part:
-            return _Invalid(
-                f"'{text}': the {_FIELDS[i]} field '{part}' uses Quartz syntax (?, #), which Hermes "
-                "does not accept; use '*' or plain numbers.",
-                _example_fixing(parts, i),
-            )
-    if len(parts) < 5:
-        return _Invalid(
-            f"'{text}' has {len(parts)} fields; a cron expression needs 5 (minute hour day-of-month month "
-            "day-of-week).",
-            f"'{' '.join(list(parts) + ['*'] * (5 - len(parts)))}'",
-        )
-    return _Invalid(f"'{text}' is not a schedule Hermes understands.", _GENERIC_EXAMPLES)
-
-
-def _diagnose_timestamp(text: str, reason: str, now: datetime) -> _Invalid:
-    parts = text.split()
-    if len(parts) >= 5:  # "0 9 * * TUE" lands here on the server because it contains a "T"
-        return _diagnose_cron_like(text, parts)
-    detail = reason.replace("Invalid isoformat string: ", "not an ISO date/time: ")
-    return _Invalid(f"'{text}' is not a valid timestamp ({detail}).", f"'{_future_example(now)}'")
-
-
-def _future_example(now: datetime) -> str:
-    soon = (now + timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
-    return soon.strftime("%Y-%m-%dT%H:%M")
+    raise diagnose_other(text)
 
 
 # --- plain-language descriptions (the wording itself is in .wording) ------------------------------------
@@ -539,7 +314,7 @@ def check(
     text = schedule.strip() if isinstance(schedule, str) else str(schedule)
     try:
         parsed = _parse(schedule, start)
-    except _Invalid as exc:
+    except Invalid as exc:
         return ScheduleCheck(False, text, message=exc.message, example=exc.example)
     return ScheduleCheck(
         True,

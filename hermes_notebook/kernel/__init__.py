@@ -1,12 +1,14 @@
 """Hermes works in your kernel: a tool server the agent calls, with the user in control.
 
-``share`` (policy, routing a call to the turn that made it, the Run/Deny card, cleanup) -> ``server`` (MCP
-over streamable HTTP on 127.0.0.1 behind a bearer token; the optional ``mcp`` SDK) and ``registration`` (the
-Dashboard's ``mcp.servers.*``, or a config snippet); ``reading`` (the read tools' bounded summaries) and
-``execute`` (approved code on the kernel's main thread). ``Hermes.share_kernel()`` is the way in.
+The kernel's own floor, between the conversation (``session/``) and the faces: it imports neither the faces
+nor the Dashboard client. ``tools`` (the tool table: one row per tool, its gate, hints, description and
+handler) -> ``server`` (MCP over streamable HTTP on 127.0.0.1 behind a bearer token; the optional ``mcp`` SDK)
+-> ``dispatch`` (a call bound to the turn that made it by ``binding``, gated and answered by its row) and the
+handlers (``read_tools``, ``code_tool``, ``cells``, ``proposals``, ``cell_runs``); ``share`` (``KERNEL``: the
+shares, kept under their conversation, and ``registration`` through the conversation's MCP servers).
+``Hermes.share_kernel()`` is the way in.
 """
 
 from __future__ import annotations
 
-# Nothing is imported here: the modules import the notebook layer, whose blocking wait imports .execute.
 __all__: list[str] = []

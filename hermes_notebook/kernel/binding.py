@@ -18,18 +18,41 @@ client while a notebook turn runs. A call is answered only for a tool part that 
 - a part answers at most one call for the life of its turn (:class:`Claims`): another call for it competes and
   is refused, and so is a call whose arguments no running part asked for. Both are shown in the turn as a
   notice.
+
+The turns looked at are those each sharing conversation runs now (``Conversation.running_turns``: any face's
+turn, the chat's and ``%hermes``'s alike), never every turn of a connection (:func:`find_call`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..turns import Part
+from .call import CallingTurn
 
-__all__ = ["Claims", "arguments_fit", "hermes_preview", "part_arguments", "tool_names"]
+__all__ = [
+    "CHECK_WAIT",
+    "ROUTE_WAIT",
+    "Bound",
+    "Claims",
+    "Sharing",
+    "arguments_fit",
+    "check_completion",
+    "find_call",
+    "hermes_preview",
+    "part_arguments",
+    "tool_names",
+]
+
+#: Seconds a call waits for its tool part to reach this kernel (the event and the call travel separately).
+ROUTE_WAIT = 5.0
+#: Seconds after an answered call within which its part's ``tool.complete`` arguments are checked (0.19.0).
+CHECK_WAIT = 30.0
 
 #: The argument keys Hermes' preview takes its text from, in order (0.19.0 ``agent/display.py`` L539).
 PREVIEW_KEYS = ("query", "text", "command", "path", "name", "prompt", "code", "goal")
@@ -112,3 +135,100 @@ class Claims:
         alive = set(running)
         with self._lock:
             self._claimed = {claim for claim in self._claimed if claim[0] in alive}
+
+
+class Conversing(Protocol):
+    """What binding reads of a sharing conversation (:class:`~hermes_notebook.session.Conversation`)."""
+
+    def running_turns(self) -> Sequence[CallingTurn]: ...
+
+
+class Sharing(Protocol):
+    """A share as binding sees it: the conversation whose turns its calls may come from."""
+
+    @property
+    def conversation(self) -> Conversing: ...
+
+
+S = TypeVar("S", bound=Sharing)
+
+
+@dataclass(frozen=True)
+class Bound(Generic[S]):
+    """A call bound to the tool part that asked for it: the share that answers, the turn, the part."""
+
+    share: S
+    turn: CallingTurn
+    part_id: str
+    #: The part knew the call's arguments (a newer ``tool.start``); else only its preview matched.
+    exact: bool
+
+
+async def find_call(
+    shares: Sequence[S],
+    server: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+    claims: Claims,
+    wait: float | None = None,
+) -> Bound[S] | None:
+    """The running tool part for ``tool`` of MCP server ``server`` that asked for exactly this call, claimed
+    for it: in a turn a sharing conversation runs now. Waits ``wait`` seconds for its ``tool.start`` (which
+    travels apart from the call). A call that finds only a part that answered one already, or parts asking
+    for other arguments, is None, with a notice in those turns. ``wait`` defaults to :data:`ROUTE_WAIT`."""
+    names = tool_names(server, tool)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (ROUTE_WAIT if wait is None else wait)
+    while True:
+        running: list[str] = []
+        competing: dict[str, CallingTurn] = {}
+        mismatched: dict[str, CallingTurn] = {}
+        for share in shares:
+            for turn in share.conversation.running_turns():
+                running.append(turn.id)
+                for part in turn.message.parts:
+                    if part.kind != "tool" or part.status != "running" or part.name not in names:
+                        continue
+                    if not arguments_fit(part, arguments):
+                        mismatched[turn.id] = turn
+                    elif claims.claim(turn.id, part.id):
+                        return Bound(share, turn, part.id, part_arguments(part) is not None)
+                    else:
+                        competing[turn.id] = turn
+        claims.forget_ended(running)
+        if loop.time() >= deadline:
+            _refused(tool, competing, mismatched)
+            return None
+        await asyncio.sleep(0.05)
+
+
+def _refused(tool: str, competing: Mapping[str, CallingTurn], mismatched: Mapping[str, CallingTurn]) -> None:
+    for turn in competing.values():
+        turn.note(
+            f"A second call of the kernel tool {tool} for a step that was answered already was refused (each "
+            "step is answered once): another Hermes session may be using this notebook's tools."
+        )
+    for turn_id, turn in mismatched.items():
+        if turn_id not in competing:
+            turn.note(
+                f"A call of the kernel tool {tool} whose arguments no step of this turn asked for was "
+                "refused: another Hermes session may be using this notebook's tools."
+            )
+
+
+async def check_completion(bound: Bound[Any], tool: str, arguments: Mapping[str, Any]) -> None:
+    """0.19.0 binds by preview: once the part completes, its arguments must be the ones answered (else the
+    turn says so)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CHECK_WAIT
+    while loop.time() < deadline and not bound.turn.done:
+        part = next((p for p in bound.turn.message.parts if p.id == bound.part_id), None)
+        known = None if part is None else part_arguments(part)
+        if known is not None:
+            if known != arguments:
+                bound.turn.note(
+                    f"The kernel answered a call of {tool} for a step that, as Hermes reports it now, asked "
+                    "for other arguments: another Hermes session may have used this notebook's tools."
+                )
+            return
+        await asyncio.sleep(0.2)

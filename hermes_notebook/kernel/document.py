@@ -12,7 +12,7 @@ that changes.
 
 Requests go to one front end (the newest to say hello) and wait for its ``reply`` with the same id. The comm's
 messages may be handled on a kernel subshell thread
-(:func:`~hermes_notebook.widgets.subshells.follow_frontend_subshells`, so a reply gets through while a cell
+(:func:`~hermes_notebook.shell.subshells.follow_frontend_subshells`, so a reply gets through while a cell
 runs) or on the main thread; everything here is thread-safe and short.
 """
 
@@ -28,6 +28,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ..shell import host
+from ..shell.subshells import follow_frontend_subshells
 
 __all__ = [
     "DOCUMENT",
@@ -90,7 +93,7 @@ class DocumentLink:
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[bool], None]] = []
         self._routing = (
-            "none"  # widgets.subshells.Routing of the comm: do the page's replies pass a busy kernel?
+            "none"  # shell.subshells.Routing of the comm: do the page's replies pass a busy kernel?
         )
 
     # --- the comm -------------------------------------------------------------------------------------------
@@ -105,8 +108,6 @@ class DocumentLink:
             return False
         comm.on_msg(lambda msg: self.receive((msg.get("content") or {}).get("data")))
         comm.on_close(lambda _msg: self.closed())
-        from ..widgets.subshells import follow_frontend_subshells
-
         routing = follow_frontend_subshells(comm)  # replies get through while a cell runs (ipykernel 7.4)
         self.connect(_CommTransport(comm), answers_while_busy=routing != "none")
         return True
@@ -281,9 +282,7 @@ class _CommTransport:
 def _kernel_comm() -> Any | None:
     """A new comm to :data:`TARGET` when running in an IPython kernel, else None (plain Python, a
     terminal)."""
-    from ..notebook.shell import environment
-
-    if environment() != "kernel":
+    if host.environment() != "kernel":
         return None
     try:
         from comm import create_comm

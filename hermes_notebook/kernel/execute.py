@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..notebook.context import summarize
+from ..shell.values import summarize
 from .images import ToolAnswer
 from .outputs import KEPT_MIMES, OUTPUTS, Capture
 from .reading import bounded

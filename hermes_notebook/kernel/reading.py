@@ -5,9 +5,9 @@ Safe to run beside a running cell, and why: a read runs no user code. The tools 
 loop thread (so a read answers while the user's cell is busy, and is bounded so it never holds that loop
 long), and the user's objects are not thread-safe or side-effect free (a property, ``__getattr__``,
 ``__len__``, ``__repr__``, ``items()`` or a figure's ``savefig`` is theirs). So reads never call into them:
-values are summarised by :func:`~hermes_notebook.notebook.values.summarize` with ``safe=True`` (known types
+values are summarised by :func:`~hermes_notebook.shell.values.summarize` with ``safe=True`` (known types
 only, by exact type; everything else is its type name), collections are read at most
-:data:`~hermes_notebook.notebook.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one
+:data:`~hermes_notebook.shell.values.MAX_ITEMS` items deep (a two-million-item dict costs what a small one
 does), the last error is described without its class's ``__str__``, and the work is bounded by the result's
 size, not the value's. A value a cell changes meanwhile may read half-changed (a dict that changes size under
 the read): then, as for any failure, the answer is the fixed :data:`READ_FAILED`, never a traceback in the
@@ -25,8 +25,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..notebook.context import PromptContextError, last_error
-from ..notebook.values import FRAME_TYPES, SERIES_TYPES, exact_type, summarize
+from ..shell.last_error import last_error
+from ..shell.placeholders import PromptContextError
+from ..shell.values import FRAME_TYPES, SERIES_TYPES, exact_type, summarize
 from .images import ToolAnswer
 from .outputs import CellOutput, OutputLog
 

@@ -1,12 +1,12 @@
 """Telling Hermes about the kernel's tool server: registered on a Dashboard that can, a config snippet
 otherwise.
 
-Feature detection, not versions: a Dashboard that answers ``mcp.servers.list`` has the ``mcp.servers.*``
-family and ``reload.mcp`` (docs/protocol/dashboard-newer.md §9); a 0.19.0 Dashboard answers -32601. There the
-server is added to the profile (``mcp.servers.add``: the bearer token goes to Hermes' own ``.env``, only a
-``${VAR}`` template to ``config.yaml``) and every live session reloads its MCP tools (``reload.mcp``).
-Elsewhere the user gets the ``mcp_servers`` snippet to paste, plus the path of a 0600 file holding the token
-(never the token in an output), and a restart of Hermes is needed.
+Through the sharing conversation's profile servers (``conversation.mcp``,
+:class:`~hermes_notebook.session.mcp_servers.McpServers`: the Dashboard's ``mcp.servers.*`` and
+``reload.mcp``, where it has them). There the server is added to the profile (the bearer token goes to Hermes'
+own ``.env``, only a ``${VAR}`` template to ``config.yaml``) and every live session reloads its MCP tools. A
+Dashboard without them (0.19.0) gets the user the ``mcp_servers`` snippet to paste, plus the path of a 0600
+file holding the token (never the token in an output), and a restart of Hermes is needed.
 
 Names are ``notebook_<8 hex>``, one per kernel. A kernel that died without cleaning up leaves its entry
 behind; the next kernel to register removes every ``notebook_*`` entry whose loopback URL no longer accepts a
@@ -20,25 +20,25 @@ removed when the share ends.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
 import re
+import secrets
 import socket
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import HermesRPCError, HermesUsageError
-
-if TYPE_CHECKING:
-    from ..client.dashboard import DashboardConnection
+from ..session.mcp_servers import McpServers
 
 __all__ = [
-    "METHOD_NOT_FOUND",
     "NAME_PREFIX",
+    "Registrations",
     "config_snippet",
     "env_key",
     "free_name",
@@ -46,6 +46,7 @@ __all__ = [
     "register",
     "remove_stale",
     "remove_token_file",
+    "slot_name",
     "supports_registration",
     "token_file",
     "unregister",
@@ -53,59 +54,90 @@ __all__ = [
 
 #: Every kernel's server is named ``notebook_<8 hex>``.
 NAME_PREFIX = "notebook_"
-#: JSON-RPC "method not found": the server has no such method (a 0.19.0 Dashboard).
-METHOD_NOT_FOUND = -32601
-#: Hermes' own error code for "server not found" on ``mcp.servers.remove``.
-NOT_FOUND = 4064
-#: Hermes' error code for ``mcp.servers.add`` of a name that exists.
-EXISTS = 4090
 #: Names tried by :func:`free_name` before a random one.
 NAME_SLOTS = 32
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _NAME = re.compile(r"notebook_[0-9a-f]{8}")
 
 
-async def supports_registration(conn: DashboardConnection) -> bool:
-    """True when the Dashboard has ``mcp.servers.*`` and ``reload.mcp`` (it answers ``mcp.servers.list``)."""
-    try:
-        await conn.request("mcp.servers.list", {})
-    except HermesRPCError as exc:
-        if exc.code == METHOD_NOT_FOUND:
+@dataclass
+class _Entry:
+    servers: McpServers
+    #: The server URL Hermes was given (a restarted server has another port and token: registered again).
+    server_url: str
+
+
+class Registrations:
+    """Where this kernel's tool server is registered, one entry per Dashboard, and under which name (settled
+    at the first share: a registration slot, or a random name where the Dashboard registers nothing)."""
+
+    def __init__(self) -> None:
+        self.name = f"{NAME_PREFIX}{secrets.token_hex(4)}"
+        self._named = False
+        self._entries: dict[str, _Entry] = {}  # Dashboard URL -> where, and what it was given
+
+    async def ensure(self, servers: McpServers, dashboard_url: str, server_url: str, token: str) -> bool:
+        """Register ``server_url`` on ``servers``' Dashboard unless it is there already; False where that
+        Dashboard cannot register servers (the user adds the snippet)."""
+        try:
+            current = self._entries.get(dashboard_url)
+            if current is not None and current.server_url == server_url:
+                return True  # registered there already (a new policy): nothing to ask the Dashboard
+            if not await supports_registration(servers):
+                return False
+            if current is not None:  # the server restarted: Hermes must not keep the old port and token
+                await unregister(servers, self.name)
+            await remove_stale(servers, keep={self.name}, dashboard_url=dashboard_url)
+            for attempt in range(3):
+                if not self._named:  # a dead kernel's name is taken over: its .env line is reused
+                    self.name = await free_name(servers)
+                if await register(servers, self.name, server_url, token):
+                    break
+                if self._named or attempt == 2:  # another kernel took that name a moment ago: the next one
+                    raise HermesUsageError(f"the name {self.name} is registered by another live kernel")
+            self._entries[dashboard_url] = _Entry(servers, server_url)
+            return True
+        finally:
+            self._named = True
+
+    def forget(self, dashboard_url: str | None = None) -> list[_Entry]:
+        """Drop the entry of ``dashboard_url`` (without one, every entry); the entries dropped, to
+        :meth:`undo`."""
+        if dashboard_url is None:
+            entries, self._entries = list(self._entries.values()), {}
+            return entries
+        entry = self._entries.pop(dashboard_url, None)
+        return [] if entry is None else [entry]
+
+    async def undo(self, entry: _Entry, timeout: float) -> None:
+        """Unregister a forgotten entry (a Dashboard that is gone or slow leaves a stale one)."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(unregister(entry.servers, self.name), timeout)
+
+
+async def supports_registration(servers: McpServers) -> bool:
+    """True when the Dashboard can add MCP servers while it runs (``mcp.servers.*`` and ``reload.mcp``)."""
+    return await servers.offered()
+
+
+async def register(servers: McpServers, name: str, url: str, token: str) -> bool:
+    """Add the server to the profile and reload MCP tools in every live session. An entry of that name left
+    by a dead server (its URL no longer answers) is replaced; False when a live one holds the name."""
+    if not await servers.add(name, url, token):
+        if not await _dead_entry(servers, name):
             return False
-        raise
+        await servers.remove(name)
+        if not await servers.add(name, url, token):
+            return False
+    await servers.reload()
     return True
 
 
-async def _reload(conn: DashboardConnection) -> None:
-    # confirm: the reload invalidates the prompt cache, which Hermes otherwise asks about first.
-    await conn.request("reload.mcp", {"confirm": True})
-
-
-async def register(conn: DashboardConnection, name: str, url: str, token: str) -> dict[str, Any]:
-    """Add the server to the Dashboard's profile and reload MCP tools in every live session; the server
-    summary. An entry of that name left by this kernel's earlier server (its URL no longer answers) is
-    replaced."""
-    params = {"name": name, "config": {"url": url}, "bearer_token": token}
-    try:
-        result = await conn.request("mcp.servers.add", params)
-    except HermesRPCError as exc:
-        if exc.code != EXISTS or not await _dead_entry(conn, name):
-            raise
-        await conn.request("mcp.servers.remove", {"name": name})
-        result = await conn.request("mcp.servers.add", params)
-    await _reload(conn)
-    return dict(result.get("server") or {}) if isinstance(result, dict) else {}
-
-
-async def unregister(conn: DashboardConnection, name: str) -> bool:
+async def unregister(servers: McpServers, name: str) -> bool:
     """Remove the server and reload; False when it was not registered (already gone)."""
-    try:
-        await conn.request("mcp.servers.remove", {"name": name})
-    except HermesRPCError as exc:
-        if exc.code == NOT_FOUND:
-            return False
-        raise
-    await _reload(conn)
+    if not await servers.remove(name):
+        return False
+    await servers.reload()
     return True
 
 
@@ -127,28 +159,20 @@ def is_stale(url: str | None, timeout: float = 1.0) -> bool:
         return True
 
 
-async def _listed(conn: DashboardConnection) -> dict[str, str | None]:
-    """The Dashboard's ``notebook_*`` registrations: name -> URL."""
-    listed = await conn.request("mcp.servers.list", {})
-    servers = (listed or {}).get("servers") or [] if isinstance(listed, dict) else []
-    return {
-        str(s.get("name")): s.get("url")
-        for s in servers
-        if isinstance(s, dict) and _NAME.fullmatch(str(s.get("name") or ""))
-    }
+async def _listed(servers: McpServers) -> dict[str, str | None]:
+    """The profile's ``notebook_*`` registrations: name -> URL."""
+    return {name: url for name, url in (await servers.listed()).items() if _NAME.fullmatch(name)}
 
 
-async def _dead_entry(conn: DashboardConnection, name: str) -> bool:
-    import asyncio
-
-    url = (await _listed(conn)).get(name)
+async def _dead_entry(servers: McpServers, name: str) -> bool:
+    url = (await _listed(servers)).get(name)
     return url is not None and await asyncio.to_thread(is_stale, url)
 
 
-async def free_name(conn: DashboardConnection) -> str:
+async def free_name(servers: McpServers) -> str:
     """The first name of this user's series (:func:`slot_name`) no registration uses (call
     :func:`remove_stale` first, so dead kernels' names are free again); a random name when all are taken."""
-    taken = await _listed(conn)
+    taken = await _listed(servers)
     for slot in range(NAME_SLOTS):
         if (name := slot_name(slot)) not in taken:
             return name
@@ -162,29 +186,21 @@ def slot_name(slot: int) -> str:
     return NAME_PREFIX + hashlib.sha256(f"hermes-notebook:{user}:{slot}".encode()).hexdigest()[:8]
 
 
-async def remove_stale(
-    conn: DashboardConnection, keep: set[str], dashboard_url: str | None = None
-) -> list[str]:
+async def remove_stale(servers: McpServers, keep: set[str], dashboard_url: str | None = None) -> list[str]:
     """Remove ``notebook_*`` registrations (other than ``keep``) whose server no longer answers; their names.
 
     Only for a Dashboard on this machine (``dashboard_url`` on loopback): an entry's ``127.0.0.1`` URL means
     the Dashboard's host, and probing ours would remove another machine's live kernels."""
-    import asyncio
-
     if dashboard_url is not None and not is_local(dashboard_url):
         return []
-    listed = await conn.request("mcp.servers.list", {})
     removed = []
-    for server in (listed or {}).get("servers") or []:
-        name = str(server.get("name") or "")
-        if not _NAME.fullmatch(name) or name in keep:
-            continue
-        if await asyncio.to_thread(is_stale, server.get("url")):
+    for name, url in (await _listed(servers)).items():
+        if name not in keep and await asyncio.to_thread(is_stale, url):
             with contextlib.suppress(HermesRPCError):
-                await conn.request("mcp.servers.remove", {"name": name})
-                removed.append(name)
+                if await servers.remove(name):
+                    removed.append(name)
     if removed:
-        await _reload(conn)
+        await servers.reload()
     return removed
 
 

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..turns import CODE_CHOICES, READS_CHOICE, Interaction
+from .execute import Job
 from .grants import Grants
 
 __all__ = [
     "ANSWER_TIMEOUT",
+    "RUNS_OFF",
     "RUN_LIMIT",
     "STOP",
     "STOP_WAIT",
@@ -40,6 +42,8 @@ __all__ = [
     "waiting_for",
 ]
 
+#: What a run hears where runs are ``never`` (the tool table's run gate says it before a handler runs).
+RUNS_OFF = "Refused: running code in this notebook is off (share_kernel(run='never'))."
 #: Seconds a Run card waits for a click; then the code is not run.
 ANSWER_TIMEOUT = 120.0
 #: Seconds an approved run may take, waiting for a busy kernel included; then it is stopped.
@@ -77,6 +81,11 @@ class Work:
     finished: asyncio.Future[object]
     stop: Callable[[], object]
 
+    @classmethod
+    def of_job(cls, job: Job) -> Work:
+        """A main-thread job (:class:`~.execute.Job`) as seen from the package loop."""
+        return cls(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
+
 
 async def approve(
     turn: RunTurn,
@@ -92,7 +101,7 @@ async def approve(
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent."""
     runs = grants.modes.runs
     if runs == "never":
-        return "Refused: running code in this notebook is off (share_kernel(run='never'))."
+        return RUNS_OFF
     if runs == "allow":
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]

@@ -3,8 +3,10 @@
 It uses the official ``mcp`` SDK (the optional extra ``hermes-notebook[tools]``) and runs uvicorn on a daemon
 thread, so the kernel's own loop and the package loop stay free. Every request must carry
 ``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows
-nothing about policy: each tool call is handed to ``handler(tool, arguments)`` (:mod:`.share`), whose
-:class:`~.images.ToolAnswer` is the result: a text block, then each image as an MCP ``image`` block (PNG).
+nothing about policy: it registers every row of the tool table (:mod:`.tools`: name, description, hints, and
+the handler's signature less its first parameter as the argument schema) and hands each call to
+``handler(tool, arguments)`` (:mod:`.share`), whose :class:`~.images.ToolAnswer` is the result: a text block,
+then each image as an MCP ``image`` block (PNG).
 
 Which tools are listed can change while Hermes is connected (the cell tools exist only while the notebook's
 front end is attached): ``tools/list`` answers with ``offered()``, and :meth:`ToolServer.tools_changed` sends
@@ -19,31 +21,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import inspect
 import logging
 import secrets
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from ..errors import HermesUsageError
 from ..settings import Secret
-from .cells import CELL_READ_TOOLS, CELL_TOOLS
-from .cells import DESCRIPTIONS as CELL_DESCRIPTIONS
 from .images import ToolAnswer
+from .tools import TOOLS, Tool
+from .tools import offered as offered_tools
 
-__all__ = ["ALL_TOOLS", "LOOPBACK", "READ_TOOLS", "TOOLS", "Handler", "ToolServer", "tools_available"]
+__all__ = ["LOOPBACK", "Handler", "ToolServer", "tools_available"]
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
-#: The read tools, opt-in per session.
-READ_TOOLS = ("list_variables", "describe", "read_cells", "read_output")
-#: The kernel tools, always offered; ``run_code`` asks the user each time.
-TOOLS = (*READ_TOOLS, "run_code")
-#: Every tool the server knows: the kernel tools and the cell tools (offered while a front end is attached).
-ALL_TOOLS = (*TOOLS, *CELL_TOOLS)
 #: Seconds to wait for the server to listen.
 START_TIMEOUT = 15.0
 #: Seconds between ``tools/list_changed`` notifications to a session that has not listed tools again yet.
@@ -51,24 +48,6 @@ ANNOUNCE_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 Handler = Callable[[str, dict[str, Any]], Awaitable[ToolAnswer]]
 Content = list[Any]  # MCP content blocks: TextContent, then ImageContent
-
-_DESCRIPTIONS = {
-    "list_variables": "List the variables in the user's Jupyter notebook kernel: name, type, shape or size.",
-    "describe": "A bounded summary of one notebook variable (type, shape, columns, head rows, ...). "
-    "`name` is a plain variable name such as df.",
-    "read_cells": "The source of notebook cells as In[n]. `cells` is a number (5), a range (3:6) or -N "
-    "for the "
-    "last N cells.",
-    "read_output": "One notebook cell: its source, what it printed and displayed (its plots as images), its "
-    "result "
-    "(Out[n], summarized) and the error it raised. A cell still running shows its output so far "
-    "(list_variables names the running cell).",
-    "run_code": "Run Python code in the user's notebook kernel (their variables, their files). The user "
-    "sees the "
-    "whole code and must click Run first (unless runs are allowed for this session); while a cell runs "
-    "it waits for it. Returns stdout, the last expression's value, any error, and figures as images.",
-    **CELL_DESCRIPTIONS,
-}
 
 
 def tools_available() -> bool:
@@ -84,9 +63,15 @@ def tools_available() -> bool:
 class ToolServer:
     """One MCP server for this kernel: ``start()`` it, read :attr:`url`, hand :attr:`token` to Hermes only."""
 
-    def __init__(self, handler: Handler, offered: Callable[[], Collection[str]] = lambda: TOOLS) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        offered: Callable[[], Collection[str]] = lambda: offered_tools(False),
+        tools: Sequence[Tool] = TOOLS,
+    ) -> None:
         self._handler = handler
         self._offered = offered
+        self._tools = tuple(tools)
         #: The bearer token (a :class:`Secret`: its repr never shows the value).
         self.token = Secret(secrets.token_urlsafe(32))
         self.port = 0
@@ -155,6 +140,15 @@ class ToolServer:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout)
+        self._thread = None
+
+    async def stop_async(self, timeout: float = 5.0) -> None:
+        """:meth:`stop` without blocking the awaiting loop: waits for the server's thread by polling."""
+        if self._server is not None:
+            self._server.should_exit = True
+        thread, deadline = self._thread, time.monotonic() + timeout
+        while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         self._thread = None
 
     # --- the offered tools ----------------------------------------------------------------------------------
@@ -227,16 +221,13 @@ class ToolServer:
             middleware=[self._middleware],
             log_level="WARNING",
         )
-        for tool in ALL_TOOLS:
-            read_only = tool in READ_TOOLS or tool in CELL_READ_TOOLS
-            # Cell edits only propose (the user keeps or discards them): not destructive; running code is.
-            destructive = tool in ("run_code", "run_cell")
+        for tool in self._tools:
             mcp.add_tool(
-                self._tool(tool),
-                name=tool,
-                description=_DESCRIPTIONS[tool],
+                self._sdk_function(tool),
+                name=tool.name,
+                description=tool.description,
                 structured_output=False,
-                annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive),
+                annotations=ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=tool.destructive),
             )
         inner = mcp.streamable_http_app(json_response=True, host=LOOPBACK)
         expected = f"Bearer {self.token.reveal()}".encode()
@@ -260,64 +251,25 @@ class ToolServer:
 
         return guarded
 
-    def _tool(self, tool: str) -> Callable[..., Awaitable[Content]]:
-        handler = self._answer
-        # One function per tool, so the SDK derives each tool's argument schema from its signature.
-        if tool == "describe":
+    def _sdk_function(self, tool: Tool) -> Callable[..., Awaitable[Content]]:
+        """The function the SDK registers for ``tool``: the handler's signature less its first parameter (the
+        call), so the SDK derives the argument schema from it, answering through :meth:`_answer`."""
+        signature = inspect.signature(tool.handler, eval_str=True)
+        parameters = list(signature.parameters.values())[1:]
+        unset = {p.name for p in parameters if p.default is None}
 
-            async def describe(name: str) -> Content:
-                return await handler("describe", {"name": name})
+        async def call(**arguments: Any) -> Content:
+            # Only what the call carried (a parameter left at its None default was not): the call is matched
+            # against its tool part's arguments.
+            given = {k: v for k, v in arguments.items() if not (v is None and k in unset)}
+            return await self._answer(tool.name, given)
 
-            return describe
-        if tool == "read_cells":
-
-            async def read_cells(cells: str) -> Content:
-                return await handler("read_cells", {"cells": cells})
-
-            return read_cells
-        if tool == "read_output":
-
-            async def read_output(cell: int) -> Content:
-                return await handler("read_output", {"cell": cell})
-
-            return read_output
-        if tool == "run_code":
-
-            async def run_code(code: str) -> Content:
-                return await handler("run_code", {"code": code})
-
-            return run_code
-        if tool == "list_cells":
-
-            async def list_cells() -> Content:
-                return await handler("list_cells", {})
-
-            return list_cells
-        if tool == "insert_cell":
-
-            async def insert_cell(index: int, source: str, cell_type: str | None = None) -> Content:
-                # Only what the call carried: the call is matched against its tool part's arguments.
-                given = {} if cell_type is None else {"cell_type": cell_type}
-                return await handler("insert_cell", {"index": index, "source": source, **given})
-
-            return insert_cell
-        if tool == "edit_cell":
-
-            async def edit_cell(index: int, source: str) -> Content:
-                return await handler("edit_cell", {"index": index, "source": source})
-
-            return edit_cell
-        if tool in ("delete_cell", "run_cell"):
-
-            async def cell_at(index: int) -> Content:
-                return await handler(tool, {"index": index})
-
-            return cell_at
-
-        async def list_variables() -> Content:
-            return await handler("list_variables", {})
-
-        return list_variables
+        call.__name__ = call.__qualname__ = tool.name
+        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=parameters, return_annotation=inspect.Signature.empty
+        )
+        call.__annotations__ = {p.name: p.annotation for p in parameters}
+        return call
 
     async def _answer(self, tool: str, arguments: dict[str, Any]) -> Content:
         """The handler's answer as MCP content: the text, then one image block per PNG."""

@@ -6,20 +6,28 @@ Why apart from :mod:`.share`: the share is a value the user holds and reads (``s
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..session.mcp_servers import McpServers
 from . import registration
+from .call import CallingTurn
 from .grants import Grants
 
-if TYPE_CHECKING:
-    from ..client.dashboard import DashboardConnection
+__all__ = ["CallRecord", "KernelShare", "SharedConversation"]
 
-__all__ = ["CallRecord", "Connect", "KernelShare"]
 
-Connect = Callable[[], Awaitable["DashboardConnection"]]
+class SharedConversation(Protocol):
+    """What the kernel uses of a conversation that shares it (:class:`~hermes_notebook.session.Conversation`):
+    the turns it runs (a call is answered only for one of them) and its profile's MCP servers (where the tool
+    server is registered)."""
+
+    @property
+    def mcp(self) -> McpServers: ...
+
+    def running_turns(self) -> Sequence[CallingTurn]: ...
 
 
 @dataclass(eq=False)
@@ -28,6 +36,9 @@ class KernelShare:
 
     name: str
     url: str
+    #: The sharing conversation: its turns are the ones a call may come from, and the share is kept under it
+    # (the chat header finds its modes by it).
+    conversation: SharedConversation = field(repr=False)
     #: The permission modes and what was allowed on top (the one owner: revoke with
     # ``share.grants.revoke()``).
     grants: Grants = field(default_factory=Grants)
@@ -39,10 +50,6 @@ class KernelShare:
     snippet: str | None = None
     #: The 0600 file holding the bearer token (only written for the snippet; removed when the share ends).
     token_path: Path | None = None
-    #: How to reach the sharing connection's Dashboard (the turns a call may come from).
-    connect: Connect | None = field(default=None, repr=False)
-    #: The sharing connection itself (the chat header finds its modes by it).
-    connection: object = field(default=None, repr=False)
     #: What every result is scrubbed of: the connection's key and token, and the tool token.
     scrub_secrets: tuple[object, ...] = field(default=(), repr=False)
 

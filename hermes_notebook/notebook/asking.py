@@ -4,7 +4,7 @@ place, so each refusal reads the same whichever face took the prompt.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import HermesUsageError
 from ..session import VIAS, Resume
@@ -12,7 +12,24 @@ from ..settings import Settings
 from .handle import TurnOptions
 from .interactions import Policy, check_policy
 
-__all__ = ["check_unseen", "turn_options"]
+__all__ = ["AskOptions", "check_unseen", "turn_options"]
+
+
+class AskOptions(TypedDict, total=False):
+    """The keyword options of ``ask`` and ``ask_async`` besides ``preview`` (their overloads take these)."""
+
+    session: str | None
+    via: str | None
+    approve: Policy
+    clarify: Policy
+    new: bool
+    instructions: str | None
+    model: str | None
+    images: Any
+    timeout: float | None
+    context: bool
+    files: Any
+    show: bool | None
 
 
 def turn_options(

@@ -3,10 +3,10 @@
 
 Why a module of its own: a prompt that quotes a DataFrame should not paste megabytes of ``str(df)`` into the
 model, and a typo in a placeholder should fail before anything is sent. Each value becomes a bounded, typed
-summary (:func:`~.values.summarize`: a secret-named value is withheld), scrubbed of secrets; a figure becomes
-an image attachment. ``{{`` and ``}}`` are literal braces. A placeholder is read, never run
-(:mod:`.placeholders`). ``%hermes`` fills placeholders; ``ask()`` sends its prompt as written unless asked to
-fill (``context=True`` or :func:`fill`).
+summary (:func:`~hermes_notebook.shell.values.summarize`: a secret-named value is withheld), scrubbed of
+secrets; a figure becomes an image attachment. ``{{`` and ``}}`` are literal braces. A placeholder is read,
+never run (:mod:`~hermes_notebook.shell.placeholders`). ``%hermes`` fills placeholders; ``ask()`` sends its
+prompt as written unless asked to fill (``context=True`` or :func:`fill`).
 
 Nothing here imports pandas, numpy or matplotlib: values are recognised by their type's module and name, so
 the summaries work when those libraries are installed and cost nothing when they are not.
@@ -14,20 +14,18 @@ the summaries work when those libraries are installed and cost nothing when they
 
 from __future__ import annotations
 
-import linecache
 import re
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from ..errors import HermesUsageError
 from ..inert import escape_html, html_block, terminal_safe
 from ..scrub import scrub
-from .placeholders import PromptContextError, resolve
-from .values import VALUE_CHARS, Summary, cut, exact_type, safe_repr, summarize
+from ..shell.last_error import ErrorInfo, last_error
+from ..shell.placeholders import PromptContextError, resolve
+from ..shell.values import Summary, cut, summarize
 
 __all__ = [
     "FillPrompt",
@@ -47,8 +45,6 @@ __all__ = [
     "summarize",
 ]
 
-#: Traceback lines kept for ``{Err}`` and ``%hermes fix`` (the tail is where the error is).
-TRACEBACK_LINES = 20
 #: Characters of a cell's source quoted by ``%hermes fix``.
 CELL_CHARS = 4000
 
@@ -122,78 +118,6 @@ class PromptPreview:
         )
 
 
-# --- the last error ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ErrorInfo:
-    """The last exception the notebook showed: what it was, where, and the cell that raised it."""
-
-    type: str
-    message: str
-    traceback_tail: str
-    cell_source: str | None
-    cell_label: str | None
-
-    def summary(self) -> str:
-        return f"{self.type}: {self.message}\n{self.traceback_tail}"
-
-
-def _user_frames(tb: TracebackType | None) -> TracebackType | None:
-    """Skip IPython's own frames at the top of a cell's traceback."""
-    while tb is not None and "IPython" in tb.tb_frame.f_code.co_filename.replace("\\", "/").split("/"):
-        tb = tb.tb_next
-    return tb
-
-
-def _cell_of(tb: TracebackType | None, shell: Any) -> tuple[str | None, str | None]:
-    names: Mapping[str, int] = getattr(getattr(shell, "compile", None), "_filename_map", {}) or {}
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename in names or filename.startswith("<ipython-input-"):
-            source = "".join(linecache.getlines(filename))
-            label = f"In[{names[filename]}]" if filename in names else filename
-            return (source or None), label
-        tb = tb.tb_next
-    return None, None
-
-
-def _safe_message(value: BaseException) -> str:
-    """An exception's message built here: the arguments of a builtin exception, nothing of a user's class."""
-    if exact_type(value)[0] != "builtins":  # its __str__ and args are the user's code
-        return ""
-    args: Any = BaseException.__dict__["args"]  # the builtin slot, not a property a subclass may define
-    return ", ".join(safe_repr(a) for a in args.__get__(value)[:3])
-
-
-def last_error(shell: Any = None, *, safe: bool = False) -> ErrorInfo:
-    """The exception the notebook last showed (``sys.last_value``); :class:`PromptContextError` if none.
-
-    ``safe`` (the read tools, which may run beside a cell): no code of the exception's class runs (its message
-    is built from a builtin exception's arguments only); the traceback's frames are read as they are."""
-    value = getattr(sys, "last_value", None)
-    if not issubclass(type(value), BaseException):
-        raise PromptContextError("no error yet: {Err} and %hermes fix need a cell that raised an exception")
-    assert isinstance(value, BaseException)
-    own_tb: Any = BaseException.__dict__[
-        "__traceback__"
-    ]  # the builtin slot, not a property a subclass may define
-    tb = _user_frames(getattr(sys, "last_traceback", None) or own_tb.__get__(value))
-    kind = exact_type(value)[1]
-    if safe:
-        message = _safe_message(value)
-        lines = "".join(traceback.format_list(traceback.extract_tb(tb))).rstrip("\n").splitlines()
-        lines = ["Traceback (most recent call last):", *lines, f"{kind}: {message}" if message else kind]
-    else:
-        message = " ".join(str(value).split())
-        lines = "".join(traceback.format_exception(type(value), value, tb)).rstrip("\n").splitlines()
-    tail = "\n".join(lines[-TRACEBACK_LINES:])
-    if len(lines) > TRACEBACK_LINES:
-        tail = f"Traceback (… {len(lines) - TRACEBACK_LINES} earlier lines cut):\n{tail}"
-    source, label = _cell_of(tb, shell)
-    return ErrorInfo(kind, cut(message, 500), cut(tail, VALUE_CHARS), source, label)
-
-
 def fix_prompt(shell: Any = None, question: str = "", secrets: Sequence[object] = ()) -> PromptPreview:
     """The prompt of ``%hermes fix``: the failing cell's source and the traceback tail, then a question.
 
@@ -253,8 +177,8 @@ def _placeholder_end(template: str, start: int) -> int:
 
 
 def _evaluate(expr: str, namespace: Mapping[str, Any], shell: Any) -> Any:
-    """The placeholder's value, read by :func:`.placeholders.resolve` (never ``eval``); ``Err``: the last
-    error."""
+    """The placeholder's value, read by :func:`~hermes_notebook.shell.placeholders.resolve` (never ``eval``);
+    ``Err``: the last error."""
 
     def missing(name: str) -> Any:
         if name == "Err":

@@ -19,32 +19,34 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .. import runtime
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
 from ..inert import redact_url
-from ..runtime import blocking, on_loop
+from ..kernel.grants import Modes
+from ..kernel.share import KERNEL, KernelShare
+from ..runtime import blocking, caller_first, on_loop
 from ..session import Conversation, SteerOutcome, resume
 from ..settings import Settings
 from . import context as _context
-from .asking import turn_options
+from . import session_views as views
+from .asking import AskOptions, turn_options
 from .context import PromptPreview
 from .handle import TurnHandle
 from .interactions import Policy
 from .mapping import map_awaited, map_blocking, plan_map
 from .results import KEPT_REPLIES, Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
-from .session_views import Changes, Restored, message_id, open_chat, profiles_table, rollback, sessions_table
 from .status import facade_status
 from .wait import run_awaited, run_blocking, run_detached
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11 (PEP 692); annotations only here
+
     from ..jobs.api import JobsAPI
-    from ..kernel.share import KernelShare
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "resume"]
 
 
 class Hermes:
@@ -100,41 +102,11 @@ class Hermes:
 
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
-        show: bool | None = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     def ask(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
-        show: bool | None = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     def ask(
@@ -164,9 +136,8 @@ class Hermes:
         fills ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values.
         ``preview=True`` sends nothing and returns what would be sent. ``files=``: text files and PDFs (paths
         or ``(name, bytes)``) for the model. ``show=False``: no view; then policies must answer."""
-        prepared = _context.prepare_ask(
-            prompt, context=context, secrets=self._secrets
-        )  # reads our caller's frame
+        # prepare_ask reads our caller's frame, so it is called here, not in _turn
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)
         turn = self._turn(
             prepared,
             preview,
@@ -188,41 +159,11 @@ class Hermes:
 
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[True],
-        context: bool = ...,
-        files: Any = ...,
-        show: bool | None = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[True], **options: Unpack[AskOptions]
     ) -> PromptPreview: ...
     @overload
     async def ask_async(
-        self,
-        prompt: str | PromptPreview,
-        *,
-        session: str | None = ...,
-        via: str | None = ...,
-        approve: Policy = ...,
-        clarify: Policy = ...,
-        new: bool = ...,
-        instructions: str | None = ...,
-        model: str | None = ...,
-        images: Any = ...,
-        timeout: float | None = ...,
-        preview: Literal[False] = ...,
-        context: bool = ...,
-        files: Any = ...,
-        show: bool | None = ...,
+        self, prompt: str | PromptPreview, *, preview: Literal[False] = ..., **options: Unpack[AskOptions]
     ) -> Reply: ...
 
     async def ask_async(
@@ -245,9 +186,8 @@ class Hermes:
     ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        prepared = _context.prepare_ask(
-            prompt, context=context, secrets=self._secrets
-        )  # reads our caller's frame
+        # prepare_ask reads our caller's frame, so it is called here, not in _turn
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)
         turn = self._turn(
             prepared,
             preview,
@@ -282,17 +222,15 @@ class Hermes:
         new session, under one progress bar with Stop: the replies in input order, a failure as a
         ``MapFailure`` in its place (``resume=`` runs only those). Options: ``via``, ``approve``, ``clarify``
         (both needed: no card shows), ``instructions``, ``model``, ``timeout`` (per prompt), ``show``."""
-        return map_blocking(
-            plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
-        )
+        plan = plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        return map_blocking(plan)
 
     async def map_async(
         self, prompts: Any, *, concurrency: int = 4, resume: Any = None, **options: Any
     ) -> Any:
         """``await`` twin of :meth:`map`."""
-        return await map_awaited(
-            plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
-        )
+        plan = plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        return await map_awaited(plan)
 
     def _turn(self, prepared: PromptPreview, preview: bool, **options: Any) -> TurnHandle | PromptPreview:
         """The prompt as it will be sent (the preview), or its turn, checked and ready to start."""
@@ -301,8 +239,7 @@ class Hermes:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         options["images"] = _context.merge_images(prepared, options.get("images"))
-        for name in ("show", "approve", "clarify"):  # the connection's defaults
-            options[name] = getattr(self, name) if options.get(name) is None else options[name]
+        options |= {n: getattr(self, n) for n in ("show", "approve", "clarify") if options.get(n) is None}
         checked = turn_options(
             self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options
         )
@@ -372,7 +309,7 @@ class Hermes:
         ``at``: a message (id or dict from :meth:`history`) after which exchanges are left out, or ``-N``: the
         last N (None: all kept). ``name``: its title. ``files``: the files changed since go back too (the
         result's ``.files``)."""
-        return await self.conversation.branch(session, at=message_id(at), name=name, files=files)
+        return await self.conversation.branch(session, at=views.message_id(at), name=name, files=files)
 
     branch = blocking(branch_async)
 
@@ -416,19 +353,19 @@ class Hermes:
     @on_loop
     async def rollback_async(
         self, session: str | None = None, *, checkpoint: Any = None, file: str | None = None
-    ) -> Table | Restored:
+    ) -> Table | views.Restored:
         """The session's file checkpoints (a Table, newest first); with ``checkpoint`` (its number, hash or
         row), put ``file`` back as it was then, or without ``file`` the whole folder and the session's last
         turn."""
-        return await rollback(self.conversation, session, checkpoint=checkpoint, file=file)
+        return await views.rollback(self.conversation, session, checkpoint=checkpoint, file=file)
 
     rollback = blocking(rollback_async)
 
     @on_loop
-    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> Changes:
+    async def changes_async(self, session: str | None = None, *, checkpoint: Any = None) -> views.Changes:
         """The files the session's last turn changed (or changed since ``checkpoint``), with a diff per
         file."""
-        return Changes(await self.conversation.changes(session, checkpoint=checkpoint))
+        return views.Changes(await self.conversation.changes(session, checkpoint=checkpoint))
 
     changes = blocking(changes_async)
 
@@ -445,7 +382,7 @@ class Hermes:
     @on_loop
     async def sessions_async(self, *, limit: int = 50) -> Table:
         """Stored sessions, most recently active first (``id``, ``title``, ``preview``, ...)."""
-        return sessions_table(await self.conversation.sessions(limit), self.conversation.current)
+        return views.sessions_table(await self.conversation.sessions(limit), self.conversation.current)
 
     sessions = blocking(sessions_async)
 
@@ -475,7 +412,7 @@ class Hermes:
     async def profiles_async(self) -> Table:
         """The profiles this Hermes serves (``name``, ``default``, ``model``...); ``connect(profile=NAME)``
         picks one."""
-        return profiles_table(await self.conversation.profiles(), self.settings.profile)
+        return views.profiles_table(await self.conversation.profiles(), self.settings.profile)
 
     profiles = blocking(profiles_async)
 
@@ -484,7 +421,7 @@ class Hermes:
     def chat(self, session: str | None = None) -> Chat:
         """A live chat widget on a Dashboard session (a new one, or ``session`` as for :meth:`ask`) over this
         connection's conversation (its prompts and your asks take turns) until its picker switches profile."""
-        return open_chat(self, session, secrets=self._secrets)
+        return views.open_chat(self, session, secrets=self._secrets)
 
     @property
     def jobs(self) -> JobsAPI:
@@ -498,39 +435,34 @@ class Hermes:
 
     def jobs_widget(self) -> Jobs:
         """The jobs widget (``hn.Jobs``) over ``jobs``; a newer Dashboard's ``cron.changed`` refreshes it."""
-        from ..widgets.jobs import Jobs
+        return views.open_jobs(self)
 
-        widget = Jobs(self.jobs)
-        if self.settings.dashboard_token:
-            runtime.submit(widget.follow_feed(self.conversation.on_change))
-        return widget
+    def _attach_kernel(self, **modes: Any) -> None:  # share_kernel's first step, on the caller's thread
+        if self._closed:
+            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
+        if not self.settings.dashboard_token:
+            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
+        Modes.of(**modes)  # a wrong mode is named before anything is attached
+        KERNEL.attach()
 
-    def share_kernel(
+    @caller_first(_attach_kernel)
+    @on_loop
+    async def share_kernel_async(
         self, *, read: bool | str = False, run: str = "ask", edit: str = "propose", run_limit: float = 120.0
     ) -> KernelShare:
         """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks),
         with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
         them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
         by :meth:`close`."""
-        from ..kernel.share import KERNEL
-
-        if self._closed:
-            raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
-        if not self.settings.dashboard_token:
-            raise HermesUsageError("kernel tools need the Dashboard: set HERMES_DASHBOARD_TOKEN")
-        share = KERNEL.share(
-            self,
-            self.conversation.dashboard,
-            dashboard_url=self.settings.dashboard_url,
-            read=read,
-            edit=edit,
-            run=run,
-            run_limit=run_limit,
-            secrets=self._secrets,
+        modes = Modes.of(read, edit, run, run_limit)
+        share = await KERNEL.share(
+            self.conversation, modes, dashboard_url=self.settings.dashboard_url, secrets=self._secrets
         )
         if not share.registered:
             print(share.instructions())
         return share
+
+    share_kernel = blocking(share_kernel_async)
 
     # --- status and lifecycle ---
 
@@ -555,27 +487,14 @@ class Hermes:
         if self._closed:
             return
         self._closed = True
-        from ..kernel.share import KERNEL  # unregisters the kernel tools first, while the connection is open
-
-        KERNEL.unshare(self, self.settings.dashboard_url)
         with contextlib.suppress(Exception):
             self._close_clients()
 
     @on_loop
     async def _close_clients_async(self) -> None:
+        with contextlib.suppress(Exception):  # the kernel's tools go first, while the connection is open
+            await KERNEL.unshare(self.conversation)
         closing = [self.conversation.close(), *([self._jobs.aclose()] if self._jobs else [])]
         await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10.0)  # never hang a cell
 
     _close_clients = blocking(_close_clients_async)
-
-
-def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
-    """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``,
-    ``dashboard_url``, ``dashboard_token``, ``profile``, timeouts), ``HERMES_*`` variables or loopback
-    defaults name; contacted on first use unless ``check=True``. A bad key or profile name raises
-    :class:`HermesUsageError` naming the setting."""
-    settings = (
-        Settings.resolve(**kwargs) if settings is None else settings.with_(**kwargs) if kwargs else settings
-    )
-    hermes = Hermes(settings)
-    return hermes.check() if check else hermes

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import runtime
 from ..errors import HermesRateLimitError, HermesUsageError
-from . import shell
+from ..shell import host
 from .comm_pump import CommPump
 from .context import PromptPreview
 from .map_results import FAILED, NOT_RUN, STOPPED, MapFailure, MapResult, finished, is_series, summary
@@ -321,7 +321,7 @@ class MapRun:
 
 def _progress_for(plan: MapPlan, run_stop: Callable[[], None]) -> MapProgress | None:
     """The bar, where one can show: a kernel's main thread, ``show`` on; else None."""
-    if not plan.show or shell.environment() != "kernel":
+    if not plan.show or host.environment() != "kernel":
         return None
     if threading.current_thread() is not threading.main_thread():
         return None

@@ -14,8 +14,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..inert import terminal_safe
+from ..shell import host
 from ..turns import sent_prompt_message
-from . import shell
 from .results import Reply
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class WidgetPresenter(Presenter):
                 ]
             )
         handle.add_listener(self.view.push)
-        self.execution_count = getattr(shell.ipython(), "execution_count", None)
+        self.execution_count = getattr(host.ipython(), "execution_count", None)
         display(self.view, display_id=self.display_id)
 
     def finish(self, reply: Reply) -> None:
@@ -95,7 +95,7 @@ class WidgetPresenter(Presenter):
         # What the live view showed stays, as image outputs under the transcript (a remote image never loads);
         # only while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another
         # cell.
-        for image in reply.images if shell.same_cell(self.execution_count) else ():
+        for image in reply.images if host.same_cell(self.execution_count) else ():
             if image.mime is not None:
                 display(image)
         reply.shown_live(self.display_id, self.execution_count)
@@ -182,14 +182,14 @@ class TextPresenter(Presenter):
         self.drain()
         for note in reply.notes:
             self._write(f"[note] {note}\n")
-        reply.shown_live(None, getattr(shell.ipython(), "execution_count", None))
+        reply.shown_live(None, getattr(host.ipython(), "execution_count", None))
 
 
 def presenter_for(handle: RunningTurn, *, blocking: bool) -> Presenter:
     """How ``handle`` shows: nothing (``show=False``, off the main thread, plain Python: no view is made), a
     live view in a kernel, text in terminal IPython."""
     on_main = threading.current_thread() is threading.main_thread()
-    where = shell.environment()
+    where = host.environment()
     if not handle.show or not on_main:
         return Presenter()
     if where == "kernel":

@@ -14,8 +14,8 @@ from ..formatting import table_cell
 from ..inert import lines_html, redact_urls, table_html, terminal_safe
 from ..render import transcript_bundle
 from ..scrub import scrub
+from ..shell import host
 from ..turns import sent_prompt_message
-from . import shell
 from .reply_images import ReplyImage, reply_images
 
 __all__ = ["KEPT_REPLIES", "Reply", "Status", "Table", "Transcript"]
@@ -149,7 +149,7 @@ class Reply:
         # ``%hermes``/``ask`` already showed this turn in the cell (a live view turned transcript, or text
         # printed as it streamed). When the reply is also that same cell's value, show it once.
         live, self._live = self._live, None
-        if live is not None and shell.same_cell(live[1]):
+        if live is not None and host.same_cell(live[1]):
             display_id = live[0]
             if display_id is None:
                 return {"text/plain": repr(self)}

@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import runtime
 from ..errors import HermesUsageError
 from ..inert import escape_html, html_block, terminal_safe
+from ..kernel.share import KERNEL
 from ..render_checkpoints import checkpoint_diff_bundle
 from ..session import (
     Checkpoint,
@@ -28,8 +30,10 @@ from ..session import (
 from .results import Table
 
 if TYPE_CHECKING:
+    from ..jobs.api import JobsAPI
     from ..settings import Settings
     from ..widgets.chat import Chat
+    from ..widgets.jobs import Jobs
 
 __all__ = [
     "CHECKPOINT_COLUMNS",
@@ -39,6 +43,7 @@ __all__ = [
     "checkpoints_table",
     "message_id",
     "open_chat",
+    "open_jobs",
     "profiles_table",
     "rollback",
     "sessions_table",
@@ -195,12 +200,32 @@ class ChatSource(Protocol):
 
 def open_chat(hermes: ChatSource, session: str | None, *, secrets: Sequence[object]) -> Chat:
     """``hermes.chat()``: a chat over the facade's conversation, its header following the kernel's share."""
-    from ..kernel.share import KERNEL
     from ..widgets.chat import Chat
     from ..widgets.chat_kernel import follow_kernel_modes
 
     if not hermes.settings.dashboard_token:
         raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
     chat = Chat(hermes.conversation, session=session, secrets=secrets)
-    follow_kernel_modes(chat, KERNEL, hermes)  # the header shows what Hermes may do in this kernel
+    follow_kernel_modes(chat, KERNEL)  # the header shows what Hermes may do in this kernel
     return chat
+
+
+class JobsSource(Protocol):
+    """What :func:`open_jobs` uses of the facade."""
+
+    settings: Settings
+    conversation: Conversation
+
+    @property
+    def jobs(self) -> JobsAPI: ...
+
+
+def open_jobs(hermes: JobsSource) -> Jobs:
+    """``hermes.jobs_widget()``: the jobs widget over ``hermes.jobs``, refreshed at once by a newer
+    Dashboard's cron.changed."""
+    from ..widgets.jobs import Jobs
+
+    widget = Jobs(hermes.jobs)
+    if hermes.settings.dashboard_token:
+        runtime.submit(widget.follow_feed(hermes.conversation.on_change))
+    return widget

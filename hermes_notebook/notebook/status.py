@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import HermesError
+from ..kernel.share import KERNEL
 from .results import Status
 
 if TYPE_CHECKING:
@@ -33,13 +34,11 @@ class StatusSource(Protocol):
 
 async def facade_status(hermes: StatusSource) -> Status:
     """``hermes.status()``: both servers, this connection's session, and what it shares of the kernel."""
-    from ..kernel.share import KERNEL
-
     conversation = hermes.conversation
     status = await gather_status(
         hermes.settings, hermes.default_via, conversation.current, conversation.api, conversation.dashboard
     )
-    return Status({**status, "kernel": KERNEL.summary(hermes)})
+    return Status({**status, "kernel": KERNEL.summary(conversation)})
 
 
 async def gather_status(

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from .. import runtime
 from ..errors import HermesTimeoutError, HermesUsageError
-from . import shell
+from ..kernel.execute import JOBS
+from ..shell import host
 from .comm_pump import CommPump, CommPumpWarning
 from .presenters import Presenter, presenter_for
 from .results import Reply
@@ -40,7 +41,7 @@ def run_blocking(handle: RunningTurn, *, timeout: float | None = None) -> Reply:
     presenter = presenter_for(handle, blocking=True)
     pump: CommPump | None = None
     on_main = threading.current_thread() is threading.main_thread()
-    if shell.environment() == "kernel" and on_main:
+    if host.environment() == "kernel" and on_main:
         pump = CommPump(warn=False)
         if not pump.available and handle.show:  # show=False: policies answer (turn_options saw to it)
             warn_every_time(
@@ -49,9 +50,9 @@ def run_blocking(handle: RunningTurn, *, timeout: float | None = None) -> Reply:
                 CommPumpWarning,
                 stacklevel=3,
             )
-            handle.text_prompts = shell.stdin_allowed()
+            handle.text_prompts = host.stdin_allowed()
     elif on_main and handle.show:
-        handle.text_prompts = shell.stdin_allowed()
+        handle.text_prompts = host.stdin_allowed()
     handle.buttons = presenter.buttons
     handle.start()
     try:
@@ -101,11 +102,9 @@ def wait_blocking(
     pump: CommPump | None = None,
 ) -> Reply:
     """Wait on the calling thread, pumping widget messages and serving text prompts, until the turn ends."""
-    from ..kernel.execute import JOBS  # here: the kernel package imports this layer at import time
-
     future = handle.future
     on_main = threading.current_thread() is threading.main_thread()
-    own_pump = pump is None and shell.environment() == "kernel" and on_main
+    own_pump = pump is None and host.environment() == "kernel" and on_main
     if own_pump:
         pump = CommPump(warn=False)
     deadline = None if not timeout else time.monotonic() + timeout

@@ -15,7 +15,6 @@ in each face that offers it (docs/architecture.md, "Adding a session feature").
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING, Any, cast
 from ..client.dashboard.commands import CommandOutcome, commands_catalog, parse_command, run_command
 from ..client.dashboard.files import attach_files, prepare_files, prompt_with_files
 from ..client.dashboard.profiles import Profile, list_profiles
-from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
 from ..client.dashboard.session_info import (
     check_model_name,
     context_breakdown,
@@ -37,21 +35,21 @@ from ..errors import HermesNotFoundError, HermesNotOfferedError, HermesUsageErro
 from ..settings import Settings
 from ..turns import Message, MessageDict, fold_history
 from .book import SessionBook
+from .clients import Clients, Connect
 from .control import TurnControl
 from .files import (
-    Branched,
     CheckpointRef,
     Checkpoints,
     FileRewind,
     RestoreResult,
     TurnChanges,
     Undone,
-    branch_checkpoint,
-    put_back,
 )
+from .mcp_servers import McpServers
 from .media import read_media_images
 from .queue import TurnQueue
 from .readings import UsageReading, model_rows
+from .rewinding import Rewinding
 from .runner import TurnRunner
 from .subagents import SubagentControls, Subagents
 from .turns import TurnOutcome, TurnRequest, TurnSink
@@ -59,12 +57,10 @@ from .turns import TurnOutcome, TurnRequest, TurnSink
 if TYPE_CHECKING:
     from ..client import ListenerItem
     from ..client.api import ApiClient
-    from ..client.dashboard import DashboardConnection, SessionRef
+    from ..client.dashboard import DashboardConnection, SessionRef, Turn
     from ..client.dashboard.media import MediaImage
 
 __all__ = ["Conversation", "OpenedSession"]
-
-Connect = Callable[[], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -98,12 +94,7 @@ class Conversation:
         self.settings = settings
         self.book = SessionBook()
         self.queue = TurnQueue()
-        given_factory = dashboard if callable(dashboard) else None
-        self._dashboard_factory: Connect | None = given_factory
-        self._given: DashboardConnection | None = None if given_factory is not None else dashboard  # type: ignore[assignment]
-        self._dashboard: DashboardConnection | None = None
-        self._api_factory = api
-        self._api: ApiClient | None = None
+        self.clients = Clients(settings, dashboard, api)
         self.runner = TurnRunner(self.book, self.queue, dashboard=self.dashboard, api=self.api)
         #: The usage each session's last turn reported (the API Server keeps no session totals).
         self.last_usage: dict[str, Mapping[str, Any] | None] = {}
@@ -112,44 +103,25 @@ class Conversation:
         self.files = FileRewind(self)
         #: Steering and stopping a running turn's subagents (which of the two this Hermes offers).
         self.subagents = Subagents(self)
+        #: The profile's MCP servers (the kernel's tool server registers itself here).
+        self.mcp = McpServers(self.dashboard)
+        #: Undo, regenerate/edit and branch, each waiting for the session's running turn.
+        self.rewinding = Rewinding(self)
 
-    # --- clients ---
+    # --- clients (:class:`~.clients.Clients` owns them) ---
 
     @property
     def has_dashboard(self) -> bool:
         """Whether this conversation can reach a Dashboard (a token, or a connection given to it)."""
-        return bool(
-            self._given is not None
-            or self._dashboard_factory is not None
-            or (self.settings is not None and self.settings.dashboard_token)
-        )
+        return self.clients.has_dashboard
 
     async def dashboard(self) -> DashboardConnection:
         """The Dashboard connection, connected (opened here on first use unless one was given)."""
-        if self._given is not None:
-            return self._given
-        if self._dashboard_factory is not None:
-            conn: DashboardConnection = await self._dashboard_factory()
-            return conn
-        if self.settings is None or not self.settings.dashboard_token:
-            raise HermesUsageError("no Dashboard token: set HERMES_DASHBOARD_TOKEN or pass dashboard_token=")
-        if self._dashboard is None:
-            from ..client.dashboard import DashboardConnection
-
-            self._dashboard = DashboardConnection(self.settings)
-        if not self._dashboard.connected:
-            await self._dashboard.connect()
-        return self._dashboard
+        return await self.clients.dashboard()
 
     async def api(self) -> ApiClient:
         """The API Server client (created here on first use unless a factory was given)."""
-        if self._api_factory is not None:
-            return await self._api_factory()
-        if self._api is None:
-            from ..client.api import ApiClient
-
-            self._api = ApiClient(self.settings)
-        return self._api
+        return await self.clients.api()
 
     async def check(self, via: str) -> None:
         """Raise the server's error now if ``via`` ("dashboard" or "api") is unusable."""
@@ -160,11 +132,7 @@ class Conversation:
 
     async def close(self) -> None:
         """Close the clients this conversation opened (a given connection stays open: it is the caller's)."""
-        dashboard, api, self._dashboard, self._api = self._dashboard, self._api, None, None
-        for closer in (dashboard.close if dashboard else None, api.aclose if api else None):
-            if closer is not None:
-                with contextlib.suppress(Exception):  # one failing close must not keep the other open
-                    await closer()
+        await self.clients.close()
 
     def _needs_dashboard(self, message: str) -> None:
         if not self.has_dashboard:
@@ -200,6 +168,11 @@ class Conversation:
             self.last_usage[outcome.session_id] = outcome.message.get("usage")
             self.files.ran(outcome.session_id, started)
         return outcome
+
+    def running_turns(self) -> list[Turn]:
+        """The Dashboard turns this conversation runs now, from any face (a kernel tool call is answered only
+        for one of them)."""
+        return self.runner.running_turns()
 
     def busy(self, session: str) -> bool:
         """True while a turn runs on (or waits for) the stored session ``session``, from any face."""
@@ -462,31 +435,15 @@ class Conversation:
         """Stop one subagent of the session (``subagent.interrupt``); False when it had already finished."""
         return await self.subagents.stop(session, subagent_id)
 
-    # --- rewinding: undo, regenerate/edit, branch (each waits for the session's running turn) ---
+    # --- rewinding: undo, regenerate/edit, branch (:class:`~.rewinding.Rewinding` does them) ---
 
     async def rewindable(self, what: str) -> None:
         """Raise :class:`HermesNotOfferedError` if this Hermes cannot rewind a stored session (0.19.0)."""
-        self._needs_dashboard(
-            f"{what} needs the Dashboard (a dashboard token): API Server sessions cannot rewind"
-        )
-        await check_rewind(await self.dashboard(), what)
-
-    async def _rewind_target(
-        self, session: str | None, what: str
-    ) -> tuple[DashboardConnection, SessionRef, str]:
-        return await self.target(session, what, why=": API Server sessions cannot rewind")
+        await self.rewinding.rewindable(what)
 
     async def undo(self, session: str | None = None, *, files: bool = False) -> Undone:
-        """Drop the session's last exchange: how many stored rows went (0: nothing to undo); with ``files``,
-        the files its checkpoint holds are put back too (where Hermes took one:
-        :class:`~.files.FileRewind`)."""
-        conn, ref, key = await self._rewind_target(session, "undo")
-        if files:
-            return await self.files.undo(conn, ref, key)
-        async with self.queue.turn(key):
-            rows = await undo_turn(conn, ref)
-        self.files.undone(key, rows)
-        return Undone(rows)
+        """Drop the session's last exchange (with ``files``, the files its checkpoint holds go back too)."""
+        return await self.rewinding.undo(session, files=files)
 
     async def resend(
         self,
@@ -495,18 +452,8 @@ class Conversation:
         *,
         messages: Sequence[MessageDict] | None = None,
     ) -> str:
-        """Undo the last exchange to send a prompt in its place: returns ``text`` (an edit), or for None the
-        last prompt of ``messages`` (default: the stored history) to send again (a regenerate)."""
-        if text is not None and (not isinstance(text, str) or not text.strip()):
-            raise HermesUsageError("the new prompt is empty")
-        what = "regenerate" if text is None else "edit"
-        conn, ref, key = await self._rewind_target(session, what)
-        await check_rewind(conn, what)
-        async with self.queue.turn(key):
-            resend = last_user_text(messages or await conn.history(key)) if text is None else text
-            if not await undo_turn(conn, ref, intent="retry" if text is None else "undo", checked=True):
-                raise HermesUsageError(f"there is no exchange to {what} in this session")
-        return resend
+        """Undo the last exchange to send ``text`` (an edit), or for None its prompt again (a regenerate)."""
+        return await self.rewinding.resend(session, text, messages=messages)
 
     async def branch(
         self,
@@ -518,21 +465,7 @@ class Conversation:
         follow: bool = True,
         files: bool = False,
     ) -> str:
-        """Copy the session into a new one, without the exchanges after message ``at`` (an id in ``messages``,
-        default the stored history; ``-N``: without the last N); returns the copy's stored id, current with
-        ``follow``. With ``files``, the files changed since go back as they were then (a
-        :class:`~.files.Branched` names them; refused before anything changes where Hermes has no checkpoints
-        or the later turns did not run here)."""
-        conn, ref, key = await self._rewind_target(session, "branch")
-        if files:
-            await check_rewind(conn, "branch")
-        async with self.queue.turn(key):
-            drop = 0 if at is None else turns_after(messages or await conn.history(key), at)
-            found = await branch_checkpoint(self.files, conn, ref, key, drop) if files else None
-            child = await branch_session(conn, ref, drop_turns=drop, name=name)
-            restored = await put_back(conn, ref, found) if found is not None else ([], [])
-        if follow:
-            self.book.adopt(child)
-        else:
-            self.book.remember(child)
-        return Branched(child.stored_id, *restored) if files else child.stored_id
+        """Copy the session into a new one without the exchanges after ``at``; the copy's stored id."""
+        return await self.rewinding.branch(
+            session, at=at, messages=messages, name=name, follow=follow, files=files
+        )

@@ -153,11 +153,16 @@ class DashboardDriver:
     """A turn on a Dashboard session: ``prompt.submit``, then the connection's change records one by one."""
 
     def __init__(
-        self, connect: Callable[[], Awaitable[DashboardConnection]], book: SessionBook, request: TurnRequest
+        self,
+        connect: Callable[[], Awaitable[DashboardConnection]],
+        book: SessionBook,
+        request: TurnRequest,
+        running: list[Turn] | None = None,
     ) -> None:
         self._connect = connect
         self._book = book
         self._request = request
+        self._running = [] if running is None else running  # the runner's: the client turns it runs now
         self._conn: DashboardConnection | None = None
         self._ref: SessionRef | None = None
         self._turn: Turn | None = None
@@ -188,14 +193,17 @@ class DashboardDriver:
         self._turn = turn = await conn.submit(
             ref, request.prompt, images=request.images or None, turn_id=request.turn_id, **extra
         )
-        await control.arm(lambda: conn.interrupt(ref))
+        self._running.append(turn)
         try:
+            await control.arm(lambda: conn.interrupt(ref))
             async for change in turn:
                 if change["op"] == "message" and change["message"]["role"] == "user":
                     continue  # the face showed the prompt already
                 yield [change]
         except HermesError as exc:  # the connection dropped under the turn: keep what we have
             sink.failed(exc)
+        finally:
+            self._running.remove(turn)
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
         """``approval.respond`` / ``clarify.respond`` / ... on the session."""
@@ -388,15 +396,20 @@ class TurnRunner:
         self._dashboard = dashboard
         self._api = api
         self._api_runs: dict[str, ApiDriver] = {}  # stored session id -> the API Server run it runs now
+        self._dashboard_turns: list[Turn] = []  # the Dashboard turns it runs now, oldest first
 
     def api_run(self, session_id: str) -> ApiDriver | None:
         """The API Server run the session ``session_id`` is running now (to steer it), None if none."""
         return self._api_runs.get(session_id)
 
+    def running_turns(self) -> list[Turn]:
+        """The Dashboard turns this runner runs now, oldest first (a kernel tool call finds its turn here)."""
+        return [turn for turn in self._dashboard_turns if not turn.done]
+
     async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl) -> TurnOutcome:
         """Drive the turn to its end (package loop); its records and questions go to ``sink``."""
         driver: TurnDriver = (
-            DashboardDriver(self._dashboard, self.book, request)
+            DashboardDriver(self._dashboard, self.book, request, self._dashboard_turns)
             if request.via == "dashboard"
             else ApiDriver(self._api, self.book, request, self._api_runs)
         )

@@ -106,23 +106,23 @@ def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
 
 
 def _approval_request(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    return f.on_approval_request(e)
+    return f.asks.on_approval_request(e)
 
 
 def _expire(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    return f.on_expire(e)
+    return f.asks.on_expire(e)
 
 
 def _d_clarify(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    return f.on_request(e, "clarify")
+    return f.asks.on_request(e, "clarify")
 
 
 def _d_sudo(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    return f.on_request(e, "sudo")
+    return f.asks.on_request(e, "sudo")
 
 
 def _d_secret(f: FolderOps, e: Event) -> list[ChangeRecord]:
-    return f.on_request(e, "secret")
+    return f.asks.on_request(e, "secret")
 
 
 def _d_message_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
@@ -232,7 +232,7 @@ def _r_approval_responded(f: FolderOps, e: Event) -> list[ChangeRecord]:
     count = resolved if type(resolved) is int and resolved > 0 else 1
     choice = text_or_none(p.get("choice"))
     named = p.get("request_id")
-    return f.resolve_oldest_approvals(count, choice, named if isinstance(named, str) else None)
+    return f.asks.resolve_oldest_approvals(count, choice, named if isinstance(named, str) else None)
 
 
 def _r_run_completed(f: FolderOps, e: Event) -> list[ChangeRecord]:

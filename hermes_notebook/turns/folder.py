@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
+from .asks import Asks
 from .changes import (
     ChangeRecord,
-    InteractionKind,
-    InteractionStatus,
     MessageStatus,
     PartFields,
     PatchChange,
@@ -24,7 +23,6 @@ from .changes import (
 from .dialects import HANDLERS
 from .events import Event
 from .model import (
-    REDACTED,
     Interaction,
     Message,
     Part,
@@ -33,7 +31,6 @@ from .model import (
     TransformOutput,
 )
 from .payload import timed_out
-from .requests import RequestBook
 from .run_tools import RunTools
 
 __all__ = ["END_STATUSES", "TurnFolder"]
@@ -65,9 +62,8 @@ class TurnFolder:
         "_reasoning_chunks",
         "_has_text",
         "_has_reasoning",
-        "_running",
         "run_tools",
-        "_requests",
+        "asks",
         "_compressions",
         "_marker_count",
     )
@@ -96,10 +92,10 @@ class TurnFolder:
         self._reasoning_chunks: list[str] | None = None
         self._has_text = False
         self._has_reasoning = False
-        self._running: list[Part] = []  # running tool parts, oldest first
         #: The run dialect's tool parts, numbered and matched to completions by name (its handlers drive it).
         self.run_tools = RunTools()
-        self._requests = RequestBook()  # server prompts: ids, holding parts, approval order
+        #: The turn's questions and the running tool parts they hang on (the handlers reach them here).
+        self.asks = Asks(self)
         # The session's usage.compressions when the turn opened (None: unknown) and the markers added so far:
         # a count that grew at the end with no marker shown means a compaction nobody announced.
         self._compressions = compressions
@@ -128,9 +124,7 @@ class TurnFolder:
     def pending(self) -> list[Interaction]:
         """Copies of the interactions still waiting for an answer, in request order (approvals resolve
         FIFO)."""
-        return [
-            part.interaction.copy() for part in self._requests.pending_parts() if part.interaction is not None
-        ]
+        return self.asks.pending()
 
     @property
     def has_reasoning(self) -> bool:
@@ -201,22 +195,13 @@ class TurnFolder:
         """Record the view's answer to a pending interaction, so views and history agree (sends nothing); a
         sudo password or secret value is recorded as ``"********"``. ``[]`` when ``request_id`` is not
         pending."""
-        part = self.pending_part(request_id)
-        if part is None or self._done:
-            return []
-        if part.interaction is not None and part.interaction.kind in ("sudo", "secret"):
-            response = REDACTED
-        return self.resolve(part, "answered", response)
+        return [] if self._done else self.asks.answer(request_id, response)
 
     def ask(self, part_id: str, inter: Interaction) -> list[ChangeRecord]:
         """Hang a question the client asks itself (a kernel tool's Run/Deny) on running tool part ``part_id``,
         shown and answered like a server's; ``[]`` when that tool is not running."""
         part = self._parts.get(part_id)
-        if part is None or part.status != "running" or self._done or inter.request_id in self._requests:
-            return []
-        part.interaction = inter
-        self._requests.hold(inter.request_id, part)
-        return [self.patch(part, {"interaction": inter.to_dict()})]
+        return [] if part is None or self._done else self.asks.ask(part, inter)
 
     def add_marker(self, text: str) -> list[ChangeRecord]:
         """Add a ``marker`` part (e.g. a compression that happened before this turn); text after it streams on
@@ -355,7 +340,7 @@ class TurnFolder:
         self._text_id, self._text_chunks = "", None
         self._reasoning_id, self._reasoning_chunks = "", None
         if part.status == "running" and part.kind == "tool":  # a running subagent part holds no interaction
-            self._running.append(part)
+            self.asks.started(part)
         return self._add_part(part)
 
     def patch(self, part: Part, fields: PartFields) -> PatchChange:
@@ -372,7 +357,7 @@ class TurnFolder:
         name: str | None = None,
     ) -> list[ChangeRecord]:
         if part.status == "running":
-            self._running.remove(part)
+            self.asks.ended(part)
         fields: PartFields = {"status": status}
         part.status = status
         if name and name != part.name:
@@ -390,73 +375,6 @@ class TurnFolder:
             inter.status = "expired" if timed_out(part.result) else "cancelled"
             fields["interaction"] = inter.to_dict()
         return [self.patch(part, fields)]
-
-    # -- interactions ----------------------------------------------------------------------------------------
-
-    def _attach(self, inter: Interaction, prefer_name: str | None = None) -> list[ChangeRecord]:
-        """Hang ``inter`` on the most recent running tool (of ``prefer_name`` first), else a synthetic
-        part."""
-        target = None
-        candidates = [
-            p for p in reversed(self._running) if p.interaction is None or p.interaction.status != "pending"
-        ]
-        if prefer_name is not None:
-            target = next((p for p in candidates if p.name == prefer_name), None)
-        if target is None and candidates:
-            target = candidates[0]
-        if target is None:
-            suffix = inter.request_id if inter.kind == "approval" else f"{inter.kind}-{inter.request_id}"
-            part = Part(f"tool:{suffix}", "tool", name=inter.kind, status="running", interaction=inter)
-            self._requests.hold(inter.request_id, part, synthetic=True)
-            return self.add_tool(part)
-        target.interaction = inter
-        self._requests.hold(inter.request_id, target)
-        return [self.patch(target, {"interaction": inter.to_dict()})]
-
-    def resolve(
-        self, part: Part, status: InteractionStatus, response: str | None = None
-    ) -> list[ChangeRecord]:
-        inter = part.interaction
-        assert inter is not None
-        inter.status = status
-        if response is not None:
-            inter.response = response
-        fields: PartFields = {"interaction": inter.to_dict()}
-        if self._requests.is_synthetic(part) and part.status == "running":
-            # A part made only for the interaction lives exactly as long as the interaction does.
-            part.status = fields["status"] = "completed" if status == "answered" else "cancelled"
-            self._running.remove(part)
-        return [self.patch(part, fields)]
-
-    def on_approval_request(self, event: Event) -> list[ChangeRecord]:
-        inter = self._requests.approval_from(event)
-        return [] if inter is None else self._attach(inter)
-
-    def on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]:
-        inter = self._requests.request_from(event, kind)
-        return [] if inter is None else self._attach(inter, "clarify" if kind == "clarify" else None)
-
-    def on_expire(self, event: Event) -> list[ChangeRecord]:
-        # sudo.expire / secret.expire {request_id} after 120 s / 300 s (docs/protocol/dashboard.md §4.2).
-        rid = event.payload.get("request_id")
-        part = None if rid is None else self.pending_part(str(rid))
-        return [] if part is None else self.resolve(part, "expired")
-
-    def pending_part(self, request_id: str) -> Part | None:
-        """The part holding the still-pending interaction ``request_id``."""
-        return self._requests.pending_part(request_id)
-
-    def resolve_oldest_approvals(
-        self, count: int, choice: str | None, named: str | None = None
-    ) -> list[ChangeRecord]:
-        """The server resolved its ``count`` oldest approvals (FIFO), or exactly the one it ``named`` (newer
-        servers); one already answered keeps its answer."""
-        changes: list[ChangeRecord] = []
-        for rid in self._requests.approvals_resolved(count, named):
-            part = self.pending_part(rid)
-            if part is not None:
-                changes.extend(self.resolve(part, "answered", choice))
-        return changes
 
     # -- end of turn -----------------------------------------------------------------------------------------
 
@@ -484,13 +402,13 @@ class TurnFolder:
             if inter is not None and inter.status == "pending":
                 inter.status = "cancelled"
                 fields["interaction"] = inter.to_dict()
-                if self._requests.is_synthetic(part) and part.status == "running":
+                if self.asks.is_synthetic(part) and part.status == "running":
                     part.status = fields["status"] = "cancelled"
             if part.status == "running" and status != "complete":
                 part.status = fields["status"] = "cancelled"
             if fields:
                 changes.append(self.patch(part, fields))
-        self._running.clear()
+        self.asks.ended()
         msg = self._msg
         msg.status = status
         msg.usage = dict(usage) if isinstance(usage, Mapping) else None

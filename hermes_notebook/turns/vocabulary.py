@@ -11,16 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from .asks import Asks
     from .changes import (
         ChangeRecord,
-        InteractionKind,
-        InteractionStatus,
         MessageStatus,
         PartFields,
         PatchChange,
         ToolStatus,
     )
-    from .events import Event
     from .model import Part
     from .run_tools import RunTools
 
@@ -38,6 +36,9 @@ class FolderOps(Protocol):
 
     @property
     def run_tools(self) -> RunTools: ...
+
+    @property
+    def asks(self) -> Asks: ...
 
     def begin(self, status: Literal["streaming", "queued"] = "streaming") -> list[ChangeRecord]: ...
 
@@ -66,22 +67,6 @@ class FolderOps(Protocol):
         duration: float | None = None,
         arguments: Any = None,
         name: str | None = None,
-    ) -> list[ChangeRecord]: ...
-
-    def on_approval_request(self, event: Event) -> list[ChangeRecord]: ...
-
-    def on_request(self, event: Event, kind: InteractionKind) -> list[ChangeRecord]: ...
-
-    def on_expire(self, event: Event) -> list[ChangeRecord]: ...
-
-    def pending_part(self, request_id: str) -> Part | None: ...
-
-    def resolve(
-        self, part: Part, status: InteractionStatus, response: str | None = None
-    ) -> list[ChangeRecord]: ...
-
-    def resolve_oldest_approvals(
-        self, count: int, choice: str | None, named: str | None = None
     ) -> list[ChangeRecord]: ...
 
     def on_compacting(self, text: str) -> list[ChangeRecord]: ...

@@ -25,12 +25,12 @@ def on_request_cancel(f: FolderOps, event: Event) -> list[ChangeRecord]:
     """The server stopped waiting for one prompt: end its interaction with the reason."""
     p = event.payload
     rid = p.get("id")
-    part = None if rid is None else f.pending_part(str(rid))
+    part = None if rid is None else f.asks.pending_part(str(rid))
     if part is None or part.interaction is None:
         return []
     reason = p.get("reason")
     part.interaction.reason = reason if isinstance(reason, str) else None
-    return f.resolve(part, "expired" if reason == "timeout" else "cancelled")
+    return f.asks.resolve(part, "expired" if reason == "timeout" else "cancelled")
 
 
 def on_run_interrupted(f: FolderOps, event: Event) -> list[ChangeRecord]:

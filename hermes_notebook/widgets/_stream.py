@@ -59,13 +59,14 @@ import traitlets
 
 from .. import runtime
 from ..scrub import scrub, scrub_value
+from ..shell.subshells import Routing, follow_frontend_subshells
 from ..turns.changes import MessageStore
 from . import inbound
 from .base import Bundle, LeanWidget
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 from .stream_images import ImageLoad, install_image_answers
 from .stream_scrub import StreamScrubber
-from .subshells import Routing, follow_frontend_subshells
+from .wire import change_weight, splice_of
 
 __all__ = ["StreamingWidget", "change_weight"]
 
@@ -80,38 +81,6 @@ INDEX_FIELDS = ("id", "role", "status", "usage", "error")
 SNAPSHOT_FIRST_MESSAGES = 100
 #: Messages per ``older`` answer (about 90 KB of JSON for typical chat messages: a few ms to parse).
 OLDER_PAGE_MESSAGES = 200
-
-#: A text patch keeping at least this many characters of the part goes on the wire as a ``splice``.
-SPLICE_MIN_KEEP = 64
-
-
-def change_weight(change: Mapping[str, Any]) -> int:
-    """How much one change record adds to its message's ``rev`` (the front end's ``changeWeight``)."""
-    if change.get("op") != "append":
-        return 1
-    return _utf16_len(change.get("text") or "")
-
-
-def _utf16_len(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript counts ``string.length``."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _common_prefix(a: str, b: str) -> int:
-    if a.startswith(b):
-        return len(b)
-    if b.startswith(a):
-        return len(a)
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slices: O(n log n) in C, not a Python loop per character
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _target(change: Mapping[str, Any]) -> str:
@@ -209,7 +178,7 @@ class StreamingWidget(LeanWidget):
             self, images
         )  # a view's ``image`` question: a part's image, read here (stream_images.py)
         #: Where the views' messages run: on the front end's subshell while a cell runs, where the kernel has
-        #: subshells (widgets/subshells.py). Every handler only checks and schedules, so any thread will do.
+        #: subshells (shell/subshells.py). Every handler only checks and schedules, so any thread will do.
         self.comm_routing: Routing = follow_frontend_subshells(self)
 
     @traitlets.validate("notice")
@@ -285,24 +254,11 @@ class StreamingWidget(LeanWidget):
         """A ``splice`` record for a patch of a part's whole ``text`` that keeps most of it (the end-of-turn
         trim of trailing whitespace, a final text extending the streamed one), so the text isn't sent
         twice."""
-        new = patch["fields"]["text"]
         message = self._store.get(patch.get("message_id"))  # type: ignore[arg-type]
         part = next(
             (p for p in (message or {}).get("parts", ()) if p.get("id") == patch.get("part_id")), None
         )
-        old = part.get("text") if part is not None else None
-        if not isinstance(new, str) or not isinstance(old, str):
-            return None
-        keep = _common_prefix(old, new)
-        if keep < SPLICE_MIN_KEEP:
-            return None
-        return {
-            "op": "splice",
-            "message_id": patch["message_id"],
-            "part_id": patch["part_id"],
-            "keep": _utf16_len(old[:keep]),
-            "text": new[keep:],
-        }
+        return splice_of(part.get("text") if part is not None else None, patch)
 
     def reset(
         self,

@@ -38,16 +38,18 @@ from ..settings import Settings
 from ..turns.withdrawn import withdraw_pending
 from . import inbound
 from .chat_actions import install_actions
+from .chat_answers import ChatAnswers
+from .chat_events import on_change, on_listen
 from .chat_export import on_export
 from .chat_profiles import install_profiles
-from .chat_session import banner, install_session_details, session_entry, short
+from .chat_session import install_session_details, session_entry
 from .chat_turns import ChatTurns
 from .replies import answer, refusal
 from .static_twin import StaticTwin
 from .windowed import WindowedWidget
 
 if TYPE_CHECKING:
-    from ..client import DashboardConnection, ListenerItem
+    from ..client import DashboardConnection
 
 __all__ = ["TRANSCRIPT_CLASS", "Chat"]
 
@@ -117,17 +119,17 @@ class Chat(StaticTwin, WindowedWidget):
         self.turns = ChatTurns(self, source)
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
-        self._answered: set[tuple[str, str]] = set()
+        self.answers = ChatAnswers(self)  # the cards' answers, once each (chat_answers.py)
         self._closed = False
         self._init_static_twin("hermes-chat-transcript")
         self._transcript_handle: asyncio.TimerHandle | None = None
         for name, handler in {
             "send": self._on_send,
             "stop": lambda _content: self.stop(),
-            "respond": lambda c: self.run_in_background(self._respond(c, c["response"]), "answering"),
+            "respond": lambda c: self.run_in_background(self.answers.respond(c, c["response"]), "answering"),
             # The value was taken out of the comm message by inbound.validate; it lives only in the coroutine.
             "secret": lambda c: self.run_in_background(
-                self._respond(c, c.pop("value"), c["kind"]), "answering"
+                self.answers.respond(c, c.pop("value"), c["kind"]), "answering"
             ),
             "new_session": lambda _content: self.run_in_background(
                 self.switch(None), "creating a new session"
@@ -136,7 +138,7 @@ class Chat(StaticTwin, WindowedWidget):
                 self.switch(c["session_id"]), "opening the session"
             ),
             "refresh": lambda _content: self.refresh(),
-            "list_sessions": lambda c: self.run_in_background(self._refresh_sessions(c), "listing sessions"),
+            "list_sessions": lambda c: self.run_in_background(self.refresh_sessions(c), "listing sessions"),
             "export": lambda content: on_export(self, content),  # the Export button (chat_export.py)
         }.items():
             self.on_action(name, handler)
@@ -187,6 +189,11 @@ class Chat(StaticTwin, WindowedWidget):
     def session_id(self) -> str | None:
         """The stored id of the open session (None until open)."""
         return None if self.session is None else self.session.get("id")
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
 
     def close(self) -> None:
         """Stop listening, close an owned connection, and close the widget's comm."""
@@ -300,23 +307,24 @@ class Chat(StaticTwin, WindowedWidget):
         self.loading = True
         try:
             if self._off_change is None:
-                self._off_change = await self.conversation.on_change(self._on_change)
+                self._off_change = await self.conversation.on_change(lambda kind: on_change(self, kind))
             await self._open_session(session)
         finally:
             self.loading = False
-        await self._refresh_sessions()
+        await self.refresh_sessions()
 
     async def _open_session(self, session: str | None) -> None:
         if self._off is not None:
             self._off()
             self._off = None
         opened = await self.conversation.open(session)
-        self._answered.clear()
+        self.answers.clear()
         self.reset(opened.messages)
         self.session = {"id": opened.session_id, "title": opened.title}
-        self._off = await self.conversation.listen(opened.session_id, self._on_listen)
+        self._off = await self.conversation.listen(opened.session_id, lambda item: on_listen(self, item))
 
-    async def _refresh_sessions(self, question: Mapping[str, Any] | None = None) -> None:
+    async def refresh_sessions(self, question: Mapping[str, Any] | None = None) -> None:
+        """List the stored sessions for the picker (answering the view's ``question``, if it asked)."""
         try:
             listed = await self.conversation.sessions()
         except HermesError as exc:
@@ -338,7 +346,7 @@ class Chat(StaticTwin, WindowedWidget):
             history = await self.conversation.history(session_id)
             if self.session_id == session_id:  # no session switch meanwhile
                 self._apply_history(history)
-        await self._refresh_sessions()
+        await self.refresh_sessions()
 
     def _apply_history(self, history: Sequence[Mapping[str, Any]]) -> None:
         """Show the stored history, keeping what is live here and not stored yet (a running or queued turn).
@@ -367,7 +375,7 @@ class Chat(StaticTwin, WindowedWidget):
         finally:
             self.loading = False
         self.notice = ""
-        await self._refresh_sessions()
+        await self.refresh_sessions()
 
     async def rebind(self, conversation: Conversation) -> None:
         """Move to ``conversation`` (another profile's, which this chat then owns) and a new session there."""
@@ -403,7 +411,7 @@ class Chat(StaticTwin, WindowedWidget):
     def turn_ended(self) -> None:
         """A turn ended: re-list the picker (Hermes titles a session after its first turn)."""
         if not self._closed:
-            self.run_in_background(self._refresh_sessions(), "listing sessions")
+            self.run_in_background(self.refresh_sessions(), "listing sessions")
 
     def finish_locally(self, message_id: str | None, status: str, error: str) -> None:
         """End a message the server will not end (a dropped turn), its pending cards withdrawn with it."""
@@ -413,75 +421,6 @@ class Chat(StaticTwin, WindowedWidget):
         withdrawn: list[Any] = withdraw_pending(message)  # its cards go inert with it
         finish = {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error}
         self.push([*withdrawn, finish])
-
-    async def _respond(self, content: dict[str, Any], response: str, secret: str = "") -> None:
-        # Request ids repeat across turns (approval-1 in every turn), so answers are keyed by message too.
-        key, part_id = (content["message_id"], content["request_id"]), content["part_id"]
-        if key in self._answered:
-            self.notice = "That request was already answered."
-            return
-        message = self.message(key[0])
-        interaction = inbound.find_interaction(message, part_id, key[1])
-        if secret:
-            inbound.check_answer(interaction, (secret,))
-        else:
-            inbound.check_answer(interaction, ("approval", "clarify", "code", "run"), response)
-        inbound.check_open_turn(message, self.turns.live_ids)
-        session_id = self.session_id
-        if session_id is None:
-            self.notice = "That request is no longer waiting for an answer."
-            return
-        self._answered.add(key)
-        try:  # the conversation marks it answered on its turn (a sudo/secret one "********", never the value)
-            if secret:
-                await self.conversation.answer_secret(secret, key[1], response)
-            else:
-                await self.conversation.respond(session_id, key[1], response)
-        except Exception:
-            self._answered.discard(key)
-            raise
-        finally:
-            del response
-
-    # -- connection banner --
-
-    def _on_change(self, kind: str) -> None:
-        """A newer Dashboard says a list changed elsewhere (another client, a cron run): re-list the
-        picker."""
-        if kind == "sessions" and not self._closed:
-            self.run_in_background(self._refresh_sessions(), "listing sessions")
-
-    def _on_listen(self, item: ListenerItem) -> None:
-        """Listener callback of the connection (any thread): drive the banner; re-fetch after a reconnect."""
-        kind = item.kind
-        if kind == "connection":
-            retry = float(item.retry_in) if item.retry_in else None
-            message = short(item.error) if item.error else None
-            if item.status == "disconnected":
-                self.connection = banner(
-                    "disconnected", retry, message or "The connection to Hermes dropped."
-                )
-            elif item.status == "reconnecting":
-                self.connection = banner("reconnecting", retry, message)
-            elif item.status in ("reconnected", "connected"):
-                self.connection = banner("reconnected", None, None)
-                self.run_in_background(self.refetch(), "re-fetching the history after the reconnect")
-        elif kind == "event":
-            turn_id = item.turn_id or ""
-            if not turn_id.startswith("unsolicited-"):
-                return  # our own turns stream through their Turn objects
-            # A turn nobody submitted here (still running after a reconnect, or from another client).
-            runtime.call_soon(self._push_unsolicited, list(item.changes or []))
-            if (
-                item.event is not None
-                and item.event.type == "message.complete"
-                and self.turns.running is None
-            ):
-                self.run_in_background(self.refetch(), "re-fetching the history")
-
-    def _push_unsolicited(self, changes: list[dict[str, Any]]) -> None:
-        if changes and all(c.get("op") == "message" or self.holds(c.get("message_id")) for c in changes):
-            self.push(changes)
 
     async def _shutdown(self) -> None:
         for off in (self._off, self._off_change):

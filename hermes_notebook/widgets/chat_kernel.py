@@ -1,11 +1,11 @@
 """The chat header's kernel permission modes: what Hermes may do in this notebook's kernel for the chat's
-connection (reads, edits, runs), and Revoke for what was allowed for this session.
+conversation (reads, edits, runs), and Revoke for what was allowed for this session.
 
 Why here: the modes are the kernel's (``kernel/grants.py`` owns them) and change from cells, cards and other
 faces; the chat only shows them. The facade hands a source (``KERNEL``) to :func:`follow_kernel_modes`, which
-keeps the small synced ``kernel_modes`` traitlet current (None while the connection does not share the kernel)
-and answers the header's ``kernel_revoke`` message by revoking through that source: runs ``allow`` go back to
-``ask``, and sessions allowed reads from a card lose them.
+keeps the small synced ``kernel_modes`` traitlet current (None while the conversation does not share the
+kernel) and answers the header's ``kernel_revoke`` message by revoking through that source: runs ``allow`` go
+back to ``ask``, and sessions allowed reads from a card lose them.
 """
 
 from __future__ import annotations
@@ -20,29 +20,29 @@ __all__ = ["ModesChat", "ModesSource", "follow_kernel_modes"]
 
 
 class ModesSource(Protocol):
-    """Who owns the modes (:class:`~hermes_notebook.kernel.share.KernelTools`)."""
+    """Who owns the modes (:class:`~hermes_notebook.kernel.share.KernelTools`), by sharing conversation."""
 
     def watch(
-        self, connection: object, callback: Callable[[dict[str, Any] | None], None]
+        self, conversation: object, callback: Callable[[dict[str, Any] | None], None]
     ) -> Callable[[], None]: ...
 
-    def revoke(self, connection: object) -> bool: ...
+    def revoke(self, conversation: object) -> bool: ...
 
 
 class ModesChat(Protocol):
     """What this uses of :class:`~hermes_notebook.widgets.chat.Chat`."""
 
     kernel_modes: dict[str, Any] | None
-    conversation: (
-        Conversation  # the kernel's tools serve the connection's conversation; a chat moved off it (a profile
-    )
-    # switch, chat_profiles.py) shows no modes
+    #: The kernel's tools serve the chat's conversation; a chat moved off it (a profile switch,
+    # chat_profiles.py) shows no modes.
+    conversation: Conversation
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
 
 
-def follow_kernel_modes(chat: ModesChat, source: ModesSource, connection: object) -> Callable[[], None]:
-    """Show ``connection``'s kernel modes in ``chat``'s header from now on; returns the unsubscribe."""
+def follow_kernel_modes(chat: ModesChat, source: ModesSource) -> Callable[[], None]:
+    """Show the kernel modes of ``chat``'s conversation in its header from now on; returns the
+    unsubscribe."""
 
     shared = chat.conversation
 
@@ -54,7 +54,7 @@ def follow_kernel_modes(chat: ModesChat, source: ModesSource, connection: object
         )
 
     def revoke(_content: dict[str, Any]) -> None:
-        source.revoke(connection)
+        source.revoke(shared)
 
     chat.on_action("kernel_revoke", revoke)
-    return source.watch(connection, show)
+    return source.watch(shared, show)

@@ -38,6 +38,7 @@ from ..jobs.api import JobsAPI
 from ..runtime import blocking, on_loop
 from ..scrub import scrub, scrub_value
 from ..settings import Settings
+from ..shell.subshells import Routing, follow_frontend_subshells
 from . import inbound
 from .base import Bundle, LeanWidget
 from .job_answers import JobAnswers
@@ -45,7 +46,6 @@ from .job_rows import job_row, preset_dicts, timezone_label
 from .job_runs import FinishedRun, RunsHandler
 from .replies import answer, refusal
 from .static_twin import StaticTwin
-from .subshells import Routing, follow_frontend_subshells
 
 __all__ = ["STATIC_CLASS", "HasSettings", "Jobs"]
 
@@ -142,7 +142,7 @@ class Jobs(StaticTwin, LeanWidget):
         #: Futures of handled browser messages (tests wait on them).
         self.pending: list[concurrent.futures.Future[None]] = []
         self.on_msg(self._dispatch)
-        #: The view's messages run on the front end's subshell while a cell runs (widgets/subshells.py): every
+        #: The view's messages run on the front end's subshell while a cell runs (shell/subshells.py): every
         #: handler and observer here only checks and schedules onto the package loop, from whatever thread.
         self.comm_routing: Routing = follow_frontend_subshells(self)
         self.observe(self._restart_auto_refresh, names=["auto_refresh"])

@@ -21,9 +21,9 @@ from typing import Any
 
 import traitlets
 
+from ..shell.subshells import follow_frontend_subshells
 from . import inbound
 from .base import Bundle, LeanWidget
-from .subshells import follow_frontend_subshells
 
 __all__ = ["MapProgress"]
 

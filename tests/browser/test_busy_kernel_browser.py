@@ -2,7 +2,7 @@
 
 The notebook shows a chat, then runs a long cell (written as 90 s; it stops early when the test drops a flag
 file, so the suite stays fast). With ipykernel 7.4 the front end sends the widget's messages on a subshell and
-the chat follows it (hermes_notebook/widgets/subshells.py): while the long cell runs, an approval card is
+the chat follows it (hermes_notebook/shell/subshells.py): while the long cell runs, an approval card is
 answered and takes effect, and a prompt is answered within 10 s; the long cell then ends with its own output,
 complete and in order. With ipykernel 6.29 (no subshells) the chat says plainly that the kernel is busy and
 shows the queued prompt, which is sent once the cell is done.

@@ -325,12 +325,12 @@ class DashboardConnection:
             try:
                 result = await self._channel.call("prompt.submit", params)
             except HermesRPCError as exc:
-                self._core.drop_turn(session, state)
+                session.drop(state)
                 if exc.code == 4001 and attempt == 1:  # the live id expired (§2.1): resume and retry once
                     self._core.expire(session)
                     continue
                 raise
-            self._core.accept(session, state, result.get("status") if isinstance(result, Mapping) else None)
+            session.accept(state, result.get("status") if isinstance(result, Mapping) else None)
             return Turn(state, self)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -347,8 +347,8 @@ class DashboardConnection:
         """
         session = await self._live(ref)
         await self._channel.call("session.interrupt", {"session_id": ref.live_id})
-        for state in self._core.interrupted(session):  # the server may drop it silently, or lose the stop
-            self._callbacks.spawn(follow_up(self._channel, self._core, session, state))
+        for state in session.interrupted():  # the server may drop it silently, or lose the stop
+            self._callbacks.spawn(follow_up(self._channel, session, state))
 
     def running_turns(self) -> list[Turn]:
         """Handles on the turns submitted here that have not ended (a kernel tool finds the turn that called

@@ -13,9 +13,10 @@ that the asyncio shell (:class:`~.connection.DashboardConnection`) drains after 
   :class:`~hermes_notebook.errors.HermesProtocolError`.
 
 Nothing here awaits, sleeps, reads a clock or touches a socket, so the real transcripts of both servers replay
-through it without one (tests/test_dashboard_core.py). Protocol notes: docs/protocol/dashboard.md (§n) and
-docs/protocol/dashboard-newer.md. A turn is opened for its session before its ``prompt.submit`` goes out (its
-events can beat the reply, §8.2); how a session's events find their turn is :mod:`.routing`'s.
+through it without one (tests/client/dashboard/test_dashboard_core.py). Protocol notes:
+docs/protocol/dashboard.md (§n) and docs/protocol/dashboard-newer.md. A turn is opened for its session before
+its ``prompt.submit`` goes out (its events can beat the reply, §8.2); how a session's events find their turn
+is :mod:`.routing`'s.
 """
 
 from __future__ import annotations
@@ -419,48 +420,6 @@ class DashboardCore:
         if self.replay_epoch is not None and not session.idle:
             params["queued"] = True
         return params
-
-    def drop_turn(self, session: SessionState, turn: TurnState) -> None:
-        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and
-        takes no events."""
-        if turn in session.turns:
-            session.turns.remove(turn)
-        turn.end("cancelled")
-
-    def accept(self, session: SessionState, turn: TurnState, status: object) -> None:
-        """Apply the ``prompt.submit`` reply's status: streaming, queued (merged) or steered (§3.1, §7)."""
-        turn.on_reply(status)
-        if turn.done or turn not in session.turns:
-            return
-        if status == "queued":
-            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
-            # runs, and ends, with the turn queued before it.
-            earlier = [t for t in session.turns if t is not turn and t.queued]
-            if earlier:
-                session.turns.remove(turn)
-                turn.follow(earlier[-1])
-        elif status in ("steered", "redirected"):
-            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
-            session.turns.remove(turn)
-            if session.turns:
-                turn.follow(session.turns[0])
-            else:
-                turn.end("complete")
-
-    def interrupted(self, session: SessionState) -> list[TurnState]:
-        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1);
-        returns the turns not started yet, which the server may drop silently or lose the stop for (see
-        ``early_stop``)."""
-        unstarted: list[TurnState] = []
-        for turn in list(session.turns):
-            if turn.queued:
-                session.turns.remove(turn)
-                turn.end("cancelled")
-            elif not turn.done:
-                turn.stopping()
-                if not turn.started:
-                    unstarted.append(turn)
-        return unstarted
 
     def close(self) -> None:
         """The connection closed: every open turn ends ``cancelled`` (no error) and listeners are dropped."""

@@ -25,7 +25,6 @@ from typing import Any
 
 from ...errors import HermesError
 from .channel import Channel
-from .core import DashboardCore
 from .routing import SessionState
 from .turn_state import TurnState
 
@@ -36,7 +35,7 @@ POLL_INTERVAL = 0.5
 FOLLOW_UP_LIMIT = 120.0
 
 
-async def follow_up(channel: Channel, core: DashboardCore, session: SessionState, turn: TurnState) -> None:
+async def follow_up(channel: Channel, session: SessionState, turn: TurnState) -> None:
     """Watch an interrupted turn that had not started until it ends, resending the stop once it starts."""
     deadline = time.monotonic() + FOLLOW_UP_LIMIT
     while not turn.done and time.monotonic() < deadline:
@@ -49,7 +48,7 @@ async def follow_up(channel: Channel, core: DashboardCore, session: SessionState
         if not await session_runs(channel.call, turn.ref.live_id):
             await asyncio.sleep(0)  # let events already read off the socket reach the turn first
             if not turn.started and not turn.done:
-                core.drop_turn(session, turn)
+                session.drop(turn)
             return
         await asyncio.sleep(POLL_INTERVAL)
 

@@ -189,6 +189,48 @@ class SessionState:
         if isinstance(text, str) and text:
             folder.apply(Event("message.delta", {"text": text}, self.ref.live_id))
 
+    def drop(self, turn: TurnState) -> None:
+        """A prompt the server refused, or dropped unstarted after our stop: its turn ends ``cancelled`` and
+        takes no events."""
+        if turn in self.turns:
+            self.turns.remove(turn)
+        turn.end("cancelled")
+
+    def accept(self, turn: TurnState, status: object) -> None:
+        """Apply the ``prompt.submit`` reply's status: streaming, queued (merged) or steered (§3.1, §7)."""
+        turn.on_reply(status)
+        if turn.done or turn not in self.turns:
+            return
+        if status == "queued":
+            # One queue slot per session: a second busy submit is merged into the queued text (§3.1), so it
+            # runs, and ends, with the turn queued before it.
+            earlier = [t for t in self.turns if t is not turn and t.queued]
+            if earlier:
+                self.turns.remove(turn)
+                turn.follow(earlier[-1])
+        elif status in ("steered", "redirected"):
+            # busy_input_mode=steer: the text joined the running turn; no turn of its own follows (§7).
+            self.turns.remove(turn)
+            if self.turns:
+                turn.follow(self.turns[0])
+            else:
+                turn.end("complete")
+
+    def interrupted(self) -> list[TurnState]:
+        """``session.interrupt`` went out: queued turns end ``cancelled`` (the server drops them, §3.1);
+        returns the turns not started yet, which the server may drop silently or lose the stop for (see
+        ``early_stop``)."""
+        unstarted: list[TurnState] = []
+        for turn in list(self.turns):
+            if turn.queued:
+                self.turns.remove(turn)
+                turn.end("cancelled")
+            elif not turn.done:
+                turn.stopping()
+                if not turn.started:
+                    unstarted.append(turn)
+        return unstarted
+
     def end_turns(
         self, status: str, make_error: Callable[[], HermesError] | None, message: str | None
     ) -> None:

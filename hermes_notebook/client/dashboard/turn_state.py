@@ -208,9 +208,9 @@ class TurnState:
     def expire_asked(self, request_id: str) -> None:
         """Nobody answered a question of our own in time: it shows ``expired`` and cannot be answered."""
         self._asked.pop(request_id, None)
-        part = self._folder.pending_part(request_id)
+        part = self._folder.asks.pending_part(request_id)
         if part is not None and not self._folder.done:
-            self.push(self._folder.resolve(part, "expired"))
+            self.push(self._folder.asks.resolve(part, "expired"))
 
     def on_reply(self, status: object) -> None:
         """Record the ``prompt.submit`` answer: streaming, queued or steered (§3.1)."""

@@ -1,0 +1,204 @@
+"""The ``run_cell`` tool's handler: a notebook cell run for the agent, only as the user allows.
+
+``run_cell`` is approved like ``run_code`` (a Run card with the cell's whole source, unless runs are allowed
+for the session: :mod:`.runs`) and then shown with Stop and a time limit. Where it runs:
+
+- the kernel is idle: the notebook runs the cell (its output shows there, as if the user ran it), and only if
+  its source is still what the card showed;
+- a user's cell is running: it waits for that cell to end (queued behind it, never interrupting it), then the
+  same. This needs the page's replies while the kernel is busy (kernel subshells, ipykernel >= 7): on
+  ipykernel 6 the notebook cannot be read meanwhile, and the tool says so at once
+  (:func:`.cells.unavailable`);
+- a ``%hermes`` cell is waiting for the turn (the kernel is busy with that wait, which takes approved runs):
+  the kernel runs the cell's source itself on the main thread, and the notebook writes its outputs into the
+  cell. The notebook would only queue the cell behind the ``%hermes`` cell, which waits for this very run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from . import runs
+from .call import ToolCall
+from .cells import cell_index, clip, failed
+from .document import Answer
+from .execute import run_source
+from .images import ToolAnswer
+from .outputs import OutputLog
+from .proposals import MAX_SOURCE_CHARS
+from .reading import bounded
+
+__all__ = ["run_cell", "run_report"]
+
+
+async def run_cell(call: ToolCall, index: int) -> str | ToolAnswer:
+    """Run code cell ``index`` once the user allows it; its outputs, or how the run ended."""
+    at = cell_index(index)
+    if at is None:
+        return "run_cell takes a cell index: a whole number from 0 (list_cells shows them)."
+    found = await call.document.request("cell", index=at)
+    if not found.ok:
+        return failed(found)
+    cell = found.data.get("cell") if isinstance(found.data.get("cell"), Mapping) else {}
+    assert isinstance(cell, Mapping)
+    source, cell_id = clip(cell.get("source"), MAX_SOURCE_CHARS + 1), clip(cell.get("id"), 100)
+    if cell.get("type") != "code":
+        return f"Cell {at} is a {clip(cell.get('type'), 20) or 'non-code'} cell; only code cells run."
+    if not source.strip():
+        return f"Cell {at} is empty; there is nothing to run."
+    if len(source) > MAX_SOURCE_CHARS:
+        return f"Refused: cell {at} has over {MAX_SOURCE_CHARS:,} characters, too many to show on a card."
+    refusal = await runs.approve(
+        call.turn,
+        call.part_id,
+        call.share.grants,
+        call.session_id,
+        source,
+        f"It runs cell {at} of this notebook, where its output shows",
+        call.answer_timeout,
+        f"cell {at}",
+    )
+    if refusal is not None:
+        return refusal
+    allowed = call.share.grants.modes.runs == "allow"
+    if call.jobs.serving and call.outputs.busy:  # a %hermes cell waits for this turn: it takes the run
+        return await _run_here(at, cell_id, source, call, allowed)
+    return await _run_in_notebook(at, cell_id, source, call, allowed)
+
+
+async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allowed: bool) -> str | ToolAnswer:
+    """Run the cell's source on the main thread (the ``%hermes`` wait takes it) and show its outputs in the
+    cell."""
+    namespace, shell = call.namespace, call.shell
+    job = call.jobs.submit(
+        lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True)
+    )
+    work = runs.Work.of_job(job)
+    outcome = await runs.supervise(
+        call.turn,
+        call.part_id,
+        source,
+        work,
+        waiting=lambda: "",
+        allowed=allowed,
+        limit=call.run_limit,
+    )
+    if outcome != "finished" or job.future.cancelled() or job.future.exception() is not None:
+        return f"Cell {index}: the run {outcome}" + (
+            " before it started: nothing ran."
+            if not job.started.done()
+            else "; what it changed so far stays."
+        )
+    report = job.future.result()
+    shown = await call.document.request(
+        "outputs", cell=cell_id, source=source, outputs=report.notebook_outputs()
+    )
+    answer = report.answer()
+    where = (
+        "Its outputs are shown in the cell."
+        if shown.ok
+        else f"Its outputs could not be shown in the cell ({shown.error})."
+    )
+    return ToolAnswer(
+        bounded(
+            f"Ran cell {index} in the kernel while a %hermes cell waited for this turn (no "
+            f"execution count). {where}\n\n{answer.text}"
+        ),
+        answer.images,
+    )
+
+
+async def _run_in_notebook(
+    index: int, cell_id: str, source: str, call: ToolCall, allowed: bool
+) -> str | ToolAnswer:
+    """The notebook runs the cell once no other cell runs (a user's cell: queued behind it, never
+    interrupted)."""
+    outputs, link = call.outputs, call.document
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + call.run_limit
+    started: asyncio.Future[None] = loop.create_future()
+    stopping = False
+
+    async def run() -> Answer:
+        while outputs.busy:  # behind the user's cell; the card says so
+            await asyncio.sleep(0.05)
+        started.set_result(None)  # the kernel is free: the notebook runs it now
+        watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, cell_id, lambda: stopping))
+        try:
+            return await link.request(
+                "run", timeout=max(1.0, deadline - loop.time()), cell=cell_id, source=source
+            )
+        finally:
+            watch.cancel()
+
+    finished: asyncio.Future[Answer] = asyncio.ensure_future(run())
+
+    def stop() -> None:
+        nonlocal stopping
+        stopping = True
+        if not started.done():
+            finished.cancel()  # still waiting for the user's cell: never sent
+
+    work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
+    waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
+    outcome = await runs.supervise(
+        call.turn, call.part_id, source, work, waiting=waiting, allowed=allowed, limit=call.run_limit
+    )
+    if outcome != "finished" or finished.cancelled():
+        return f"Cell {index} was not run to the end: the run {outcome}" + (
+            "." if started.done() else " before it started; nothing ran."
+        )
+    ran = finished.result()
+    if not ran.ok:
+        return f"Cell {index} was not run: {ran.error}."
+    count = ran.data.get("execution_count")
+    record = outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
+    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+
+
+async def _interrupt_when_stopped(outputs: OutputLog, cell_id: str, stopping: Any) -> None:
+    """Once Stop (or the time limit) came, interrupt the kernel while our cell runs (IPython's
+    ``pre_run_cell`` names its cell id; JupyterLab sends it)."""
+    while True:
+        if stopping():
+            _interrupt_if_running(outputs, cell_id)
+            return
+        await asyncio.sleep(0.02)
+
+
+def _interrupt_if_running(outputs: OutputLog, cell_id: str) -> None:
+    """Interrupt the kernel (as its Interrupt button does) only while our cell is the one running."""
+    running = outputs.running()
+    if running is not None and running.cell_id == cell_id:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def run_report(index: int, data: Mapping[str, Any]) -> str:
+    """What the agent gets after a cell ran: its execution count, then each output, bounded."""
+    count = data.get("execution_count")
+    parts = [f"Ran cell {index}" + (f" (In[{count}])." if isinstance(count, int) else ".")]
+    outputs = data.get("outputs")
+    for output in outputs[:20] if isinstance(outputs, list) else []:
+        if not isinstance(output, Mapping):
+            continue
+        kind = clip(output.get("output_type"), 40)
+        if kind == "stream":
+            parts.append(
+                f"{clip(output.get('name'), 10) or 'stdout'}:\n{clip(output.get('text'), 4000).rstrip()}"
+            )
+        elif kind == "error":
+            parts.append(f"error:\n{clip(output.get('ename'), 200)}: {clip(output.get('evalue'), 2000)}")
+        elif kind in ("execute_result", "display_data"):
+            text = clip(output.get("text"), 4000).rstrip()
+            mimes = ", ".join(clip(m, 60) for m in output.get("mimes") or [] if isinstance(m, str))
+            label = "result" if kind == "execute_result" else "display"
+            parts.append(
+                f"{label} ({mimes or 'no data'}):\n{text}" if text else f"{label} ({mimes or 'no data'})"
+            )
+    if len(parts) == 1:
+        parts.append("It printed nothing and returned nothing.")
+    return bounded("\n\n".join(parts))
