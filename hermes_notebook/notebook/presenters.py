@@ -45,13 +45,17 @@ class Presenter:
         """Leave the static result behind when a turn nobody waits for (``%hermes -b``) ends, well or not."""
         if not self.buttons:  # only a live view has something to replace
             return
+        # The future keeps its callbacks, and the handle (``hermes.last_turn``) keeps the future: the callback
+        # lets go of this presenter, and so of its closed view, once it ran.
+        waiting = [self]
 
         def finish(done: concurrent.futures.Future[Reply]) -> None:
+            presenter = waiting.pop()
             with contextlib.suppress(Exception):
                 if not done.cancelled() and done.exception() is None:
-                    self.finish(done.result())
+                    presenter.finish(done.result())
                 else:
-                    self.abandon()
+                    presenter.abandon()
 
         future.add_done_callback(finish)
 

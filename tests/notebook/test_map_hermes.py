@@ -73,7 +73,7 @@ def test_a_server_at_its_run_cap_is_waited_out_for_its_retry_after(hermes_nb: ob
     in order."""
     hermes = hermes_nb
     tag = uuid.uuid4().hex[:8]
-    prompts = [f"SLOW 8 api {i} {tag}" for i in range(12)]
+    prompts = [f"SLOW 12 api {i} {tag}" for i in range(12)]  # 3 s each: all 12 reach the server meanwhile
 
     result = hermes.map(prompts, concurrency=12, via="api", approve="deny")  # type: ignore[attr-defined]
 
