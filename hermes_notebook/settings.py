@@ -24,6 +24,7 @@ __all__ = [
     "Settings",
     "check_profile_name",
     "is_loopback",
+    "pinned_profile",
 ]
 
 DEFAULT_API_URL = "http://127.0.0.1:8642"
@@ -33,6 +34,13 @@ ENV_API_URL = "HERMES_API_URL"
 ENV_API_KEY = "HERMES_API_KEY"
 ENV_DASHBOARD_URL = "HERMES_DASHBOARD_URL"
 ENV_DASHBOARD_TOKEN = "HERMES_DASHBOARD_TOKEN"
+#: The Hermes profile a connection is kept in when ``profile=`` is not given (a spawner pins one with it).
+ENV_PROFILE = "HERMES_PROFILE"
+#: Set (to anything but ``""``/``0``/``false``/``no``) by a spawner that pins the profile: every connection
+#: made in this process must then be kept in ``HERMES_PROFILE`` (:func:`pinned_profile`). A guard against
+#: mistakes, not a boundary: code in the kernel can change its own environment, and the Dashboard token it
+#: holds reaches every profile of that Hermes (docs/teams.md).
+ENV_PROFILE_LOCK = "HERMES_PROFILE_LOCK"
 #: Our own proxy setting. HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are ignored on purpose: they would hand the API key
 # and : the Dashboard token, in clear over http, to whatever proxy the environment names, even for 127.0.0.1.
 ENV_PROXY = "HERMES_PROXY"
@@ -159,6 +167,30 @@ def check_profile_name(name: object) -> str:
     )
 
 
+def pinned_profile(env: Mapping[str, str] | None = None) -> str | None:
+    """The profile this process is pinned to (``HERMES_PROFILE`` while ``HERMES_PROFILE_LOCK`` is set), else
+    None."""
+    env = os.environ if env is None else env
+    if env.get(ENV_PROFILE_LOCK, "").strip().lower() in ("", "0", "false", "no"):
+        return None
+    return env.get(ENV_PROFILE) or "default"
+
+
+def _check_pinned(profile: str | None) -> None:
+    """Refuse a connection kept in another profile than the one this process is pinned to."""
+    pinned = pinned_profile()
+    if pinned is None or profile == pinned or (profile is None and pinned == "default"):
+        return
+    from .errors import HermesUsageError
+
+    wanted = "the server's default profile (no profile=)" if profile is None else f"profile {profile!r}"
+    raise HermesUsageError(
+        f"this kernel is pinned to the Hermes profile {pinned!r} (HERMES_PROFILE with HERMES_PROFILE_LOCK, "
+        f"set by whoever started it): {wanted} is refused",
+        param="profile",
+    )
+
+
 def _clean_url(url: str, what: str) -> str:
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
@@ -207,6 +239,7 @@ class Settings:
             )
         if self.profile is not None:
             check_profile_name(self.profile)
+        _check_pinned(self.profile)
 
     def __repr__(self) -> str:
         from .inert import redact_url
@@ -249,7 +282,8 @@ class Settings:
         env: Mapping[str, str] | None = None,
         **timeouts: float,
     ) -> Settings:
-        """Arguments first, then ``HERMES_*`` environment variables, then loopback defaults."""
+        """Arguments first, then ``HERMES_*`` environment variables (``HERMES_PROFILE`` for the profile), then
+        loopback defaults."""
         env = os.environ if env is None else env
         return cls(
             api_url=api_url or env.get(ENV_API_URL) or DEFAULT_API_URL,
@@ -257,7 +291,7 @@ class Settings:
             dashboard_url=dashboard_url or env.get(ENV_DASHBOARD_URL) or DEFAULT_DASHBOARD_URL,
             dashboard_token=_secret(dashboard_token) or _secret(env.get(ENV_DASHBOARD_TOKEN) or None),
             proxy=proxy or env.get(ENV_PROXY) or None,
-            profile=profile,
+            profile=profile or env.get(ENV_PROFILE) or None,
             **timeouts,
         )
 

@@ -8,7 +8,10 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from hermes_notebook._demo.local_hermes import LocalHermes
 
 T = TypeVar("T")
 
@@ -228,3 +231,49 @@ def agent_requests(model: Any) -> list[dict[str, Any]]:
         return not body.get("tools") and "descriptive title" in str(system.get("content"))
 
     return [body for body in list(model.requests) if not is_title(body)]
+
+
+@contextlib.contextmanager
+def profiles_hermes(hermes_bin: str, home: Path, *profiles: str) -> Iterator[LocalHermes]:
+    """A started Hermes (the newer one) whose one gateway serves ``default`` and each of ``profiles``, a home
+    of its own under ``<home>/profiles/`` with the same scripted model, as a team's shared Hermes would;
+    closed on exit."""
+    from hermes_notebook._demo.local_hermes import LocalHermes
+    from hermes_notebook._demo.processes import to_yaml
+
+    local = LocalHermes(
+        hermes_bin=hermes_bin, home=home, config_overrides={"gateway": {"multiplex_profiles": True}}
+    )
+    try:
+        local.start()
+        config = local.config()
+        config.pop("platforms")  # the host gateway serves each profile on its own listener
+        for name in profiles:
+            profile = local.home / "profiles" / name
+            profile.mkdir(parents=True)
+            (profile / "config.yaml").write_text(to_yaml(config) + "\n")
+            # A named profile checks its own key.
+            (profile / ".env").write_text(f"API_SERVER_KEY={local.api_key}\n")
+        yield local
+    finally:
+        local.close()
+
+
+def mcp_initialize(url: str, verify: Any = False, **headers: str) -> int:
+    """The HTTP status of an MCP ``initialize`` posted to ``url`` with ``headers`` (no redirect followed):
+    what reaches an MCP server and what is refused on the way."""
+    import httpx
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream", **headers}
+    with httpx.Client(trust_env=False, verify=verify, timeout=30) as http:
+        return http.post(url, json=body, headers=headers).status_code

@@ -167,6 +167,8 @@ LAYERS: dict[str, int] = {
     # the IPython shell we run in, read safely (where we run, values, placeholders, the last error,
     # subshells): below both the kernel's tools and the faces, so neither imports the other to read it
     "shell": 3,
+    # starting the user's own Hermes (the servers on loopback, the Jupyter server extension): settings only
+    "launch": 3,
     "kernel": 4,  # the kernel's floor: its tool server, the tool table, registration and policy
     "widgets": 5,
     "notebook": 6,  # the facade, the turn handle, magics
@@ -779,8 +781,8 @@ TRANSPORT_LIBRARIES = ("httpx", "httpx_sse", "websockets")
 TRANSPORT_HANDLING_ALLOWED = {
     "hermes_notebook/_demo/launcher.py": "starts local servers and polls them until they answer; not the "
     "client stack",
-    "hermes_notebook/_demo/local_hermes.py": "test/demo harness that probes the servers it starts; not the "
-    "client stack",
+    "hermes_notebook/launch/processes.py": "a server process we started, polled until it answers (the "
+    "launcher's and the demo harness's); not the client stack",
 }
 
 

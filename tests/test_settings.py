@@ -111,3 +111,31 @@ def test_a_key_or_token_a_header_cannot_carry_is_refused_naming_the_setting(valu
         assert isinstance(info.value, ValueError) and info.value.param == param
         assert KEY[8:] not in "".join(traceback.format_exception(info.value))
     assert Settings.resolve(api_key="inner space is fine", env={}).api_key == Secret("inner space is fine")
+
+
+def test_hermes_profile_is_the_default_profile_and_the_lock_refuses_every_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HERMES_PROFILE gives the profile when none is passed; with HERMES_PROFILE_LOCK every connection in
+    another profile (an argument, a copy with another profile, none at all) is refused naming the pinned one;
+    without the lock another profile is fine."""
+    from hermes_notebook.settings import pinned_profile
+
+    env = {"HERMES_DASHBOARD_TOKEN": "t", "HERMES_PROFILE": "bob"}
+    monkeypatch.delenv("HERMES_PROFILE_LOCK", raising=False)
+    assert Settings.resolve(env=env).profile == "bob" and Settings.resolve(env={}).profile is None
+    assert Settings.resolve(profile="alice", env=env).profile == "alice" and pinned_profile() is None
+    monkeypatch.setenv("HERMES_PROFILE", "bob")
+    monkeypatch.setenv("HERMES_PROFILE_LOCK", "1")
+    assert (
+        pinned_profile() == "bob" and Settings.resolve(env=env).with_(api_url="http://h:1").profile == "bob"
+    )
+    pinned = "pinned to the Hermes profile 'bob'"
+    with pytest.raises(HermesUsageError, match=f"{pinned}.*profile 'alice' is refused"):
+        Settings.resolve(profile="alice", env=env)
+    with pytest.raises(HermesUsageError, match=f"{pinned}.*profile 'alice' is refused"):
+        Settings.resolve(env=env).with_(profile="alice")
+    with pytest.raises(HermesUsageError, match=rf"{pinned}.*the server's default profile \(no profile=\)"):
+        Settings()
+    monkeypatch.setenv("HERMES_PROFILE_LOCK", "no")
+    assert Settings(profile="alice").profile == "alice"

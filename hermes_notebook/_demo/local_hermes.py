@@ -13,7 +13,6 @@ home.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import re
@@ -44,6 +43,7 @@ from .processes import (
     find_hermes_bin,
     free_port,
     installed_version,
+    retry_on_port_clash,
     to_yaml,
 )
 from .scripted_model import MODEL_ID, ScriptedModel
@@ -210,15 +210,11 @@ class LocalHermes:
         A port found free can be taken by another process before a server binds it: a server that exits with
         "address already in use" is started again on new ports (``PORT_ATTEMPTS`` times in all).
         """
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            try:
-                return self._start_once()
-            except HermesStartError as exc:
-                if attempt == PORT_ATTEMPTS or "address already in use" not in str(exc).lower():
-                    raise
-                self._api_port = free_port() if self._want_api else 0
-                self._dashboard_port = free_port() if self._want_dashboard else 0
-        raise AssertionError("unreachable")  # the loop returns or raises
+        return retry_on_port_clash(self._start_once, PORT_ATTEMPTS, self._new_ports)
+
+    def _new_ports(self) -> None:
+        self._api_port = free_port() if self._want_api else 0
+        self._dashboard_port = free_port() if self._want_dashboard else 0
 
     def _start_once(self) -> LocalHermes:
         started = time.monotonic()
@@ -351,6 +347,14 @@ class LocalHermes:
         }
         return deep_merge(base, self._config_overrides)
 
+    def write_home(self) -> Path:
+        """Prepare the home and write its offline ``config.yaml`` without starting anything (for a launcher
+        that starts Hermes in it, such as the per-user one: its ``API_SERVER_*`` variables win over the
+        config's); the home."""
+        self._prepare_home()
+        self.write_config()
+        return self.home
+
     def write_config(self) -> None:
         """Write ``config.yaml`` (servers read it at start; call before a restart to apply changes)."""
         config = self.config()
@@ -429,20 +433,7 @@ class LocalHermes:
         self, proc: ServerProcess, healthy: Callable[[], bool], refuse: re.Pattern[str] | None = None
     ) -> None:
         """Poll ``healthy`` until it holds; fail at once if the process exits or logs a refusal."""
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
-            if refuse is not None and (match := refuse.search(proc.log_text())):
-                raise HermesStartError(f"{proc.name} refused to start: {match.group(0)}\n{self._tail(proc)}")
-            if not proc.running:
-                raise HermesStartError(f"{proc.name} exited during startup\n{self._tail(proc)}")
-            with contextlib.suppress(httpx.TransportError):
-                if healthy():
-                    return
-            if time.monotonic() > deadline:
-                raise HermesStartError(
-                    f"{proc.name} not healthy after {self._startup_timeout:.0f} s\n{self._tail(proc)}"
-                )
-            time.sleep(0.05)  # poll interval of a readiness check, not a synchronization sleep
+        proc.wait_until(healthy, self._startup_timeout, refuse)
 
     def _wait_api_healthy(self) -> None:
         assert self._gateway is not None
@@ -464,8 +455,3 @@ class LocalHermes:
     def _wait_dashboard_healthy(self) -> None:
         assert self._dashboard is not None
         self._wait(self._dashboard, lambda: self._get(f"{self.dashboard_url}/api/status").status_code == 200)
-
-    @staticmethod
-    def _tail(proc: ServerProcess, lines: int = 40) -> str:
-        text = proc.log_text().strip().splitlines()[-lines:]
-        return f"--- last lines of {proc.log} ---\n" + "\n".join(text)

@@ -1,37 +1,43 @@
-"""Processes and files for :mod:`hermes_notebook._demo.local_hermes`: finding ``hermes``, free ports, the
-scrubbed environment, the config writer, and one server process in its own process group.
+"""Processes and files for :mod:`hermes_notebook._demo.local_hermes`: finding ``hermes``, the scrubbed
+environment and the config writer; one server process, free ports and the start error are
+:mod:`hermes_notebook.launch.processes`' (re-exported here), shared with the per-user launcher.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
-import re
 import shutil
-import signal
-import socket
-import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from ..launch.processes import (
+    LOOPBACK,
+    REFUSAL,
+    HermesStartError,
+    ServerProcess,
+    free_port,
+    retry_on_port_clash,
+)
 
 __all__ = [
     "HERMES_SERVERS",
     "LOOPBACK",
     "PROVIDER_KEY_NAMES",
     "REPO_ROOT",
+    "REFUSAL",
     "HermesStartError",
+    "ServerProcess",
     "deep_merge",
     "find_hermes_bin",
     "free_port",
+    "retry_on_port_clash",
     "to_yaml",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-LOOPBACK = "127.0.0.1"
 DEFAULT_HERMES_VERSION = "0.19.0"
 #: The Hermes servers the project tests against, by name: the venv each lives in (made by scripts/setup).
 HERMES_SERVERS = {"0.19.0": ".venv-hermes", "newer": ".venv-hermes-newer"}
@@ -53,11 +59,6 @@ PROVIDER_KEY_NAMES = (
     "TOGETHER_API_KEY",
 )
 SCRUB_NAMES = frozenset(PROVIDER_KEY_NAMES)
-REFUSAL = re.compile(r"Refusing to start[^\n]*")
-
-
-class HermesStartError(RuntimeError):
-    """A Hermes server did not become healthy; the message ends with the tail of its log."""
 
 
 def find_hermes_bin(explicit: str | os.PathLike[str] | None = None, server: str | None = None) -> str:
@@ -88,13 +89,6 @@ def find_hermes_bin(explicit: str | os.PathLike[str] | None = None, server: str 
         "`python3 -m venv .venv-hermes && .venv-hermes/bin/pip install hermes-agent==0.19.0 aiohttp`, "
         "or set HERMES_BIN"
     )
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A port that was free a moment ago (bind to 0 and release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def deep_merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,72 +122,3 @@ def installed_version(hermes_bin: str) -> str:
         for dist in venv.glob(f"lib/python*/site-packages/{prefix}*.dist-info"):
             return dist.name.removeprefix(prefix).removesuffix(".dist-info")
     return DEFAULT_HERMES_VERSION
-
-
-class ServerProcess:
-    """One server process in its own process group, logging to a file; stopped by PID only."""
-
-    def __init__(self, name: str, argv: list[str], *, cwd: Path, env: dict[str, str], log: Path) -> None:
-        self.name, self.argv, self.cwd, self.env, self.log = name, argv, cwd, env, log
-        self.popen: subprocess.Popen[bytes] | None = None
-        self._log_file: IO[bytes] | None = None
-        self._log_offset = 0
-
-    @property
-    def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def start(self) -> None:
-        self._log_file = open(self.log, "ab")  # noqa: SIM115 - closed in wait()
-        self._log_offset = self._log_file.tell()
-        self._log_file.write(f"\n=== {time.strftime('%H:%M:%S')} {' '.join(self.argv)}\n".encode())
-        self._log_file.flush()
-        self.popen = subprocess.Popen(
-            self.argv,
-            cwd=self.cwd,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def log_text(self) -> str:
-        """What this run of the process has logged so far."""
-        try:
-            with open(self.log, "rb") as f:
-                f.seek(self._log_offset)
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    @staticmethod
-    def _exited_unreaped(pid: int) -> bool:
-        try:
-            return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:
-            return True
-
-    def signal(self, sig: int) -> None:
-        if self.popen is not None and self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.popen.pid, sig)  # pgid == pid: start_new_session made it a group leader
-
-    def wait(self, deadline: float) -> None:
-        """Wait for exit until ``deadline``, then SIGKILL the group; always reaps and closes the log.
-
-        The leader is left a zombie (``WNOWAIT``) until its group has been killed, so its PID, which is
-        also the group id, cannot have been reused by an unrelated process when we signal it.
-        """
-        if self.popen is not None:
-            pid = self.popen.pid
-            while time.monotonic() < deadline and not self._exited_unreaped(pid):
-                time.sleep(0.02)
-            # Whatever is left in the group (the leader after the grace, or a shell the agent started) goes.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            self.popen.wait(timeout=10)
-            self.popen = None
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from ..errors import HermesRPCError, HermesUsageError
 from ..session.mcp_servers import McpServers
+from .exposure import Exposure
 
 __all__ = [
     "NAME_PREFIX",
@@ -76,9 +77,17 @@ class Registrations:
         self._named = False
         self._entries: dict[str, _Entry] = {}  # Dashboard URL -> where, and what it was given
 
-    async def ensure(self, servers: McpServers, dashboard_url: str, server_url: str, token: str) -> bool:
+    async def ensure(
+        self,
+        servers: McpServers,
+        dashboard_url: str,
+        server_url: str,
+        token: str,
+        exposure: Exposure | None = None,
+    ) -> bool:
         """Register ``server_url`` on ``servers``' Dashboard unless it is there already; False where that
-        Dashboard cannot register servers (the user adds the snippet)."""
+        Dashboard cannot register servers (the user adds the snippet). ``exposure``: the headers Hermes sends
+        where a proxy owns Authorization."""
         try:
             current = self._entries.get(dashboard_url)
             if current is not None and current.server_url == server_url:
@@ -91,7 +100,8 @@ class Registrations:
             for attempt in range(3):
                 if not self._named:  # a dead kernel's name is taken over: its .env line is reused
                     self.name = await free_name(servers)
-                if await register(servers, self.name, server_url, token):
+                headers = exposure.headers(env_key(self.name)) if exposure is not None else None
+                if await register(servers, self.name, server_url, token, headers):
                     break
                 if self._named or attempt == 2:  # another kernel took that name a moment ago: the next one
                     raise HermesUsageError(f"the name {self.name} is registered by another live kernel")
@@ -120,14 +130,16 @@ async def supports_registration(servers: McpServers) -> bool:
     return await servers.offered()
 
 
-async def register(servers: McpServers, name: str, url: str, token: str) -> bool:
+async def register(
+    servers: McpServers, name: str, url: str, token: str, headers: dict[str, str] | None = None
+) -> bool:
     """Add the server to the profile and reload MCP tools in every live session. An entry of that name left
     by a dead server (its URL no longer answers) is replaced; False when a live one holds the name."""
-    if not await servers.add(name, url, token):
+    if not await servers.add(name, url, token, headers):
         if not await _dead_entry(servers, name):
             return False
         await servers.remove(name)
-        if not await servers.add(name, url, token):
+        if not await servers.add(name, url, token, headers):
             return False
     await servers.reload()
     return True
@@ -241,12 +253,10 @@ def remove_token_file(path: Path) -> None:
         os.unlink(path)
 
 
-def config_snippet(name: str, url: str) -> str:
+def config_snippet(name: str, url: str, exposure: Exposure | None = None) -> str:
     """The ``~/.hermes/config.yaml`` entry for this server; the token comes from ``~/.hermes/.env``."""
-    return (
-        "mcp_servers:\n"
-        f"  {name}:\n"
-        f"    url: {url}\n"
-        "    headers:\n"
-        f'      Authorization: "Bearer ${{{env_key(name)}}}"\n'
-    )
+    headers = (exposure.headers(env_key(name)) if exposure is not None else None) or {
+        "Authorization": f"Bearer ${{{env_key(name)}}}"
+    }
+    lines = "".join(f'      {header}: "{value}"\n' for header, value in headers.items())
+    return f"mcp_servers:\n  {name}:\n    url: {url}\n    headers:\n{lines}"

@@ -2,7 +2,10 @@
 
 It uses the official ``mcp`` SDK (the optional extra ``hermes-notebook[tools]``) and runs uvicorn on a daemon
 thread, so the kernel's own loop and the package loop stay free. Every request must carry
-``Authorization: Bearer <token>``; anything else gets 401 before the MCP layer sees it. The server knows
+``Authorization: Bearer <token>`` (or the bare token in :data:`~.exposure.TOKEN_HEADER`, where a proxy in
+front owns ``Authorization``); anything else gets 401 before the MCP layer sees it. Where it listens and the
+URL Hermes is given are its :class:`~.exposure.Exposure` (loopback unless the kernel's environment says
+otherwise; TLS from a certificate; plain http off loopback only when the user opts in). The server knows
 nothing about policy: it registers every row of the tool table (:mod:`.tools`: name, description, hints, and
 the handler's signature less its first parameter as the argument schema) and hands each call to
 ``handler(tool, arguments)`` (:mod:`.share`), whose :class:`~.images.ToolAnswer` is the result: a text block,
@@ -32,15 +35,15 @@ from typing import Any
 
 from ..errors import HermesUsageError
 from ..settings import Secret
+from .exposure import TOKEN_HEADER, Exposure
 from .images import ToolAnswer
 from .tools import TOOLS, Tool
 from .tools import offered as offered_tools
 
-__all__ = ["LOOPBACK", "Handler", "ToolServer", "tools_available"]
+__all__ = ["Handler", "ToolServer", "tools_available"]
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = "127.0.0.1"
 #: Seconds to wait for the server to listen.
 START_TIMEOUT = 15.0
 #: Seconds between ``tools/list_changed`` notifications to a session that has not listed tools again yet.
@@ -68,8 +71,11 @@ class ToolServer:
         handler: Handler,
         offered: Callable[[], Collection[str]] = lambda: offered_tools(False),
         tools: Sequence[Tool] = TOOLS,
+        exposure: Exposure | None = None,
     ) -> None:
         self._handler = handler
+        #: Where it listens and what it advertises (default: loopback, a free port).
+        self.exposure = exposure or Exposure()
         self._offered = offered
         self._tools = tuple(tools)
         #: The bearer token (a :class:`Secret`: its repr never shows the value).
@@ -86,8 +92,8 @@ class ToolServer:
 
     @property
     def url(self) -> str:
-        """The streamable HTTP endpoint (loopback only)."""
-        return f"http://{LOOPBACK}:{self.port}/mcp"
+        """The streamable HTTP endpoint Hermes is given (:meth:`.exposure.Exposure.advertise`)."""
+        return self.exposure.advertise(self.port)
 
     @property
     def running(self) -> bool:
@@ -111,11 +117,26 @@ class ToolServer:
                 quiet.setLevel(logging.WARNING)
         # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of such a socket; without it every
         # answer waited ~40 ms for the client's delayed ACK (Nagle), whatever the tool did.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.bind((LOOPBACK, 0))
+        exposure = self.exposure
+        sock = socket.socket(exposure.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        if exposure.port:  # a fixed port: a restarted kernel takes it again while old connections linger
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((exposure.bind, exposure.port))
+        except OSError as exc:
+            sock.close()
+            raise HermesUsageError(
+                f"the kernel tool server cannot listen on {exposure.bind}:{exposure.port}: {exc.strerror}"
+            ) from None
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self._app(), log_config=None, log_level="warning", access_log=False, lifespan="on"
+            self._app(),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            ssl_certfile=exposure.certfile,
+            ssl_keyfile=exposure.keyfile,
         )
         server = self._server = uvicorn.Server(config)
 
@@ -229,13 +250,21 @@ class ToolServer:
                 structured_output=False,
                 annotations=ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=tool.destructive),
             )
-        inner = mcp.streamable_http_app(json_response=True, host=LOOPBACK)
-        expected = f"Bearer {self.token.reveal()}".encode()
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        security = TransportSecuritySettings(  # DNS-rebinding protection: the Host names it is reached by
+            enable_dns_rebinding_protection=True, allowed_hosts=self.exposure.allowed_hosts(self.port)
+        )
+        inner = mcp.streamable_http_app(json_response=True, transport_security=security)
+        token = self.token.reveal().encode()
+        expected = b"Bearer " + token
+        own_header = TOKEN_HEADER.lower().encode()
 
         async def guarded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
                 headers = dict(scope.get("headers") or [])
-                if not hmac.compare_digest(headers.get(b"authorization", b""), expected):
+                bearer = hmac.compare_digest(headers.get(b"authorization", b""), expected)
+                if not (bearer or hmac.compare_digest(headers.get(own_header, b""), token)):
                     await send(
                         {
                             "type": "http.response.start",

@@ -32,6 +32,7 @@ from . import cells, registration
 from .dispatch import ToolCalls
 from .document import DOCUMENT
 from .execute import JOBS
+from .exposure import Exposure
 from .grants import Grants, Modes
 from .images import ToolAnswer
 from .outputs import OUTPUTS
@@ -106,12 +107,16 @@ class KernelTools:
     ) -> KernelShare:
         server = self.server
         if server is None or not server.running:
-            server = ToolServer(self.call, offered=lambda: offered(DOCUMENT.attached))
+            # Where it listens and what Hermes is given: the kernel's environment (kernel/exposure.py).
+            exposure = Exposure.from_env()
+            server = ToolServer(self.call, offered=lambda: offered(DOCUMENT.attached), exposure=exposure)
             self.server = await asyncio.to_thread(server.start)
         cells.follow_front_end(server)  # the cell tools come and go with the notebook's front end
         token = server.token.reveal()
         try:
-            registering = self._registrations.ensure(conversation.mcp, dashboard_url, server.url, token)
+            registering = self._registrations.ensure(
+                conversation.mcp, dashboard_url, server.url, token, server.exposure
+            )
             registered = await asyncio.wait_for(registering, REGISTER_TIMEOUT)
         except HermesError as exc:
             message = scrub(str(exc), (token, *secrets))
@@ -129,7 +134,7 @@ class KernelTools:
         )
         if not registered:
             share.token_path = registration.token_file(self.name, token)
-            share.snippet = registration.config_snippet(self.name, server.url)
+            share.snippet = registration.config_snippet(self.name, server.url, server.exposure)
         del token
         with self._lock:
             previous, self._shares[conversation] = self._shares.get(conversation), share

@@ -22,10 +22,13 @@ __all__ = ["CallRecord", "KernelShare", "SharedConversation"]
 class SharedConversation(Protocol):
     """What the kernel uses of a conversation that shares it (:class:`~hermes_notebook.session.Conversation`):
     the turns it runs (a call is answered only for one of them) and its profile's MCP servers (where the tool
-    server is registered)."""
+    server is registered), and which profile that is (every session of it is offered the tools)."""
 
     @property
     def mcp(self) -> McpServers: ...
+
+    @property
+    def profile(self) -> str | None: ...
 
     def running_turns(self) -> Sequence[CallingTurn]: ...
 
@@ -87,10 +90,20 @@ class KernelShare:
             "The server lives as long as this kernel: a restarted kernel gets a new port and token."
         )
 
+    @property
+    def audience(self) -> str:
+        """Whose sessions are offered the tools: every session of the connection's Hermes profile (a profile's
+        MCP servers are all its sessions'), though a call is answered only for this connection's turns."""
+        profile = self.conversation.profile
+        return f"profile {profile!r}" if profile else "the Dashboard's default profile"
+
     def __str__(self) -> str:
         head = f"Kernel tools {self.name} at {self.url}: {self.grants.describe()}"
         if self.registered:
-            return head + "; registered with the Dashboard."
+            return (
+                f"{head}; registered with the Dashboard: every session of {self.audience} sees the tools, "
+                "and they answer only this connection's turns."
+            )
         return head + ".\n" + self.instructions()
 
     def __repr__(self) -> str:

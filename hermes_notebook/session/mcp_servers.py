@@ -7,7 +7,7 @@ Why on the conversation: the servers belong to the profile the conversation's Da
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ..client.dashboard.mcp_servers import (
@@ -39,9 +39,10 @@ class McpServers:
         """The profile's servers: name -> URL."""
         return await list_mcp_servers(await self._dashboard())
 
-    async def add(self, name: str, url: str, token: str) -> bool:
-        """Add a server (its bearer token goes to Hermes' ``.env``); False when the name is taken."""
-        return await add_mcp_server(await self._dashboard(), name, url, token)
+    async def add(self, name: str, url: str, token: str, headers: Mapping[str, str] | None = None) -> bool:
+        """Add a server (its bearer token goes to Hermes' ``.env``; ``headers``: the ``${VAR}`` templates
+        Hermes sends instead, where a proxy owns Authorization); False when the name is taken."""
+        return await add_mcp_server(await self._dashboard(), name, url, token, headers)
 
     async def remove(self, name: str) -> bool:
         """Remove a server; False when there is none of that name."""

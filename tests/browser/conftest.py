@@ -51,6 +51,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.lab import JS_KERNEL_READY
+
 playwright_sync = pytest.importorskip("playwright.sync_api")
 nbformat = pytest.importorskip("nbformat")
 
@@ -264,13 +266,6 @@ _JS_PRELUDE = """
   const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
   if (!nb) throw new Error('notebook ' + path + ' is not open');
 """
-
-JS_KERNEL_READY = """(path) => {
-  const app = window.jupyterapp; if (!app) return false;
-  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
-  const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
-  return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
-}"""
 
 JS_RUN = (
     """async ({path, command, index, ms}) => {"""

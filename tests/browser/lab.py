@@ -1,4 +1,5 @@
-"""Pieces shared by the browser tests that drive a blocking ``%hermes`` cell under Run All."""
+"""Pieces shared by the browser tests: the page-side checks, and driving a blocking ``%hermes`` cell under Run
+All."""
 
 from __future__ import annotations
 
@@ -18,4 +19,12 @@ JS_START_RUN_ALL = """({path}) => {
   app.commands.execute('notebook:run-all-cells').then(() => { window.__hnRunAll = 'done'; },
                                                       (e) => { window.__hnRunAll = 'error: ' + e; });
   return true;
+}"""
+
+#: True once the notebook at ``path`` is open in the page and its kernel connected and idle.
+JS_KERNEL_READY = """(path) => {
+  const app = window.jupyterapp; if (!app) return false;
+  const nb = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+  const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
 }"""

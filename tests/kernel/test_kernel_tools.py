@@ -178,6 +178,7 @@ class FakeDashboard:
         from hermes_notebook.session.mcp_servers import McpServers
 
         self.registers = registers
+        self.profile: str | None = None
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.mcp = McpServers(self._connection)

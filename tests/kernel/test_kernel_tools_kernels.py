@@ -9,7 +9,6 @@ binding included; it is measured properly in benchmarks/bench_kernel_tools.py.)"
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -19,53 +18,16 @@ from typing import Any
 
 import httpx
 import pytest
-from jupyter_client.manager import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from tests.helpers import REPO, eventually, native_images, png_bytes, registered_mcp_servers
+from tests.helpers import eventually, native_images, png_bytes, registered_mcp_servers
+from tests.kernels import Kernel
 
 pytestmark = pytest.mark.servers("newer")
-ROOT = REPO
 
 
 def _registered(hermes: LocalHermes) -> dict[str, str]:
     return registered_mcp_servers(hermes.settings())
-
-
-class Kernel:
-    """One ipykernel process; :meth:`run` executes a cell and returns its stdout."""
-
-    def __init__(self, hermes: LocalHermes, cwd: Path) -> None:
-        env = {
-            **os.environ,
-            "HERMES_API_URL": hermes.api_url,
-            "HERMES_API_KEY": hermes.api_key,
-            "HERMES_DASHBOARD_URL": hermes.dashboard_url,
-            "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        }
-        self.manager = KernelManager(kernel_name="python3")
-        self.manager.start_kernel(env=env, cwd=str(cwd))
-        self.client = self.manager.client()
-        self.client.start_channels()
-        self.client.wait_for_ready(timeout=60)
-
-    def run(self, code: str, timeout: float = 180) -> str:
-        out: list[str] = []
-
-        def hook(msg: dict[str, Any]) -> None:
-            if msg["msg_type"] == "stream":
-                out.append(msg["content"]["text"])
-            elif msg["msg_type"] == "error":
-                out.append("\n".join(msg["content"]["traceback"]))
-
-        self.client.execute_interactive(code, timeout=timeout, output_hook=hook)
-        return "".join(out)
-
-    def stop(self) -> None:
-        self.client.stop_channels()
-        if self.manager.has_kernel:
-            self.manager.shutdown_kernel(now=True)
 
 
 @pytest.fixture

@@ -21,15 +21,22 @@ from typing import Any
 import pytest
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook._demo.processes import to_yaml
 from hermes_notebook.client.api import ApiClient
 from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.client.dashboard.profiles import list_profiles
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.settings import Settings
+from tests.helpers import profiles_hermes
 
 WORK = "work"
+
+
+def _sent(model: Any, tag: str) -> list[dict[str, Any]]:
+    """The model requests that carry ``tag``: what of this test's reached the model. Counted by content, not
+    by the log's length, since the model is shared: Hermes titles an earlier test's session on a thread of
+    its own, and that request may land at any time."""
+    return [body for body in list(model.requests) if tag in json.dumps(body)]
 
 
 def _stored_ids(db: Path) -> set[str]:
@@ -44,22 +51,8 @@ def multi(
 ) -> Iterator[LocalHermes]:
     """A newer Hermes serving ``default`` and ``work``: the second profile is a home of its own, same
     model."""
-    local = LocalHermes(
-        hermes_bin=hermes_bin,
-        home=tmp_path_factory.mktemp("hermes-profiles"),
-        config_overrides={"gateway": {"multiplex_profiles": True}},
-    )
-    try:
-        local.start()
-        config = local.config()
-        config.pop("platforms")  # the host gateway serves the profile on its own listener
-        home = local.home / "profiles" / WORK
-        home.mkdir(parents=True)
-        (home / "config.yaml").write_text(to_yaml(config) + "\n")
-        (home / ".env").write_text(f"API_SERVER_KEY={local.api_key}\n")  # a named profile checks its own key
+    with profiles_hermes(hermes_bin, tmp_path_factory.mktemp("hermes-profiles"), WORK) as local:
         yield local
-    finally:
-        local.close()
 
 
 @pytest.mark.servers("newer")
@@ -128,20 +121,20 @@ async def test_runs_and_jobs_of_a_profile_use_its_routes(multi: LocalHermes) -> 
 async def test_a_profile_that_does_not_exist_is_refused_before_anything_is_sent(multi: LocalHermes) -> None:
     """No session is created, no run started and no model request made for a name that is no profile."""
     assert multi.model is not None
-    requests_before = len(multi.model.requests)
+    tag = f"never sent {uuid.uuid4().hex[:8]}"
     sessions_before = _stored_ids(multi.home / "state.db")
     conn = DashboardConnection(multi.settings(profile="nope"))
     try:
         with pytest.raises(HermesUsageError, match=r"no profile 'nope' \(its profiles: default, work\)"):
-            await conn.submit("", "never sent")
+            await conn.submit("", tag)
     finally:
         await conn.close()
     async with ApiClient(multi.settings(profile="nope")) as api:
         with pytest.raises(HermesUsageError, match="serves no profile 'nope'"):
-            await api.start_run("never sent either")
+            await api.start_run(f"{tag} either")
     with pytest.raises(HermesUsageError, match="profile names are lowercase"):
         Settings(profile="Work")
-    assert len(multi.model.requests) == requests_before
+    assert _sent(multi.model, tag) == []
     assert _stored_ids(multi.home / "state.db") == sessions_before
 
 
@@ -150,7 +143,7 @@ async def test_a_profile_that_does_not_exist_is_refused_before_anything_is_sent(
 async def test_hermes_0_19_refuses_profiles_by_name(settings: Settings, scripted_model: Any) -> None:
     """0.19.0: no ``profiles.list``, and its API Server answers a prefix it does not know as its own profile,
     so both clients refuse a profile in one line and send nothing of the caller's."""
-    requests_before = len(scripted_model.requests)
+    tag = f"never sent {uuid.uuid4().hex[:8]}"
     conn = DashboardConnection(settings.with_(profile="default"))
     try:
         with pytest.raises(
@@ -161,8 +154,8 @@ async def test_hermes_0_19_refuses_profiles_by_name(settings: Settings, scripted
         await conn.close()
     async with ApiClient(settings.with_(profile="default")) as api:
         with pytest.raises(HermesUsageError, match="profiles are not offered by this Hermes API Server"):
-            await api.start_run("never sent")
-    assert len(scripted_model.requests) == requests_before
+            await api.start_run(tag)
+    assert _sent(scripted_model, tag) == []
 
 
 # --- the faces: hermes.profiles() / connect(profile=), %hermes profiles / --profile, the chat's picker ---
@@ -226,14 +219,14 @@ def test_the_facade_and_the_magic_list_and_choose_profiles(multi: LocalHermes, m
         default.close()
         work.close()
     assert multi.model is not None
-    requests_before = len(multi.model.requests)
+    tag = f"never sent {uuid.uuid4().hex[:8]}"
     nope = hn.connect(multi.settings(profile="nope"))
     try:
         with pytest.raises(HermesUsageError, match="no profile 'nope'"):
-            nope.ask("never sent")
+            nope.ask(tag)
     finally:
         nope.close()
-    assert len(multi.model.requests) == requests_before
+    assert _sent(multi.model, tag) == []
     ip = multi_shell
     assert [row["name"] for row in ip.run_line_magic("hermes", "profiles")] == ["default", WORK]
     reply = ip.run_line_magic("hermes", f"--profile {WORK} magic profile {uuid.uuid4().hex[:6]}")

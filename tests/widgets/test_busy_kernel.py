@@ -9,7 +9,6 @@ takes effect: all before the busy cell ends, and the busy cell's own output stay
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,9 +19,8 @@ import pytest
 from jupyter_client import KernelManager
 
 from hermes_notebook._demo.local_hermes import LocalHermes
-from tests.helpers import REPO
+from tests.kernels import kernel_env
 
-ROOT = REPO
 Msg = dict[str, Any]
 
 
@@ -30,16 +28,8 @@ class FrontEnd:
     """The client side of one kernel: every IOPub message kept (with its arrival time), waits by predicate."""
 
     def __init__(self, hermes: LocalHermes, cwd: Path) -> None:
-        env = {
-            **os.environ,
-            "HERMES_API_URL": hermes.api_url,
-            "HERMES_API_KEY": hermes.api_key,
-            "HERMES_DASHBOARD_URL": hermes.dashboard_url,
-            "HERMES_DASHBOARD_TOKEN": hermes.dashboard_token,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        }
         self.manager = KernelManager(kernel_name="python3")
-        self.manager.start_kernel(env=env, cwd=str(cwd))
+        self.manager.start_kernel(env=kernel_env(hermes), cwd=str(cwd))
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

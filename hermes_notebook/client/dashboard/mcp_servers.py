@@ -62,8 +62,16 @@ async def list_mcp_servers(conn: Requests) -> dict[str, str | None]:
     }
 
 
-async def add_mcp_server(conn: Requests, name: str, url: str, token: str) -> bool:
-    """Add a streamable-HTTP server with a bearer token to the profile; False when that name is taken."""
+async def add_mcp_server(
+    conn: Requests, name: str, url: str, token: str, headers: Mapping[str, str] | None = None
+) -> bool:
+    """Add a streamable-HTTP server with a bearer token to the profile; False when that name is taken.
+
+    ``headers`` (``${VAR}`` templates only, never values): the server is reached through a proxy that owns
+    ``Authorization``, so the token must travel in another header. Hermes writes a secret to the profile's
+    ``.env`` only behind ``Authorization: Bearer ${MCP_<NAME>_API_KEY}``; so the server is added that way
+    first (the token goes to ``.env``), then replaced by an entry with ``headers``, which name that variable.
+    Hermes keeps a removed server's ``.env`` line (§9)."""
     params = {"name": name, "config": {"url": url}, "bearer_token": token}
     try:
         await conn.request("mcp.servers.add", params)
@@ -71,6 +79,11 @@ async def add_mcp_server(conn: Requests, name: str, url: str, token: str) -> boo
         if exc.code == EXISTS:
             return False
         raise
+    if headers:
+        await conn.request("mcp.servers.remove", {"name": name})
+        await conn.request(
+            "mcp.servers.add", {"name": name, "config": {"url": url, "headers": dict(headers)}}
+        )
     return True
 
 
