@@ -52,6 +52,10 @@ def test_map_and_quiet_asks_refuse_bad_input_before_sending() -> None:
             hermes.ask("hello", show=False)
         with pytest.raises(HermesUsageError, match="the prompt must be a string, not int"):
             hermes.ask(3, show=False, approve="deny", clarify="A")  # type: ignore[call-overload]
+        hermes.show = False  # the connection's default: every ask is quiet, so the same refusal
+        with pytest.raises(HermesUsageError, match="show=False shows nothing"):
+            hermes.ask("hello")
+        hermes.show = True
         hermes.approve, hermes.clarify = "deny", "A"  # the connection's defaults answer
         with pytest.raises(HermesUsageError, match="resume= holds 1 prompts and this map 2"):
             hermes.map(["a", "b"], resume=MapResult([MapFailure("a", NOT_RUN)]))
