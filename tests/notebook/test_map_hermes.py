@@ -69,11 +69,13 @@ def test_forty_prompts_four_at_a_time_in_order_with_a_failure_kept_and_resumed(
 
 def test_a_server_at_its_run_cap_is_waited_out_for_its_retry_after(hermes_nb: object) -> None:
     """12 prompts at once over the API Server (cap: 10 concurrent runs): the real server answers 429 with
-    Retry-After 1 s; the turned-away prompts wait at least that long, a few times at most, and all 12 finish
-    in order."""
+    Retry-After 1 s; the turned-away prompts wait at least that long each time (about once a second while
+    the first runs last), and all 12 finish in order."""
     hermes = hermes_nb
     tag = uuid.uuid4().hex[:8]
-    prompts = [f"SLOW 12 api {i} {tag}" for i in range(12)]  # 3 s each: all 12 reach the server meanwhile
+    # 6 s each: all 12 reach the server while the first 10 still run, even on a loaded machine (at 2 s and 3 s
+    # the first runs sometimes ended before the last prompts arrived, and the server never needed to refuse)
+    prompts = [f"SLOW 24 api {i} {tag}" for i in range(12)]
 
     result = hermes.map(prompts, concurrency=12, via="api", approve="deny")  # type: ignore[attr-defined]
 
@@ -81,4 +83,6 @@ def test_a_server_at_its_run_cap_is_waited_out_for_its_retry_after(hermes_nb: ob
         True
     ] * 12
     assert result.waits, "the server never answered 429: nothing was waited out"
-    assert min(result.waits) >= 1.0 and len(result.waits) <= 12  # Retry-After: 1, never a tight loop
+    # Retry-After: 1, never a tight loop: each turned-away prompt asks again about once a second while the
+    # 10 runs last
+    assert min(result.waits) >= 1.0 and len(result.waits) <= 24
