@@ -49,20 +49,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 # ---- kernel-side code (the notebook's cells) -------------------------------------------------------------
 
@@ -229,13 +219,18 @@ JS_HISTORY_PAINT = (
 }"""
 )
 
-# Fling: wheel up hard every frame over the history list until its top, recording frame lengths.
+# Fling: wheel up hard every frame over the history until its top, recording frame lengths. The chat grows in
+# the notebook (no scroll area of its own), so the notebook's own scroller is what scrolls.
 JS_FLING = (
     """async ({path, index}) => {"""
     + JS_PRELUDE
     + """
   const list = nb.content.widgets[index].node.querySelector('.hn-messages');
-  list.scrollIntoView({block: 'center'});
+  list.scrollIntoView({block: 'end'});
+  let scroller = list.parentElement;
+  while (scroller && !(/(auto|scroll)/.test(getComputedStyle(scroller).overflowY)
+                       && scroller.scrollHeight > scroller.clientHeight)) scroller = scroller.parentElement;
+  scroller = scroller || document.scrollingElement;
   const frames = [];
   let last = null, stop = false, grown = 0;
   const tick = (t) => {
@@ -248,12 +243,12 @@ JS_FLING = (
   const before = list.querySelectorAll('.hn-message').length;
   while (performance.now() - t0 < 8000) {
     list.dispatchEvent(new WheelEvent('wheel', {deltaY: -1200, bubbles: true, cancelable: true}));
-    list.scrollTop -= 1200;
+    scroller.scrollTop -= 1200;
     await new Promise((r) => requestAnimationFrame(() => r()));
   }
   stop = true;
   grown = list.querySelectorAll('.hn-message').length - before;
-  return {frames, rendered_before: before, rendered_after: before + grown, scrollTop: list.scrollTop};
+  return {frames, rendered_before: before, rendered_after: before + grown, scrollTop: scroller.scrollTop};
 }"""
 )
 

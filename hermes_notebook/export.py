@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HermesUsageError
-from .inert import escape_markdown, markdown_fence
+from .inert import escape_markdown, html_line, markdown_code, markdown_fence
 from .render import model_markdown, transcript_html
 from .render_media import images_markdown, risk_markdown
 from .scrub import scrub, scrub_document
 from .scrub import scrub_value as _scrubbed
+from .turns.labels import label_of, result_text
 
 __all__ = [
     "DEFAULT_PATH",
@@ -112,13 +113,7 @@ def enrich(history: Sequence[Message], replies: Sequence[Any]) -> list[dict[str,
 
 
 def _result(value: Any) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        try:
-            value = json.dumps(value, ensure_ascii=False, indent=2)
-        except (TypeError, ValueError):
-            value = str(value)
+    value = result_text(value)
     if len(value) > RESULT_CHARS:
         value = value[:RESULT_CHARS] + f"\n… ({len(value) - RESULT_CHARS:,} more characters)"
     return value
@@ -148,20 +143,17 @@ def _interaction(inter: Mapping[str, Any]) -> str:
 
 
 def _tool_markdown(part: Mapping[str, Any]) -> str:
-    args = part.get("preview") or part.get("arguments") or ""
-    if not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False)
+    label = label_of(part)
+    args = label["detail"] or ""
     if len(args) > 120:
         args = args[:117] + "..."
     duration = part.get("duration")
     timing = f", {duration:.2f} s" if isinstance(duration, (int, float)) else ""
-    # escape_markdown also serves inside the raw-HTML <summary>: character references, one line, no `$`.
-    summary = escape_markdown(
-        f"Tool {part.get('name') or 'tool'}({args}) — {part.get('status') or 'unknown'}{timing}"
-    )
+    # The raw-HTML <summary> line: HTML-escaped, one line, no math; it reads as written in the file.
+    summary = html_line(f"Tool {label['name']}({args}) — {part.get('status') or 'unknown'}{timing}")
     body = []
-    if part.get("interaction"):
-        body.append(escape_markdown(_interaction(part["interaction"])))
+    if part.get("interaction"):  # inline code: inert, and it reads as written in the file
+        body.append(markdown_code(_interaction(part["interaction"])))
     result = _result(part.get("result"))
     if result:
         body.append(markdown_fence(result))

@@ -96,12 +96,18 @@ def cache_text(usage: Mapping[str, Any]) -> str:
 
 
 def usage_line(usage: Any) -> str:
-    """One short line: tokens in/out, the context fill and the cost when the server reports them."""
+    """One short line: tokens in/out, the context fill and the cost when the server reports them.
+
+    The tokens are the reply's own (``turn``, turns/usage.py) where known; the Dashboard's running totals
+    (they carry ``calls``) otherwise, and then the line says ``session`` so no one reads them as the reply's.
+    """
     if not isinstance(usage, Mapping):
         return ""
     bits = []
-    tokens_in, tokens_out = _number(usage, _IN_KEYS), _number(usage, _OUT_KEYS)
-    reasoning = _number(usage, _REASONING_KEYS)
+    own = usage.get("turn")
+    counted = own if isinstance(own, Mapping) else usage
+    tokens_in, tokens_out = _number(counted, _IN_KEYS), _number(counted, _OUT_KEYS)
+    reasoning = _number(counted, _REASONING_KEYS)
     if tokens_in is not None:
         bits.append(f"{_count(tokens_in)} in")
     if tokens_out is not None:
@@ -109,6 +115,8 @@ def usage_line(usage: Any) -> str:
     if reasoning:
         bits.append(f"{_count(reasoning)} reasoning")
     line = f"{' · '.join(bits)} tokens" if bits else ""
+    if line and counted is usage and "calls" in usage:
+        line = f"session: {line}"
     extra = [t for t in (cache_text(usage), context_text(usage)) if t]
     cost = _number(usage, _COST_KEYS)
     if cost is not None:

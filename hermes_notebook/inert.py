@@ -37,6 +37,7 @@ __all__ = [
     "escape_html",
     "escape_markdown",
     "html_block",
+    "html_line",
     "html_table",
     "is_safe_image_url",
     "is_safe_url",
@@ -185,6 +186,17 @@ def escape_markdown(value: object) -> str:
     """
     text = " ".join(("" if value is None else str(value)).splitlines())
     return _MD_PUNCT.sub(lambda m: f"&#{ord(m.group())};", reveal(text))
+
+
+def html_line(value: object) -> str:
+    """One line of literal text inside a raw-HTML line of a markdown document (an export's ``<summary>``),
+    escaped no more than it must be, so it reads as written in the file: ``&`` and ``<`` (all HTML needs in
+    text), then ``$`` and a backslash that would open math (``\\(``, ``\\[``, ``\\begin{``, ``\\ref{``:
+    JupyterLab reads math before markdown) as character references. Newlines become spaces (a blank line
+    would end the HTML)."""
+    text = " ".join(("" if value is None else str(value)).splitlines())
+    text = reveal(text).replace("&", "&amp;").replace("<", "&lt;").replace("$", "&#36;")
+    return re.sub(r"\\(?=[(\[]|(?:begin|ref|eqref)\s*\{)", "&#92;", text)
 
 
 def _longest_backtick_run(text: str) -> int:

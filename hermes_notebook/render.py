@@ -13,7 +13,6 @@ Inputs are the message dicts of the turn model's contract (``docs/architecture.m
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -53,6 +52,7 @@ from .render_media import (
     risk_text,
 )
 from .scrub import scrub_value
+from .turns.labels import label_of, result_text
 
 __all__ = [
     "bounded_messages",
@@ -164,14 +164,7 @@ def _parts(message: Message) -> Sequence[Mapping[str, Any]]:
 
 
 def _result_text(result: Any) -> str:
-    if result is None:
-        return ""
-    if isinstance(result, str):
-        return result
-    try:
-        return json.dumps(result, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        return str(result)
+    return result_text(result)
 
 
 def _clip(text: str, limit: int = RESULT_PREVIEW_CHARS) -> str:
@@ -179,12 +172,10 @@ def _clip(text: str, limit: int = RESULT_PREVIEW_CHARS) -> str:
 
 
 def _tool_summary(part: Mapping[str, Any]) -> str:
-    args = part.get("preview") or part.get("arguments") or ""
-    if not isinstance(args, str):
-        args = _result_text(args)
+    label = label_of(part)
     duration = part.get("duration")
     timing = f", {duration:.2f} s" if isinstance(duration, (int, float)) else ""
-    return f"{part.get('name') or 'tool'}({args}) [{part.get('status') or 'unknown'}{timing}]"
+    return f"{label['name']}({label['detail'] or ''}) [{part.get('status') or 'unknown'}{timing}]"
 
 
 def _interaction_line(interaction: Mapping[str, Any]) -> str:

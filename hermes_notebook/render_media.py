@@ -30,9 +30,15 @@ __all__ = [
 _LEVEL_WORDS = {
     "high": "risky output",
     "medium": "risky output",
-    "low": "output scanned",
-    "untrusted": "output from an untrusted source",
+    "low": "marked untrusted for the model",  # Hermes wrapped the output as untrusted data (nothing found)
+    "untrusted": "marked untrusted for the model",
 }
+
+
+def _icon(part: Mapping[str, Any], findings: list[str]) -> str:
+    """A warning sign for flagged output; none for the plain "marked untrusted" note."""
+    level = (part.get("risk") or {}).get("level")
+    return "" if level in ("low", "untrusted") and not findings else "⚠ "
 
 
 def _risk(part: Mapping[str, Any]) -> tuple[str, list[str]] | None:
@@ -60,7 +66,8 @@ def risk_text(part: Mapping[str, Any]) -> list[str]:
 def risk_markdown(part: Mapping[str, Any]) -> list[str]:
     """The badge as one escaped Markdown line."""
     line = _risk_line(part)
-    return [f"_⚠ {escape_markdown(line)}_"] if line else []
+    found = _risk(part)
+    return [f"_{_icon(part, found[1] if found else [])}{escape_markdown(line)}_"] if line else []
 
 
 def risk_html(part: Mapping[str, Any]) -> str:
@@ -72,7 +79,8 @@ def risk_html(part: Mapping[str, Any]) -> str:
     level = escape_html(str((part.get("risk") or {}).get("level")))
     items = "".join(f"<li>{escape_html(f)}</li>" for f in findings)
     listed = f"<ul>{items}</ul>" if items else ""
-    return f'<div class="hn-risk" data-level="{level}" role="note">⚠ {escape_html(words)}{listed}</div>'
+    icon = _icon(part, findings)
+    return f'<div class="hn-risk" data-level="{level}" role="note">{icon}{escape_html(words)}{listed}</div>'
 
 
 def _images(part: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -136,5 +144,8 @@ def media_css() -> str:
         "8px;margin:4px 0;"
         "color:var(--jp-ui-font-color1,inherit);font-size:smaller}"
         ".hn-static .hn-risk ul{margin:2px 0 0 1.2em;padding:0}"
+        # a note, not a warning: Hermes handed the output over marked as untrusted data
+        ".hn-static .hn-risk[data-level=low],.hn-static .hn-risk[data-level=untrusted]"
+        "{border-left-color:var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,inherit)}"
         ".hn-static .hn-image{max-width:100%;max-height:40em;display:block;margin:4px 0}"
     )

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hermes_notebook._demo.follow_up import is_title_request
+
 if TYPE_CHECKING:
     from hermes_notebook._demo.local_hermes import LocalHermes
 
@@ -226,11 +228,7 @@ def agent_requests(model: Any) -> list[dict[str, Any]]:
     looking for the latest request that names its prompt reads this instead of ``model.requests``.
     """
 
-    def is_title(body: dict[str, Any]) -> bool:
-        system = next((m for m in body.get("messages") or [] if m.get("role") == "system"), {})
-        return not body.get("tools") and "descriptive title" in str(system.get("content"))
-
-    return [body for body in list(model.requests) if not is_title(body)]
+    return [body for body in list(model.requests) if not is_title_request(body)]
 
 
 @contextlib.contextmanager

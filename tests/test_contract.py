@@ -36,6 +36,7 @@ INTERFACES = {
     "CellChange": changes.CellChangeDict,
     "Risk": changes.RiskDict,
     "ImageRef": changes.ImageDict,
+    "ToolLabel": changes.ToolLabelDict,
 }
 LITERALS = {
     "MessageStatus": changes.MessageStatus,

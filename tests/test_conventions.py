@@ -923,11 +923,7 @@ def test_public_module_defines_sorted_complete_all(path: Path) -> None:
 MAX_MODULE_LINES = 500
 # Modules allowed over the limit: (ceiling, reason). The ceiling stops them from growing further; each leaves
 # the list when it is split (test_long_module_allowlist_is_short_and_current fails once it fits).
-_ELSEWHERE = "being split on another branch in flight; until it lands here, it may not grow"
-LONG_MODULES: dict[str, tuple[int, str]] = {
-    # its reply types, follow-ups and pictures move to modules of their own with the demo's plain labels
-    "hermes_notebook/_demo/script.py": (508, _ELSEWHERE),
-}
+LONG_MODULES: dict[str, tuple[int, str]] = {}
 
 
 def test_no_module_over_the_line_limit() -> None:

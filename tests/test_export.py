@@ -14,7 +14,6 @@ import pytest
 from hermes_notebook import connect
 from hermes_notebook.errors import HermesUsageError
 from hermes_notebook.export import enrich, export_messages, scrub, to_html, to_ipynb, to_markdown
-from hermes_notebook.inert import escape_markdown
 from hermes_notebook.notebook import Reply
 
 
@@ -51,9 +50,9 @@ def test_markdown_collapses_tools_keeps_usage_and_escapes_html() -> None:
     own."""
     text = to_markdown(CONVERSATION, title="My run")
     assert text.startswith("# My run\n\n### You\n\n```\nfirst <b>question</b>\n```")
-    summary = escape_markdown('Tool terminal({"command": "rm -rf ./x"}) — complete, 0.25 s')
-    assert f"<details><summary>{summary}</summary>" in text
-    assert escape_markdown("approval: rm -rf ./x [answered → once]") in text
+    # The summary reads as written in the file: the command, no character references.
+    assert "<details><summary>Tool terminal(rm -rf ./x) — complete, 0.25 s</summary>" in text
+    assert "` approval: rm -rf ./x [answered → once] `" in text
     assert "````\nDone. <script>alert(1)</script> `<kept>`\n```\n<also kept>\n```\n````" in text
     assert "<sub>tokens: in 10, out 5, total 15</sub>" in text
     assert text.index("### You") < text.index("### Hermes")
@@ -218,8 +217,8 @@ def test_export_of_a_session_with_a_tool_call_and_an_approval(hermes_factory: An
         ]
         assert order == sorted(order), path.name
     markdown = paths[0].read_text()
-    assert escape_markdown("approval: rm -rf ./hermes-danger-demo [answered → deny]") in markdown
-    assert f"<summary>{escape_markdown('Tool terminal(')}" in markdown and "tokens: in" in markdown
+    assert "` approval: rm -rf ./hermes-danger-demo [answered → deny] `" in markdown
+    assert "<summary>Tool terminal(" in markdown and "tokens: in" in markdown
     notebook = nbformat.read(paths[2], as_version=4)
     nbformat.validate(notebook)
     assert [c.metadata["hermes"]["role"] for c in notebook.cells] == ["user", "assistant"] * 3
@@ -344,3 +343,23 @@ def test_embedded_image_bytes_are_never_scrubbed_but_the_text_around_them_is(tmp
         assert "sk-abcdefghijklmnopqrstuvwx" not in stored and stored.count("data:image/png") == 1, fmt
         plain = export_messages([message], tmp_path / f"y.{fmt}").read_text()
         assert data not in plain and "chart" in plain, fmt
+
+
+def test_tool_summaries_read_as_written_and_stay_inert() -> None:
+    """An export's tool summary names a kernel tool as a person reads it, with no character references; a
+    hostile name or argument is still HTML-escaped, and `$` cannot start math."""
+    kernel = {
+        "kind": "tool",
+        "name": "mcp__notebook_2f7ef78f__describe",
+        "status": "completed",
+        "arguments": {"name": "sales"},
+        "duration": 0.08,
+        "result": {"result": "sales (DataFrame):\nrevenue: float64"},
+    }
+    text = to_markdown([_message("assistant", kernel)])
+    assert "<summary>Tool notebook: describe(sales) — completed, 0.08 s</summary>" in text
+    assert "&#" not in text.split("<summary>")[1].split("</summary>")[0]
+    assert "```\nsales (DataFrame):\nrevenue: float64\n```" in text  # the result's text, not its JSON
+    hostile = {**kernel, "name": "x</summary><img src=x onerror=alert(1)>", "arguments": {"name": "$\\pi$"}}
+    summary = to_markdown([_message("assistant", hostile)]).split("<summary>")[1].split("</summary>")[0]
+    assert "<img" not in summary and "&lt;img" in summary and "$" not in summary and "&#36;" in summary

@@ -30,7 +30,9 @@ DASHBOARD_USAGE = {
 def test_dashboard_usage_reads_as_tokens_and_context_not_raw_keys() -> None:
     """The Dashboard's usage reads as tokens and a context fill; its raw key names never show."""
     line = usage_line(DASHBOARD_USAGE)
-    assert line == "10 in · 5 out tokens · context 10 / 200,000 (0%)"
+    assert line == "session: 10 in · 5 out tokens · context 10 / 200,000 (0%)"  # running totals say so
+    turn = {**DASHBOARD_USAGE, "input": 30, "turn": {"input": 20, "output": 10, "reasoning": 0, "calls": 2}}
+    assert usage_line(turn) == "20 in · 10 out tokens · context 10 / 200,000 (0%)"  # a reply's own
     for raw in ("context_used", "context_max", "compressions", "active_subagents"):
         assert raw not in line
     assert (
@@ -111,8 +113,8 @@ def test_static_transcript_shows_the_same_usage_line() -> None:
         "usage": DASHBOARD_USAGE,
         "parts": [{"id": "text:0", "kind": "text", "text": "hi"}],
     }
-    assert "[10 in · 5 out tokens · context 10 / 200,000 (0%)]" in transcript_text([message])
+    assert "[session: 10 in · 5 out tokens · context 10 / 200,000 (0%)]" in transcript_text([message])
     html = transcript_html([message])
     assert 'title="model fake-model, total 15, calls 1, compressions 0, active subagents 0"' in html
-    assert ">10 in · 5 out tokens · context 10 / 200,000 (0%)</div>" in html
+    assert ">session: 10 in · 5 out tokens · context 10 / 200,000 (0%)</div>" in html
     assert "context_used" not in html

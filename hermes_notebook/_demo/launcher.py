@@ -10,6 +10,11 @@ account and no network. Hermes itself is real (its API Server and Dashboard run 
 throwaway ``HERMES_HOME``); only the model is a scripted stand-in, and every banner says so. If the user has
 their own ``~/.hermes/config.yaml``, they may use its ``model:`` section instead (their home is only read).
 
+With ``--copy`` (what ``./demo`` passes for a clone) Lab opens fresh copies of the notebooks, made for this
+run in its throwaway folder, so the tracked notebooks are never opened in place: Lab's autosave, the cells'
+outputs and the files the notebooks write (an export) land in the copy, ``git status`` stays clean, and the
+next run starts from the notebooks as committed, not from this run's outputs.
+
 Everything started here is stopped by PID on Ctrl+C (or SIGTERM), Lab first (it shuts its kernels down),
 then Hermes. ``--check`` starts everything, verifies the Lab URL and both Hermes servers, runs one prompt in a
 kernel Lab starts for the quickstart notebook (so a package that does not import there fails), and stops.
@@ -76,6 +81,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: a free one)")
     parser.add_argument("--notebooks", type=Path, default=REPO_ROOT / "notebooks", help="folder Lab opens")
+    parser.add_argument(
+        "--copy",
+        action="store_true",
+        help="open fresh copies of the notebooks in that folder, made for this run (and removed after it)",
+    )
     return parser.parse_args(argv)
 
 
@@ -232,7 +242,7 @@ class Demo:
             )
             label = f"YOUR model from {USER_CONFIG} (your ~/.hermes is only read)"
         else:
-            self.hermes = LocalHermes(home=self._home)
+            self.hermes = LocalHermes(home=self._home, estimate_usage=True)  # the context gauge moves
             label = (
                 "SCRIPTED OFFLINE STAND-IN (not an LLM: it answers by keyword; "
                 "see hermes_notebook/_demo/scripted_model.py)"
@@ -244,8 +254,22 @@ class Demo:
         say(f"model              {label}")
         self._start_lab()
 
+    def _notebook_folder(self) -> Path:
+        """The folder Lab opens: ``--notebooks``, or with ``--copy`` fresh copies of its notebooks, for this
+        run only."""
+        assert self._home is not None
+        if not self.args.copy:
+            return Path(self.args.notebooks)
+        folder = self._home / "notebooks"
+        folder.mkdir(parents=True, exist_ok=True)
+        for notebook in sorted(Path(self.args.notebooks).glob("*.ipynb")):
+            shutil.copyfile(notebook, folder / notebook.name)
+        say(f"notebooks          fresh copies in {folder} (removed when the demo stops; the originals stay)")
+        return folder
+
     def _start_lab(self) -> None:
         assert self.hermes is not None and self._home is not None
+        notebooks = self._notebook_folder()
         port = self.args.port or free_port()
         token = secrets.token_urlsafe(24)
         lab_dir = self._home / "jupyter"
@@ -272,7 +296,7 @@ class Demo:
             f"--ServerApp.ip={LOOPBACK}",
             f"--ServerApp.port={port}",
             "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={self.args.notebooks}",
+            f"--ServerApp.root_dir={notebooks}",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             f"--LabApp.workspaces_dir={lab_dir / 'workspaces'}",
@@ -306,7 +330,7 @@ class Demo:
         self.url = f"{base}/lab/tree/{NOTEBOOK}?token={token}"
         self._base, self._token = base, token
         say(f"JupyterLab         {self.url}")
-        if (self.args.notebooks / "working_with_data.ipynb").is_file():
+        if (notebooks / "working_with_data.ipynb").is_file():
             say(
                 "next to it: working_with_data.ipynb (a DataFrame, kernel tools, a plan, a diff, undo, "
                 "export)"

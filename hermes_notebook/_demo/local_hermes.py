@@ -73,6 +73,8 @@ class LocalHermes:
         :meth:`stop`.
         extra_env: more environment variables for the Hermes processes.
         startup_timeout: seconds to wait for each server to become healthy.
+        estimate_usage: the scripted model reports the prompt's real size (the demo: its context gauge moves)
+            instead of a fixed 10 tokens (the tests).
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class LocalHermes:
         home: str | os.PathLike[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
         startup_timeout: float = 60.0,
+        estimate_usage: bool = False,
     ) -> None:
         if not (api or dashboard):
             raise ValueError("start at least one of api/dashboard")
@@ -104,6 +107,7 @@ class LocalHermes:
         self._home = Path(home) if home is not None else None
         self._extra_env = dict(extra_env or {})
         self._startup_timeout = startup_timeout
+        self._estimate_usage = estimate_usage
         self._api_key = secrets.token_hex(16)  # 32 characters: the API Server refuses keys under 16
         self._dashboard_token = secrets.token_urlsafe(32)
         self._api_port = free_port() if api else 0
@@ -367,7 +371,7 @@ class LocalHermes:
         if self._model_url is not None:
             return
         if self._model_in_process:
-            self.model = ScriptedModel()
+            self.model = ScriptedModel(estimate_usage=self._estimate_usage)
             self.model.start()
             self._model_url = self.model.base_url
             return

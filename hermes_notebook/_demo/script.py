@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-import struct
-import uuid
-import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
+
+from .chart import DOT_PNG, IMAGE_PNG, picture_file
+from .follow_up import follow_up, is_title_request, result_text, title_reply
+from .reply import USAGE, Reply, ToolCall, content_text
 
 __all__ = [
     "BIG_USAGE",
     "CACHED_USAGE",
     "DELEGATE_TEXT",
+    "DOT_PNG",
     "IMAGE_PNG",
     "MARKDOWN_REPLY",
     "MODEL_ID",
@@ -45,7 +47,6 @@ CLARIFY3_QUESTIONS: tuple[dict[str, Any], ...] = (
 )
 SLOW_DEFAULT_TICKS = 60
 LONG_DEFAULT_CHARS = 2000
-USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 # A prompt mostly read from the provider's prompt cache (OpenAI's prompt_tokens_details), for the CACHED
 # keyword.
 CACHED_USAGE = {
@@ -73,85 +74,17 @@ MARKDOWN_REPLY = (
 )
 
 
-def _png(width: int = 1, height: int = 1, rgba: bytes = b"\x1f\x77\xb4\xff") -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + rgba * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-#: What ``IMAGE`` writes: a 1x1 PNG (a real one: every viewer decodes it).
-IMAGE_PNG = _png()
 # Paths Hermes probes at agent build time to guess the server type; a 404 makes it move on quickly.
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One function call the scripted model asks Hermes to run."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    id: str = field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One scripted model response: reasoning, then text, then tool calls (any may be empty).
-
-    A ``str`` text/reasoning is split into word-pair deltas; a sequence of strings is sent as exactly those
-    deltas. ``status`` other than 200 makes the response an HTTP error instead.
-    """
-
-    text: str | Sequence[str] = ""
-    reasoning: str | Sequence[str] = ""
-    tool_calls: Sequence[ToolCall] = ()
-    status: int = 200
-    #: The usage the response reports; ``None`` means :data:`USAGE`.
-    usage: Mapping[str, Any] | None = None
-    #: Seconds between deltas; ``None`` uses the model's default delay.
-    delay: float | None = None
-
-    def text_deltas(self) -> list[str]:
-        return _deltas(self.text)
-
-    def reasoning_deltas(self) -> list[str]:
-        return _deltas(self.reasoning)
-
-
-def _deltas(value: str | Sequence[str]) -> list[str]:
-    if not isinstance(value, str):
-        return [v for v in value if v]
-    # Two words per delta, keeping the whitespace, like a real tokenizer-ish stream.
-    words = re.findall(r"\S+\s*|\s+", value)
-    return ["".join(words[i : i + 2]) for i in range(0, len(words), 2)]
-
-
-def _content_text(content: Any) -> str:
-    """The text of a message ``content`` (a string, or a list of OpenAI content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return "" if content is None else str(content)
 
 
 def prompt_of(body: Mapping[str, Any]) -> str:
     """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
     for message in reversed(body.get("messages") or []):
         if message.get("role") == "user" and not (
-            _is_image_note(message) and not _content_text(message["content"])
+            _is_image_note(message) and not content_text(message["content"])
         ):
-            paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _content_text(message.get("content")))]
+            paragraphs = [p.strip() for p in re.split(r"\n\s*\n", content_text(message.get("content")))]
             paragraphs = [p for p in paragraphs if p]
             while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
                 paragraphs.pop()
@@ -186,20 +119,6 @@ def _clarify_call(body: Mapping[str, Any], questions: list[dict[str, Any]]) -> T
     return ToolCall("clarify", {"question": first["question"], "choices": first.get("choices") or []})
 
 
-def _clarify_answer(data: Any) -> str:
-    """The user's answer(s) from a clarify tool result of either server."""
-    if isinstance(data, dict) and isinstance(data.get("responses"), list):
-        answers = []
-        for item in data["responses"]:
-            if isinstance(item, dict):
-                value = item.get("user_response")
-                answers.append(", ".join(map(str, value)) if isinstance(value, list) else str(value or ""))
-        return "; ".join(a for a in answers if a)
-    if isinstance(data, dict):
-        return str(data.get("user_response") or data.get("error") or "").strip()
-    return ""
-
-
 def _result_images(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The images Hermes handed over with the latest tool results (``image_url`` parts of the tool messages,
     or of a user message it put after them), each as ``<mime> <bytes of base64>``."""
@@ -224,7 +143,7 @@ def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | 
             continue  # the images of the tool results, which Hermes may send as a user message after them
         if message.get("role") != "tool":
             break
-        results.append(_content_text(message.get("content")))
+        results.append(content_text(message.get("content")))
     return list(reversed(results)) if results else None
 
 
@@ -233,61 +152,6 @@ def _is_image_note(message: Mapping[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(i, dict) and i.get("type") == "image_url" for i in content
     )
-
-
-def _title_reply(messages: Sequence[Mapping[str, Any]]) -> Reply:
-    text = _content_text(messages[-1].get("content")) if messages else ""
-    first = text.split("\n\n", 1)[0].removeprefix("User:").strip()
-    words = first.split()[:6]
-    return Reply(text=" ".join(words)[:60] or "Scripted conversation")
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _images_line(images: Sequence[str]) -> str:
-    return f"\nImages received: {len(images)} ({', '.join(images)})" if images else ""
-
-
-def _follow_up(keyword: str, results: list[str], images: Sequence[str] = ()) -> Reply:
-    """The final answer once Hermes has sent back the tool results (``images``: what came with them)."""
-    raw = "\n".join(results).strip()
-    data = _loads(raw) if len(results) == 1 else None
-    if keyword in ("RUN", "THINKRUN", "BIGCONTEXT"):
-        if isinstance(data, dict) and "output" in data:
-            output = str(data.get("output") or data.get("error") or "").rstrip("\n")
-            code = data.get("exit_code", 0)
-            head = "Command output:" if code in (0, None) else f"Command output (exit code {code}):"
-        else:
-            output, head = raw, "Command output:"
-        return Reply(text=f"{head}\n```\n{output}\n```")
-    if keyword == "DANGER":
-        if isinstance(data, dict) and (
-            data.get("status") == "blocked" or "BLOCKED" in str(data.get("error"))
-        ):
-            return Reply(text=f"Dangerous command was blocked:\n```\n{data.get('error')}\n```")
-        if "BLOCKED" in raw or "denied" in raw.lower():
-            return Reply(text=f"Dangerous command was blocked:\n```\n{raw}\n```")
-        return Reply(text=f"Dangerous command ran:\n```\n{raw}\n```")
-    if keyword in ("CLARIFY", "CLARIFY3"):
-        answer = _clarify_answer(data) if isinstance(data, dict) else raw
-        return Reply(text=f"You chose: {answer or '(no answer)'}")
-    if keyword.startswith("KERNEL"):
-        return Reply(text=f"Kernel tool result:\n```\n{raw}\n```{_images_line(images)}")
-    if keyword == "IMAGE":
-        output = str(data.get("output") or "") if isinstance(data, dict) else raw
-        path = next((line.strip() for line in output.splitlines() if line.strip().endswith(".png")), "")
-        return Reply(
-            text=f"Here is the image:\n\nMEDIA:{path}" if path else f"No image was made:\n```\n{raw}\n```"
-        )
-    if keyword == "SKILL":
-        name = data.get("name") if isinstance(data, dict) else None
-        return Reply(text=f"Skill loaded: {name}" if name else f"Skill result:\n```\n{raw}\n```")
-    return Reply(text=f"Tool result:\n```\n{raw}\n```")
 
 
 def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
@@ -346,7 +210,9 @@ def _kernel_steps(
             ticks = max(1, int(wait / 0.25))
             return replace(call, reasoning=["waiting "] * ticks, delay=0.25)
         return call
-    earlier = [_content_text(m.get("content")) for m in messages if m.get("role") == "tool"][-len(steps) :]
+    earlier = [result_text(content_text(m.get("content"))) for m in messages if m.get("role") == "tool"][
+        -len(steps) :
+    ]
     text = "Kernel tool results:\n" + "\n".join(f"```\n{r}\n```" for r in earlier)
     return Reply(text=[f"tick {i} " for i in range(slow)] + [text], delay=0.25 if slow else None)
 
@@ -363,7 +229,10 @@ def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
         if tool == "insert_cell" and cell_type in ("code", "markdown", "raw") and after:
             arguments["cell_type"], source = cell_type, after
         if source.startswith('"'):
-            decoded = _loads(source)
+            try:
+                decoded = json.loads(source)
+            except ValueError:
+                decoded = None
             source = decoded if isinstance(decoded, str) else source
         arguments["source"] = source
     return arguments
@@ -427,9 +296,8 @@ def _tool_or_refusal(offered: set[str], call: ToolCall, reasoning: str = "") -> 
 def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     """Choose the scripted reply for one chat-completions request body (pure; see the module docstring)."""
     messages: list[Mapping[str, Any]] = list(body.get("messages") or [])
-    system = " ".join(_content_text(m.get("content")) for m in messages if m.get("role") == "system")
-    if "descriptive title" in system and not body.get("tools"):
-        return _title_reply(messages)
+    if is_title_request(body):
+        return title_reply(body)
 
     paragraph = prompt_of(body)
     keyword, _, rest = paragraph.partition(" ")
@@ -444,7 +312,7 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "KERNELS":
         return _kernel_steps(body, messages, rest, results)
     if results is not None:
-        return _follow_up(keyword, results, _result_images(messages))
+        return follow_up(keyword, rest, results, _result_images(messages))
 
     offered = _offered_tools(body)
     if keyword == "THINK":
@@ -473,11 +341,10 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "DELEGATE" and rest:
         return _tool_or_refusal(offered, _delegate_call(body, rest))
     if keyword == "IMAGE":
-        name = rest.split()[0] if rest.split() and _SAFE_DIR.match(rest.split()[0]) else "hn-image"
-        octal = "".join(f"\\{b:03o}" for b in IMAGE_PNG)
-        command = (
-            f"mkdir -p ../images && printf '{octal}' > ../images/{name}.png && realpath ../images/{name}.png"
-        )
+        words = rest.split()
+        name = words[0] if words and _SAFE_DIR.match(words[0]) else "hn-image"
+        picture = picture_file(DOT_PNG if words[1:2] == ["dot"] else IMAGE_PNG)
+        command = f"mkdir -p ../images && cp {picture} ../images/{name}.png && realpath ../images/{name}.png"
         return _tool_or_refusal(offered, ToolCall("terminal", {"command": command}))
     if keyword == "EDIT" and len(rest.split()) == 3:
         path, old, new = rest.split()

@@ -22,8 +22,8 @@ prompt                    reply
                           then the same final text as ``RUN``
 ``DANGER [dir]``          a ``terminal`` call ``rm -rf ./<dir>`` (default dir ``hermes-danger-demo``), which
                           Hermes flags for approval; after the result: ``Dangerous command was blocked:`` and
-                          the ``BLOCKED: ...`` reason, or ``Dangerous command ran:`` and the raw tool result
-                          (JSON), in a fenced block
+                          the ``BLOCKED: ...`` reason in a fenced block, or ``Dangerous command ran (exit code
+                          N).`` and any output
 ``CLARIFY [question]``    a ``clarify`` call ``{"question": <question or "Pick A or B?">, "choices": ["A",
                           "B"]}`` (newer Hermes, whose tool schema takes ``questions[]``: one such question);
                           after the result: ``You chose: <answer>`` (``(no answer)`` if empty; the tool's
@@ -34,13 +34,14 @@ prompt                    reply
                           ``required_environment_variables`` makes a newer Hermes ask for a secret); after the
                           result: ``Skill loaded: <name>``
 ``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``,
-                          ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``; the
-                          cell tools ``list_cells``, ``insert_cell 2 [markdown] <source>``, ``edit_cell 0
-                          <source>``,
-                          ``delete_cell 1``, ``run_cell 3``, where a source starting with ``"`` is a JSON
-                          string), directly or through a newer Hermes' ``tool_call``;
+                          ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``;
+                          the cell tools ``list_cells``, ``insert_cell 2 [markdown] <source>``,
+                          ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``, where a source
+                          starting with ``"`` is a JSON string), directly or through a newer Hermes'
+                          ``tool_call``;
                           ``KERNEL@notebook_<hex>`` names the server. After the result: ``Kernel tool
-                          result:`` and the raw result in a fenced block, then ``Images received: N (<mime>
+                          result:`` and the result itself in a fenced block (Hermes' untrusted-data wrapper
+                          and the ``{"result": ...}`` envelope taken off), then ``Images received: N (<mime>
                           <base64 length>, ...)`` when Hermes passed images to the model with it
 ``KERNELS <steps>``       kernel tool calls in turn, one per response: steps joined by ``;;``, each
                           ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S
@@ -62,11 +63,12 @@ prompt                    reply
                           the same keywords: ``DELEGATE RUN echo hi``); then :data:`DELEGATE_TEXT` and 24
                           slow deltas (~6 s), so the background child reports while the turn is open
 ``EDIT <p> <old> <new>``  a ``patch`` call replacing ``old`` with ``new`` in the file at path ``p`` (Hermes
-                          sends an inline diff with its completion); then ``Tool result:`` and the result
-``IMAGE [name]``          a ``terminal`` call that writes a 1x1 PNG (:data:`IMAGE_PNG`) to
-                          ``<home>/images/<name>.png`` (default ``hn-image``; a media folder Hermes'
-                          ``/api/media`` serves) and prints its path; then ``Here is the image:`` and
-                          ``MEDIA:<that path>``, as Hermes names a file it made
+                          sends an inline diff with its completion); then ``Edited <p> (1 file changed).``
+``IMAGE [name] [dot]``    a ``terminal`` call that copies a PNG to ``<home>/images/<name>.png`` (default
+                          ``hn-image``; a media folder Hermes' ``/api/media`` serves) and prints its path: a
+                          small bar chart (:data:`IMAGE_PNG`), or with ``dot`` a 1x1 PNG (:data:`DOT_PNG`);
+                          then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file it
+                          made
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back
@@ -75,8 +77,10 @@ prompt                    reply
 A newer Hermes appends a ``[System note: ...]`` paragraph to the very first message of a fresh home; such
 trailing notes are skipped when choosing the paragraph. A tool-calling keyword whose tool Hermes did not offer
 (e.g. ``clarify`` on the API Server) gets the text ``[scripted model] tool '<name>' was not offered by
-Hermes.``. Session-title requests get the first words of the user's message as a title. Every response reports
-usage 10 prompt + 5 completion tokens (``BIGCONTEXT`` aside).
+Hermes.``. Session-title requests (no tools; either Hermes' title prompt) get a plain title from the first
+words of the user's message, a keyword read as what it does (``RUN echo hi`` -> "Run echo hi"), as JSON where
+the newer Hermes asks for it. Every response reports usage 10 prompt + 5 completion tokens (``BIGCONTEXT``
+aside).
 
 Use it in-process (``model = ScriptedModel(); port = model.start(); ...; model.stop()``; ``model.requests``
 holds every request body received; ``model.push(Reply(...))`` queues a custom reply for the next agent
@@ -97,6 +101,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -293,11 +298,15 @@ class ScriptedModel:
         delay: float = 0.02,
         slow_delay: float = 0.25,
         verbose: bool = False,
+        estimate_usage: bool = False,
     ) -> None:
         self.host = host
         self.delay = delay
         self.slow_delay = slow_delay
         self.verbose = verbose
+        #: Report the prompt's size as a model would (about four characters a token of the request) instead
+        #: of :data:`USAGE`, so a demo's context gauge moves as the conversation grows (tests keep USAGE).
+        self.estimate_usage = estimate_usage
         #: Every chat-completions request body received, in arrival order.
         self.requests: list[dict[str, Any]] = []
         self._requested_port = port
@@ -373,7 +382,17 @@ class ScriptedModel:
             self.requests.append(body)
             if self._queue and body.get("tools"):
                 return self._queue.popleft()
-        return plan_reply(body, slow_delay=self.slow_delay)
+        reply = plan_reply(body, slow_delay=self.slow_delay)
+        if self.estimate_usage and reply.usage is None:
+            prompt = len(json.dumps([body.get("messages"), body.get("tools")], default=str)) // 4
+            completion = max(1, len("".join(reply.text_deltas() + reply.reasoning_deltas())) // 4)
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+            reply = replace(reply, usage=usage)
+        return reply
 
     def __enter__(self) -> ScriptedModel:
         self.start()

@@ -126,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "-h" not in args and "--help" not in args:
         os.environ["HERMES_BIN"] = hermes_bin(hermes_choice(args))
         if not any(a == "--notebooks" or a.startswith("--notebooks=") for a in args):
-            folder = _REPO_NOTEBOOKS if (_REPO_NOTEBOOKS / NOTEBOOKS[0]).is_file() else demo_notebooks()
-            args += ["--notebooks", str(folder)]
+            if (_REPO_NOTEBOOKS / NOTEBOOKS[0]).is_file():  # a clone: fresh copies of its notebooks, per run
+                args += ["--notebooks", str(_REPO_NOTEBOOKS), "--copy"]
+            else:
+                args += ["--notebooks", str(demo_notebooks())]
     return launch(args)

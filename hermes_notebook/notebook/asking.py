@@ -1,9 +1,16 @@
 """The checks every ask makes before anything is sent (``ask``, ``ask_async``, ``start``, ``%hermes``): one
 place, so each refusal reads the same whichever face took the prompt.
+
+``HERMES_NOTEBOOK_UNATTENDED=1`` in the kernel's environment says nobody is there to click: CI runs the
+example notebooks that way, so their cells hold no code of CI's own. Every ask without a policy of its own
+then answers an approval Allow once, a question with its first choice, and a Run card Run (what a person who
+says yes to everything would click). A command Hermes partly hid is still denied
+(:func:`.interactions.policy_refusal`). Never set it where a person works.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypedDict
 
 from ..errors import HermesUsageError
@@ -12,7 +19,21 @@ from ..settings import Settings
 from .handle import TurnOptions
 from .interactions import Policy, check_policy
 
-__all__ = ["AskOptions", "check_unseen", "turn_options"]
+__all__ = ["UNATTENDED_ENV", "AskOptions", "check_unseen", "first_choice", "turn_options", "unattended"]
+
+#: The environment variable that says nobody is there to answer (see the module docstring).
+UNATTENDED_ENV = "HERMES_NOTEBOOK_UNATTENDED"
+
+
+def unattended() -> bool:
+    """Whether this kernel runs unattended (``HERMES_NOTEBOOK_UNATTENDED=1``)."""
+    return os.environ.get(UNATTENDED_ENV) == "1"
+
+
+def first_choice(request: dict[str, Any]) -> str | None:
+    """An unattended answer to a question: its first choice (None for an open question: nobody to type)."""
+    choices = request.get("choices") or []
+    return str(choices[0]) if choices else None
 
 
 class AskOptions(TypedDict, total=False):
@@ -80,20 +101,26 @@ def turn_options(
             )
         if instructions is not None:
             raise HermesUsageError("instructions need via='api' (the Dashboard has no per-turn instructions)")
-    if not show:
-        check_unseen(unseen, approve, clarify, questions=path != "api")
     if session is not None and (not isinstance(session, str) or not session.strip()):
         raise HermesUsageError("session must be a non-empty name or id")
     if new and isinstance(session, Resume):
         raise HermesUsageError(
             "new=True starts a session and hn.resume() joins a stored one: pass one of them"
         )
+    code: Policy = None
+    if unattended():
+        approve = "once" if approve is None else approve
+        clarify = first_choice if clarify is None and path == "dashboard" else clarify
+        code = "run"
+    if not show:  # after the unattended answers: a kernel nobody attends answers with them
+        check_unseen(unseen, approve, clarify, questions=path != "api")
     return TurnOptions(
         prompt=prompt,
         session=session,
         via=path,
         approve=approve,
         clarify=clarify,
+        code=code,
         new=bool(new),
         instructions=instructions,
         model=model,

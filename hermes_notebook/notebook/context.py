@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HermesUsageError
-from ..inert import escape_html, html_block, terminal_safe
+from ..inert import escape_html, html_block, markdown_fence, terminal_safe
 from ..scrub import scrub
 from ..shell.last_error import ErrorInfo, last_error
 from ..shell.placeholders import PromptContextError, resolve
@@ -226,13 +226,25 @@ def interpolate(
     result = PromptPreview("")
     last = 0
     pieces: list[str] = []
+    blocks: list[str] = []
     for code in _CODE.finditer(template):
-        _fill(template[last : code.start()], namespace, shell, pieces, result, secrets)
+        _fill(template[last : code.start()], namespace, shell, pieces, result, secrets, blocks)
         pieces.append(code.group(0))
         last = code.end()
-    _fill(template[last:], namespace, shell, pieces, result, secrets)
-    result.text = "".join(pieces)
+    _fill(template[last:], namespace, shell, pieces, result, secrets, blocks)
+    # A value that runs over several lines is named where it was asked about and shown in full above the
+    # prompt, as context (the question stays one sentence; its ? does not end up on a table's last row).
+    result.text = "".join([*(f"{block}\n\n" for block in blocks), *pieces])
     return result
+
+
+def _named_block(expr: str, text: str) -> str:
+    """A multi-line value as context: its name and headline (``DataFrame: 4 rows × 3 columns``), then the rest
+    in a fence (a cell's source is one already)."""
+    if text.lstrip().startswith(("```", "~~~")):
+        return f"`{expr}`:\n{text}"
+    head, _, rest = text.partition("\n")
+    return f"`{expr}` ({head}):\n{markdown_fence(rest)}"
 
 
 def _fill(
@@ -242,6 +254,7 @@ def _fill(
     out: list[str],
     result: PromptPreview,
     secrets: Sequence[object],
+    blocks: list[str],
 ) -> None:
     images, values = result.images, result.values
     i = 0
@@ -260,7 +273,11 @@ def _fill(
                 raise PromptContextError("empty placeholder {} in the prompt (write {{}} for literal braces)")
             summary = _render(expr, _evaluate(expr, namespace, shell), shell)
             text = scrub(summary.text, secrets)
-            out.append(text)
+            if "\n" in text.strip():
+                blocks.append(_named_block(expr, text.strip()))
+                out.append(f"`{expr}`")
+            else:
+                out.append(text)
             images.extend(summary.images)
             values.append((expr, summary.kind, len(text)))
             i = end + 1

@@ -48,6 +48,9 @@ class TurnOptions(TurnRequest):
 
     approve: Policy = None
     clarify: Policy = None
+    #: Who answers a Run card (code in the kernel): nobody but its buttons, unless the kernel runs unattended
+    #: (asking.py: ``HERMES_NOTEBOOK_UNATTENDED``).
+    code: Policy = None
     #: How many ``{placeholders}`` were filled into ``prompt`` (the live view and transcript show it as sent).
     filled: int = 0
     #: The connection's key and token: every view of the turn scrubs them (``Secret`` values; never shown).
@@ -357,7 +360,10 @@ class TurnHandle:
             kind == "run"
         ):  # an approved kernel run in progress: only its Stop button answers it (never a policy)
             return None
-        policy = {"approval": self.options.approve, "clarify": self.options.clarify}.get(str(kind))
+        options = self.options
+        policy = {"approval": options.approve, "clarify": options.clarify, "code": options.code}.get(
+            str(kind)
+        )
         if policy is not None and (refusal := policy_refusal(request)) is not None:
             self.notes.append(refusal)
             return "deny"

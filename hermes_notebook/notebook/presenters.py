@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..inert import terminal_safe
 from ..shell import host
 from ..turns import sent_prompt_message
+from ..turns.labels import label_of
 from .results import Reply
 
 if TYPE_CHECKING:
@@ -162,9 +163,10 @@ class TextPresenter(Presenter):
                 part = change["part"]
                 self._kinds[part["id"]] = part["kind"]
                 if part["kind"] == "tool":
+                    label = label_of(part)
                     self._write(
-                        ("\n" if self._open_line else "") + f"[tool] {part.get('name') or 'tool'}: "
-                        f"{part.get('preview') or part.get('arguments') or ''}\n"
+                        ("\n" if self._open_line else "")
+                        + f"[tool] {label['name']}: {label['detail'] or ''}\n"
                     )
                 elif part["kind"] == "reasoning":
                     self._write(("\n" if self._open_line else "") + "[thinking] " + part.get("text", ""))

@@ -230,8 +230,9 @@ class Status(dict):  # type: ignore[type-arg]
                 extra = ", connected" if info.get("connected") else ", not connected"
             label = "API Server" if name == "api" else "Dashboard"
             out.append(f"{label}: {info.get('url')} {state}{version}{extra}")
-            if info.get("features"):
-                out.append(f"  features: {', '.join(info['features'])}")
+            if info.get("features"):  # the list is for code that checks one: a count reads better here
+                count = len(info["features"])
+                out.append(f"  {count} protocol features (status()['{name}']['features'] names them)")
         out.append(f"default path: {self.get('via')}; current session: {self.get('session') or 'none yet'}")
         kernel = self.get("kernel")
         out.append(

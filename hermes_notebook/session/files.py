@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..client.dashboard.rewind import check_rewind, undo_turn
 from ..client.dashboard.rollback import Checkpoints, checkpoint_diff, list_checkpoints, restore_checkpoint
@@ -47,6 +47,20 @@ class Undone(int):
         undone = super().__new__(cls, rows)
         undone.files, undone.skipped = tuple(files), tuple(skipped)
         return undone
+
+    def sentence(self) -> str:
+        """What the undo did, in words (how a notebook shows it; the number stays the value)."""
+        if not self:
+            return "Nothing to undo: the session has no exchange yet."
+        said = "Undid the last exchange: your prompt and its reply are gone, and Hermes forgot them."
+        if self.files:
+            said += f" Put back: {', '.join(self.files)}."
+        if self.skipped:
+            said += f" Could not put back: {', '.join(self.skipped)}."
+        return said
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.sentence())
 
 
 class Branched(str):

@@ -32,6 +32,7 @@ from .changes import (
     ToolStatus,
 )
 from .events import Event
+from .labels import usable_preview
 from .model import Part
 from .payload import number_or_none, text_or_none
 
@@ -162,6 +163,34 @@ def clean_diff(text: str) -> str:
     return "\n".join(lines[start:]).rstrip()
 
 
+_FILE_SIDE = re.compile(r"^(?P<side>[ab])/(?P<path>.+)$")
+
+
+def relative_diff(diff: str, arguments: Any) -> str:
+    """A diff's file lines (``a/<path> → b/<path>``) with each path as the tool was given it, relative to
+    Hermes' working folder, where Hermes wrote the absolute one (``a//tmp/home/work/notes.txt`` for
+    ``path: notes.txt`` reads ``a/notes.txt``); another absolute path is shown as it is, without the ``a/``
+    that doubled its slash."""
+    given = arguments.get("path") if isinstance(arguments, Mapping) else None
+    given = given if isinstance(given, str) and given and not given.startswith("/") else None
+
+    def side(text: str) -> str:
+        match = _FILE_SIDE.match(text.strip())
+        if match is None:
+            return text.strip()
+        path = "/" + match["path"].lstrip("/") if match["path"].startswith("/") else match["path"]
+        if given is not None and path.endswith("/" + given.removeprefix("./")):
+            path = given.removeprefix("./")
+        return path if path.startswith("/") else f"{match['side']}/{path}"
+
+    lines = diff.split("\n")
+    for index, line in enumerate(lines):
+        if diff_line_kind(line) == "file":
+            old, _, new = line.partition(" → ")
+            lines[index] = f"{side(old)} → {side(new)}"
+    return "\n".join(lines)
+
+
 def diff_line_kind(line: str) -> str:
     """``hunk``, ``add``, ``del``, ``context``, ``file`` or ``meta``: how a view colours one diff line."""
     if line.startswith("@@"):
@@ -180,7 +209,7 @@ def tool_extras(f: FolderOps, e: Event, part: Part) -> list[ChangeRecord]:
     p = e.payload
     changes: list[ChangeRecord] = []
     raw = p.get("inline_diff")
-    diff = clean_diff(raw) if isinstance(raw, str) else ""
+    diff = relative_diff(clean_diff(raw), part.arguments) if isinstance(raw, str) else ""
     if diff and part.diff != diff:
         part.diff = diff
         changes.append(f.patch(part, {"diff": diff}))
@@ -237,7 +266,7 @@ def on_subagent(f: FolderOps, e: Event) -> list[ChangeRecord]:
         info["activity"] = _clip(text.strip(), 500)
     elif e.type == "subagent.tool":
         name = text_or_none(p.get("tool_name")) or "tool"
-        preview = text_or_none(p.get("tool_preview")) or text
+        preview = usable_preview(text_or_none(p.get("tool_preview"))) or usable_preview(text)
         if len(info["tools"]) < MAX_SUBAGENT_TOOLS:
             tool: SubagentToolDict = {
                 "name": _clip(name, 200),

@@ -43,6 +43,7 @@ __all__ = [
     "SubagentToolDict",
     "TodoItemDict",
     "TodoStatus",
+    "ToolLabelDict",
     "ToolStatus",
     "apply_changes",
 ]
@@ -165,6 +166,14 @@ class ImageDict(TypedDict):
     note: str | None
 
 
+class ToolLabelDict(TypedDict):
+    """What a view shows for a tool part (:mod:`hermes_notebook.turns.labels`): its name as a person reads it
+    (``notebook: describe``) and one line of detail (the command as it runs, a preview, the arguments)."""
+
+    name: str
+    detail: str | None
+
+
 class PartExtras(TypedDict, total=False):
     """Keys only some parts have; absent (not null) otherwise, so the old contract holds."""
 
@@ -175,6 +184,7 @@ class PartExtras(TypedDict, total=False):
     sent_images: list[SentImageDict]  # a kernel tool's part: the images its result carried to the model
     risk: RiskDict  # a tool part whose output Hermes flagged (or, from history, marked untrusted)
     images: list[ImageDict]  # a text or tool part that names images (MEDIA: files, data: or remote images)
+    label: ToolLabelDict  # a tool part: its readable name and detail (what views show in its header)
 
 
 class PartDict(PartExtras):
@@ -215,6 +225,7 @@ class PartFields(TypedDict, total=False):
     sent_images: list[SentImageDict]
     risk: RiskDict
     images: list[ImageDict]
+    label: ToolLabelDict
 
 
 class MessageDict(TypedDict):

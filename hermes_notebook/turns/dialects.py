@@ -101,8 +101,9 @@ def _d_tool_complete(f: FolderOps, e: Event) -> list[ChangeRecord]:
         changes = f.complete_tool(
             part, status, result=result, duration=duration, arguments=args, name=text_or_none(p.get("name"))
         )
-    # its inline diff, its task list, the images its result names
-    return changes + activity.tool_extras(f, e, part) + images.tool_images(f, part, result)
+    # its inline diff, its task list, the images its result names, the untrusted-data wrapper the model saw
+    extras = activity.tool_extras(f, e, part) + images.tool_images(f, part, result)
+    return changes + extras + risk.mark_wrapped(f, part, result)
 
 
 def _approval_request(f: FolderOps, e: Event) -> list[ChangeRecord]:

@@ -22,6 +22,7 @@ from .changes import (
 )
 from .dialects import HANDLERS
 from .events import Event
+from .labels import tool_label
 from .model import (
     Interaction,
     Message,
@@ -341,9 +342,15 @@ class TurnFolder:
         self._reasoning_id, self._reasoning_chunks = "", None
         if part.status == "running" and part.kind == "tool":  # a running subagent part holds no interaction
             self.asks.started(part)
+        if part.kind == "tool":
+            part.label = tool_label(part.name, part.preview, part.arguments)
         return self._add_part(part)
 
     def patch(self, part: Part, fields: PartFields) -> PatchChange:
+        if part.kind == "tool" and fields.keys() & {"name", "preview", "arguments"}:  # what its label says
+            label = tool_label(part.name, part.preview, part.arguments)
+            if label != part.label:
+                part.label = fields["label"] = label
         return {"op": "patch", "message_id": self.message_id, "part_id": part.id, "fields": fields}
 
     def complete_tool(

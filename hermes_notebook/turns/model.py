@@ -27,6 +27,7 @@ from .changes import (
     SentImageDict,
     SubagentDict,
     TodoItemDict,
+    ToolLabelDict,
     ToolStatus,
 )
 from .events import Event
@@ -166,6 +167,7 @@ class Part:
     sent_images: list[SentImageDict] | None = None
     risk: RiskDict | None = None
     images: list[ImageDict] | None = None
+    label: ToolLabelDict | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -198,6 +200,8 @@ class Part:
             risk["findings"] = list(risk["findings"])
         if self.images is not None:
             d["images"] = [image.copy() for image in self.images]
+        if self.label is not None:
+            d["label"] = self.label.copy()
         return d
 
     def copy(self) -> Part:
@@ -222,6 +226,7 @@ class Part:
             self.sent_images,
             self.risk,
             self.images,
+            self.label,
         )
 
 

@@ -10,6 +10,7 @@ inert. Pure.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,9 +19,10 @@ from .events import Event
 from .payload import text_or_none
 
 if TYPE_CHECKING:
+    from .model import Part
     from .vocabulary import FolderOps
 
-__all__ = ["MAX_FINDINGS", "RISK_LEVELS", "on_output_risk", "risk_of", "unwrap_untrusted"]
+__all__ = ["MAX_FINDINGS", "RISK_LEVELS", "mark_wrapped", "on_output_risk", "risk_of", "unwrap_untrusted"]
 
 RISK_LEVELS: tuple[RiskLevel, ...] = ("high", "medium", "low", "untrusted")
 MAX_FINDINGS = 50
@@ -78,6 +80,27 @@ def on_output_risk(f: FolderOps, e: Event) -> list[ChangeRecord]:
         return []
     part.risk = risk
     return [f.patch(part, {"risk": risk})]
+
+
+# agent/tool_dispatch_helpers.py _is_untrusted_tool and _UNTRUSTED_WRAP_MIN_CHARS: the tools whose output
+# Hermes wraps before the model reads it, and the shortest output it wraps.
+_UNTRUSTED_NAMES = frozenset({"web_extract", "web_search"})
+_UNTRUSTED_PREFIXES = ("browser_", "mcp_")
+_WRAP_MIN_CHARS = 32
+
+
+def mark_wrapped(f: FolderOps, part: Part, result: Any) -> list[ChangeRecord]:
+    """After ``tool.complete`` of a tool whose output Hermes hands the model wrapped as untrusted data (web,
+    browser and MCP tools, the notebook's kernel tools among them): the part's ``risk`` says so, as history's
+    unwrapped rows do, unless Hermes reported findings of its own."""
+    name = part.name or ""
+    if part.risk is not None or not (name in _UNTRUSTED_NAMES or name.startswith(_UNTRUSTED_PREFIXES)):
+        return []
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    if result is None or len(text) < _WRAP_MIN_CHARS:
+        return []
+    part.risk = {"level": "untrusted", "findings": [], "redacted": False}
+    return [f.patch(part, {"risk": part.risk})]
 
 
 def unwrap_untrusted(content: str) -> tuple[str, bool]:

@@ -146,18 +146,28 @@ describe("scroll-follow with ResizeObserver", () => {
         disconnect() {}
       },
     );
+    // The notebook scrolls, not the chat: list inside a scrolling panel, the composer below it.
+    const panel = document.createElement("div");
+    panel.style.overflowY = "auto";
+    Object.defineProperty(panel, "clientHeight", { configurable: true, get: () => 600 });
+    Object.defineProperty(panel, "scrollHeight", { configurable: true, get: () => 1200 });
     const list = document.createElement("div");
+    const composer = document.createElement("div");
+    panel.append(list, composer);
+    document.body.append(panel);
     let reads = 0;
-    Object.defineProperty(list, "clientHeight", { configurable: true, get: () => 100 });
-    Object.defineProperty(list, "scrollHeight", { configurable: true, get: () => (reads++, 1000) });
-    const follower = followScroll(list);
+    const box = (top: number, bottom: number) => ({ top, bottom, left: 0, right: 0, width: 0, height: bottom - top, x: 0, y: top, toJSON() {} }) as DOMRect;
+    panel.getBoundingClientRect = () => box(0, 600);
+    composer.getBoundingClientRect = () => (reads++, box(1000, 1100));
+    composer.getClientRects = () => [box(1000, 1100)] as unknown as DOMRectList;
+    const follower = followScroll(list, { composer });
     const a = document.createElement("div");
     follower.afterUpdate(a);
     follower.afterUpdate(a);
     expect(reads).toBe(0); // no forced layout per update
     expect(observed).toEqual([a]);
     callback!();
-    expect(list.scrollTop).toBe(1000);
+    expect(panel.scrollTop).toBe(500); // the chat's end (the composer, 500 px below the view) scrolled into view
     follower.dispose();
   });
 });

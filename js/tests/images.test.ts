@@ -2,7 +2,7 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 
-import { imageSrc, renderImages } from "../src/chat/images";
+import { imageSrc, renderImages, withoutMediaTags } from "../src/chat/images";
 import { renderRisk, riskText } from "../src/chat/risk";
 import { createChatView } from "../src/chat/view";
 import type { ImageRef, Part } from "../src/types/turns";
@@ -131,7 +131,7 @@ describe("a tool part's risk badge", () => {
     expect(slot.querySelector(".hn-risk-label")!.textContent).toBe("⚠ Risky output");
     expect(Array.from(slot.querySelectorAll(".hn-risk-finding")).map((li) => li.textContent)).toEqual(findings);
     expect(slot.querySelector("b")).toBeNull();
-    expect(riskText({ level: "untrusted", findings: [], redacted: false })).toBe("Output from an untrusted source");
+    expect(riskText({ level: "untrusted", findings: [], redacted: false })).toBe("Marked untrusted for the model");
     renderRisk(slot, undefined);
     expect(slot.hidden).toBe(true);
   });
@@ -142,5 +142,31 @@ describe("a tool part's risk badge", () => {
     const badge = host.querySelector<HTMLElement>(".hn-tool .hn-risk")!;
     expect(badge.hidden).toBe(false);
     expect(badge.getAttribute("aria-label")).toBe("Risky output: prompt_injection");
+  });
+});
+
+describe("what a newcomer reads on a part (issue 40)", () => {
+  it("a tool part shows its label, its kernel result as text and the untrusted note; no message key", () => {
+    const { host } = chat([toolPart("tool:1", {
+      name: "mcp__notebook_2f7ef78f__describe", preview: "display.preview.x_y", status: "completed",
+      label: { name: "notebook: describe", detail: "sales" },
+      result: { result: "sales (DataFrame):\nrevenue: float64" },
+      risk: { level: "low", findings: [], redacted: false },
+    })]);
+    expect(host.querySelector(".hn-tool-name")!.textContent).toBe("notebook: describe");
+    expect(host.querySelector(".hn-tool-preview")!.textContent).toBe("sales");
+    expect(host.querySelector(".hn-tool-result-body")!.textContent).toBe("sales (DataFrame):\nrevenue: float64");
+    expect(host.querySelector(".hn-risk-label")!.textContent).toBe("Marked untrusted for the model");
+    expect(host.textContent).not.toContain("display.preview");
+  });
+
+  it("a text part drops the MEDIA: tag of an image it shows, and keeps other text", () => {
+    const path = "/home/h/images/chart (1).png";
+    const images: ImageRef[] = [{ source: "media", mime: "image/png", data: null, path, url: null, alt: "chart (1).png", bytes: null, note: null }];
+    expect(withoutMediaTags(`Here is the image:\n\nMEDIA:${path}`, images)).toBe("Here is the image:");
+    expect(withoutMediaTags("see MEDIA:`/other.png` too", images)).toBe("see MEDIA:`/other.png` too");
+    const { host } = chat([part({ id: "text:0", kind: "text", text: `Here is the image:\n\nMEDIA:${path}`, images })]);
+    expect(host.querySelector(".hn-part-text .hn-markdown")!.textContent).not.toContain("MEDIA:");
+    expect(host.querySelector(".hn-image")).not.toBeNull();
   });
 });

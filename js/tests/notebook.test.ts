@@ -144,6 +144,14 @@ describe("PendingChanges", () => {
     for (let i = 0; i < MAX_PENDING - 1; i++) store.propose(proposal(`i${i}`, "insert", 0, "x"));
     expect(store.propose(proposal("over", "insert", 0, "x")).ok).toBe(false);
   });
+
+  it("refuses an edit that changes nothing (no +0 −0 card to decide)", () => {
+    const doc = notebook();
+    const store = new PendingChanges(doc);
+    const same = store.propose(proposal("c1", "edit", 0, doc.cells()[0]!.source));
+    expect(same).toEqual({ ok: false, error: "cell 0 already has exactly this source: nothing to change" });
+    expect(store.all()).toEqual([]);
+  });
 });
 
 /** A tab's sessionStorage: a map, which can be made to refuse writes as a full storage does. */

@@ -118,7 +118,10 @@ describe("formatting", () => {
       context_used: 10, context_max: 200000, context_percent: 0, compressions: 0, active_subagents: 0,
     };
     const line = formatUsage(usage);
-    expect(line).toBe("10 in · 5 out tokens · context 10 / 200,000 (0%)");
+    // the session's running totals say so; a turn's own counts (turns/usage.py) read as the reply's
+    expect(line).toBe("session: 10 in · 5 out tokens · context 10 / 200,000 (0%)");
+    expect(formatUsage({ ...usage, input: 30, output: 15, turn: { input: 20, output: 10, reasoning: 0, calls: 2 } }))
+      .toBe("20 in · 10 out tokens · context 10 / 200,000 (0%)");
     expect(line).not.toMatch(/context_used|context_max|compressions|active_subagents/);
     const s = summarizeUsage(usage)!;
     expect(s.context).toMatchObject({ used: 10, max: 200000, percent: 0 });
@@ -129,7 +132,8 @@ describe("formatting", () => {
   it("renders the usage line with a gauge and a hover title", () => {
     const el = createMessageView(
       { id: "assistant:t1", role: "assistant", status: "complete", parts: [], error: null,
-        usage: { input: 1200, output: 34, context_used: 50000, context_max: 200000, cost_usd: 0.0042, calls: 2 } },
+        usage: { input: 1200, output: 34, context_used: 50000, context_max: 200000, cost_usd: 0.0042, calls: 2,
+          turn: { input: 1200, output: 34, calls: 2 } } },
       { send: () => undefined, answered: new Map() } as never,
     ).el;
     const usage = el.querySelector<HTMLElement>(".hn-usage")!;

@@ -345,36 +345,41 @@ describe("incremental rendering", () => {
 });
 
 describe("scroll-follow", () => {
-  /** Give the jsdom list a geometry: content height grows with the number of parts. */
-  function geometry(list: HTMLElement, height: () => number) {
-    Object.defineProperty(list, "clientHeight", { configurable: true, get: () => 100 });
-    Object.defineProperty(list, "scrollHeight", { configurable: true, get: height });
-  }
-
-  it("follows new output only while the reader is near the bottom", () => {
-    const { frames, changes, snapshot, $ } = setup();
-    const list = $(".hn-messages")!;
-    let content = 1000;
-    geometry(list, () => content);
+  it("scrolls the notebook to new output only while the reader is at the chat's end; the chat itself never scrolls", () => {
+    const { frames, changes, snapshot, $, host } = setup();
+    // The notebook panel scrolls (jsdom has no layout: geometry is given here, in the panel's viewport 0-600).
+    let end = 1000; // where the chat (its composer) ends, in the panel's content
+    const panel = document.createElement("div");
+    panel.style.overflowY = "auto";
+    Object.defineProperty(panel, "clientHeight", { configurable: true, get: () => 600 });
+    Object.defineProperty(panel, "scrollHeight", { configurable: true, get: () => end + 100 });
+    host.before(panel);
+    panel.append(host);
+    const composer = $(".hn-composer")!;
+    const box = (top: number, bottom: number) => ({ top, bottom, left: 0, right: 0, width: 0, height: bottom - top, x: 0, y: top, toJSON() {} }) as DOMRect;
+    panel.getBoundingClientRect = () => box(0, 600);
+    composer.getBoundingClientRect = () => box(end - 100 - panel.scrollTop, end - panel.scrollTop);
+    composer.getClientRects = () => [box(0, 100)] as unknown as DOMRectList;
     snapshot(0, [message({ id: A, parts: [textPart("text:0", "")] })]);
     frames.run();
-    expect(list.scrollTop).toBe(1000); // followed
+    expect(panel.scrollTop).toBe(400); // followed: the composer's bottom sits on the view's
+    expect(getComputedStyle($(".hn-messages")!).overflowY).not.toBe("auto");
 
     // The reader scrolls up to read: new output must not move the view.
-    list.scrollTop = 300;
-    list.dispatchEvent(new Event("scroll"));
-    content = 1500;
+    panel.scrollTop = 100;
+    panel.dispatchEvent(new Event("scroll"));
+    end = 1500;
     changes(1, { op: "append", message_id: A, part_id: "text:0", text: "more" });
     frames.run();
-    expect(list.scrollTop).toBe(300);
+    expect(panel.scrollTop).toBe(100);
 
-    // Back near the bottom (within the threshold): following resumes.
-    list.scrollTop = 1500 - 100 - 20;
-    list.dispatchEvent(new Event("scroll"));
-    content = 2000;
+    // Back near the end (within the threshold): following resumes.
+    panel.scrollTop = 1500 - 600 - 20;
+    panel.dispatchEvent(new Event("scroll"));
+    end = 2000;
     changes(2, { op: "append", message_id: A, part_id: "text:0", text: " and more" });
     frames.run();
-    expect(list.scrollTop).toBe(2000);
+    expect(panel.scrollTop).toBe(1400);
   });
 });
 

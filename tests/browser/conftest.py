@@ -51,25 +51,13 @@ from typing import Any
 
 import pytest
 
+from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.lab import JS_KERNEL_READY
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("BROWSER_TEST_CHROMIUM", "/usr/bin/chromium")
-# Without the networking flags Chromium's background connections get refused in bulk here.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 REQUIRED = os.environ.get("BROWSER_TESTS_REQUIRED") == "1"  # CI: fail instead of skip
 ARTIFACTS = Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 KERNELS_DIR = Path(os.environ.get("HN_KERNELS_DIR", ROOT / ".venv-kernels"))

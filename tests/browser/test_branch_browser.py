@@ -45,7 +45,7 @@ def test_message_buttons_undo_and_branch(open_notebook: Any, hermes_server: str)
     assert _visible(nb, ".hn-act-edit") == 1 and _visible(nb, ".hn-act-undo") == 1
     assert _visible(nb, ".hn-act-regenerate") == 1 and _visible(nb, ".hn-act-branch") == 2
     last = nb.page.locator(".hn-message[data-role='assistant']").last
-    undo = last.get_by_role("button", name="Remove this exchange (your prompt and this reply)")
+    undo = last.get_by_role("button", name="Undo", exact=True)  # named by its label (WCAG 2.5.3)
     undo.focus()
     assert undo.evaluate("el => el === document.activeElement")  # keyboard reachable
     if hermes_server != "newer":
@@ -60,14 +60,14 @@ def test_message_buttons_undo_and_branch(open_notebook: Any, hermes_server: str)
     nb.page.locator(DONE).nth(2).wait_for(timeout=TURN_TIMEOUT_MS)
     nb.wait_kernel("not chat.busy")
     nb.page.locator(".hn-message[data-role='assistant']").last.get_by_role(
-        "button", name="Remove this exchange (your prompt and this reply)"
+        "button", name="Undo", exact=True
     ).press("Enter")
     nb.wait_kernel("chat.notice == 'Undid the last exchange.'")
     nb.page.locator(".hn-message").nth(3).wait_for()
     assert nb.page.locator(".hn-message").count() == 4
     parent = nb.kernel_eval("chat.session_id")
     nb.page.locator(".hn-message[data-role='assistant']").first.get_by_role(
-        "button", name="Continue in a copy of the conversation up to this reply"
+        "button", name="Branch", exact=True
     ).click()
     nb.wait_kernel("chat.notice.startswith('Branched')", 60)
     assert nb.kernel_eval("chat.session_id") != parent

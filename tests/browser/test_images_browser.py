@@ -34,7 +34,7 @@ CELLS = [
 
 
 def test_chat_shows_an_image_hermes_made_and_the_risk_badge_of_a_flagged_tool(open_notebook: Any) -> None:
-    """The image shows inline from the kernel's answer (decoded by the browser: 1x1), requested from no
+    """The image shows inline from the kernel's answer (decoded by the browser: the chart), requested from no
     server; the saved notebook names it and holds no bytes from the chat; a ``%hermes`` cell ends as its
     transcript and the turn's image as an ``image/png`` output; a flagged tool part shows its findings as
     text."""
@@ -55,7 +55,7 @@ def test_chat_shows_an_image_hermes_made_and_the_risk_badge_of_a_flagged_tool(op
     image = figure.locator("img")
     expect(image).to_have_attribute("src", f"data:image/png;base64,{encoded}")
     expect(image).to_have_attribute("alt", f"{name}.png")
-    assert image.evaluate("img => img.complete && img.naturalWidth") == 1  # the browser decoded the PNG
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 240  # the browser decoded the chart
     expect(figure.locator(".hn-image-caption")).to_contain_text(f"{name}.png")
     assert not [u for u in requests if "media" in u or name in u], requests  # the page loaded no image URL
     nb.screenshot("chat-inline-image")

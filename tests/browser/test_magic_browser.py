@@ -50,6 +50,9 @@ def _run_all_and_click(nb: Any, selector: str, timeout_ms: int = TURN_TIMEOUT_MS
     button = nb.page.locator(selector).first
     button.wait_for(state="visible", timeout=timeout_ms)
     assert nb.page.evaluate("() => window.__hnRunAll") == "running"  # cell 1 is still blocking
+    # the live view has no text box, so no Queue/Steer choice either: Stop alone
+    view = nb.page.locator(".hn-chat[data-mode='turn']").first
+    assert view.locator(".hn-stop").is_visible() and not view.locator(".hn-send-mode").is_visible()
     clicked_ms = nb.page.evaluate("() => Date.now()")
     button.click()
     return float(clicked_ms)

@@ -98,7 +98,9 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
     marker = uuid.uuid4().hex[:6]
     reply = eventually(
         lambda: (
-            (r := _ask(h, f'KERNEL insert_cell 1 "y = {marker!r}\\nprint(y)"')) and "Proposed" in r.text and r
+            (r := _ask(h, f'KERNEL insert_cell 1 "y = {marker!r}\\nprint(y)"'))
+            and "I proposed" in r.text
+            and r
         ),
         timeout=60,
         what="insert_cell offered and answered",
@@ -110,8 +112,12 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
         and change["index"] == 1
         and change["source"] == f"y = {marker!r}\nprint(y)"
     )
-    assert f"pending change {change['id']}" in reply.text and "nothing runs" in reply.text
     tool = next(t for t in reply.tools if (t.get("name") or "").endswith("__insert_cell"))
+    told = str(tool.get("result"))  # what the model is told; the reply says it in a line for the person
+    assert f"pending change {change['id']}" in told and "nothing runs" in told, told
+    assert reply.text.startswith("I proposed a new code cell at index 1: it shows on the notebook"), (
+        reply.text
+    )
     assert tool["cell_change"] == {"id": change["id"], "kind": "insert", "index": 1, "cell_type": "code"}
 
     page.run_outputs = [{"output_type": "stream", "name": "stdout", "text": "3.14\n"}]
@@ -124,7 +130,7 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
     reply = handle.wait(timeout=120)
     [run] = [r for r in page.requests if r["op"] == "run"]
     assert run["cell"] == "b" and run["source"] == "print(x)"
-    assert "Ran cell 1 (In[1]).\\n\\nstdout:\\n3.14" in reply.text, reply.text  # JSON-quoted by Hermes
+    assert "Ran cell 1 (In[1]).\n\nstdout:\n3.14" in reply.text, reply.text  # the result's text, unquoted
 
 
 def test_under_a_hermes_cell_run_cell_runs_in_that_wait_and_the_page_shows_its_outputs(

@@ -182,10 +182,10 @@ def test_in_out_and_err_come_from_the_shell(shell: InteractiveShell) -> None:
     failing = shell.run_cell("def helper():\n    return {}['missing']\nhelper()", store_history=True)
     assert failing.error_in_exec is not None
     preview = interpolate(f"{{In[{count}]}} gave {{Out[{count}]}}; then {{Err}}", shell.user_ns, shell=shell)
-    assert preview.text.startswith(
-        "```python\nvalue = 6 * 7\nvalue\n``` gave 42; then KeyError: 'missing'\nTraceback (most recent call "
-        "last):"
-    )
+    # Values that run over several lines are named in the sentence and shown in full above it.
+    assert preview.text.startswith(f"`In[{count}]`:\n```python\nvalue = 6 * 7\nvalue\n```\n\n")
+    assert "`Err` (KeyError: 'missing'):\n```\nTraceback (most recent call last):" in preview.text
+    assert preview.text.endswith(f"`In[{count}]` gave 42; then `Err`")
     assert "return {}['missing']" in preview.text  # the traceback tail names the failing line
     info = last_error(shell)
     assert info.cell_source == "def helper():\n    return {}['missing']\nhelper()\n"
@@ -401,3 +401,15 @@ def test_live_view_shows_the_prompt_as_sent_collapsed_when_values_were_filled() 
     finally:
         filled.view.close()
         plain.view.close()
+
+
+def test_a_table_is_named_in_the_question_and_shown_in_full_above_it() -> None:
+    """``What stands out in {sales}?``: the question keeps the variable's name and its question mark; the
+    table's summary (headline, then the rest fenced) comes first, as context."""
+    pd = pytest.importorskip("pandas")
+    sales = pd.DataFrame({"city": ["Oslo", "Lima"], "units": [12, 40]})
+    text = interpolate("What stands out in {sales}?", {"sales": sales}).text
+    context, question = text.rsplit("\n\n", 1)
+    assert question == "What stands out in `sales`?"
+    assert context.startswith("`sales` (DataFrame: 2 rows × 2 columns):\n```\ndtypes: city:")
+    assert context.endswith("1  Lima     40\n```")

@@ -184,9 +184,9 @@ def test_placeholders_read_names_attributes_subscripts_in_out_and_err(ip: Intera
         f"%hermes --dry-run {{run.name}} {{run.sizes[-1]}} {{run.opts['lr']}} {{In[{count}]}} "
         f"{{Out[{count}]}} {{Err}}",
     )
-    assert preview.text.startswith(
-        "run-a 3 0.25 ```python\nvalue = 6 * 7\nvalue\n``` 42 KeyError: 'missing'\n"
-    )
+    # the multi-line values (the cell, the error) are named in the line and shown in full above it
+    assert preview.text.startswith(f"`In[{count}]`:\n```python\nvalue = 6 * 7\nvalue\n```\n\n`Err` (KeyError")
+    assert preview.text.endswith(f"\n\nrun-a 3 0.25 `In[{count}]` 42 `Err`")
     assert [p for p, _, _ in preview.values] == [
         "run.name",
         "run.sizes[-1]",

@@ -168,3 +168,21 @@ def test_a_plain_command_is_not_taken_for_a_masked_one(command: str) -> None:
     [inter] = [p.interaction.to_dict() for p in folder.message.parts if p.interaction is not None]
     assert "masked" not in inter and inter["choices"] == ["once", "session", "deny"]
     assert policy_refusal(inter) is None
+
+
+def test_an_unattended_kernel_answers_from_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HERMES_NOTEBOOK_UNATTENDED=1 gives every ask without a policy of its own the answers of a person who
+    says yes (Allow once, the first choice, Run), so a notebook CI runs holds no CI code; a policy the ask
+    names wins; the API Server path gets no clarify answer (it has none); unset, nothing is answered."""
+    from hermes_notebook.notebook.asking import first_choice, turn_options
+    from hermes_notebook.settings import Settings
+
+    settings = Settings.resolve(dashboard_token="t", api_key="k" * 32)
+    plain = turn_options(settings, "dashboard", "hi")
+    assert (plain.approve, plain.clarify, plain.code) == (None, None, None)
+    monkeypatch.setenv("HERMES_NOTEBOOK_UNATTENDED", "1")
+    options = turn_options(settings, "dashboard", "hi")
+    assert (options.approve, options.clarify, options.code) == ("once", first_choice, "run")
+    assert first_choice({"choices": ["A", "B"]}) == "A" and first_choice({"choices": []}) is None
+    assert turn_options(settings, "dashboard", "hi", approve="deny").approve == "deny"
+    assert turn_options(settings, "api", "hi").clarify is None

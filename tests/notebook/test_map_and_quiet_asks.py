@@ -13,6 +13,7 @@ import pytest
 
 import hermes_notebook as hn
 from hermes_notebook.errors import HermesUsageError
+from hermes_notebook.notebook.asking import UNATTENDED_ENV, first_choice, turn_options
 from hermes_notebook.notebook.map_results import NOT_RUN, MapFailure, MapResult
 from hermes_notebook.notebook.results import Reply
 from hermes_notebook.settings import Secret, Settings
@@ -26,9 +27,10 @@ OFFLINE = Settings(
 )
 
 
-def test_map_and_quiet_asks_refuse_bad_input_before_sending() -> None:
+def test_map_and_quiet_asks_refuse_bad_input_before_sending(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every bad input is one HermesUsageError naming what is wrong, raised before anything is sent (nothing
-    listens at OFFLINE: a request would fail otherwise)."""
+    listens at OFFLINE: a request would fail otherwise). An unattended kernel's own answers stand in for the
+    policies a quiet ask needs."""
     hermes = hn.connect(OFFLINE)
     policies = {"approve": "deny", "clarify": "A"}
     try:
@@ -56,6 +58,10 @@ def test_map_and_quiet_asks_refuse_bad_input_before_sending() -> None:
         with pytest.raises(HermesUsageError, match="show=False shows nothing"):
             hermes.ask("hello")
         hermes.show = True
+        monkeypatch.setenv(UNATTENDED_ENV, "1")  # nobody attends: approvals Allow once, questions the first
+        quiet = turn_options(OFFLINE, "dashboard", "hello", show=False)
+        assert quiet.approve == "once" and quiet.clarify is first_choice and not quiet.show
+        monkeypatch.delenv(UNATTENDED_ENV)
         hermes.approve, hermes.clarify = "deny", "A"  # the connection's defaults answer
         with pytest.raises(HermesUsageError, match="resume= holds 1 prompts and this map 2"):
             hermes.map(["a", "b"], resume=MapResult([MapFailure("a", NOT_RUN)]))

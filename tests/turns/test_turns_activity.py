@@ -173,6 +173,80 @@ def test_the_inline_diff_is_plain_lines_on_the_tool_part() -> None:
     assert _replayed(folder, changes) == folder.message.to_dict()
 
 
+def test_a_diff_names_files_as_the_tool_was_given_them_and_labels_read_plainly() -> None:
+    """Hermes writes the working folder's absolute path (``a//tmp/home/work/report.md``): the part shows the
+    path the tool was given; the label says what the call did, where Hermes' preview is a message key or hides
+    the file a command writes; a kernel tool reads as "notebook: describe"."""
+    absolute = INLINE_DIFF.replace("a/f.txt", "a//tmp/home/work/f.txt").replace(
+        "b/f.txt", "b//tmp/home/work/f.txt"
+    )
+    folder, changes = _fold(
+        [
+            Event(
+                "tool.start",
+                {"tool_id": "p1", "name": "patch", "context": "f.txt", "args": {"path": "f.txt"}},
+            ),
+            Event(
+                "tool.complete",
+                {"tool_id": "p1", "name": "patch", "result": {"success": True}, "inline_diff": absolute},
+            ),
+            Event(
+                "tool.start",
+                {
+                    "tool_id": "t1",
+                    "name": "terminal",
+                    "context": "printf 'x\\n'",
+                    "args": {"command": "printf 'x\\n' > report.md"},
+                },
+            ),
+            Event(
+                "tool.start",
+                {"tool_id": "t2", "name": "terminal", "context": "display.preview.shell_plus_one"},
+            ),
+            Event(
+                "tool.start",
+                {
+                    "tool_id": "d1",
+                    "name": "todo_list",
+                    "context": "display.preview.todo_tasks",
+                    "args": {"todos": TODOS_2, "merge": False},
+                },
+            ),
+            Event(
+                "tool.start",
+                {
+                    "tool_id": "k1",
+                    "name": "mcp__notebook_2f7ef78f__describe",
+                    "context": "sales",
+                    "args": {"name": "sales"},
+                },
+            ),
+            Event(
+                "tool.complete",
+                {
+                    "tool_id": "k1",
+                    "name": "mcp__notebook_2f7ef78f__describe",
+                    "result": {"result": "sales (DataFrame): 4 rows x 3 columns"},
+                },
+            ),
+        ]
+    )
+    parts = folder.message.to_dict()["parts"]
+    assert parts[0]["diff"].split("\n")[0] == "a/f.txt → b/f.txt"
+    assert [p["label"] for p in parts] == [
+        {"name": "patch", "detail": "f.txt"},
+        {"name": "terminal", "detail": "printf 'x\\n' > report.md"},
+        {"name": "terminal", "detail": None},
+        {"name": "todo_list", "detail": f"{len(TODOS_2)} tasks"},
+        {"name": "notebook: describe", "detail": "sales"},
+    ]
+    assert parts[2]["preview"] == "display.preview.shell_plus_one"  # Hermes' own preview is kept as data
+    # Hermes handed the kernel tool's output to the model wrapped as untrusted data: the part says so
+    assert parts[4]["risk"] == {"level": "untrusted", "findings": [], "redacted": False}
+    assert "risk" not in parts[0]
+    assert _replayed(folder, changes) == folder.message.to_dict()
+
+
 def test_a_diff_without_tool_start_still_lands_and_parts_without_one_have_no_diff_key() -> None:
     """A diff's completion may come without tool.start (docs/protocol/dashboard.md §8.8); other parts keep the
     old

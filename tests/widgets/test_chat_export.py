@@ -10,7 +10,6 @@ from typing import Any
 import nbformat
 import pytest
 
-from hermes_notebook.inert import escape_markdown
 from hermes_notebook.widgets import Chat
 from tests.helpers import eventually
 
@@ -41,7 +40,7 @@ def test_export_button_writes_the_conversation_next_to_the_notebook(
             path = Path(chat.notice.removeprefix("Exported to "))
             assert path.parent == tmp_path.resolve() and path.suffix == f".{fmt}"
             text = path.read_text(encoding="utf-8")
-            assert f"RUN echo {marker}" in text and escape_markdown("Tool terminal(") in text
+            assert f"RUN echo {marker}" in text and "Tool terminal(echo " in text
             assert settings.dashboard_token.reveal() not in text and settings.api_key.reveal() not in text
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)

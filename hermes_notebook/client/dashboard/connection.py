@@ -216,7 +216,7 @@ class DashboardConnection:
             "session.create", with_profile("session.create", params, self.profile)
         )
         ref = SessionRef(str(result["session_id"]), str(result["stored_session_id"]), params.get("title"))
-        self._core.bind(ref)
+        self._core.bind(ref).started_here()
         self._channel.flush()
         return ref
 

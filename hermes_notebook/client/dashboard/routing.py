@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ...errors import HermesError, HermesGatewayClosedError
 from ...turns import ChangeRecord, Interaction, TransformOutput, TurnFolder
 from ...turns.compression import BETWEEN_TURNS, compressions_of
 from ...turns.events import Event
+from ...turns.usage import totals, with_turn
 from .session import Listener, ListenerItem, SessionRef
 from .turn_state import TurnState
 
@@ -25,6 +27,8 @@ _META_EVENTS = frozenset({"session.info", "session.title"})
 _COUNTING_EVENTS = frozenset(
     {"session.info", "message.complete"}
 )  # their usage.compressions is authoritative
+#: Events whose usage is the session's running totals while no turn runs (a turn's own come as it ends).
+_TOTALS_EVENTS = frozenset({"session.info", "session.usage"})
 _from_frame = Event.from_dashboard_frame
 
 
@@ -55,6 +59,7 @@ class SessionState:
         "router",
         "shown",
         "suspended",
+        "totals",
         "turns",
         "unsolicited",
         "unsolicited_count",
@@ -84,6 +89,9 @@ class SessionState:
         self.compressions: int | None = None
         self.shown: int | None = None
         self.marker_note: str | None = None
+        # The session's running token totals before its next turn (None: unknown), so a turn's usage can carry
+        # its own counts (turns/usage.py).
+        self.totals: dict[str, int] | None = None
 
     @property
     def idle(self) -> bool:
@@ -93,8 +101,25 @@ class SessionState:
     # --- routing (hot path)
     # -----------------------------------------------------------------------------------
 
+    def started_here(self) -> None:
+        """The session was created by this connection: it has used no tokens yet."""
+        self.totals = dict.fromkeys(("input", "output", "reasoning", "calls"), 0)
+
+    def _count_tokens(self, event: Event) -> Event:
+        """Follow the running totals; a turn's end gets its own counts added to its usage."""
+        usage = event.payload.get("usage")
+        if event.type == "message.complete" and not self.idle:
+            ended = replace(event, payload={**event.payload, "usage": with_turn(usage, self.totals)})
+            self.totals = totals(usage)
+            return ended
+        if event.type in _TOTALS_EVENTS and self.idle and totals(usage) is not None:
+            self.totals = totals(usage)
+        return event
+
     def feed(self, event: Event) -> None:
         """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
+        if event.type == "message.complete" or event.type in _TOTALS_EVENTS:
+            event = self._count_tokens(event)
         changes: list[ChangeRecord] | None = None
         turn_id: str | None = None
         folder = self.unsolicited

@@ -27,9 +27,11 @@ export interface MessageActions {
   update(message: Message): void;
 }
 
+// Each button is named by its visible label (WCAG 2.5.3: what a screen reader or a script asks for is what it
+// reads); the second string is its description (the title), never its name.
 const LABELS = {
   edit: ["Edit", "Edit this prompt and send it again"],
-  regenerate: ["Regenerate", "Ask again: undo this reply and send the same prompt"],
+  regenerate: ["Regenerate", "Ask again: a new reply to the same prompt, in place of this one"],
   branch: ["Branch", "Continue in a copy of the conversation up to this reply"],
   "branch-files": ["Branch with files", "Branch here and put back the files changed after this reply"],
   undo: ["Undo", "Remove this exchange (your prompt and this reply)"],
@@ -47,7 +49,7 @@ export function createMessageActions(message: Message, ctx: ActionContext): Mess
   let current = message;
   const button = (kind: Kind): HTMLButtonElement => {
     const [label, title] = LABELS[kind];
-    const b = h("button", { type: "button", class: `hn-msg-action hn-act-${kind}`, title, "aria-label": title }, label);
+    const b = h("button", { type: "button", class: `hn-msg-action hn-act-${kind}`, title }, label);
     b.disabled = ctx.busy?.() ?? false;
     return b;
   };
@@ -118,7 +120,7 @@ export function offerUndoWithFiles(
 ): void {
   if (files.length === 0 || el.querySelector(".hn-act-undo-files")) return;
   const [label, title] = LABELS["undo-files"];
-  const b = h("button", { type: "button", class: "hn-msg-action hn-act-undo-files", title, "aria-label": title }, label);
+  const b = h("button", { type: "button", class: "hn-msg-action hn-act-undo-files", title }, label);
   b.disabled = ctx.busy?.() ?? false;
   b.addEventListener("click", () => openUndoFiles(el, messageId, files, ctx));
   el.append(b);

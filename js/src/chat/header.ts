@@ -27,18 +27,21 @@ export function createChatHeader(model: ChatModel, messenger: Messenger, send: (
   const refresh = h("button", { type: "button", class: "hn-refresh", "aria-label": "Refresh history" }, "Refresh");
   newSession.addEventListener("click", () => send({ type: "new_session" }));
   refresh.addEventListener("click", () => send({ type: "refresh" }));
+  // Three groups that wrap as wholes (chat.css): what the session is, the kernel's modes, the controls.
   const el = h(
     "div",
     { class: "hn-header" },
-    sessions.title,
-    sessionHeader.el,
+    h("div", { class: "hn-header-session" }, sessions.title, sessionHeader.el),
     kernelModes.el,
-    h("span", { class: "hn-spacer" }),
-    profiles.el,
-    sessions.el,
-    newSession,
-    refresh,
-    createExportControl(send),
+    h(
+      "div",
+      { class: "hn-header-controls", role: "group", "aria-label": "Session controls" },
+      profiles.el,
+      sessions.el,
+      newSession,
+      refresh,
+      createExportControl(send),
+    ),
   );
   const showSessionInfo = (): void => {
     sessionHeader.showModel(model.get("model"));

@@ -62,11 +62,11 @@ export function createHistoryWindow(list: HTMLElement, source: WindowSource): Hi
     showEarlier();
   };
   earlier.addEventListener("click", showEarlier);
-  // Reaching the top renders the next older slice.
+  // Scrolling up to the top of the chat renders the next older slice; the browser's scroll anchoring keeps the
+  // reader's place. The notebook scrolls, not the chat (scroll.ts), so this watches the page's viewport.
   const topObserver =
     typeof IntersectionObserver === "function"
       ? new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), {
-          root: list,
           rootMargin: "600px 0px 0px 0px",
         })
       : null;

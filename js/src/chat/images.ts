@@ -40,6 +40,19 @@ export interface ImageIds {
   part_id: string;
 }
 
+/** `text` without the `MEDIA:<path>` tags of the media images shown under it (Hermes' way of naming a file it made:
+ *  once the image is there, the tag is not shown as text too); twin of turns/images.py `without_media_tags`. */
+export function withoutMediaTags(text: string, images: readonly ImageRef[] | undefined): string {
+  const paths = (Array.isArray(images) ? images : []).filter((i) => i.source === "media" && i.path).map((i) => i.path as string);
+  if (paths.length === 0 || !text.includes("MEDIA:")) return text;
+  let out = text;
+  for (const path of paths) {
+    const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    out = out.replace(new RegExp(`[ \\t]*MEDIA:\\s*([\`"']?)${escaped}\\1[ \\t]*`, "g"), "");
+  }
+  return out.replace(/\n{3,}/g, "\n\n").trimEnd();
+}
+
 /** A data: URL of `data` as `mime`, or null unless both are what we show. */
 export function imageSrc(mime: string | null | undefined, data: string | null | undefined): string | null {
   if (typeof mime !== "string" || !SHOWN_TYPES.includes(mime) || typeof data !== "string" || data === "") return null;
@@ -54,9 +67,16 @@ function sizeText(bytes: number | null): string {
   return typeof bytes === "number" ? ` · ${Math.max(1, Math.round(bytes / 1024)).toLocaleString()} KB` : "";
 }
 
+/** Below this many pixels a side, an image is scaled up to its minimum box without smoothing (chat.css). */
+const SMALL_SIDE = 48;
+
 function picture(figure: HTMLElement, src: string, alt: string): void {
   figure.dataset.state = "shown";
-  figure.prepend(h("img", { src, alt, loading: "lazy" }));
+  const img = h("img", { src, alt, loading: "lazy" });
+  img.addEventListener("load", () => {
+    img.classList.toggle("hn-image-small", img.naturalWidth < SMALL_SIDE || img.naturalHeight < SMALL_SIDE);
+  });
+  figure.prepend(img);
 }
 
 function unshown(figure: HTMLElement, why: string): void {

@@ -9,7 +9,7 @@ import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
 import { renderCellChange } from "./cell_change";
 import { renderSentImages } from "./sent_images";
-import { renderImages } from "./images";
+import { renderImages, withoutMediaTags } from "./images";
 import { renderRisk } from "./risk";
 import { createIncrementalMarkdown } from "./incremental";
 import { renderMarkdownInto } from "./markdown";
@@ -68,6 +68,15 @@ function textView(el: HTMLElement, first: Part, ctx: PartContext, settledAtStart
       const appended = previous === null ? null : takeAppended(part, previous);
       previous = this.part = part;
       renderImages(images, part.images, ids, ctx.image);
+      const text = withoutMediaTags(part.text, part.images);
+      if (text !== part.text) {
+        // its images are shown below: the MEDIA: tags naming them go (a whole render: the text shrank)
+        if (text === shown) return;
+        shown = text;
+        if (render === null) setText(body, text);
+        else render(text, settled);
+        return;
+      }
       if (appended === "" || (appended === null && part.text === shown)) return;
       shown = part.text;
       if (render === null) setText(body, part.text);
@@ -182,17 +191,17 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
       this.part = part;
       const state = part.status ?? "running";
       setAttr(card, "data-status", state);
-      setText(name, part.name ?? "tool");
+      setText(name, part.label?.name ?? part.name ?? "tool"); // the label: turns/labels.py
       setText(status, STATUS_LABELS[state] ?? state);
       setText(duration, part.duration === null ? "" : formatDuration(part.duration));
 
       const argsText = displayText(part.arguments);
-      setText(preview, part.preview ?? oneLine(argsText));
+      setText(preview, part.label ? (part.label.detail ?? "") : (part.preview ?? oneLine(argsText)));
       preview.hidden = preview.textContent === "";
       setText(argsBody, argsText);
       args.hidden = argsText === "";
 
-      const text = displayText(part.result);
+      const text = shownResult(part.result);
       if (text !== resultText) {
         resultText = text;
         resultSummary.textContent = `${state === "error" ? "Error" : "Result"} · ${text.length.toLocaleString()} characters`;
@@ -223,6 +232,16 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
   };
   view.update(first);
   return view;
+}
+
+/** A tool's result as shown: a kernel tool's `{"result": "..."}` as its text (turns/labels.py `result_text`). */
+export function shownResult(result: unknown): string {
+  if (result !== null && typeof result === "object" && !Array.isArray(result)) {
+    const keys = Object.keys(result);
+    const inner = (result as Record<string, unknown>).result;
+    if (keys.length === 1 && keys[0] === "result" && typeof inner === "string") return inner;
+  }
+  return displayText(result);
 }
 
 const STATUS_LABELS: Record<string, string> = {

@@ -6,12 +6,15 @@
 import { h } from "../dom";
 import type { Risk } from "../types/turns";
 
+// `low` (scanned, nothing found) and `untrusted` (from history) both mean Hermes handed the output to the model
+// wrapped as untrusted data: a small note, not a warning (render_media.py says the same).
 const LABELS: Record<string, string> = {
   high: "Risky output",
   medium: "Risky output",
-  low: "Output scanned",
-  untrusted: "Output from an untrusted source",
+  low: "Marked untrusted for the model",
+  untrusted: "Marked untrusted for the model",
 };
+const NOTES = new Set(["low", "untrusted"]);
 
 /** The badge's words: what was flagged, with the findings, for the label and for screen readers. */
 export function riskText(risk: Risk): string {
@@ -34,6 +37,7 @@ export function renderRisk(slot: HTMLElement, risk: Risk | null | undefined): vo
   slot.dataset.level = String(risk.level);
   slot.setAttribute("aria-label", riskText(risk));
   const findings = (Array.isArray(risk.findings) ? risk.findings : []).map((f) => h("li", { class: "hn-risk-finding" }, String(f)));
-  const label = `⚠ ${LABELS[risk.level] ?? "Risky output"}${risk.redacted ? " (Hermes redacted part of it)" : ""}`;
+  const icon = NOTES.has(risk.level) && findings.length === 0 ? "" : "⚠ ";
+  const label = `${icon}${LABELS[risk.level] ?? "Risky output"}${risk.redacted ? " (Hermes redacted part of it)" : ""}`;
   slot.replaceChildren(h("span", { class: "hn-risk-label" }, label), ...(findings.length ? [h("ul", {}, ...findings)] : []));
 }

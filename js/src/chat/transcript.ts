@@ -1,4 +1,4 @@
-// The conversation on screen: the scrolling list of messages (the history window's slice of them), rendered at most
+// The conversation on screen: the list of messages (the history window's slice of them), rendered at most
 // once per animation frame. Each message keeps a stable view (message.ts) patched in place (reconcile.ts), the
 // newest reply and prompt are marked for their buttons (actions.ts), a toast says when an approval waits off-screen
 // (../notify.ts), the scroll follows the end while the reader is there (scroll.ts), and a screen reader hears when
@@ -19,9 +19,9 @@ import { reconcile } from "./reconcile";
 import { followScroll } from "./scroll";
 
 export interface Transcript {
-  /** The list's host (a plain block: the list is the browser's layout root once it fills, see scroll.ts). */
+  /** The list's host (a plain block around the list). */
   readonly el: HTMLElement;
-  /** The scrolling list of messages (.hn-messages). */
+  /** The list of messages (.hn-messages): it grows with the conversation, the notebook scrolls (scroll.ts). */
   readonly list: HTMLElement;
   /** Says when a response starts and ends (role=status). */
   readonly announcer: HTMLElement;
@@ -50,6 +50,8 @@ export interface TranscriptOptions {
   rendered(messages: readonly Message[]): void;
   /** Schedules a render; defaults to requestAnimationFrame (tests pass their own). */
   schedule?: (callback: () => void) => () => void;
+  /** The composer below the list: the chat's end, which the scroll follows (none shown: nothing follows). */
+  composer?: HTMLElement;
 }
 
 export function createTranscript(options: TranscriptOptions): Transcript {
@@ -60,7 +62,7 @@ export function createTranscript(options: TranscriptOptions): Transcript {
   const views = new Map<string, { view: MessageView; item: Message }>();
   const bench = benchHooks();
   const benchView = bench === null ? 0 : (bench.views = (bench.views ?? 0) + 1);
-  const follower = followScroll(list, { synchronous: bench?.naive === true });
+  const follower = followScroll(list, { synchronous: bench?.naive === true, composer: options.composer ?? null });
   const notifyPending = createPendingNotifier(options.root); // a toast when an approval waits off-screen
   let cancelFrame: (() => void) | null = null;
   let wasStreaming = false;

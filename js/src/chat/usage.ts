@@ -72,12 +72,16 @@ export function breakdownText(context: ContextUsage | null): string {
   return [head, ...lines].join("\n");
 }
 
+/** The reply's own tokens (`turn`, turns/usage.py) where known; the Dashboard's running totals (they carry `calls`)
+ *  otherwise, and then the line says "session" so no one reads them as the reply's. Twin of formatting.usage_line. */
 export function summarizeUsage(usage: Usage | null): UsageSummary | null {
   if (usage === null || typeof usage !== "object") return null;
   const bits: string[] = [];
-  const tokensIn = numberOf(usage, IN_KEYS);
-  const tokensOut = numberOf(usage, OUT_KEYS);
-  const reasoning = numberOf(usage, REASONING_KEYS);
+  const own = usage.turn;
+  const counted = own !== null && typeof own === "object" && !Array.isArray(own) ? (own as Usage) : usage;
+  const tokensIn = numberOf(counted, IN_KEYS);
+  const tokensOut = numberOf(counted, OUT_KEYS);
+  const reasoning = numberOf(counted, REASONING_KEYS);
   if (tokensIn !== null) bits.push(`${count(tokensIn)} in`);
   if (tokensOut !== null) bits.push(`${count(tokensOut)} out`);
   if (reasoning) bits.push(`${count(reasoning)} reasoning`);
@@ -94,7 +98,8 @@ export function summarizeUsage(usage: Usage | null): UsageSummary | null {
     .map(([key, value]) => `${key.replace(/_/g, " ")} ${typeof value === "number" ? value.toLocaleString("en-US") : String(value)}`)
     .join(", ");
   const cache = cacheText(usage);
-  const summary = { tokens: bits.length ? `${bits.join(" · ")} tokens` : "", context, cache, cost: costValue === null ? "" : costText(costValue), details };
+  const session = counted === usage && "calls" in usage ? "session: " : "";
+  const summary = { tokens: bits.length ? `${session}${bits.join(" · ")} tokens` : "", context, cache, cost: costValue === null ? "" : costText(costValue), details };
   return summary.tokens || summary.context || summary.cache || summary.cost || summary.details ? summary : null;
 }
 

@@ -21,7 +21,7 @@
 //   .hn-banner[data-status]                   connection (connected|disconnected|reconnecting|reconnected)
 //   .hn-notice                                the `notice` traitlet
 //   .hn-loading                               shown while `loading` (history / session switch)
-//   .hn-messages[.hn-filled]                  the scrolling transcript (hn-filled: at its full height, see scroll.ts)
+//   .hn-messages                              the transcript (it grows: the notebook scrolls, see scroll.ts)
 //   .hn-message[data-message-id][data-role][data-status]
 //   .hn-part[data-part-id][data-kind]         kind: reasoning|text|tool|marker (.hn-marker[role=separator])
 //   .hn-reasoning (a <details>)               reasoning, collapsed by default
@@ -91,6 +91,7 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
     askOlder: () => sync.askOlder(),
     context,
     rendered: (messages) => turnFiles.askFor(messages),
+    composer: composer.el,
     ...(options.schedule ? { schedule: options.schedule } : {}),
   });
   const twin = hideStaticTwin(root, ".hn-transcript");

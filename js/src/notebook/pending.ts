@@ -110,6 +110,10 @@ export class PendingChanges {
       change = { id: p.id, kind: p.kind, cellType: type, cellId: cells[p.index]?.id ?? null, base: "", source: p.source };
     } else {
       const cell = cells[p.index]!;
+      if (p.kind === "edit" && p.source === cell.source) {
+        // a card showing +0 −0 would ask the user to decide nothing
+        return { ok: false, error: `cell ${p.index} already has exactly this source: nothing to change` };
+      }
       for (const other of this.changes.values()) {
         if (other.kind !== "insert" && other.cellId === cell.id) this.changes.delete(other.id); // superseded
       }

@@ -63,6 +63,13 @@ export interface Part {
   risk?: Risk;
   /** A text or tool part naming images; only `inline` and `media` ones (from the connected Hermes) show unasked. */
   images?: ImageRef[];
+  /** A tool part: what its header shows (turns/labels.py): the name as a person reads it, one line of detail. */
+  label?: ToolLabel;
+}
+
+export interface ToolLabel {
+  name: string;
+  detail: string | null;
 }
 
 export interface SentImage {

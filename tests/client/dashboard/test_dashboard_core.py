@@ -588,3 +588,43 @@ def test_the_import_check_sees_a_shell_import(tmp_path: Path) -> None:
     assert {"asyncio", "hermes_notebook.client.dashboard.turn"} <= set(
         _imports(fake, "hermes_notebook.client.dashboard")
     )
+
+
+def test_a_turns_usage_carries_its_own_token_counts() -> None:
+    """message.complete reports the session's running totals; each turn's usage gets its own counts (``turn``)
+    from the totals before it: zero for a session created here, the last session.info otherwise; ticks while a
+    turn runs do not move the start; a resumed session's first turn without totals gets none."""
+    core = DashboardCore()
+    ref = SessionRef("live-1", "stored-1")
+    session = core.bind(ref)
+    session.started_here()
+
+    def event(kind: str, payload: dict[str, Any]) -> None:
+        frame = {
+            "jsonrpc": "2.0",
+            "method": "event",
+            "params": {"type": kind, "session_id": "live-1", "payload": payload},
+        }
+        core.receive(json.dumps(frame))
+
+    def usage(calls: int) -> dict[str, Any]:
+        return {"input": 10 * calls, "output": 5 * calls, "reasoning": 0, "calls": calls, "context_used": 10}
+
+    ends = []
+    for calls in (1, 3):
+        turn = core.open_turn(session, "hi")
+        event("message.start", {})
+        event("session.usage", {"usage": usage(calls + 5)})  # a tick mid-turn: not a start
+        event("message.complete", {"text": "ok", "usage": usage(calls), "status": "complete"})
+        ends.append(turn.message.usage)
+    assert [u["turn"] for u in ends] == [
+        {"input": 10, "output": 5, "reasoning": 0, "calls": 1},
+        {"input": 20, "output": 10, "reasoning": 0, "calls": 2},
+    ]
+    assert ends[1]["input"] == 30  # the running totals stay as the server sent them
+
+    other = core.bind(SessionRef("live-2", "stored-2"))  # resumed: its totals so far are unknown
+    turn = core.open_turn(other, "hi")
+    frame = {"type": "message.complete", "session_id": "live-2", "payload": {"text": "ok", "usage": usage(4)}}
+    core.receive(json.dumps({"jsonrpc": "2.0", "method": "event", "params": frame}))
+    assert "turn" not in turn.message.usage
