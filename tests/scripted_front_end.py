@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_notebook.kernel.document import DocumentLink
+from hermes_notebook.kernel.versions import cell_version
 
 
 @dataclass
@@ -26,10 +27,12 @@ class ScriptedFrontEnd:
     run_outputs: list[dict[str, Any]] = field(default_factory=list)
     #: False: receive requests and never answer (a page that went away without a word).
     answering: bool = True
+    #: The notebook's path, as the page names it.
+    path: str = "scripted.ipynb"
 
     def hello(self) -> None:
         self.link.connect(self)
-        self.link.receive({"type": "hello", "client": self.client, "app": "lab"})
+        self.link.receive({"type": "hello", "client": self.client, "app": "lab", "path": self.path})
 
     def bye(self) -> None:
         self.link.receive({"type": "bye", "client": self.client})
@@ -48,10 +51,13 @@ class ScriptedFrontEnd:
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "outline":
-            cells = [{**c, "lines": len(c["source"].splitlines())} for c in self.cells]
+            cells = [
+                {**c, "lines": len(c["source"].splitlines()), "version": cell_version(c["source"])}
+                for c in self.cells
+            ]
             return {
                 "ok": True,
-                "path": "scripted.ipynb",
+                "path": self.path,
                 "cells": cells,
                 "pending": [
                     {"id": c["id"], "kind": c["kind"], "index": c["index"]} for c in self.pending.values()
@@ -65,6 +71,19 @@ class ScriptedFrontEnd:
                     "ok": False,
                     "error": f"there is no cell {index}; the notebook has {len(self.cells)} cells",
                 }
+            if change.get("notebook") not in (None, self.path):
+                return {"ok": False, "error": f"this is {self.path}, not {change['notebook']}"}
+            based: dict[str, Any] = {}
+            if change["kind"] != "insert":
+                cell = self.cells[index]
+                stale = _stale(change.get("expect"), index, cell)
+                if stale is not None:
+                    return {"ok": False, "error": "the cell changed", "stale": stale, "path": self.path}
+                based = {"cell": cell["id"], "version": cell_version(cell["source"])}
+            replaced = any(
+                p["kind"] != "insert" and p["index"] == index and change["kind"] != "insert"
+                for p in self.pending.values()
+            )
             self.pending[change["id"]] = change
             old = "" if change["kind"] == "insert" else self.cells[index]["source"]
             new = "" if change["kind"] == "delete" else change["source"]
@@ -73,6 +92,9 @@ class ScriptedFrontEnd:
                 "added": len(new.splitlines()),
                 "removed": len(old.splitlines()),
                 "cell_type": change.get("cell_type") or self.cells[index]["type"],
+                "path": self.path,
+                "replaced": replaced,
+                **based,
             }
         if op == "cell":
             if not 0 <= index < len(self.cells):
@@ -91,6 +113,25 @@ class ScriptedFrontEnd:
             cell["written_outputs"] = request.get("outputs")
             return {"ok": True}
         return {"ok": False, "error": f"unknown request {op!r}"}
+
+
+def _stale(expect: Any, index: int, cell: dict[str, Any]) -> dict[str, Any] | None:
+    """The page's read-before-write check (js/src/notebook/versions.ts staleCell)."""
+    if not isinstance(expect, dict):
+        return None
+    version = cell_version(cell["source"])
+    moved = expect.get("cell") not in (None, cell["id"])
+    versions = expect.get("versions") or []
+    if not moved and (not versions or version in versions):
+        return None
+    return {
+        "index": index,
+        "id": cell["id"],
+        "type": cell["type"],
+        "source": cell["source"],
+        "version": version,
+        "moved": moved,
+    }
 
 
 def code_cell(

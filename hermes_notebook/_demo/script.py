@@ -193,9 +193,9 @@ _CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cel
 
 
 def _kernel_steps(
-    body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str, results: list[str] | None
+    body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str, keyword: str
 ) -> Reply:
-    """``KERNELS [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per
+    """``KERNELS[@server] [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per
     response, in order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each
     result in a fenced block, streamed as N slow ticks first when the last step is ``slow N``."""
     steps = [step.strip() for step in rest.split(";;") if step.strip()]
@@ -205,7 +205,7 @@ def _kernel_steps(
     slow = int(steps.pop().split()[1]) if steps and steps[-1].startswith("slow ") else 0
     done = _tool_rounds(messages)
     if done < len(steps):
-        call = _kernel_call(body, "KERNEL", steps[done])
+        call = _kernel_call(body, keyword.replace("KERNELS", "KERNEL", 1), steps[done])
         if done == 0 and wait and call.tool_calls:
             ticks = max(1, int(wait / 0.25))
             return replace(call, reasoning=["waiting "] * ticks, delay=0.25)
@@ -309,8 +309,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         # Slow on purpose: a Dashboard runs the subagent in the background, and its events reach the turn only
         # while the turn is open.
         return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
-    if keyword == "KERNELS":
-        return _kernel_steps(body, messages, rest, results)
+    if keyword == "KERNELS" or keyword.startswith("KERNELS@"):
+        return _kernel_steps(body, messages, rest, keyword)
     if results is not None:
         return follow_up(keyword, rest, results, _result_images(messages))
 

@@ -17,7 +17,11 @@ client while a notebook turn runs. A call is answered only for a tool part that 
   call's afterwards (:func:`part_arguments`);
 - a part answers at most one call for the life of its turn (:class:`Claims`): another call for it competes and
   is refused, and so is a call whose arguments no running part asked for. Both are shown in the turn as a
-  notice.
+  notice;
+- on 0.19.0 a tool whose arguments have no preview key (the cell tools: ``index``, ``source``) shows an empty
+  preview, so any session's call fits any running part of that name: it is bound only when that is
+  unambiguous (the fitting parts are all in one conversation), and then as *unverified*
+  (:attr:`Bound.verified`: the diff or Run card says the caller could not be verified on this Hermes).
 
 The turns looked at are those each sharing conversation runs now (``Conversation.running_turns``: any face's
 turn, the chat's and ``%hermes``'s alike), never every turn of a connection (:func:`find_call`).
@@ -162,6 +166,9 @@ class Bound(Generic[S]):
     part_id: str
     #: The part knew the call's arguments (a newer ``tool.start``); else only its preview matched.
     exact: bool
+    #: The part's arguments or a non-empty preview matched; False: 0.19.0 showed nothing that tells callers
+    #: apart.
+    verified: bool = True
 
 
 async def find_call(
@@ -177,29 +184,55 @@ async def find_call(
     travels apart from the call). A call that finds only a part that answered one already, or parts asking
     for other arguments, is None, with a notice in those turns. ``wait`` defaults to :data:`ROUTE_WAIT`."""
     names = tool_names(server, tool)
+    blind = hermes_preview(arguments) == ""  # a 0.19.0 preview could not tell this call from another
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (ROUTE_WAIT if wait is None else wait)
     while True:
         running: list[str] = []
         competing: dict[str, CallingTurn] = {}
         mismatched: dict[str, CallingTurn] = {}
+        unverified: list[tuple[S, CallingTurn, str]] = []
         for share in shares:
             for turn in share.conversation.running_turns():
                 running.append(turn.id)
                 for part in turn.message.parts:
                     if part.kind != "tool" or part.status != "running" or part.name not in names:
                         continue
+                    exact = part_arguments(part) is not None
                     if not arguments_fit(part, arguments):
                         mismatched[turn.id] = turn
-                    elif claims.claim(turn.id, part.id):
-                        return Bound(share, turn, part.id, part_arguments(part) is not None)
-                    else:
+                    elif claims.claimed(turn.id, part.id):
                         competing[turn.id] = turn
+                    elif not exact and blind:
+                        unverified.append((share, turn, part.id))
+                    elif claims.claim(turn.id, part.id):
+                        return Bound(share, turn, part.id, exact)
         claims.forget_ended(running)
+        if unverified:
+            return _bind_unverified(tool, unverified, claims)
         if loop.time() >= deadline:
             _refused(tool, competing, mismatched)
             return None
         await asyncio.sleep(0.05)
+
+
+def _bind_unverified(
+    tool: str, candidates: Sequence[tuple[S, CallingTurn, str]], claims: Claims
+) -> Bound[S] | None:
+    """A call 0.19.0 shows no preview of: bound to the first fitting part when every fitting part is in one
+    conversation (unverified), else refused with a notice in each (which one called cannot be told)."""
+    conversations = {id(share.conversation) for share, _turn, _part in candidates}
+    if len(conversations) == 1:
+        share, turn, part_id = candidates[0]
+        if claims.claim(turn.id, part_id):
+            return Bound(share, turn, part_id, exact=False, verified=False)
+    for _share, turn, _part in candidates:
+        turn.note(
+            f"A call of the kernel tool {tool} was refused: this Hermes does not say which session made it, "
+            "and more than one conversation on this kernel was running that tool, so it could not be told "
+            "whose it was. Nothing was changed."
+        )
+    return None
 
 
 def _refused(tool: str, competing: Mapping[str, CallingTurn], mismatched: Mapping[str, CallingTurn]) -> None:

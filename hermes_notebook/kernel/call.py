@@ -19,6 +19,7 @@ from .execute import JOBS, MainThreadJobs
 from .grants import Grants
 from .outputs import OUTPUTS, OutputLog
 from .runs import ANSWER_TIMEOUT
+from .versions import SEEN, SeenCells
 
 __all__ = ["CallingTurn", "SessionLike", "SharePolicy", "ToolCall"]
 
@@ -90,6 +91,11 @@ class ToolCall:
     document: DocumentLink = DOCUMENT
     outputs: OutputLog = OUTPUTS
     jobs: MainThreadJobs = JOBS
+    #: What each session's agent was shown of the notebook's cells (read before write).
+    seen: SeenCells = SEEN
+    #: False: Hermes (0.19.0) showed nothing to tell this call's session from another's, so the diff or Run
+    #: card says the caller could not be verified (:mod:`.binding`).
+    verified: bool = True
 
     @property
     def run_limit(self) -> float:

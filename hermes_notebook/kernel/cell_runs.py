@@ -61,6 +61,7 @@ async def run_cell(call: ToolCall, index: int) -> str | ToolAnswer:
         f"It runs cell {at} of this notebook, where its output shows",
         call.answer_timeout,
         f"cell {at}",
+        verified=call.verified,
     )
     if refusal is not None:
         return refusal

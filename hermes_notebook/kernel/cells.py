@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from .call import ToolCall
 from .document import DOCUMENT, Answer, DocumentLink
 from .reading import bounded
+from .versions import parse_version
 
 __all__ = [
     "FIRST_LINE_CHARS",
@@ -77,9 +78,16 @@ def unavailable(call: ToolCall) -> str | None:
 
 
 async def list_cells(call: ToolCall) -> str:
-    """The notebook's outline from its front end (:func:`outline`)."""
+    """The notebook's outline from its front end (:func:`outline`); what it shows is remembered as read
+    (:mod:`.versions`)."""
     answer = await call.document.request("outline")
-    return outline(answer.data) if answer.ok else failed(answer)
+    if not answer.ok:
+        return failed(answer)
+    raw = answer.data.get("cells")
+    call.seen.outline(
+        call.session_id, [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    )
+    return outline(answer.data)
 
 
 def cell_index(value: object) -> int | None:
@@ -130,6 +138,9 @@ def _outline_line(index: int, cell: Mapping[str, Any]) -> str:
     head = f"[{index}] {kind}"
     if kind == "code":
         head += f" In[{count}]" if isinstance(count, int) and not isinstance(count, bool) else " (not run)"
+    version = parse_version(cell.get("version"))
+    if version is not None:
+        head += f" v{version}"
     source = clip(cell.get("source"), 100_000)
     first = next((line.strip() for line in source.splitlines() if line.strip()), "")
     if len(first) > FIRST_LINE_CHARS:

@@ -41,7 +41,13 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
         )
     grants = call.share.grants
     refusal = await runs.approve(
-        call.turn, call.part_id, grants, call.session_id, code, "It runs in this notebook's kernel"
+        call.turn,
+        call.part_id,
+        grants,
+        call.session_id,
+        code,
+        "It runs in this notebook's kernel",
+        verified=call.verified,
     )
     if refusal is not None:
         return ToolAnswer(refusal)

@@ -70,7 +70,9 @@ class ToolCalls:
             if tool is None or bound is None:
                 return ToolAnswer(REFUSED)
             share, turn = bound.share, bound.turn
-            call = ToolCall(share, turn, bound.part_id, turn.ref.stored_id, namespace, shell)
+            call = ToolCall(
+                share, turn, bound.part_id, turn.ref.stored_id, namespace, shell, verified=bound.verified
+            )
             answer = await tools.answer(tool, call, arguments)
             if not bound.exact:
                 self._check_later(bound, name, arguments)

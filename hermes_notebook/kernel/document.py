@@ -53,6 +53,8 @@ PROTOCOL = 1
 REQUEST_TIMEOUT = 10.0
 #: Longest id or name accepted from the front end.
 _MAX_ID = 100
+#: Longest notebook path accepted from the front end.
+_MAX_PATH = 500
 
 
 class Transport(Protocol):
@@ -65,11 +67,13 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class FrontEnd:
-    """A page that said hello: its random id, the app (``lab`` or ``notebook``) and when it came."""
+    """A page that said hello: its random id, the app (``lab`` or ``notebook``), when it came, and the path of
+    the notebook it shows (the chat header names it: the notebook the cell tools act on)."""
 
     id: str
     app: str
     since: float
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class DocumentLink:
         self._waiting: dict[str, tuple[str, concurrent.futures.Future[Answer]]] = {}
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[bool], None]] = []
+        self._path_listeners: list[Callable[[str], None]] = []
         self._routing = (
             "none"  # shell.subshells.Routing of the comm: do the page's replies pass a busy kernel?
         )
@@ -154,6 +159,17 @@ class DocumentLink:
         with self._lock:
             return max(self._front_ends.values(), key=lambda f: f.since, default=None)
 
+    @property
+    def path(self) -> str:
+        """The path of the notebook the cell tools act on (the target page's), "" while none is attached."""
+        front_end = self.front_end() if self.attached else None
+        return front_end.path if front_end is not None else ""
+
+    def on_path(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(path)`` whenever :attr:`path` may have changed (a page came, went, was renamed)."""
+        with self._lock:
+            self._path_listeners.append(callback)
+
     def on_change(self, callback: Callable[[bool], None]) -> Callable[[], None]:
         """Call ``callback(attached)`` whenever :attr:`attached` changes (on any thread); returns an
         unsubscribe."""
@@ -203,7 +219,16 @@ class DocumentLink:
             return
         if kind == "hello":
             app = data.get("app")
-            self._hello(FrontEnd(client, app if app in ("lab", "notebook") else "other", time.monotonic()))
+            kind_of = app if app in ("lab", "notebook") else "other"
+            self._hello(FrontEnd(client, kind_of, time.monotonic(), _path(data.get("path"))))
+        elif kind == "path":  # the notebook was renamed: the same page, the same place in the order
+            with self._lock:
+                known = self._front_ends.get(client)
+                if known is not None:
+                    self._front_ends[client] = FrontEnd(
+                        known.id, known.app, known.since, _path(data.get("path"))
+                    )
+            self._paths()
         elif kind == "bye":
             self._bye(client)
         elif kind == "reply":
@@ -236,9 +261,14 @@ class DocumentLink:
             )
         else:
             error = data.get("error")
+            stale = data.get("stale")  # a stale edit's refusal carries the cell as it is now
             _settle(
                 waiting[1],
-                Answer(False, error=error[:500] if isinstance(error, str) else "the notebook refused"),
+                Answer(
+                    False,
+                    {"stale": stale} if isinstance(stale, Mapping) else {},
+                    error[:500] if isinstance(error, str) else "the notebook refused",
+                ),
             )
 
     def _forget_all(self, why: str) -> None:
@@ -250,7 +280,18 @@ class DocumentLink:
             _settle(future, Answer(False, error=why))
         self._changed(before)
 
+    def _paths(self) -> None:
+        with self._lock:
+            listeners = list(self._path_listeners)
+        path = self.path
+        for callback in listeners:
+            try:
+                callback(path)
+            except Exception:  # a listener's failure must not break the comm handler
+                log.exception("document path listener failed")
+
     def _changed(self, before: bool) -> None:
+        self._paths()  # a page came or went: the target (and its path) may be another
         now = self.attached
         if now == before:
             return
@@ -261,6 +302,11 @@ class DocumentLink:
                 callback(now)
             except Exception:  # a listener's failure must not break the comm handler
                 log.exception("document listener failed")
+
+
+def _path(value: object) -> str:
+    """A notebook path a page sent: text, one line, bounded ("" for anything else)."""
+    return " ".join(value.split())[:_MAX_PATH] if isinstance(value, str) else ""
 
 
 def _settle(future: concurrent.futures.Future[Answer], answer: Answer) -> None:

@@ -10,18 +10,22 @@ file holding the token (never the token in an output), and a restart of Hermes i
 
 Names are ``notebook_<8 hex>``, one per kernel. A kernel that died without cleaning up leaves its entry
 behind; the next kernel to register removes every ``notebook_*`` entry whose loopback URL no longer accepts a
-connection (only when the Dashboard runs on this machine: another host's loopback is not ours to probe).
-Hermes never deletes the ``.env`` line of a removed server, so a kernel registers under the first free name of
-a fixed series per OS user (:func:`free_name`): a new kernel takes over a dead one's name and line instead of
-adding another. A restarted tool server (another port and token) is registered again, never left to the old
-entry. The 0.19.0 token file is created afresh (``O_EXCL | O_NOFOLLOW``, in a 0700 directory of this user) and
-removed when the share ends.
+connection (only when the Dashboard runs on this machine: another host's loopback is not ours to probe,
+neither here nor when a name is taken in :func:`register`). Hermes never deletes the ``.env`` line of a
+removed server, so a kernel registers under the first free name of a fixed series per user (:func:`free_name`;
+the series is keyed by the user's name, uid and the Hermes profile, so two users sharing a uid in containers,
+or two profiles, never draw the same names): a new kernel takes over a dead one's name and line instead of
+adding another. Where it is registered is kept per Dashboard *and profile*: a second profile on the same
+Dashboard is registered too. A restarted tool server (another port and token) is registered again, never left
+to the old entry. The 0.19.0 token file is created afresh (``O_EXCL | O_NOFOLLOW``, in a 0700 directory of
+this user) and removed when the share ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import hashlib
 import os
 import re
@@ -44,6 +48,7 @@ __all__ = [
     "env_key",
     "free_name",
     "is_stale",
+    "place",
     "register",
     "remove_stale",
     "remove_token_file",
@@ -68,14 +73,20 @@ class _Entry:
     server_url: str
 
 
+def place(dashboard_url: str, profile: str | None) -> str:
+    """The key of one registration: a Dashboard and a profile on it (each profile has its own servers)."""
+    return f"{dashboard_url}#{profile or ''}"
+
+
 class Registrations:
-    """Where this kernel's tool server is registered, one entry per Dashboard, and under which name (settled
-    at the first share: a registration slot, or a random name where the Dashboard registers nothing)."""
+    """Where this kernel's tool server is registered, one entry per Dashboard and profile, and under which
+    name (settled at the first share: a registration slot, or a random name where the Dashboard registers
+    nothing)."""
 
     def __init__(self) -> None:
         self.name = f"{NAME_PREFIX}{secrets.token_hex(4)}"
         self._named = False
-        self._entries: dict[str, _Entry] = {}  # Dashboard URL -> where, and what it was given
+        self._entries: dict[str, _Entry] = {}  # place(Dashboard URL, profile) -> where, and what it was given
 
     async def ensure(
         self,
@@ -84,12 +95,14 @@ class Registrations:
         server_url: str,
         token: str,
         exposure: Exposure | None = None,
+        profile: str | None = None,
     ) -> bool:
-        """Register ``server_url`` on ``servers``' Dashboard unless it is there already; False where that
-        Dashboard cannot register servers (the user adds the snippet). ``exposure``: the headers Hermes sends
-        where a proxy owns Authorization."""
+        """Register ``server_url`` in ``profile`` on ``servers``' Dashboard unless it is there already; False
+        where that Dashboard cannot register servers (the user adds the snippet). ``exposure``: the headers
+        Hermes sends where a proxy owns Authorization."""
+        key = place(dashboard_url, profile)
         try:
-            current = self._entries.get(dashboard_url)
+            current = self._entries.get(key)
             if current is not None and current.server_url == server_url:
                 return True  # registered there already (a new policy): nothing to ask the Dashboard
             if not await supports_registration(servers):
@@ -99,24 +112,26 @@ class Registrations:
             await remove_stale(servers, keep={self.name}, dashboard_url=dashboard_url)
             for attempt in range(3):
                 if not self._named:  # a dead kernel's name is taken over: its .env line is reused
-                    self.name = await free_name(servers)
+                    self.name = await free_name(servers, profile)
                 headers = exposure.headers(env_key(self.name)) if exposure is not None else None
-                if await register(servers, self.name, server_url, token, headers):
+                if await register(
+                    servers, self.name, server_url, token, headers, dashboard_url=dashboard_url
+                ):
                     break
                 if self._named or attempt == 2:  # another kernel took that name a moment ago: the next one
                     raise HermesUsageError(f"the name {self.name} is registered by another live kernel")
-            self._entries[dashboard_url] = _Entry(servers, server_url)
+            self._entries[key] = _Entry(servers, server_url)
             return True
         finally:
             self._named = True
 
-    def forget(self, dashboard_url: str | None = None) -> list[_Entry]:
-        """Drop the entry of ``dashboard_url`` (without one, every entry); the entries dropped, to
-        :meth:`undo`."""
+    def forget(self, dashboard_url: str | None = None, profile: str | None = None) -> list[_Entry]:
+        """Drop the entry of ``dashboard_url`` and ``profile`` (without a URL, every entry); the entries
+        dropped, to :meth:`undo`."""
         if dashboard_url is None:
             entries, self._entries = list(self._entries.values()), {}
             return entries
-        entry = self._entries.pop(dashboard_url, None)
+        entry = self._entries.pop(place(dashboard_url, profile), None)
         return [] if entry is None else [entry]
 
     async def undo(self, entry: _Entry, timeout: float) -> None:
@@ -131,11 +146,20 @@ async def supports_registration(servers: McpServers) -> bool:
 
 
 async def register(
-    servers: McpServers, name: str, url: str, token: str, headers: dict[str, str] | None = None
+    servers: McpServers,
+    name: str,
+    url: str,
+    token: str,
+    headers: dict[str, str] | None = None,
+    *,
+    dashboard_url: str | None = None,
 ) -> bool:
     """Add the server to the profile and reload MCP tools in every live session. An entry of that name left
-    by a dead server (its URL no longer answers) is replaced; False when a live one holds the name."""
+    by a dead server (its URL no longer answers) is replaced, probed only for a Dashboard on this machine;
+    False when a live one holds the name (or it cannot be told, for a remote Dashboard)."""
     if not await servers.add(name, url, token, headers):
+        if dashboard_url is not None and not is_local(dashboard_url):
+            return False  # its entry's loopback URL is the Dashboard host's, not ours to probe
         if not await _dead_entry(servers, name):
             return False
         await servers.remove(name)
@@ -181,21 +205,33 @@ async def _dead_entry(servers: McpServers, name: str) -> bool:
     return url is not None and await asyncio.to_thread(is_stale, url)
 
 
-async def free_name(servers: McpServers) -> str:
-    """The first name of this user's series (:func:`slot_name`) no registration uses (call
+async def free_name(servers: McpServers, profile: str | None = None) -> str:
+    """The first name of this user's series in ``profile`` (:func:`slot_name`) no registration uses (call
     :func:`remove_stale` first, so dead kernels' names are free again); a random name when all are taken."""
     taken = await _listed(servers)
     for slot in range(NAME_SLOTS):
-        if (name := slot_name(slot)) not in taken:
+        if (name := slot_name(slot, profile)) not in taken:
             return name
     return f"{NAME_PREFIX}{os.urandom(4).hex()}"
 
 
-def slot_name(slot: int) -> str:
-    """Registration name number ``slot`` of this OS user: the same in every kernel, so names (and Hermes'
-    ``.env`` lines, which it never removes) are reused rather than piling up."""
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return NAME_PREFIX + hashlib.sha256(f"hermes-notebook:{user}:{slot}".encode()).hexdigest()[:8]
+def slot_name(slot: int, profile: str | None = None, user: str | None = None) -> str:
+    """Registration name number ``slot`` of this user in ``profile``: the same in every kernel, so names (and
+    Hermes' ``.env`` lines, which it never removes) are reused rather than piling up. Keyed by the user's name
+    and uid (containers often share a uid between users) and the profile."""
+    who = user if user is not None else _user()
+    seed = f"hermes-notebook:{who}:{profile or ''}:{slot}"
+    return NAME_PREFIX + hashlib.sha256(seed.encode()).hexdigest()[:8]
+
+
+def _user() -> str:
+    """This user: the login name (JupyterHub's ``JUPYTERHUB_USER`` first) and the uid."""
+    name = os.environ.get("JUPYTERHUB_USER") or ""
+    if not name:
+        with contextlib.suppress(Exception):
+            name = getpass.getuser()
+    uid = os.getuid() if hasattr(os, "getuid") else "-"
+    return f"{name}:{uid}"
 
 
 async def remove_stale(servers: McpServers, keep: set[str], dashboard_url: str | None = None) -> list[str]:

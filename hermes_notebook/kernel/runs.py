@@ -34,6 +34,7 @@ __all__ = [
     "RUN_LIMIT",
     "STOP",
     "STOP_WAIT",
+    "UNVERIFIED",
     "RunTurn",
     "Work",
     "approve",
@@ -87,6 +88,13 @@ class Work:
         return cls(asyncio.wrap_future(job.started), asyncio.wrap_future(job.future), job.stop)
 
 
+#: What a Run card or a diff says when the caller's session could not be verified (0.19.0: :mod:`.binding`).
+UNVERIFIED = (
+    "This Hermes does not say which session made this call, so it could not be verified that this notebook's "
+    "own conversation asked for it."
+)
+
+
 async def approve(
     turn: RunTurn,
     part_id: str,
@@ -96,13 +104,17 @@ async def approve(
     what: str,
     timeout: float = ANSWER_TIMEOUT,
     subject: str = "the code",
+    *,
+    verified: bool = True,
 ) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
-    ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent."""
+    ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent.
+    ``verified`` False: the caller's session could not be verified (0.19.0), so a session's allow does not
+    apply and the card says so."""
     runs = grants.modes.runs
     if runs == "never":
         return RUNS_OFF
-    if runs == "allow":
+    if runs == "allow" and verified:
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]
     interaction = Interaction(
@@ -110,7 +122,8 @@ async def approve(
         f"code-{next(_ids)}",
         command=code,
         choices=choices,
-        description=f"{what}, with your variables and files, only if you click Run.",
+        description=f"{what}, with your variables and files, only if you click Run."
+        + ("" if verified else f" {UNVERIFIED}"),
     )
     answer = await turn.ask(part_id, interaction, timeout)
     if answer == READS_CHOICE:

@@ -66,6 +66,7 @@ class KernelTools:
         self._lock = threading.Lock()
         self._sharing = asyncio.Lock()  # one share or unshare at a time (the server and registrations)
         self._exit_hook = False
+        self._following_document = False
 
     @property
     def name(self) -> str:
@@ -85,6 +86,9 @@ class KernelTools:
             self._shell, self._namespace = None, vars(sys.modules["__main__"])
         JOBS.attach_loop()
         OUTPUTS.follow(self._shell)
+        if not self._following_document:  # the header shows whether cell tools are on, and on which notebook
+            self._following_document = True
+            DOCUMENT.on_path(lambda _path: self._tell_all())
         DOCUMENT.open()
 
     async def share(
@@ -115,7 +119,7 @@ class KernelTools:
         token = server.token.reveal()
         try:
             registering = self._registrations.ensure(
-                conversation.mcp, dashboard_url, server.url, token, server.exposure
+                conversation.mcp, dashboard_url, server.url, token, server.exposure, conversation.profile
             )
             registered = await asyncio.wait_for(registering, REGISTER_TIMEOUT)
         except HermesError as exc:
@@ -129,6 +133,7 @@ class KernelTools:
             conversation,
             Grants(modes),
             dashboard_url,
+            conversation.profile,
             registered,
             scrub_secrets=(*secrets, server.token),
         )
@@ -160,9 +165,12 @@ class KernelTools:
             share = self._shares.pop(conversation, None)
             if share is None:
                 return
-            still_there = any(s.dashboard_url == share.dashboard_url for s in self._shares.values())
+            still_there = any(
+                (s.dashboard_url, s.profile) == (share.dashboard_url, share.profile)
+                for s in self._shares.values()
+            )
             others = bool(self._shares)
-        registered = [] if still_there else self._registrations.forget(share.dashboard_url)
+        registered = [] if still_there else self._registrations.forget(share.dashboard_url, share.profile)
         share.grants.revoke()
         self._tell(conversation)
         if share.token_path is not None:
@@ -206,7 +214,7 @@ class KernelTools:
     def summary(self, conversation: object) -> str | None:
         """``conversation``'s share in one line, for a status (None: not shared)."""
         share = self.share_of(conversation)
-        return None if share is None else str(share).split("\n", 1)[0]
+        return None if share is None else share.headline
 
     # --- what the faces show: the modes, Revoke ----------------------------------------------------------
 
@@ -216,7 +224,12 @@ class KernelTools:
         share = self.share_of(conversation)
         if share is None:
             return None
-        return {**share.grants.state(), "server": share.name, "cells": DOCUMENT.attached}
+        return {
+            **share.grants.state(),
+            "server": share.name,
+            "cells": DOCUMENT.attached,
+            "notebook": DOCUMENT.path or None,
+        }
 
     def revoke(self, conversation: object) -> bool:
         """Withdraw what was allowed for this session on ``conversation``'s share (the chat header's
@@ -240,6 +253,13 @@ class KernelTools:
                 self._watchers.remove(entry)
 
         return unsubscribe
+
+    def _tell_all(self) -> None:
+        with self._lock:
+            watched = list(dict.fromkeys(id(who) for who, _ in self._watchers))
+            conversations = {id(who): who for who, _ in self._watchers}
+        for key in watched:
+            self._tell(conversations[key])
 
     def _tell(self, conversation: object) -> None:
         with self._lock:

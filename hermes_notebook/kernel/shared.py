@@ -47,6 +47,8 @@ class KernelShare:
     grants: Grants = field(default_factory=Grants)
     #: The Dashboard this connection shares with (its registration is undone when the last share there goes).
     dashboard_url: str = ""
+    #: The Hermes profile on that Dashboard (registrations are per Dashboard and profile).
+    profile: str | None = None
     #: True when the Dashboard registered the server; False: add :attr:`snippet` yourself and restart Hermes.
     registered: bool = False
     #: The ``config.yaml`` entry for a Dashboard that cannot register servers (None when registered).
@@ -97,14 +99,19 @@ class KernelShare:
         profile = self.conversation.profile
         return f"profile {profile!r}" if profile else "the Dashboard's default profile"
 
+    @property
+    def headline(self) -> str:
+        """The share in one line (a status shows this): the server, where it listens, its modes."""
+        return f"Kernel tools {self.name} at {self.url}: {self.grants.describe()}"
+
     def __str__(self) -> str:
-        head = f"Kernel tools {self.name} at {self.url}: {self.grants.describe()}"
+        head = f"Kernel tools {self.name} at {self.url}\n  modes: {self.grants.describe()}"
         if self.registered:
             return (
-                f"{head}; registered with the Dashboard: every session of {self.audience} sees the tools, "
-                "and they answer only this connection's turns."
+                f"{head}\n  registered with the Dashboard: every session of {self.audience} sees the tools,\n"
+                "  and they answer only this connection's turns."
             )
-        return head + ".\n" + self.instructions()
+        return head + "\n" + self.instructions()
 
     def __repr__(self) -> str:
         modes = self.grants.modes

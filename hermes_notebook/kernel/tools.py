@@ -100,8 +100,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_cells",
         "read",
-        "The notebook's cells as an outline: index (from 0), type, first line, execution count and the kinds "
-        "of output, plus changes still waiting for the user. Use the indexes with the other cell tools.",
+        "The notebook's cells as an outline: index (from 0), type, execution count, version (v + 8 hex "
+        "digits: a hash of the source), first line and the kinds of output, plus changes still waiting for "
+        "the user. Use the indexes with the other cell tools.",
         cells.list_cells,
         read_only=True,
         front_end=True,
@@ -119,14 +120,17 @@ TOOLS: tuple[Tool, ...] = (
         "edit_cell",
         "edit",
         "Propose replacing the whole source of cell `index` with `source`. The user sees the diff on the "
-        "cell and keeps or discards it; nothing runs.",
+        "cell and keeps or discards it; nothing runs. Refused when the cell changed since you read it (the "
+        "refusal shows it as it is now): `version` is the version your edit is based on (by default the one "
+        "you last read).",
         proposals.edit_cell,
         front_end=True,
     ),
     Tool(
         "delete_cell",
         "edit",
-        "Propose deleting cell `index`. The user keeps (deletes) or discards it.",
+        "Propose deleting cell `index`. The user keeps (deletes) or discards it. Refused, as edit_cell is, "
+        "when the cell changed since you read it.",
         proposals.delete_cell,
         front_end=True,
     ),

@@ -34,6 +34,7 @@ from ..client.dashboard.steering import SteerOutcome, steer_turn
 from ..errors import HermesNotFoundError, HermesNotOfferedError, HermesUsageError
 from ..settings import Settings
 from ..turns import Message, MessageDict, fold_history
+from ..turns.checkpoints import FileChange
 from .book import SessionBook
 from .clients import Clients, Connect
 from .control import TurnControl
@@ -469,3 +470,9 @@ class Conversation:
         return await self.rewinding.branch(
             session, at=at, messages=messages, name=name, follow=follow, files=files
         )
+
+    async def branch_files(
+        self, session: str | None = None, *, at: str | int, messages: Sequence[MessageDict] | None = None
+    ) -> list[FileChange]:
+        """The files a branch with files at ``at`` would put back (nothing changes)."""
+        return await self.rewinding.branch_files(session, at=at, messages=messages)

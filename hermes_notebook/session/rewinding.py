@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from ..client.dashboard.rewind import branch_session, check_rewind, last_user_text, turns_after, undo_turn
+from ..client.dashboard.rollback import checkpoint_diff
 from ..errors import HermesUsageError
 from ..turns import MessageDict
+from ..turns.checkpoints import FileChange
 from .book import SessionBook
 from .files import Branched, FileRewind, Undone, branch_checkpoint, put_back
 from .queue import TurnQueue
@@ -121,3 +123,14 @@ class Rewinding:
         else:
             self._conversation.book.remember(child)
         return Branched(child.stored_id, *restored) if files else child.stored_id
+
+    async def branch_files(
+        self, session: str | None = None, *, at: str | int, messages: Sequence[MessageDict] | None = None
+    ) -> list[FileChange]:
+        """What :meth:`branch` with ``files`` at ``at`` would put back: the files changed since, as Hermes
+        diffs them (nothing changes; refused as that branch would be)."""
+        conn, ref, key = await self._target(session, "branch")
+        await check_rewind(conn, "branch")
+        drop = turns_after(messages or await conn.history(key), at)
+        found = await branch_checkpoint(self._conversation.files, conn, ref, key, drop)
+        return [] if found is None else list((await checkpoint_diff(conn, ref, found)).files)

@@ -66,6 +66,7 @@ def install_actions(chat: ChatLike) -> None:
         "branch": (_branch, "branching the session"),
         "send_files": (_send_files, "attaching the files"),
         "turn_files": (_turn_files, "listing the files the turn changed"),
+        "branch_files": (_branch_files, "listing the files a branch would put back"),
     }
     for name, (handler, what) in handlers.items():
         chat.on_action(name, _bind(chat, handler, what))
@@ -142,6 +143,21 @@ async def _turn_files(chat: ChatLike, question: dict[str, Any]) -> None:
             ),
         )
     )
+
+
+async def _branch_files(chat: ChatLike, question: dict[str, Any]) -> None:
+    """Answer which files a branch with files at the message would put back (asked before it branches)."""
+    try:
+        session, messages = await _idle_session(chat, "branch")
+        found = await chat.conversation.branch_files(
+            session, at=question["message_id"], messages=_messages(messages)
+        )
+    except (HermesError, inbound.Refused) as exc:  # no checkpoints, turns that did not run here, 0.19.0
+        chat.send_to_views(refusal(question, chat.scrub_value(str(exc))))
+        return
+    rows = [{"path": c.path, "status": c.status, "added": c.added, "removed": c.removed} for c in found]
+    content = {"type": "branch_files", "message_id": question["message_id"], "files": rows}
+    chat.send_to_views(answer(question, chat.scrub_value(content)))
 
 
 async def _resend(chat: ChatLike, text: str | None, message_id: str) -> None:

@@ -50,7 +50,10 @@ def follow_kernel_modes(chat: ModesChat, source: ModesSource) -> Callable[[], No
         chat.kernel_modes = (
             None
             if state is None or chat.conversation is not shared
-            else {key: state.get(key) for key in ("reads", "edits", "runs", "granted", "server", "cells")}
+            else {
+                key: state.get(key)
+                for key in ("reads", "edits", "runs", "granted", "server", "cells", "notebook")
+            }
         )
 
     def revoke(_content: dict[str, Any]) -> None:

@@ -228,6 +228,8 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     },  # files: put them back too
     # the last reply's Undo with files: answered by a ``turn_files`` message naming the files the turn changed
     "turn_files": {"request": request_number, "message_id": text(MAX_ID_CHARS, empty=False)},
+    # Branch with files lists what it will put back first: answered by a ``branch_files`` message
+    "branch_files": {"request": request_number, "message_id": text(MAX_ID_CHARS, empty=False)},
     "regenerate": {"message_id": text(MAX_ID_CHARS, empty=False)},
     "branch": {
         "message_id": text(MAX_ID_CHARS, empty=False),

@@ -169,6 +169,15 @@ class TurnFilesMsg(_Answer):
     checkpoints: bool
 
 
+class BranchFilesMsg(_Answer):
+    """The files a branch with files at ``message_id`` would put back (``path``, ``status``, ``added``,
+    ``removed``), answering ``branch_files``: listed before the user confirms."""
+
+    type: Literal["branch_files"]
+    message_id: str
+    files: list[dict[str, Any]]
+
+
 class SubagentControlsMsg(_Answer):
     """Which controls a running subagent's part offers on this Hermes, answering ``subagent_controls``."""
 
@@ -271,6 +280,7 @@ CHAT_KERNEL_MESSAGES = (
     ImageMsg,
     ProfilesMsg,
     TurnFilesMsg,
+    BranchFilesMsg,
     SubagentControlsMsg,
     BundleMsg,
     ErrorMsg,
@@ -294,6 +304,7 @@ QUESTIONS: dict[str, type] = {
     "image": ImageMsg,
     "profiles": ProfilesMsg,
     "turn_files": TurnFilesMsg,
+    "branch_files": BranchFilesMsg,
     "subagent_controls": SubagentControlsMsg,
     "bundle": BundleMsg,
     "check_schedule": ScheduleCheckMsg,

@@ -95,6 +95,7 @@ class NotebookSession implements Host {
       if (!panel.isDisposed) this.store.restore();
     });
     panel.context.pathChanged.connect((_, path) => {
+      this.send({ type: "path", client: this.client, path }); // the chat header names the notebook
       if (shelf === null) return;
       shelf.forget(this.savedPath);
       SHELF_OWNERS.moved(this.savedPath, path, this);
@@ -197,7 +198,10 @@ class NotebookSession implements Host {
     comm.onClose = () => {
       if (this.comm === comm) this.comm = null;
     };
-    this.send({ type: "hello", client: this.client, app: this.app.name === "JupyterLab" ? "lab" : "notebook", protocol: PROTOCOL });
+    this.send({
+      type: "hello", client: this.client, app: this.app.name === "JupyterLab" ? "lab" : "notebook", protocol: PROTOCOL,
+      path: this.panel.context.path,
+    });
   }
 
   private receive(data: unknown): void {

@@ -111,10 +111,32 @@ describe("undo with files", () => {
     inMessage("assistant:t2", ".hn-act-undo-files")!.click();
     (inMessage("assistant:t2", ".hn-undo-files-confirm") as HTMLButtonElement).click();
     expect(model.sent.at(-1)).toEqual({ type: "undo", message_id: "assistant:t2", files: true });
-    // Hermes takes checkpoints here: Branch with files (on earlier replies, by CSS) sends branch with files
+    // Hermes takes checkpoints here: Branch with files (on earlier replies, by CSS) lists the files it will put
+    // back and asks first, saying the files as they are now are kept in a checkpoint.
     expect(document.querySelector<HTMLElement>(".hn-chat")!.dataset.checkpoints).toBe("true");
     inMessage("assistant:t1", ".hn-act-branch-files")!.click();
+    const [branchAsk] = model.sentOfType("branch_files");
+    expect(branchAsk).toEqual({ type: "branch_files", message_id: "assistant:t1", request: expect.any(String) });
+    expect(model.sentOfType("branch")).toEqual([]);
+    model.kernelSend({ type: "branch_files", request: branchAsk!.request, message_id: "assistant:t1",
+      files: [{ path: evil, status: "modified", added: 1, removed: 3 }] });
+    const panel = inMessage("assistant:t1", ".hn-branch-files") as HTMLElement;
+    expect(panel.querySelector(".hn-undo-files-heading")!.textContent).toBe(
+      "Branch here and put back 1 file as they were after this reply:");
+    expect(Array.from(panel.querySelectorAll("li")).map((li) => li.textContent)).toEqual([`${evil} (+1 \u22123)`]);
+    expect(panel.querySelector("img")).toBeNull();
+    expect(panel.querySelector(".hn-undo-files-note")!.textContent).toContain("as they are now are kept in a checkpoint");
+    (panel.querySelector(".hn-branch-files-confirm") as HTMLButtonElement).click();
     expect(model.sent.at(-1)).toEqual({ type: "branch", message_id: "assistant:t1", files: true });
+    expect(inMessage("assistant:t1", ".hn-branch-files")).toBeNull();
+    // Where the kernel refuses (no checkpoint for those turns): the reason, and no way to confirm.
+    inMessage("assistant:t1", ".hn-act-branch-files")!.click();
+    const refusedAsk = model.sentOfType("branch_files")[1]!;
+    model.kernelSend({ type: "error", request: refusedAsk.request, message: "the turns after that message did not all run here" });
+    const refused = inMessage("assistant:t1", ".hn-branch-files") as HTMLElement;
+    expect(refused.textContent).toContain("did not all run here");
+    expect(refused.querySelector(".hn-branch-files-confirm")).toBeNull();
+    expect(model.sentOfType("branch")).toHaveLength(1);
   });
 
   it("offers nothing where the kernel refuses the question (0.19.0) or names no files, and never asks while busy", () => {

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import { modesText, revocable } from "../src/chat/kernel_modes";
+import xssPayloads from "../../tests/fixtures/xss_payloads.json";
 import { renderSentImages } from "../src/chat/sent_images";
 import { createChatView } from "../src/chat/view";
 import type { Interaction, SentImage } from "../src/types/turns";
@@ -105,5 +106,19 @@ describe("the header's kernel modes", () => {
     model.set("kernel_modes", { ...modes, runs: "ask" });
     expect(revoke.hidden).toBe(true);
     expect(el.querySelector(".hn-kernel-modes-text")!.textContent).toBe("kernel: reads on · edits proposed · runs ask");
+  });
+
+  it("names the notebook the cell tools act on (its path, as text), only while they are on", () => {
+    const { model, host } = chat(undefined, { kernel_modes: { ...modes, notebook: "work/analysis.ipynb" } });
+    const named = host.querySelector<HTMLElement>(".hn-kernel-notebook")!;
+    expect(named.hidden).toBe(false);
+    expect(named.textContent).toBe("· cell tools act on work/analysis.ipynb");
+    model.set("kernel_modes", { ...modes, cells: false, notebook: "work/analysis.ipynb" });
+    expect(named.hidden).toBe(true);
+    for (const payload of xssPayloads.payloads) { // a file name is text too
+      model.set("kernel_modes", { ...modes, notebook: payload });
+      expect(named.textContent).toBe(`· cell tools act on ${payload}`);
+      expect(named.childElementCount).toBe(0);
+    }
   });
 });

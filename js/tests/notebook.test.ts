@@ -6,9 +6,10 @@ import { describe, expect, it, vi } from "vitest";
 
 import { lineDiff, splitLines } from "../src/notebook/diff";
 import { MAX_PENDING, PendingChanges, type DocCell, type NotebookDoc } from "../src/notebook/pending";
-import { parseChanges, SHELF_PREFIX, ShelfOwners, TabShelf } from "../src/notebook/shelf";
+import { parseShelved, SHELF_PREFIX, ShelfOwners, TabShelf } from "../src/notebook/shelf";
 import { answer, checkedOutputs, outputKinds, requestFor, summarizeOutputs, type Host, type HostCell } from "../src/notebook/protocol";
-import { pendingView } from "../src/notebook/view";
+import { CLICK_DELAY_MS, pendingView } from "../src/notebook/view";
+import { cellVersion } from "../src/notebook/versions";
 import { renderCellChange } from "../src/chat/cell_change";
 import { REVEAL_EVENT } from "../src/notebook/reveal";
 
@@ -226,14 +227,14 @@ describe("pending changes outlive a page reload (TabShelf)", () => {
     expect(after.restore()).toBe(1);
     expect(after.all().map((c) => [c.id, after.indexOf(c)])).toEqual([["c9", 0], ["c3", 1]]);
     expect(reloaded.snapshot()).toBe(JSON.stringify([{ id: "b", type: "code", source: "print(x)" }]));
-    expect(parseChanges(JSON.parse(storage.items.get(`${SHELF_PREFIX}work/a.ipynb`)!)).map((c) => c.id)).toEqual(["c9", "c3"]);
+    expect(parseShelved(JSON.parse(storage.items.get(`${SHELF_PREFIX}work/a.ipynb`)!)).changes.map((c) => c.id)).toEqual(["c9", "c3"]);
   });
 
   it("drops what is not a pending change, and works on when the storage is unreadable, full or missing", () => {
     const { storage, shelf } = setup();
     const good = { id: "c1", kind: "edit", cellType: "code", cellId: "a", base: "import math\nx = math.pi", source: "x = 1" };
     const key = `${SHELF_PREFIX}work/a.ipynb`;
-    storage.items.set(key, JSON.stringify([
+    storage.items.set(key, JSON.stringify({ cells: ["a"], changes: [
       good,
       { ...good, id: "c2", kind: "run" }, // not a change kind
       { ...good, id: "c3", cellType: "script" },
@@ -243,14 +244,14 @@ describe("pending changes outlive a page reload (TabShelf)", () => {
       { ...good, id: "c7", source: "s".repeat(20_001) },
       "c8",
       null,
-    ]));
+    ] }));
     const store = new PendingChanges(notebook(), shelf);
     expect(store.restore()).toBe(1);
     expect(store.all().map((c) => c.id)).toEqual(["c1"]);
 
     storage.items.set(key, "{not json");
     expect(new PendingChanges(notebook(), shelf).restore()).toBe(0);
-    storage.items.set(key, JSON.stringify({ c1: good }));
+    storage.items.set(key, JSON.stringify([good])); // an array without the notebook's cell ids: not taken back
     expect(new PendingChanges(notebook(), shelf).restore()).toBe(0);
 
     storage.full = true; // the changes still wait in the page; they just do not outlive it
@@ -339,7 +340,10 @@ describe("protocol", () => {
     expect(reply.path).toBe("nb.ipynb");
     expect(reply.cells[0].source).toHaveLength(1000);
     expect(reply.cells[0].outputs).toEqual(["execute_result text/plain"]);
-    expect(reply.cells[1]).toEqual({ id: "m", type: "markdown", source: "# Title", lines: 1, execution_count: null, outputs: [] });
+    expect(reply.cells[1]).toEqual({
+      id: "m", type: "markdown", source: "# Title", version: cellVersion("# Title"), lines: 1, execution_count: null, outputs: [],
+    });
+    expect(reply.cells[0].version).toBe(cellVersion("x".repeat(5000))); // of the whole source, not the 1,000 sent
     expect(reply.pending).toEqual([{ id: "c1", kind: "insert", index: 1 }]);
   });
 
@@ -351,6 +355,10 @@ describe("protocol", () => {
       added: 1,
       removed: 0,
       cell_type: "code",
+      path: "nb.ipynb",
+      replaced: false,
+      cell: "b",
+      version: cellVersion("print(x)"),
     });
     expect((await propose({ id: "c2", kind: "rename", index: 0 })).ok).toBe(false);
     expect((await propose({ id: "c3", kind: "edit", index: 0 })).ok).toBe(false); // no source
@@ -402,7 +410,7 @@ describe("pendingView", () => {
     if (!result.ok) throw new Error(result.error);
     const keep = vi.fn();
     const discard = vi.fn();
-    const el = pendingView(result.change, store.diff(result.change), false, { keep, discard });
+    const el = pendingView(result.change, store.diff(result.change), false, { keep, discard }, -CLICK_DELAY_MS);
     document.body.append(el);
     expect(el.getAttribute("role")).toBe("region");
     expect(el.getAttribute("aria-label")).toBe("Hermes proposes a new markdown cell here");

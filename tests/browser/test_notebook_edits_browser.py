@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from hermes_notebook.kernel.versions import cell_version
 from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, open_chat, send, turn
 from tests.helpers import png_bytes
 
@@ -252,6 +253,8 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(
         )
         assert nb.kernel_eval("1 + 1") == 2  # the kernel is fine, and idle again
 
+    read_before_write_and_a_diff_you_can_trust(nb, app)
+
     # Runs allowed for this session: the header says so in words and Revoke ends it.
     nb.kernel_exec("share = h.share_kernel(read=True, run='allow')")
     expect(modes.locator(".hn-kernel-modes-text")).to_have_text(
@@ -262,6 +265,72 @@ def test_proposals_show_as_diffs_and_only_keep_or_run_changes_the_notebook(
         "kernel: reads on · edits proposed · runs ask"
     )
     assert nb.kernel_eval("share.run") == "ask"
+
+
+#: Installed before a proposal arrives: the moment a pending edit shows, click its Keep (as a click meant for
+# what was there before would land) and note whether the button said it was not ready yet.
+CLICK_ON_ARRIVAL = """() => {
+  window.__early = [];
+  window.__earlyObserver = new MutationObserver((records) => {
+    for (const r of records) for (const n of r.addedNodes) {
+      const keep = n.querySelector?.(".hn-pending[data-kind='edit'] .hn-pending-keep");
+      if (keep) { window.__early.push(keep.getAttribute('aria-disabled')); keep.click(); }
+    }
+  });
+  window.__earlyObserver.observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+def read_before_write_and_a_diff_you_can_trust(nb: Any, app: str) -> None:
+    """The agent reads the outline, the user types in cell 2, and Hermes' edit of it is refused before
+    anything shows (the refusal carries the cell as it is now; the user's text is intact on disk); proposing
+    again from that shows the diff. A second proposal for the cell says it replaced the first, ignores a click
+    that lands the moment it shows, and reveals a U+202E and a 300-space tail on its diff line."""
+    page = nb.page
+    expect(turn(nb, "KERNEL list_cells")).to_contain_text(f" v{cell_version('x = 1')}: x = 1")
+    cell(nb, 2).locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("  # mine")
+    page.keyboard.press("Escape")
+    refused = turn(nb, "KERNEL edit_cell 2 x = 2")
+    expect(refused).to_contain_text("Refused: cell 2 changed since you last read it")
+    expect(refused).to_contain_text(f"version {cell_version('x = 1  # mine')}")
+    expect(refused).to_contain_text("x = 1  # mine")
+    assert page.locator(".hn-pending").count() == 0
+    saved = json.loads(nb.save().read_text())["cells"]
+    assert "".join(saved[2]["source"]) == "x = 1  # mine"  # the user's text, on disk
+    # The refusal showed the cell: an edit from it goes through, shown as a diff.
+    turn(nb, "KERNEL edit_cell 2 x = 3")
+    edit = pending(nb, "edit")
+    expect(edit).to_be_visible()
+    assert diff_lines(edit) == [("del", "x = 1  # mine"), ("add", "x = 3")]
+    # A second proposal for the same cell replaces the first, says so, and ignores a click on arrival.
+    page.evaluate(CLICK_ON_ARRIVAL)
+    tail = "x = 1  # mine\u202e" + " " * 300 + "; import os"
+    turn(nb, f'KERNEL edit_cell 2 "{tail}"')
+    expect(edit.locator("[data-note='replaced']")).to_have_text(
+        "Hermes replaced its earlier proposal for this cell."
+    )
+    assert page.evaluate("window.__earlyObserver.disconnect() || window.__early") == ["true"]
+    expect(page.locator(".hn-pending")).to_have_count(1)  # the early click kept nothing
+    added = edit.locator(".hn-pending-line[data-kind='add'] .hn-pending-text")
+    expect(added).to_have_text("x = 1  # mine\u27e6U+202E\u27e7 \u27e6300 spaces\u27e7 ; import os")
+    box = edit.bounding_box()
+    assert box is not None and box["width"] <= page.viewport_size["width"]  # type: ignore[index]
+    if app == "lab":  # the diff as a user sees it: light and dark, wide and narrow
+        try:
+            for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
+                nb.set_theme(theme)
+                for width in (1400, 700):
+                    page.set_viewport_size({"width": width, "height": 900})
+                    edit.scroll_into_view_if_needed()
+                    edit.screenshot(path=str(SCREENSHOT.with_name(f"notebook-diff-{tag}-{width}.png")))
+        finally:
+            nb.set_theme("JupyterLab Light")
+            page.set_viewport_size({"width": 1280, "height": 900})
+    edit.get_by_role("button", name="Discard").click()
+    expect(page.locator(".hn-pending")).to_have_count(0)
+    assert [c["source"] for c in model_cells(nb)][2] == "x = 1  # mine"
 
 
 #: A cell that would run a minute (Hermes runs it, the user stops it).
@@ -315,7 +384,9 @@ def test_without_the_extension_the_cell_tools_are_not_offered(open_notebook: Any
     wait_ready(nb)
     nb.wait_kernel(f"{READY} and {FRONT_END}.id != {first!r}", timeout_s=60)
     nb.run_cell(CHAT_CELL)
-    expect(turn(nb, "KERNEL list_cells")).to_contain_text("[3] code (not run): print(x + 1)")
+    expect(turn(nb, "KERNEL list_cells")).to_contain_text(
+        f"[3] code (not run) v{cell_version('print(x + 1)')}: print(x + 1)"
+    )
 
     # A pending change outlives a page reload (the tab keeps it, the notebook file never holds it): it waits
     # on its cell again with the same diff, and Keep applies it.

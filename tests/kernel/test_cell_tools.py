@@ -20,6 +20,7 @@ from hermes_notebook.kernel.grants import Grants, Modes
 from hermes_notebook.kernel.outputs import CellOutput, OutputLog
 from hermes_notebook.kernel.server import ToolServer
 from hermes_notebook.kernel.tools import TOOLS, answer, offered, tool_named
+from hermes_notebook.kernel.versions import SeenCells, cell_version
 from hermes_notebook.turns import Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
 from tests.scripted_front_end import ScriptedFrontEnd, code_cell
@@ -90,9 +91,11 @@ def _call(
     *,
     policy: Policy | None = None,
     turn: FakeTurn | None = None,
+    seen: SeenCells | None = None,
 ) -> str:
-    """What the kernel answers a bound call (the tool's row gates it, then its handler answers)."""
-    call = _bound(link, policy or Policy(), turn or FakeTurn())
+    """What the kernel answers a bound call (the tool's row gates it, then its handler answers); ``seen``:
+    what the agent read before (a fresh record by default)."""
+    call = _bound(link, policy or Policy(), turn or FakeTurn(), seen=seen or SeenCells())
     return asyncio.run(_answer(tool, arguments, call)).text
 
 
@@ -164,9 +167,10 @@ def test_list_cells_is_an_outline_and_a_read() -> None:
     text = _call("list_cells", {}, link)
     assert text.splitlines() == [
         "scripted.ipynb: 3 cells:",
-        "[0] code In[3]: import math  (3 lines) -> execute_result: text/plain",
-        "[1] markdown: # Title",
-        "[2] code (not run): print(x)",
+        f"[0] code In[3] v{cell_version(page.cells[0]['source'])}: import math  (3 lines) -> execute_result: "
+        "text/plain",
+        f"[1] markdown v{cell_version('# Title')}: # Title",
+        f"[2] code (not run) v{cell_version('print(x)')}: print(x)",
         "Pending changes (waiting for the user to keep or discard):",
         f"- {next(iter(page.pending))}: insert at index 1",
     ]
@@ -189,10 +193,13 @@ def test_proposals_are_checked_sent_and_linked_to_the_tool_part() -> None:
         "index": 2,
         "cell_type": "code",
     }
-    assert text.startswith(f"Proposed an edit of cell 2 (+2 / -1 lines) as pending change {change['id']}.")
+    assert text.startswith(
+        f"Proposed an edit of cell 2 (version {cell_version('print(x)')}) (+2 / -1 lines) in scripted.ipynb "
+        f"as pending change {change['id']}."
+    )
     assert page.pending[change["id"]]["source"] == "print(x)\nprint(x * 2)"
     assert page.cells[2]["source"] == "print(x)"  # proposed, not applied
-    assert "deleting cell 1 (markdown)" in _call("delete_cell", {"index": 1}, link, turn=turn)
+    assert "deleting cell 1 (markdown, version" in _call("delete_cell", {"index": 1}, link, turn=turn)
     assert "a new markdown cell at index 0" in _call(
         "insert_cell", {"index": 0, "source": "## Notes", "cell_type": "markdown"}, link, turn=turn
     )

@@ -15,6 +15,7 @@ import pytest
 import hermes_notebook as hn
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.kernel.document import DOCUMENT
+from hermes_notebook.kernel.versions import cell_version
 from hermes_notebook.notebook.handle import TurnHandle
 from tests.helpers import eventually
 from tests.scripted_front_end import ScriptedFrontEnd, code_cell
@@ -68,8 +69,9 @@ def test_cell_tools_are_offered_only_while_a_front_end_is_attached(
         timeout=60,
         what="list_cells offered after the page attached",
     )
-    assert "[0] code In[1]: import math  (2 lines) -> execute_result" in reply.text, reply.text
-    assert "[1] code (not run): print(x)" in reply.text
+    first = page.cells[0]["source"]
+    assert f"[0] code In[1] v{cell_version(first)}: import math  (2 lines) -> execute_result" in reply.text
+    assert f"[1] code (not run) v{cell_version('print(x)')}: print(x)" in reply.text
     assert [r["op"] for r in page.requests] == ["outline"]
 
     page.bye()

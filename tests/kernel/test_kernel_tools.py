@@ -174,11 +174,13 @@ class FakeDashboard:
     servers (``conversation.mcp``, whose ``mcp.servers.*`` requests are recorded and answered like a newer
     Dashboard, or -32601 like 0.19.0) and the turns it is running (real ``Turn``/``TurnState``/folder)."""
 
-    def __init__(self, *, registers: bool = True, servers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *, registers: bool = True, servers: dict[str, str] | None = None, profile: str | None = None
+    ) -> None:
         from hermes_notebook.session.mcp_servers import McpServers
 
+        self.profile: str | None = profile
         self.registers = registers
-        self.profile: str | None = None
         self.servers: dict[str, str] = dict(servers or {})
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.mcp = McpServers(self._connection)
@@ -850,3 +852,49 @@ def types_namespace(**fields: Any) -> Any:
     import types
 
     return types.SimpleNamespace(**fields)
+
+
+def test_registration_is_kept_per_profile_probes_only_here_and_names_differ_by_user_and_profile(
+    tools: Any,
+) -> None:
+    """A second profile on the same Dashboard is registered too (the record is keyed by Dashboard and
+    profile), and unsharing one leaves the other; a name held by a dead-looking loopback entry is probed and
+    taken over only for a Dashboard on this machine; the name series differs by user (two users sharing a uid)
+    and by profile."""
+    from hermes_notebook.runtime import run_sync
+
+    first, second = FakeDashboard(profile="research"), FakeDashboard(profile="teaching")
+    _share(tools, first)
+    _share(tools, second)  # the same Dashboard URL, another profile
+    assert set(first.servers) == {tools.name} == set(second.servers)
+    _unshare(tools, first)
+    assert first.servers == {} and set(second.servers) == {tools.name}
+
+    with socket.socket() as gone:
+        gone.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{gone.getsockname()[1]}/mcp"
+    name = registration.slot_name(0)
+    remote = FakeDashboard(servers={name: dead})
+    assert not run_sync(
+        registration.register(
+            remote.mcp, name, "http://127.0.0.1:1/mcp", "t", dashboard_url="http://10.0.0.7:9119"
+        )
+    )
+    assert remote.servers == {name: dead} and "mcp.servers.list" not in [m for m, _ in remote.requests]
+    local = FakeDashboard(servers={name: dead})
+    assert run_sync(
+        registration.register(
+            local.mcp, name, "http://127.0.0.1:1/mcp", "t", dashboard_url="http://127.0.0.1:9119"
+        )
+    )
+    assert local.servers == {name: "http://127.0.0.1:1/mcp"}
+
+    names = {
+        registration.slot_name(0, profile, user)
+        for profile in ("research", "teaching", None)
+        for user in ("alice:1000", "bob:1000")
+    }
+    assert len(names) == 6 and all(n.startswith(registration.NAME_PREFIX) for n in names)
+    assert registration.slot_name(3, "research", "alice:1000") == registration.slot_name(
+        3, "research", "alice:1000"
+    )

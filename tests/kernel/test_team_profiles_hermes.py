@@ -83,3 +83,29 @@ def test_bobs_turn_never_reaches_alices_tools_and_the_lock_keeps_bob_in_his_prof
     finally:
         alice.stop()
         bob.stop()
+
+
+def test_one_kernel_shared_in_two_profiles_is_registered_in_each(shared: LocalHermes) -> None:
+    """This process's kernel shared from two profiles of one Dashboard is registered in both (the record is
+    kept per Dashboard and profile: the second profile was never registered before), and closing one
+    connection unregisters it there only."""
+    import hermes_notebook as hn
+    from hermes_notebook.runtime import run_sync
+
+    alice = hn.connect(shared.settings(), profile="alice")
+    bob = hn.connect(shared.settings(), profile="bob")
+    try:
+        name = alice.share_kernel(read=True).name
+        assert bob.share_kernel(read=True).name == name
+        for h in (alice, bob):
+            assert name in run_sync(h.conversation.mcp.listed(), timeout=30), h.settings.profile
+        bob.close()
+        assert name in run_sync(alice.conversation.mcp.listed(), timeout=30)
+        again = hn.connect(shared.settings(), profile="bob")
+        try:
+            assert name not in run_sync(again.conversation.mcp.listed(), timeout=30)
+        finally:
+            again.close()
+    finally:
+        bob.close()
+        alice.close()

@@ -221,8 +221,9 @@ def test_magic_branch_back_with_files_and_a_name(
 
 @pytest.mark.servers("newer")
 def test_the_chats_branch_with_files_puts_back_the_files_changed_after_the_reply(hermes: LocalHermes) -> None:
-    """The ``turn_files`` answer says Hermes takes checkpoints (Branch with files is offered); ``branch`` with
-    ``files`` at the first of two editing replies opens the copy and puts the file back, naming it."""
+    """The ``turn_files`` answer says Hermes takes checkpoints (Branch with files is offered);
+    ``branch_files`` at the first of two editing replies lists the file it would put back and changes nothing;
+    ``branch`` with ``files`` there then opens the copy and puts the file back, naming it."""
     target = hermes.workdir / f"chat-branch-{uuid.uuid4().hex[:8]}.txt"
     target.write_text("one\ntwo\n")
     next_second()
@@ -236,6 +237,10 @@ def test_the_chats_branch_with_files_puts_back_the_files_changed_after_the_reply
         chat._dispatch(chat, {"type": "turn_files", "request": "b1", "message_id": _settled(chat)["id"]}, [])
         assert _answer(sent, "b1")["checkpoints"] is True
         original = chat.session_id
+        chat._dispatch(chat, {"type": "branch_files", "request": "b2", "message_id": first["id"]}, [])
+        listed = _answer(sent, "b2")
+        assert [(f["path"], f["status"]) for f in listed["files"]] == [(target.name, "modified")], listed
+        assert target.read_text() == "ONE\nTWO\n" and chat.session_id == original  # only listed
         chat._dispatch(chat, {"type": "branch", "message_id": first["id"], "files": True}, [])
         eventually(lambda: "Put back 1 file(s)" in chat.notice, 60, "the branch's notice")
         assert target.name in chat.notice and target.read_text() == "ONE\ntwo\n"

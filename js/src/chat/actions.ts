@@ -7,10 +7,12 @@
 // a checkpoint before), that reply also gets "Undo with files"; it opens a list of those files (server text, set
 // as textContent) with "Undo and put files back" / Cancel (Esc). Without an answer (0.19.0) it never shows.
 // Branch with files shows on earlier replies only where that answer said Hermes takes checkpoints (CSS on the
-// chat's `data-checkpoints`).
+// chat's `data-checkpoints`); it asks the kernel which files it would put back (`branch_files`), lists them and
+// asks, as Undo with files does, saying the files as they are now are kept in a checkpoint (files_panel.ts).
 
 import { h } from "../dom";
 import type { Message } from "../types/turns";
+import { openFilesPanel } from "./files_panel";
 
 import type { ChatOutgoing, TurnFileEntry } from "../types/chat";
 
@@ -20,6 +22,8 @@ export interface ActionContext {
   busy?: () => boolean;
   /** the files each reply's turn changed, where the kernel named some (Undo with files is offered for those) */
   turnFiles?: ReadonlyMap<string, readonly TurnFileEntry[]>;
+  /** ask which files a branch with files at a message would put back (`files`), or why it cannot (`refused`) */
+  branchFiles?(messageId: string, files: (files: readonly TurnFileEntry[]) => void, refused: (why: string) => void): void;
 }
 
 export interface MessageActions {
@@ -61,7 +65,7 @@ export function createMessageActions(message: Message, ctx: ActionContext): Mess
     const clicks = {
       regenerate: () => ctx.send({ type: "regenerate", message_id: current.id }),
       branch: () => ctx.send({ type: "branch", message_id: current.id }),
-      "branch-files": () => ctx.send({ type: "branch", message_id: current.id, files: true }),
+      "branch-files": () => openBranchFiles(el, current.id, ctx),
       undo: () => ctx.send({ type: "undo", message_id: current.id }),
     };
     for (const kind of ["regenerate", "branch", "branch-files", "undo"] as const) {
@@ -126,42 +130,41 @@ export function offerUndoWithFiles(
   el.append(b);
 }
 
-/** One line per file: its path (inert text) and what changed. */
-export function fileLine(file: TurnFileEntry): string {
-  const counts = [file.added ? `+${file.added}` : "", file.removed ? `\u2212${file.removed}` : ""].filter(Boolean);
-  const status = file.status && file.status !== "modified" ? file.status : "";
-  const detail = [status, ...counts].filter(Boolean).join(" ");
-  return detail ? `${String(file.path)} (${detail})` : String(file.path);
+function openUndoFiles(el: HTMLElement, messageId: string, files: readonly TurnFileEntry[], ctx: ActionContext): void {
+  openFilesPanel(el, {
+    kind: "undo",
+    heading: `This turn changed ${files.length} file${files.length === 1 ? "" : "s"}:`,
+    files,
+    confirm: "Undo and put files back",
+    onConfirm: () => ctx.send({ type: "undo", message_id: messageId, files: true }),
+    opener: ".hn-act-undo-files",
+  }, ctx.busy?.() ?? false);
 }
 
-function openUndoFiles(el: HTMLElement, messageId: string, files: readonly TurnFileEntry[], ctx: ActionContext): void {
-  if (el.querySelector(".hn-undo-files")) return;
-  const list = h("ul", { class: "hn-undo-files-list" });
-  for (const file of files) list.append(h("li", {}, fileLine(file)));
-  const confirm = h("button", { type: "button", class: "hn-undo-files-confirm" }, "Undo and put files back");
-  const cancel = h("button", { type: "button", class: "hn-undo-files-cancel", title: "Cancel (Esc)" }, "Cancel");
-  const heading = `This turn changed ${files.length} file${files.length === 1 ? "" : "s"}:`;
-  const panel = h("div", { class: "hn-undo-files", role: "group", "aria-label": "Undo with files" },
-    h("div", { class: "hn-undo-files-heading" }, heading), list, h("div", { class: "hn-edit-actions" }, confirm, cancel));
-  const close = (): void => {
-    panel.remove();
-    (el.querySelector(".hn-act-undo-files") as HTMLButtonElement | null)?.focus();
-  };
-  confirm.addEventListener("click", () => {
-    if (confirm.disabled) return;
-    ctx.send({ type: "undo", message_id: messageId, files: true });
-    close();
-  });
-  cancel.addEventListener("click", close);
-  panel.addEventListener("keydown", (event) => {
-    if (event.key !== "Escape") return;
-    event.preventDefault();
-    event.stopPropagation(); // Esc here closes the list, not the running turn
-    close();
-  });
-  confirm.disabled = ctx.busy?.() ?? false;
-  el.append(panel);
-  confirm.focus();
+/** Branch with files: ask the kernel which files it would put back, list them and ask before branching. */
+function openBranchFiles(el: HTMLElement, messageId: string, ctx: ActionContext): void {
+  const branch = (): void => ctx.send({ type: "branch", message_id: messageId, files: true });
+  const opener = ".hn-act-branch-files";
+  const busy = ctx.busy?.() ?? false;
+  if (ctx.branchFiles === undefined) return branch();
+  ctx.branchFiles(messageId, (files) => {
+    const n = files.length;
+    openFilesPanel(el, {
+      kind: "branch",
+      heading: n === 0
+        ? "No file changed after this reply: the branch puts nothing back."
+        : `Branch here and put back ${n} file${n === 1 ? "" : "s"} as they were after this reply:`,
+      files,
+      note: n === 0 ? undefined
+        : "The files as they are now are kept in a checkpoint first (hermes.rollback() lists it), so this can be undone.",
+      confirm: n === 0 ? "Branch" : "Branch and put files back",
+      onConfirm: branch,
+      opener,
+    }, busy);
+  }, (why) => openFilesPanel(el, {
+    kind: "branch", heading: `Branch with files is not possible here: ${why}`, files: [], confirm: null,
+    onConfirm: () => undefined, opener,
+  }, busy));
 }
 
 /** Enable or disable every message button and editor under `root` (on `busy` changes only). */

@@ -3,7 +3,8 @@
 // Revoke when something was allowed for this session (runs without a Run card, or reads a card allowed).
 //
 // Stable DOM hooks: .hn-kernel-modes (hidden while the kernel is not shared; data-runs, data-reads, data-edits),
-// .hn-kernel-modes-text (the line), .hn-kernel-revoke (the button). Text only, from a closed set of words.
+// .hn-kernel-modes-text (the line), .hn-kernel-notebook (which notebook the cell tools act on: its path, as text),
+// .hn-kernel-revoke (the button). Text only, from a closed set of words and the notebook's path.
 
 import { h, setAttr, setText } from "../dom";
 import type { ChatCommand, KernelModes } from "../types/chat";
@@ -33,12 +34,13 @@ export function revocable(modes: KernelModes): boolean {
 
 export function createKernelModes(send: (message: ChatCommand) => void): KernelModesView {
   const text = h("span", { class: "hn-kernel-modes-text" });
+  const notebook = h("span", { class: "hn-kernel-notebook", hidden: true });
   const revoke = h(
     "button",
     { type: "button", class: "hn-kernel-revoke", hidden: true, title: "Ask again before every run; withdraw reads a Run card allowed" },
     "Revoke",
   );
-  const el = h("span", { class: "hn-kernel-modes", hidden: true, role: "status" }, text, revoke);
+  const el = h("span", { class: "hn-kernel-modes", hidden: true, role: "status" }, text, notebook, revoke);
   revoke.addEventListener("click", () => {
     revoke.disabled = true; // until the kernel's new modes arrive
     send({ type: "kernel_revoke" });
@@ -49,6 +51,10 @@ export function createKernelModes(send: (message: ChatCommand) => void): KernelM
       el.hidden = !modes;
       if (!modes) return;
       setText(text, modesText(modes));
+      const path = modes.cells && typeof modes.notebook === "string" ? modes.notebook : "";
+      notebook.hidden = path === "";
+      setText(notebook, path ? `· cell tools act on ${path}` : "");
+      setAttr(notebook, "title", path ? `Hermes' cell tools act on the notebook ${path}` : null);
       setAttr(el, "title", `Hermes' tools in this kernel (${modes.server})${modes.cells ? ", cell tools on" : ""}`);
       el.dataset.reads = modes.reads;
       el.dataset.edits = modes.edits;

@@ -38,7 +38,7 @@
 import { h, setAttr, setText } from "../dom";
 import { createMessenger } from "../messenger";
 import { hideStaticTwin } from "../twin";
-import type { ChatModel, ChatOutgoing } from "../types/chat";
+import type { BranchFilesRequest, ChatModel, ChatOutgoing, TurnFileEntry } from "../types/chat";
 import { createBanner } from "./banner";
 import { createCommands } from "./commands";
 import { createComposer } from "./composer";
@@ -84,7 +84,13 @@ export function createChatView(model: ChatModel, host: HTMLElement, options: Cha
   const root = h("div", { class: "hn-chat" });
   const turnFiles = createTurnFiles(model, messenger, { root, offer: (id, files) => transcript.offerUndoWithFiles(id, files) });
   const busy = (): boolean => Boolean(model.get("busy"));
-  const context = { send, answered: new Set<string>(), busy, image: imageAsker(messenger), turnFiles: turnFiles.files };
+  const branchFiles = (id: string, files: (files: readonly TurnFileEntry[]) => void, refused: (why: string) => void): void => {
+    messenger.ask<BranchFilesRequest>({ type: "branch_files", message_id: id }, {
+      answer: (msg) => files(msg.files),
+      failed: (error) => refused(error.message),
+    });
+  };
+  const context = { send, answered: new Set<string>(), busy, image: imageAsker(messenger), turnFiles: turnFiles.files, branchFiles };
   const transcript = createTranscript({
     root,
     messages: () => sync.state.messages,

@@ -34,6 +34,7 @@ export interface Proposal {
   index: number;
   source: string;
   cellType: string | null;
+  unverified?: boolean;
 }
 
 export interface PendingChange {
@@ -46,14 +47,25 @@ export interface PendingChange {
   readonly base: string;
   /** the proposed source (insert, edit) */
   readonly source: string;
+  /** it replaced an earlier proposal for the same cell, still pending then */
+  readonly replaced?: boolean;
+  /** Hermes (0.19.0) did not say which session proposed it: the caller could not be verified */
+  readonly unverified?: boolean;
 }
 
 export type Result = { ok: true } | { ok: false; error: string };
 
+/** What a shelf keeps: the pending changes and the ids of the notebook's cells when they were saved (so they come
+ * back only into the same notebook, never into another file later opened at the same path). */
+export interface Shelved {
+  cells: string[];
+  changes: PendingChange[];
+}
+
 /** Where pending changes outlive the page (notebook/shelf.ts: the tab's sessionStorage); saved on every change. */
 export interface PendingShelf {
-  load(): PendingChange[];
-  save(changes: readonly PendingChange[]): void;
+  load(): Shelved;
+  save(changes: readonly PendingChange[], cells: readonly string[]): void;
 }
 
 export class PendingChanges {
@@ -67,15 +79,17 @@ export class PendingChanges {
     private readonly shelf: PendingShelf | null = null,
   ) {}
 
-  /** Take back the changes the shelf kept from before a reload, each only where it still fits the notebook: an edit
-   * or deletion whose cell is still there (by id), an insertion whose place is (or that goes at the end). A change
+  /** Take back the changes the shelf kept from before a reload, only into the same notebook (one of the cells it had
+   * then is still here, by id; another file at the same path has other ids), and each only where it still fits: an
+   * edit or deletion whose cell is still there, an insertion whose place is (or that goes at the end). A change
    * already pending here, or a cell that already has an edit or deletion waiting, keeps what is here. Returns how
    * many came back. */
   restore(): number {
     if (this.shelf === null) return 0;
     const ids = new Set(this.doc.cells().map((cell) => cell.id));
     const busy = new Set([...this.changes.values()].filter((c) => c.kind !== "insert").map((c) => c.cellId));
-    const kept = this.restored ? [] : this.shelf.load();
+    const shelved = this.restored ? { cells: [], changes: [] } : this.shelf.load();
+    const kept = shelved.cells.some((id) => ids.has(id)) ? shelved.changes : []; // the same notebook only
     this.restored = true;
     let count = 0;
     for (const change of kept) {
@@ -92,7 +106,7 @@ export class PendingChanges {
 
   /** Save the pending changes again (the notebook's name changed, so the shelf keeps them under the new one). */
   persist(): void {
-    if (this.restored) this.shelf?.save(this.all());
+    if (this.restored) this.shelf?.save(this.all(), this.doc.cells().map((cell) => cell.id));
   }
 
   /** Take a proposal: it waits, nothing in the notebook changes. A new edit or deletion of a cell replaces the one
@@ -105,9 +119,11 @@ export class PendingChanges {
       return { ok: false, error: `there is no cell ${p.index}; the notebook has ${count(cells.length)}` };
     }
     let change: PendingChange;
+    let replaced = false;
     if (p.kind === "insert") {
       const type = p.cellType ?? "code";
-      change = { id: p.id, kind: p.kind, cellType: type, cellId: cells[p.index]?.id ?? null, base: "", source: p.source };
+      change = { id: p.id, kind: p.kind, cellType: type, cellId: cells[p.index]?.id ?? null, base: "", source: p.source,
+        replaced, unverified: p.unverified === true };
     } else {
       const cell = cells[p.index]!;
       if (p.kind === "edit" && p.source === cell.source) {
@@ -115,10 +131,14 @@ export class PendingChanges {
         return { ok: false, error: `cell ${p.index} already has exactly this source: nothing to change` };
       }
       for (const other of this.changes.values()) {
-        if (other.kind !== "insert" && other.cellId === cell.id) this.changes.delete(other.id); // superseded
+        if (other.kind !== "insert" && other.cellId === cell.id) {
+          this.changes.delete(other.id); // superseded: the view says so
+          replaced = true;
+        }
       }
       const source = p.kind === "edit" ? p.source : "";
-      change = { id: p.id, kind: p.kind, cellType: cell.type, cellId: cell.id, base: cell.source, source };
+      change = { id: p.id, kind: p.kind, cellType: cell.type, cellId: cell.id, base: cell.source, source, replaced,
+        unverified: p.unverified === true };
     }
     if (this.changes.size >= MAX_PENDING) {
       return { ok: false, error: `${MAX_PENDING} changes are already waiting for the user` };

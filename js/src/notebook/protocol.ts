@@ -6,6 +6,7 @@
 
 import { splitLines } from "./diff";
 import { CELL_TYPES, CHANGE_KINDS, type ChangeKind, type PendingChanges } from "./pending";
+import { cellVersion, parseExpectation, staleCell, type StaleCell } from "./versions";
 
 export const TARGET = "hermes_notebook.document";
 export const PROTOCOL = 1;
@@ -50,7 +51,7 @@ export interface Host {
 }
 
 export type Reply = { ok: true } & Record<string, unknown>;
-export type Refusal = { ok: false; error: string };
+export type Refusal = { ok: false; error: string; stale?: StaleCell; path?: string };
 
 /** The request in a kernel message if it is addressed to `client`, else null (another page's, or not a request). */
 export function requestFor(data: unknown, client: string): Request | null {
@@ -87,6 +88,7 @@ function outline(host: Host): Reply {
     id: cell.id,
     type: cell.type,
     source: cell.source.slice(0, OUTLINE_SOURCE_CHARS),
+    version: cellVersion(cell.source),
     lines: splitLines(cell.source).length,
     execution_count: cell.execution_count,
     outputs: outputKinds(cell.outputs),
@@ -108,16 +110,28 @@ function propose(raw: unknown, host: Host): Reply | Refusal {
   if (cellType !== undefined && cellType !== null && !CELL_TYPES.includes(cellType as string)) {
     return refuse("cell_type must be code, markdown or raw");
   }
+  if (raw.notebook !== undefined && raw.notebook !== null && raw.notebook !== host.path()) {
+    return refuse(`this is ${host.path()}, not ${String(raw.notebook).slice(0, 200)}: the cell tools act only on the notebook whose chat or %hermes turn called them`);
+  }
+  const target = kind === "insert" ? undefined : host.cells()[index];
+  if (target !== undefined) {
+    // Read before write: a cell changed since the agent read it is refused before anything is shown.
+    const stale = staleCell(parseExpectation(raw.expect), index, target);
+    if (stale !== null) return { ok: false, error: "the cell changed since Hermes read it", stale, path: host.path() };
+  }
   const result = host.store.propose({
     id,
     kind: kind as ChangeKind,
     index,
     source: text,
     cellType: kind === "insert" ? ((cellType as string | undefined) ?? "code") : null,
+    unverified: raw.unverified === true,
   });
   if (!result.ok) return refuse(result.error);
   const { added, removed } = host.store.diff(result.change);
-  return { ok: true, added, removed, cell_type: result.change.cellType };
+  const based = target === undefined ? {} : { cell: target.id, version: cellVersion(target.source) };
+  const replaced = result.change.replaced === true;
+  return { ok: true, added, removed, cell_type: result.change.cellType, path: host.path(), replaced, ...based };
 }
 
 function cellAt(index: unknown, host: Host): Reply | Refusal {

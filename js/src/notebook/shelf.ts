@@ -1,15 +1,20 @@
-// Pending changes outlive a page reload in the browser tab's sessionStorage, keyed by the notebook's path: a
-// reload, or closing and reopening the notebook in the same tab, finds them waiting on their cells again. They are
+// Pending changes outlive a page reload in the browser tab's sessionStorage, keyed by the notebook's path and saved
+// with the ids of its cells: a reload, or closing and reopening the notebook in the same tab, finds them waiting on
+// their cells again, and another file later opened at the same path (other cell ids) finds none. They are
 // never written into the notebook file and never sent anywhere, and they go when the tab closes. Storage that is
 // full or disabled only means they do not outlive the page (as before); nothing else depends on it.
 
-import { CELL_TYPES, CHANGE_KINDS, MAX_PENDING, type ChangeKind, type PendingChange, type PendingShelf } from "./pending";
+import {
+  CELL_TYPES, CHANGE_KINDS, MAX_PENDING, type ChangeKind, type PendingChange, type PendingShelf, type Shelved,
+} from "./pending";
 
 export const SHELF_PREFIX = "hermes-notebook:pending:";
 /** Longest change id or cell id taken back from storage (the kernel's are a few characters; JupyterLab's 36). */
 const MAX_ID = 100;
 /** Longest source taken back: the most the kernel proposes (MAX_SOURCE_CHARS in kernel/cells.py). */
 const MAX_SOURCE = 20_000;
+/** Cell ids kept with the changes at most (enough to know the notebook again). */
+const MAX_CELLS = 10_000;
 
 /** The pending changes of the notebook at `path()`, in `storage` (the tab's sessionStorage in the extension). */
 export class TabShelf implements PendingShelf {
@@ -18,19 +23,19 @@ export class TabShelf implements PendingShelf {
     private readonly storage: Pick<Storage, "getItem" | "setItem" | "removeItem"> | null = tabStorage(),
   ) {}
 
-  load(): PendingChange[] {
+  load(): Shelved {
     try {
       const text = this.storage?.getItem(SHELF_PREFIX + this.path()) ?? null;
-      return text === null ? [] : parseChanges(JSON.parse(text));
+      return text === null ? { cells: [], changes: [] } : parseShelved(JSON.parse(text));
     } catch {
-      return []; // unreadable or not JSON: nothing to take back
+      return { cells: [], changes: [] }; // unreadable or not JSON: nothing to take back
     }
   }
 
-  save(changes: readonly PendingChange[]): void {
+  save(changes: readonly PendingChange[], cells: readonly string[]): void {
     try {
       if (changes.length === 0) this.storage?.removeItem(SHELF_PREFIX + this.path());
-      else this.storage?.setItem(SHELF_PREFIX + this.path(), JSON.stringify(changes));
+      else this.storage?.setItem(SHELF_PREFIX + this.path(), JSON.stringify({ cells: cells.slice(0, MAX_CELLS), changes }));
     } catch {
       // full or disabled: the changes still wait in this page, they just do not outlive it
     }
@@ -46,6 +51,14 @@ export class TabShelf implements PendingShelf {
   }
 }
 
+/** What the shelf kept, from its JSON: the cells' ids and the changes (anything else: nothing kept). */
+export function parseShelved(value: unknown): Shelved {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { cells: [], changes: [] };
+  const { cells, changes } = value as Record<string, unknown>;
+  const ids = Array.isArray(cells) ? cells.filter(isId).slice(0, MAX_CELLS) : [];
+  return { cells: ids, changes: parseChanges(changes) };
+}
+
 /** The changes in `value` that have every field a pending change needs, with the right types (others dropped). */
 export function parseChanges(value: unknown): PendingChange[] {
   if (!Array.isArray(value)) return [];
@@ -59,11 +72,12 @@ export function parseChanges(value: unknown): PendingChange[] {
 
 function parseChange(item: unknown): PendingChange | null {
   if (typeof item !== "object" || item === null) return null;
-  const { id, kind, cellType, cellId, base, source } = item as Record<string, unknown>;
+  const { id, kind, cellType, cellId, base, source, replaced, unverified } = item as Record<string, unknown>;
   if (!isId(id) || !CHANGE_KINDS.includes(kind as ChangeKind) || !CELL_TYPES.includes(cellType as string)) return null;
   if (!(cellId === null || isId(cellId)) || !isSource(base) || !isSource(source)) return null;
   if (kind !== "insert" && cellId === null) return null; // an edit or deletion names its cell
-  return { id, kind: kind as ChangeKind, cellType: cellType as string, cellId, base, source };
+  return { id, kind: kind as ChangeKind, cellType: cellType as string, cellId, base, source, replaced: replaced === true,
+    unverified: unverified === true };
 }
 
 function isId(value: unknown): value is string {

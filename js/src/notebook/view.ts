@@ -1,10 +1,17 @@
 // What a pending change looks like on its cell: a heading that says what Hermes proposes, the diff (every line as
-// text: the model wrote it), and Keep / Discard. Plain buttons, so Tab and Enter work; JupyterLab's notebook
-// shortcuts are suppressed inside (data-lm-suppress-shortcuts), so Enter or "D D" there never acts on the cell.
+// text: the model wrote it; revealed as a Run card reveals a command, notebook/diff_marks.ts), and Keep / Discard.
+// Plain buttons, so Tab and Enter work; JupyterLab's notebook shortcuts are suppressed inside
+// (data-lm-suppress-shortcuts), so Enter or "D D" there never acts on the cell. The buttons ignore clicks for
+// CLICK_DELAY_MS after the content under them changed (a click meant for what was there must not act on what
+// replaced it), and Keep over lines the user typed since asks first.
 
 import { h } from "../dom";
-import type { DiffRow, LineDiff } from "./diff";
+import type { LineDiff } from "./diff";
+import { remoteImageHosts, shownRows, type ShownRow } from "./diff_marks";
 import type { PendingChange } from "./pending";
+
+/** Milliseconds a freshly shown change ignores clicks on Keep and Discard. */
+export const CLICK_DELAY_MS = 1_000;
 
 export interface PendingActions {
   keep(): void;
@@ -18,19 +25,36 @@ export function pendingTitle(change: PendingChange): string {
   return "Hermes proposes deleting this cell";
 }
 
-/** The element shown on the cell for `change`; `stale`: the user changed the cell after Hermes proposed this. */
-export function pendingView(change: PendingChange, diff: LineDiff, stale: boolean, actions: PendingActions): HTMLElement {
+/** The element shown on the cell for `change`; `stale`: the user changed the cell after Hermes proposed this.
+ * `shownAt`: when it is shown (performance.now()), clicks before `shownAt + CLICK_DELAY_MS` are ignored. */
+export function pendingView(
+  change: PendingChange,
+  diff: LineDiff,
+  stale: boolean,
+  actions: PendingActions,
+  shownAt: number = now(),
+): HTMLElement {
   const title = pendingTitle(change);
+  const armed = (): boolean => now() >= shownAt + CLICK_DELAY_MS;
   const keep = h("button", { type: "button", class: "hn-pending-keep", title: keepHint(change) }, "Keep");
   const discard = h("button", { type: "button", class: "hn-pending-discard", title: "Leave the notebook as it is" },
     "Discard");
-  keep.addEventListener("click", () => actions.keep());
-  discard.addEventListener("click", () => actions.discard());
+  const row = h("div", { class: "hn-pending-actions" }, keep, discard);
+  holdClicks([keep, discard], shownAt);
+  keep.addEventListener("click", () => {
+    if (!armed()) return;
+    if (stale) row.replaceChildren(...confirmKeep(row, keep, discard, actions));
+    else actions.keep();
+  });
+  discard.addEventListener("click", () => {
+    if (armed()) actions.discard();
+  });
   const stats = h(
     "span",
     { class: "hn-pending-stats", "aria-label": `${diff.added} lines added, ${diff.removed} removed` },
     `+${diff.added} −${diff.removed}`,
   );
+  const rows = shownRows(diff.rows);
   return h(
     "section",
     {
@@ -43,13 +67,52 @@ export function pendingView(change: PendingChange, diff: LineDiff, stale: boolea
       tabindex: "-1",
     },
     h("div", { class: "hn-pending-head" }, h("span", { class: "hn-pending-title" }, title), stats),
-    stale
-      ? h("p", { class: "hn-pending-note" }, "You changed this cell after Hermes proposed this; Keep replaces it with the version below.")
-      : null,
+    ...notes(change, stale, rows),
     h("div", { class: "hn-pending-diff", role: "group", "aria-label": "Proposed change, line by line" },
-      ...diff.rows.map(diffLine)),
-    h("div", { class: "hn-pending-actions" }, keep, discard),
+      ...rows.map(diffLine)),
+    row,
   );
+}
+
+/** Keep over the user's own lines: say so, and Keep again (Replace) or Cancel. */
+function confirmKeep(row: HTMLElement, keep: HTMLElement, discard: HTMLElement, actions: PendingActions): HTMLElement[] {
+  const replace = h("button", { type: "button", class: "hn-pending-keep hn-pending-replace" }, "Replace my changes");
+  const cancel = h("button", { type: "button", class: "hn-pending-cancel" }, "Cancel");
+  replace.addEventListener("click", () => actions.keep());
+  cancel.addEventListener("click", () => {
+    row.replaceChildren(keep, discard);
+    keep.focus();
+  });
+  queueMicrotask(() => cancel.focus()); // the safe choice has the keyboard
+  const ask = h("span", { class: "hn-pending-ask", role: "alert" },
+    "Keep replaces the lines you typed in this cell since Hermes proposed this.");
+  return [ask, replace, cancel];
+}
+
+function notes(change: PendingChange, stale: boolean, rows: ShownRow[]): (HTMLElement | null)[] {
+  const lookalikes = rows.filter((row) => row.lookalike).length;
+  const hosts = change.kind !== "delete" && change.cellType === "markdown" ? remoteImageHosts(change.source) : [];
+  return [
+    change.replaced ? note("replaced", "Hermes replaced its earlier proposal for this cell.") : null,
+    change.unverified
+      ? note("unverified", "This Hermes does not say which session proposed this, so it could not be verified " +
+        "that this notebook's own conversation asked for it.")
+      : null,
+    stale
+      ? note("stale", "You changed this cell after Hermes proposed this; Keep replaces it with the version below.")
+      : null,
+    lookalikes > 0
+      ? note("lookalike", `${lookalikes === 1 ? "A changed line looks" : `${lookalikes} changed lines look`} the same ` +
+        "as the line it replaces: it differs in characters that look alike or draw nothing (marked ≈).")
+      : null,
+    hosts.length > 0
+      ? note("images", `When rendered, this markdown loads images from other sites: ${hosts.join(", ")}.`)
+      : null,
+  ];
+}
+
+function note(kind: string, text: string): HTMLElement {
+  return h("p", { class: "hn-pending-note", "data-note": kind }, text);
 }
 
 function keepHint(change: PendingChange): string {
@@ -61,16 +124,30 @@ function keepHint(change: PendingChange): string {
 const SIGNS: Record<string, string> = { add: "+", del: "−", same: " " };
 const SPOKEN: Record<string, string> = { add: "added: ", del: "removed: ", same: "" };
 
-function diffLine(row: DiffRow): HTMLElement {
+function diffLine(row: ShownRow): HTMLElement {
   if (row.kind === "skip") {
     const n = row.count ?? 0;
     return h("div", { class: "hn-pending-line", "data-kind": "skip" }, `… ${n} unchanged line${n === 1 ? "" : "s"}`);
   }
+  const sign = row.lookalike ? "≈" : (SIGNS[row.kind] ?? " ");
+  const spoken = row.lookalike ? "added, looks the same as the removed line: " : SPOKEN[row.kind];
   return h(
     "div",
-    { class: "hn-pending-line", "data-kind": row.kind },
-    h("span", { class: "hn-pending-sign", "aria-hidden": "true" }, SIGNS[row.kind] ?? " "),
-    SPOKEN[row.kind] ? h("span", { class: "hn-pending-spoken" }, SPOKEN[row.kind]) : null,
-    h("span", { class: "hn-pending-text" }, row.text),
+    { class: "hn-pending-line", "data-kind": row.kind, "data-lookalike": row.lookalike ? "true" : null },
+    h("span", { class: "hn-pending-sign", "aria-hidden": "true" }, sign),
+    spoken ? h("span", { class: "hn-pending-spoken" }, spoken) : null,
+    h("span", { class: "hn-pending-text" }, row.shown),
   );
+}
+
+/** Mark `buttons` unavailable (aria-disabled: they keep their focus) until `shownAt + CLICK_DELAY_MS`. */
+function holdClicks(buttons: HTMLElement[], shownAt: number): void {
+  const wait = shownAt + CLICK_DELAY_MS - now();
+  if (wait <= 0) return;
+  for (const button of buttons) button.setAttribute("aria-disabled", "true");
+  setTimeout(() => buttons.forEach((button) => button.removeAttribute("aria-disabled")), wait);
+}
+
+function now(): number {
+  return typeof performance !== "undefined" ? performance.now() : Date.now();
 }

@@ -11,6 +11,7 @@ import type {
   SessionsMsg,
   SubagentControlsMsg,
   TurnFilesMsg,
+  BranchFilesMsg,
 } from "./chat";
 import type {
   ActionResultMsg,
@@ -31,6 +32,7 @@ export interface Answers {
   image: ImageMsg;
   profiles: ProfilesMsg;
   turn_files: TurnFilesMsg;
+  branch_files: BranchFilesMsg;
   subagent_controls: SubagentControlsMsg;
   bundle: BundleMsg;
   check_schedule: ScheduleCheckMsg;

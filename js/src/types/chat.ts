@@ -78,6 +78,8 @@ export interface KernelModes {
   server: string;
   /** the cell tools are offered (a notebook page with the extension is attached) */
   cells: boolean;
+  /** the path of the notebook the cell tools act on (the page the kernel's requests go to) */
+  notebook?: string | null;
 }
 
 export type ChatModel = AnyModel<ChatState>;
@@ -181,6 +183,14 @@ export interface TurnFilesMsg {
   checkpoints: boolean;
 }
 
+/** The files a branch with files at `message_id` would put back, answering `branch_files` (listed first). */
+export interface BranchFilesMsg {
+  type: "branch_files";
+  request?: string;
+  message_id: string;
+  files: TurnFileEntry[];
+}
+
 /** Which controls a running subagent's part offers on this Hermes, answering `subagent_controls`. */
 export interface SubagentControlsMsg {
   type: "subagent_controls";
@@ -210,6 +220,7 @@ export type KernelMsg =
   | ImageMsg
   | ProfilesMsg
   | TurnFilesMsg
+  | BranchFilesMsg
   | SubagentControlsMsg
   | BundleMsg
   | ErrorMsg;
@@ -262,6 +273,12 @@ export interface UndoMsg {
 /** Which files the last reply's turn changed: answered by a `TurnFilesMsg` (refused where Hermes cannot say). */
 export interface TurnFilesRequest {
   type: "turn_files";
+  request: string;
+  message_id: string;
+}
+/** Which files a branch with files at `message_id` would put back: answered by a `BranchFilesMsg`. */
+export interface BranchFilesRequest {
+  type: "branch_files";
   request: string;
   message_id: string;
 }
@@ -409,6 +426,7 @@ export type ChatQuestion =
   | ImageRequest
   | ProfilesRequest
   | TurnFilesRequest
+  | BranchFilesRequest
   | SubagentControlsRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
