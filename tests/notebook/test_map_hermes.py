@@ -3,17 +3,21 @@
 40 model-bound prompts (``SLOW 3 <words>``: about 1 s of streaming each) at concurrency 4, one of them failing
 at the model: the replies come back in input order, the failure kept as an error beside the 39 replies, and
 the connection's current session left alone. ``resume=`` runs only the failed prompt again, and a pandas
-Series gets a DataFrame with its index. Over the API Server, 12 prompts at once meet its cap of 10 concurrent
-runs: the real server answers 429 with ``Retry-After: 1``, and each turned-away prompt waits that long before
-asking again. How much faster than one after another is a benchmark (benchmarks/bench_map.py), not a test.
+Series gets a DataFrame with its index. Over an API Server capped at 2 concurrent runs, 4 prompts at once
+meet the cap: the real server answers 429 with ``Retry-After: 1``, and each turned-away prompt waits that long
+before asking again. How much faster than one after another is a benchmark (benchmarks/bench_map.py), not a
+test.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 
+from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook._demo.script import prompt_of
 from hermes_notebook._demo.scripted_model import ScriptedModel
 from hermes_notebook.notebook.map_results import FAILED, MapFailure, MapResult
@@ -67,22 +71,34 @@ def test_forty_prompts_four_at_a_time_in_order_with_a_failure_kept_and_resumed(
     assert all(frame["result"].iloc[i] is result[i] for i in range(40) if i != 17)  # kept, not re-run
 
 
-def test_a_server_at_its_run_cap_is_waited_out_for_its_retry_after(hermes_nb: object) -> None:
-    """12 prompts at once over the API Server (cap: 10 concurrent runs): the real server answers 429 with
-    Retry-After 1 s; the turned-away prompts wait at least that long each time (about once a second while
-    the first runs last), and all 12 finish in order."""
-    hermes = hermes_nb
-    tag = uuid.uuid4().hex[:8]
-    # 6 s each: all 12 reach the server while the first 10 still run, even on a loaded machine (at 2 s and 3 s
-    # the first runs sometimes ended before the last prompts arrived, and the server never needed to refuse)
-    prompts = [f"SLOW 24 api {i} {tag}" for i in range(12)]
+def test_a_server_at_its_run_cap_is_waited_out_for_its_retry_after(
+    hermes_factory: Callable[..., LocalHermes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4 prompts at once over an API Server capped at 2 concurrent runs (``max_concurrent_runs``; 10 by
+    default): the real server answers 429 with Retry-After 1 s; the turned-away prompts wait at least that
+    long each time (about once a second while the first runs last), and all 4 finish in order."""
+    import hermes_notebook as hn
 
-    result = hermes.map(prompts, concurrency=12, via="api", approve="deny")  # type: ignore[attr-defined]
+    local = hermes_factory(
+        dashboard=False, config_overrides={"gateway": {"api_server": {"max_concurrent_runs": 2}}}
+    )
+    monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: None)
+    hermes = hn.connect(local.settings())
+    tag = uuid.uuid4().hex[:8]
+    # 3 s each: the two admitted runs are still going when the other two ask, however loaded the machine
+    prompts = [f"SLOW 12 api {i} {tag}" for i in range(4)]
+    started = time.monotonic()
+    try:
+        result = hermes.map(prompts, concurrency=4, via="api", approve="deny")
+    finally:
+        hermes.close()
+    elapsed = time.monotonic() - started
 
     assert [isinstance(r, Reply) and r.text.endswith(f"for api {i} {tag}") for i, r in enumerate(result)] == [
         True
-    ] * 12
+    ] * 4
     assert result.waits, "the server never answered 429: nothing was waited out"
-    # Retry-After: 1, never a tight loop: each turned-away prompt asks again about once a second while the
-    # 10 runs last
-    assert min(result.waits) >= 1.0 and len(result.waits) <= 24
+    # Retry-After: 1, never a tight loop: every wait lasts at least the second the server asked for, and at
+    # most two prompts (4 asked, 2 admitted) wait at any moment, so the waits add up to at most twice the
+    # map's time
+    assert min(result.waits) >= 1.0 and sum(result.waits) <= 2 * elapsed, (result.waits, elapsed)
