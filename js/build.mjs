@@ -9,7 +9,7 @@ const outdir = fileURLToPath(new URL("../hermes_notebook/static/", import.meta.u
 
 /** @type {import("esbuild").BuildOptions} */
 const options = {
-  entryPoints: ["src/chat.ts", "src/jobs.ts", "src/chat.css", "src/jobs.css"],
+  entryPoints: ["src/chat.ts", "src/jobs.ts", "src/progress.ts", "src/turn.ts", "src/chat.css", "src/jobs.css", "src/progress.css"],
   outdir,
   bundle: true,
   format: "esm",

@@ -14,6 +14,7 @@ Fixtures
 ``scripted_model`` (session) the shared instance's :class:`ScriptedModel` (same as ``hermes.model``).
 ``settings``                ``hermes.settings()``: :class:`hermes_notebook.settings.Settings` for the shared
                             servers.
+``kernel_env``              kernels the test starts (nbclient, jupyter_client) reach the shared servers.
 ``workdir``                 a unique, not yet existing ``Path`` under ``hermes.workdir`` (the agent's cwd);
                             use ``workdir.name`` in ``RUN``/``DANGER`` prompts and check the disk afterwards.
 
@@ -166,6 +167,17 @@ async def conn(hermes: LocalHermes) -> AsyncIterator[DashboardConnection]:
 def settings(hermes: LocalHermes) -> Settings:
     """Client settings pointing at the shared servers."""
     return hermes.settings()
+
+
+@pytest.fixture
+def kernel_env(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the kernels a test starts (they inherit this environment) at the test Hermes, unattended (the
+    example notebooks then answer with policies)."""
+    monkeypatch.setenv("HERMES_API_URL", hermes.api_url)
+    monkeypatch.setenv("HERMES_API_KEY", hermes.api_key)
+    monkeypatch.setenv("HERMES_DASHBOARD_URL", hermes.dashboard_url)
+    monkeypatch.setenv("HERMES_DASHBOARD_TOKEN", hermes.dashboard_token)
+    monkeypatch.setenv("HERMES_NOTEBOOK_UNATTENDED", "1")
 
 
 @pytest.fixture

@@ -314,7 +314,9 @@ def test_kernel_messages_match_the_typescript_unions(ts_source: str, union: str,
         )
 
 
-@pytest.mark.parametrize(("union", "table"), [("ViewMsg", "CHAT_MESSAGES"), ("JobsViewMsg", "JOBS_MESSAGES")])
+@pytest.mark.parametrize(
+    ("union", "table"), [("ChatChannelMsg", "CHAT_MESSAGES"), ("JobsViewMsg", "JOBS_MESSAGES")]
+)
 def test_view_messages_match_the_kernels_checks(ts_source: str, union: str, table: str) -> None:
     """Every message type a view may send has a TS interface whose fields are exactly the ones
     widgets/inbound.py checks for that type, and the kernel checks no type the view cannot send."""

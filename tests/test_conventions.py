@@ -460,6 +460,7 @@ MAGICS_MAY_IMPORT = frozenset(
         "hermes_notebook.settings",
         "hermes_notebook.turns.compression",
         "hermes_notebook.notebook.facade",
+        "hermes_notebook.notebook.connecting",  # connect(): the facade's settings resolved
         "hermes_notebook.notebook.context",
         "hermes_notebook.notebook.results",
         # the one escaping and the one scrubbing path (pure, layer 0): server text the magic prints goes
@@ -1798,7 +1799,7 @@ def twin_mismatches(cls: type, composed: Iterable[str] = ()) -> list[str]:
 #: Blocking twins that wait on the cell's own thread (so the live view's buttons keep working while they
 # wait): : they share one preparation with their ``*_async`` twin instead of being derived (notebook/facade.py
 # says why).
-COMPOSED_TWINS = ("ask", "command", "edit_last", "regenerate")
+COMPOSED_TWINS = ("ask", "command", "edit_last", "map", "regenerate")
 
 
 def test_every_twin_has_the_signature_of_its_coroutine() -> None:
@@ -1829,7 +1830,7 @@ def test_asks_take_their_options_as_keywords() -> None:
 
     from hermes_notebook.notebook.facade import Hermes
 
-    operands = {"prompt", "name", "line", "text", "session", "path", "read", "run"}
+    operands = {"prompt", "prompts", "name", "line", "text", "session", "path", "read", "run"}
     loose = [
         f"{name}({parameter})"
         for name, member in vars(Hermes).items()

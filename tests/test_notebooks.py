@@ -15,16 +15,6 @@ from hermes_notebook._demo.local_hermes import LocalHermes
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-@pytest.fixture
-def kernel_env(hermes: LocalHermes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the kernel (it inherits this environment) at the test Hermes, unattended."""
-    monkeypatch.setenv("HERMES_API_URL", hermes.api_url)
-    monkeypatch.setenv("HERMES_API_KEY", hermes.api_key)
-    monkeypatch.setenv("HERMES_DASHBOARD_URL", hermes.dashboard_url)
-    monkeypatch.setenv("HERMES_DASHBOARD_TOKEN", hermes.dashboard_token)
-    monkeypatch.setenv("HERMES_NOTEBOOK_UNATTENDED", "1")
-
-
 def _text(cell: nbformat.NotebookNode) -> str:
     chunks = []
     for output in cell.get("outputs", []):

@@ -85,6 +85,7 @@ def test_wheel_runs_the_quickstart_outside_a_clone(tmp_path: Path) -> None:
     for shipped in (
         "hermes_notebook/static/chat.js",
         "hermes_notebook/static/jobs.js",
+        "hermes_notebook/static/progress.js",
         "hermes_notebook/demo/notebooks/quickstart.ipynb",
         "hermes_notebook/demo/__main__.py",
     ):

@@ -351,9 +351,9 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return _tool_or_refusal(
             offered, ToolCall("patch", {"path": path, "old_string": old, "new_string": new})
         )
-    if keyword == "SLOW":
-        ticks = int(rest.split()[0]) if rest.split() and rest.split()[0].isdigit() else SLOW_DEFAULT_TICKS
-        return Reply(text=[f"tick {i} " for i in range(ticks)], delay=slow_delay)
+    if keyword == "SLOW" and (slow := re.fullmatch(r"(\d*) ?(.*)", rest, re.S)):  # n ticks, "for <words>"
+        ticks = [f"tick {i} " for i in range(int(slow[1] or SLOW_DEFAULT_TICKS))]
+        return Reply(text=ticks + [f"for {slow[2]}"] * bool(slow[2]), delay=slow_delay)
     if (match := re.fullmatch(r"FAIL(\d{3})?", keyword)) is not None:
         return Reply(status=int(match.group(1) or 500))
     if keyword == "MARKDOWN":

@@ -47,8 +47,9 @@ prompt                    reply
                           ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S
                           seconds of reasoning; ``slow N`` last streams N ticks (0.25 s apart) before the
                           final ``Kernel tool results:`` with each result in a fenced block
-``SLOW [n]``              n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart; stops as soon as
-                          the client disconnects
+``SLOW [n [words]]``      n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart, then
+                          ``for <words>`` if given (``SLOW 3 item 7``: a model-bound turn of about 1 s);
+                          stops as soon as the client disconnects
 ``FAIL`` / ``FAIL<code>`` HTTP 500 (or ``<code>``) with body ``{"error": {"message": "scripted model failure
                           (HTTP 500)", ...}}``
 ``MARKDOWN``              :data:`MARKDOWN_REPLY` (heading, list, python code block, inline HTML, a link)

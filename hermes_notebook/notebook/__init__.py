@@ -10,7 +10,8 @@ blocking wait and its comm pump, which also runs the kernel's approved code).
 
 from __future__ import annotations
 
+from .connecting import connect
 from .context import fill, raw
-from .facade import Hermes, Reply, TurnHandle, connect, resume
+from .facade import Hermes, Reply, TurnHandle, resume
 
 __all__ = ["Hermes", "Reply", "TurnHandle", "connect", "fill", "raw", "resume"]

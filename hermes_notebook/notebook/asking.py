@@ -19,7 +19,7 @@ from ..settings import Settings
 from .handle import TurnOptions
 from .interactions import Policy, check_policy
 
-__all__ = ["UNATTENDED_ENV", "AskOptions", "first_choice", "turn_options", "unattended"]
+__all__ = ["UNATTENDED_ENV", "AskOptions", "check_unseen", "first_choice", "turn_options", "unattended"]
 
 #: The environment variable that says nobody is there to answer (see the module docstring).
 UNATTENDED_ENV = "HERMES_NOTEBOOK_UNATTENDED"
@@ -50,6 +50,7 @@ class AskOptions(TypedDict, total=False):
     timeout: float | None
     context: bool
     files: Any
+    show: bool | None
 
 
 def turn_options(
@@ -67,9 +68,17 @@ def turn_options(
     images: Any = None,
     files: Any = None,
     filled: int = 0,
+    show: bool = True,
+    unseen: str = "show=False shows nothing",
+    follow: bool = True,
 ) -> TurnOptions:
-    """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong."""
-    if not isinstance(prompt, str) or not prompt.strip():
+    """The checked :class:`TurnOptions` of one ask, or :class:`HermesUsageError` naming what is wrong.
+
+    ``show=False`` (and every ``hermes.map`` item: ``unseen`` says which) has no view whose buttons could
+    answer an approval or a question, so both need a policy, refused here, before anything is sent."""
+    if not isinstance(prompt, str):
+        raise HermesUsageError(f"a prompt is text, not {type(prompt).__name__}")
+    if not prompt.strip():
         raise HermesUsageError("the prompt is empty")
     path: str = via if via is not None else ("api" if instructions is not None else default_via)
     if path not in VIAS:
@@ -103,6 +112,8 @@ def turn_options(
         approve = "once" if approve is None else approve
         clarify = first_choice if clarify is None and path == "dashboard" else clarify
         code = "run"
+    if not show:  # after the unattended answers: a kernel nobody attends answers with them
+        check_unseen(unseen, approve, clarify, questions=path != "api")
     return TurnOptions(
         prompt=prompt,
         session=session,
@@ -117,4 +128,24 @@ def turn_options(
         files=files,
         filled=filled,
         secrets=(settings.api_key, settings.dashboard_token),
+        show=bool(show),
+        follow=follow,
     )
+
+
+def check_unseen(unseen: str, approve: Policy, clarify: Policy, *, questions: bool = True) -> None:
+    """Refuse asks nobody can answer: with no view, approvals and questions (``questions``: the server asks
+    them: the Dashboard) need a policy."""
+    missing = [
+        f"{name}= ({example})"
+        for name, policy, example in (
+            ("approve", approve, '"deny", "once" or a callable given the request'),
+            ("clarify", clarify if questions else "", "an answer, or a callable given the question"),
+        )
+        if policy is None
+    ]
+    if missing:
+        raise HermesUsageError(
+            f"{unseen}, so nobody could answer an approval or a question: pass {' and '.join(missing)}, "
+            "or set it for the connection (hermes.approve = ..., hermes.clarify = ...)"
+        )

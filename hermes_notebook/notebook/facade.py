@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -33,11 +34,11 @@ from .asking import AskOptions, turn_options
 from .context import PromptPreview
 from .handle import TurnHandle
 from .interactions import Policy
-from .presenters import presenter_for
-from .results import Reply, Status, Table, Transcript
+from .mapping import map_awaited, map_blocking, plan_map
+from .results import KEPT_REPLIES, Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
 from .status import facade_status
-from .wait import run_blocking
+from .wait import run_awaited, run_blocking, run_detached
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's own from Python 3.11 (PEP 692); annotations only here
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from ..widgets.chat import Chat
     from ..widgets.jobs import Jobs
 
-__all__ = ["Hermes", "Reply", "TurnHandle", "connect", "resume"]
+__all__ = ["Hermes", "Reply", "TurnHandle", "resume"]
 
 
 class Hermes:
@@ -61,6 +62,13 @@ class Hermes:
     ``sessions()`` lists. The same holds for ``chat``, ``history``, ``export`` and the session operations.
     """
 
+    #: Defaults for asks and ``map`` (an ask's own options win): ``show=False`` makes no view, so approvals
+    #: and questions need policies. ``last_map``: what the last ``map`` returned (also when interrupted).
+    show: bool = True
+    approve: Policy = None
+    clarify: Policy = None
+    last_map: Any = None
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         #: "dashboard" when a Dashboard token is configured, else "api".
@@ -72,8 +80,8 @@ class Hermes:
         self._jobs: JobsAPI | None = None
         self._secrets = (settings.api_key, settings.dashboard_token)  # what every output of ours scrubs
         self._closed = False
-        #: Replies seen live, per session id (their approvals and usage are not in the stored history).
-        self._replies: dict[str, list[Reply]] = {}
+        #: The newest replies seen live, for export() (their stored copies lack approvals and usage).
+        self._replies: deque[Reply] = deque(maxlen=KEPT_REPLIES)
         #: The last turn started (``%hermes stop`` stops it).
         self.last_turn: TurnHandle | None = None
 
@@ -118,6 +126,7 @@ class Hermes:
         preview: bool = False,
         context: bool = False,
         files: Any = None,
+        show: bool | None = None,
     ) -> Reply | PromptPreview:
         """Send a prompt and wait for the whole turn; returns the :class:`Reply`.
 
@@ -127,10 +136,9 @@ class Hermes:
         interrupted (``HermesTimeoutError``). The prompt is sent as written; ``context=True`` (or ``hn.fill``)
         fills ``{name}``, ``{obj.attr}``, ``{d['k']}`` with scrubbed summaries of your values.
         ``preview=True`` sends nothing and returns what would be sent. ``files=``: text files and PDFs (paths
-        or ``(name, bytes)``) for the model."""
-        prepared = _context.prepare_ask(
-            prompt, context=context, secrets=self._secrets
-        )  # reads our caller's frame
+        or ``(name, bytes)``) for the model. ``show=False``: no view; then policies must answer."""
+        # prepare_ask reads our caller's frame, so it is called here, not in _turn
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)
         turn = self._turn(
             prepared,
             preview,
@@ -143,6 +151,7 @@ class Hermes:
             model=model,
             images=images,
             files=files,
+            show=show,
         )
         if isinstance(turn, PromptPreview):
             return turn
@@ -174,12 +183,12 @@ class Hermes:
         preview: bool = False,
         context: bool = False,
         files: Any = None,
+        show: bool | None = None,
     ) -> Reply | PromptPreview:
         """``await`` twin of :meth:`ask`. Buttons work while it waits only where the kernel handles widget
         messages during an ``await`` (ipykernel >= 7.4); use policies elsewhere."""
-        prepared = _context.prepare_ask(
-            prompt, context=context, secrets=self._secrets
-        )  # reads our caller's frame
+        # prepare_ask reads our caller's frame, so it is called here, not in _turn
+        prepared = _context.prepare_ask(prompt, context=context, secrets=self._secrets)
         turn = self._turn(
             prepared,
             preview,
@@ -192,14 +201,11 @@ class Hermes:
             model=model,
             images=images,
             files=files,
+            show=show,
         )
         if isinstance(turn, PromptPreview):
             return turn
-        presenter = presenter_for(turn, blocking=False)
-        turn.buttons = presenter.buttons
-        reply = await turn.start().wait_async(self.timeout if timeout is None else timeout)
-        presenter.finish(reply)
-        return reply
+        return await run_awaited(turn, timeout=self.timeout if timeout is None else timeout)
 
     def start(self, prompt: str | PromptPreview, *, context: bool = False, **options: Any) -> TurnHandle:
         """Start a turn and return its :class:`TurnHandle` at once (``%hermes -b``); same options as ``ask``
@@ -208,11 +214,24 @@ class Hermes:
             _context.prepare_ask(prompt, context=context, secrets=self._secrets), False, **options
         )
         assert isinstance(handle, TurnHandle)
-        presenter = presenter_for(handle, blocking=False)
-        handle.buttons = presenter.buttons
-        self.last_turn = handle.start()
-        presenter.finish_when_done(handle.future)
+        run_detached(handle)
+        self.last_turn = handle
         return handle
+
+    def map(self, prompts: Any, *, concurrency: int = 4, resume: Any = None, **options: Any) -> Any:
+        """Ask each of ``prompts`` (a list; a Series gives a DataFrame), ``concurrency`` at a time, each in a
+        new session, under one progress bar with Stop: the replies in input order, a failure as a
+        ``MapFailure`` in its place (``resume=`` runs only those). Options: ``via``, ``approve``, ``clarify``
+        (both needed: no card shows), ``instructions``, ``model``, ``timeout`` (per prompt), ``show``."""
+        plan = plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        return map_blocking(plan)
+
+    async def map_async(
+        self, prompts: Any, *, concurrency: int = 4, resume: Any = None, **options: Any
+    ) -> Any:
+        """``await`` twin of :meth:`map`."""
+        plan = plan_map(self, prompts, self._turn, concurrency=concurrency, resume=resume, **options)
+        return await map_awaited(plan)
 
     def _turn(self, prepared: PromptPreview, preview: bool, **options: Any) -> TurnHandle | PromptPreview:
         """The prompt as it will be sent (the preview), or its turn, checked and ready to start."""
@@ -221,15 +240,11 @@ class Hermes:
         if self._closed:
             raise HermesUsageError("this Hermes connection was closed; call hermes_notebook.connect() again")
         options["images"] = _context.merge_images(prepared, options.get("images"))
+        options |= {n: getattr(self, n) for n in ("show", "approve", "clarify") if options.get(n) is None}
         checked = turn_options(
             self.settings, self.default_via, prepared.text, filled=len(prepared.values), **options
         )
-        return TurnHandle(checked, self.conversation, on_reply=self._keep)
-
-    def _keep(self, reply: Reply) -> None:
-        self._replies.setdefault(reply.session_id or "", []).append(
-            reply
-        )  # export() keeps what history drops
+        return TurnHandle(checked, self.conversation, on_reply=self._replies.append)
 
     # --- a session's model, usage, Hermes' own commands, rewinding, files and steering ---
 
@@ -391,7 +406,7 @@ class Hermes:
             if isinstance(session, str | None)
             else None
         )
-        replies = self._replies.get(key or "", [])
+        replies = [r for r in self._replies if (r.session_id or None) == key]
         return conversation(session, stored, replies, path, secrets=self._secrets, **options)
 
     @on_loop
@@ -486,15 +501,3 @@ class Hermes:
         await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10.0)  # never hang a cell
 
     _close_clients = blocking(_close_clients_async)
-
-
-def connect(settings: Settings | None = None, *, check: bool = False, **kwargs: Any) -> Hermes:
-    """A :class:`Hermes` for the servers ``settings``, keyword arguments (``api_url``, ``api_key``,
-    ``dashboard_url``, ``dashboard_token``, ``profile``, timeouts), ``HERMES_*`` variables or loopback
-    defaults name; contacted on first use unless ``check=True``. A bad key or profile name raises
-    :class:`HermesUsageError` naming the setting."""
-    settings = (
-        Settings.resolve(**kwargs) if settings is None else settings.with_(**kwargs) if kwargs else settings
-    )
-    hermes = Hermes(settings)
-    return hermes.check() if check else hermes

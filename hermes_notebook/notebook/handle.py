@@ -55,6 +55,8 @@ class TurnOptions(TurnRequest):
     filled: int = 0
     #: The connection's key and token: every view of the turn scrubs them (``Secret`` values; never shown).
     secrets: tuple[object, ...] = field(default=(), repr=False)
+    #: Show the turn where it runs (a live view in a kernel); False: nothing is shown and no view is made.
+    show: bool = True
 
 
 @dataclass
@@ -124,6 +126,8 @@ class TurnHandle:
         #: What every view of this turn scrubs (the connection's key and token).
         self.secrets = options.secrets
         self.via = options.via
+        #: Show the turn (False: no view is made; policies answer its approvals and questions).
+        self.show = options.show
         self.session_id: str | None = None
         self.notes: list[str] = []
         self.buttons = False
@@ -333,7 +337,11 @@ class TurnHandle:
         return await self._conversation.image(path)
 
     async def _drive(self) -> Reply:
-        outcome = await self._conversation.run(self.options, self, self.control)
+        try:
+            outcome = await self._conversation.run(self.options, self, self.control)
+        finally:
+            with self._lock:  # the turn is over: its views settle and nothing here keeps them alive
+                self._listeners.clear()
         self.session_id = outcome.session_id
         message = await read_media_images(
             outcome.message, self._conversation.image

@@ -22,7 +22,8 @@ from traitlets import CFloat, Unicode
 
 from ..errors import HermesError
 from . import context as _context
-from .facade import Hermes, connect
+from .connecting import connect
+from .facade import Hermes
 from .magic_line import kernel_modes, one_line, protect_prompts, split_options
 from .subcommands import SUBCOMMANDS, session_option, subcommand_named, use_profile
 

@@ -36,18 +36,27 @@ class Presenter:
     def finish(self, reply: Reply) -> None:
         """The turn ended: leave a static result behind."""
 
+    def abandon(self) -> None:
+        """The turn ended with no reply (it failed, or the wait for it was given up): settle what is shown."""
+
     def drain(self) -> None:
         """Main-thread housekeeping between pump rounds."""
 
     def finish_when_done(self, future: concurrent.futures.Future[Reply]) -> None:
-        """Leave the static result behind when a turn nobody waits for (``%hermes -b``) ends well."""
+        """Leave the static result behind when a turn nobody waits for (``%hermes -b``) ends, well or not."""
         if not self.buttons:  # only a live view has something to replace
             return
+        # The future keeps its callbacks, and the handle (``hermes.last_turn``) keeps the future: the callback
+        # lets go of this presenter, and so of its closed view, once it ran.
+        waiting = [self]
 
         def finish(done: concurrent.futures.Future[Reply]) -> None:
-            if not done.cancelled() and done.exception() is None:
-                with contextlib.suppress(Exception):
-                    self.finish(done.result())
+            presenter = waiting.pop()
+            with contextlib.suppress(Exception):
+                if not done.cancelled() and done.exception() is None:
+                    presenter.finish(done.result())
+                else:
+                    presenter.abandon()
 
         future.add_done_callback(finish)
 
@@ -85,10 +94,9 @@ class WidgetPresenter(Presenter):
         display(self.view, display_id=self.display_id)
 
     def finish(self, reply: Reply) -> None:
-        from IPython.display import display, update_display
+        from IPython.display import display
 
-        self.view.busy = False
-        update_display(reply.bundle(), raw=True, display_id=self.display_id)
+        self._settle(reply.bundle())
         # What the live view showed stays, as image outputs under the transcript (a remote image never loads);
         # only while the turn's cell runs: a turn ending later (``%hermes -b``) would put them in another
         # cell.
@@ -96,6 +104,21 @@ class WidgetPresenter(Presenter):
             if image.mime is not None:
                 display(image)
         reply.shown_live(self.display_id, self.execution_count)
+
+    def abandon(self) -> None:
+        from ..render import transcript_bundle
+
+        self._settle(transcript_bundle(self.view.snapshot(), secrets=self.view.secrets))
+
+    def _settle(self, bundle: dict[str, str]) -> None:
+        """The live view becomes ``bundle`` (its static twin: what a saved notebook keeps) and closes, so the
+        finished turn keeps no comm, widget or store in the kernel (once: a second call does nothing)."""
+        from IPython.display import update_display
+
+        if self.view.comm is None:
+            return
+        self.view.busy = False
+        update_display(bundle, raw=True, display_id=self.display_id)
         with contextlib.suppress(Exception):
             self.view.close()
 
@@ -168,10 +191,12 @@ class TextPresenter(Presenter):
         reply.shown_live(None, getattr(host.ipython(), "execution_count", None))
 
 
-def presenter_for(handle: RunningTurn, *, blocking: bool, show: bool = True) -> Presenter:
+def presenter_for(handle: RunningTurn, *, blocking: bool) -> Presenter:
+    """How ``handle`` shows: nothing (``show=False``, off the main thread, plain Python: no view is made), a
+    live view in a kernel, text in terminal IPython."""
     on_main = threading.current_thread() is threading.main_thread()
     where = host.environment()
-    if not show or not on_main:
+    if not handle.show or not on_main:
         return Presenter()
     if where == "kernel":
         try:

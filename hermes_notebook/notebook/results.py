@@ -18,7 +18,10 @@ from ..shell import host
 from ..turns import sent_prompt_message
 from .reply_images import ReplyImage, reply_images
 
-__all__ = ["Reply", "Status", "Table", "Transcript"]
+__all__ = ["KEPT_REPLIES", "Reply", "Status", "Table", "Transcript"]
+
+#: How many of its newest replies a connection keeps for ``export()`` (older turns come from the history).
+KEPT_REPLIES = 100
 
 
 class Reply:

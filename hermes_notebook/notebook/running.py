@@ -30,6 +30,8 @@ class RunningTurn(Protocol):
     buttons: bool
     #: Interactions may be answered on stdin (terminal IPython, or a kernel whose comm pump cannot run).
     text_prompts: bool
+    #: Show the turn at all (False: no view, no printed text).
+    show: bool
 
     @property
     def future(self) -> concurrent.futures.Future[Reply]: ...
@@ -48,5 +50,7 @@ class RunningTurn(Protocol):
     async def image(self, path: str) -> Any: ...
 
     def interrupt(self, grace: float = ...) -> None: ...
+
+    async def wait_async(self, timeout: float | None = None) -> Reply: ...
 
     def serve_text_prompts(self) -> None: ...

@@ -20,7 +20,8 @@ from IPython.core.magic_arguments import MagicArgumentParser
 from ..inert import terminal_safe
 from ..settings import ENV_API_KEY, ENV_DASHBOARD_TOKEN, Settings
 from ..turns.compression import compress_result_text
-from .facade import connect, resume
+from .connecting import connect
+from .facade import resume
 from .magic_line import one_line
 from .results import Table
 

@@ -25,25 +25,25 @@ from .results import Reply
 if TYPE_CHECKING:
     from .running import RunningTurn
 
-__all__ = ["PUMP_INTERVAL", "run_blocking", "wait_blocking"]
+__all__ = ["PUMP_INTERVAL", "run_awaited", "run_blocking", "run_detached", "wait_blocking"]
 
 #: Seconds the blocking wait sleeps between pump rounds (clicks are handled within about this much).
 PUMP_INTERVAL = 0.02
 
 
-def run_blocking(handle: RunningTurn, *, timeout: float | None = None, show: bool = True) -> Reply:
+def run_blocking(handle: RunningTurn, *, timeout: float | None = None) -> Reply:
     """Start ``handle`` and wait for its :class:`Reply`, showing it in the cell (``ask``, ``%hermes``).
 
     Interrupted or timed out, whatever the turn produced stays behind as the static result.
     """
     if runtime.in_loop_thread():
         raise HermesUsageError("ask() was called on the hermes-notebook loop; use ask_async() there")
-    presenter = presenter_for(handle, blocking=True, show=show)
+    presenter = presenter_for(handle, blocking=True)
     pump: CommPump | None = None
     on_main = threading.current_thread() is threading.main_thread()
     if host.environment() == "kernel" and on_main:
         pump = CommPump(warn=False)
-        if not pump.available:
+        if not pump.available and handle.show:  # show=False: policies answer (turn_options saw to it)
             warn_every_time(
                 f"the buttons may not respond while this cell waits ({pump.reason}); "
                 "answer in the text prompt instead",
@@ -51,7 +51,7 @@ def run_blocking(handle: RunningTurn, *, timeout: float | None = None, show: boo
                 stacklevel=3,
             )
             handle.text_prompts = host.stdin_allowed()
-    elif on_main:
+    elif on_main and handle.show:
         handle.text_prompts = host.stdin_allowed()
     handle.buttons = presenter.buttons
     handle.start()
@@ -59,15 +59,39 @@ def run_blocking(handle: RunningTurn, *, timeout: float | None = None, show: boo
         reply = wait_blocking(handle, timeout=timeout, presenter=presenter, pump=pump)
     except BaseException:
         partial = handle.reply  # interrupted or timed out: leave what there is as the static result
-        if partial is not None:
-            with contextlib.suppress(Exception):
-                presenter.finish(partial)
+        with contextlib.suppress(Exception):
+            presenter.finish(partial) if partial is not None else presenter.abandon()
         raise
     finally:
         if pump is not None:
             pump.close()
     presenter.finish(reply)
     return reply
+
+
+async def run_awaited(handle: RunningTurn, *, timeout: float | None = None) -> Reply:
+    """Start ``handle`` and ``await`` its :class:`Reply` (``ask_async``): shown like :func:`run_blocking`,
+    and settled (static, its view closed) however the wait ends."""
+    presenter = presenter_for(handle, blocking=False)
+    handle.buttons = presenter.buttons
+    handle.start()
+    try:
+        reply = await handle.wait_async(timeout)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            presenter.abandon()
+        raise
+    presenter.finish(reply)
+    return reply
+
+
+def run_detached(handle: RunningTurn) -> None:
+    """Start ``handle`` with nobody waiting for it (``start``, ``%hermes -b``): its view settles when it
+    ends."""
+    presenter = presenter_for(handle, blocking=False)
+    handle.buttons = presenter.buttons
+    handle.start()
+    presenter.finish_when_done(handle.future)
 
 
 def wait_blocking(

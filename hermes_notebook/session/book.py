@@ -177,9 +177,9 @@ class SessionBook:
         self.remember(ref)
         self.current = ref.stored_id
 
-    async def api_session(self, name: str | None, *, new: bool = False) -> str:
-        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); it becomes
-        current.
+    async def api_session(self, name: str | None, *, new: bool = False, follow: bool = True) -> str:
+        """The session id an API Server run goes to (a new ``nb_<time>_<hex>`` id when starting); with
+        ``follow`` (an ask, not a ``map`` item) it becomes current.
 
         The API Server has no titles: :func:`resume` takes a stored session id there.
         """
@@ -190,7 +190,10 @@ class SessionBook:
             session_id = stored or f"nb_{time.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
             if name is not None:
                 self._remember(name, session_id)
-            self.current = session_id
+            if follow:
+                self.current = session_id
+            else:
+                self._own.add(session_id)
             return session_id
 
 

@@ -266,7 +266,9 @@ class ApiDriver:
                     f"{request.model!r} (it takes only {', '.join(sorted(aliases)) or 'no names'}); "
                     "use the Dashboard (hermes.set_model) to switch models"
                 )
-        self._session_id = await self._book.api_session(request.session, new=request.new)
+        self._session_id = await self._book.api_session(
+            request.session, new=request.new, follow=request.follow
+        )
         return self._session_id
 
     async def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
@@ -352,8 +354,9 @@ class ApiDriver:
         return self._folder.message.to_dict()
 
     def settle(self) -> str | None:
-        """The run's session is the current one now."""
-        self._book.current = self._session_id
+        """The run's session is the current one now (unless the request does not follow it)."""
+        if self._request.follow:
+            self._book.current = self._session_id
         return self._session_id
 
     async def ended(self) -> None:

@@ -9,7 +9,7 @@ dicts: Python views use it, and the tests use it to prove the change stream repr
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 __all__ = [
@@ -400,6 +400,19 @@ class MessageStore(Mapping[str, dict[str, Any]]):
                 )  # KeyError for an unknown message or part, as apply_changes
                 pending = self._pending.setdefault(mid, {}).setdefault(pid, _Pending())
             pending.add(change["text"])
+
+    def drop_oldest(self, keep: int, droppable: Callable[[dict[str, Any]], bool]) -> list[str]:
+        """Forget the oldest messages while more than ``keep`` are held and the oldest is ``droppable``; their
+        ids, oldest first."""
+        dropped: list[str] = []
+        while len(self._messages) > keep:
+            oldest = next(iter(self._messages))
+            if not droppable(self._messages[oldest]):
+                break
+            del self._messages[oldest]
+            self._pending.pop(oldest, None)
+            dropped.append(oldest)
+        return dropped
 
     def raw(self, message_id: str) -> dict[str, Any]:
         """The message without joining pending appends: its parts' ``text`` may lag; every other field is

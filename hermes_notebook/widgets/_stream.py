@@ -53,10 +53,8 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import traitlets
 
 from .. import runtime
@@ -64,16 +62,15 @@ from ..scrub import scrub, scrub_value
 from ..shell.subshells import Routing, follow_frontend_subshells
 from ..turns.changes import MessageStore
 from . import inbound
+from .base import Bundle, LeanWidget
 from .coalesce import DEFAULT_MAX_RATE, Coalescer
 from .stream_images import ImageLoad, install_image_answers
 from .stream_scrub import StreamScrubber
 from .wire import change_weight, splice_of
 
-__all__ = ["STATIC", "StreamingWidget", "change_weight"]
+__all__ = ["StreamingWidget", "change_weight"]
 
 log = logging.getLogger(__name__)
-
-STATIC = Path(__file__).resolve().parent.parent / "static"
 
 #: The fields of a message that go into its ``index`` entry (plus ``rev``); never its parts.
 INDEX_FIELDS = ("id", "role", "status", "usage", "error")
@@ -114,15 +111,15 @@ class _Coalescer(Coalescer):
             self._after_flush()
 
 
-class StreamingWidget(anywidget.AnyWidget):
+class StreamingWidget(LeanWidget):
     """Base for widgets that show messages made of parts (the chat and the ``%hermes`` live turn).
 
     ``images``: reads a part's ``media`` image for a view that asks (``Conversation.image``;
     :mod:`.stream_images`).
     """
 
-    _esm = STATIC / "chat.js"
-    _css = STATIC / "chat.css"
+    _esm = Bundle("chat.js")
+    _css = Bundle("chat.css")
 
     #: "chat" shows the composer and session controls; "turn" shows only the conversation (for ``%hermes``).
     mode = traitlets.Unicode("chat").tag(sync=True)
@@ -138,6 +135,8 @@ class StreamingWidget(anywidget.AnyWidget):
     connection = traitlets.Dict({"status": "connected", "retry_in": None, "message": None}).tag(sync=True)
     #: A one-line notice for the user (errors, refused attachments), "" when none.
     notice = traitlets.Unicode("").tag(sync=True)
+    #: Messages before the first one the kernel holds (on the server only: widgets/windowed.py).
+    before = 0
 
     def __init__(
         self,
@@ -374,9 +373,9 @@ class StreamingWidget(anywidget.AnyWidget):
         with self._lock:
             content: dict[str, Any] = {"type": "snapshot", "seq": seq}
             ids = list(self._store)
-            if len(ids) > SNAPSHOT_FIRST_MESSAGES:
+            if len(ids) > SNAPSHOT_FIRST_MESSAGES or self.before:
                 ids = ids[-SNAPSHOT_FIRST_MESSAGES:]
-                content.update(partial=True, older=len(self._store) - len(ids))
+                content.update(partial=True, older=len(self._store) - len(ids) + self.before)
             content["messages"] = [dict(self._store[mid]) for mid in ids]
             content["revs"] = {mid: self._revs.get(mid, 0) for mid in ids}
             if reset:

@@ -37,7 +37,6 @@ from ..session import Conversation, resume
 from ..settings import Settings
 from ..turns.withdrawn import withdraw_pending
 from . import inbound
-from ._stream import StreamingWidget
 from .chat_actions import install_actions
 from .chat_answers import ChatAnswers
 from .chat_events import on_change, on_listen
@@ -47,6 +46,7 @@ from .chat_session import install_session_details, session_entry
 from .chat_turns import ChatTurns
 from .replies import answer, refusal
 from .static_twin import StaticTwin
+from .windowed import WindowedWidget
 
 if TYPE_CHECKING:
     from ..client import DashboardConnection
@@ -62,7 +62,7 @@ TRANSCRIPT_CLASS = "hn-transcript"
 TRANSCRIPT_DEBOUNCE_S = 0.25
 
 
-class Chat(StaticTwin, StreamingWidget):
+class Chat(StaticTwin, WindowedWidget):
     """A chat with one Hermes session: history, live turns, interactions, session picker, connection banner.
 
     ``source``: a :class:`~hermes_notebook.session.Conversation` (the facade's; ``session`` then names a
@@ -107,13 +107,15 @@ class Chat(StaticTwin, StreamingWidget):
         if session is not None and not isinstance(session, str):
             raise inbound.Refused(f"session must be a name or id, not {type(session).__name__}")
         super().__init__(
-            mode="chat", secrets=secrets, images=lambda path: self.conversation.image(path), **kwargs
+            mode="chat",
+            secrets=secrets,
+            images=lambda path: self.conversation.image(path),
+            stored=lambda: self.conversation.history(self._open_id()),  # pages before the kernel's window
+            **kwargs,
         )
         #: The conversation this chat is a face of (the facade's, when ``hermes.chat()`` opened it).
         self.conversation: Conversation = source
-        self.sessions: list[
-            dict[str, Any]
-        ] = []  # the picker's [{"id", "title"}]: sent on request, never synced
+        self.sessions: list[dict[str, Any]] = []  # the picker's [{"id", "title"}]: asked for, never synced
         self.turns = ChatTurns(self, source)
         self._off: Callable[[], None] | None = None
         self._off_change: Callable[[], None] | None = None  # a newer Dashboard's sessions.changed signal
@@ -213,7 +215,8 @@ class Chat(StaticTwin, StreamingWidget):
     def transcript_bundle(self) -> dict[str, str]:
         """The static transcript shown beside the widget: what a saved notebook keeps for kernel-less
         viewers."""
-        bundle = transcript_bundle(self.snapshot(), secrets=self.secrets)
+        earlier = [f"{self.before:,} earlier messages are in the session's history"] if self.before else []
+        bundle = transcript_bundle(self.snapshot(), notes=earlier, secrets=self.secrets)
         title = (self.session or {}).get("title")
         heading = f"Hermes chat: {title}" if title else "Hermes chat"
         bundle["text/html"] = (
@@ -406,8 +409,7 @@ class Chat(StaticTwin, StreamingWidget):
             self.notice = self.scrub_value(str(reply["warning"]).strip())[:500]
 
     def turn_ended(self) -> None:
-        """A turn of this chat ended: Hermes titles a session after its first turn, so the picker is
-        re-listed."""
+        """A turn ended: re-list the picker (Hermes titles a session after its first turn)."""
         if not self._closed:
             self.run_in_background(self.refresh_sessions(), "listing sessions")
 
@@ -417,12 +419,8 @@ class Chat(StaticTwin, StreamingWidget):
         if message is None or message.get("status") not in ("streaming", "queued"):
             return
         withdrawn: list[Any] = withdraw_pending(message)  # its cards go inert with it
-        self.push(
-            [
-                *withdrawn,
-                {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error},
-            ]
-        )
+        finish = {"op": "finish", "message_id": message_id, "status": status, "usage": None, "error": error}
+        self.push([*withdrawn, finish])
 
     async def _shutdown(self) -> None:
         for off in (self._off, self._off_change):

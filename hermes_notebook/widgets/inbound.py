@@ -30,6 +30,7 @@ __all__ = [
     "MAX_PROMPT_CHARS",
     "MAX_QUEUED_PROMPTS",
     "MAX_VIEW_FILE_BYTES",
+    "PROGRESS_MESSAGES",
     "Refused",
     "check_answer",
     "check_open_turn",
@@ -249,6 +250,7 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
         "text": text(MAX_PROMPT_CHARS, empty=False),
     },
     "subagent_stop": {"subagent_id": text(MAX_ID_CHARS, empty=False)},
+    "bundle": {"request": request_number},  # a %hermes live view's loader: the chat view's code (turn.py)
 }
 
 #: What the jobs view may send.
@@ -269,6 +271,10 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
 
 # Fields a message may leave out (the view omits them when empty); every other listed field is required.
 _OPTIONAL = {"images", "request", "id"}
+
+
+#: The progress bar of ``hermes.map`` (widgets/progress.py): only its Stop button.
+PROGRESS_MESSAGES: Mapping[str, Mapping[str, Check]] = {"stop": {}}
 
 
 def validate(content: object, messages: Mapping[str, Mapping[str, Check]]) -> dict[str, Any]:

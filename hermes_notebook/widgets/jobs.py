@@ -27,7 +27,6 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-import anywidget
 import traitlets
 
 from .. import runtime
@@ -41,7 +40,7 @@ from ..scrub import scrub, scrub_value
 from ..settings import Settings
 from ..shell.subshells import Routing, follow_frontend_subshells
 from . import inbound
-from ._stream import STATIC
+from .base import Bundle, LeanWidget
 from .job_answers import JobAnswers
 from .job_rows import job_row, preset_dicts, timezone_label
 from .job_runs import FinishedRun, RunsHandler
@@ -65,7 +64,7 @@ class HasSettings(Protocol):
     settings: Settings
 
 
-class Jobs(StaticTwin, anywidget.AnyWidget):
+class Jobs(StaticTwin, LeanWidget):
     """A live table of Hermes cron jobs with actions, a create/edit form and auto-refresh.
 
     ``Jobs(source=None, *, include_disabled=False, auto_refresh=30.0)``: ``source`` is a
@@ -74,8 +73,8 @@ class Jobs(StaticTwin, anywidget.AnyWidget):
     (``Settings.resolve()``: arguments, then ``HERMES_API_URL/KEY``).
     """
 
-    _esm = STATIC / "jobs.js"
-    _css = STATIC / "jobs.css"
+    _esm = Bundle("jobs.js")
+    _css = Bundle("jobs.css")
     live_text = "Hermes cron jobs (live widget; a static table follows)"
 
     #: Table rows (see :func:`job_row`), in the server's order.

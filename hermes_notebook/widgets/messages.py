@@ -16,6 +16,7 @@ __all__ = [
     "JOBS_KERNEL_MESSAGES",
     "QUESTIONS",
     "ActionResultMsg",
+    "BundleMsg",
     "ChangesMsg",
     "CommandOutputMsg",
     "CommandsMsg",
@@ -138,6 +139,14 @@ class ImageMsg(_Answer):
     type: Literal["image"]
     mime: str
     data: str
+
+
+class BundleMsg(_Answer):
+    """The chat view's code and stylesheet, answering a ``%hermes`` live view's ``bundle`` (once per page)."""
+
+    type: Literal["bundle"]
+    esm: str
+    css: str
 
 
 class ProfilesMsg(_Answer):
@@ -273,6 +282,7 @@ CHAT_KERNEL_MESSAGES = (
     TurnFilesMsg,
     BranchFilesMsg,
     SubagentControlsMsg,
+    BundleMsg,
     ErrorMsg,
 )
 #: The jobs widget's kernel -> browser messages (TypeScript ``JobsKernelMsg``).
@@ -296,6 +306,7 @@ QUESTIONS: dict[str, type] = {
     "turn_files": TurnFilesMsg,
     "branch_files": BranchFilesMsg,
     "subagent_controls": SubagentControlsMsg,
+    "bundle": BundleMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
     "action": ActionResultMsg,

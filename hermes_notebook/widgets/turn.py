@@ -20,6 +20,8 @@ import traitlets
 
 from . import inbound
 from ._stream import StreamingWidget
+from .base import Bundle, bundle_hash, bundle_text
+from .replies import answer
 
 __all__ = ["TurnView"]
 
@@ -29,9 +31,21 @@ Respond = Callable[[str, str], object]
 
 
 class TurnView(StreamingWidget):
-    """Shows one turn as it streams; its buttons answer interactions and stop the turn."""
+    """Shows one turn as it streams; its buttons answer interactions and stop the turn.
+
+    Its ESM is a small loader (js/src/turn.ts) that asks for the chat view's code once per page (``bundle``):
+    as the widget's state it would travel, and be imported again, with every turn.
+    """
 
     mode = traitlets.Unicode("turn").tag(sync=True)
+    _esm = Bundle("turn.js")
+    _css = traitlets.Unicode("").tag(sync=True)  # the loader adds the chat view's stylesheet, once per page
+    #: Which chat view the loader needs (pages keep the module per hash).
+    bundle_hash = traitlets.Unicode("").tag(sync=True)
+
+    @traitlets.default("bundle_hash")
+    def _default_bundle_hash(self) -> str:
+        return bundle_hash("chat.js", "chat.css")
 
     def __init__(
         self,
@@ -48,6 +62,15 @@ class TurnView(StreamingWidget):
         self.on_action("respond", self._respond)
         self.on_action("secret", self._secret)
         self.on_action("stop", self._stop)
+        self.on_action("bundle", self._send_bundle)
+
+    def _send_bundle(self, question: dict[str, Any]) -> None:
+        """Answer the loader's ``bundle`` question with the chat view's code and stylesheet."""
+        self.send_to_views(
+            answer(
+                question, {"type": "bundle", "esm": bundle_text("chat.js"), "css": bundle_text("chat.css")}
+            )
+        )
 
     def _count(self, name: str) -> None:
         self.actions_seen[name] = self.actions_seen.get(name, 0) + 1

@@ -60,6 +60,7 @@ def test_ask_and_ask_async_signatures_match() -> None:
         "preview",
         "context",
         "files",
+        "show",
     ]
     assert sync.parameters["context"].default is False  # the prompt is sent as written unless asked to fill
 

@@ -13,6 +13,7 @@ import pytest
 from hermes_notebook import runtime
 from hermes_notebook.client.jobs import JobsClient
 from hermes_notebook.jobs.api import JobsAPI
+from hermes_notebook.widgets.base import bundle_text
 from hermes_notebook.widgets.jobs import STATIC_CLASS, Jobs
 from tests.helpers import REPO, eventually, offline_jobs_widget
 
@@ -336,9 +337,7 @@ def test_one_stylesheet_and_every_rule_in_it_is_used() -> None:
     import re
 
     root = REPO
-    assert ".hn-jobs-live" in str(
-        Jobs._css
-    )  # the anywidget _css is the built js/src/jobs.css (npm run build)
+    assert ".hn-jobs-live" in bundle_text("jobs.css")  # the anywidget _css: the built js/src/jobs.css
     # twin: the static copy; delivery: the busy-kernel note
     sources = [
         *(root / "js" / "src" / "jobs").glob("*.ts"),

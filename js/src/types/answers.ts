@@ -2,6 +2,7 @@
 // `type`. Mirrored by hermes_notebook/widgets/messages.py `QUESTIONS` (tests/test_contract.py).
 
 import type {
+  BundleMsg,
   ChatQuestion,
   CommandOutputMsg,
   CommandsMsg,
@@ -33,6 +34,7 @@ export interface Answers {
   turn_files: TurnFilesMsg;
   branch_files: BranchFilesMsg;
   subagent_controls: SubagentControlsMsg;
+  bundle: BundleMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
   action: ActionResultMsg;

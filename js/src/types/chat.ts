@@ -199,6 +199,14 @@ export interface SubagentControlsMsg {
   stop: boolean;
 }
 
+/** The chat view's code and stylesheet, answering a `%hermes` live view's `bundle` question (js/src/turn.ts). */
+export interface BundleMsg {
+  type: "bundle";
+  request?: string;
+  esm: string;
+  css: string;
+}
+
 /** Chat: kernel -> browser. */
 export type KernelMsg =
   | ChangesMsg
@@ -214,6 +222,7 @@ export type KernelMsg =
   | TurnFilesMsg
   | BranchFilesMsg
   | SubagentControlsMsg
+  | BundleMsg
   | ErrorMsg;
 
 /** One entry of Hermes' command catalog. */
@@ -370,6 +379,11 @@ export interface SubagentControlsRequest {
   type: "subagent_controls";
   request: string;
 }
+/** A `%hermes` live view's loader asks for the chat view's code (once per page): answered by a `BundleMsg`. */
+export interface BundleRequest {
+  type: "bundle";
+  request: string;
+}
 /** A running subagent part's Steer: `text` goes to that subagent (`subagent.steer`). */
 export interface SubagentSteerMsg {
   type: "subagent_steer";
@@ -416,6 +430,8 @@ export type ChatQuestion =
   | SubagentControlsRequest;
 /** Chat: browser -> kernel. */
 export type ViewMsg = ChatCommand | ChatQuestion;
+/** Everything the kernel takes on a chat-protocol comm: the view's messages and the `%hermes` loader's question. */
+export type ChatChannelMsg = ViewMsg | BundleRequest;
 /** What the chat's parts send: commands, and the composer's questions (the `/` menu's catalog, a command's output)
  *  before `invoke` gives them an id; the view's own components ask the other questions. */
 export type ChatOutgoing = ChatCommand | Asked<CommandsRequest | CommandMsg>;
