@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from .. import reproducibility
 from ..errors import HermesUsageError
 from ..export import DEFAULT_PATH, conversation
-from ..inert import redact_url
 from ..kernel.grants import Modes
 from ..kernel.share import KERNEL, KernelShare
 from ..runtime import blocking, caller_first, on_loop
@@ -37,7 +36,7 @@ from .interactions import Policy
 from .mapping import map_awaited, map_blocking, plan_map
 from .results import KEPT_REPLIES, Reply, Status, Table, Transcript
 from .session_results import CommandResult, SessionUsage, command_result, models_table, usage_of
-from .status import facade_status
+from .status import facade_repr, facade_status
 from .wait import run_awaited, run_blocking, run_detached
 
 if TYPE_CHECKING:
@@ -86,13 +85,7 @@ class Hermes:
         self.last_turn: TurnHandle | None = None
 
     def __repr__(self) -> str:
-        dashboard = (
-            redact_url(self.settings.dashboard_url) if self.settings.dashboard_token else "not configured"
-        )
-        return (
-            f"<Hermes api={redact_url(self.settings.api_url)} dashboard={dashboard} via={self.default_via} "
-            f"session={self.conversation.current or 'none yet'}>"
-        )
+        return facade_repr(self)
 
     @property
     def session_id(self) -> str | None:

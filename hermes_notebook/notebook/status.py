@@ -1,5 +1,5 @@
 """``Hermes.status()``: both servers reachable or not, their versions and features, and this connection's
-state.
+state; and the facade's one-line repr of the same state.
 
 Why its own module: it asks each server in turn and turns every failure into a line of the result (a status
 check never raises), which is not the facade's business; the facade hands over its client factories.
@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import HermesError
+from ..inert import redact_url
 from ..kernel.share import KERNEL
 from .results import Status
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..session import Conversation
     from ..settings import Settings
 
-__all__ = ["facade_status", "gather_status"]
+__all__ = ["facade_repr", "facade_status", "gather_status"]
 
 
 class StatusSource(Protocol):
@@ -30,6 +31,16 @@ class StatusSource(Protocol):
     settings: Settings
     default_via: str
     conversation: Conversation
+
+
+def facade_repr(hermes: StatusSource) -> str:
+    """``repr(hermes)``: where it connects (no credentials in the URLs), its default path and session."""
+    settings = hermes.settings
+    dashboard = redact_url(settings.dashboard_url) if settings.dashboard_token else "not configured"
+    return (
+        f"<Hermes api={redact_url(settings.api_url)} dashboard={dashboard} via={hermes.default_via} "
+        f"session={hermes.conversation.current or 'none yet'}>"
+    )
 
 
 async def facade_status(hermes: StatusSource) -> Status:

@@ -397,3 +397,16 @@ def test_history_and_chat_take_a_session_like_ask(settings: Settings) -> None:
     finally:
         someone.close()
         me.close()
+
+
+def test_repr_names_where_it_connects_without_credentials(settings: Settings) -> None:
+    """``repr(hermes)`` names both servers, the default path and the session, never a key, a token or a
+    password in a URL."""
+    facade = hn.connect(settings.with_(api_url=settings.api_url.replace("http://", "http://user:pw-secret@")))
+    try:
+        shown = repr(facade)
+        assert shown.startswith("<Hermes api=http://") and "via=dashboard session=none yet>" in shown
+        assert "pw-secret" not in shown and settings.api_key.reveal() not in shown
+        assert settings.dashboard_token.reveal() not in shown
+    finally:
+        facade.close()
