@@ -117,9 +117,9 @@ def test_a_proposal_links_its_tool_part_and_run_cell_asks_first(shared: tuple[An
     tool = next(t for t in reply.tools if (t.get("name") or "").endswith("__insert_cell"))
     told = str(tool.get("result"))  # what the model is told; the reply says it in a line for the person
     assert f"pending change {change['id']}" in told and "nothing runs" in told, told
-    assert reply.text.startswith("I proposed a new code cell at index 1: it shows on the notebook"), (
-        reply.text
-    )
+    assert reply.text.startswith(
+        "I proposed a new code cell at index 1 in scripted.ipynb: it shows on the"
+    ), reply.text
     assert tool["cell_change"] == {"id": change["id"], "kind": "insert", "index": 1, "cell_type": "code"}
 
     page.run_outputs = [{"output_type": "stream", "name": "stdout", "text": "3.14\n"}]
