@@ -7,7 +7,6 @@ imaging library (the demo must run with nothing but the package).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import tempfile
@@ -15,7 +14,15 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DOT_PNG", "IMAGE_PNG", "bar_chart_png", "picture_file", "png"]
+__all__ = [
+    "DOT_PNG",
+    "IMAGE_PNG",
+    "PICTURES_VARIABLE",
+    "bar_chart_png",
+    "picture_file",
+    "pictures_folder",
+    "png",
+]
 
 _WHITE = b"\xff\xff\xff\xff"
 _AXIS = b"\x44\x44\x44\xff"
@@ -75,16 +82,28 @@ IMAGE_PNG = bar_chart_png([3.5, 19.0, 7.25, 2.1])
 DOT_PNG = png(1, 1, [b"\x1f\x77\xb4\xff"])
 
 
-def picture_file(data: bytes) -> Path:
-    """A file holding ``data`` (a picture above) for the agent's command to copy: the scripted model always
-    runs on the machine Hermes runs on (loopback only), and ``cp <file>`` reads better in a tool's label than
-    the picture's base64. Named by its content, written once (atomically), never changed."""
-    folder = Path(tempfile.gettempdir()) / "hermes-notebook-scripted-model"
-    path = folder / f"picture-{hashlib.sha256(data).hexdigest()[:12]}.png"
+#: The environment variable naming the folder of the pictures, set for every Hermes the harness starts
+#: (``LocalHermes``): the agent's command says ``$HN_DEMO_PICTURES/chart.png``, so a tool's label reads as
+#: what it does rather than as a temp path of this machine.
+PICTURES_VARIABLE = "HN_DEMO_PICTURES"
+
+
+def pictures_folder() -> Path:
+    """Where the pictures are: one folder in the temp dir (the scripted model and Hermes always share the
+    machine: loopback only)."""
+    return Path(tempfile.gettempdir()) / "hermes-notebook-scripted-model"
+
+
+def picture_file(name: str, data: bytes) -> str:
+    """``$HN_DEMO_PICTURES/<name>.png`` for the agent's command to copy, the file holding ``data`` (written
+    once, atomically, rewritten only if it ever differs); ``cp <file>`` reads better in a tool's label than
+    the picture's base64."""
+    folder = pictures_folder()
+    path = folder / f"{name}.png"
     if not path.is_file() or path.read_bytes() != data:
         folder.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(dir=folder, suffix=".part")
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(partial, path)
-    return path
+    return f'"${PICTURES_VARIABLE}/{name}.png"'

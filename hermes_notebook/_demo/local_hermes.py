@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from ..settings import Secret, Settings
+from .chart import PICTURES_VARIABLE, pictures_folder
 from .processes import (
     HERMES_SERVERS,
     LOOPBACK,
@@ -402,6 +403,7 @@ class LocalHermes:
             no_proxy="127.0.0.1,localhost,::1",
             HERMES_TUI_CHECKPOINTS="1" if self._checkpoints else "0",
         )
+        env[PICTURES_VARIABLE] = str(pictures_folder())  # the scripted model's IMAGE copies from there
         env.update(self._extra_env)
         env.update(extra)
         return env

@@ -343,7 +343,7 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "IMAGE":
         words = rest.split()
         name = words[0] if words and _SAFE_DIR.match(words[0]) else "hn-image"
-        picture = picture_file(DOT_PNG if words[1:2] == ["dot"] else IMAGE_PNG)
+        picture = picture_file("dot", DOT_PNG) if words[1:2] == ["dot"] else picture_file("chart", IMAGE_PNG)
         command = f"mkdir -p ../images && cp {picture} ../images/{name}.png && realpath ../images/{name}.png"
         return _tool_or_refusal(offered, ToolCall("terminal", {"command": command}))
     if keyword == "EDIT" and len(rest.split()) == 3:

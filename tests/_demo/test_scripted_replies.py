@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 import struct
-from pathlib import Path
+import tempfile
 
+from hermes_notebook._demo.chart import pictures_folder
 from hermes_notebook._demo.follow_up import follow_up, is_title_request, title_reply
 from hermes_notebook._demo.script import DOT_PNG, IMAGE_PNG, plan_reply
 
@@ -87,7 +88,8 @@ def test_image_writes_a_chart_and_dot_a_single_pixel() -> None:
     tools = [{"type": "function", "function": {"name": "terminal"}}]
     for prompt, picture in (("IMAGE sales", IMAGE_PNG), ("IMAGE speck dot", DOT_PNG)):
         [call] = plan_reply({"messages": [{"role": "user", "content": prompt}], "tools": tools}).tool_calls
-        copied = re.search(r"\bcp (\S+) \.\./images/(\S+)\.png", str(call.arguments["command"]))
-        assert (
-            copied is not None and Path(copied[1]).read_bytes() == picture and copied[2] == prompt.split()[1]
-        )
+        command = str(call.arguments["command"])
+        copied = re.search(r'\bcp "\$HN_DEMO_PICTURES/(\w+\.png)" \.\./images/(\S+)\.png', command)
+        assert copied is not None, command
+        assert (pictures_folder() / copied[1]).read_bytes() == picture and copied[2] == prompt.split()[1]
+        assert tempfile.gettempdir() not in command  # the label reads as what it does, not as a temp path
