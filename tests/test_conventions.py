@@ -1085,6 +1085,22 @@ def misplaced_tests(tests: Iterable[str], folders: set[str], modules: set[str]) 
     return found
 
 
+def duplicate_basenames(paths: list[str]) -> list[str]:
+    """The file names that more than one of ``paths`` has."""
+    names = [path.rsplit("/", 1)[-1] for path in paths]
+    return sorted({name for name in names if names.count(name) > 1})
+
+
+def test_test_files_have_unique_names() -> None:
+    """Test folders have no ``__init__.py`` (pytest imports each test file by its name alone), so two test
+    files of one name in two folders stop the whole run at collection ("import file mismatch")."""
+    tests = [p.relative_to(TESTS).as_posix() for p in sorted(TESTS.rglob("test_*.py"))]
+    assert duplicate_basenames(tests) == []
+    assert duplicate_basenames(["session/test_runner.py", "reproducibility/test_runner.py", "test_a.py"]) == [
+        "test_runner.py"
+    ]
+
+
 def test_tests_mirror_the_package_folders() -> None:
     """tests/ mirrors hermes_notebook/: a module's tests sit in the folder of the same path (88 test files at
     tests/'s root before), so the tests of a floor are found beside each other; the root keeps the top-level
