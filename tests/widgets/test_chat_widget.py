@@ -194,6 +194,15 @@ def browser(chat: Chat, **content: Any) -> None:
     chat._dispatch(chat, content, [])
 
 
+def answer(
+    chat: Chat, request_id: str, response: str, *, message_id: str = "assistant:t1", part_id: str = "tool:c1"
+) -> None:
+    """A click on a card's choice, as the front end sends it."""
+    browser(
+        chat, type="respond", message_id=message_id, part_id=part_id, request_id=request_id, response=response
+    )
+
+
 @pytest.fixture
 def conn() -> FakeConnection:
     return FakeConnection()
@@ -564,23 +573,9 @@ def test_approval_answer_goes_once_and_is_recorded(chat: Chat, conn: FakeConnect
         "approval.request", command="rm -rf x", description="recursive delete", choices=["once", "deny"]
     )
     eventually(lambda: "approval-1" in json.dumps(chat.snapshot()), what="approval shown")
-    browser(
-        chat,
-        type="respond",
-        message_id="assistant:t1",
-        part_id="tool:c1",
-        request_id="approval-1",
-        response="deny",
-    )
+    answer(chat, "approval-1", "deny")
     eventually(lambda: '"answered"' in json.dumps(chat.snapshot()), what="answered")
-    browser(
-        chat,
-        type="respond",
-        message_id="assistant:t1",
-        part_id="tool:c1",
-        request_id="approval-1",
-        response="once",
-    )
+    answer(chat, "approval-1", "once")
     eventually(lambda: "already answered" in chat.notice, what="refusal notice")
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
@@ -609,24 +604,10 @@ def test_a_card_of_a_dropped_turn_never_answers_the_next_turns_request_with_its_
         "approval.request", command="rm -rf two", description="recursive delete", choices=["once", "deny"]
     )
     eventually(lambda: "tool:c2" in json.dumps(chat.snapshot()), what="second approval shown")
-    browser(
-        chat,
-        type="respond",
-        message_id="assistant:t1",
-        part_id="tool:c1",
-        request_id="approval-1",
-        response="once",
-    )
+    answer(chat, "approval-1", "once")
     eventually(lambda: "Refused" in chat.notice, what="refusal notice")
     assert [c for c in conn.calls if c[0] == "respond"] == []
-    browser(
-        chat,
-        type="respond",
-        message_id="assistant:t2",
-        part_id="tool:c2",
-        request_id="approval-1",
-        response="deny",
-    )
+    answer(chat, "approval-1", "deny", message_id="assistant:t2", part_id="tool:c2")
     eventually(lambda: any(c[0] == "respond" for c in conn.calls), what="the open turn's answer")
     assert [c for c in conn.calls if c[0] == "respond"] == [("respond", ("approval-1", "deny"))]
 
@@ -644,14 +625,7 @@ def test_a_stale_card_is_refused_even_if_its_turn_left_it_pending(chat: Chat, co
     chat.push(
         [{"op": "finish", "message_id": "assistant:t1", "status": "error", "usage": None, "error": "x"}]
     )
-    browser(
-        chat,
-        type="respond",
-        message_id="assistant:t1",
-        part_id="tool:c1",
-        request_id="approval-1",
-        response="once",
-    )
+    answer(chat, "approval-1", "once")
     eventually(lambda: "Refused" in chat.notice, what="refusal notice")
     assert "turn has ended" in chat.notice
     assert [c for c in conn.calls if c[0] == "respond"] == []
