@@ -81,7 +81,14 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, help="also append each report to this JSON-lines file as it comes"
     )
+    parser.add_argument("--summarize", type=Path, help="print the summary of a (cut-short) run's --out file")
     args = parser.parse_args()
+    if args.summarize:
+        reports = [{"turns": 0}] + [json.loads(line) for line in args.summarize.read_text().splitlines()]
+        args.asks = reports[-1]["turns"]
+        summary = _summary(reports, args, reports[-1].get("seconds", 0.0))
+        print(json.dumps(summary) if args.json else _text(summary))
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a kill stops the servers and kernel too
     quiet = ', show=False, approve="deny", clarify="A"' if args.quiet else ""
     local = LocalHermes(hermes_bin=find_hermes_bin(server=args.hermes)).start()
@@ -110,7 +117,7 @@ def main() -> None:
             controls += _control_asks(control, start)
             if report:
                 reports[-1].update(control_s=sum(controls) / len(controls), load=os.getloadavg()[0])
-                reports[-1].update(_server_figures(local))
+                reports[-1].update(_server_figures(local), seconds=time.monotonic() - started)
                 controls.clear()
                 if args.out:
                     with args.out.open("a") as out:
