@@ -25,7 +25,7 @@ from ..turns.steering import steer_marker
 from .book import SessionBook
 from .control import TurnControl
 from .queue import TurnQueue
-from .settling import Settling
+from .settling import until_let_go
 from .turns import TurnOutcome, TurnRequest, TurnSink
 
 if TYPE_CHECKING:
@@ -159,13 +159,11 @@ class DashboardDriver:
         book: SessionBook,
         request: TurnRequest,
         running: list[Turn] | None = None,
-        settling: Settling | None = None,
     ) -> None:
         self._connect = connect
         self._book = book
         self._request = request
         self._running = [] if running is None else running  # the runner's: the client turns it runs now
-        self._settling = Settling() if settling is None else settling  # the runner's: sessions Hermes holds
         self._conn: DashboardConnection | None = None
         self._ref: SessionRef | None = None
         self._turn: Turn | None = None
@@ -187,7 +185,7 @@ class DashboardDriver:
         (``sink.failed``)."""
         conn, ref, request = self._conn, self._ref, self._request
         assert conn is not None and ref is not None, "open() first"
-        await self._settling.wait(ref.stored_id)
+        await until_let_go(conn, ref)
         if request.model:  # the session's model, switched before the prompt (it keeps it, like /model)
             switched = await set_model(conn, ref, request.model)
             if switched.get("warning"):
@@ -195,14 +193,9 @@ class DashboardDriver:
         extra: dict[str, Any] = (
             {"files": request.files} if request.files else {}
         )  # only what a prompt carries
-        watch = self._settling.watch(conn, ref)
-        try:
-            self._turn = turn = await conn.submit(
-                ref, request.prompt, images=request.images or None, turn_id=request.turn_id, **extra
-            )
-        except BaseException:
-            watch.settle()
-            raise
+        self._turn = turn = await conn.submit(
+            ref, request.prompt, images=request.images or None, turn_id=request.turn_id, **extra
+        )
         self._running.append(turn)
         try:
             await control.arm(lambda: conn.interrupt(ref))
@@ -214,7 +207,6 @@ class DashboardDriver:
             sink.failed(exc)
         finally:
             self._running.remove(turn)
-            self._settling.ended(watch)
 
     async def respond(self, request: dict[str, Any], value: str) -> None:
         """``approval.respond`` / ``clarify.respond`` / ... on the session."""
@@ -408,7 +400,6 @@ class TurnRunner:
         self._api = api
         self._api_runs: dict[str, ApiDriver] = {}  # stored session id -> the API Server run it runs now
         self._dashboard_turns: list[Turn] = []  # the Dashboard turns it runs now, oldest first
-        self.settling = Settling()  # the sessions Hermes still holds after a turn that ended here
 
     def api_run(self, session_id: str) -> ApiDriver | None:
         """The API Server run the session ``session_id`` is running now (to steer it), None if none."""
@@ -421,7 +412,7 @@ class TurnRunner:
     async def run(self, request: TurnRequest, sink: TurnSink, control: TurnControl) -> TurnOutcome:
         """Drive the turn to its end (package loop); its records and questions go to ``sink``."""
         driver: TurnDriver = (
-            DashboardDriver(self._dashboard, self.book, request, self._dashboard_turns, self.settling)
+            DashboardDriver(self._dashboard, self.book, request, self._dashboard_turns)
             if request.via == "dashboard"
             else ApiDriver(self._api, self.book, request, self._api_runs)
         )

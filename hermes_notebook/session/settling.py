@@ -5,114 +5,45 @@ Hermes emits a turn's ``message.complete``, then does its post-turn work (the ``
 only then clears the session's "running" flag and reports the session (``session.info``, ``running: false``).
 A prompt that lands in between is taken as busy: queued behind a turn that has already ended, and the default
 ``busy_input_mode`` interrupts "the running turn" for it from a thread of its own, an interrupt that can hit
-the queued prompt's own run (Hermes 0.19.0: "Operation interrupted: waiting for model response"). So
-:class:`Settling` follows each turn's session events and holds the session's next submit until that report.
+the queued prompt's own run (Hermes 0.19.0: "Operation interrupted: waiting for model response"). So the
+runner's Dashboard driver calls :func:`until_let_go` before each submit.
 
-Detected, never assumed: a server is waited for only once its ``session.info`` has been seen to carry
-``running``. Until then a submit waits at most :data:`PROBE_TIMEOUT` for the report (and stops waiting on a
-server that never sends one); once seen, at most :data:`SETTLE_TIMEOUT` (a slow judge). A turn that ended
-without ``message.complete`` (a dropped connection) is not waited for. Nothing is held per finished turn: a
-watch lets go of its listener as soon as the report arrives.
+Detected, never assumed: the connection's routing state knows a session is held (``DashboardConnection.held``)
+only on a server whose ``session.info`` was seen to say ``running``; elsewhere nothing waits. The wait listens
+to the session only while it waits (almost always not at all: the report follows ``message.complete`` within
+milliseconds), so a turn's events cost nothing more; it is bounded by :data:`SETTLE_TIMEOUT`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..client.dashboard import DashboardConnection, SessionRef
     from ..client.dashboard.session import ListenerItem
 
-__all__ = ["PROBE_TIMEOUT", "SETTLE_TIMEOUT", "Settling", "TurnWatch"]
+__all__ = ["SETTLE_TIMEOUT", "until_let_go"]
 
-#: Seconds a submit waits for the report while the server has not yet been seen to send one.
-PROBE_TIMEOUT = 2.0
-#: Seconds a submit waits for the report from a server that sends one (its post-turn work may call a model).
+#: Seconds a submit waits for Hermes to let go of the session (its post-turn work may call a model); past it
+#: the prompt is sent anyway.
 SETTLE_TIMEOUT = 60.0
 
 
-class TurnWatch:
-    """One turn's view of its session's events: has the turn ended (``message.complete``), and has Hermes
-    reported the session idle since?"""
+async def until_let_go(conn: DashboardConnection, ref: SessionRef, timeout: float = SETTLE_TIMEOUT) -> None:
+    """Return once Hermes no longer holds the session after its last turn (at once if it does not)."""
+    if not conn.held(ref):
+        return
+    let_go = asyncio.Event()
 
-    def __init__(self, settling: Settling, key: str) -> None:
-        self._settling = settling
-        self.key = key
-        self.completed = False
-        self.idle = asyncio.Event()
-        self.off: Callable[[], None] = lambda: None
+    def on_item(item: ListenerItem) -> None:
+        if item.kind == "connection" or not conn.held(ref):  # a drop ends the wait too: a resume reports anew
+            let_go.set()
 
-    def __call__(self, item: ListenerItem) -> None:
-        """A listener item of the session (package loop)."""
-        if item.kind != "event":
-            if item.status == "disconnected":  # the turn ended with the socket: a resume reports afresh
-                self.settle()
-            return
-        event = item.event
-        if event is None:
-            return
-        if event.type == "message.complete":
-            self.completed = True
-        elif event.type == "message.start":  # a turn Hermes started itself (a queued prompt, a goal's next)
-            self.completed = False
-        elif event.type == "session.info" and isinstance(event.payload.get("running"), bool):
-            self._settling.reports = True
-            if self.completed and event.payload["running"] is False:
-                self.settle()
-
-    def settle(self) -> None:
-        """Hermes let go of the session (or there is nothing to wait for): wake the waiter, stop listening
-        (once)."""
-        if self.idle.is_set():
-            return
-        self.idle.set()
-        self.off()
-        self._settling.forget(self)
-
-
-class Settling:
-    """Which sessions Hermes still holds after a turn that ended here (package loop only; one per runner)."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, TurnWatch] = {}  # stored id -> the watch of its last turn, until Hermes let go
-        #: Whether this server's session.info says ``running`` (None: not seen yet).
-        self.reports: bool | None = None
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def watch(self, conn: DashboardConnection, ref: SessionRef) -> TurnWatch:
-        """Before a submit: follow the session's events for the turn about to start."""
-        watch = TurnWatch(self, ref.stored_id)
-        watch.off = conn.listen(ref, watch)
-        return watch
-
-    def ended(self, watch: TurnWatch) -> None:
-        """The turn ended here: its session is held until Hermes reports it idle, if the turn completed."""
-        if watch.idle.is_set():
-            return
-        if not watch.completed or self.reports is False:
-            watch.settle()
-            return
-        self._held[watch.key] = watch
-
-    def forget(self, watch: TurnWatch) -> None:
-        """Drop ``watch`` from the held sessions (it settled)."""
-        if self._held.get(watch.key) is watch:
-            del self._held[watch.key]
-
-    async def wait(self, key: str) -> None:
-        """Before a submit to the session ``key``: return once Hermes let go of it after its last turn."""
-        watch = self._held.get(key)
-        if watch is None:
-            return
-        timeout = SETTLE_TIMEOUT if self.reports else PROBE_TIMEOUT
-        try:
-            await asyncio.wait_for(watch.idle.wait(), timeout)
-        except asyncio.TimeoutError:
-            if self.reports is None:
-                self.reports = False  # this server does not report: never wait for it again
-        finally:
-            watch.settle()
+    off = conn.listen(ref, on_item)
+    try:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(let_go.wait(), timeout)
+    finally:
+        off()

@@ -9,20 +9,15 @@ Hermes in that window for a second after each turn, so an ask sent at once alway
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from hermes_notebook import runtime
-from hermes_notebook.client.dashboard import SessionRef
-from hermes_notebook.client.dashboard.session import ListenerItem
 from hermes_notebook.notebook.handle import TurnHandle
-from hermes_notebook.session import Conversation, settling
-from hermes_notebook.session.settling import Settling
+from hermes_notebook.session import Conversation
 from hermes_notebook.settings import Settings
-from hermes_notebook.turns.events import Event
 from tests.session.test_runner import Clients, options, start
 
 
@@ -56,49 +51,3 @@ def test_a_prompt_right_after_a_turn_is_never_taken_as_busy(conversation: Conver
         statuses = [c["message"]["status"] for batch in batches for c in batch if c["op"] == "message"]
         assert "queued" not in statuses, f"ask {i} was queued behind a turn that had ended: {statuses}"
         assert reply.ok and reply.status == "complete" and reply.text.endswith(f"right after {i}")
-
-
-class _Conn:
-    """Only what a watch uses of a connection: ``listen``."""
-
-    def __init__(self) -> None:
-        self.listening: list[Any] = []
-
-    def listen(self, ref: Any, callback: Any) -> Any:
-        self.listening.append(callback)
-        return lambda: self.listening.remove(callback)
-
-
-def test_a_server_that_never_reports_idle_is_waited_for_once_briefly(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Feature detection, not a version: without a ``session.info`` carrying ``running`` after a turn, the
-    next submit waits :data:`PROBE_TIMEOUT` once, and no turn after it is held; a server that reports is
-    waited for until it says idle, and the watch then stops listening (nothing kept per turn)."""
-    monkeypatch.setattr(settling, "PROBE_TIMEOUT", 0.05)
-    ref = SessionRef("live", "stored")
-    complete = ListenerItem("event", ref, Event("message.complete", {}, "live"))
-
-    async def quiet_server() -> tuple[bool | None, int, int]:
-        held, conn = Settling(), _Conn()
-        for _ in range(2):
-            await held.wait("stored")
-            watch = held.watch(conn, ref)  # type: ignore[arg-type]
-            watch(complete)
-            held.ended(watch)
-        return held.reports, len(held), len(conn.listening)
-
-    assert runtime.run_sync(quiet_server(), timeout=10) == (False, 0, 0)
-
-    async def reporting_server() -> list[bool]:
-        held, conn = Settling(), _Conn()
-        watch = held.watch(conn, ref)  # type: ignore[arg-type]
-        watch(ListenerItem("event", ref, Event("session.info", {"running": True}, "live")))
-        watch(complete)
-        held.ended(watch)
-        waiter = asyncio.ensure_future(held.wait("stored"))
-        await asyncio.sleep(0.1)
-        seen = [waiter.done(), len(held) == 1, len(conn.listening) == 1]
-        watch(ListenerItem("event", ref, Event("session.info", {"running": False}, "live")))
-        await waiter
-        return [*seen, len(held) == 0, not conn.listening]
-
-    assert runtime.run_sync(reporting_server(), timeout=10) == [False, True, True, True, True]
