@@ -18,7 +18,7 @@ import yaml
 
 import hermes_notebook as hn
 from hermes_notebook._demo.local_hermes import LocalHermes
-from hermes_notebook.kernel.binding import tool_names
+from hermes_notebook.kernel.binding import tool_name
 from hermes_notebook.kernel.document import DOCUMENT
 from hermes_notebook.kernel.registration import env_key
 from hermes_notebook.kernel.runs import UNVERIFIED
@@ -77,7 +77,7 @@ def test_a_blind_call_on_0190_is_bound_to_the_one_turn_running_it_and_says_unver
         timeout=90,
         what="insert_cell offered by the restarted 0.19.0 Hermes and answered",
     )
-    tool = next(t for t in reply.tools if t.get("name") in tool_names(share.name, "insert_cell"))
+    tool = next(t for t in reply.tools if t.get("name") == tool_name(share.name, "insert_cell"))
     assert tool["status"] == "completed" and tool["preview"] == "", tool  # no preview of its arguments
     [proposal] = [r["change"] for r in page.requests if r["op"] == "propose"]
     assert proposal["kind"] == "insert" and proposal["source"] == "y = 2"
