@@ -189,7 +189,15 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
 
 
-_CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cell")
+_CELL_TOOLS = (
+    "list_cells",
+    "insert_cell",
+    "edit_cell",
+    "delete_cell",
+    "run_cell",
+    "run_cells",
+    "restart_and_run_all",
+)
 
 
 def _kernel_steps(
@@ -218,10 +226,14 @@ def _kernel_steps(
 
 
 def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
-    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``: a
+    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``,
+    ``run_cells [first [last]]``, ``restart_and_run_all``: a
     source that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
-    if tool == "list_cells":
+    if tool in ("list_cells", "restart_and_run_all"):
         return {}
+    if tool == "run_cells":  # ``run_cells [first [last]]``
+        bounds = [int(word) for word in argument.split() if word.isdigit()][:2]
+        return dict(zip(("first", "last"), bounds, strict=False))
     index_text, _, source = argument.partition(" ")
     arguments: dict[str, Any] = {"index": int(index_text) if index_text.isdigit() else index_text}
     if tool in ("insert_cell", "edit_cell"):
