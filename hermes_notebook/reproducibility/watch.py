@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .compare import CellCheck
@@ -78,9 +78,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--state", type=Path, default=None, help="where the last verdict is kept")
     parser.add_argument("--timeout", type=float, default=None, help="seconds one cell may run")
     args = parser.parse_args(argv)
-    report = reproduce(args.notebook, timeout=args.timeout)
+    report = _quietly(lambda: reproduce(args.notebook, timeout=args.timeout))
     print(changes_since_last_run(report, args.state or state_file(args.notebook)))
     return 0
+
+
+def _quietly(run: Callable[[], ReproReport]) -> ReproReport:
+    """``run()`` with this process's stderr (file descriptor 2, which the fresh kernel inherits) sent to
+    /dev/null: the agent relays everything the command printed, and a kernel's startup warnings are no part
+    of the report. A failure still raises here, after stderr is back."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            return run()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 if __name__ == "__main__":

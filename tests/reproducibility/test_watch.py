@@ -1,6 +1,7 @@
 """The scheduled check: ``python -m hermes_notebook.reproducibility.watch`` speaks only when the verdict moved
 (a real fresh kernel runs a notebook that reads a data file: unchanged, then the file changed, then unchanged
-again), and ``hermes.jobs.reproduce`` creates the Hermes cron job whose agent runs it, on the real servers."""
+again), and ``hermes.jobs.reproduce`` creates the Hermes cron job whose agent runs it: on both real servers,
+runs triggered by run now deliver one report for a changed data file and none for unchanged ones."""
 
 from __future__ import annotations
 
@@ -61,19 +62,36 @@ def test_the_watch_reports_only_when_the_verdict_moved(tmp_path: Path) -> None:
 
 
 @pytest.mark.both_servers
-def test_jobs_reproduce_creates_a_cron_job_that_runs_the_watch(hermes: LocalHermes, tmp_path: Path) -> None:
-    """The server accepts the job (its prompt passes Hermes' prompt checks) with the watch command for this
-    notebook in its prompt; a missing notebook is refused before any request."""
-    path = tmp_path / "analysis.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(), path)
+def test_a_scheduled_check_delivers_one_report_when_a_data_file_changed(
+    hermes: LocalHermes, tmp_path: Path
+) -> None:
+    """A job from ``jobs.reproduce``, triggered by the real server's run now (the scheduler's next tick):
+    the first run reproduces and the data file then changes, so the second run's answer names cell 1 as
+    changed; a third run, nothing new, answers [SILENT]: the scheduler skipped delivering runs 1 and 3 (its
+    log says so), so one report was delivered."""
+    path = _saved_notebook(tmp_path)
     h = hn.connect(hermes.settings())
+    with pytest.raises(HermesUsageError, match="no notebook at"):
+        h.jobs.reproduce(tmp_path / "gone.ipynb", "every 1d")  # refused before any request
+    job = h.jobs.reproduce(path, "every 1d", name=f"repro-{uuid.uuid4().hex[:6]}")
+    assert reproduce_command(path) in job.prompt  # the server accepted the prompt as written
+    answers: list[str] = []
     try:
-        job = h.jobs.reproduce(path, "every 1d", name=f"repro-{uuid.uuid4().hex[:6]}")
-        try:
-            assert reproduce_command(path) in job.prompt and "[SILENT]" in job.prompt
-        finally:
-            h.jobs.delete(job.id)
-        with pytest.raises(HermesUsageError, match="no notebook at"):
-            h.jobs.reproduce(tmp_path / "gone.ipynb", "every 1d")
+        for change in (None, "rows: 12\n", None):
+            if change is not None:
+                (tmp_path / "data.txt").write_text(change)
+            ran = h.jobs.wait_for_run(h.jobs.run(job.id), timeout=180, poll=1.0)
+            assert ran.last_status == "ok", (ran.last_status, ran.last_error)
+            latest = h.jobs.runs(job.id)[0]
+            said = [m for m in h.jobs.transcript(latest) if m.get("role") == "assistant"]
+            answers.append(str(said[-1]) if said else "")
+        assert all("WARNING" not in a for a in answers), answers  # the kernel's own stderr stays out
+        assert f"'text': '{SILENT}'" in answers[0] and f"'text': '{SILENT}'" in answers[2], answers
+        assert "'text': \"Changed since the last check: cell 1 (changed)." in answers[1], answers[1]
+        assert "+rows: 12" in answers[1]
+        logs = "".join(p.read_text(errors="replace") for p in hermes.home.rglob("*.log"))
+        skipped = f"Job '{job.id}': agent returned {SILENT}"
+        assert logs.count(skipped) == 2  # the scheduler delivered only the second run's report
     finally:
+        h.jobs.delete(job.id)
         h.close()
