@@ -149,6 +149,14 @@ class NotebookSession implements Host {
     return { execution_count: json.execution_count ?? null, outputs: json.outputs ?? [] };
   }
 
+  restartAndRunAll(): void {
+    // The kernel asked after its card's Run; it goes with the restart, so its reply is sent first.
+    const { content, sessionContext } = this.panel;
+    setTimeout(() => {
+      void sessionContext.restartKernel().then(() => NotebookActions.runAll(content, sessionContext));
+    }, 0);
+  }
+
   setOutputs(cellId: string, outputs: Record<string, unknown>[]): void {
     const cell = this.panel.content.widgets.find((c) => c.model.id === cellId);
     if (cell === undefined || cell.model.type !== "code") throw new Error("the cell is gone");
