@@ -37,6 +37,8 @@ class PreviewRequest:
         self._stopped = False
         self._lock = threading.Lock()
         self._job: Any = None
+        #: Resolved once the copy forked, or once the request ended without one (refused, stopped).
+        self.forked: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def _fork(self, queued: bool = True) -> Preview | PreviewReport:
         """On the main thread: check again (a cell may have started since it was queued), then fork."""
@@ -47,10 +49,18 @@ class PreviewRequest:
             if self._stopped:
                 return PreviewReport("stopped")
             self._preview = fork_copy(self.shell, self.namespace, self.source, self.limits)
-            return self._preview
+        self.forked.set_result(None)
+        return self._preview
 
     def result(self, timeout: float | None = None) -> PreviewReport:
         """Queue the fork on the main thread (or fork here, on it) and wait for the copy's report."""
+        try:
+            return self._result(timeout)
+        finally:
+            if not self.forked.done():
+                self.forked.set_result(None)
+
+    def _result(self, timeout: float | None) -> PreviewReport:
         reason = refusal(_cell_running() and threading.current_thread() is not threading.main_thread())
         if reason is not None:
             return PreviewReport.refused(reason)
