@@ -16,6 +16,7 @@ from .. import runs
 from ..call import ToolCall
 from ..code_tool import waiting
 from ..images import ToolAnswer
+from . import clicks  # noqa: F401  (the page's Preview button is handled wherever the tools are)
 from .limits import PreviewLimits
 from .proposed import PROPOSED
 from .report import CARD_SENTENCE, PreviewReport
