@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from typing import Any
 
 from ..execute import JOBS
@@ -37,11 +38,20 @@ class PreviewRequest:
         self._stopped = False
         self._lock = threading.Lock()
         self._job: Any = None
+        #: Seconds the main thread spent on this preview (the check and the fork; benchmarks read it).
+        self.blocked = 0.0
         #: Resolved once the copy forked, or once the request ended without one (refused, stopped).
         self.forked: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def _fork(self, queued: bool = True) -> Preview | PreviewReport:
         """On the main thread: check again (a cell may have started since it was queued), then fork."""
+        started = time.perf_counter()
+        try:
+            return self._fork_now(queued)
+        finally:
+            self.blocked = time.perf_counter() - started
+
+    def _fork_now(self, queued: bool) -> Preview | PreviewReport:
         reason = refusal(queued and _cell_running())
         if reason is not None:
             return PreviewReport.refused(reason)
