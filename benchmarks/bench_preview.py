@@ -2,14 +2,16 @@
 time, with a large DataFrame in memory (targets: main thread <= 50 ms per preview, 10 ms aimed at; whole
 preview p50 <= 300 ms).
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_preview.py [--gb 1] [--previews 30] [--busy] [--json]``
+Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_preview.py [--gb 1] [--previews 30] [--busy]
+[--json]``
 
 A real kernel (jupyter_client + ipykernel) holds a DataFrame of ``--gb`` GB (8 float64 columns, pages
 touched), and with ``--busy`` a background thread that spins in Python (it takes the GIL every switch
-interval, 5 ms, so the main thread's share then roughly doubles). Previews are asked for as the Preview button asks (a thread calls
-``PreviewRequest.result()``; the fork is a job on the kernel's main thread, taken between cells), one after
-another. Per preview: ``PreviewRequest.blocked`` (the main thread's share: the refusal check and ``os.fork``,
-whose cost is copying the page tables, so it grows with the kernel's memory) and the whole preview (asked ->
+interval, 5 ms, so the main thread's share then roughly doubles). Previews are asked for as the Preview button
+asks (a thread calls ``PreviewRequest.result()``; the fork is a job on the kernel's main thread, taken between
+cells), one after another. Per preview: ``PreviewRequest.blocked`` (the main thread's share: the refusal check
+and ``os.fork``, whose cost is copying the page tables, so it grows with the kernel's memory) and the whole
+preview (asked ->
 report: the fork, the copy's fingerprint of the namespace, the run, its report, the reaping). The previewed
 code reads the frame and makes a small result (``head = df.head(); print(head.shape)``). The kernel's RSS is
 read before and after (a preview must not grow it).
