@@ -263,8 +263,7 @@ class Settings:
         if secret and url.startswith(("http://", "ws://")) and not is_loopback(url):
             warnings.warn(
                 f"the {what} is sent over plain http to {urlsplit(url).hostname}: anyone on the network "
-                "path can "
-                "read it; use https:// (or an SSH tunnel to 127.0.0.1)",
+                "path can read it; use https:// (or an SSH tunnel to 127.0.0.1)",
                 InsecureTransportWarning,
                 stacklevel=3,
             )

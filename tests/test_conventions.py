@@ -1149,8 +1149,7 @@ def test_every_test_has_a_docstring() -> None:
 SLEEP_BEFORE_ASSERT_ALLOWED = {
     "tests/client/dashboard/test_backoff.py::test_reconnect_false_only_reports_the_drop": (
         "an absence window: nothing may reconnect; with the instant fake clock a wrongly started reconnect "
-        "loop "
-        "would be back within it, and there is no event for something that does not happen"
+        "loop would be back within it, and there is no event for something that does not happen"
     ),
     "tests/widgets/test_chat_widget.py::test_owned_connection_is_closed_with_the_widget": (
         "an absence window: close() must not close a connection the caller owns; to become a barrier on the "

@@ -60,8 +60,7 @@ def check_api_profile(settings: Settings) -> Callable[[Prober], Awaitable[None]]
         if status == 404:
             raise HermesUsageError(
                 f"the Hermes API Server at {root} serves no profile {profile!r} (a gateway serves other "
-                "profiles "
-                "than its own only with gateway.multiplex_profiles: true)",
+                "profiles than its own only with gateway.multiplex_profiles: true)",
                 param="profile",
             )
         if status in (401, 403):

@@ -370,8 +370,7 @@ class JobsAPI:
             if remaining <= 0:
                 raise HermesTimeoutError(
                     f"job {current.name!r} ({job_id}) did not finish a run within {timeout:g} s; runs start "
-                    "on the "
-                    "scheduler's next tick (every 60 s) and only while the Hermes gateway is running"
+                    "on the scheduler's next tick (every 60 s) and only while the Hermes gateway is running"
                 )
             await asyncio.sleep(min(poll, remaining))
 

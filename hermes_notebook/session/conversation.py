@@ -328,8 +328,7 @@ class Conversation:
                 last,
                 notes=(
                     "the API Server reports usage per run only: this is the last reply's (no session "
-                    "totals, no "
-                    "context breakdown)",
+                    "totals, no context breakdown)",
                 ),
             )
         conn, ref = await self._ref(key)

@@ -207,8 +207,7 @@ def test_a_stored_steer_is_a_marker_in_its_turn_not_a_new_prompt() -> None:
 
     block = (
         "[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered once at this position; not "
-        "tool "
-        "output and not a new delivery when replayed from conversation history]\nuse   metric units\n"
+        "tool output and not a new delivery when replayed from conversation history]\nuse   metric units\n"
         "[/OUT-OF-BAND USER MESSAGE]"
     )
     rows = [

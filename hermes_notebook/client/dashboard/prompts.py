@@ -204,6 +204,5 @@ class Prompts:
             self.open.pop(request_id, None)
             raise HermesUsageError(
                 f"clarify {request_id} was already settled by the server (it expired or was answered "
-                "elsewhere); "
-                "the answer was not taken"
+                "elsewhere); the answer was not taken"
             )
