@@ -57,5 +57,12 @@ def test_preview_on_a_diff_shows_what_the_code_did_in_a_copy(open_notebook: Any)
     expect(panel.locator("tbody tr")).to_have_text(["dfchanged in placeDataFrame3x2"])
     assert nb.kernel_eval("list(df.columns)") == ["x"]
     expect(region.get_by_role("button", name="Keep")).to_be_visible()
-    region.screenshot(path=str(nb.screenshot("preview-diff").parent / "preview-diff-region.png"))
+    shots = nb.screenshot("preview-diff").parent
+    region.screenshot(path=str(shots / "preview-diff-region.png"))
+    # at 700 px in the dark theme the panel still fits its cell (nothing runs off to the side)
+    nb.page.set_viewport_size({"width": 700, "height": 900})
+    nb.set_theme("JupyterLab Dark")
+    fits = panel.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    region.screenshot(path=str(shots / "preview-diff-region-dark-700.png"))
+    assert fits
     assert nb.page_errors == []
