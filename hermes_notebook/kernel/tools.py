@@ -155,6 +155,7 @@ TOOLS: tuple[Tool, ...] = (
         "or deleted, and the time; revise the proposal before the user keeps it.",
         preview_tool.preview,
         destructive=True,
+        front_end=True,
     ),
 )
 

@@ -6,14 +6,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_notebook.kernel.document import DOCUMENT
 from hermes_notebook.kernel.preview.proposed import PROPOSED
 from hermes_notebook.kernel.preview.report import CARD_SENTENCE
 from tests.kernel.test_kernel_tools import FakeDashboard, _drive, _share, tools  # noqa: F401
+from tests.scripted_front_end import ScriptedFrontEnd
 
 
 def test_the_agent_previews_its_own_proposal_and_gets_the_summary(tools: Any) -> None:  # noqa: F811
     """With runs allowed: the summary has the printed line, ``df`` changed in place and the card's sentence,
     while the kernel's ``df`` is unchanged; another session's change id, or an unknown one, runs nothing."""
+    page = ScriptedFrontEnd(DOCUMENT)  # the tool is offered with the notebook's front end, as the cell tools
+    page.hello()
+    try:
+        _preview(tools)
+    finally:
+        page.bye()
+        DOCUMENT.closed()
+
+
+def _preview(tools: Any) -> None:  # noqa: F811
     conn = FakeDashboard()
     _share(tools, conn, run="allow")
     source = "df.append(4)\nprint('sum', sum(df))"
