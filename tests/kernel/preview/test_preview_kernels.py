@@ -36,9 +36,17 @@ def rss():
 def children():
     kids = []
     for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/children") as f:
-            kids += [int(p) for p in f.read().split()]
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                kids += [int(p) for p in f.read().split()]
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
     return kids
+
+def when_idle(act):
+    while OUTPUTS.busy:  # a click comes between cells
+        time.sleep(0.01)
+    return act()
 
 def gone(pid):
     try:
@@ -94,8 +102,11 @@ class PlainKernel:
         pid = self.manager.provisioner.process.pid  # type: ignore[union-attr]
         kids: list[int] = []
         for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                kids += [int(p) for p in f.read().split()]
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    kids += [int(p) for p in f.read().split()]
+            except FileNotFoundError:  # a thread that ended meanwhile
+                pass
         return kids
 
     def stop(self) -> None:
@@ -175,7 +186,7 @@ def test_stop_and_interrupt_end_a_running_preview_within_a_second(kernel: PlainK
         "req = PreviewRequest(get_ipython(), get_ipython().user_ns, 'import time; time.sleep(60)', "
         "PreviewLimits())\n"
         "box = {}\n"
-        "waiter = threading.Timer(0.2, lambda: box.update(r=req.result()))\n"
+        "waiter = threading.Thread(target=lambda: box.update(r=when_idle(req.result)))\n"
         "waiter.start()"
     )
     ended = {}
@@ -188,11 +199,13 @@ def test_stop_and_interrupt_end_a_running_preview_within_a_second(kernel: PlainK
             kernel.run("req.stop()")
         else:
             kernel.manager.interrupt_kernel()
+        eventually(lambda: not kernel.children(), 5, "the copy's end")
+        seconds = time.monotonic() - began
         got = kernel.value("waiter.join(5)\nprint(json.dumps([box['r'].ended, children(), gone(req.pid)]))")
-        ended[how] = (got, time.monotonic() - began)
+        ended[how] = (got, seconds)
     assert ended["stop"][0] == ["stopped", [], True]
     assert ended["interrupt"][0] == ["interrupted", [], True]
-    assert max(seconds for _, seconds in ended.values()) < 1.5, ended  # the cell round trips included
+    assert max(seconds for _, seconds in ended.values()) < 1.0, ended
 
 
 def test_the_memory_budget_ends_an_allocation_and_the_kernel_keeps_its_memory(kernel: PlainKernel) -> None:
