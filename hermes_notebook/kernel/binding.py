@@ -8,7 +8,8 @@ the same config). So a call reaching the kernel may come from a cron job, a gate
 client while a notebook turn runs. A call is answered only for a tool part that asked for exactly it:
 
 - the part is running in an open turn of a connection that shares the kernel, and is named exactly
-  ``mcp__<server>__<tool>`` (0.19.0: ``mcp_<server>_<tool>``), never by a substring;
+  ``mcp__<server>__<tool>`` (both versions: ``tools/mcp_tool.py`` ``mcp_prefixed_tool_name``), never by a
+  substring or an older single-underscore form, which cannot tell server from tool;
 - its arguments are the call's. A newer Dashboard's ``tool.start`` carries them (``args``, verified live:
   ``{"name": "df"}`` for ``describe``); 0.19.0's carries only a preview (``context``: ``agent/display.py``
   ``build_tool_preview`` L420-558, the first of query/text/command/path/name/prompt/code/goal on one line, cut
@@ -50,7 +51,7 @@ __all__ = [
     "find_call",
     "hermes_preview",
     "part_arguments",
-    "tool_names",
+    "tool_name",
 ]
 
 #: Seconds a call waits for its tool part to reach this kernel (the event and the call travel separately).
@@ -64,9 +65,9 @@ PREVIEW_KEYS = ("query", "text", "command", "path", "name", "prompt", "code", "g
 PREVIEW_CHARS = 80
 
 
-def tool_names(server: str, tool: str) -> tuple[str, str]:
-    """The names Hermes gives ``tool`` of MCP server ``server``: newer ``mcp__s__t``, 0.19.0 ``mcp_s_t``."""
-    return f"mcp__{server}__{tool}", f"mcp_{server}_{tool}"
+def tool_name(server: str, tool: str) -> str:
+    """The name Hermes gives ``tool`` of MCP server ``server`` (our names need none of its sanitizing)."""
+    return f"mcp__{server}__{tool}"
 
 
 def hermes_preview(arguments: Mapping[str, Any]) -> str:
@@ -183,7 +184,7 @@ async def find_call(
     for it: in a turn a sharing conversation runs now. Waits ``wait`` seconds for its ``tool.start`` (which
     travels apart from the call). A call that finds only a part that answered one already, or parts asking
     for other arguments, is None, with a notice in those turns. ``wait`` defaults to :data:`ROUTE_WAIT`."""
-    names = tool_names(server, tool)
+    name = tool_name(server, tool)
     blind = hermes_preview(arguments) == ""  # a 0.19.0 preview could not tell this call from another
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (ROUTE_WAIT if wait is None else wait)
@@ -196,7 +197,7 @@ async def find_call(
             for turn in share.conversation.running_turns():
                 running.append(turn.id)
                 for part in turn.message.parts:
-                    if part.kind != "tool" or part.status != "running" or part.name not in names:
+                    if part.kind != "tool" or part.status != "running" or part.name != name:
                         continue
                     exact = part_arguments(part) is not None
                     if not arguments_fit(part, arguments):

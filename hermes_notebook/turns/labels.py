@@ -1,7 +1,7 @@
 """What a view shows for a tool part: a readable name and a one-line detail, decided once here (pure).
 
-Hermes names the notebook's kernel tools ``mcp__notebook_<hex>__describe`` (0.19.0:
-``mcp_notebook_<hex>_describe``): a person reads "notebook: describe". Its preview (``tool.start``'s
+Hermes names the notebook's kernel tools ``mcp__notebook_<hex>__describe`` (0.19.0 and newer alike): a
+person reads "notebook: describe". Its preview (``tool.start``'s
 ``context``) is meant for a terminal and is not always usable: a newer Hermes sends untranslated message
 keys for some tools (``display.preview.shell_plus_one``, ``display.preview.todo_tasks``: its i18n catalogue
 is not in the wheel) and drops a command's redirections (``printf ... > notes.txt`` previews as ``printf
@@ -34,9 +34,9 @@ __all__ = [
 MAX_DETAIL = 300
 # An i18n message key: dotted lowercase words, at least three (``display.preview.shell_plus_one``).
 _MESSAGE_KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}")
-# The notebook kernel tools: mcp__notebook_<hex>__<tool> (newer), mcp_notebook_<hex>_<tool> (0.19.0).
-_NOTEBOOK_TOOL = re.compile(r"mcp__?notebook_[0-9a-f]{8}__?(?P<tool>\w+)")
-# Another MCP server's tool as the newer Hermes names it: mcp__<server>__<tool>.
+# The notebook kernel tools: mcp__notebook_<hex>__<tool> (both versions).
+_NOTEBOOK_TOOL = re.compile(r"mcp__notebook_[0-9a-f]{8}__(?P<tool>\w+)")
+# Another MCP server's tool as Hermes names it: mcp__<server>__<tool>.
 _MCP_TOOL = re.compile(r"mcp__(?P<server>[A-Za-z0-9][\w-]*?)__(?P<tool>\w+)")
 # Argument keys whose value says what a call is about, in the order Hermes' own previews take them.
 _PRIMARY_KEYS = ("command", "query", "text", "path", "url", "name", "prompt", "code", "goal", "question")

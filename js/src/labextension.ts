@@ -19,6 +19,7 @@ import { answer, PROTOCOL, requestFor, TARGET, type Host, type HostCell, type Ru
 import { REVEAL_EVENT, type RevealDetail } from "./notebook/reveal";
 import { ShelfOwners, TabShelf } from "./notebook/shelf";
 import { parseReport, previewPanel, type PreviewState } from "./notebook/preview";
+import { tabLocks } from "./notebook/tab_claim";
 import { pendingView } from "./notebook/view";
 
 /** The notebook document as the pending-change store sees it: JupyterLab's shared model. */
@@ -70,6 +71,8 @@ class PendingWidget extends Widget {
 
 /** Which view of each notebook keeps its pending changes on the tab's shelf (the first opened). */
 const SHELF_OWNERS = new ShelfOwners();
+/** The page's locks on its shelves (a duplicated tab's copy of them is not taken back while the first tab lives). */
+const TAB_LOCKS = tabLocks();
 
 /** One notebook panel: its comm with the kernel, its pending changes and their views. */
 class NotebookSession implements Host {
@@ -93,10 +96,13 @@ class NotebookSession implements Host {
     const shelf = SHELF_OWNERS.claim(this.savedPath, this) ? new TabShelf(() => panel.context.path) : null;
     this.store = new PendingChanges(new LabDoc(panel), shelf);
     this.store.onChange(() => this.render());
-    // Changes proposed before a reload wait again once the cells are loaded (they are matched by cell id).
-    void panel.context.ready.then(() => {
-      if (!panel.isDisposed) this.store.restore();
-    });
+    // Changes proposed before a reload wait again once the cells are loaded (they are matched by cell id), unless
+    // another tab still shows them (this tab is its duplicate).
+    void panel.context.ready
+      .then(() => shelf?.claim(TAB_LOCKS))
+      .then(() => {
+        if (!panel.isDisposed) this.store.restore();
+      });
     panel.context.pathChanged.connect((_, path) => {
       this.send({ type: "path", client: this.client, path }); // the chat header names the notebook
       if (shelf === null) return;

@@ -32,7 +32,7 @@ describe("a preview's report", () => {
     expect(panel.querySelector(".hn-preview-text")!.textContent).toBe("12\n");
     const images = panel.querySelectorAll("img");
     expect(images.length).toBe(1);
-    expect(images[0].getAttribute("src")).toBe(`data:image/png;base64,${PNG}`);
+    expect(images[0]!.getAttribute("src")).toBe(`data:image/png;base64,${PNG}`);
     expect(panel.querySelector(".hn-preview-error")!.textContent).toContain("ZeroDivisionError");
     const rows = [...panel.querySelectorAll("tbody tr")].map((tr) => tr.textContent);
     expect(rows).toEqual(["dfchanged in placeDataFrame3x2", "bignot checkedndarray10x10"]);

@@ -52,7 +52,7 @@ from typing import Any
 import pytest
 
 from hermes_notebook._demo.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.browser.lab import JS_KERNEL_READY
+from tests.browser.lab import JS_KERNEL_READY, write_notebook
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 nbformat = pytest.importorskip("nbformat")
@@ -390,15 +390,6 @@ class NotebookPage:
         )
         # Lab shows its splash screen over the page while the theme's CSS loads.
         self.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=timeout_ms)
-
-
-def write_notebook(root: Path, name: str, cells: list[str], kernel: str = "python3") -> str:
-    """Write a notebook whose metadata names the kernel (so the app never asks "Select Kernel")."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
-    nbformat.write(nb, root / name)
-    return name
 
 
 # --------------------------------------------------------------------------- fixtures

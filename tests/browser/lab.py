@@ -1,7 +1,11 @@
-"""Pieces shared by the browser tests: the page-side checks, and driving a blocking ``%hermes`` cell under Run
-All."""
+"""Pieces shared by the browser tests: the page-side checks, writing a notebook, and driving a blocking
+``%hermes`` cell under Run All."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
 
 #: Longest wait for a turn (first agent build plus a model reply) in a browser test, in ms.
 TURN_TIMEOUT_MS = 90_000
@@ -28,3 +32,12 @@ JS_KERNEL_READY = """(path) => {
   const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
   return !!(k && k.connectionStatus === 'connected' && k.status === 'idle');
 }"""
+
+
+def write_notebook(root: Path, name: str, cells: list[str], kernel: str = "python3") -> str:
+    """Write a notebook whose metadata names the kernel (so the app never asks "Select Kernel")."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nbformat.write(nb, root / name)
+    return name

@@ -331,6 +331,45 @@ def read_before_write_and_a_diff_you_can_trust(nb: Any, app: str) -> None:
     edit.get_by_role("button", name="Discard").click()
     expect(page.locator(".hn-pending")).to_have_count(0)
     assert [c["source"] for c in model_cells(nb)][2] == "x = 1  # mine"
+    keep_asks_before_replacing_the_users_lines(nb)
+
+
+def keep_asks_before_replacing_the_users_lines(nb: Any) -> None:
+    """The user types in a cell while Hermes' edit of it waits: the diff says so, and Keep asks first. Cancel
+    leaves the user's text (on disk after a save) and the proposal waiting; Replace my changes writes it."""
+    page = nb.page
+    turn(nb, "KERNEL edit_cell 2 x = 4")
+    edit = pending(nb, "edit")
+    expect(edit).to_be_visible()
+    expect(edit.locator("[data-note='stale']")).to_have_count(0)
+    cell(nb, 2).locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("  # again")
+    page.keyboard.press("Escape")
+    mine = "x = 1  # mine  # again"
+    expect(edit.locator("[data-note='stale']")).to_have_text(
+        "You changed this cell after Hermes proposed this; Keep replaces it with the version below."
+    )
+    assert diff_lines(edit) == [("del", mine), ("add", "x = 4")]  # the diff is from the cell as it is now
+    keep = edit.get_by_role("button", name="Keep")
+    expect(keep).not_to_have_attribute("aria-disabled", "true")  # the click delay after the re-render
+    keep.click()
+    expect(edit.locator(".hn-pending-ask")).to_have_text(
+        "Keep replaces the lines you typed in this cell since Hermes proposed this."
+    )
+    cancel = edit.get_by_role("button", name="Cancel")
+    expect(cancel).to_be_focused()  # the safe choice has the keyboard
+    cancel.click()
+    expect(edit.get_by_role("button", name="Keep")).to_be_focused()
+    saved = json.loads(nb.save().read_text())["cells"]
+    assert "".join(saved[2]["source"]) == mine  # Cancel: the user's text, on disk
+    assert [c["source"] for c in model_cells(nb)][2] == mine
+    expect(edit).to_be_visible()  # ... and the proposal still waits
+    edit.get_by_role("button", name="Keep").click()
+    edit.get_by_role("button", name="Replace my changes").click()
+    expect(page.locator(".hn-pending")).to_have_count(0)
+    saved = json.loads(nb.save().read_text())["cells"]
+    assert "".join(saved[2]["source"]) == "x = 4"  # confirmed: replaced, exactly as proposed
 
 
 #: A cell that would run a minute (Hermes runs it, the user stops it).

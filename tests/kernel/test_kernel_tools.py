@@ -293,7 +293,7 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
     assert len(notes) == 2 and "whose arguments no step of this turn asked for was refused" in notes[0]
     assert "A second call of the kernel tool describe for a step that was answered already" in notes[1]
     # 0.19.0: the tool.start carries the preview only (agent/display.py build_tool_preview)
-    old = conn.start_tool("t2", "k2", {"name": f"mcp_{tools.name}_describe", "context": "df"})
+    old = conn.start_tool("t2", "k2", {"name": f"mcp__{tools.name}__describe", "context": "df"})
     assert run_sync(tools.call("describe", {"name": "secret_plan"}), 10).text.startswith("Refused")
     assert run_sync(tools.call("describe", {"name": "df"}), 10).text.startswith("df (list)")
     assert len(_notes(old)) == 1
@@ -305,15 +305,12 @@ def test_a_call_answers_only_the_part_that_asked_for_exactly_it_and_only_once(to
 def test_binding_helpers_follow_hermes_preview_and_claims_last_the_turn() -> None:
     """The 0.19.0 preview is the first of query/text/command/path/name/prompt/code/goal, one line, cut to
     80."""
-    from hermes_notebook.kernel.binding import Claims, hermes_preview, tool_names
+    from hermes_notebook.kernel.binding import Claims, hermes_preview, tool_name
 
     assert hermes_preview({"code": "x = 1\n\ny = 2"}) == "x = 1 y = 2"
     assert hermes_preview({"cells": "1:3"}) == ""
     assert hermes_preview({"code": "a" * 100}) == "a" * 77 + "..."
-    assert tool_names("notebook_0a1b2c3d", "run_code") == (
-        "mcp__notebook_0a1b2c3d__run_code",
-        "mcp_notebook_0a1b2c3d_run_code",
-    )
+    assert tool_name("notebook_0a1b2c3d", "run_code") == "mcp__notebook_0a1b2c3d__run_code"
     claims = Claims()
     assert claims.claim("t", "p") and not claims.claim("t", "p")
     claims.forget_ended(["other"])
@@ -329,7 +326,7 @@ def test_a_new_policy_revokes_card_grants_and_the_status_lists_them(tools: Any) 
 
     conn = FakeDashboard(registers=False)
     share = _share(tools, conn)
-    turn = conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_run_code", "context": "x = 1"})
+    turn = conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__run_code", "context": "x = 1"})
 
     async def click_allow_reads() -> str:
         import asyncio
@@ -369,7 +366,7 @@ def test_run_code_refuses_key_shaped_code_before_asking(tools: Any) -> None:
             "requests.get(url, headers={'x': 'own-key-0123456789'})",
         ]
     ):
-        turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp_{tools.name}_run_code", "context": code})
+        turn = conn.start_tool(f"t{i}", f"k{i}", {"name": f"mcp__{tools.name}__run_code", "context": code})
         text = run_sync(tools.call("run_code", {"code": code}), 10).text
         assert text.startswith("Refused before asking the user: the code holds a key") and not turn.pending()
         assert all(p.interaction is None for p in turn.message.parts)
@@ -449,7 +446,7 @@ def test_reads_run_no_user_code_and_every_failure_is_a_fixed_message(
     monkeypatch.setattr("hermes_notebook.shell.host.ipython", lambda: SimpleNamespace(user_ns=Changing(x=1)))
     conn = FakeDashboard(registers=False)
     _share(tools, conn, read=True)
-    conn.start_tool("t1", "k1", {"name": f"mcp_{tools.name}_list_variables", "context": ""})
+    conn.start_tool("t1", "k1", {"name": f"mcp__{tools.name}__list_variables", "context": ""})
     capsys.readouterr()
     assert run_sync(tools.call("list_variables", {}), 10).text == reading.READ_FAILED
     assert capsys.readouterr().err == ""

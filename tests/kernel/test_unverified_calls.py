@@ -31,7 +31,7 @@ def test_a_blind_call_binds_only_when_unambiguous_and_then_unverified() -> None:
     one, two = FakeDashboard(), FakeDashboard()
     share_one, share_two = SimpleNamespace(conversation=one), SimpleNamespace(conversation=two)
     arguments = {"index": 2, "source": "print(1)"}
-    one.start_tool("t1", "k1", {"name": f"mcp_{SERVER}_edit_cell", "context": ""})
+    one.start_tool("t1", "k1", {"name": f"mcp__{SERVER}__edit_cell", "context": ""})
     bound = _find([share_one, share_two], "edit_cell", arguments, Claims())
     assert bound is not None and bound.share is share_one and not bound.verified and not bound.exact
 
@@ -41,8 +41,8 @@ def test_a_blind_call_binds_only_when_unambiguous_and_then_unverified() -> None:
     assert exact is not None and exact.verified and exact.exact
 
     claims = Claims()
-    a = one.start_tool("t3", "k3", {"name": f"mcp_{SERVER}_delete_cell", "context": ""})
-    b = two.start_tool("t4", "k4", {"name": f"mcp_{SERVER}_delete_cell", "context": ""})
+    a = one.start_tool("t3", "k3", {"name": f"mcp__{SERVER}__delete_cell", "context": ""})
+    b = two.start_tool("t4", "k4", {"name": f"mcp__{SERVER}__delete_cell", "context": ""})
     assert _find([share_one, share_two], "delete_cell", {"index": 0}, claims) is None
     for turn in (a, b):
         [note] = [p.text for p in turn.message.parts if p.kind == "marker"]

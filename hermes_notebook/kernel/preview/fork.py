@@ -25,7 +25,7 @@ from .copy import run_in_copy
 from .limits import PreviewLimits
 from .report import PreviewReport
 
-__all__ = ["LIVE", "Preview", "fork_copy", "private_memory", "stop_all"]
+__all__ = ["LIVE", "SIGNALS", "Preview", "fork_copy", "private_memory", "stop_all"]
 
 #: Seconds between checks of a copy's memory and of the time.
 POLL = 0.05
@@ -74,10 +74,14 @@ class Preview:
         if not open_fds:  # both pipes closed: the copy is ending, look again soon
             time.sleep(min(timeout, 0.002))
             return
+        wake = SIGNALS.fd
         try:
-            readable, _, _ = select.select(open_fds, [], [], timeout)
+            readable, _, _ = select.select(open_fds + ([wake] if wake >= 0 else []), [], [], timeout)
         except InterruptedError:
             return
+        if wake in readable:
+            SIGNALS.arrived()
+            readable.remove(wake)
         for fd in readable:
             with contextlib.suppress(BlockingIOError):
                 chunk = os.read(fd, 1 << 16)
@@ -176,6 +180,45 @@ def stop_all(ending: str = "interrupted") -> int:
     return len(previews)
 
 
+class _Signals:
+    """The kernel's Interrupt seen from the waiting threads: Python runs a signal handler on the main thread
+    only, and only once it runs Python code again; a SIGINT delivered to another of the kernel's threads
+    leaves an idle main thread asleep in its event loop. So, where no wakeup fd is set (ipykernel sets none),
+    the signal numbers are also written to a pipe of ours (``signal.set_wakeup_fd``), which the waits
+    watch."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+
+    def watch(self) -> None:
+        """On the main thread, once: take the wakeup fd if nobody holds it."""
+        if self.fd >= 0:
+            return
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        os.set_blocking(write, False)
+        try:
+            before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread
+            before = -2
+        if before != -1:  # someone else's (an asyncio loop's signal handlers): theirs stays
+            if before >= 0:
+                signal.set_wakeup_fd(before)
+            os.close(read)
+            os.close(write)
+            return
+        self.fd = read
+
+    def arrived(self) -> None:
+        """A signal's number came through the pipe: on SIGINT, end every live copy."""
+        with contextlib.suppress(BlockingIOError, OSError):
+            if signal.SIGINT in os.read(self.fd, 256):
+                stop_all("interrupted")
+
+
+SIGNALS = _Signals()
+
+
 def _on_interrupt(previous: Any) -> Any:
     def handler(signum: int, frame: Any) -> Any:
         stop_all("interrupted")
@@ -189,17 +232,26 @@ def _on_interrupt(previous: Any) -> Any:
     return handler
 
 
-def _follow_interrupts() -> None:
-    """On the main thread: the kernel's Interrupt also ends the live copies (see the module docstring)."""
+def _follow_interrupts(shell: Any) -> None:
+    """On the main thread: the kernel's Interrupt also ends the live copies (see the module docstring).
+
+    ipykernel swaps the handler around each request it handles (``pre_handler_hook`` saves the one there in
+    the kernel's ``saved_sigint_handler``, ``post_handler_hook`` puts it back), and a job can run inside that
+    window: the saved handler is wrapped too, so the hook is what comes back after the request."""
     current = signal.getsignal(signal.SIGINT)
     if not getattr(current, "hermes_preview", False):
         with contextlib.suppress(ValueError):  # not the main thread: a preview from a thread cannot hook it
             signal.signal(signal.SIGINT, _on_interrupt(current))
+    kernel = getattr(shell, "kernel", None)
+    saved = getattr(kernel, "saved_sigint_handler", None)
+    if kernel is not None and saved is not None and not getattr(saved, "hermes_preview", False):
+        kernel.saved_sigint_handler = _on_interrupt(saved)
 
 
 def fork_copy(shell: Any, namespace: dict[str, Any], source: str, limits: PreviewLimits) -> Preview:
     """Fork the copy (call this on the main thread, between cells) and return its :class:`Preview`."""
-    _follow_interrupts()
+    _follow_interrupts(shell)
+    SIGNALS.watch()
     result_r, result_w = os.pipe()
     log_r, log_w = os.pipe()
     pid = os.fork()

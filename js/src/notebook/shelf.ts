@@ -2,11 +2,14 @@
 // with the ids of its cells: a reload, or closing and reopening the notebook in the same tab, finds them waiting on
 // their cells again, and another file later opened at the same path (other cell ids) finds none. They are
 // never written into the notebook file and never sent anywhere, and they go when the tab closes. Storage that is
-// full or disabled only means they do not outlive the page (as before); nothing else depends on it.
+// full or disabled only means they do not outlive the page (as before); nothing else depends on it. A duplicated tab
+// copies the storage: each entry names the page holding it (notebook/tab_claim.ts), and a copy whose holder is still
+// open takes nothing back, so one change is never offered for Keep in two tabs.
 
 import {
   CELL_TYPES, CHANGE_KINDS, MAX_PENDING, type ChangeKind, type PendingChange, type PendingShelf, type Shelved,
 } from "./pending";
+import { CLAIM_WAIT_MS, LOCK_PREFIX, newHolder, type TabLocks } from "./tab_claim";
 
 export const SHELF_PREFIX = "hermes-notebook:pending:";
 /** Longest change id or cell id taken back from storage (the kernel's are a few characters; JupyterLab's 36). */
@@ -18,12 +21,34 @@ const MAX_CELLS = 10_000;
 
 /** The pending changes of the notebook at `path()`, in `storage` (the tab's sessionStorage in the extension). */
 export class TabShelf implements PendingShelf {
+  /** The page holding this shelf's changes (its lock's name, in every entry saved). */
+  private holder = newHolder();
+  /** What the tab kept belongs to a page still open in another tab (this one is its duplicate). */
+  private foreign = false;
+
   constructor(
     private readonly path: () => string,
     private readonly storage: Pick<Storage, "getItem" | "setItem" | "removeItem"> | null = tabStorage(),
   ) {}
 
+  /** Before load(): take the lock of the page that saved what the tab kept. A reloaded page gets it (that page is
+   * gone) and holds the changes on; a duplicated tab does not (the first tab still shows them), so it loads nothing
+   * and its own changes go under a new holder. Without locks every page takes its shelf back. */
+  async claim(locks: TabLocks | null, waitMs: number = CLAIM_WAIT_MS): Promise<void> {
+    if (locks === null) return;
+    const stored = this.storedHolder();
+    if (stored !== null) {
+      if (await locks.hold(LOCK_PREFIX + stored, waitMs)) {
+        this.holder = stored;
+        return;
+      }
+      this.foreign = true;
+    }
+    await locks.hold(LOCK_PREFIX + this.holder, 0);
+  }
+
   load(): Shelved {
+    if (this.foreign) return { cells: [], changes: [] };
     try {
       const text = this.storage?.getItem(SHELF_PREFIX + this.path()) ?? null;
       return text === null ? { cells: [], changes: [] } : parseShelved(JSON.parse(text));
@@ -35,9 +60,22 @@ export class TabShelf implements PendingShelf {
   save(changes: readonly PendingChange[], cells: readonly string[]): void {
     try {
       if (changes.length === 0) this.storage?.removeItem(SHELF_PREFIX + this.path());
-      else this.storage?.setItem(SHELF_PREFIX + this.path(), JSON.stringify({ cells: cells.slice(0, MAX_CELLS), changes }));
+      else {
+        const entry = { holder: this.holder, cells: cells.slice(0, MAX_CELLS), changes };
+        this.storage?.setItem(SHELF_PREFIX + this.path(), JSON.stringify(entry));
+      }
     } catch {
       // full or disabled: the changes still wait in this page, they just do not outlive it
+    }
+  }
+
+  private storedHolder(): string | null {
+    try {
+      const value: unknown = JSON.parse(this.storage?.getItem(SHELF_PREFIX + this.path()) ?? "null");
+      const holder = typeof value === "object" && value !== null ? (value as Record<string, unknown>).holder : null;
+      return isId(holder) ? holder : null;
+    } catch {
+      return null;
     }
   }
 

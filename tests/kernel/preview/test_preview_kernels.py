@@ -199,7 +199,7 @@ def test_stop_and_interrupt_end_a_running_preview_within_a_second(kernel: PlainK
             kernel.run("req.stop()")
         else:
             kernel.manager.interrupt_kernel()
-        eventually(lambda: not kernel.children(), 5, "the copy's end")
+        eventually(lambda: not kernel.children(), 5, f"the copy's end after {how}")
         seconds = time.monotonic() - began
         got = kernel.value("waiter.join(5)\nprint(json.dumps([box['r'].ended, children(), gone(req.pid)]))")
         ended[how] = (got, seconds)
