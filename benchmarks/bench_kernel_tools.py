@@ -4,12 +4,12 @@ runs, and how long ``share_kernel`` takes.
 1. **Overhead** (this process, no Hermes). Our :class:`~hermes_notebook.kernel.server.ToolServer` with
    :class:`~hermes_notebook.kernel.share.KernelTools` behind it (bearer check, binding the call to the tool
    part that asked for it, the package-loop hop, the read on a worker thread, scrubbing the result) against a
-   bare ``mcp`` SDK server (``MCPServer``, streamable HTTP, JSON responses, no auth) whose tool does the same
-   read (``reading.list_variables`` / ``describe`` over the same namespace: 100 variables, a DataFrame among
-   them). Both on loopback, called by the same official MCP client (``ClientSession``, as Hermes' MCP client
-   is). Each call of ours binds to a fresh running tool part (a Hermes turn makes one per call) of a stand-in
-   Dashboard. Blocks alternate between the two servers; the medians and their ratio are printed (target <=
-   1.3x).
+   bare ``mcp`` SDK server (``MCPServer``, streamable HTTP, SSE responses as ours, no auth) whose tool does
+   the same read (``reading.list_variables`` / ``describe`` over the same namespace: 100 variables, a
+   DataFrame among them). Both on loopback, called by the same official MCP client (``ClientSession``, as
+   Hermes' MCP client is). Each call of ours binds to a fresh running tool part (a Hermes turn makes one per
+   call) of a stand-in Dashboard. Blocks alternate between the two servers; the medians and their ratio are
+   printed (target <= 1.3x).
 2. **A read while a cell runs** (a real ipykernel 7.4 via ``jupyter_client``). The kernel shares with the same
    stand-in Dashboard, its tool parts made before the cell starts (Hermes' own latency is not ours to
    measure); while a CPU-bound pure-Python cell runs (it holds the GIL between the interpreter's switches),
@@ -50,6 +50,7 @@ class StandIn:
 
         self.servers: dict[str, str] = {}
         self.turns: list[Any] = []
+        self.profile: str | None = None  # the default profile
         self.mcp = McpServers(self._connection)
         self._ids = itertools.count(1)
 
@@ -156,7 +157,7 @@ def bare_server(ns: dict[str, Any]) -> tuple[Any, str]:
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(
         uvicorn.Config(
-            mcp.streamable_http_app(json_response=True, host="127.0.0.1"), log_level="warning", lifespan="on"
+            mcp.streamable_http_app(json_response=False, host="127.0.0.1"), log_level="warning", lifespan="on"
         )
     )
     threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True).start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -155,7 +156,7 @@ def mcp_tool_names(url: str, token: str) -> set[str]:
     )
     init.raise_for_status()
     headers["mcp-session-id"] = init.headers["mcp-session-id"]
-    headers["mcp-protocol-version"] = init.json()["result"]["protocolVersion"]
+    headers["mcp-protocol-version"] = mcp_result(init)["protocolVersion"]
     httpx.post(
         url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, trust_env=False
     ).raise_for_status()
@@ -166,7 +167,20 @@ def mcp_tool_names(url: str, token: str) -> set[str]:
         trust_env=False,
     )
     listed.raise_for_status()
-    return {tool["name"] for tool in listed.json()["result"]["tools"]}
+    return {tool["name"] for tool in mcp_result(listed)["tools"]}
+
+
+def mcp_result(response: Any) -> Any:
+    """The JSON-RPC result of an MCP server's answer to a POST: an SSE stream (the kernel's server streams
+    answers, pinging while a long call runs) whose event with an id is the answer, or plain JSON."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        return response.json()["result"]
+    for line in response.text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            message = json.loads(line[5:])
+            if "id" in message:
+                return message["result"]
+    raise AssertionError(f"no answer in the stream: {response.text[:500]}")
 
 
 def png_bytes(width: int = 8, height: int = 6, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:

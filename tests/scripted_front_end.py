@@ -1,6 +1,7 @@
 """A scripted stand-in for the notebook front end on the far side of the kernel's document comm, for tests
 that have no browser: it keeps a list of cells and answers the kernel's requests as js/src/labextension.ts
-does (outline, propose, cell, run, outputs), recording each. The real extension is tested in tests/browser/.
+does (outline, propose, cell, run, outputs, restart_run_all), recording each. The real extension is tested
+in tests/browser/.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ class ScriptedFrontEnd:
     requests: list[dict[str, Any]] = field(default_factory=list)
     #: Proposed changes by id, as the page would show them pending.
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: What a ``run`` answers (a real page runs the cell and sends its outputs).
+    #: What a ``run`` answers (a real page runs the cell and sends its outputs); by cell id where
+    #: ``outputs_by_cell`` names it.
     run_outputs: list[dict[str, Any]] = field(default_factory=list)
+    outputs_by_cell: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: How many times the kernel asked the page to restart it and run all cells.
+    restarts: int = 0
     #: False: receive requests and never answer (a page that went away without a word).
     answering: bool = True
     #: The notebook's path, as the page names it.
@@ -105,7 +110,11 @@ class ScriptedFrontEnd:
             if cell is None or cell["source"] != request.get("source"):
                 return {"ok": False, "error": "the cell changed after the user approved it"}
             cell["execution_count"] = (cell.get("execution_count") or 0) + 1
-            return {"ok": True, "execution_count": cell["execution_count"], "outputs": self.run_outputs}
+            outputs = self.outputs_by_cell.get(cell["id"], self.run_outputs)
+            return {"ok": True, "execution_count": cell["execution_count"], "outputs": outputs}
+        if op == "restart_run_all":
+            self.restarts += 1
+            return {"ok": True}
         if op == "outputs":
             cell = next((c for c in self.cells if c["id"] == request.get("cell")), None)
             if cell is None or cell["source"] != request.get("source"):

@@ -189,7 +189,15 @@ def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
     return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
 
 
-_CELL_TOOLS = ("list_cells", "insert_cell", "edit_cell", "delete_cell", "run_cell")
+_CELL_TOOLS = (
+    "list_cells",
+    "insert_cell",
+    "edit_cell",
+    "delete_cell",
+    "run_cell",
+    "run_cells",
+    "restart_and_run_all",
+)
 
 
 def _kernel_steps(
@@ -217,11 +225,26 @@ def _kernel_steps(
     return Reply(text=[f"tick {i} " for i in range(slow)] + [text], delay=0.25 if slow else None)
 
 
+def _watch_command(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The command line of a scheduled reproducibility check's prompt (hermes_notebook/jobs/reproduce_job.py)
+    in the last user message, None for any other prompt."""
+    last = next((m for m in reversed(messages) if m.get("role") == "user" and not _is_image_note(m)), None)
+    text = content_text(last.get("content")) if last is not None else ""
+    return next(
+        (line.strip() for line in text.splitlines() if " -m hermes_notebook.reproducibility.watch " in line),
+        None,
+    )
+
+
 def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
-    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``: a
+    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``,
+    ``run_cells [first [last]]``, ``restart_and_run_all``: a
     source that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
-    if tool == "list_cells":
+    if tool in ("list_cells", "restart_and_run_all"):
         return {}
+    if tool == "run_cells":  # ``run_cells [first [last]]``
+        bounds = [int(word) for word in argument.split() if word.isdigit()][:2]
+        return dict(zip(("first", "last"), bounds, strict=False))
     index_text, _, source = argument.partition(" ")
     arguments: dict[str, Any] = {"index": int(index_text) if index_text.isdigit() else index_text}
     if tool in ("insert_cell", "edit_cell"):
@@ -313,6 +336,13 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
         return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
     if keyword == "KERNELS" or keyword.startswith("KERNELS@"):
         return _kernel_steps(body, messages, rest, keyword)
+    watch = _watch_command(messages)
+    if watch is not None:  # a scheduled reproducibility check: run its command, relay what it printed
+        if results is not None:
+            data = json.loads(results[-1]) if results[-1].strip().startswith("{") else {}
+            printed = str(data.get("output") or "") if isinstance(data, dict) else ""
+            return Reply(text=printed.strip() or "\n".join(results))
+        return _tool_or_refusal(_offered_tools(body), ToolCall("terminal", {"command": watch}))
     if results is not None:
         return follow_up(keyword, rest, results, _result_images(messages))
 

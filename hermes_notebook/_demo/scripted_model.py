@@ -36,7 +36,8 @@ prompt                    reply
 ``KERNEL <tool> [arg]``   a call to the notebook's kernel tool ``<tool>`` (``list_variables``,
                           ``describe df``, ``read_cells 1:3``, ``read_output 2``, ``run_code <code>``;
                           the cell tools ``list_cells``, ``insert_cell 2 [markdown] <source>``,
-                          ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``, where a source
+                          ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``,
+                          ``run_cells [first [last]]``, ``restart_and_run_all``, where a source
                           starting with ``"`` is a JSON string), directly or through a newer Hermes'
                           ``tool_call``;
                           ``KERNEL@notebook_<hex>`` names the server. After the result: ``Kernel tool

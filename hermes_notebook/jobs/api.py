@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..client.jobs import Job, JobsClient
@@ -27,6 +28,7 @@ from ..cron.validation import validate_job
 from ..errors import HermesRunError, HermesTimeoutError, HermesUsageError, HermesValidationError
 from ..runtime import blocking, on_loop
 from ..settings import Settings
+from .reproduce_job import reproduce_prompt
 from .runs import RUN_ID, JobRun, RunList, RunTranscript, job_id_of, job_runs, run_transcript
 
 if TYPE_CHECKING:
@@ -224,6 +226,23 @@ class JobsAPI:
             return await (await self._client()).create(**fields)
 
     create = blocking(create_async)
+
+    @on_loop
+    async def reproduce_async(
+        self, notebook: str | Path, schedule: str, *, name: str | None = None, deliver: str | None = None
+    ) -> Job:
+        """A job that checks ``notebook`` on ``schedule`` (:func:`~hermes_notebook.reproducibility.reproduce`
+        in a fresh kernel) and delivers a report only when the verdict changed since its last run: its agent
+        runs the check's command and relays what it printed (``[SILENT]``: nothing to deliver)."""
+        path = Path(notebook).expanduser().resolve()
+        if not path.is_file():
+            raise HermesUsageError(f"jobs.reproduce: no notebook at {path}")
+        label = name or f"Reproduce {path.name}"[:200]
+        return await self.create_async(
+            name=label, schedule=schedule, prompt=reproduce_prompt(path), deliver=deliver
+        )
+
+    reproduce = blocking(reproduce_async)
 
     @on_loop
     async def update_async(self, job_id: str, **fields: Any) -> Job:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import runs
@@ -32,7 +33,19 @@ from .outputs import OutputLog
 from .proposals import MAX_SOURCE_CHARS
 from .reading import bounded
 
-__all__ = ["run_cell", "run_report"]
+__all__ = [
+    "TRACEBACK_CHARS",
+    "CellToRun",
+    "NotebookRun",
+    "error_output",
+    "error_text",
+    "run_cell",
+    "run_in_notebook",
+    "run_report",
+]
+
+#: Characters of a traceback the agent gets (its end: where it failed).
+TRACEBACK_CHARS = 4000
 
 
 async def run_cell(call: ToolCall, index: int) -> str | ToolAnswer:
@@ -113,30 +126,79 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
     )
 
 
+@dataclass(frozen=True)
+class CellToRun:
+    """A code cell an approved run covers: its index, id and the source the card showed."""
+
+    index: int
+    id: str
+    source: str
+
+
+@dataclass
+class NotebookRun:
+    """How a run of cells in the notebook went: its outcome (:func:`.runs.supervise`), whether it started, and
+    each cell the notebook ran with its answer, in order (the last one's error stopped it, if any)."""
+
+    outcome: str
+    started: bool
+    ran: list[tuple[CellToRun, Answer]]
+
+
 async def _run_in_notebook(
     index: int, cell_id: str, source: str, call: ToolCall, allowed: bool
 ) -> str | ToolAnswer:
     """The notebook runs the cell once no other cell runs (a user's cell: queued behind it, never
     interrupted)."""
+    run = await run_in_notebook(call, [CellToRun(index, cell_id, source)], source, allowed)
+    if run.outcome != "finished" or not run.ran:
+        return f"Cell {index} was not run to the end: the run {run.outcome}" + (
+            "." if run.started else " before it started; nothing ran."
+        )
+    ran = run.ran[0][1]
+    if not ran.ok:
+        return f"Cell {index} was not run: {ran.error}."
+    count = ran.data.get("execution_count")
+    record = call.outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
+    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+
+
+async def run_in_notebook(
+    call: ToolCall, cells: Sequence[CellToRun], code: str, allowed: bool
+) -> NotebookRun:
+    """The notebook runs ``cells`` in order once no other cell runs (a user's cell: queued behind it, never
+    interrupted), each only if its source is still what the card showed (``code``); the first cell that
+    fails or shows an error ends the run, so later cells keep their outputs. Stop and the time limit
+    interrupt only the cell this run is running."""
     outputs, link = call.outputs, call.document
     loop = asyncio.get_running_loop()
     deadline = loop.time() + call.run_limit
     started: asyncio.Future[None] = loop.create_future()
     stopping = False
+    current = ""
+    ran: list[tuple[CellToRun, Answer]] = []
 
-    async def run() -> Answer:
+    async def run() -> None:
+        nonlocal current
         while outputs.busy:  # behind the user's cell; the card says so
             await asyncio.sleep(0.05)
-        started.set_result(None)  # the kernel is free: the notebook runs it now
-        watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, cell_id, lambda: stopping))
+        started.set_result(None)  # the kernel is free: the notebook runs them now
+        watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, lambda: current, lambda: stopping))
         try:
-            return await link.request(
-                "run", timeout=max(1.0, deadline - loop.time()), cell=cell_id, source=source
-            )
+            for cell in cells:
+                if stopping:
+                    return
+                current = cell.id
+                answer = await link.request(
+                    "run", timeout=max(1.0, deadline - loop.time()), cell=cell.id, source=cell.source
+                )
+                ran.append((cell, answer))
+                if not answer.ok or error_output(answer.data) is not None:
+                    return
         finally:
             watch.cancel()
 
-    finished: asyncio.Future[Answer] = asyncio.ensure_future(run())
+    finished: asyncio.Future[None] = asyncio.ensure_future(run())
 
     def stop() -> None:
         nonlocal stopping
@@ -147,26 +209,43 @@ async def _run_in_notebook(
     work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
     waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
     outcome = await runs.supervise(
-        call.turn, call.part_id, source, work, waiting=waiting, allowed=allowed, limit=call.run_limit
+        call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
     )
-    if outcome != "finished" or finished.cancelled():
-        return f"Cell {index} was not run to the end: the run {outcome}" + (
-            "." if started.done() else " before it started; nothing ran."
-        )
-    ran = finished.result()
-    if not ran.ok:
-        return f"Cell {index} was not run: {ran.error}."
-    count = ran.data.get("execution_count")
-    record = outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
-    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+    if finished.cancelled() and outcome == "finished":
+        outcome = "stopped"
+    return NotebookRun(outcome, started.done(), ran)
 
 
-async def _interrupt_when_stopped(outputs: OutputLog, cell_id: str, stopping: Any) -> None:
-    """Once Stop (or the time limit) came, interrupt the kernel while our cell runs (IPython's
-    ``pre_run_cell`` names its cell id; JupyterLab sends it)."""
+def error_text(output: Mapping[str, Any]) -> str:
+    """An error output as the agent reads it: ``Name: value``, then its traceback (the page sends it without
+    colour codes), bounded."""
+    head = f"{clip(output.get('ename'), 200)}: {clip(output.get('evalue'), 2000)}"
+    lines = output.get("traceback")
+    trace = (
+        "\n".join(clip(line, 2000) for line in lines[-40:] if isinstance(line, str))
+        if isinstance(lines, list)
+        else ""
+    )
+    return head + (f"\n{trace[-TRACEBACK_CHARS:]}" if trace.strip() else "")
+
+
+def error_output(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The error among the outputs a run reply carries (``output_type`` error), None when it has none."""
+    outputs = data.get("outputs")
+    for output in outputs if isinstance(outputs, list) else []:
+        if isinstance(output, Mapping) and output.get("output_type") == "error":
+            return output
+    return None
+
+
+async def _interrupt_when_stopped(
+    outputs: OutputLog, cell_id: Callable[[], str], stopping: Callable[[], bool]
+) -> None:
+    """Once Stop (or the time limit) came, interrupt the kernel while our cell (``cell_id()``: the one this
+    run is at) runs (IPython's ``pre_run_cell`` names its cell id; JupyterLab sends it)."""
     while True:
         if stopping():
-            _interrupt_if_running(outputs, cell_id)
+            _interrupt_if_running(outputs, cell_id())
             return
         await asyncio.sleep(0.02)
 
@@ -192,7 +271,7 @@ def run_report(index: int, data: Mapping[str, Any]) -> str:
                 f"{clip(output.get('name'), 10) or 'stdout'}:\n{clip(output.get('text'), 4000).rstrip()}"
             )
         elif kind == "error":
-            parts.append(f"error:\n{clip(output.get('ename'), 200)}: {clip(output.get('evalue'), 2000)}")
+            parts.append(f"error:\n{error_text(output)}")
         elif kind in ("execute_result", "display_data"):
             text = clip(output.get("text"), 4000).rstrip()
             mimes = ", ".join(clip(m, 60) for m in output.get("mimes") or [] if isinstance(m, str))

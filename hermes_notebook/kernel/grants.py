@@ -19,8 +19,9 @@ The modes (``share_kernel(read=..., edit=..., run=...)``, ``%hermes --kernel ...
   :meth:`Grants.revoke`, the header's Revoke button, a new policy, ``hermes.close()`` or a kernel restart;
   never the default, never saved); ``never`` refuses them. An allowed run still shows its whole code, with
   Stop, in the turn.
-- **run_limit** (seconds, default 120): how long an approved run may take, waiting for a busy cell included;
-  then it is stopped and Hermes is told so.
+- **run_limit** (seconds, default 120 or ``HERMES_RUN_LIMIT``, at most ``HERMES_RUN_LIMIT_MAX``:
+  :mod:`.run_limits`): how long an approved run may take, waiting for a busy cell included; then it is
+  stopped and Hermes is told so.
 
 Thread-safe: a grant is made on the package loop, a cell changes the policy on the main thread.
 """
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from ..errors import HermesUsageError
+from .run_limits import ENV_RUN_LIMIT_MAX, default_run_limit, max_run_limit
 
 __all__ = ["EDIT_MODES", "READ_MODES", "RUN_MODES", "Grants", "Modes"]
 
@@ -65,16 +67,24 @@ class Modes:
 
     @classmethod
     def of(
-        cls, read: bool | str = False, edit: str = "propose", run: str = "ask", run_limit: float = 120.0
+        cls,
+        read: bool | str = False,
+        edit: str = "propose",
+        run: str = "ask",
+        run_limit: float | None = None,
     ) -> Modes:
-        """The modes ``share_kernel`` was given, checked (a clear error names a wrong value)."""
+        """The modes ``share_kernel`` was given, checked (a clear error names a wrong value); ``run_limit``
+        None: the default (:mod:`.run_limits`), never over its maximum."""
+        most = max_run_limit()
+        run_limit = default_run_limit() if run_limit is None else run_limit
         if (
             isinstance(run_limit, bool)
             or not isinstance(run_limit, (int, float))
-            or not 0 < run_limit <= 86_400
+            or not 0 < run_limit <= most
         ):
             raise HermesUsageError(
-                f"run_limit must be a number of seconds from 1 to 86400, not {run_limit!r}"
+                f"run_limit must be a number of seconds from 1 to {most:g} ({ENV_RUN_LIMIT_MAX}), "
+                f"not {run_limit!r}"
             )
         reads = ("on" if read else "off") if isinstance(read, bool) else read
         for name, value, allowed in (

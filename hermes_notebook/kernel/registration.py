@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 from ..errors import HermesRPCError, HermesUsageError
 from ..session.mcp_servers import McpServers
 from .exposure import Exposure
+from .run_limits import tool_call_timeout
 
 __all__ = [
     "NAME_PREFIX",
@@ -157,13 +158,14 @@ async def register(
     """Add the server to the profile and reload MCP tools in every live session. An entry of that name left
     by a dead server (its URL no longer answers) is replaced, probed only for a Dashboard on this machine;
     False when a live one holds the name (or it cannot be told, for a remote Dashboard)."""
-    if not await servers.add(name, url, token, headers):
+    timeout = tool_call_timeout()  # Hermes waits for the longest run this kernel allows
+    if not await servers.add(name, url, token, headers, timeout):
         if dashboard_url is not None and not is_local(dashboard_url):
             return False  # its entry's loopback URL is the Dashboard host's, not ours to probe
         if not await _dead_entry(servers, name):
             return False
         await servers.remove(name)
-        if not await servers.add(name, url, token, headers):
+        if not await servers.add(name, url, token, headers, timeout):
             return False
     await servers.reload()
     return True
@@ -295,4 +297,6 @@ def config_snippet(name: str, url: str, exposure: Exposure | None = None) -> str
         "Authorization": f"Bearer ${{{env_key(name)}}}"
     }
     lines = "".join(f'      {header}: "{value}"\n' for header, value in headers.items())
-    return f"mcp_servers:\n  {name}:\n    url: {url}\n    headers:\n{lines}"
+    return (
+        f"mcp_servers:\n  {name}:\n    url: {url}\n    timeout: {tool_call_timeout()}\n    headers:\n{lines}"
+    )

@@ -106,15 +106,17 @@ async def approve(
     subject: str = "the code",
     *,
     verified: bool = True,
+    always_ask: bool = False,
 ) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent.
     ``verified`` False: the caller's session could not be verified (0.19.0), so a session's allow does not
-    apply and the card says so."""
+    apply and the card says so. ``always_ask``: a card even where runs are allowed (a restart loses the
+    kernel's state)."""
     runs = grants.modes.runs
     if runs == "never":
         return RUNS_OFF
-    if runs == "allow" and verified:
+    if runs == "allow" and verified and not always_ask:
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]
     interaction = Interaction(

@@ -37,6 +37,7 @@ from ..errors import HermesUsageError
 from ..settings import Secret
 from .exposure import TOKEN_HEADER, Exposure
 from .images import ToolAnswer
+from .run_limits import progress_interval
 from .tools import TOOLS, Tool
 from .tools import offered as offered_tools
 
@@ -255,7 +256,7 @@ class ToolServer:
         security = TransportSecuritySettings(  # DNS-rebinding protection: the Host names it is reached by
             enable_dns_rebinding_protection=True, allowed_hosts=self.exposure.allowed_hosts(self.port)
         )
-        inner = mcp.streamable_http_app(json_response=True, transport_security=security)
+        inner = mcp.streamable_http_app(json_response=False, transport_security=security)
         token = self.token.reveal().encode()
         expected = b"Bearer " + token
         own_header = TOKEN_HEADER.lower().encode()
@@ -282,23 +283,44 @@ class ToolServer:
 
     def _sdk_function(self, tool: Tool) -> Callable[..., Awaitable[Content]]:
         """The function the SDK registers for ``tool``: the handler's signature less its first parameter (the
-        call), so the SDK derives the argument schema from it, answering through :meth:`_answer`."""
+        call), so the SDK derives the argument schema from it, answering through :meth:`_answer`; the SDK
+        also passes the request's context (``mcp_context``, not an argument), for progress notifications."""
+        from mcp.server.mcpserver import Context
+
         signature = inspect.signature(tool.handler, eval_str=True)
         parameters = list(signature.parameters.values())[1:]
         unset = {p.name for p in parameters if p.default is None}
 
-        async def call(**arguments: Any) -> Content:
+        async def call(mcp_context: Any = None, **arguments: Any) -> Content:
             # Only what the call carried (a parameter left at its None default was not): the call is matched
             # against its tool part's arguments.
             given = {k: v for k, v in arguments.items() if not (v is None and k in unset)}
-            return await self._answer(tool.name, given)
+            return await self._answer_in_progress(tool.name, given, mcp_context)
 
+        context = inspect.Parameter("mcp_context", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
         call.__name__ = call.__qualname__ = tool.name
         call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=parameters, return_annotation=inspect.Signature.empty
+            parameters=[*parameters, context], return_annotation=inspect.Signature.empty
         )
-        call.__annotations__ = {p.name: p.annotation for p in parameters}
+        call.__annotations__ = {**{p.name: p.annotation for p in parameters}, "mcp_context": Context}
         return call
+
+    async def _answer_in_progress(self, tool: str, arguments: dict[str, Any], context: Any) -> Content:
+        """:meth:`_answer`, with a progress notification every :func:`.run_limits.progress_interval` seconds
+        while it runs (a long cell), where the caller asked for progress (the SDK sends none without its
+        progress token); the response's SSE stream pings meanwhile either way (:mod:`.run_limits`)."""
+        answering = asyncio.ensure_future(self._answer(tool, arguments))
+        interval, waited = progress_interval(), 0.0
+        try:
+            while not answering.done():
+                await asyncio.wait({answering}, timeout=interval)
+                if not answering.done() and context is not None:
+                    waited += interval
+                    with contextlib.suppress(Exception):  # a client gone meanwhile: the answer still settles
+                        await context.report_progress(waited, None, f"{tool}: running for {waited:.0f} s")
+            return answering.result()
+        finally:
+            answering.cancel()
 
     async def _answer(self, tool: str, arguments: dict[str, Any]) -> Content:
         """The handler's answer as MCP content: the text, then one image block per PNG."""

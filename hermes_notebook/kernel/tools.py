@@ -20,9 +20,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from . import cell_runs, cells, code_tool, proposals, read_tools, runs
+from . import cell_runs, cell_sequences, cells, code_tool, proposals, read_tools, runs
 from .call import ToolCall
 from .images import ToolAnswer
+from .preview import tool as preview_tool
 
 __all__ = ["GATES", "TOOLS", "Gate", "Handler", "Tool", "answer", "offered", "refusal", "tool_named"]
 
@@ -141,6 +142,40 @@ TOOLS: tuple[Tool, ...] = (
         "source and must click Run first (unless runs are allowed for this session); while a cell runs it "
         "waits for it. Returns the cell's outputs, plots as images.",
         cell_runs.run_cell,
+        destructive=True,
+        front_end=True,
+    ),
+    Tool(
+        "run_cells",
+        "run",
+        "Run code cells `first` to `last` (indexes from 0, both included; leave `last` out to run to the "
+        "end, both out to run all) in the notebook, in order, their output shown there. The user sees every "
+        "cell's whole source on one card and must click Run first (unless runs are allowed for this "
+        "session). Stops at the first error and returns that cell's index, id and traceback; later cells "
+        "are not run.",
+        cell_sequences.run_cells,
+        destructive=True,
+        front_end=True,
+    ),
+    Tool(
+        "restart_and_run_all",
+        "run",
+        "Restart the notebook's kernel (every variable is lost) and run all its cells in order, stopping at "
+        "the first error. The user must click Run on a card first, even where runs are allowed. These tools "
+        "live in that kernel: the call returns before the restart, without the run's outcome.",
+        cell_sequences.restart_and_run_all,
+        destructive=True,
+        front_end=True,
+    ),
+    Tool(
+        "preview",
+        "run",
+        "Try a code cell you proposed (insert_cell / edit_cell) before the user keeps it: `change` is its "
+        "pending change id. It runs in a copy of the kernel (the user's variables stay untouched; files, "
+        "network and databases are real) after the user clicks Run (unless runs are allowed). Returns what "
+        "it printed and displayed (figures as images), its error, the variables it created, changed, rebound "
+        "or deleted, and the time; revise the proposal before the user keeps it.",
+        preview_tool.preview,
         destructive=True,
         front_end=True,
     ),

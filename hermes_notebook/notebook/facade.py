@@ -442,12 +442,16 @@ class Hermes:
     @caller_first(_attach_kernel)
     @on_loop
     async def share_kernel_async(
-        self, *, read: bool | str = False, run: str = "ask", edit: str = "propose", run_limit: float = 120.0
+        self,
+        *,
+        read: bool | str = False,
+        run: str = "ask",
+        edit: str = "propose",
+        run_limit: float | None = None,
     ) -> KernelShare:
-        """Let Hermes use this kernel through tools during this connection's Dashboard turns (chat and asks),
-        with the permission modes :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces
-        them whole). Results are scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone
-        by :meth:`close`."""
+        """Let Hermes use this kernel through tools in this connection's Dashboard turns, with the modes
+        :class:`~hermes_notebook.kernel.grants.Modes` explains (a new call replaces them whole). Results are
+        scrubbed like exports. Needs ``pip install 'hermes-notebook[tools]'``; undone by :meth:`close`."""
         modes = Modes.of(read, edit, run, run_limit)
         share = await KERNEL.share(
             self.conversation, modes, dashboard_url=self.settings.dashboard_url, secrets=self._secrets

@@ -39,10 +39,18 @@ class McpServers:
         """The profile's servers: name -> URL."""
         return await list_mcp_servers(await self._dashboard())
 
-    async def add(self, name: str, url: str, token: str, headers: Mapping[str, str] | None = None) -> bool:
+    async def add(
+        self,
+        name: str,
+        url: str,
+        token: str,
+        headers: Mapping[str, str] | None = None,
+        timeout: int | None = None,
+    ) -> bool:
         """Add a server (its bearer token goes to Hermes' ``.env``; ``headers``: the ``${VAR}`` templates
-        Hermes sends instead, where a proxy owns Authorization); False when the name is taken."""
-        return await add_mcp_server(await self._dashboard(), name, url, token, headers)
+        Hermes sends instead, where a proxy owns Authorization; ``timeout``: seconds Hermes gives a tool
+        call); False when the name is taken."""
+        return await add_mcp_server(await self._dashboard(), name, url, token, headers, timeout)
 
     async def remove(self, name: str) -> bool:
         """Remove a server; False when there is none of that name."""

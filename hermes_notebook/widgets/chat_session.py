@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..session import Conversation
 from . import inbound
+from .chat_reproduce import REPRODUCE, REPRODUCE_ENTRY, reproduce_output
 from .replies import answer, refusal
 
 __all__ = ["ChatDetails", "banner", "context_state", "install_session_details", "session_entry", "short"]
@@ -138,10 +139,12 @@ async def refresh_session_info(chat: ChatDetails) -> None:
 
 async def _catalog(chat: ChatDetails) -> dict[str, Any]:
     entries = await chat.conversation.commands(chat.session_id)
-    return {"type": "commands", "commands": chat.scrub_value(entries)}
+    return {"type": "commands", "commands": chat.scrub_value([*entries, REPRODUCE_ENTRY])}
 
 
 async def _command(chat: ChatDetails, line: str) -> dict[str, Any]:
+    if line.split()[:1] == [REPRODUCE]:  # ours: the check runs here, nothing goes to Hermes
+        return chat.scrub_value(await reproduce_output(line))
     if chat.session_id is None:
         raise inbound.Refused("the session is not open")
     outcome = await chat.conversation.command(line, chat.session_id)

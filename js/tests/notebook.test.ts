@@ -320,7 +320,7 @@ function host(doc: FakeDoc, run = vi.fn()): Host {
       execution_count: c.type === "code" ? 1 : null,
       outputs: c.id === "a" ? [{ output_type: "execute_result", data: { "text/plain": "3.14" } }] : [],
     }));
-  return { store, path: () => "nb.ipynb", cells, run, setOutputs: vi.fn() };
+  return { store, path: () => "nb.ipynb", cells, run, setOutputs: vi.fn(), restartAndRunAll: vi.fn() };
 }
 
 describe("protocol", () => {
@@ -400,6 +400,15 @@ describe("protocol", () => {
     expect(summary[2]).toEqual({ output_type: "display_data", mimes: ["image/png", "text/plain"], text: "<Figure>" });
     expect(String(summary[3]!.text)).toHaveLength(4001);
     expect(JSON.stringify(summary)).not.toContain("AAAA"); // image data stays in the notebook
+    const coloured = { output_type: "error", ename: "NameError", evalue: "x", traceback: ["\x1b[31mNameError\x1b[0m: x", 3] };
+    expect(summarizeOutputs([coloured])[0]).toEqual({ ...coloured, traceback: ["NameError: x"] }); // the agent reads text
+  });
+
+  it("restarts and runs all only when the kernel asks, answering before the restart", async () => {
+    const h = host(notebook());
+    expect(h.restartAndRunAll).not.toHaveBeenCalled();
+    expect(await answer({ id: "r1", op: "restart_run_all", fields: {} }, h)).toEqual({ ok: true });
+    expect(h.restartAndRunAll).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -42,7 +42,7 @@ const cells = (): DocCell[] => [
 function hostOf(doc: Doc, path = "work/a.ipynb"): Host {
   const store = new PendingChanges(doc);
   const hostCells = (): HostCell[] => doc.cells().map((c) => ({ ...c, execution_count: null, outputs: [] }));
-  return { store, path: () => path, cells: hostCells, run: vi.fn(), setOutputs: vi.fn() };
+  return { store, path: () => path, cells: hostCells, run: vi.fn(), setOutputs: vi.fn(), restartAndRunAll: vi.fn() };
 }
 
 const propose = (host: Host, change: Record<string, unknown>) =>

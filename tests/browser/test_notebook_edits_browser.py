@@ -55,8 +55,8 @@ ATTACHED = "__import__('hermes_notebook.kernel.document', fromlist=['D']).DOCUME
 #: ... and Hermes has listed the tools again since it said hello (so its next turn is offered the cell tools).
 READY = (
     f"{ATTACHED} and __import__('hermes_notebook.kernel.share', fromlist=['K']).KERNEL.server.clients_current"
-    " and hermes_tool_count() >= 10"
-)  # ... and Hermes holds all of them: 5 kernel tools + 5 cell tools
+    " and hermes_tool_count() >= 12"
+)  # ... and Hermes holds all of them: 5 kernel tools + 7 cell tools
 #: The README's picture of pending changes (docs/notebook-pending-change.png is a copy of one such run's).
 SCREENSHOT = (
     Path(os.environ.get("BROWSER_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "notebook-pending-change.png"

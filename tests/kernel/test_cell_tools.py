@@ -510,6 +510,9 @@ async def test_the_server_lists_cell_tools_while_attached_and_tells_its_clients(
         ("KERNEL edit_cell 0 x = 2", {"index": 0, "source": "x = 2"}),
         ("KERNEL delete_cell 1", {"index": 1}),
         ("KERNEL run_cell 3", {"index": 3}),
+        ("KERNEL run_cells 2 4", {"first": 2, "last": 4}),
+        ("KERNEL run_cells", {}),
+        ("KERNEL restart_and_run_all", {}),
     ],
 )
 def test_scripted_model_calls_the_cell_tools(prompt: str, arguments: dict[str, Any]) -> None:

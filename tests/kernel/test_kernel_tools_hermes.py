@@ -21,7 +21,7 @@ from hermes_notebook.client.dashboard import DashboardConnection
 from hermes_notebook.kernel.share import KERNEL
 from hermes_notebook.notebook.handle import TurnHandle
 from hermes_notebook.runtime import run_sync
-from tests.helpers import eventually, registered_mcp_servers
+from tests.helpers import eventually, mcp_result, registered_mcp_servers
 
 pytestmark = pytest.mark.servers("newer")
 pd = pytest.importorskip("pandas")
@@ -220,8 +220,8 @@ def _call_directly(url: str, token: str, tool: str, arguments: dict[str, Any]) -
             "method": "tools/call",
             "params": {"name": tool, "arguments": arguments},
         }
-        answer = client.post(url, json=body, headers=session).json()
-    return str(answer["result"]["content"][0]["text"])
+        answer = mcp_result(client.post(url, json=body, headers=session))
+    return str(answer["content"][0]["text"])
 
 
 def test_calls_from_other_sessions_are_refused_and_the_turn_says_so(hermes_kernel: tuple[Any, Any]) -> None:

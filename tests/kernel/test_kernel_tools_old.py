@@ -29,7 +29,7 @@ def test_share_kernel_prints_the_config_snippet_and_where_the_token_is(
         assert not share.registered and share.token_path is not None
         key = f"MCP_{share.name.upper()}_API_KEY"
         assert share.snippet == (
-            f"mcp_servers:\n  {share.name}:\n    url: {share.url}\n    headers:\n"
+            f"mcp_servers:\n  {share.name}:\n    url: {share.url}\n    timeout: 14580\n    headers:\n"
             f'      Authorization: "Bearer ${{{key}}}"\n'
         )
         assert share.snippet in printed and "restart Hermes" in printed and str(share.token_path) in printed

@@ -63,7 +63,12 @@ async def list_mcp_servers(conn: Requests) -> dict[str, str | None]:
 
 
 async def add_mcp_server(
-    conn: Requests, name: str, url: str, token: str, headers: Mapping[str, str] | None = None
+    conn: Requests,
+    name: str,
+    url: str,
+    token: str,
+    headers: Mapping[str, str] | None = None,
+    timeout: int | None = None,
 ) -> bool:
     """Add a streamable-HTTP server with a bearer token to the profile; False when that name is taken.
 
@@ -71,8 +76,10 @@ async def add_mcp_server(
     ``Authorization``, so the token must travel in another header. Hermes writes a secret to the profile's
     ``.env`` only behind ``Authorization: Bearer ${MCP_<NAME>_API_KEY}``; so the server is added that way
     first (the token goes to ``.env``), then replaced by an entry with ``headers``, which name that variable.
-    Hermes keeps a removed server's ``.env`` line (§9)."""
-    params = {"name": name, "config": {"url": url}, "bearer_token": token}
+    Hermes keeps a removed server's ``.env`` line (§9). ``timeout``: seconds Hermes gives one tool call
+    (its entry's ``timeout``; Hermes' default is 300)."""
+    config: dict[str, object] = {"url": url, **({"timeout": timeout} if timeout is not None else {})}
+    params = {"name": name, "config": config, "bearer_token": token}
     try:
         await conn.request("mcp.servers.add", params)
     except HermesRPCError as exc:
@@ -81,9 +88,7 @@ async def add_mcp_server(
         raise
     if headers:
         await conn.request("mcp.servers.remove", {"name": name})
-        await conn.request(
-            "mcp.servers.add", {"name": name, "config": {"url": url, "headers": dict(headers)}}
-        )
+        await conn.request("mcp.servers.add", {"name": name, "config": {**config, "headers": dict(headers)}})
     return True
 
 

@@ -1,7 +1,8 @@
 // The front end's half of the document comm (hermes_notebook/kernel/document.py is the kernel's): the kernel's
 // requests are checked here and answered from the notebook, through `Host`. Replies are bounded; nothing the kernel
 // sends is trusted beyond its shape (a source is text, an index a number), and nothing here runs code except `run`,
-// which runs a cell only if its source is exactly what the user approved on the Run card. `outputs` writes into a
+// which runs a cell only if its source is exactly what the user approved on the Run card, and `restart_run_all`
+// (restart_and_run_all, approved on its own card). `outputs` writes into a
 // cell what the kernel ran for it under a waiting %hermes cell (kernel/cells.py): text and PNG only, checked here.
 
 import { splitLines } from "./diff";
@@ -48,6 +49,9 @@ export interface Host {
   run(cellId: string, source: string): Promise<RunOutcome>;
   /** Replace cell `cellId`'s outputs (already checked: stream, display_data, execute_result, error). */
   setOutputs(cellId: string, outputs: Record<string, unknown>[]): void;
+  /** Restart the kernel, then run every cell (stopping at the first error); returns at once: the kernel that
+   * asked goes with the restart, so nothing waits for it. */
+  restartAndRunAll(): void;
 }
 
 export type Reply = { ok: true } & Record<string, unknown>;
@@ -75,6 +79,9 @@ export async function answer(request: Request, host: Host): Promise<Reply | Refu
         return await run(request.fields, host);
       case "outputs":
         return writeOutputs(request.fields, host);
+      case "restart_run_all":
+        host.restartAndRunAll();
+        return { ok: true };
       default:
         return refuse(`this notebook does not know the request ${JSON.stringify(request.op).slice(0, 40)}`);
     }
@@ -220,12 +227,17 @@ export function summarizeOutputs(outputs: unknown[]): Record<string, unknown>[] 
       const kind = text(output.output_type, 40);
       if (kind === "stream") return { output_type: kind, name: text(output.name, 10), text: joined(output.text) };
       if (kind === "error") {
-        return { output_type: kind, ename: text(output.ename, 200), evalue: text(output.evalue, 2_000) };
+        const lines = Array.isArray(output.traceback) ? output.traceback.filter((l) => typeof l === "string") : [];
+        const traceback = lines.slice(-40).map((l) => (l as string).replace(ANSI, "").slice(0, 2_000));
+        return { output_type: kind, ename: text(output.ename, 200), evalue: text(output.evalue, 2_000), traceback };
       }
       const data = isRecord(output.data) ? output.data : {};
       return { output_type: kind, mimes: Object.keys(data).slice(0, 10), text: joined(data["text/plain"]) };
     });
 }
+
+/** Terminal colour codes in a traceback (IPython colours them); the agent reads the text. */
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
 
 function joined(value: unknown): string {
   const full = Array.isArray(value) ? value.filter((v) => typeof v === "string").join("") : text(value, Infinity);
