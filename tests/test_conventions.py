@@ -542,6 +542,10 @@ PRIVATE_REACHES: dict[tuple[str, str], str] = {
         "hermes_notebook/notebook/wait.py",
         "_getframe",
     ): "CPython's sys._getframe: whether we run inside a cell",
+    (
+        "hermes_notebook/kernel/preview/copy.py",
+        "_exit",
+    ): "os._exit: a preview's forked copy must end without atexit handlers or flushing the kernel's streams",
     ("hermes_notebook/inert.py", "_replace"): "namedtuple's public method (urllib's SplitResult._replace)",
     ("hermes_notebook/widgets/static_twin.py", "_repr_mimebundle_"): "IPython's display protocol, on super()",
 }

@@ -97,6 +97,7 @@ class DocumentLink:
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[bool], None]] = []
         self._path_listeners: list[Callable[[str], None]] = []
+        self._actions: dict[str, Callable[[str, Mapping[str, Any]], None]] = {}
         self._routing = (
             "none"  # shell.subshells.Routing of the comm: do the page's replies pass a busy kernel?
         )
@@ -182,6 +183,25 @@ class DocumentLink:
 
         return unsubscribe
 
+    def on_action(self, kind: str, handler: Callable[[str, Mapping[str, Any]], None]) -> None:
+        """Handle a page's own messages of ``kind`` (a user's click: ``handler(client, data)``, on the comm's
+        thread: it must return at once)."""
+        with self._lock:
+            self._actions[kind] = handler
+
+    def tell(self, client: str, data: dict[str, Any]) -> bool:
+        """Send ``data`` to page ``client`` (what became of its action); False when no comm is open."""
+        with self._lock:
+            transport = self._transport
+        if transport is None:
+            return False
+        try:
+            transport.send({**data, "to": client})
+        except Exception:  # the comm is gone: the page learns nothing more of it
+            log.debug("document: telling the page failed", exc_info=True)
+            return False
+        return True
+
     # --- requests -------------------------------------------------------------------------------------------
 
     async def request(self, op: str, timeout: float = REQUEST_TIMEOUT, **fields: Any) -> Answer:
@@ -233,6 +253,11 @@ class DocumentLink:
             self._bye(client)
         elif kind == "reply":
             self._reply(client, data)
+        elif isinstance(kind, str) and kind in self._actions:
+            with self._lock:
+                said_hello = client in self._front_ends
+            if said_hello:  # a page that said hello: its user's own click (Preview)
+                self._actions[kind](client, data)
 
     def _hello(self, front_end: FrontEnd) -> None:
         with self._lock:

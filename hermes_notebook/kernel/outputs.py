@@ -286,6 +286,14 @@ class OutputLog:
         finally:
             self._captures.remove(captured)
 
+    def take(self, data: Mapping[str, Any]) -> bool:
+        """Keep one display in the innermost capture (main thread): True when a capture took it (a preview's
+        copy publishes nothing: its display publisher calls this instead)."""
+        if not self._captures or threading.current_thread() is not threading.main_thread():
+            return False
+        self._captures[-1].add(data, "display")
+        return True
+
 
 #: The one log of this process.
 OUTPUTS = OutputLog()

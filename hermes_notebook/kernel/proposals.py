@@ -20,6 +20,7 @@ from typing import Any, Literal
 from ..turns.changes import CellChangeDict
 from .call import ToolCall
 from .cells import cell_index, clip, failed
+from .preview.proposed import PROPOSED
 from .stale import stale_refusal
 from .versions import cell_version, parse_version
 
@@ -120,6 +121,8 @@ async def _propose(
             return stale_refusal(call, tool, at, stale, answer.data)
         return failed(answer)
     shown_type = str(answer.data.get("cell_type") or change.get("cell_type") or "code")
+    if kind != "delete" and shown_type == "code":
+        PROPOSED.remember(call.session_id, change["id"], change["source"])
     link: CellChangeDict = {"id": change["id"], "kind": kind, "index": at, "cell_type": shown_type}
     call.turn.link_cell_change(call.part_id, link)
     cell_id, base = clip(answer.data.get("cell"), 100), parse_version(answer.data.get("version"))
@@ -145,7 +148,8 @@ def _proposed(change: Mapping[str, Any], cell_type: str, data: Mapping[str, Any]
     return (
         f"Proposed {what}{where} as pending change {change['id']}.{replaced} It shows on the notebook as "
         "a diff; the user keeps or discards it, and nothing runs. The notebook's cells and indexes stay as "
-        "they are until the user keeps it; call list_cells to see what they decided."
+        "they are until the user keeps it; call list_cells to see what they decided. A code cell can be "
+        "tried first with preview(change) in a copy of the kernel."
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from . import cell_runs, cell_sequences, cells, code_tool, proposals, read_tools, runs
 from .call import ToolCall
 from .images import ToolAnswer
+from .preview import tool as preview_tool
 
 __all__ = ["GATES", "TOOLS", "Gate", "Handler", "Tool", "answer", "offered", "refusal", "tool_named"]
 
@@ -163,6 +164,18 @@ TOOLS: tuple[Tool, ...] = (
         "the first error. The user must click Run on a card first, even where runs are allowed. These tools "
         "live in that kernel: the call returns before the restart, without the run's outcome.",
         cell_sequences.restart_and_run_all,
+        destructive=True,
+        front_end=True,
+    ),
+    Tool(
+        "preview",
+        "run",
+        "Try a code cell you proposed (insert_cell / edit_cell) before the user keeps it: `change` is its "
+        "pending change id. It runs in a copy of the kernel (the user's variables stay untouched; files, "
+        "network and databases are real) after the user clicks Run (unless runs are allowed). Returns what "
+        "it printed and displayed (figures as images), its error, the variables it created, changed, rebound "
+        "or deleted, and the time; revise the proposal before the user keeps it.",
+        preview_tool.preview,
         destructive=True,
         front_end=True,
     ),

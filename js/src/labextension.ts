@@ -18,6 +18,7 @@ import { PendingChanges, type DocCell, type NotebookDoc, type PendingChange } fr
 import { answer, PROTOCOL, requestFor, TARGET, type Host, type HostCell, type RunOutcome } from "./notebook/protocol";
 import { REVEAL_EVENT, type RevealDetail } from "./notebook/reveal";
 import { ShelfOwners, TabShelf } from "./notebook/shelf";
+import { parseReport, previewPanel, type PreviewState } from "./notebook/preview";
 import { tabLocks } from "./notebook/tab_claim";
 import { pendingView } from "./notebook/view";
 
@@ -80,6 +81,8 @@ class NotebookSession implements Host {
   private comm: Kernel.IComm | null = null;
   private kernel: Kernel.IKernelConnection | null = null;
   private readonly views = new Map<string, PendingWidget>();
+  /** Each pending change's preview, by change id (running, or its report). */
+  private readonly previews = new Map<string, PreviewState>();
   private frame = 0;
   private savedPath: string;
 
@@ -219,6 +222,7 @@ class NotebookSession implements Host {
   }
 
   private receive(data: unknown): void {
+    if (this.previewed(data)) return;
     const request = requestFor(data, this.client);
     if (request === null) return;
     void answer(request, this).then((reply) => this.send({ ...reply, type: "reply", id: request.id, client: this.client }));
@@ -300,7 +304,8 @@ class NotebookSession implements Host {
     }
     const diff = this.store.diff(change);
     const stale = this.store.stale(change);
-    const key = JSON.stringify([diff.rows, stale]);
+    const preview = this.previews.get(change.id);
+    const key = JSON.stringify([diff.rows, stale, preview ?? null]);
     if (view.shown !== key) {
       view.shown = key;
       const hadFocus = view.node.contains(document.activeElement);
@@ -308,11 +313,48 @@ class NotebookSession implements Host {
         pendingView(change, diff, stale, {
           keep: () => this.decide(() => this.store.keep(change.id).ok),
           discard: () => this.decide(() => this.store.discard(change.id)),
-        }),
+          preview: () => this.preview(change),
+        }, undefined, preview ? previewPanel(preview, () => this.stopPreview(preview)) : null),
       );
       if (hadFocus) (view.node.querySelector(".hn-pending") as HTMLElement | null)?.focus();
     }
     return view;
+  }
+
+  // --- Preview (notebook/preview.ts; the kernel's kernel/preview/clicks.py) ---------------------------------
+
+  /** The user clicked Preview: the kernel runs the proposed source, exactly as the diff shows it, in a copy. */
+  private preview(change: PendingChange): void {
+    if (this.previews.get(change.id)?.status === "running") return;
+    const click = randomId();
+    this.previews.set(change.id, { status: "running", click });
+    this.send({ type: "preview", client: this.client, id: click, change: change.id, source: change.source });
+    this.rerender(change.id);
+  }
+
+  private stopPreview(state: PreviewState): void {
+    this.send({ type: "preview_stop", client: this.client, id: state.click });
+  }
+
+  /** A preview's report from the kernel (true when `data` was one). */
+  private previewed(data: unknown): boolean {
+    if (typeof data !== "object" || data === null) return false;
+    const message = data as Record<string, unknown>;
+    if (message.type !== "previewed" || message.to !== this.client) return false;
+    const report = parseReport(message.report);
+    for (const [id, state] of this.previews) {
+      if (state.click === message.id && report !== null) {
+        this.previews.set(id, { status: "done", click: state.click, report });
+        this.rerender(id);
+      }
+    }
+    return true;
+  }
+
+  private rerender(changeId: string): void {
+    const view = this.views.get(changeId);
+    if (view !== undefined) view.shown = "";
+    this.render();
   }
 
   private decide(act: () => boolean): void {

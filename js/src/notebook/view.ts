@@ -14,6 +14,8 @@ import type { PendingChange } from "./pending";
 export interface PendingActions {
   keep(): void;
   discard(): void;
+  /** Try a proposed code cell in a copy of the kernel (notebook/preview.ts shows what came back). */
+  preview?(): void;
 }
 
 /** The heading of a pending change (also its region's accessible name). */
@@ -31,13 +33,21 @@ export function pendingView(
   stale: boolean,
   actions: PendingActions,
   shownAt: number = now(),
+  previewed: HTMLElement | null = null,
 ): HTMLElement {
   const title = pendingTitle(change);
   const keep = h("button", { type: "button", class: "hn-pending-keep", title: keepHint(change) }, "Keep");
   const discard = h("button", { type: "button", class: "hn-pending-discard", title: "Leave the notebook as it is" },
     "Discard");
-  const row = h("div", { class: "hn-pending-actions" }, keep, discard);
-  holdClicks([keep, discard], shownAt);
+  const preview = actions.preview && change.kind !== "delete" && change.cellType === "code"
+    ? h("button", { type: "button", class: "hn-pending-preview",
+      title: "Run it in a copy of your kernel first: your variables stay untouched" }, "Preview")
+    : null;
+  const row = h("div", { class: "hn-pending-actions" }, keep, discard, preview);
+  holdClicks(preview ? [keep, discard, preview] : [keep, discard], shownAt);
+  preview?.addEventListener("click", () => {
+    if (armed(shownAt)) actions.preview?.();
+  });
   keep.addEventListener("click", () => {
     if (!armed(shownAt)) return;
     if (stale) row.replaceChildren(...confirmKeep(row, keep, discard, actions));
@@ -67,6 +77,7 @@ export function pendingView(
     ...notes(change, stale, rows),
     h("div", { class: "hn-pending-diff", role: "group", "aria-label": "Proposed change, line by line" },
       ...rows.map(diffLine)),
+    previewed,
     row,
   );
 }

@@ -1,0 +1,45 @@
+"""The agent's ``preview`` tool over the tool table, in this process (a stand-in Dashboard, real turns): it
+previews only a code cell its own session proposed, runs it in a copy (the namespace is untouched), shows it
+on the tool part as a run, and its result carries the card's summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_notebook.kernel.document import DOCUMENT
+from hermes_notebook.kernel.preview.proposed import PROPOSED
+from hermes_notebook.kernel.preview.report import CARD_SENTENCE
+from tests.kernel.test_kernel_tools import FakeDashboard, _drive, _share, tools  # noqa: F401
+from tests.scripted_front_end import ScriptedFrontEnd
+
+
+def test_the_agent_previews_its_own_proposal_and_gets_the_summary(tools: Any) -> None:  # noqa: F811
+    """With runs allowed: the summary has the printed line, ``df`` changed in place and the card's sentence,
+    while the kernel's ``df`` is unchanged; another session's change id, or an unknown one, runs nothing."""
+    page = ScriptedFrontEnd(DOCUMENT)  # the tool is offered with the notebook's front end, as the cell tools
+    page.hello()
+    try:
+        _preview(tools)
+    finally:
+        page.bye()
+        DOCUMENT.closed()
+
+
+def _preview(tools: Any) -> None:  # noqa: F811
+    conn = FakeDashboard()
+    _share(tools, conn, run="allow")
+    source = "df.append(4)\nprint('sum', sum(df))"
+    PROPOSED.remember("stored-t1", "c1-test", source)
+    PROPOSED.remember("stored-other", "c2-test", "print('not yours')")
+    name = f"mcp__{tools.name}__preview"
+    turn = conn.start_tool("t1", "k1", {"name": name, "args": {"change": "c1-test"}})
+    text = _drive(tools, tools.call("preview", {"change": "c1-test"}), turn, conn)
+    assert text.startswith("Preview finished in"), text
+    assert CARD_SENTENCE in text and "sum 10" in text
+    assert "- df: changed in place (list, len 4)" in text
+    assert tools._namespace["df"] == [1, 2, 3]
+    part = next(p for p in turn.message.parts if p.kind == "tool")
+    assert part.interaction is not None and part.interaction.response == "finished"
+    other = conn.start_tool("t2", "k2", {"name": name, "args": {"change": "c2-test"}})
+    refused = _drive(tools, tools.call("preview", {"change": "c2-test"}), other, conn)
+    assert "is not one. Nothing ran." in refused
