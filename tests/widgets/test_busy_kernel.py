@@ -184,8 +184,9 @@ print("BUSY DONE", i, time.time())
 def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
     front_end: FrontEnd, hermes: LocalHermes, workdir: Path, tmp_path: Path
 ) -> None:
-    """While a cell runs: a chat prompt answered within 10 s, jobs listed, run and paused, a background turn's
-    approval answered and its command run; the cell is never interrupted and its output is all its own."""
+    """While a cell runs: a chat prompt answered long before the cell ends, jobs listed, run and paused, a
+    background turn's approval answered and its command run; the cell is never interrupted and its output is
+    all its own."""
     fe = front_end
     subshell = fe.create_subshell()  # JupyterLab's per-comm-target subshell for "jupyter.widget"
     tag = uuid.uuid4().hex[:8]
@@ -226,7 +227,9 @@ def test_chat_jobs_and_a_background_turn_work_while_a_cell_runs(
     answered = _shown(fe, chat_id, f"You said: hello while busy {tag}")
     answer = fe.wait(lambda m: answered(m) or busy_ended(m), 30, "the chat's answer")
     assert not busy_ended(answer), "the chat answered only after the cell"
-    assert answer["received"] - sent < 10
+    # Well before the cell's 90 s: a fresh 0.19.0 builds its agent on the first turn (MCP discovery
+    # included, with its [mcp] extra), 6-9 s at load 6-9 on 2 cores; the speed itself is benchmarks' business
+    assert answer["received"] - sent < 30
 
     # 2. the jobs widget lists, runs and pauses a job
     def row_state(m: Msg) -> str | None:

@@ -129,6 +129,10 @@ class FakeConnection:
         self.change_listeners.append(callback)
         return lambda: self.change_listeners.remove(callback)
 
+    def held(self, stored_id: Any) -> bool:
+        """A fake turn ends when the test says, with no post-turn work after it: never held."""
+        return False
+
     def listen(self, stored_id: str, callback: Callable[[Any], None]) -> Callable[[], None]:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
