@@ -4,15 +4,18 @@ Refused before anyone is asked when it is empty, too long to show, or holds a ke
 hides what runs, so such code would put the key on screen and into the model's next turn). Otherwise it is
 approved (a Run card, or runs allowed for the session: :func:`.runs.approve`), queued for the kernel's main
 thread (:mod:`.execute`: a ``%hermes`` wait takes it at once, an idle kernel between cells, a busy one after
-its cell) and shown on the tool part with Stop until it ends (:func:`.runs.supervise`).
+its cell) and shown on the tool part with Stop until it ends (:func:`.runs.supervise`). It runs between a
+savepoint and an Undo offer (:mod:`.undo.last_run`): its answer ends saying whether Undo variables is offered,
+or why not.
 """
 
 from __future__ import annotations
 
 from ..scrub import holds_key
-from . import execute, runs
+from . import runs
 from .call import ToolCall
 from .images import ToolAnswer
+from .undo.last_run import LAST_RUN
 
 __all__ = ["MAX_CODE_CHARS", "run_code", "waiting"]
 
@@ -52,7 +55,7 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
     if refusal is not None:
         return ToolAnswer(refusal)
     namespace, shell = call.namespace, call.shell
-    job = call.jobs.submit(lambda: execute.run_code(namespace, code, shell))
+    job = call.jobs.submit(lambda: LAST_RUN.run(namespace, code, shell))
     work = runs.Work.of_job(job)
     outcome = await runs.supervise(
         call.turn,
