@@ -12,6 +12,7 @@ or why not.
 from __future__ import annotations
 
 from ..scrub import holds_key
+from ..turns.changes import RunUndoDict
 from . import runs
 from .call import ToolCall
 from .images import ToolAnswer
@@ -55,7 +56,8 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
     if refusal is not None:
         return ToolAnswer(refusal)
     namespace, shell = call.namespace, call.shell
-    job = call.jobs.submit(lambda: LAST_RUN.run(namespace, code, shell))
+    cards: list[RunUndoDict] = []  # the run's Undo offer, for its tool part
+    job = call.jobs.submit(lambda: LAST_RUN.run(namespace, code, shell, cards.append))
     work = runs.Work.of_job(job)
     outcome = await runs.supervise(
         call.turn,
@@ -66,6 +68,8 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
         allowed=grants.modes.runs == "allow",
         limit=call.run_limit,
     )
+    for card in cards:
+        call.turn.link_run_undo(call.part_id, card)
     ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
     report = ToolAnswer.of(job.future.result()) if ended else None
     if outcome == "finished" and report is not None:

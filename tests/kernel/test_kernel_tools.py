@@ -619,14 +619,13 @@ def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools
         "deletes ran (files and other effects are not undone)."
     )
     assert tools._namespace["ran"] == 42
-    assert (
-        LAST_RUN.offered
-    )  # the approved run took a savepoint; Undo (on the main thread) deletes what it made
-    assert (
-        LAST_RUN.undo(tools._namespace).startswith("Undone: deleted ran.") and "ran" not in tools._namespace
-    )
-    assert LAST_RUN.undo(tools._namespace) == NOTHING_TO_UNDO
+    # the approved run took a savepoint; its part offers Undo, which (on the main thread) deletes what it made
     part = next(p for p in turn.message.parts if p.kind == "tool")
+    assert LAST_RUN.offered and part.run_undo is not None and part.run_undo["offered"]
+    assert "deletes ran (files" in part.run_undo["text"]
+    said = LAST_RUN.undo(tools._namespace, part.run_undo["run"])
+    assert said.startswith("Undone: deleted ran.") and "ran" not in tools._namespace
+    assert LAST_RUN.undo(tools._namespace) == NOTHING_TO_UNDO
     inter = part.interaction
     assert inter is not None and (inter.kind, inter.command, inter.status, inter.response) == (
         "run",

@@ -25,11 +25,12 @@ from tests.kernel.test_cell_tools import FakeTurn, Policy
 OUTPUTS.follow(get_ipython())
 JOBS.attach_loop()
 df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})
-answers = {}
+answers, cards = {}, {}
 
 def approved_run(code):
     '''The agent asks to run ``code``; the user clicks Run; its answer lands in ``answers[code]``.'''
-    call = ToolCall(Policy(run="ask"), FakeTurn("run"), "tool:t1", "stored-1",
+    turn = cards[code] = FakeTurn("run")
+    call = ToolCall(Policy(run="ask"), turn, "tool:t1", "stored-1",
                     namespace=get_ipython().user_ns, shell=get_ipython())
     threading.Thread(target=lambda: answers.update({code: asyncio.run(run_code(call, code)).text})).start()
 """
@@ -71,6 +72,8 @@ def test_undo_restores_df_after_an_approved_drop_and_refuses_once_a_cell_changed
         "Undo variables is offered to the user: it restores df (files and other effects are not undone)."
     ), answer
     assert kernel.value("print(json.dumps(list(df.columns)))") == ["y"]
+    card = kernel.value("print(json.dumps(cards[\"df = df.drop(columns='x')\"].links[-1]))")
+    assert card[0] == "tool:t1" and card[1]["offered"] and card[1]["text"] == answer.split("\n\n")[-1]
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), list(df.columns)]))")
     assert said == [
         "Undone: restored df. Files, network, databases and other effects of the run were not undone.",
@@ -91,6 +94,8 @@ def test_undo_is_refused_with_a_reason_after_a_run_that_touched_an_open_file(
     answer = _run(kernel, "log_file.write('x')\nlines = 1")
     reason = "Undo is not offered: log_file: an open file (TextIOWrapper) cannot be saved."
     assert answer.endswith(reason), answer
+    card = kernel.value("print(json.dumps(cards[\"log_file.write('x')\\nlines = 1\"].links[-1][1]))")
+    assert card["offered"] is False and card["text"] == reason
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), lines]))")
     assert said == [reason, 1]
     kernel.run("log_file.close()")
