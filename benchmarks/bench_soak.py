@@ -21,10 +21,13 @@ import argparse
 import json
 import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -75,7 +78,17 @@ def main() -> None:
     parser.add_argument("--hermes", default="newer", choices=["newer", "0.19.0"])
     parser.add_argument("--quiet", action="store_true", help="show=False: no view at all")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--out", type=Path, help="also append each report to this JSON-lines file as it comes"
+    )
+    parser.add_argument("--summarize", type=Path, help="print the summary of a (cut-short) run's --out file")
     args = parser.parse_args()
+    if args.summarize:
+        reports = [{"turns": 0}] + [json.loads(line) for line in args.summarize.read_text().splitlines()]
+        args.asks = reports[-1]["turns"]
+        summary = _summary(reports, args, reports[-1].get("seconds", 0.0))
+        print(json.dumps(summary) if args.json else _text(summary))
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a kill stops the servers and kernel too
     quiet = ', show=False, approve="deny", clarify="A"' if args.quiet else ""
     local = LocalHermes(hermes_bin=find_hermes_bin(server=args.hermes)).start()
@@ -92,7 +105,7 @@ def main() -> None:
         if not args.json:
             print(
                 f"{'turns':>6} {'RSS MB':>8} {'objects':>8} {'comms':>5} {'widgets':>7} {'ask ms':>7} "
-                f"{'ctrl ms':>8} {'load':>5}"
+                f"{'ctrl ms':>8} {'load':>5} {'srv MB':>7} {'db KB':>7} {'sess':>5}"
             )
         control = hn.connect(local.settings())  # plain Python in this process: no view, a fresh client
         controls: list[float] = []
@@ -104,7 +117,11 @@ def main() -> None:
             controls += _control_asks(control, start)
             if report:
                 reports[-1].update(control_s=sum(controls) / len(controls), load=os.getloadavg()[0])
+                reports[-1].update(_server_figures(local), seconds=time.monotonic() - started)
                 controls.clear()
+                if args.out:
+                    with args.out.open("a") as out:
+                        out.write(json.dumps(reports[-1]) + "\n")
                 if not args.json:
                     print(_row(reports[-1]), flush=True)
     finally:
@@ -125,10 +142,33 @@ def _control_asks(control: hn.Hermes, start: int) -> list[float]:
     return times
 
 
+def _server_figures(local: LocalHermes) -> dict[str, Any]:
+    """What the server holds now: its processes' RSS (the Dashboard and the API Server with their children),
+    its ``*.db`` files' size and the sessions in its ``state.db``: growth per turn there is Hermes'."""
+    rss = 0
+    for pid in (local.dashboard_pid, local.gateway_pid):
+        if pid is None:
+            continue
+        parent = psutil.Process(pid)
+        for proc in [parent, *parent.children(recursive=True)]:
+            try:
+                rss += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+    db_bytes = sum(f.stat().st_size for f in local.home.rglob("*.db*") if f.is_file())
+    sessions = None
+    state = local.home / "state.db"
+    if state.exists():
+        with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
+            sessions = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    return {"server_rss_kb": rss // 1024, "db_kb": db_bytes // 1024, "sessions": sessions}
+
+
 def _row(r: dict[str, Any]) -> str:
     return (
         f"{r['turns']:>6} {r['rss_kb'] / 1024:>8.1f} {r['objects']:>8} {r['comms']:>5} {r['widgets']:>7} "
-        f"{r['ask_s'] * 1000:>7.0f} {r.get('control_s', 0) * 1000:>8.0f} {r.get('load', 0):>5.1f}"
+        f"{r['ask_s'] * 1000:>7.0f} {r.get('control_s', 0) * 1000:>8.0f} {r.get('load', 0):>5.1f} "
+        f"{r.get('server_rss_kb', 0) / 1024:>7.1f} {r.get('db_kb', 0):>7} {r.get('sessions')!s:>5}"
     )
 
 
@@ -164,7 +204,17 @@ def _summary(reports: list[dict[str, Any]], args: argparse.Namespace, seconds: f
         "last_1000_control_ms": round(last_control * 1000, 1),
         "last_over_first_against_control": round(relative, 3) if relative else None,
         "measured_from_turn": warm["turns"],
+        "server_rss_kb_per_turn": _per_turn(warm, end, "server_rss_kb", turns),
+        "db_kb_per_turn": _per_turn(warm, end, "db_kb", turns),
+        "sessions_at_end": end.get("sessions"),
     }
+
+
+def _per_turn(warm: dict[str, Any], end: dict[str, Any], key: str, turns: int) -> float | None:
+    """Growth of ``key`` per turn between two reports (None where the first report has no such figure)."""
+    if key not in warm or key not in end:
+        return None
+    return round((end[key] - warm[key]) / turns, 3)
 
 
 def _text(s: dict[str, Any]) -> str:
@@ -175,7 +225,9 @@ def _text(s: dict[str, Any]) -> str:
         f"open at the end\nmean ask: first 1,000 {s['first_1000_ask_ms']} ms, last 1,000 "
         f"{s['last_1000_ask_ms']} ms: {s['last_over_first']}x (target <= 1.1)\na client outside the kernel "
         f"meanwhile: {s['first_1000_control_ms']} ms, then {s['last_1000_control_ms']} ms; the kernel's asks "
-        f"against it: {s['last_over_first_against_control']}x"
+        f"against it: {s['last_over_first_against_control']}x\nthe server meanwhile: RSS "
+        f"{s['server_rss_kb_per_turn']} KB/turn, its databases {s['db_kb_per_turn']} KB/turn, "
+        f"{s['sessions_at_end']} sessions at the end"
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from .reply import Reply, content_text
 
-__all__ = ["follow_up", "is_title_request", "result_text", "title_reply"]
+__all__ = ["follow_up", "is_judge_request", "is_title_request", "judge_reply", "result_text", "title_reply"]
 
 # Hermes' untrusted-data wrapper (agent/tool_dispatch_helpers.py _maybe_wrap_untrusted): the opening tag, one
 # fixed paragraph, the output, the end tag.
@@ -189,3 +189,31 @@ def title_reply(body: Mapping[str, Any]) -> Reply:
     title = " ".join(words).rstrip(".,;:!?")[:48].strip() or "Scripted conversation"
     system = " ".join(content_text(m.get("content")) for m in messages if m.get("role") == "system")
     return Reply(text=json.dumps({"title": title}) if "JSON" in system else title)
+
+
+def is_judge_request(body: Mapping[str, Any]) -> bool:
+    """Whether a request is Hermes' goal judge asking whether a ``/goal`` is met (no tools; the user message
+    opens with ``Goal:``)."""
+    messages = list(body.get("messages") or [])
+    if body.get("tools") or not messages:
+        return False
+    return content_text(messages[-1].get("content")).startswith("Goal:\n")
+
+
+def judge_reply(body: Mapping[str, Any]) -> Reply:
+    """The judge's verdict: always done (so no continuation turn follows); a goal reading ``JUDGE <s> ...``
+    makes the judge take ``s`` seconds (at most 30), as a slow judge model would, while Hermes waits for it
+    after the turn's ``message.complete``."""
+    goal = content_text(body["messages"][-1].get("content")).removeprefix("Goal:\n").split("\n", 1)[0]
+    keyword, _, rest = goal.partition(" ")
+    seconds = rest.split(" ", 1)[0]
+    pause = min(30.0, float(seconds)) if keyword == "JUDGE" and _is_number(seconds) else 0.0
+    return Reply(text=json.dumps({"verdict": "done", "reason": "scripted judge"}), pause=pause)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

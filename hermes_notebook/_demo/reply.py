@@ -43,6 +43,8 @@ class Reply:
     usage: Mapping[str, Any] | None = None
     #: Seconds between deltas; ``None`` uses the model's default delay.
     delay: float | None = None
+    #: Seconds before answering at all (streamed or not), like a model thinking before its first token.
+    pause: float = 0.0
 
     def text_deltas(self) -> list[str]:
         return _deltas(self.text)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from .chart import DOT_PNG, IMAGE_PNG, picture_file
-from .follow_up import follow_up, is_title_request, result_text, title_reply
+from .follow_up import follow_up, is_judge_request, is_title_request, judge_reply, result_text, title_reply
 from .reply import USAGE, Reply, ToolCall, content_text
 
 __all__ = [
@@ -321,6 +321,8 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     messages: list[Mapping[str, Any]] = list(body.get("messages") or [])
     if is_title_request(body):
         return title_reply(body)
+    if is_judge_request(body):
+        return judge_reply(body)
 
     paragraph = prompt_of(body)
     keyword, _, rest = paragraph.partition(" ")

@@ -70,6 +70,9 @@ prompt                    reply
                           small bar chart (:data:`IMAGE_PNG`), or with ``dot`` a 1x1 PNG (:data:`DOT_PNG`);
                           then ``Here is the image:`` and ``MEDIA:<that path>``, as Hermes names a file it
                           made
+``JUDGE <s> <words>``     as a ``/goal``: Hermes' goal judge (a request without tools whose message opens
+                          with ``Goal:``; any goal gets the verdict ``done``) answers after ``s`` seconds,
+                          while Hermes holds the session after the turn's ``message.complete``
 ``BIGCONTEXT <command>``  the ``RUN`` tool call, reporting :data:`BIG_USAGE` (150k prompt tokens, over the
                           compression threshold of the 200k context the local config declares), so Hermes
                           compacts the context mid-turn before it sends the tool result back
@@ -245,6 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        if reply.pause > 0:
+            time.sleep(reply.pause)
         if not body.get("stream"):
             self._send_json(200, _completion(reply, cid))
             return

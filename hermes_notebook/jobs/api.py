@@ -236,7 +236,7 @@ class JobsAPI:
         runs the check's command and relays what it printed (``[SILENT]``: nothing to deliver)."""
         path = Path(notebook).expanduser().resolve()
         if not path.is_file():
-            raise HermesUsageError(f"jobs.reproduce: no notebook at {path}")
+            raise HermesUsageError(f"jobs.reproduce: no notebook at {path}", param="notebook")
         label = name or f"Reproduce {path.name}"[:200]
         return await self.create_async(
             name=label, schedule=schedule, prompt=reproduce_prompt(path), deliver=deliver

@@ -3,8 +3,9 @@
 Pure (no I/O): an output (an nbformat output dict, saved or fresh) becomes the lines a comparison reads.
 Volatile parts are replaced by a fixed token: execution counts (``Out[3]``, ``Cell In[3]``), timings
 (``1.2 ms``, ``Wall time: 3 s``, ``%timeit``'s loop counts), memory addresses (``0x7f3a...``) and object ids
-(``id=140234...``, ``<Foo object at 0x...>``), a widget's model id. Metadata and execution counts are not
-compared at all. Binary outputs (images) compare by their bytes, shown as a line naming the type and size.
+(``id=140234...``, ``<Foo object at 0x...>``), a widget's model id (also where a chat's saved transcript
+names it). Metadata and execution counts are not compared at all. Binary outputs (images) compare by their
+bytes, shown as a line naming the type and size.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ MASKS: tuple[Mask, ...] = (
     (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x<address>"),
     (re.compile(r"\b(id|object_id|model_id)([=:]\s*['\"]?)[0-9a-fA-F-]{6,}"), r"\1\2<id>"),
     (re.compile(r"\b(In|Out|Cell In)\s?\[\d*\]"), r"\1[<n>]"),
+    # a saved chat's static transcript names the widget it twins: new in every kernel (widgets/chat.py)
+    (re.compile(r'(data-hn-transcript=")[^"]*'), r"\1<id>"),
 )
 
 #: Terminal colour codes in tracebacks (IPython colours them; a saved notebook keeps them).

@@ -61,6 +61,8 @@ MAX_FILE_NAME_CHARS = 200
 MAX_ANSWER_CHARS = 10_000
 MAX_SECRET_CHARS = 10_000
 MAX_SCHEDULE_CHARS = 1_000
+#: Longest notebook path the jobs view may name.
+MAX_PATH_CHARS = 4_096
 MAX_FORM_CHARS = 200_000
 #: Longest slash command line (the Dashboard client's limit, client/dashboard/commands.py).
 MAX_COMMAND_CHARS = 4000
@@ -273,6 +275,12 @@ JOBS_MESSAGES: Mapping[str, Mapping[str, Check]] = {
         "id": text(MAX_ID_CHARS, empty=False),
     },
     "get_prompt": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
+    # a scheduled reproducibility check of a notebook (hermes.jobs.reproduce): its path and schedule
+    "reproduce": {
+        "request": request_number,
+        "notebook": text(MAX_PATH_CHARS),
+        "schedule": text(MAX_SCHEDULE_CHARS),
+    },
     "job_errors": {"request": request_number},  # the listed jobs' last errors (never synced state)
     "runs": {"request": request_number, "id": text(MAX_ID_CHARS, empty=False)},
     "transcript": {"request": request_number, "run_id": text(MAX_ID_CHARS, empty=False)},

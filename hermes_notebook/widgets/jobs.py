@@ -8,9 +8,10 @@ schedules a coroutine and returns at once: the kernel's shell thread never block
 
 Messages, on the chat's idiom (typed in :mod:`.messages`, checked against ``js/src/types/jobs.ts``): the
 command ``refresh``, and questions with a request id, each answered once (:mod:`.replies`): ``job_errors``
-(here), ``check_schedule``, ``save``, ``action`` and ``get_prompt`` (:mod:`.job_answers`), and the run list's
-``runs`` and ``transcript`` (:mod:`.job_runs`). Synced state is saved with the notebook, so the rows
-(:mod:`.job_rows`) hold no prompt and no error text; ``job_errors`` is also pushed, without a request, after
+(here), ``check_schedule``, ``save``, ``action`` and ``get_prompt`` (:mod:`.job_answers`), ``reproduce`` (a
+scheduled reproducibility check, :mod:`.job_reproduce`), and the run list's ``runs`` and ``transcript``
+(:mod:`.job_runs`). Synced state is saved with the notebook, so the rows (:mod:`.job_rows`) hold no prompt and
+no error text; ``job_errors`` is also pushed, without a request, after
 every refresh. Notices and the static table go through the secret scrubber with the API key.
 
 Saved notebooks: ``_ipython_display_`` shows the widget and a second output, a static HTML table
@@ -42,6 +43,7 @@ from ..shell.subshells import Routing, follow_frontend_subshells
 from . import inbound
 from .base import Bundle, LeanWidget
 from .job_answers import JobAnswers
+from .job_reproduce import ReproduceAnswers
 from .job_rows import job_row, preset_dicts, timezone_label
 from .job_runs import FinishedRun, RunsHandler
 from .replies import answer, refusal
@@ -136,6 +138,7 @@ class Jobs(StaticTwin, LeanWidget):
             "save": answers.on_save,
             "action": answers.on_action,
             "get_prompt": answers.on_get_prompt,
+            "reproduce": ReproduceAnswers(self, self._jobs).on_reproduce,  # a scheduled reproducibility check
             "runs": self._runs.on_runs,
             "transcript": self._runs.on_transcript,
         }

@@ -309,6 +309,7 @@ QUESTIONS: dict[str, type] = {
     "bundle": BundleMsg,
     "check_schedule": ScheduleCheckMsg,
     "save": SaveResultMsg,
+    "reproduce": SaveResultMsg,
     "action": ActionResultMsg,
     "get_prompt": PromptMsg,
     "job_errors": JobErrorsMsg,

@@ -179,6 +179,53 @@ describe("jobs view", () => {
   });
 });
 
+describe("reproducibility check", () => {
+  it("asks the kernel to create a scheduled check of a notebook, shows field errors, closes on success", () => {
+    const { model, q } = mount();
+    expect(q("jobs-reproduce-form").hidden).toBe(true);
+    q<HTMLButtonElement>("jobs-new-reproduce").click();
+    expect(q("jobs-reproduce-form").hidden).toBe(false);
+    expect(q("jobs-reproduce-form").textContent).toContain("Reproducibility check of a notebook");
+    expect(document.activeElement).toBe(q("reproduce-notebook"));
+    const check = model.sentOfType("check_schedule").at(-1)!;
+    expect(check.schedule).toBe("0 6 * * *"); // the default schedule is checked on opening
+    model.kernelSend({ type: "schedule_check", request: check.request, ok: true, description: "every day at 06:00",
+      next_runs: ["2030-03-01T06:00:00Z"], warnings: [] });
+    expect(q("reproduce-schedule-check").textContent).toContain("every day at 06:00");
+    q<HTMLInputElement>("reproduce-notebook").value = "missing.ipynb";
+    q<HTMLButtonElement>("reproduce-create").click();
+    const first = model.sentOfType("reproduce").at(-1)!;
+    expect(first).toMatchObject({ notebook: "missing.ipynb", schedule: "0 6 * * *" });
+    expect(Object.keys(first).sort()).toEqual(["notebook", "request", "schedule", "type"]); // no prompt from the view
+    expect(q<HTMLButtonElement>("reproduce-create").disabled).toBe(true);
+    model.kernelSend({ type: "save_result", request: first.request, ok: false, field: "notebook", message: "jobs.reproduce: no notebook at /x/missing.ipynb" });
+    expect(q("jobs-reproduce-form").hidden).toBe(false);
+    expect(q("reproduce-error").textContent).toContain("no notebook at");
+    q<HTMLInputElement>("reproduce-notebook").value = "analysis.ipynb";
+    const schedule = q<HTMLInputElement>("reproduce-schedule");
+    schedule.value = "0 6 * * MON";
+    schedule.dispatchEvent(new Event("input"));
+    vi.advanceTimersByTime(300);
+    expect(model.sentOfType("check_schedule").at(-1)!.schedule).toBe("0 6 * * MON");
+    q("reproduce-notebook").dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    const second = model.sentOfType("reproduce").at(-1)!;
+    expect(model.sentOfType("reproduce")).toHaveLength(2); // Enter sends once
+    model.kernelSend({ type: "save_result", request: second.request, ok: false, field: "schedule", message: "Day names are not accepted." });
+    expect(q("reproduce-schedule-check").textContent).toBe("Day names are not accepted.");
+    expect(q("reproduce-error").textContent).toContain("fix the schedule");
+    q<HTMLButtonElement>("reproduce-create").click();
+    model.kernelSend({ type: "save_result", request: model.sentOfType("reproduce").at(-1)!.request, ok: true, field: null, message: "" });
+    expect(q("jobs-reproduce-form").hidden).toBe(true);
+    q<HTMLButtonElement>("jobs-new-reproduce").click();
+    q<HTMLButtonElement>("jobs-new").click(); // one form at a time
+    expect(q("jobs-reproduce-form").hidden).toBe(true);
+    q<HTMLButtonElement>("jobs-new-reproduce").click();
+    expect(q("jobs-form").hidden).toBe(true);
+    q("jobs-reproduce-form").dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(q("jobs-reproduce-form").hidden).toBe(true);
+  });
+});
+
 describe("state saved with the notebook", () => {
   it("asks for the last errors instead of holding them, and shows them only for rows still flagged", () => {
     const { model, host, q } = mount({ jobs: [row({ has_error: true })] });

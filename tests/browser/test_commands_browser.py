@@ -1,8 +1,9 @@
 """Browser test of the chat's model label and ``/`` menu: real JupyterLab, headless Chromium, real Hermes.
 
 Typing ``/`` in the composer asks the kernel for Hermes' command catalog and lists it; the arrows and Enter
-pick a command, Escape closes the menu, and sending ``/model`` shows what Hermes printed. The header names the
-session's model, and follows a switch made from the kernel.
+pick a command, Escape closes the menu, and sending ``/model`` shows what Hermes printed; ``/reproduce`` shows
+the check of the saved notebook as plain text. The header names the session's model, and follows a switch made
+from the kernel.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.usefixtures("hermes"), pytest.mark.both_servers]
 
@@ -19,7 +22,7 @@ TIMEOUT_MS = 60_000
 
 def test_slash_menu_and_model_label(open_notebook: Any) -> None:
     """The / menu lists the server's commands, is driven by the keyboard, and runs the picked command; the
-    header shows the model and follows ``chat.set_model``."""
+    header shows the model and follows ``chat.set_model``; ``/reproduce`` shows its report as plain text."""
     nb = open_notebook(CHAT_CELLS)
     nb.run_all()
     page = nb.page
@@ -57,6 +60,18 @@ def test_slash_menu_and_model_label(open_notebook: Any) -> None:
     assert output.locator(".hn-command-name").inner_text() == "/model"
     shown = output.locator(".hn-command-text").inner_text()
     assert shown.startswith("Current model:"), shown  # "(unknown)" before the session's first turn
+
+    # /reproduce checks this page's saved notebook in a fresh kernel (nothing goes to Hermes) and shows the
+    # report in the same panel as plain text: a summary line, then one line per cell.
+    saved = nb.save()
+    box.fill("/reproduce")
+    box.press("Control+Enter")
+    output.locator(".hn-command-name", has_text="/reproduce").wait_for(timeout=TIMEOUT_MS)
+    report = output.locator("pre.hn-command-text").inner_text().splitlines()
+    assert report[0].startswith(f"{saved.name} "), report  # "... reproduces" or "... does not reproduce: ..."
+    assert any("cell 1" in line and "from hermes_notebook.widgets import Chat" in line for line in report)
+    assert output.locator("pre.hn-command-text *").count() == 0  # text, never markup
+    page.screenshot(path=str(ARTIFACTS / f"chat-reproduce-{saved.stem}.png"))
 
     nb.kernel_exec("chat.set_model('browser-model').result(30)")
     page.locator(".hn-header .hn-model", has_text="model: browser-model").wait_for(timeout=TIMEOUT_MS)

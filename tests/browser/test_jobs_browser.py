@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import ARTIFACTS
+
 pytestmark = pytest.mark.usefixtures("hermes")
 
 RUN_TIMEOUT_MS = 90_000  # a triggered job starts on the scheduler's next 60 s tick
@@ -100,8 +102,10 @@ def test_jobs_widget_create_pause_resume_run_edit_delete(open_notebook: Any, her
     assert "hn-jobs-static-wrap" in saved
 
 
-def test_invalid_schedule_shows_inline_and_sends_nothing(open_notebook: Any) -> None:
-    """A schedule Hermes would refuse is explained inline, with an example, and no job is created."""
+def test_invalid_schedule_shows_inline_and_a_reproducibility_check_is_created(open_notebook: Any) -> None:
+    """A schedule Hermes would refuse is explained inline, with an example, and no job is created. Then the
+    Reproducibility check form: a notebook that is not there is named under the form; this notebook's own file
+    name (beside the kernel) creates the scheduled check's job, listed under its name."""
     nb = open_jobs(open_notebook)
     page = nb.page
     name = f"bad schedule {uuid.uuid4().hex[:6]}"
@@ -120,6 +124,24 @@ def test_invalid_schedule_shows_inline_and_sends_nothing(open_notebook: Any) -> 
     expect(check).to_contain_text("every 90 minutes")
     page.get_by_role("button", name="Cancel").click()
     assert name not in server_names(nb)
+
+    page.get_by_role("button", name="Reproducibility check", exact=True).click()
+    form = page.get_by_test_id("jobs-reproduce-form")
+    expect(form).to_be_visible()
+    expect(page.get_by_test_id("reproduce-schedule-check")).to_contain_text("every day at 06:00")
+    page.get_by_test_id("reproduce-notebook").fill("gone.ipynb")
+    page.get_by_role("button", name="Create check", exact=True).click()
+    expect(page.get_by_test_id("reproduce-error")).to_contain_text("no notebook at")
+    page.screenshot(path=str(ARTIFACTS / "jobs-reproduce-form.png"))
+    saved = nb.save()
+    page.get_by_test_id("reproduce-notebook").fill(saved.name)
+    page.get_by_test_id("reproduce-notebook").press("Enter")
+    check = row(nb, f"Reproduce {saved.name}")
+    expect(check).to_be_visible()
+    expect(form).to_be_hidden()
+    check.get_by_role("button", name=f"Delete Reproduce {saved.name}").click()
+    check.get_by_role("button", name="Confirm delete").click()
+    expect(check).to_have_count(0)
 
 
 def test_triggered_run_updates_last_status_in_the_table(open_notebook: Any) -> None:

@@ -51,7 +51,6 @@ import ipywidgets
 import hermes_notebook as hn
 
 hermes = hn.connect()
-raced = []  # turns Hermes 0.19.0 interrupted itself (HERMES_RACE below), by ask number
 made = collections.Counter()
 ipywidgets.Widget.on_widget_constructed(lambda widget: made.update([type(widget).__name__]))
 
@@ -66,7 +65,7 @@ def probe(turns):
     print("PROBE " + json.dumps({
         "turns": turns, "comms": len(get_ipython().kernel.comm_manager.comms), "widgets": len(widgets),
         "live": list(widgets),
-        "objects": len(objects), "rss_kb": rss, "made": dict(made), "raced": list(raced),
+        "objects": len(objects), "rss_kb": rss, "made": dict(made),
         "kinds": {k: kinds[k] for k in (*PER_TURN_KINDS, *SHARED_KINDS, "MetaHasTraits")},
     }))
 """
@@ -74,9 +73,6 @@ def probe(turns):
 LOOP = """
 for i in range({start}, {stop}):
     reply = hermes.ask(f"soak {{i}}", new=i % 100 == 0{quiet})
-    if not reply.ok and reply.text.startswith("Operation interrupted: waiting for model response"):
-        raced.append(i)
-        continue
     assert reply.ok, reply
 probe({stop})
 """
@@ -141,11 +137,9 @@ def test_hundreds_of_asks_leave_nothing_per_turn(
         ),
     )
     start, warm, shown, done = probes[0], probes[1], probes[-2], probes[-1]
-    # Hermes 0.19.0's own race, not ours: a prompt that reaches its gateway after the last turn's
-    # message.complete but before that turn's "running" flag clears is queued as "busy", and the busy policy's
-    # interrupt thread then interrupts the queued prompt's own run (tui_gateway/server.py,
-    # _handle_busy_submit). Rare (1 turn in 185 seen once in CI; never on the newer Hermes): counted, bounded.
-    assert len(done["raced"]) <= (2 if hermes_server == "0.19.0" else 0), done["raced"]
+    # Every ask completed (the loop asserts each reply): none was taken as busy by a Hermes still finishing
+    # the turn before it, which 0.19.0 then interrupted itself (session/settling.py; tests/session/
+    # test_settling_hermes.py widens that window).
     assert warm["turns"] == loops[0] and done["turns"] == asks
     turns = asks - warm["turns"]
 

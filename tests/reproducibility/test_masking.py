@@ -20,6 +20,9 @@ def test_volatile_parts_are_masked_and_the_rest_kept() -> None:
     assert mask("Cell In[12], line 3") == mask("Cell In[3], line 3")
     assert mask("Figure(id=140234567890)") == mask("Figure(id=140999999999)")
     assert mask("\x1b[0;31mNameError\x1b[0m") == "NameError"
+    saved_chat = '<div class="hn-static" data-hn-transcript="{}">You: hi</div>'
+    assert mask(saved_chat.format("4f1c2a9be0d14e2b")) == mask(saved_chat.format("a7d09c21"))
+    assert mask(saved_chat.format("4f1c")) != mask(saved_chat.format("4f1c").replace("hi", "ho"))
     # results are not volatile: 41 and 42 differ, and so do 10 and 12 seconds' worth of rows
     assert mask("41") != mask("42")
     assert mask("rows: 10") != mask("rows: 12")

@@ -1,14 +1,15 @@
 """The scheduled check: ``python -m hermes_notebook.reproducibility.watch`` speaks only when the verdict moved
 (a real fresh kernel runs a notebook that reads a data file: unchanged, then the file changed, then unchanged
 again), and ``hermes.jobs.reproduce`` creates the Hermes cron job whose agent runs it: on both real servers,
-runs triggered by run now deliver one report for a changed data file and none for unchanged ones."""
+runs triggered by run now deliver one report for a changed data file and none for unchanged ones; the jobs
+widget's Reproducibility check form creates that job and shows each run's report."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import uuid
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -17,9 +18,10 @@ from nbclient import NotebookClient
 import hermes_notebook as hn
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.errors import HermesUsageError
-from hermes_notebook.jobs.reproduce_job import reproduce_command
+from hermes_notebook.jobs.reproduce_job import reproduce_prompt
 from hermes_notebook.reproducibility import reproduce
 from hermes_notebook.reproducibility.watch import SILENT, changes_since_last_run, state_file
+from hermes_notebook.widgets.jobs import Jobs
 
 
 def _saved_notebook(folder: Path) -> Path:
@@ -65,17 +67,28 @@ def test_the_watch_reports_only_when_the_verdict_moved(tmp_path: Path) -> None:
 def test_a_scheduled_check_delivers_one_report_when_a_data_file_changed(
     hermes: LocalHermes, tmp_path: Path
 ) -> None:
-    """A job from ``jobs.reproduce``, triggered by the real server's run now (the scheduler's next tick):
-    the first run reproduces and the data file then changes, so the second run's answer names cell 1 as
-    changed; a third run, nothing new, answers [SILENT]: the scheduler skipped delivering runs 1 and 3 (its
-    log says so), so one report was delivered."""
+    """A job created by the jobs widget's Reproducibility check form (its ``reproduce`` message, through
+    ``hermes.jobs.reproduce``), triggered by the real server's run now (the scheduler's next tick): the first
+    run reproduces and the data file then changes, so the second run's answer names cell 1 as changed; a third
+    run, nothing new, answers [SILENT]: the scheduler skipped delivering runs 1 and 3 (its log says so), so
+    one report was delivered. The widget's transcript of the second run holds the report line by line."""
     path = _saved_notebook(tmp_path)
     h = hn.connect(hermes.settings())
     with pytest.raises(HermesUsageError, match="no notebook at"):
         h.jobs.reproduce(tmp_path / "gone.ipynb", "every 1d")  # refused before any request
-    job = h.jobs.reproduce(path, "every 1d", name=f"repro-{uuid.uuid4().hex[:6]}")
-    assert reproduce_command(path) in job.prompt  # the server accepted the prompt as written
+    widget = Jobs(h.jobs, auto_refresh=0, refresh=False)
+    sent: list[dict[str, Any]] = []
+    widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    _ask(widget, {"type": "reproduce", "request": 1, "notebook": str(path), "schedule": "every 1d"})
+    created = next(m for m in sent if m.get("request") == 1)
+    assert created["type"] == "save_result" and created["ok"], created
+    job = h.jobs.get(created["job"]["id"])
+    assert job.name == "Reproduce analysis.ipynb" and created["job"]["schedule_kind"] == "interval"
+    assert (
+        job.prompt.strip() == reproduce_prompt(path).strip()
+    )  # hermes.jobs.reproduce's, as the server keeps it
     answers: list[str] = []
+    run_ids: list[str] = []
     try:
         for change in (None, "rows: 12\n", None):
             if change is not None:
@@ -83,6 +96,7 @@ def test_a_scheduled_check_delivers_one_report_when_a_data_file_changed(
             ran = h.jobs.wait_for_run(h.jobs.run(job.id), timeout=180, poll=1.0)
             assert ran.last_status == "ok", (ran.last_status, ran.last_error)
             latest = h.jobs.runs(job.id)[0]
+            run_ids.append(latest.id)
             said = [m for m in h.jobs.transcript(latest) if m.get("role") == "assistant"]
             answers.append(str(said[-1]) if said else "")
         assert all("WARNING" not in a for a in answers), answers  # the kernel's own stderr stays out
@@ -92,6 +106,23 @@ def test_a_scheduled_check_delivers_one_report_when_a_data_file_changed(
         logs = "".join(p.read_text(errors="replace") for p in hermes.home.rglob("*.log"))
         skipped = f"Job '{job.id}': agent returned {SILENT}"
         assert logs.count(skipped) == 2  # the scheduler delivered only the second run's report
+
+        _ask(widget, {"type": "transcript", "request": 2, "run_id": run_ids[1]})
+        opened = next(m for m in sent if m.get("request") == 2)
+        assert opened["type"] == "transcript_result" and opened["ok"], opened
+        texts = [p["text"] for p in opened["messages"][-1]["parts"] if p["kind"] == "text"]
+        report = texts[-1].splitlines()  # the view shows it as text, line by line (js/src/jobs/runs.ts)
+        assert report[0] == "Changed since the last check: cell 1 (changed).", report
+        assert "-rows: 10" in report and "+rows: 12" in report and "## Cell 1: changed" in report
+        assert hermes.api_key not in str(sent)
     finally:
+        widget.close()
         h.jobs.delete(job.id)
         h.close()
+
+
+def _ask(widget: Jobs, message: dict[str, Any]) -> None:
+    """Hand the widget one view message and wait for its answer."""
+    future = widget.handle_message(message)
+    assert future is not None
+    future.result(60)

@@ -416,6 +416,13 @@ class DashboardConnection:
 
     # --- closing ---------------------------------------------------------------------------------------
 
+    def held(self, stored_id: str | SessionRef) -> bool:
+        """True while Hermes still holds the session after a turn's ``message.complete`` (its ``session.info``
+        has not said ``running: false`` since); False when it let go, or this server never says."""
+        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
+        session = self._core.sessions.get(key)
+        return session is not None and session.held and self._core.reports_running
+
     def open_turns(self, stored_id: str | SessionRef) -> int:
         """How many submitted turns of the session are open on this connection (not ended yet)."""
         key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id

@@ -64,6 +64,7 @@ class DashboardCore:
 
     def __init__(self, transform_output: TransformOutput | None = None) -> None:
         self.transform_output = transform_output
+        self.reports_running = False  # its session.info was seen to say whether a session is running
         self.sessions: dict[str, SessionState] = {}  # stored id -> routing state (kept across sockets)
         self.by_live: dict[str, SessionState] = {}  # live id -> routing state (the current socket only)
         self.listeners: dict[str, list[Listener]] = {}  # stored id -> callbacks (copy-on-write lists)
@@ -106,6 +107,7 @@ class DashboardCore:
         self.generation += 1
         self.by_live.clear()
         self.ready = {}
+        self.reports_running = False
         self.prompts.new_socket()
 
     # --- outputs -------------------------------------------------------------------------------------------

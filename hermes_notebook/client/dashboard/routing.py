@@ -36,6 +36,8 @@ class Router(Protocol):
     """What a session's routing needs from the core that owns it."""
 
     transform_output: TransformOutput | None
+    #: The server's ``session.info`` says whether the session is ``running`` (seen at least once).
+    reports_running: bool
 
     def deliver(self, listeners: list[Listener], item: ListenerItem) -> None:
         """Queue ``item`` for ``listeners``."""
@@ -52,6 +54,7 @@ class SessionState:
         "compressions",
         "epoch",
         "generation",
+        "held",
         "last_seq",
         "listeners",
         "marker_note",
@@ -92,6 +95,9 @@ class SessionState:
         # The session's running token totals before its next turn (None: unknown), so a turn's usage can carry
         # its own counts (turns/usage.py).
         self.totals: dict[str, int] | None = None
+        # Hermes holds a session after a turn's message.complete until its session.info says running: false
+        # (its post-turn work runs between; a prompt sent meanwhile is taken as busy): session/settling.py.
+        self.held = False
 
     @property
     def idle(self) -> bool:
@@ -119,6 +125,8 @@ class SessionState:
     def feed(self, event: Event) -> None:
         """Route one event: the unsolicited turn in progress, else the oldest open turn, else listeners."""
         if event.type == "message.complete" or event.type in _TOTALS_EVENTS:
+            if event.type == "message.complete":
+                self.held = True
             event = self._count_tokens(event)
         changes: list[ChangeRecord] | None = None
         turn_id: str | None = None
@@ -156,13 +164,19 @@ class SessionState:
             self.feed(event)
 
     def _on_meta(self, event: Event) -> None:
-        """session.title renames the ref; session.info may carry a rotated stored id (§5 "Two ids")."""
+        """session.title renames the ref; session.info may carry a rotated stored id (§5 "Two ids") and
+        whether the session is still running (a turn that ended is let go of with ``running: false``)."""
         payload = event.payload
         if event.type == "session.title":
             title = payload.get("title")
             if isinstance(title, str):
                 self.ref.title = title
             return
+        running = payload.get("running")
+        if type(running) is bool:
+            self.router.reports_running = True
+            if not running:
+                self.held = False
         stored = payload.get("stored_session_id")
         if isinstance(stored, str) and stored and stored != self.ref.stored_id:
             # Auto-compression rotates the stored id: follow it, listeners included.

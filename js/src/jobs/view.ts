@@ -1,9 +1,10 @@
-// The Jobs view: toolbar (health, "updated N s ago", toggle, refresh, new job), notice, the create/edit form
-// (./form.ts), the table with per-row actions, and a job's runs (./runs.ts). It holds no secret and does no I/O:
-// every action is a custom message to the kernel, which talks to Hermes and answers (hermes_notebook/widgets/jobs.py),
-// on the chat's message idiom (../messenger.ts): commands (`refresh`), or questions with a request id, each answered
-// once. The last errors of the listed jobs are not synced state (they would be saved with the notebook): the view
-// asks for them (`job_errors`), and the kernel pushes them again, without a request, after every refresh.
+// The Jobs view: toolbar (health, "updated N s ago", toggle, refresh, new job, reproducibility check), notice, the
+// create/edit form (./form.ts), the scheduled reproducibility check's form (./reproduce_form.ts), the table with
+// per-row actions, and a job's runs (./runs.ts). It holds no secret and does no I/O: every action is a custom
+// message to the kernel, which talks to Hermes and answers (hermes_notebook/widgets/jobs.py), on the chat's message
+// idiom (../messenger.ts): commands (`refresh`), or questions with a request id, each answered once. The last errors
+// of the listed jobs are not synced state (they would be saved with the notebook): the view asks for them
+// (`job_errors`), and the kernel pushes them again, without a request, after every refresh.
 
 import { h, setAttr, setText } from "../dom";
 import { createMessenger, type Messenger } from "../messenger";
@@ -13,6 +14,7 @@ import type { ActionMsg, JobErrorsMsg, JobErrorsRequest, JobRow, JobsState } fro
 import type { AnyModel } from "../types/widget";
 import { ACTION_TIMEOUT_MS, JobForm } from "./form";
 import { formatTime, type JobErrors, relativeTime, stateText, updatedAgo } from "./logic";
+import { ReproduceForm } from "./reproduce_form";
 import { RunsPanel } from "./runs";
 
 type Model = AnyModel<JobsState>;
@@ -39,6 +41,8 @@ export class JobsView {
   private readonly autoRefresh = h("input", { type: "checkbox", "data-testid": "jobs-auto-refresh" });
   private readonly notice = h("div", { class: "hn-notice", "data-testid": "jobs-notice", role: "status", "aria-live": "polite" });
   private readonly form: JobForm;
+  /** "Reproducibility check": a scheduled check of a notebook (./reproduce_form.ts). */
+  private readonly reproduce: ReproduceForm;
   private readonly tbody = h("tbody");
   /** A job's runs and one run's transcript (./runs.ts). */
   private readonly runs: RunsPanel;
@@ -50,6 +54,7 @@ export class JobsView {
     this.now = now;
     this.messenger = createMessenger(model);
     this.form = new JobForm(model, this.messenger);
+    this.reproduce = new ReproduceForm(this.messenger);
     this.runs = new RunsPanel(this.messenger);
     this.root = h("div", { class: "hn-jobs-live", "data-testid": "jobs-widget" });
     this.twin = hideStaticTwin(this.root, ".hn-jobs-static-wrap");
@@ -60,7 +65,7 @@ export class JobsView {
       h("thead", {}, h("tr", {}, ...COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
       this.tbody,
     );
-    this.root.append(this.toolbar(), this.notice, this.messenger.note, this.form.el, table, this.runs.el);
+    this.root.append(this.toolbar(), this.notice, this.messenger.note, this.form.el, this.reproduce.el, table, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       this.messenger.listen(`change:${key}`, () => this.update());
     }
@@ -76,6 +81,8 @@ export class JobsView {
         this.renderRows();
       } else if (!this.form.hidden) {
         this.form.close();
+      } else if (!this.reproduce.hidden) {
+        this.reproduce.close();
       }
     });
     this.ticker = setInterval(() => this.tick(), 1000);
@@ -86,7 +93,15 @@ export class JobsView {
     const refresh = h("button", { type: "button", "data-testid": "jobs-refresh" }, "Refresh");
     refresh.addEventListener("click", () => this.messenger.command({ type: "refresh" }));
     const create = h("button", { type: "button", "data-testid": "jobs-new" }, "New job");
-    create.addEventListener("click", () => this.form.open(null));
+    create.addEventListener("click", () => {
+      this.reproduce.close();
+      this.form.open(null);
+    });
+    const check = h("button", { type: "button", "data-testid": "jobs-new-reproduce", title: "Re-run a saved notebook on a schedule and report when a result changes" }, "Reproducibility check");
+    check.addEventListener("click", () => {
+      this.form.close();
+      this.reproduce.open();
+    });
     this.includeDisabled.addEventListener("change", () => {
       this.model.set("include_disabled", this.includeDisabled.checked);
       this.model.save_changes();
@@ -105,11 +120,13 @@ export class JobsView {
       h("label", {}, this.autoRefresh, " Auto-refresh"),
       refresh,
       create,
+      check,
     );
   }
 
   dispose(): void {
     this.form.dispose();
+    this.reproduce.dispose();
     this.runs.dispose();
     this.messenger.dispose(); // every question still waiting, every listener, the busy note
     this.twin.dispose();

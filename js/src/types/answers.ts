@@ -37,6 +37,7 @@ export interface Answers {
   bundle: BundleMsg;
   check_schedule: ScheduleCheckMsg;
   save: SaveResultMsg;
+  reproduce: SaveResultMsg;
   action: ActionResultMsg;
   get_prompt: PromptMsg;
   job_errors: JobErrorsMsg;

@@ -90,6 +90,13 @@ export interface GetPromptMsg {
   request: string;
   id: string;
 }
+/** A scheduled reproducibility check of a notebook (hermes.jobs.reproduce), answered like a save. */
+export interface ReproduceMsg {
+  type: "reproduce";
+  request: string;
+  notebook: string;
+  schedule: string;
+}
 export interface RunsMsg {
   type: "runs";
   request: string;
@@ -101,7 +108,7 @@ export interface TranscriptMsg {
   run_id: string;
 }
 /** Jobs: browser -> kernel. */
-export type JobsViewMsg = JobsRefreshMsg | JobErrorsRequest | CheckScheduleMsg | SaveMsg | ActionMsg | GetPromptMsg | RunsMsg | TranscriptMsg;
+export type JobsViewMsg = JobsRefreshMsg | JobErrorsRequest | CheckScheduleMsg | SaveMsg | ActionMsg | GetPromptMsg | ReproduceMsg | RunsMsg | TranscriptMsg;
 export type JobsQuestion = Extract<JobsViewMsg, { request: string }>;
 
 /** A schedule as the kernel checked it (hermes_notebook/cron/schedules.py `ScheduleCheck.to_dict`). */

@@ -628,3 +628,20 @@ def test_a_turns_usage_carries_its_own_token_counts() -> None:
     frame = {"type": "message.complete", "session_id": "live-2", "payload": {"text": "ok", "usage": usage(4)}}
     core.receive(json.dumps({"jsonrpc": "2.0", "method": "event", "params": frame}))
     assert "turn" not in turn.message.usage
+
+
+def test_a_session_is_held_from_message_complete_until_hermes_reports_it_idle() -> None:
+    """Replaying a real newer capture frame by frame: the session is held from the turn's message.complete
+    until the session.info after it says ``running: false`` (session/settling.py waits on it), and the server
+    is known to report it."""
+    path = FIXTURES / "newer" / "newer_approval_once.jsonl"
+    replay = Replay(path, "once")
+    held: list[tuple[str, bool]] = []
+    for direction, frame in frames(path):
+        replay.step(direction, frame)
+        params = frame.get("params") or {}
+        if direction == "recv" and params.get("type") in ("message.complete", "session.info"):
+            (session,) = replay.core.sessions.values()
+            held.append((params["type"], session.held))
+    assert ("message.complete", True) in held and held[-1] == ("session.info", False)
+    assert replay.core.reports_running
