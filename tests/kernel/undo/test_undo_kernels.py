@@ -25,14 +25,15 @@ from tests.kernel.test_cell_tools import FakeTurn, Policy
 OUTPUTS.follow(get_ipython())
 JOBS.attach_loop()
 df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})
-answers, cards = {}, {}
+_answers, _cards = {}, {}
 
 def approved_run(code):
-    '''The agent asks to run ``code``; the user clicks Run; its answer lands in ``answers[code]``.'''
-    turn = cards[code] = FakeTurn("run")
+    '''The agent asks to run ``code``; the user clicks Run; its answer lands in ``_answers[code]``
+    (private names: the harness's bookkeeping, changed by the run's own thread: not the user's).'''
+    turn = _cards[code] = FakeTurn("run")
     call = ToolCall(Policy(run="ask"), turn, "tool:t1", "stored-1",
                     namespace=get_ipython().user_ns, shell=get_ipython())
-    threading.Thread(target=lambda: answers.update({code: asyncio.run(run_code(call, code)).text})).start()
+    threading.Thread(target=lambda: _answers.update({code: asyncio.run(run_code(call, code)).text})).start()
 """
 
 
@@ -54,7 +55,7 @@ def _run(kernel: PlainKernel, code: str) -> str:
     answer: list[Any] = [None]
 
     def answered() -> bool:
-        answer[0] = kernel.value(f"print(json.dumps(answers.get({code!r})))")
+        answer[0] = kernel.value(f"print(json.dumps(_answers.get({code!r})))")
         return answer[0] is not None
 
     eventually(answered, timeout=30)
@@ -72,7 +73,7 @@ def test_undo_restores_df_after_an_approved_drop_and_refuses_once_a_cell_changed
         "Undo variables is offered to the user: it restores df (files and other effects are not undone)."
     ), answer
     assert kernel.value("print(json.dumps(list(df.columns)))") == ["y"]
-    card = kernel.value("print(json.dumps(cards[\"df = df.drop(columns='x')\"].links[-1]))")
+    card = kernel.value("print(json.dumps(_cards[\"df = df.drop(columns='x')\"].links[-1]))")
     assert card[0] == "tool:t1" and card[1]["offered"] and card[1]["text"] == answer.split("\n\n")[-1]
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), list(df.columns)]))")
     assert said == [
@@ -94,7 +95,7 @@ def test_undo_is_refused_with_a_reason_after_a_run_that_touched_an_open_file(
     answer = _run(kernel, "log_file.write('x')\nlines = 1")
     reason = "Undo is not offered: log_file: an open file (TextIOWrapper) cannot be saved."
     assert answer.endswith(reason), answer
-    card = kernel.value("print(json.dumps(cards[\"log_file.write('x')\\nlines = 1\"].links[-1][1]))")
+    card = kernel.value("print(json.dumps(_cards[\"log_file.write('x')\\nlines = 1\"].links[-1][1]))")
     assert card["offered"] is False and card["text"] == reason
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), lines]))")
     assert said == [reason, 1]
