@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import eventually
-from tests.kernel.preview.test_preview_kernels import PlainKernel
+from tests.kernel.preview.test_preview_kernels import PlainKernel, plain_kernel
 
 SETUP = """
 import asyncio, json, threading
@@ -40,12 +40,8 @@ def approved_run(code):
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[PlainKernel]:
     """The module's kernel, with pandas, ``df`` (columns x and y) and ``approved_run``."""
-    started = PlainKernel()
-    try:
-        started.run(SETUP)
+    with plain_kernel(SETUP) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def _run(kernel: PlainKernel, code: str) -> str:
