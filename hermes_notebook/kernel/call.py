@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..turns import Interaction, Message
-from ..turns.changes import CellChangeDict, SentImageDict
+from ..turns.changes import CellChangeDict, RunUndoDict, SentImageDict
 from .document import DOCUMENT, DocumentLink
 from .execute import JOBS, MainThreadJobs
 from .grants import Grants
@@ -59,6 +59,8 @@ class CallingTurn(Protocol):
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool: ...
 
     def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool: ...
+
+    def link_run_undo(self, part_id: str, undo: RunUndoDict) -> bool: ...
 
 
 class SharePolicy(Protocol):

@@ -4,15 +4,19 @@ Refused before anyone is asked when it is empty, too long to show, or holds a ke
 hides what runs, so such code would put the key on screen and into the model's next turn). Otherwise it is
 approved (a Run card, or runs allowed for the session: :func:`.runs.approve`), queued for the kernel's main
 thread (:mod:`.execute`: a ``%hermes`` wait takes it at once, an idle kernel between cells, a busy one after
-its cell) and shown on the tool part with Stop until it ends (:func:`.runs.supervise`).
+its cell) and shown on the tool part with Stop until it ends (:func:`.runs.supervise`). It runs between a
+savepoint and an Undo offer (:mod:`.undo.last_run`): its answer ends saying whether Undo variables is offered,
+or why not.
 """
 
 from __future__ import annotations
 
 from ..scrub import holds_key
-from . import execute, runs
+from ..turns.changes import RunUndoDict
+from . import runs
 from .call import ToolCall
 from .images import ToolAnswer
+from .undo.last_run import LAST_RUN
 
 __all__ = ["MAX_CODE_CHARS", "run_code", "waiting"]
 
@@ -52,7 +56,8 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
     if refusal is not None:
         return ToolAnswer(refusal)
     namespace, shell = call.namespace, call.shell
-    job = call.jobs.submit(lambda: execute.run_code(namespace, code, shell))
+    cards: list[RunUndoDict] = []  # the run's Undo offer, for its tool part
+    job = call.jobs.submit(lambda: LAST_RUN.run(namespace, code, shell, cards.append))
     work = runs.Work.of_job(job)
     outcome = await runs.supervise(
         call.turn,
@@ -63,6 +68,8 @@ async def run_code(call: ToolCall, code: str) -> ToolAnswer:
         allowed=grants.modes.runs == "allow",
         limit=call.run_limit,
     )
+    for card in cards:
+        call.turn.link_run_undo(call.part_id, card)
     ended = job.future.done() and not job.future.cancelled() and job.future.exception() is None
     report = ToolAnswer.of(job.future.result()) if ended else None
     if outcome == "finished" and report is not None:

@@ -1,6 +1,7 @@
 """What a kernel tool's part records beside the server's events: the notebook change a cell tool proposed
 (``cell_change``, so views can link to it) and the images its result sent to the model (``sent_images``, so
-views show exactly what the model was given).
+views show exactly what the model was given), and whether an approved run's variables can be undone
+(``run_undo``, so views offer Undo variables or say why not).
 
 The change itself lives in the notebook's front end (a pending diff on a cell, kept or discarded by the user);
 the turn only records which one its tool call made, through the folder's public vocabulary like any handler.
@@ -11,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .changes import CellChangeDict, ChangeRecord, SentImageDict
+    from .changes import CellChangeDict, ChangeRecord, RunUndoDict, SentImageDict
     from .vocabulary import FolderOps
 
-__all__ = ["link_cell_change", "link_sent_images"]
+__all__ = ["link_cell_change", "link_run_undo", "link_sent_images"]
 
 
 def link_cell_change(ops: FolderOps, part_id: str, change: CellChangeDict) -> list[ChangeRecord]:
@@ -33,3 +34,12 @@ def link_sent_images(ops: FolderOps, part_id: str, images: list[SentImageDict]) 
         return []
     part.sent_images = [image.copy() for image in images]
     return [ops.patch(part, {"sent_images": [image.copy() for image in images]})]
+
+
+def link_run_undo(ops: FolderOps, part_id: str, undo: RunUndoDict) -> list[ChangeRecord]:
+    """Set tool part ``part_id``'s ``run_undo``; ``[]`` when there is no such tool part."""
+    part = ops.part(part_id)
+    if part is None or part.kind != "tool":
+        return []
+    part.run_undo = undo.copy()
+    return [ops.patch(part, {"run_undo": undo.copy()})]

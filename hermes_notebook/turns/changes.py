@@ -3,8 +3,7 @@
 These are the Python halves of the TypeScript types in ``js/src/types/turns.ts`` (a test compares the keys)
 and of the tables in docs/architecture.md ("Turn model"). :func:`apply_changes` replays records onto plain
 dicts: Python views use it, and the tests use it to prove the change stream reproduces
-``folder.message.to_dict()``.
-"""
+``folder.message.to_dict()``."""
 
 from __future__ import annotations
 
@@ -37,6 +36,7 @@ __all__ = [
     "RiskDict",
     "RiskLevel",
     "Role",
+    "RunUndoDict",
     "SentImageDict",
     "SubagentDict",
     "SubagentStatus",
@@ -64,16 +64,14 @@ ImageSource = Literal["inline", "media", "remote"]
 class InteractionExtras(TypedDict, total=False):
     """Keys only some interactions carry; absent (not null) otherwise."""
 
-    questions: list[
-        dict[str, Any]
-    ]  # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
+    # multi-question clarify: [{"id"?, "question", "choices"?, "multi_select"?}]
+    questions: list[dict[str, Any]]
     reason: str  # why the server withdrew the request (request.cancel)
     masked: bool  # true: the server hid part of the command (turns/masked.py); only "once"/"deny" are offered
 
 
 class InteractionDict(InteractionExtras):
-    """A blocking request from the server hanging on a tool part; a sudo/secret ``response`` is
-    ``"********"``."""
+    """A blocking request from the server on a tool part; a sudo/secret ``response`` is ``"********"``."""
 
     kind: InteractionKind
     request_id: str
@@ -137,6 +135,14 @@ class SentImageDict(TypedDict):
     data: str  # the PNG, base64 (exactly what was sent)
 
 
+class RunUndoDict(TypedDict):
+    """Undo variables for an approved run (kernel/undo/last_run.py): ``text`` says what it does, or why."""
+
+    run: int
+    offered: bool
+    text: str
+
+
 class RiskDict(TypedDict):
     """What Hermes found in a tool's output (``tool.output_risk``): prompt-injection or secret patterns.
 
@@ -182,6 +188,7 @@ class PartExtras(TypedDict, total=False):
     subagent: SubagentDict  # a ``subagent`` part
     cell_change: CellChangeDict  # a kernel cell tool's part: the pending change it proposed in the notebook
     sent_images: list[SentImageDict]  # a kernel tool's part: the images its result carried to the model
+    run_undo: RunUndoDict  # a run_code part: Undo variables offered, or why not
     risk: RiskDict  # a tool part whose output Hermes flagged (or, from history, marked untrusted)
     images: list[ImageDict]  # a text or tool part that names images (MEDIA: files, data: or remote images)
     label: ToolLabelDict  # a tool part: its readable name and detail (what views show in its header)
@@ -223,6 +230,7 @@ class PartFields(TypedDict, total=False):
     subagent: SubagentDict
     cell_change: CellChangeDict
     sent_images: list[SentImageDict]
+    run_undo: RunUndoDict
     risk: RiskDict
     images: list[ImageDict]
     label: ToolLabelDict

@@ -24,6 +24,7 @@ from .changes import (
     PartKind,
     RiskDict,
     Role,
+    RunUndoDict,
     SentImageDict,
     SubagentDict,
     TodoItemDict,
@@ -165,6 +166,7 @@ class Part:
     subagent: SubagentDict | None = None
     cell_change: CellChangeDict | None = None
     sent_images: list[SentImageDict] | None = None
+    run_undo: RunUndoDict | None = None
     risk: RiskDict | None = None
     images: list[ImageDict] | None = None
     label: ToolLabelDict | None = None
@@ -195,6 +197,8 @@ class Part:
             d["cell_change"] = self.cell_change.copy()
         if self.sent_images is not None:
             d["sent_images"] = [image.copy() for image in self.sent_images]
+        if self.run_undo is not None:
+            d["run_undo"] = self.run_undo.copy()
         if self.risk is not None:
             risk = d["risk"] = self.risk.copy()
             risk["findings"] = list(risk["findings"])
@@ -224,6 +228,7 @@ class Part:
             self.subagent,
             self.cell_change,
             self.sent_images,
+            self.run_undo,
             self.risk,
             self.images,
             self.label,

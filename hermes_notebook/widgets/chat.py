@@ -42,6 +42,7 @@ from .chat_answers import ChatAnswers
 from .chat_events import on_change, on_listen
 from .chat_export import on_export
 from .chat_profiles import install_profiles
+from .chat_run_undo import install_run_undo
 from .chat_session import install_session_details, session_entry
 from .chat_turns import ChatTurns
 from .replies import answer, refusal
@@ -145,6 +146,7 @@ class Chat(StaticTwin, WindowedWidget):
         install_session_details(self)  # the model label, context gauge and slash commands (chat_session.py)
         install_actions(self)  # message buttons (undo, regenerate, branch, edit) and file attachments
         install_profiles(self)  # the header's profile picker and the composer's Steer (chat_profiles.py)
+        install_run_undo(self)  # a run_code part's Undo variables (chat_run_undo.py)
         # A conversation's own book says what a name means; a bare chat opens a stored session of the
         # server's.
         opening = session if given or session is None else resume(session)

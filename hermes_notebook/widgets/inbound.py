@@ -126,6 +126,13 @@ def request_number(name: str, value: Any) -> int | str | None:
     raise Refused(f"{name} must be a request number")
 
 
+def run_number(name: str, value: Any) -> int:
+    """Which approved run (``kernel/undo/last_run.py`` numbers them from 1)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**53:
+        raise Refused(f"{name} must be a run number")
+    return value
+
+
 def image_index(name: str, value: Any) -> int:
     """Which of a part's images (``images[index]``, at most :data:`MAX_IMAGES` per part)."""
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < MAX_IMAGES:
@@ -221,6 +228,8 @@ CHAT_MESSAGES: Mapping[str, Mapping[str, Check]] = {
     "command": {"request": request_number, "line": text(MAX_COMMAND_CHARS, empty=False)},
     # the header's Revoke: what was allowed in the kernel for this session (chat_kernel.py)
     "kernel_revoke": {},
+    # a run_code part's Undo variables (chat_run_undo.py): which approved run
+    "undo_run": {"run": run_number},
     # message buttons and file attachments (chat_actions.py): which message is checked there, against the
     # store
     "send_files": {"text": text(MAX_PROMPT_CHARS), "images": images, "files": files},

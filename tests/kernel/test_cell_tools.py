@@ -70,6 +70,10 @@ class FakeTurn:
         self.links.append((part_id, change))
         return True
 
+    def link_run_undo(self, part_id: str, undo: Any) -> bool:
+        self.links.append((part_id, undo))
+        return True
+
 
 def _page(link: DocumentLink) -> ScriptedFrontEnd:
     page = ScriptedFrontEnd(

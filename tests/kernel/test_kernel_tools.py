@@ -19,6 +19,7 @@ from hermes_notebook.client.dashboard import SessionRef, Turn
 from hermes_notebook.client.dashboard.turn_state import TurnState
 from hermes_notebook.kernel import reading, registration
 from hermes_notebook.kernel.execute import MainThreadJobs, run_code
+from hermes_notebook.kernel.undo.last_run import LAST_RUN, NOTHING_TO_UNDO
 from hermes_notebook.notebook.interactions import normalize_answer
 from hermes_notebook.turns import CODE_CHOICES, Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
@@ -607,17 +608,24 @@ def _drive(
 
 def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools: Any) -> None:
     """run="allow": no Run card; the run shows on the part (its code, Stop, why no card) and is settled
-    "finished"."""
+    "finished"; its answer says Undo variables is offered, and Undo deletes what the run created."""
     conn = FakeDashboard()
     _share(tools, conn, run="allow")
     turn = conn.start_tool(
         "t1", "k1", {"name": f"mcp__{tools.name}__run_code", "args": {"code": "ran = 6 * 7"}}
     )
     assert _drive(tools, tools.call("run_code", {"code": "ran = 6 * 7"}), turn, conn) == (
-        "The code ran; it printed nothing and returned nothing."
+        "The code ran; it printed nothing and returned nothing.\n\nUndo variables is offered to the user: it "
+        "deletes ran (files and other effects are not undone)."
     )
     assert tools._namespace["ran"] == 42
+    # the approved run took a savepoint; its part offers Undo, which (on the main thread) deletes what it made
     part = next(p for p in turn.message.parts if p.kind == "tool")
+    assert LAST_RUN.offered and part.run_undo is not None and part.run_undo["offered"]
+    assert "deletes ran (files" in part.run_undo["text"]
+    said = LAST_RUN.undo(tools._namespace, part.run_undo["run"])
+    assert said.startswith("Undone: deleted ran.") and "ran" not in tools._namespace
+    assert LAST_RUN.undo(tools._namespace) == NOTHING_TO_UNDO
     inter = part.interaction
     assert inter is not None and (inter.kind, inter.command, inter.status, inter.response) == (
         "run",

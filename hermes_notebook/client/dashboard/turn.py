@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from ...errors import HermesUsageError
 from ...turns import ChangeRecord, Interaction, Message, user_message
-from ...turns.changes import CellChangeDict, SentImageDict
+from ...turns.changes import CellChangeDict, RunUndoDict, SentImageDict
 from .session import SessionRef
 from .turn_state import TurnState
 
@@ -128,6 +128,11 @@ class Turn:
         """Record, on tool part ``part_id``, the images a kernel tool's result sent to the model (views show
         them); False when the turn has ended or has no such tool part."""
         return self._state.link_sent_images(part_id, images)
+
+    def link_run_undo(self, part_id: str, undo: RunUndoDict) -> bool:
+        """Record, on tool part ``part_id``, whether its approved run's variables can be undone (views offer
+        Undo variables or say why not); False when the turn has ended or has no such tool part."""
+        return self._state.link_run_undo(part_id, undo)
 
     def link_cell_change(self, part_id: str, change: CellChangeDict) -> bool:
         """Name, on running tool part ``part_id``, the notebook change a kernel cell tool proposed (views link

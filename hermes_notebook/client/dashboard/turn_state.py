@@ -13,8 +13,8 @@ from typing import Protocol, TypeVar, cast
 
 from ...errors import HermesError, HermesRunError
 from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
-from ...turns.cell_links import link_cell_change, link_sent_images
-from ...turns.changes import CellChangeDict, SentImageDict
+from ...turns.cell_links import link_cell_change, link_run_undo, link_sent_images
+from ...turns.changes import CellChangeDict, RunUndoDict, SentImageDict
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 from .session import SessionRef
 
@@ -189,6 +189,13 @@ class TurnState:
         """Record, on tool part ``part_id``, the images its result sent to the model; False once the turn
         ended."""
         changes = [] if self.done else link_sent_images(self._folder, part_id, images)
+        self.push(changes)
+        return bool(changes)
+
+    def link_run_undo(self, part_id: str, undo: RunUndoDict) -> bool:
+        """Record, on tool part ``part_id``, whether its run's variables can be undone; False once the turn
+        ended."""
+        changes = [] if self.done else link_run_undo(self._folder, part_id, undo)
         self.push(changes)
         return bool(changes)
 

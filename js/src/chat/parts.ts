@@ -8,6 +8,7 @@ import { renderInteraction, type InteractionContext, type InteractionIds } from 
 import { renderDiff, subagentView, todoView } from "./activity";
 import { benchHooks } from "./bench";
 import { renderCellChange } from "./cell_change";
+import { renderRunUndo } from "./run_undo";
 import { renderSentImages } from "./sent_images";
 import { renderImages, withoutMediaTags } from "./images";
 import { renderRisk } from "./risk";
@@ -165,7 +166,8 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
   const diff = h("details", { class: "hn-tool-diff", open: true });
   const cellChange = h("div", { class: "hn-cell-change", hidden: true });
   const sentImages = h("div", { class: "hn-sent-images", hidden: true });
-  const card = h("div", { class: "hn-tool" }, header, risk, args, result, images, diff, cellChange, sentImages, interactionSlot);
+  const runUndo = h("div", { class: "hn-run-undo", hidden: true });
+  const card = h("div", { class: "hn-tool" }, header, risk, args, result, images, diff, cellChange, sentImages, interactionSlot, runUndo);
   el.append(card);
 
   let resultText = "";
@@ -211,6 +213,7 @@ function toolView(el: HTMLElement, first: Part, ids: InteractionIds, ctx: Intera
       renderDiff(diff, part.diff);
       renderCellChange(cellChange, part.cell_change);
       renderSentImages(sentImages, part.sent_images);
+      renderRunUndo(runUndo, part.run_undo, (message) => ctx.send(message));
       renderRisk(risk, part.risk);
       renderImages(images, part.images, ids, ctx.image);
 

@@ -333,6 +333,11 @@ export interface ExportMsg {
 export interface KernelRevokeMsg {
   type: "kernel_revoke";
 }
+/** A run_code part's Undo variables (chat/run_undo.ts): undo that approved run's variables. */
+export interface UndoRunMsg {
+  type: "undo_run";
+  run: number;
+}
 /** The picker opened: answered by a `SessionsMsg`. */
 export interface ListSessionsMsg {
   type: "list_sessions";
@@ -414,6 +419,7 @@ export type ChatCommand =
   | RefreshMsg
   | ExportMsg
   | KernelRevokeMsg
+  | UndoRunMsg
   | SwitchProfileMsg
   | SteerMsg
   | SubagentSteerMsg

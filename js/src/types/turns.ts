@@ -59,6 +59,8 @@ export interface Part {
   cell_change?: CellChange;
   /** A kernel tool's part: the images its result sent to the model (PNGs the kernel produced). */
   sent_images?: SentImage[];
+  /** An approved run_code part: Undo variables offered, or why not (kernel/undo/last_run.py). */
+  run_undo?: RunUndo;
   /** A tool part whose output Hermes flagged (prompt injection, secrets), or from history marked untrusted. */
   risk?: Risk;
   /** A text or tool part naming images; only `inline` and `media` ones (from the connected Hermes) show unasked. */
@@ -70,6 +72,14 @@ export interface Part {
 export interface ToolLabel {
   name: string;
   detail: string | null;
+}
+
+export interface RunUndo {
+  /** which approved run (only the kernel's last one can be undone) */
+  run: number;
+  offered: boolean;
+  /** what Undo would restore and delete, or why it is not offered */
+  text: string;
 }
 
 export interface SentImage {

@@ -4,6 +4,7 @@ several things of what it pays for."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -115,15 +116,22 @@ class PlainKernel:
             self.manager.shutdown_kernel(now=True)
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[PlainKernel]:
-    """The module's kernel, with pandas, a 3-row ``df`` and the preview helpers imported."""
+@contextlib.contextmanager
+def plain_kernel(setup: str) -> Iterator[PlainKernel]:
+    """A :class:`PlainKernel` that ran ``setup``, shut down afterwards."""
     started = PlainKernel()
     try:
-        started.run(SETUP)
+        started.run(setup)
         yield started
     finally:
         started.stop()
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[PlainKernel]:
+    """The module's kernel, with pandas, a 3-row ``df`` and the preview helpers imported."""
+    with plain_kernel(SETUP) as started:
+        yield started
 
 
 def test_a_preview_shows_the_print_and_the_figure_and_leaves_the_kernels_df_alone(
