@@ -89,6 +89,8 @@ class KernelShare:
             f"and put the token in ~/.hermes/.env, e.g.:\n\n"
             f'  echo "{key}=$(cat {self.token_path})" >> ~/.hermes/.env\n\n'
             f"(the token is in {self.token_path}, readable only by you), then restart Hermes. "
+            "Hermes needs its MCP client for this (pip install 'hermes-agent[mcp]' where Hermes runs): "
+            "without it Hermes skips the entry without a word. "
             "The server lives as long as this kernel: a restarted kernel gets a new port and token."
         )
 
