@@ -32,7 +32,12 @@ def test_share_kernel_prints_the_config_snippet_and_where_the_token_is(
             f"mcp_servers:\n  {share.name}:\n    url: {share.url}\n    timeout: 14580\n    headers:\n"
             f'      Authorization: "Bearer ${{{key}}}"\n'
         )
-        assert share.snippet in printed and "restart Hermes" in printed and str(share.token_path) in printed
+        assert (
+            share.snippet in printed
+            and "restart Hermes" in printed
+            and "hermes-agent[mcp]" in printed
+            and str(share.token_path) in printed
+        )
         token = share.token_path.read_text()
         assert (
             len(token) >= 32 and token not in printed and token not in repr(share) and token not in str(share)
