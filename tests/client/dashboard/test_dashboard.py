@@ -21,6 +21,7 @@ from hermes_notebook.errors import (
     HermesAuthError,
     HermesConnectionError,
     HermesGatewayClosedError,
+    HermesRunError,
     HermesUsageError,
 )
 from hermes_notebook.session.settling import until_let_go
@@ -346,6 +347,11 @@ async def test_a_stop_sent_right_after_submit_ends_the_turn(conn: DashboardConne
     ref = await conn.create_session()
     turn = await conn.submit(ref, "SLOW 40")
     await turn.interrupt()
-    message = await asyncio.wait_for(turn, 30)
-    assert message.status in ("interrupted", "cancelled")
+    # a newer Hermes may end it as an error instead: "Turn cancelled before the agent was ready"
+    ended = (await asyncio.wait_for(asyncio.gather(turn, return_exceptions=True), 30))[0]
+    if isinstance(ended, HermesRunError):
+        assert "cancelled" in str(ended), ended
+    else:
+        assert turn.message.status in ("interrupted", "cancelled"), ended
+    message = turn.message
     assert "tick 39" not in "".join(p.text or "" for p in message.parts if p.kind == "text")
