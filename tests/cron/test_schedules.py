@@ -135,7 +135,10 @@ json.dump(out, sys.stdout)
 
 def _hermes_verdicts(corpus: list[str], home: Path) -> dict[str, dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "API_SERVER_"))}
-    env.update(HERMES_HOME=str(home), TZ=ZONE, PYTHONWARNINGS="ignore")
+    env.update(HERMES_HOME=str(home), TZ=ZONE, PYTHONWARNINGS="ignore", HERMES_DISABLE_LAZY_INSTALLS="1")
+    # Without this a bare home lets Hermes pip-install Bedrock's SDK (boto3) into its own venv on import:
+    # a test must not change the project's venvs (tests/test_wheel.py checks) or reach the registry.
+    (home / "config.yaml").write_text("security:\n  allow_lazy_installs: false\n")
     proc = subprocess.run(
         [str(HERMES_PYTHON), "-c", _PROBE],
         input=json.dumps(corpus),
