@@ -34,6 +34,7 @@ from typing import Any
 
 import fast_cron
 import pytest
+from clones import project_envs_state
 import pytest_asyncio
 
 from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
@@ -73,6 +74,35 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "servers(*names): run the real-server tests on these Hermes servers only"
     )
+
+
+HERMES_ENVS_AT_START = pytest.StashKey[dict[str, int]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.stash[HERMES_ENVS_AT_START] = _hermes_envs()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if anything installed into a Hermes venv during it.
+
+    Hermes pip-installs a feature's SDK into its own venv on first use unless its config forbids it; every
+    home our tests give Hermes forbids it. One that did not (a bare home) once installed boto3 mid-run, which
+    only showed when the wheel test happened to be running at that moment.
+    """
+    before, after = session.stash.get(HERMES_ENVS_AT_START, {}), _hermes_envs()
+    changed = sorted(name for name in after if before.get(name) != after[name])
+    if changed:
+        session.config.get_terminal_writer().line(
+            f"a test installed packages into {', '.join(changed)}: give its Hermes home a config with "
+            "security.allow_lazy_installs: false (see LocalHermes.config)",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _hermes_envs() -> dict[str, int]:
+    return {name: mtime for name, mtime in project_envs_state().items() if name.startswith(".venv-hermes")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
