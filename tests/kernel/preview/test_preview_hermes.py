@@ -55,7 +55,7 @@ def turn(prompt, answer):
     tool = next((t for t in reply.tools if str(t.get("name")).endswith("__preview")), {})
     print("TURN", json.dumps({
         "text": reply.text, "cards": cards, "result": str(tool.get("result")),
-        "interaction": tool.get("interaction"), "pending": sorted(page.pending),
+        "interaction": tool.get("interaction"), "label": tool.get("label"), "pending": sorted(page.pending),
         "cells": [c["source"] for c in page.cells], "ops": [r["op"] for r in page.requests],
         "columns": list(df.columns),
     }))
@@ -107,6 +107,7 @@ def test_a_real_turn_previews_its_proposal_in_a_copy_and_the_model_reads_the_sum
     assert card["description"] == f"{WHERE}, {TERMS}, only if you click Run."
     assert (ran["interaction"]["kind"], ran["interaction"]["response"]) == ("run", "finished")
     assert ran["interaction"]["description"].startswith(RUNNING)
+    assert ran["label"]["name"] == "notebook: preview"
     told = _told(hermes)
     assert told.startswith("Preview finished in") and CARD_SENTENCE in told, told
     assert "\n\nprinted:\n12\n\n" in told and "- df: changed in place (DataFrame, 3x2)" in told, told
