@@ -139,7 +139,9 @@ def _interaction(inter: Mapping[str, Any]) -> str:
     status = inter.get("status", "pending")
     answer = inter.get("response")
     shown = f" → {answer}" if answer is not None and status == "answered" else ""
-    return f"{inter.get('kind', 'request')}: {subject} [{status}{shown}]"
+    title = inter.get("title")  # a card naming itself (a preview's): the export says what it was
+    head = title if isinstance(title, str) and title else inter.get("kind", "request")
+    return f"{head}: {subject} [{status}{shown}]"
 
 
 def _tool_markdown(part: Mapping[str, Any]) -> str:

@@ -186,7 +186,9 @@ def _interaction_line(interaction: Mapping[str, Any]) -> str:
     status = interaction.get("status", "pending")
     answer = interaction.get("response")
     tail = f" -> {answer}" if answer is not None and status == "answered" else ""
-    return f"{kind}: {subject} [{status}{tail}]"
+    title = interaction.get("title")  # a card naming itself (a preview's): the transcript says what it was
+    head = reveal(title) if isinstance(title, str) and title else kind
+    return f"{head}: {subject} [{status}{tail}]"
 
 
 def _usage_line(usage: Any) -> str:

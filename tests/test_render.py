@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from hermes_notebook import export
 from hermes_notebook.render import (
     markdown_to_html,
     model_markdown,
@@ -118,6 +119,28 @@ def test_transcript_carries_text_tools_and_interactions() -> None:
         assert "What is it?" in text and "42" in text and "terminal" in text and "deny" in text
     assert "<strong>answer</strong>" in bundle["text/html"]
     assert "a.txt" in transcript_markdown([user, msg])
+
+
+def test_a_card_that_names_itself_keeps_its_title_in_the_transcript() -> None:
+    """A preview's card carries its own title (it ran in a copy of the kernel): every static format and the
+    export say it, not the bare kind a real run's card would show."""
+    title = "Hermes' preview in a copy of your kernel"
+    msg = _message("done")
+    card = {
+        "kind": "run",
+        "request_id": "run-1",
+        "status": "answered",
+        "command": "print(1)",
+        "question": None,
+    }
+    card |= {"description": "Running in a copy.", "choices": ["stop"], "response": "finished", "title": title}
+    msg["parts"].insert(0, {"id": "tool:c1", "kind": "tool", "name": "preview", "status": "completed"})
+    msg["parts"][0] |= {"text": "", "arguments": {"change": "c1"}, "interaction": card}
+    bundle = transcript_bundle([msg])
+    for text in [bundle["text/plain"], export.to_markdown([msg])]:
+        assert f"{title}: print(1) [answered" in text, text
+    assert "_Hermes&#39; preview in a copy of your kernel&#58; print" in transcript_markdown([msg])
+    assert "Hermes&#x27; preview in a copy of your kernel: print(1)" in bundle["text/html"]
 
 
 def test_html_transcript_escapes_tool_output() -> None:

@@ -109,12 +109,14 @@ async def approve(
     verified: bool = True,
     always_ask: bool = False,
     terms: str = "with your variables and files",
+    title: str | None = None,
 ) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent.
     ``verified`` False: the caller's session could not be verified (0.19.0), so a session's allow does not
     apply and the card says so. ``always_ask``: a card even where runs are allowed (a restart loses the
-    kernel's state). ``terms``: what the run gets to touch, as the card says it."""
+    kernel's state). ``terms``: what the run gets to touch, as the card says it; ``title``: the card's own
+    title where its kind's would misname it (a preview)."""
     runs = grants.modes.runs
     if runs == "never":
         return RUNS_OFF
@@ -127,6 +129,7 @@ async def approve(
         command=code,
         choices=choices,
         description=f"{what}, {terms}, only if you click Run." + ("" if verified else f" {UNVERIFIED}"),
+        title=title,
     )
     answer = await turn.ask(part_id, interaction, timeout)
     if answer == READS_CHOICE:
@@ -148,7 +151,9 @@ async def approve(
 RUNNING = "Running in the kernel. Stop ends it at its next Python line."
 
 
-def _card(code: str, waiting: str, allowed: bool, limit: float, running: str) -> Interaction:
+def _card(
+    code: str, waiting: str, allowed: bool, limit: float, running: str, title: str | None = None
+) -> Interaction:
     head = (
         "Runs without a Run card: runs are allowed for this session (revoke it in the chat header or with "
         "%hermes --kernel ask). "
@@ -163,7 +168,9 @@ def _card(code: str, waiting: str, allowed: bool, limit: float, running: str) ->
         )
     else:
         text = f"{head}{running} Time limit: {limit:g} s."
-    return Interaction("run", f"run-{next(_ids)}", command=code, choices=[STOP], description=text)
+    return Interaction(
+        "run", f"run-{next(_ids)}", command=code, choices=[STOP], description=text, title=title
+    )
 
 
 async def supervise(
@@ -177,16 +184,22 @@ async def supervise(
     limit: float | None = None,
     stop_wait: float = STOP_WAIT,
     running: str = RUNNING,
+    grace: float = 0.0,
+    title: str | None = None,
 ) -> str:
     """Show the run on its tool part until it ends; returns how it ended: ``finished``, ``stopped``,
     ``timed out``, ``turn ended`` or ``still running`` (stopped, but blocked outside Python).
     ``waiting()`` names what the run waits for ("the running cell In[7]"), "" when the kernel is free;
-    ``running`` is what the card says while it runs."""
+    ``running`` is what the card says while it runs, ``title`` its own title (a preview's). The card shows
+    ``limit``, the one the user set; ``grace`` more seconds pass before the run is called timed out (a
+    preview's copy keeps its own limit: this only catches a copy that outlived it)."""
     limit = RUN_LIMIT if limit is None else limit
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    card = _card(code, "" if work.started.done() else waiting(), allowed, limit, running)
-    asking: asyncio.Future[str | None] = asyncio.ensure_future(turn.ask(part_id, card, limit + stop_wait + 5))
+    deadline = loop.time() + limit + grace
+    card = _card(code, "" if work.started.done() else waiting(), allowed, limit, running, title)
+    asking: asyncio.Future[str | None] = asyncio.ensure_future(
+        turn.ask(part_id, card, limit + grace + stop_wait + 5)
+    )
     outcome = ""
     try:
         while not outcome:
@@ -208,7 +221,7 @@ async def supervise(
                 outcome = "turn ended"
             elif work.started in done and card.description and "Waiting" in card.description:
                 turn.settle(card.request_id, "started")  # the waiting card gives way to the running one
-                card = _card(code, "", allowed, limit, running)
+                card = _card(code, "", allowed, limit, running, title)
                 asking = asyncio.ensure_future(turn.ask(part_id, card, max(1.0, deadline - loop.time()) + 5))
             elif not done and left <= STOPPING_POLL:
                 outcome = "timed out"

@@ -25,7 +25,7 @@ from .. import runtime
 from ..errors import HermesError, HermesTimeoutError
 from ..session import Conversation, TurnControl, TurnRequest
 from ..session.media import read_media_images
-from ..turns.changes import MessageStore
+from ..turns.store import MessageStore
 from .interactions import Policy, normalize_answer, policy_refusal, prompt_text
 from .results import Reply
 from .wait import wait_blocking

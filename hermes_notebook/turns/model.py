@@ -108,6 +108,8 @@ class Interaction:
     reason: str | None = None
     #: The server hid part of the command before sending it (:mod:`.masked`): what runs is not fully shown.
     masked: bool = False
+    #: A card of our own that its kind's title would misname (a preview runs in a copy of the kernel).
+    title: str | None = None
 
     def to_dict(self) -> InteractionDict:
         """The contract's Interaction dict (fresh objects; safe to send or mutate)."""
@@ -127,6 +129,8 @@ class Interaction:
             d["reason"] = self.reason
         if self.masked:  # absent unless true: the old contract holds
             d["masked"] = True
+        if self.title is not None:  # absent unless the card names itself: the old contract holds
+            d["title"] = self.title
         return d
 
     def copy(self) -> Interaction:
@@ -143,6 +147,7 @@ class Interaction:
             self.questions,
             self.reason,
             self.masked,
+            self.title,
         )
 
 

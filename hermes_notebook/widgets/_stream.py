@@ -60,7 +60,7 @@ import traitlets
 from .. import runtime
 from ..scrub import scrub, scrub_value
 from ..shell.subshells import Routing, follow_frontend_subshells
-from ..turns.changes import MessageStore
+from ..turns.store import MessageStore
 from . import inbound
 from .base import Bundle, LeanWidget
 from .coalesce import DEFAULT_MAX_RATE, Coalescer

@@ -58,6 +58,15 @@ describe("a run card (an approved kernel run in progress)", () => {
     flush();
     expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Stopped at the time limit");
   });
+
+  it("shows the title its owner gave it (a preview runs in a copy), as plain text, in its name too", () => {
+    const title = "Hermes' preview in a copy of your kernel <b>x</b>";
+    const { host } = chat([toolPart(TOOL, { name: "preview", interaction: { ...running, title } })]);
+    const card = host.querySelector<HTMLElement>(".hn-interaction")!;
+    expect(card.querySelector(".hn-interaction-title")!.textContent).toBe(title);
+    expect(card.querySelector("b")).toBeNull();
+    expect(card.getAttribute("aria-label")).toBe(`${title} request`);
+  });
 });
 
 describe("the images a kernel tool sent to the model", () => {

@@ -23,8 +23,8 @@ from hermes_notebook.turns import (
     history_events,
     user_message,
 )
-from hermes_notebook.turns.changes import MessageStore
 from hermes_notebook.turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
+from hermes_notebook.turns.store import MessageStore
 from tests.helpers import FIXTURES
 
 _DATA = re.compile(r"data: (\{.*\})\s*$")

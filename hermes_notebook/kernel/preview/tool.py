@@ -22,13 +22,19 @@ from .proposed import PROPOSED
 from .report import PreviewReport
 from .service import PreviewRequest
 
-__all__ = ["RUNNING", "TERMS", "WHERE", "preview"]
+__all__ = ["ASK_TITLE", "RUNNING", "RUN_TITLE", "TERMS", "WHERE", "preview"]
 
 #: What the Run card says of where a preview runs, and what it touches (``runs.approve`` joins them into one
 #: sentence: "It runs in a copy ..., with a copy ..., only if you click Run.").
 WHERE = "It runs in a copy of this notebook's kernel"
 TERMS = "with a copy of your variables (yours stay untouched) and your real files, network and databases"
+#: The cards' titles: a preview's cards must not read as a run in the kernel itself (the Run card's, then the
+#: running one's, which the transcript keeps).
+ASK_TITLE = "Hermes wants to preview code in a copy of your kernel"
+RUN_TITLE = "Hermes' preview in a copy of your kernel"
 #: What its card says while the copy runs (Stop kills the copy's process group at once).
+#: Seconds past the preview's limit before the card calls it timed out (the copy ends itself at the limit).
+COPY_GRACE = 5.0
 RUNNING = "Running in a copy of the kernel: your variables are untouched. Stop ends the copy at once."
 
 
@@ -49,6 +55,7 @@ async def preview(call: ToolCall, change: str) -> ToolAnswer:
         WHERE,
         verified=call.verified,
         terms=TERMS,
+        title=ASK_TITLE,
     )
     if refusal is not None:
         return ToolAnswer(refusal)
@@ -71,10 +78,12 @@ async def preview(call: ToolCall, change: str) -> ToolAnswer:
         work,
         waiting=lambda: waiting(call),
         allowed=call.share.grants.modes.runs == "allow",
-        limit=limits.seconds + 5,
+        limit=limits.seconds,  # the limit the user set, as the card shows it; the copy keeps it itself
+        grace=COPY_GRACE,
         running=RUNNING,
+        title=RUN_TITLE,
     )
     report = finished.result() if finished.done() and finished.exception() is None else None
     if isinstance(report, PreviewReport):
         return report.answer()
-    return ToolAnswer(runs.unfinished(outcome, request.forked.done()))
+    return ToolAnswer(runs.unfinished(outcome, request.forked.done(), limits.seconds))

@@ -82,6 +82,8 @@ export function renderInteraction(
   ended = false,
 ): HTMLElement {
   const { kind } = interaction;
+  // The card's owner may name it (a preview runs in a copy of the kernel): plain text, shown as given.
+  const title = interaction.title || TITLES[kind];
   const withdrawn = ended && interaction.status === "pending";
   const status: Interaction["status"] = withdrawn ? "cancelled" : interaction.status;
   const sent = status === "pending" && ctx.answered.has(answerKey(ids, interaction));
@@ -91,9 +93,9 @@ export function renderInteraction(
     "data-status": sent ? "sent" : status,
     "data-request-id": interaction.request_id,
     role: "group",
-    "aria-label": `${TITLES[kind]} request`,
+    "aria-label": `${title} request`,
   });
-  card.append(h("div", { class: "hn-interaction-title" }, TITLES[kind]));
+  card.append(h("div", { class: "hn-interaction-title" }, title));
   if (interaction.command) card.append(commandBlock(interaction.command, kind === "code" || kind === "run"));
   if (interaction.masked) card.append(h("p", { class: "hn-interaction-masked", role: "note" }, MASKED_NOTICE));
   const questions = multiQuestions(interaction);

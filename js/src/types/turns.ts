@@ -28,6 +28,8 @@ export interface Interaction {
   reason?: string;
   /** Hermes hid part of the command before sending it (turns/masked.py): only "once" and "deny" are offered. */
   masked?: boolean;
+  /** A kernel card's own title (a preview runs in a copy of the kernel); else the card is titled by its kind. */
+  title?: string;
 }
 
 export interface ClarifyQuestion {

@@ -9,13 +9,15 @@ from typing import Any
 from hermes_notebook.kernel.document import DOCUMENT
 from hermes_notebook.kernel.preview.proposed import PROPOSED
 from hermes_notebook.kernel.preview.report import CARD_SENTENCE
+from hermes_notebook.kernel.preview.tool import RUN_TITLE
 from tests.kernel.test_kernel_tools import FakeDashboard, _drive, _share, tools  # noqa: F401
 from tests.scripted_front_end import ScriptedFrontEnd
 
 
 def test_the_agent_previews_its_own_proposal_and_gets_the_summary(tools: Any) -> None:  # noqa: F811
     """With runs allowed: the summary has the printed line, ``df`` changed in place and the card's sentence,
-    while the kernel's ``df`` is unchanged; another session's change id, or an unknown one, runs nothing."""
+    while the kernel's ``df`` is unchanged; its card is titled as a preview in a copy and shows the limit the
+    user set (30 s by default, not the internal margin); another session's change id runs nothing."""
     page = ScriptedFrontEnd(DOCUMENT)  # the tool is offered with the notebook's front end, as the cell tools
     page.hello()
     try:
@@ -40,6 +42,8 @@ def _preview(tools: Any) -> None:  # noqa: F811
     assert tools._namespace["df"] == [1, 2, 3]
     part = next(p for p in turn.message.parts if p.kind == "tool")
     assert part.interaction is not None and part.interaction.response == "finished"
+    assert part.interaction.to_dict().get("title") == RUN_TITLE
+    assert (part.interaction.description or "").endswith("Time limit: 30 s."), part.interaction.description
     other = conn.start_tool("t2", "k2", {"name": name, "args": {"change": "c2-test"}})
     refused = _drive(tools, tools.call("preview", {"change": "c2-test"}), other, conn)
     assert "is not one. Nothing ran." in refused
