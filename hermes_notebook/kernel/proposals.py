@@ -20,7 +20,7 @@ from typing import Any, Literal
 from ..turns.changes import CellChangeDict
 from .call import ToolCall
 from .cells import cell_index, clip, failed
-from .preview.proposed import PROPOSED
+from .preview.proposed import PROPOSED, proposal_words
 from .stale import stale_refusal
 from .versions import cell_version, parse_version
 
@@ -122,7 +122,7 @@ async def _propose(
         return failed(answer)
     shown_type = str(answer.data.get("cell_type") or change.get("cell_type") or "code")
     if kind != "delete" and shown_type == "code":
-        PROPOSED.remember(call.session_id, change["id"], change["source"])
+        PROPOSED.remember(call.session_id, change["id"], change["source"], proposal_words(kind, at))
     link: CellChangeDict = {"id": change["id"], "kind": kind, "index": at, "cell_type": shown_type}
     call.turn.link_cell_change(call.part_id, link)
     cell_id, base = clip(answer.data.get("cell"), 100), parse_version(answer.data.get("version"))

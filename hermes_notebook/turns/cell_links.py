@@ -1,4 +1,5 @@
-"""What a kernel tool's part records beside the server's events: the notebook change a cell tool proposed
+"""What a kernel tool's part records beside the server's events: what its call is about in the user's words
+(``label``: a preview names the proposal it ran, not its change id), the notebook change a cell tool proposed
 (``cell_change``, so views can link to it) and the images its result sent to the model (``sent_images``, so
 views show exactly what the model was given), and whether an approved run's variables can be undone
 (``run_undo``, so views offer Undo variables or say why not).
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .labels import display_name
+
 if TYPE_CHECKING:
-    from .changes import CellChangeDict, ChangeRecord, RunUndoDict, SentImageDict
+    from .changes import CellChangeDict, ChangeRecord, RunUndoDict, SentImageDict, ToolLabelDict
     from .vocabulary import FolderOps
 
-__all__ = ["link_cell_change", "link_run_undo", "link_sent_images"]
+__all__ = ["link_cell_change", "link_run_undo", "link_sent_images", "name_call"]
 
 
 def link_cell_change(ops: FolderOps, part_id: str, change: CellChangeDict) -> list[ChangeRecord]:
@@ -25,6 +28,18 @@ def link_cell_change(ops: FolderOps, part_id: str, change: CellChangeDict) -> li
         return []
     part.cell_change = change.copy()
     return [ops.patch(part, {"cell_change": change.copy()})]
+
+
+def name_call(ops: FolderOps, part_id: str, detail: str) -> list[ChangeRecord]:
+    """Name tool part ``part_id``'s call in the user's words (its label's detail: "the proposed new cell at
+    index 1", not an id its arguments carry); ``[]`` when there is no such tool part."""
+    part = ops.part(part_id)
+    if part is None or part.kind != "tool":
+        return []
+    part.named = detail
+    label: ToolLabelDict = {"name": display_name(part.name), "detail": detail}
+    part.label = label.copy()
+    return [ops.patch(part, {"label": label})]
 
 
 def link_sent_images(ops: FolderOps, part_id: str, images: list[SentImageDict]) -> list[ChangeRecord]:

@@ -349,6 +349,8 @@ class TurnFolder:
     def patch(self, part: Part, fields: PartFields) -> PatchChange:
         if part.kind == "tool" and fields.keys() & {"name", "preview", "arguments"}:  # what its label says
             label = tool_label(part.name, part.preview, part.arguments)
+            if part.named is not None:  # its handler named the call: the arguments do not rename it
+                label["detail"] = part.named
             if label != part.label:
                 part.label = fields["label"] = label
         return {"op": "patch", "message_id": self.message_id, "part_id": part.id, "fields": fields}

@@ -175,6 +175,9 @@ class Part:
     risk: RiskDict | None = None
     images: list[ImageDict] | None = None
     label: ToolLabelDict | None = None
+    #: What the tool's own handler named the call in the user's words (a kernel tool): the label's detail,
+    #: kept when the arguments arrive later. Views read it in ``label``.
+    named: str | None = None
 
     def to_dict(self) -> PartDict:
         """The contract's Part dict: every field present, unused ones None (extras only when set)."""
@@ -237,6 +240,7 @@ class Part:
             self.risk,
             self.images,
             self.label,
+            self.named,
         )
 
 

@@ -124,6 +124,11 @@ class Turn:
         a click would; False when it is not waiting (answered already, or the turn ended)."""
         return self._state.answer_asked(request_id, response)
 
+    def name_call(self, part_id: str, detail: str) -> bool:
+        """Name running tool part ``part_id``'s call in the user's words (a kernel tool's label: "the proposed
+        new cell at index 1", not an id); False when the turn has ended or has no such tool part."""
+        return self._state.name_call(part_id, detail)
+
     def link_sent_images(self, part_id: str, images: list[SentImageDict]) -> bool:
         """Record, on tool part ``part_id``, the images a kernel tool's result sent to the model (views show
         them); False when the turn has ended or has no such tool part."""

@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar, cast
 
 from ...errors import HermesError, HermesRunError
 from ...turns import ChangeRecord, Interaction, Message, TurnFolder, user_message
-from ...turns.cell_links import link_cell_change, link_run_undo, link_sent_images
+from ...turns.cell_links import link_cell_change, link_run_undo, link_sent_images, name_call
 from ...turns.changes import CellChangeDict, RunUndoDict, SentImageDict
 from ...turns.events import DASHBOARD_TURN_EVENT_TYPES, Event
 from .session import SessionRef
@@ -182,6 +182,12 @@ class TurnState:
         """Name, on tool part ``part_id``, the notebook change its call proposed; False once the turn
         ended."""
         changes = [] if self.done else link_cell_change(self._folder, part_id, change)
+        self.push(changes)
+        return bool(changes)
+
+    def name_call(self, part_id: str, detail: str) -> bool:
+        """Name tool part ``part_id``'s call in the user's words; False once the turn ended."""
+        changes = [] if self.done else name_call(self._folder, part_id, detail)
         self.push(changes)
         return bool(changes)
 

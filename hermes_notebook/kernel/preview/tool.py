@@ -40,12 +40,14 @@ RUNNING = "Running in a copy of the kernel: your variables are untouched. Stop e
 
 async def preview(call: ToolCall, change: str) -> ToolAnswer:
     """Preview pending change ``change`` (a code cell this session proposed) in a copy of the kernel."""
-    source = PROPOSED.source(call.session_id, str(change or ""))
-    if source is None:
+    proposal = PROPOSED.proposal(call.session_id, str(change or ""))
+    if proposal is None:
         return ToolAnswer(
             f"preview takes the id of a code cell change you proposed in this session (insert_cell or "
             f"edit_cell name it, e.g. c3-ab12); {str(change)[:40]!r} is not one. Nothing ran."
         )
+    source = proposal.source
+    call.turn.name_call(call.part_id, proposal.words)  # its label names the cell, not the change's id
     refusal = await runs.approve(
         call.turn,
         call.part_id,

@@ -17,7 +17,7 @@ import pytest
 from hermes_notebook._demo.follow_up import result_text
 from hermes_notebook._demo.local_hermes import LocalHermes
 from hermes_notebook.kernel.preview.report import CARD_SENTENCE
-from hermes_notebook.kernel.preview.tool import RUNNING, TERMS, WHERE
+from hermes_notebook.kernel.preview.tool import ASK_TITLE, RUN_TITLE, RUNNING, TERMS, WHERE
 from tests.kernels import Kernel
 
 pytestmark = pytest.mark.servers("newer")
@@ -107,7 +107,9 @@ def test_a_real_turn_previews_its_proposal_in_a_copy_and_the_model_reads_the_sum
     assert card["description"] == f"{WHERE}, {TERMS}, only if you click Run."
     assert (ran["interaction"]["kind"], ran["interaction"]["response"]) == ("run", "finished")
     assert ran["interaction"]["description"].startswith(RUNNING)
-    assert ran["label"]["name"] == "notebook: preview"
+    assert ran["interaction"]["description"].endswith("Time limit: 30 s.")  # the user's limit, no margin
+    assert (card["title"], ran["interaction"]["title"]) == (ASK_TITLE, RUN_TITLE)  # a copy, not the kernel
+    assert ran["label"] == {"name": "notebook: preview", "detail": "the proposed new cell at index 1"}
     told = _told(hermes)
     assert told.startswith("Preview finished in") and CARD_SENTENCE in told, told
     assert "\n\nprinted:\n12\n\n" in told and "- df: changed in place (DataFrame, 3x2)" in told, told
@@ -119,6 +121,7 @@ def test_a_real_turn_previews_its_proposal_in_a_copy_and_the_model_reads_the_sum
 
     denied = _turn(kernel, "PREVIEW 1 open('preview-ran.txt', 'w').write('ran')", "deny")
     assert (denied["interaction"]["kind"], denied["interaction"]["response"]) == ("code", "deny")
+    assert denied["interaction"]["title"] == ASK_TITLE
     told = _told(hermes)
     assert told.startswith("The user denied it: the code was NOT run"), told
     assert denied["text"] == f"Preview result:\n```\n{told}\n```"
