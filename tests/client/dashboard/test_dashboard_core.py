@@ -508,6 +508,7 @@ SHELL = (
     "rewind",
     "rollback",
     "session_info",
+    "settling",
     "steering",
     "turn",
     "ws",
@@ -632,7 +633,7 @@ def test_a_turns_usage_carries_its_own_token_counts() -> None:
 
 def test_a_session_is_held_from_message_complete_until_hermes_reports_it_idle() -> None:
     """Replaying a real newer capture frame by frame: the session is held from the turn's message.complete
-    until the session.info after it says ``running: false`` (session/settling.py waits on it), and the server
+    until the session.info after it says ``running: false`` (settling.py waits on it), and the server
     is known to report it."""
     path = FIXTURES / "newer" / "newer_approval_once.jsonl"
     replay = Replay(path, "once")
