@@ -299,8 +299,8 @@ class DashboardConnection:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
 
         Right after a turn ended, Hermes still holds the session for its post-turn work and would take the
-        prompt as busy: it is sent once Hermes let go (at most :data:`.settling.SETTLE_TIMEOUT`), or at once
-        as one that runs after where the server takes that (:mod:`.settling`).
+        prompt as busy: it is sent once Hermes let go (at most :data:`.settling.SETTLE_TIMEOUT`); a server
+        that can queue it safely gets it queued past :data:`.settling.QUEUE_GRACE` (:mod:`.settling`).
 
         ``turn_id`` names the turn (its messages are ``user:<id>`` and ``assistant:<id>``); a view that showed
         the user message before sending passes its id so both messages of the turn share it. Default: a new
@@ -425,9 +425,7 @@ class DashboardConnection:
     def held(self, stored_id: str | SessionRef) -> bool:
         """True while Hermes still holds the session after a turn's ``message.complete`` (its ``session.info``
         has not said ``running: false`` since); False when it let go, or this server never says."""
-        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
-        session = self._core.sessions.get(key)
-        return session is not None and session.held and self._core.reports_running
+        return self._core.held(stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id)
 
     def open_turns(self, stored_id: str | SessionRef) -> int:
         """How many submitted turns of the session are open on this connection (not ended yet)."""
