@@ -2,13 +2,13 @@
 
 ``DashboardConnection.submit`` waits, before it sends, until Hermes has let go of the session after the turn
 before (its ``session.info`` saying ``running: false`` after the turn's ``message.complete``); a server that
-takes ``queued`` waits at most ``settling.QUEUE_GRACE``, then queues the prompt. This runs back-to-back raw
+takes ``queued`` gets the prompt at once, queued. This runs back-to-back raw
 turns on one session, as a script would, and times the wait inside each ``submit`` against the whole turn
 (submit to reply). Plain turns: Hermes' post-turn work is only its bookkeeping (no ``/goal`` judge).
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_settling.py [--turns 60] [--hermes 0.19.0|newer]
-[--always-wait|--never-wait]`` (starts a local Hermes Dashboard; ``--json``). The two comparisons, on a server
-that takes ``queued``: wait until Hermes let go, however long; or queue at once, no grace.
+[--always-wait]`` (starts a local Hermes Dashboard; ``--json``). ``--always-wait``, the comparison: a server
+that takes ``queued`` is treated as one that does not (it waits as 0.19.0 does, and is never sent ``queued``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from hermes_notebook._demo.local_hermes import LocalHermes, find_hermes_bin
 from hermes_notebook.client.dashboard import DashboardConnection, SessionRef, connection, settling
+from hermes_notebook.client.dashboard.core import DashboardCore
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -81,13 +82,8 @@ async def _measure(conn: DashboardConnection, turns: int) -> dict[str, Any]:
 
 
 def _always_wait() -> None:
-    """The comparison run: wait for Hermes to let go on every server (no grace, never queued)."""
-    settling.QUEUE_GRACE = settling.SETTLE_TIMEOUT
-
-
-def _never_wait() -> None:
-    """The comparison run: a server that takes ``queued`` gets the prompt at once."""
-    settling.QUEUE_GRACE = 0.0
+    """The comparison run: no server is taken to take ``queued``, so every one waits as 0.19.0 does."""
+    DashboardCore.takes_queued = property(lambda core: False)  # type: ignore[assignment,method-assign]
 
 
 async def _run(server: str, turns: int) -> dict[str, Any]:
@@ -107,13 +103,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--hermes", choices=["0.19.0", "newer"], action="append")
     parser.add_argument("--always-wait", action="store_true", help="newer: wait until let go, never queue")
-    parser.add_argument("--never-wait", action="store_true", help="newer: queue at once, no grace")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.always_wait:
         _always_wait()
-    if args.never_wait:
-        _never_wait()
     results = [asyncio.run(_run(server, args.turns)) for server in args.hermes or ["0.19.0", "newer"]]
     if args.json:
         print(json.dumps(results))

@@ -299,8 +299,8 @@ class DashboardConnection:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
 
         Right after a turn ended, Hermes still holds the session for its post-turn work and would take the
-        prompt as busy: it is sent once Hermes let go (at most :data:`.settling.SETTLE_TIMEOUT`); a server
-        that can queue it safely gets it queued past :data:`.settling.QUEUE_GRACE` (:mod:`.settling`).
+        prompt as busy: it is sent once Hermes let go (at most :data:`.settling.SETTLE_TIMEOUT`), or at once
+        as one that runs after where the server takes that (:mod:`.settling`).
 
         ``turn_id`` names the turn (its messages are ``user:<id>`` and ``assistant:<id>``); a view that showed
         the user message before sending passes its id so both messages of the turn share it. Default: a new

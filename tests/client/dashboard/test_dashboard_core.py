@@ -635,7 +635,7 @@ def test_a_session_is_held_from_message_complete_until_hermes_reports_it_idle() 
     """Replaying a real newer capture frame by frame: the session is held from the turn's message.complete
     until the session.info after it says ``running: false``, and the server is known to report it. This
     server takes the ``queued`` key, so a prompt sent while it holds the session carries ``queued: true``
-    (settling.py sends it so past its short grace); once let go, a plain prompt. A server without the key
+    (settling.py sends it at once); once let go, a plain prompt. A server without the key
     (0.19.0: no replay epoch) never gets it."""
     path = FIXTURES / "newer" / "newer_approval_once.jsonl"
     replay = Replay(path, "once")

@@ -5,8 +5,7 @@ post-turn work: the ``/goal`` judge, titles). A prompt landing in between is tak
 queued, and the default ``busy_input_mode`` interrupts the running turn for it, an interrupt that can hit the
 queued prompt's own run ("Operation interrupted: waiting for model response"). The scripted model's
 ``JUDGE 1`` goal keeps Hermes in that window for a second after each turn, so a prompt sent at once always
-lands in it (the grace before a newer server gets it queued is shorter). Nothing here waits itself:
-``DashboardConnection.submit`` must.
+lands in it. Nothing here waits itself: ``DashboardConnection.submit`` must.
 """
 
 from __future__ import annotations
@@ -25,8 +24,8 @@ async def test_two_raw_submits_back_to_back_on_one_session_are_both_answered(
     """Twice: a ``/goal`` turn whose judge holds the session for 1 s after ``message.complete``, then a
     raw ``submit`` at once. Both turns get their own complete reply. On 0.19.0 the second goes out only once
     Hermes let go (accepted ``streaming``, never ``queued`` behind the turn that ended); a newer server, which
-    takes ``queued: true``, gets it past a short grace while Hermes still holds the session (accepted
-    ``queued``: the client did not wait out the judge), and it still runs as its own turn, uninterrupted."""
+    takes ``queued: true``, gets it at once while Hermes still holds the session (accepted ``queued``: the
+    client did not wait out the judge), and it still runs as its own turn, uninterrupted."""
     ref = await conn.create_session()
     first = await (await conn.submit(ref, "settling start"))
     assert first.status == "complete"
