@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..turns.changes import RunUndoDict
 from . import runs
 from .call import ToolCall
 from .cells import cell_index, clip, failed
@@ -32,6 +33,8 @@ from .images import ToolAnswer
 from .outputs import OutputLog
 from .proposals import MAX_SOURCE_CHARS
 from .reading import bounded
+from .undo.cell_hooks import CellRunUndo
+from .undo.last_run import LAST_RUN
 
 __all__ = [
     "TRACEBACK_CHARS",
@@ -88,8 +91,15 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
     """Run the cell's source on the main thread (the ``%hermes`` wait takes it) and show its outputs in the
     cell."""
     namespace, shell = call.namespace, call.shell
+    cards: list[RunUndoDict] = []  # the run's Undo offer, for its tool part
     job = call.jobs.submit(
-        lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True)
+        lambda: LAST_RUN.guard(
+            namespace,
+            source,
+            shell,
+            lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True),
+            cards.append,
+        )
     )
     work = runs.Work.of_job(job)
     outcome = await runs.supervise(
@@ -101,6 +111,8 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
         allowed=allowed,
         limit=call.run_limit,
     )
+    for card in cards:
+        call.turn.link_run_undo(call.part_id, card)
     if outcome != "finished" or job.future.cancelled() or job.future.exception() is not None:
         return f"Cell {index}: the run {outcome}" + (
             " before it started: nothing ran."
@@ -121,7 +133,8 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
         bounded(
             f"Ran cell {index} in the kernel while a %hermes cell waited for this turn (no "
             f"execution count). {where}\n\n{answer.text}"
-        ),
+        )
+        + "".join(f"\n\n{card['text']}" for card in cards),
         answer.images,
     )
 
@@ -143,6 +156,12 @@ class NotebookRun:
     outcome: str
     started: bool
     ran: list[tuple[CellToRun, Answer]]
+    #: Undo variables for the cells that ran (offered, or why not); None when none of them ran here.
+    undo: RunUndoDict | None = None
+
+    def undo_line(self) -> str:
+        """The run's Undo, as the agent's answer ends: what it would do, or why it is not offered."""
+        return f"\n\n{self.undo['text']}" if self.undo is not None else ""
 
 
 async def _run_in_notebook(
@@ -160,7 +179,9 @@ async def _run_in_notebook(
         return f"Cell {index} was not run: {ran.error}."
     count = ran.data.get("execution_count")
     record = call.outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
-    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+    return ToolAnswer(
+        run_report(index, ran.data) + run.undo_line(), tuple(record.images) if record is not None else ()
+    )
 
 
 async def run_in_notebook(
@@ -208,12 +229,19 @@ async def run_in_notebook(
 
     work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
     waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
-    outcome = await runs.supervise(
-        call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
-    )
+    undo = CellRunUndo([(cell.id, cell.source) for cell in cells], call.namespace, call.shell)
+    undo.arm()
+    try:
+        outcome = await runs.supervise(
+            call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
+        )
+    finally:
+        card = undo.disarm()
+    if card is not None:
+        call.turn.link_run_undo(call.part_id, card)
     if finished.cancelled() and outcome == "finished":
         outcome = "stopped"
-    return NotebookRun(outcome, started.done(), ran)
+    return NotebookRun(outcome, started.done(), ran, card)
 
 
 def error_text(output: Mapping[str, Any]) -> str:

@@ -201,4 +201,4 @@ def _report(cells: Sequence[CellToRun], run: NotebookRun, call: ToolCall) -> str
         head = f"Stopped: cell {last[0].index} could not be run.{not_run}"
     else:
         head = f"Ran all {_count(cells)} in order without an error."
-    return ToolAnswer(bounded("\n\n".join([head.strip(), *parts])), tuple(images))
+    return ToolAnswer(bounded("\n\n".join([head.strip(), *parts])) + run.undo_line(), tuple(images))

@@ -1,5 +1,6 @@
-"""The agent's last approved ``run_code`` run, kept undoable: its savepoint taken right before it runs and its
-offer (or the reason there is none) right after, on the kernel's main thread, as the run itself.
+"""The agent's last approved run (``run_code``, ``run_cell``, ``run_cells``), kept undoable: its savepoint
+taken right before it runs and its offer (or the reason there is none) right after, on the kernel's main
+thread, as the run itself (a run of notebook cells: from IPython's cell events, :mod:`.cell_hooks`).
 
 Why one owner: an offer holds pickles of the user's variables (up to :data:`.savepoint.UNDO_BYTES`), so only
 the last run's is kept; a later approved run replaces it, and a done Undo drops it. The tool's answer says
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ...turns.changes import RunUndoDict
 from ..execute import run_code
@@ -20,6 +21,8 @@ from ..images import ToolAnswer
 from .savepoint import Savepoint, UndoOffer
 
 __all__ = ["LAST_RUN", "NOTHING_TO_UNDO", "REPLACED", "LastRunUndo", "offer_line"]
+
+T = TypeVar("T")
 
 #: What :meth:`LastRunUndo.undo` says before any approved run, or after its Undo was done.
 NOTHING_TO_UNDO = "There is no approved run of the agent's to undo."
@@ -45,6 +48,7 @@ class LastRunUndo:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._offer: UndoOffer | None = None
+        self._point: Savepoint | None = None
         self._line = NOTHING_TO_UNDO
         self._run = 0
         self._ids = itertools.count(1)
@@ -61,6 +65,52 @@ class LastRunUndo:
         with self._lock:
             return self._line
 
+    def begin(self, namespace: Mapping[str, Any], code: str | Sequence[str], shell: Any = None) -> int:
+        """Take the savepoint of an approved run of ``code`` (a run of cells: each cell's source) right
+        before it runs, on the main thread; the run's number. The previous run's pickles go now."""
+        hidden = getattr(shell, "user_ns_hidden", None)
+        with self._lock:
+            self._offer, self._line, self._point = None, NOTHING_TO_UNDO, None
+            self._run = run = next(self._ids)
+        point = Savepoint.take(namespace, code, hidden)
+        with self._lock:
+            if self._run == run:
+                self._point = point
+        return run
+
+    def settle(self, run: int, namespace: Mapping[str, Any]) -> RunUndoDict | None:
+        """After run ``run`` (or after each of its cells: the last call counts), on the main thread: its offer
+        (offered, or the one line why not) for the card; None when a later run replaced it."""
+        with self._lock:
+            point = self._point if self._run == run else None
+        if point is None:
+            return None
+        offer = point.after(namespace)
+        line = offer_line(offer)
+        with self._lock:
+            if self._run != run:
+                return None
+            self._offer, self._line = (offer if offer.offered else None), line
+        return {"run": run, "offered": offer.offered, "text": line}
+
+    def guard(
+        self,
+        namespace: dict[str, Any],
+        code: str,
+        shell: Any,
+        work: Callable[[], T],
+        on_offer: Callable[[RunUndoDict], object] = lambda _card: None,
+    ) -> T:
+        """Run ``work`` (the approved run of ``code``) between a savepoint and its offer, which goes to
+        ``on_offer``. Call it on the main thread, as the run."""
+        run = self.begin(namespace, code, shell)
+        try:
+            return work()
+        finally:
+            card = self.settle(run, namespace)
+            if card is not None:
+                on_offer(card)
+
     def run(
         self,
         namespace: dict[str, Any],
@@ -68,22 +118,9 @@ class LastRunUndo:
         shell: Any = None,
         on_offer: Callable[[RunUndoDict], object] = lambda _card: None,
     ) -> ToolAnswer:
-        """Run approved ``code`` (:func:`..execute.run_code`) between a savepoint and its offer; the answer
-        ends with :func:`offer_line`, and ``on_offer`` gets the card's view of it (offered, or why not). Call
-        it on the main thread, as the run."""
-        hidden = getattr(shell, "user_ns_hidden", None)
-        with self._lock:
-            self._offer, self._line = None, NOTHING_TO_UNDO  # the previous run's pickles go now
-            self._run = run = next(self._ids)
-        point = Savepoint.take(namespace, code, hidden)
-        try:
-            answer = run_code(namespace, code, shell)
-        finally:
-            offer = point.after(namespace)
-            line = offer_line(offer)
-            with self._lock:
-                self._offer, self._line = (offer if offer.offered else None), line
-            on_offer({"run": run, "offered": offer.offered, "text": line})
+        """Run approved ``code`` (:func:`..execute.run_code`) in :meth:`guard`; the answer ends with
+        :func:`offer_line`, and ``on_offer`` gets the card's view of it (offered, or why not)."""
+        answer = self.guard(namespace, code, shell, lambda: run_code(namespace, code, shell), on_offer)
         return ToolAnswer(f"{answer.text}\n\n{self.line}", answer.images)
 
     def undo(self, namespace: dict[str, Any], run: int | None = None) -> str:
@@ -100,7 +137,7 @@ class LastRunUndo:
         if said.startswith("Undone"):
             with self._lock:
                 if self._offer is offer:
-                    self._offer, self._line = None, NOTHING_TO_UNDO
+                    self._offer, self._line, self._point = None, NOTHING_TO_UNDO, None
         return said
 
 
