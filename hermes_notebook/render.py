@@ -192,7 +192,9 @@ def _interaction_line(interaction: Mapping[str, Any]) -> str:
 def _run_undo_line(part: Mapping[str, Any]) -> str:
     """An approved run's Undo variables: what it would do, why it is not offered, or what a click did."""
     undo = part.get("run_undo")
-    return str(undo.get("text") or "") if isinstance(undo, Mapping) else ""
+    if not isinstance(undo, Mapping) or not undo.get("text"):
+        return ""
+    return f"Undo variables offered: {undo['text']}" if undo.get("offered") is True else str(undo["text"])
 
 
 def _usage_line(usage: Any) -> str:

@@ -92,13 +92,19 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
     cell."""
     namespace, shell = call.namespace, call.shell
     cards: list[RunUndoDict] = []  # the run's Undo offer, for its tool part
+    said: list[str] = []  # and what the agent hears of it (read on the main thread, right after the run)
+
+    def offered(card: RunUndoDict) -> None:
+        cards.append(card)
+        said.append(LAST_RUN.line)
+
     job = call.jobs.submit(
         lambda: LAST_RUN.guard(
             namespace,
             source,
             shell,
             lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True),
-            cards.append,
+            offered,
         )
     )
     work = runs.Work.of_job(job)
@@ -134,7 +140,7 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
             f"Ran cell {index} in the kernel while a %hermes cell waited for this turn (no "
             f"execution count). {where}\n\n{answer.text}"
         )
-        + "".join(f"\n\n{card['text']}" for card in cards),
+        + "".join(f"\n\n{line}" for line in said),
         answer.images,
     )
 
@@ -156,12 +162,13 @@ class NotebookRun:
     outcome: str
     started: bool
     ran: list[tuple[CellToRun, Answer]]
-    #: Undo variables for the cells that ran (offered, or why not); None when none of them ran here.
-    undo: RunUndoDict | None = None
+    #: What the agent hears of Undo variables for the cells that ran (offered, or why not); "" when none of
+    #: them ran here.
+    undo: str = ""
 
     def undo_line(self) -> str:
         """The run's Undo, as the agent's answer ends: what it would do, or why it is not offered."""
-        return f"\n\n{self.undo['text']}" if self.undo is not None else ""
+        return f"\n\n{self.undo}" if self.undo else ""
 
 
 async def _run_in_notebook(
@@ -236,12 +243,12 @@ async def run_in_notebook(
             call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
         )
     finally:
-        card = undo.disarm()
-    if card is not None:
-        call.turn.link_run_undo(call.part_id, card)
+        settled = undo.disarm()
+    if settled is not None:
+        call.turn.link_run_undo(call.part_id, settled[0])
     if finished.cancelled() and outcome == "finished":
         outcome = "stopped"
-    return NotebookRun(outcome, started.done(), ran, card)
+    return NotebookRun(outcome, started.done(), ran, settled[1] if settled is not None else "")
 
 
 def error_text(output: Mapping[str, Any]) -> str:

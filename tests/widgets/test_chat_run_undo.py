@@ -63,7 +63,9 @@ def test_undo_run_restores_the_runs_variables_and_refuses_an_older_runs_card() -
     LAST_RUN.run(namespace, "x = x + [3]\ny = 1", None, cards.append)
     _reply_with_run(chat, cards[1])
     chat.update_static()
-    assert "Undo variables is offered to the user: it restores x and deletes y" in chat.static["text/plain"]
+    assert (
+        "Undo variables offered: Puts back x and deletes y, as before this run." in chat.static["text/plain"]
+    )
     chat.actions["undo_run"](
         inbound.validate({"type": "undo_run", "run": cards[0]["run"]}, inbound.CHAT_MESSAGES)
     )
@@ -81,6 +83,6 @@ def test_undo_run_restores_the_runs_variables_and_refuses_an_older_runs_card() -
     for mime in ("text/plain", "text/html"):  # what the saved notebook keeps
         assert "Undone: restored x; deleted y." in chat.static[mime]
         assert "other effects of the run were not undone" in chat.static[mime]
-        assert "Undo variables is offered" not in chat.static[mime]
+        assert "Undo variables offered" not in chat.static[mime]
     with pytest.raises(inbound.Refused, match="run must be a run number"):
         inbound.validate({"type": "undo_run", "run": "all"}, inbound.CHAT_MESSAGES)

@@ -36,7 +36,7 @@ class CellRunUndo:
         self._namespace, self._shell, self._last_run = namespace, shell, last_run
         self._lock = threading.Lock()
         self._run: int | None = None
-        self._card: RunUndoDict | None = None
+        self._settled: tuple[RunUndoDict, str] | None = None
 
     def arm(self) -> None:
         """Follow the shell's cells from now on (no shell: nothing is saved and nothing is offered)."""
@@ -44,8 +44,9 @@ class CellRunUndo:
             self._shell.events.register("pre_run_cell", self._started)
             self._shell.events.register("post_run_cell", self._ended)
 
-    def disarm(self) -> RunUndoDict | None:
-        """Stop following; the card's view of the run's Undo (None: none of its cells ran here)."""
+    def disarm(self) -> tuple[RunUndoDict, str] | None:
+        """Stop following; the run's Undo for the card and the line for the agent (None: none of its cells
+        ran here)."""
         if self._shell is not None:
             for event, hook in (("pre_run_cell", self._started), ("post_run_cell", self._ended)):
                 try:
@@ -53,7 +54,7 @@ class CellRunUndo:
                 except ValueError:  # already gone
                     pass
         with self._lock:
-            return self._card
+            return self._settled
 
     def _ours(self, info: Any) -> bool:
         cell_id = getattr(info, "cell_id", None)
@@ -74,6 +75,6 @@ class CellRunUndo:
             run = self._run
         if run is None or not self._ours(getattr(result, "info", None)):
             return
-        card = self._last_run.settle(run, self._namespace)
+        settled = self._last_run.settle(run, self._namespace)
         with self._lock:
-            self._card = card
+            self._settled = settled

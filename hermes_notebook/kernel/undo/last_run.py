@@ -20,7 +20,7 @@ from ..execute import run_code
 from ..images import ToolAnswer
 from .savepoint import Savepoint, UndoOffer
 
-__all__ = ["LAST_RUN", "NOTHING_TO_UNDO", "REPLACED", "LastRunUndo", "offer_line"]
+__all__ = ["LAST_RUN", "NOTHING_TO_UNDO", "REPLACED", "LastRunUndo", "card_line", "offer_line"]
 
 T = TypeVar("T")
 
@@ -40,6 +40,18 @@ def offer_line(offer: UndoOffer) -> str:
     ]
     said = " and ".join(part for part in parts if part) or "changes no variable"
     return f"Undo variables is offered to the user: it {said} (files and other effects are not undone)."
+
+
+def card_line(offer: UndoOffer) -> str:
+    """The same for the user, beside the card's Undo variables button (or why there is none)."""
+    if not offer.offered:
+        return offer.reason
+    parts = [
+        f"puts back {', '.join(offer.changed)}" if offer.changed else "",
+        f"deletes {', '.join(offer.created)}" if offer.created else "",
+    ]
+    said = " and ".join(part for part in parts if part) or "changes no variable"
+    return f"{said[0].upper()}{said[1:]}, as before this run. Files and other effects are not undone."
 
 
 class LastRunUndo:
@@ -78,9 +90,10 @@ class LastRunUndo:
                 self._point = point
         return run
 
-    def settle(self, run: int, namespace: Mapping[str, Any]) -> RunUndoDict | None:
+    def settle(self, run: int, namespace: Mapping[str, Any]) -> tuple[RunUndoDict, str] | None:
         """After run ``run`` (or after each of its cells: the last call counts), on the main thread: its offer
-        (offered, or the one line why not) for the card; None when a later run replaced it."""
+        for the card and the line for the agent (:func:`card_line`, :func:`offer_line`); None when a later
+        run replaced it."""
         with self._lock:
             point = self._point if self._run == run else None
         if point is None:
@@ -91,7 +104,7 @@ class LastRunUndo:
             if self._run != run:
                 return None
             self._offer, self._line = (offer if offer.offered else None), line
-        return {"run": run, "offered": offer.offered, "text": line}
+        return {"run": run, "offered": offer.offered, "text": card_line(offer)}, line
 
     def guard(
         self,
@@ -107,9 +120,9 @@ class LastRunUndo:
         try:
             return work()
         finally:
-            card = self.settle(run, namespace)
-            if card is not None:
-                on_offer(card)
+            settled = self.settle(run, namespace)
+            if settled is not None:
+                on_offer(settled[0])
 
     def run(
         self,
