@@ -72,8 +72,9 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
 
 def _undo_puts_total_back(nb: Any, message: Any) -> None:
     """The finished run's part offers Undo variables (what it puts back; files are not undone); a click puts
-    ``total`` back in the kernel and the part then says what was done, with no button. Screenshots of both, at
-    1400 px light and 700 px dark."""
+    ``total`` back in the kernel and the part then says what was done, with no button, as does the chat's
+    static transcript output (what the saved notebook keeps). Screenshots of both, at 1400 px light and 700 px
+    dark."""
     nb.page.set_viewport_size({"width": 1400, "height": 900})
     undo = message.locator(".hn-run-undo")
     expect(undo.locator(".hn-run-undo-note")).to_have_text(
@@ -88,6 +89,8 @@ def _undo_puts_total_back(nb: Any, message: Any) -> None:
     expect(undo.locator(".hn-run-undo-note")).to_contain_text("Undone: restored total.")
     expect(undo.get_by_role("button")).to_have_count(0)
     assert nb.kernel_eval("total") == 1
+    # what the saved notebook keeps: the chat's static transcript output says it too
+    expect(nb.page.locator("[data-hn-transcript]")).to_contain_text("Undone: restored total.")
     message.screenshot(path=str(shots / "run-undo-done-dark-700.png"))
     nb.set_theme("JupyterLab Light")
     nb.page.set_viewport_size({"width": 1400, "height": 900})
