@@ -30,27 +30,30 @@ NOTHING_TO_UNDO = "There is no approved run of the agent's to undo."
 REPLACED = "Undo refused: a later approved run replaced this run's savepoint; nothing was restored."
 
 
+def _what(offer: UndoOffer, restores: str) -> str:
+    """``restores df and deletes a, b`` (``restores``: the verb for the changed names)."""
+    parts = [
+        f"{restores} {', '.join(offer.changed)}" if offer.changed else "",
+        f"deletes {', '.join(offer.created)}" if offer.created else "",
+    ]
+    return " and ".join(part for part in parts if part) or "changes no variable"
+
+
 def offer_line(offer: UndoOffer) -> str:
     """One line for the run's answer: what Undo would restore and delete, or why it is not offered."""
     if not offer.offered:
         return offer.reason
-    parts = [
-        f"restores {', '.join(offer.changed)}" if offer.changed else "",
-        f"deletes {', '.join(offer.created)}" if offer.created else "",
-    ]
-    said = " and ".join(part for part in parts if part) or "changes no variable"
-    return f"Undo variables is offered to the user: it {said} (files and other effects are not undone)."
+    return (
+        f"Undo variables is offered to the user: it {_what(offer, 'restores')} (files and other effects are "
+        "not undone)."
+    )
 
 
 def card_line(offer: UndoOffer) -> str:
     """The same for the user, beside the card's Undo variables button (or why there is none)."""
     if not offer.offered:
         return offer.reason
-    parts = [
-        f"puts back {', '.join(offer.changed)}" if offer.changed else "",
-        f"deletes {', '.join(offer.created)}" if offer.created else "",
-    ]
-    said = " and ".join(part for part in parts if part) or "changes no variable"
+    said = _what(offer, "puts back")
     return f"{said[0].upper()}{said[1:]}, as before this run. Files and other effects are not undone."
 
 
