@@ -197,7 +197,8 @@ async def run_in_notebook(
     """The notebook runs ``cells`` in order once no other cell runs (a user's cell: queued behind it, never
     interrupted), each only if its source is still what the card showed (``code``); the first cell that
     fails or shows an error ends the run, so later cells keep their outputs. Stop and the time limit
-    interrupt only the cell this run is running."""
+    interrupt only the cell this run is running. The cells run between a savepoint and an Undo offer
+    (:mod:`.undo.cell_hooks`), which goes on the call's tool part."""
     outputs, link = call.outputs, call.document
     loop = asyncio.get_running_loop()
     deadline = loop.time() + call.run_limit
@@ -205,12 +206,14 @@ async def run_in_notebook(
     stopping = False
     current = ""
     ran: list[tuple[CellToRun, Answer]] = []
+    undo = CellRunUndo([(cell.id, cell.source) for cell in cells], call.namespace, call.shell)
 
     async def run() -> None:
         nonlocal current
         while outputs.busy:  # behind the user's cell; the card says so
             await asyncio.sleep(0.05)
         started.set_result(None)  # the kernel is free: the notebook runs them now
+        undo.arm()  # from now on (a user's run of the same cell before this one is not the agent's run)
         watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, lambda: current, lambda: stopping))
         try:
             for cell in cells:
@@ -236,8 +239,6 @@ async def run_in_notebook(
 
     work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
     waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
-    undo = CellRunUndo([(cell.id, cell.source) for cell in cells], call.namespace, call.shell)
-    undo.arm()
     try:
         outcome = await runs.supervise(
             call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
