@@ -37,7 +37,8 @@ READY = (
 
 def test_run_cells_lists_the_cells_on_one_card_and_stops_at_the_first_error(open_notebook: Any) -> None:
     """One card lists cells 2-6; Run stops at cell 4's error (index, id, traceback to the model), cells 5-6
-    keep their outputs; restart_and_run_all's card says the state is lost, and Deny keeps the variables."""
+    keep their outputs, and the part offers Undo variables for what they changed; restart_and_run_all's card
+    says the state is lost, and Deny keeps the variables."""
     nb = open_chat(open_notebook, app="lab", cells=CELLS)
     nb.wait_kernel(READY, timeout_s=60)
     opened = nb.kernel_eval("chat.session['id']")  # a session made now is offered every tool
@@ -80,6 +81,10 @@ def test_run_cells_lists_the_cells_on_one_card_and_stops_at_the_first_error(open
     expect(cell(nb, 6).locator(".jp-OutputArea-output")).to_have_text("six 1")
     tool = page.locator(".hn-part-tool").filter(has_text="run_cells").last
     expect(tool.locator(".hn-interaction[data-kind='run'] .hn-interaction-outcome")).to_have_text("Finished")
+    # the cells JupyterLab ran for it (named by their cell ids) are undoable: runs was saved before cell 2
+    expect(tool.locator(".hn-run-undo-note")).to_have_text(
+        "Puts back runs, as before this run. Files and other effects are not undone."
+    )
 
     send(nb, "KERNEL restart_and_run_all")
     card = page.locator(".hn-interaction[data-kind='code'][data-status='pending']")
