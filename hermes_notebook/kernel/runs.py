@@ -106,17 +106,17 @@ async def approve(
     subject: str = "the code",
     *,
     verified: bool = True,
-    always_ask: bool = False,
+    restarts: bool = False,
 ) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent.
     ``verified`` False: the caller's session could not be verified (0.19.0), so a session's allow does not
-    apply and the card says so. ``always_ask``: a card even where runs are allowed (a restart loses the
-    kernel's state)."""
+    apply and the card says so. ``restarts``: the run starts in a fresh kernel, so it asks even where runs are
+    allowed (the kernel's state is lost) and the card does not promise the user's variables."""
     runs = grants.modes.runs
     if runs == "never":
         return RUNS_OFF
-    if runs == "allow" and verified and not always_ask:
+    if runs == "allow" and verified and not restarts:
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]
     interaction = Interaction(
@@ -124,7 +124,7 @@ async def approve(
         f"code-{next(_ids)}",
         command=code,
         choices=choices,
-        description=f"{what}, with your variables and files, only if you click Run."
+        description=f"{what}{'' if restarts else ', with your variables and files'}, only if you click Run."
         + ("" if verified else f" {UNVERIFIED}"),
     )
     answer = await turn.ask(part_id, interaction, timeout)
