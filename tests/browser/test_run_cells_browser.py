@@ -123,6 +123,9 @@ def restart_asks_first(nb: Any) -> None:
     expect(cell(nb, 1).locator(".hn-message").last).to_contain_text(
         "The user allowed it: the kernel restarts in a moment", timeout=TURN_TIMEOUT_MS
     )
+    page.mouse.move(0, 0)  # Copy shows on hover only: it covered the end of the answer's one-line block
+    copy = cell(nb, 1).locator(".hn-message").last.locator(".hn-code > .hn-copy").last
+    assert copy.evaluate("b => getComputedStyle(b).opacity") == "0"
     pictures(nb, tool, "restart-approved")
 
 
