@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import ARTIFACTS
+from tests.browser.lab import in_each_look
 from tests.browser.test_notebook_edits_browser import luminance
 
 pytestmark = pytest.mark.usefixtures("hermes")
@@ -159,26 +160,22 @@ def fits_narrow_and_dark(nb: Any, form: Any) -> None:
     text follows the theme. Pictures in the artifacts dir."""
     page = nb.page
     widget = page.get_by_test_id("jobs-widget")
-    try:
-        for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
-            nb.set_theme(theme)
-            for width in (1400, 700):
-                page.set_viewport_size({"width": width, "height": 900})
-                form.scroll_into_view_if_needed()
-                assert widget.evaluate(JS_OVERFLOW) <= 1, (tag, width)
-                assert form.evaluate(JS_OVERFLOW) <= 1, (tag, width)
-                for label in form.locator("label").all():
-                    assert label.evaluate(JS_OVERFLOW) <= 1, (tag, width, label.inner_text())
-                # Text and fields follow the theme: light on dark in Dark, dark on light in Light.
-                background = luminance(page.evaluate("getComputedStyle(document.body).backgroundColor"))
-                for part in ("label", ".hn-sub", "input"):
-                    text = luminance(form.locator(part).first.evaluate("el => getComputedStyle(el).color"))
-                    assert (text > background) == (tag == "dark"), (tag, part, text, background)
-                form.screenshot(path=str(ARTIFACTS / f"jobs-reproduce-form-{tag}-{width}.png"))
-                nb.screenshot(f"jobs-reproduce-page-{tag}-{width}")
-    finally:
-        nb.set_theme("JupyterLab Light")
-        page.set_viewport_size({"width": 1280, "height": 900})
+
+    def look(tag: str, width: int) -> None:
+        form.scroll_into_view_if_needed()
+        assert widget.evaluate(JS_OVERFLOW) <= 1, (tag, width)
+        assert form.evaluate(JS_OVERFLOW) <= 1, (tag, width)
+        for label in form.locator("label").all():
+            assert label.evaluate(JS_OVERFLOW) <= 1, (tag, width, label.inner_text())
+        # Text and fields follow the theme: light on dark in Dark, dark on light in Light.
+        background = luminance(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        for part in ("label", ".hn-sub", "input"):
+            text = luminance(form.locator(part).first.evaluate("el => getComputedStyle(el).color"))
+            assert (text > background) == (tag == "dark"), (tag, part, text, background)
+        form.screenshot(path=str(ARTIFACTS / f"jobs-reproduce-form-{tag}-{width}.png"))
+        nb.screenshot(f"jobs-reproduce-page-{tag}-{width}")
+
+    in_each_look(nb, look)
 
 
 def test_triggered_run_updates_last_status_in_the_table(open_notebook: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.lab import in_each_look
 from tests.browser.test_chat_browser import TURN_TIMEOUT_MS, open_chat, send
 from tests.browser.test_notebook_edits_browser import ATTACHED, HERMES_TOOL_COUNT, cell
 
@@ -131,14 +132,9 @@ def restart_asks_first(nb: Any) -> None:
 
 def pictures(nb: Any, element: Any, name: str) -> None:
     """Screenshots of ``element`` in view, light and dark, at 1400 and 700 px."""
-    page = nb.page
-    try:
-        for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
-            nb.set_theme(theme)
-            for width in (1400, 700):
-                page.set_viewport_size({"width": width, "height": 900})
-                element.scroll_into_view_if_needed()
-                nb.screenshot(f"{name}-{tag}-{width}")
-    finally:
-        nb.set_theme("JupyterLab Light")
-        page.set_viewport_size({"width": 1280, "height": 900})
+
+    def shoot(tag: str, width: int) -> None:
+        element.scroll_into_view_if_needed()
+        nb.screenshot(f"{name}-{tag}-{width}")
+
+    in_each_look(nb, shoot)
