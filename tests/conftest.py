@@ -34,8 +34,8 @@ from typing import Any
 
 import fast_cron
 import pytest
-from clones import project_envs_state
 import pytest_asyncio
+from clones import project_envs_state
 
 from hermes_notebook._demo.local_hermes import HERMES_SERVERS, HermesStartError, LocalHermes, find_hermes_bin
 from hermes_notebook._demo.processes import deep_merge

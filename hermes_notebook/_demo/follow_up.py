@@ -15,7 +15,15 @@ from typing import Any
 
 from .reply import Reply, content_text
 
-__all__ = ["follow_up", "is_judge_request", "is_title_request", "judge_reply", "result_text", "title_reply"]
+__all__ = [
+    "follow_up",
+    "images_line",
+    "is_judge_request",
+    "is_title_request",
+    "judge_reply",
+    "result_text",
+    "title_reply",
+]
 
 # Hermes' untrusted-data wrapper (agent/tool_dispatch_helpers.py _maybe_wrap_untrusted): the opening tag, one
 # fixed paragraph, the output, the end tag.
@@ -33,6 +41,7 @@ _TITLES = {
     "THINK": "{rest}",
     "KERNEL": "Notebook: {rest}",
     "KERNELS": "Notebook steps",
+    "PREVIEW": "Preview a new cell",
     "PLAN": "Plan the analysis",
     "EDIT": "Edit {rest}",
     "IMAGE": "Chart of revenue",
@@ -77,7 +86,8 @@ def _clarify_answer(data: Any) -> str:
     return ""
 
 
-def _images_line(images: Sequence[str]) -> str:
+def images_line(images: Sequence[str]) -> str:
+    """``Images received: N (...)`` on a line of its own, or nothing when no image came with the results."""
     return f"\nImages received: {len(images)} ({', '.join(images)})" if images else ""
 
 
@@ -130,7 +140,7 @@ def _kernel(text: str, images: Sequence[str]) -> Reply:
         return Reply(
             text=f"I proposed {proposed['what']}: it shows on the notebook; Keep or Discard it there."
         )
-    return Reply(text=f"Kernel tool result:\n{_fenced(text)}{_images_line(images)}")
+    return Reply(text=f"Kernel tool result:\n{_fenced(text)}{images_line(images)}")
 
 
 def follow_up(keyword: str, rest: str, results: list[str], images: Sequence[str] = ()) -> Reply:

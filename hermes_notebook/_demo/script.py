@@ -11,8 +11,18 @@ from dataclasses import replace
 from typing import Any
 
 from .chart import DOT_PNG, IMAGE_PNG, picture_file
-from .follow_up import follow_up, is_judge_request, is_title_request, judge_reply, result_text, title_reply
+from .follow_up import follow_up, is_judge_request, is_title_request, judge_reply, title_reply
+from .kernel_steps import kernel_call, kernel_steps, preview_steps
 from .reply import USAGE, Reply, ToolCall, content_text
+from .request_body import (
+    is_image_note,
+    offered_tools,
+    pending_tool_results,
+    prompt_of,
+    result_images,
+    tool_properties,
+    tool_rounds,
+)
 
 __all__ = [
     "BIG_USAGE",
@@ -78,187 +88,23 @@ MARKDOWN_REPLY = (
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 
-def prompt_of(body: Mapping[str, Any]) -> str:
-    """The paragraph the model scripts on: the last paragraph of the last user message of a request."""
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") == "user" and not (
-            _is_image_note(message) and not content_text(message["content"])
-        ):
-            paragraphs = [p.strip() for p in re.split(r"\n\s*\n", content_text(message.get("content")))]
-            paragraphs = [p for p in paragraphs if p]
-            while len(paragraphs) > 1 and paragraphs[-1].startswith("[System note:"):
-                paragraphs.pop()
-            return paragraphs[-1] if paragraphs else ""
-    return ""
-
-
-def _offered_tools(body: Mapping[str, Any]) -> set[str]:
-    names = set()
-    for tool in body.get("tools") or []:
-        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
-        if name:
-            names.add(name)
-    return names
-
-
-def _tool_properties(body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    """The JSON-schema ``properties`` Hermes offered for tool ``name`` (empty if not offered)."""
-    for tool in body.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") == name:
-            props = (function.get("parameters") or {}).get("properties")
-            return props if isinstance(props, dict) else {}
-    return {}
-
-
 def _clarify_call(body: Mapping[str, Any], questions: list[dict[str, Any]]) -> ToolCall:
     """A clarify call in the schema Hermes offered: ``questions[]`` (newer) or one ``question`` (0.19.0)."""
-    if "questions" in _tool_properties(body, "clarify"):
+    if "questions" in tool_properties(body, "clarify"):
         return ToolCall("clarify", {"questions": questions})
     first = questions[0]
     return ToolCall("clarify", {"question": first["question"], "choices": first.get("choices") or []})
 
 
-def _result_images(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The images Hermes handed over with the latest tool results (``image_url`` parts of the tool messages,
-    or of a user message it put after them), each as ``<mime> <bytes of base64>``."""
-    found: list[str] = []
-    for message in reversed(messages):
-        if message.get("role") == "assistant":
-            break
-        content = message.get("content")
-        for item in content if isinstance(content, list) else []:
-            url = (item.get("image_url") or {}).get("url") if isinstance(item, dict) else None
-            if isinstance(url, str) and url.startswith("data:"):
-                head, _, data = url.partition(",")
-                found.append(f"{head[5:].split(';')[0]} {len(data)}")
-    return list(reversed(found))
-
-
-def _pending_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str] | None:
-    """Tool results at the end of the conversation (the model must now answer them), else ``None``."""
-    results: list[str] = []
-    for message in reversed(messages):
-        if message.get("role") == "user" and not results and _is_image_note(message):
-            continue  # the images of the tool results, which Hermes may send as a user message after them
-        if message.get("role") != "tool":
-            break
-        results.append(content_text(message.get("content")))
-    return list(reversed(results)) if results else None
-
-
-def _is_image_note(message: Mapping[str, Any]) -> bool:
-    content = message.get("content")
-    return isinstance(content, list) and any(
-        isinstance(i, dict) and i.get("type") == "image_url" for i in content
-    )
-
-
-def _kernel_call(body: Mapping[str, Any], keyword: str, rest: str) -> Reply:
-    """``KERNEL[@server] <tool> [argument]``: call a notebook kernel tool (an MCP tool
-    ``mcp__notebook_<hex>__<tool>``, or ``mcp_notebook_<hex>_<tool>`` on 0.19.0), directly when offered, else
-    through a newer Hermes' ``tool_call`` (MCP tools are deferred behind ``tool_search`` there, named in its
-    description)."""
-    server = keyword.partition("@")[2] or r"notebook_[0-9a-f]{8}"
-    tool, _, argument = rest.partition(" ")
-    argument = argument.strip()
-    by_tool: dict[str, dict[str, Any]] = {
-        "describe": {"name": argument},
-        "read_cells": {"cells": argument},
-        "run_code": {"code": argument},
-        "read_output": {"cell": int(argument) if argument.lstrip("-").isdigit() else 0},
-    }
-    arguments = _cell_arguments(tool, argument) if tool in _CELL_TOOLS else by_tool.get(tool, {})
-    pattern = re.compile(rf"\bmcp__?{server}__?{re.escape(tool)}\b")
-    offered = _offered_tools(body)
-    direct = next((name for name in sorted(offered) if pattern.fullmatch(name)), None)
-    if direct is not None:
-        return Reply(tool_calls=[ToolCall(direct, arguments)])
-    catalog = " ".join(
-        str((t.get("function") or {}).get("description") or "")
-        for t in body.get("tools") or []
-        if isinstance(t, dict)
-    )
-    deferred = pattern.search(catalog)
-    if deferred is not None and "tool_call" in offered:
-        return Reply(
-            tool_calls=[
-                ToolCall("tool_call", {"calls": [{"name": deferred.group(0), "arguments": arguments}]})
-            ]
-        )
-    return Reply(text=f"[scripted model] no notebook tool {tool!r} was offered by Hermes.")
-
-
-_CELL_TOOLS = (
-    "list_cells",
-    "insert_cell",
-    "edit_cell",
-    "delete_cell",
-    "run_cell",
-    "run_cells",
-    "restart_and_run_all",
-)
-
-
-def _kernel_steps(
-    body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], rest: str, keyword: str
-) -> Reply:
-    """``KERNELS[@server] [wait S ;;] <tool> [arg] ;; <tool> [arg] ... [;; slow N]``: one kernel tool call per
-    response, in order (the first after S seconds of reasoning), then ``Kernel tool results:`` with each
-    result in a fenced block, streamed as N slow ticks first when the last step is ``slow N``."""
-    steps = [step.strip() for step in rest.split(";;") if step.strip()]
-    wait = 0.0
-    if steps and steps[0].startswith("wait "):
-        wait = float(steps.pop(0).split()[1])
-    slow = int(steps.pop().split()[1]) if steps and steps[-1].startswith("slow ") else 0
-    done = _tool_rounds(messages)
-    if done < len(steps):
-        call = _kernel_call(body, keyword.replace("KERNELS", "KERNEL", 1), steps[done])
-        if done == 0 and wait and call.tool_calls:
-            ticks = max(1, int(wait / 0.25))
-            return replace(call, reasoning=["waiting "] * ticks, delay=0.25)
-        return call
-    earlier = [result_text(content_text(m.get("content"))) for m in messages if m.get("role") == "tool"][
-        -len(steps) :
-    ]
-    text = "Kernel tool results:\n" + "\n".join(f"```\n{r}\n```" for r in earlier)
-    return Reply(text=[f"tick {i} " for i in range(slow)] + [text], delay=0.25 if slow else None)
-
-
 def _watch_command(messages: Sequence[Mapping[str, Any]]) -> str | None:
     """The command line of a scheduled reproducibility check's prompt (hermes_notebook/jobs/reproduce_job.py)
     in the last user message, None for any other prompt."""
-    last = next((m for m in reversed(messages) if m.get("role") == "user" and not _is_image_note(m)), None)
+    last = next((m for m in reversed(messages) if m.get("role") == "user" and not is_image_note(m)), None)
     text = content_text(last.get("content")) if last is not None else ""
     return next(
         (line.strip() for line in text.splitlines() if " -m hermes_notebook.reproducibility.watch " in line),
         None,
     )
-
-
-def _cell_arguments(tool: str, argument: str) -> dict[str, Any]:
-    """``insert_cell 2 [markdown] <source>``, ``edit_cell 0 <source>``, ``delete_cell 1``, ``run_cell 3``,
-    ``run_cells [first [last]]``, ``restart_and_run_all``: a
-    source that starts with a double quote is a JSON string (so it can hold newlines: ``"a = 1\\nb = 2"``)."""
-    if tool in ("list_cells", "restart_and_run_all"):
-        return {}
-    if tool == "run_cells":  # ``run_cells [first [last]]``
-        bounds = [int(word) for word in argument.split() if word.isdigit()][:2]
-        return dict(zip(("first", "last"), bounds, strict=False))
-    index_text, _, source = argument.partition(" ")
-    arguments: dict[str, Any] = {"index": int(index_text) if index_text.isdigit() else index_text}
-    if tool in ("insert_cell", "edit_cell"):
-        cell_type, _, after = source.partition(" ")
-        if tool == "insert_cell" and cell_type in ("code", "markdown", "raw") and after:
-            arguments["cell_type"], source = cell_type, after
-        if source.startswith('"'):
-            try:
-                decoded = json.loads(source)
-            except ValueError:
-                decoded = None
-            source = decoded if isinstance(decoded, str) else source
-        arguments["source"] = source
-    return arguments
 
 
 PLAN_STEPS: tuple[tuple[dict[str, str], ...], ...] = (
@@ -275,16 +121,6 @@ PLAN_TEXT = "Plan done."
 DELEGATE_TEXT = "Delegated; waiting for the subagent. "
 
 
-def _tool_rounds(messages: Sequence[Mapping[str, Any]]) -> int:
-    """How many tool-calling responses the model gave since the last user message (multi-step keywords)."""
-    rounds = 0
-    for message in reversed(messages):
-        if message.get("role") == "user" and not _is_image_note(message):
-            break
-        rounds += message.get("role") == "assistant" and bool(message.get("tool_calls"))
-    return rounds
-
-
 def _todo_call(offered: set[str], todos: Sequence[Mapping[str, str]], merge: bool) -> ToolCall:
     """The todo tool as offered: ``todo`` (0.19.0) or, deferred on a newer Hermes, through its ``tool_call``
     bridge."""
@@ -295,15 +131,15 @@ def _todo_call(offered: set[str], todos: Sequence[Mapping[str, str]], merge: boo
 
 
 def _plan_step(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> Reply:
-    rounds = _tool_rounds(messages)
+    rounds = tool_rounds(messages)
     if rounds >= len(PLAN_STEPS):
         return Reply(text=PLAN_TEXT)
-    return Reply(tool_calls=[_todo_call(_offered_tools(body), PLAN_STEPS[rounds], merge=rounds > 0)])
+    return Reply(tool_calls=[_todo_call(offered_tools(body), PLAN_STEPS[rounds], merge=rounds > 0)])
 
 
 def _delegate_call(body: Mapping[str, Any], goal: str) -> ToolCall:
     """delegate_task in the schema offered: one ``goal`` (0.19.0) or ``tasks[]`` (newer)."""
-    if "goal" in _tool_properties(body, "delegate_task"):
+    if "goal" in tool_properties(body, "delegate_task"):
         return ToolCall("delegate_task", {"goal": goal})
     return ToolCall("delegate_task", {"tasks": [{"goal": goal}]})
 
@@ -329,24 +165,26 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     rest = rest.strip()
     if keyword == "PLAN":
         return _plan_step(body, messages)
-    results = _pending_tool_results(messages)
+    results = pending_tool_results(messages)
     if results is not None and keyword == "DELEGATE":
         # Slow on purpose: a Dashboard runs the subagent in the background, and its events reach the turn only
         # while the turn is open.
         return Reply(text=[DELEGATE_TEXT] + ["… "] * 24, delay=0.25)
     if keyword == "KERNELS" or keyword.startswith("KERNELS@"):
-        return _kernel_steps(body, messages, rest, keyword)
+        return kernel_steps(body, messages, rest, keyword)
+    if keyword == "PREVIEW" or keyword.startswith("PREVIEW@"):
+        return preview_steps(body, messages, rest, keyword)
     watch = _watch_command(messages)
     if watch is not None:  # a scheduled reproducibility check: run its command, relay what it printed
         if results is not None:
             data = json.loads(results[-1]) if results[-1].strip().startswith("{") else {}
             printed = str(data.get("output") or "") if isinstance(data, dict) else ""
             return Reply(text=printed.strip() or "\n".join(results))
-        return _tool_or_refusal(_offered_tools(body), ToolCall("terminal", {"command": watch}))
+        return _tool_or_refusal(offered_tools(body), ToolCall("terminal", {"command": watch}))
     if results is not None:
-        return follow_up(keyword, rest, results, _result_images(messages))
+        return follow_up(keyword, rest, results, result_images(messages))
 
-    offered = _offered_tools(body)
+    offered = offered_tools(body)
     if keyword == "THINK":
         return Reply(reasoning=THINK_REASONING, text=THINK_TEXT)
     if keyword == "BIGCONTEXT" and rest:
@@ -367,7 +205,7 @@ def plan_reply(body: Mapping[str, Any], *, slow_delay: float = 0.25) -> Reply:
     if keyword == "CLARIFY3":
         return _tool_or_refusal(offered, _clarify_call(body, list(CLARIFY3_QUESTIONS)))
     if keyword == "KERNEL" or keyword.startswith("KERNEL@"):
-        return _kernel_call(body, keyword, rest)
+        return kernel_call(body, keyword, rest)
     if keyword == "SKILL" and rest:
         return _tool_or_refusal(offered, ToolCall("skill_view", {"name": rest.split()[0]}))
     if keyword == "DELEGATE" and rest:

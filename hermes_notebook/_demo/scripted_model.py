@@ -48,6 +48,11 @@ prompt                    reply
                           ``<tool> [arg]`` as for ``KERNEL``; ``wait S`` first delays the first call by S
                           seconds of reasoning; ``slow N`` last streams N ticks (0.25 s apart) before the
                           final ``Kernel tool results:`` with each result in a fenced block
+``PREVIEW <i> <source>``   an ``insert_cell`` proposing code cell ``<source>`` at index ``<i>`` (a source
+                          starting with ``"`` is a JSON string), then ``preview`` of the pending change its
+                          result names (``PREVIEW@notebook_<hex>`` names the server), then ``Preview
+                          result:`` and the preview's result in a fenced block (``Images received: ...``
+                          with its figures); a refused proposal ends with ``Could not preview:`` and why
 ``SLOW [n [words]]``      n deltas (default 60) ``tick 0 ``, ``tick 1 `` ... 0.25 s apart, then
                           ``for <words>`` if given (``SLOW 3 item 7``: a model-bound turn of about 1 s);
                           stops as soon as the client disconnects

@@ -99,7 +99,8 @@ async def restart_and_run_all(call: ToolCall) -> str:
         call.answer_timeout,
         "the restart",
         verified=call.verified,
-        restarts=True,
+        always_ask=True,
+        terms="with your files",  # not its variables: the restart loses them
     )
     if refusal is not None:
         return refusal

@@ -30,6 +30,7 @@ from .grants import Grants
 
 __all__ = [
     "ANSWER_TIMEOUT",
+    "RUNNING",
     "RUNS_OFF",
     "RUN_LIMIT",
     "STOP",
@@ -106,17 +107,18 @@ async def approve(
     subject: str = "the code",
     *,
     verified: bool = True,
-    restarts: bool = False,
+    always_ask: bool = False,
+    terms: str = "with your variables and files",
 ) -> str | None:
     """None when the run may go ahead; else the text the agent gets (refused, denied, reads granted instead).
     ``what`` names the run for the card (``It runs cell 3 of this notebook``), ``subject`` for the agent.
     ``verified`` False: the caller's session could not be verified (0.19.0), so a session's allow does not
-    apply and the card says so. ``restarts``: the run starts in a fresh kernel, so it asks even where runs are
-    allowed (the kernel's state is lost) and the card does not promise the user's variables."""
+    apply and the card says so. ``always_ask``: a card even where runs are allowed (a restart loses the
+    kernel's state). ``terms``: what the run gets to touch, as the card says it."""
     runs = grants.modes.runs
     if runs == "never":
         return RUNS_OFF
-    if runs == "allow" and verified and not restarts:
+    if runs == "allow" and verified and not always_ask:
         return None
     choices = [*CODE_CHOICES, *([] if grants.may_read(session_id) else [READS_CHOICE])]
     interaction = Interaction(
@@ -124,8 +126,7 @@ async def approve(
         f"code-{next(_ids)}",
         command=code,
         choices=choices,
-        description=f"{what}{'' if restarts else ', with your variables and files'}, only if you click Run."
-        + ("" if verified else f" {UNVERIFIED}"),
+        description=f"{what}, {terms}, only if you click Run." + ("" if verified else f" {UNVERIFIED}"),
     )
     answer = await turn.ask(part_id, interaction, timeout)
     if answer == READS_CHOICE:
@@ -143,7 +144,11 @@ async def approve(
     return None
 
 
-def _card(code: str, waiting: str, allowed: bool, limit: float) -> Interaction:
+#: What a run's card says while it runs in the kernel (a preview says it runs in a copy).
+RUNNING = "Running in the kernel. Stop ends it at its next Python line."
+
+
+def _card(code: str, waiting: str, allowed: bool, limit: float, running: str) -> Interaction:
     head = (
         "Runs without a Run card: runs are allowed for this session (revoke it in the chat header or with "
         "%hermes --kernel ask). "
@@ -157,7 +162,7 @@ def _card(code: str, waiting: str, allowed: bool, limit: float) -> Interaction:
             f"it. Time limit: {limit:g} s."
         )
     else:
-        text = f"{head}Running in the kernel. Stop ends it at its next Python line. Time limit: {limit:g} s."
+        text = f"{head}{running} Time limit: {limit:g} s."
     return Interaction("run", f"run-{next(_ids)}", command=code, choices=[STOP], description=text)
 
 
@@ -171,14 +176,16 @@ async def supervise(
     allowed: bool,
     limit: float | None = None,
     stop_wait: float = STOP_WAIT,
+    running: str = RUNNING,
 ) -> str:
     """Show the run on its tool part until it ends; returns how it ended: ``finished``, ``stopped``,
     ``timed out``, ``turn ended`` or ``still running`` (stopped, but blocked outside Python).
-    ``waiting()`` names what the run waits for ("the running cell In[7]"), "" when the kernel is free."""
+    ``waiting()`` names what the run waits for ("the running cell In[7]"), "" when the kernel is free;
+    ``running`` is what the card says while it runs."""
     limit = RUN_LIMIT if limit is None else limit
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
-    card = _card(code, "" if work.started.done() else waiting(), allowed, limit)
+    card = _card(code, "" if work.started.done() else waiting(), allowed, limit, running)
     asking: asyncio.Future[str | None] = asyncio.ensure_future(turn.ask(part_id, card, limit + stop_wait + 5))
     outcome = ""
     try:
@@ -201,7 +208,7 @@ async def supervise(
                 outcome = "turn ended"
             elif work.started in done and card.description and "Waiting" in card.description:
                 turn.settle(card.request_id, "started")  # the waiting card gives way to the running one
-                card = _card(code, "", allowed, limit)
+                card = _card(code, "", allowed, limit, running)
                 asking = asyncio.ensure_future(turn.ask(part_id, card, max(1.0, deadline - loop.time()) + 5))
             elif not done and left <= STOPPING_POLL:
                 outcome = "timed out"

@@ -93,3 +93,34 @@ def test_image_writes_a_chart_and_dot_a_single_pixel() -> None:
         assert copied is not None, command
         assert (pictures_folder() / copied[1]).read_bytes() == picture and copied[2] == prompt.split()[1]
         assert tempfile.gettempdir() not in command  # the label reads as what it does, not as a temp path
+
+
+def test_preview_proposes_a_cell_previews_that_change_and_quotes_the_result() -> None:
+    """PREVIEW: an insert_cell call with the index and source, then preview of the change id the proposal's
+    result names (through Hermes' envelope), then the preview's result quoted; a refused proposal is quoted
+    as such and nothing is previewed."""
+    name = "mcp__notebook_ab12cd34__"
+    tools = [{"type": "function", "function": {"name": name + tool}} for tool in ("insert_cell", "preview")]
+    asked: list[dict[str, object]] = [{"role": "user", "content": "PREVIEW 1 print(df.x.sum())"}]
+    [insert] = plan_reply({"messages": asked, "tools": tools}).tool_calls
+    assert (insert.name, dict(insert.arguments)) == (
+        name + "insert_cell",
+        {"index": 1, "source": "print(df.x.sum())"},
+    )
+
+    def answered(call: object, result: str) -> list[dict[str, object]]:
+        return [{"role": "assistant", "tool_calls": [{"id": "c"}]}, {"role": "tool", "content": result}]
+
+    proposed = WRAPPED.replace(
+        "sales (DataFrame):\\nrevenue: float64",
+        "Proposed a new code cell at index 1 as pending change c7-9f3e. It shows",
+    )
+    asked += answered(insert, proposed)
+    [preview] = plan_reply({"messages": asked, "tools": tools}).tool_calls
+    assert (preview.name, dict(preview.arguments)) == (name + "preview", {"change": "c7-9f3e"})
+    asked += answered(preview, json.dumps({"result": "Preview finished in 0.20 s.\n\nprinted:\n6"}))
+    reply = "".join(plan_reply({"messages": asked, "tools": tools}).text_deltas())
+    assert reply == "Preview result:\n```\nPreview finished in 0.20 s.\n\nprinted:\n6\n```"
+    refused = [asked[0], *answered(insert, json.dumps({"result": "there is no cell 9"}))]
+    reply = "".join(plan_reply({"messages": refused, "tools": tools}).text_deltas())
+    assert reply == "Could not preview:\n```\nthere is no cell 9\n```"

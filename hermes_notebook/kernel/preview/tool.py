@@ -19,13 +19,17 @@ from ..images import ToolAnswer
 from . import clicks  # noqa: F401  (the page's Preview button is handled wherever the tools are)
 from .limits import PreviewLimits
 from .proposed import PROPOSED
-from .report import CARD_SENTENCE, PreviewReport
+from .report import PreviewReport
 from .service import PreviewRequest
 
-__all__ = ["WHERE", "preview"]
+__all__ = ["RUNNING", "TERMS", "WHERE", "preview"]
 
-#: What the Run card says of where a preview runs.
-WHERE = f"It runs in a copy of this notebook's kernel. {CARD_SENTENCE}"
+#: What the Run card says of where a preview runs, and what it touches (``runs.approve`` joins them into one
+#: sentence: "It runs in a copy ..., with a copy ..., only if you click Run.").
+WHERE = "It runs in a copy of this notebook's kernel"
+TERMS = "with a copy of your variables (yours stay untouched) and your real files, network and databases"
+#: What its card says while the copy runs (Stop kills the copy's process group at once).
+RUNNING = "Running in a copy of the kernel: your variables are untouched. Stop ends the copy at once."
 
 
 async def preview(call: ToolCall, change: str) -> ToolAnswer:
@@ -37,7 +41,14 @@ async def preview(call: ToolCall, change: str) -> ToolAnswer:
             f"edit_cell name it, e.g. c3-ab12); {str(change)[:40]!r} is not one. Nothing ran."
         )
     refusal = await runs.approve(
-        call.turn, call.part_id, call.share.grants, call.session_id, source, WHERE, verified=call.verified
+        call.turn,
+        call.part_id,
+        call.share.grants,
+        call.session_id,
+        source,
+        WHERE,
+        verified=call.verified,
+        terms=TERMS,
     )
     if refusal is not None:
         return ToolAnswer(refusal)
@@ -61,6 +72,7 @@ async def preview(call: ToolCall, change: str) -> ToolAnswer:
         waiting=lambda: waiting(call),
         allowed=call.share.grants.modes.runs == "allow",
         limit=limits.seconds + 5,
+        running=RUNNING,
     )
     report = finished.result() if finished.done() and finished.exception() is None else None
     if isinstance(report, PreviewReport):
