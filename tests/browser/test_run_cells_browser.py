@@ -84,10 +84,10 @@ def test_run_cells_lists_the_cells_on_one_card_and_stops_at_the_first_error(open
     tool = page.locator(".hn-part-tool").filter(has_text="run_cells").last
     expect(tool.locator(".hn-interaction[data-kind='run'] .hn-interaction-outcome")).to_have_text("Finished")
 
-    restart_asks_first(nb)
+    restart_asks_first(nb, nb.kernel_eval("chat.session['id']"))
 
 
-def restart_asks_first(nb: Any) -> None:
+def restart_asks_first(nb: Any, session: str) -> None:
     """restart_and_run_all: the card's warning shows above the listing of every cell; Deny keeps the
     variables; Run restarts and runs all (the state is gone, every cell's output is new), and the earlier
     conversation, with the restart's answer, stays one pick away in the re-run chat."""
@@ -118,8 +118,8 @@ def restart_asks_first(nb: Any) -> None:
     nb.wait_kernel("globals().get('runs') == 1 and 'FAIL' not in globals()", timeout_s=60)
     # The chat cell ran again: a new chat, whose picker offers the conversation that asked for the restart.
     picker = cell(nb, 1).locator("select.hn-session-picker")
-    expect(picker.locator("option", has_text="run_cells 2 6")).to_have_count(1)
-    picker.select_option(label="Notebook: run_cells 2 6")
+    expect(picker.locator(f"option[value='{session}']")).to_contain_text("run_cells 2 6")
+    picker.select_option(value=session)
     tool = page.locator(".hn-part-tool").filter(has_text="restart_and_run_all").last
     expect(cell(nb, 1).locator(".hn-message").last).to_contain_text(
         "The user allowed it: the kernel restarts in a moment", timeout=TURN_TIMEOUT_MS
