@@ -25,7 +25,6 @@ from ..turns.steering import steer_marker
 from .book import SessionBook
 from .control import TurnControl
 from .queue import TurnQueue
-from .settling import until_let_go
 from .turns import TurnOutcome, TurnRequest, TurnSink
 
 if TYPE_CHECKING:
@@ -180,12 +179,11 @@ class DashboardDriver:
         return ref.stored_id
 
     async def changes(self, sink: TurnSink, control: TurnControl) -> AsyncIterator[Sequence[ChangeRecord]]:
-        """Switch the session's model if asked, submit the prompt once Hermes has let go of the session after
-        its previous turn (:mod:`.settling`) and yield each change record; a dropped connection ends the turn
-        (``sink.failed``)."""
+        """Switch the session's model if asked, submit the prompt (the client waits until Hermes let go of the
+        session after its previous turn: client/dashboard/settling.py) and yield each change record; a dropped
+        connection ends the turn (``sink.failed``)."""
         conn, ref, request = self._conn, self._ref, self._request
         assert conn is not None and ref is not None, "open() first"
-        await until_let_go(conn, ref)
         if request.model:  # the session's model, switched before the prompt (it keeps it, like /model)
             switched = await set_model(conn, ref, request.model)
             if switched.get("warning"):

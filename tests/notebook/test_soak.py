@@ -138,8 +138,8 @@ def test_hundreds_of_asks_leave_nothing_per_turn(
     )
     start, warm, shown, done = probes[0], probes[1], probes[-2], probes[-1]
     # Every ask completed (the loop asserts each reply): none was taken as busy by a Hermes still finishing
-    # the turn before it, which 0.19.0 then interrupted itself (session/settling.py; tests/session/
-    # test_settling_hermes.py widens that window).
+    # the turn before it, which 0.19.0 then interrupted itself (client/dashboard/settling.py;
+    # tests/client/dashboard/test_settling_hermes.py widens that window).
     assert warm["turns"] == loops[0] and done["turns"] == asks
     turns = asks - warm["turns"]
 

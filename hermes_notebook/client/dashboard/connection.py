@@ -42,6 +42,7 @@ from .profiles import check_profile, with_profile
 from .reconnect import Reconnector
 from .routing import SessionState
 from .session import Listener, ListenerItem, SessionRef
+from .settling import until_let_go
 from .turn import Turn
 from .ws import resolve_settings
 
@@ -297,6 +298,10 @@ class DashboardConnection:
     ) -> Turn:
         """Send a prompt and return its :class:`Turn` once the server accepted it (status streaming/queued).
 
+        Right after a turn ended, Hermes still holds the session for its post-turn work and would take the
+        prompt as busy: it is sent once Hermes let go (at most :data:`.settling.SETTLE_TIMEOUT`), or at once
+        as one that runs after where the server takes that (:mod:`.settling`).
+
         ``turn_id`` names the turn (its messages are ``user:<id>`` and ``assistant:<id>``); a view that showed
         the user message before sending passes its id so both messages of the turn share it. Default: a new
         id.
@@ -315,6 +320,7 @@ class DashboardConnection:
         self._channel.check_open()
         if not isinstance(ref, SessionRef):
             ref = await self.resume(ref)
+        await until_let_go(self._core, self.listen, ref)  # Hermes' post-turn window takes a prompt as busy
         for attempt in (1, 2):
             session = await self._live(ref)
             for mime, data in attachments:
@@ -419,9 +425,7 @@ class DashboardConnection:
     def held(self, stored_id: str | SessionRef) -> bool:
         """True while Hermes still holds the session after a turn's ``message.complete`` (its ``session.info``
         has not said ``running: false`` since); False when it let go, or this server never says."""
-        key = stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id
-        session = self._core.sessions.get(key)
-        return session is not None and session.held and self._core.reports_running
+        return self._core.held(stored_id.stored_id if isinstance(stored_id, SessionRef) else stored_id)
 
     def open_turns(self, stored_id: str | SessionRef) -> int:
         """How many submitted turns of the session are open on this connection (not ended yet)."""

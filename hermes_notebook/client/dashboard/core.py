@@ -414,12 +414,25 @@ class DashboardCore:
         """Every submitted turn that has not ended, oldest session first."""
         return [turn for session in self.sessions.values() for turn in session.turns if not turn.done]
 
+    def held(self, stored_id: str) -> bool:
+        """True while Hermes still holds the session after a turn (``message.complete`` seen, no
+        ``session.info`` saying ``running: false`` since), on a server seen to report it (``settling.py``)."""
+        session = self.sessions.get(stored_id)
+        return session is not None and session.held and self.reports_running
+
+    @property
+    def takes_queued(self) -> bool:
+        """The server takes ``prompt.submit``'s ``queued`` key (newer Dashboards: they send a replay epoch;
+        0.19.0 rejects unknown keys with 4000)."""
+        return self.replay_epoch is not None
+
     def submit_params(self, session: SessionState, text: str) -> dict[str, Any]:
-        """``prompt.submit`` params. A newer server redirects a busy session's running turn by default;
-        ``queued`` keeps 0.19.0's "runs after the current turn" (a key only newer servers know: sent only to
-        them, as 4000 rejects unknown keys)."""
+        """``prompt.submit`` params. A newer server redirects a busy session's running turn by default, and
+        interrupts it for a prompt landing after a turn's ``message.complete`` while Hermes still holds the
+        session; ``queued`` keeps 0.19.0's "runs after the current turn" without interrupting anything (a key
+        only newer servers know: sent only to them, as 4000 rejects unknown keys)."""
         params: dict[str, Any] = {"session_id": session.ref.live_id, "text": text}
-        if self.replay_epoch is not None and not session.idle:
+        if self.takes_queued and (session.held or not session.idle):
             params["queued"] = True
         return params
 

@@ -96,7 +96,7 @@ class SessionState:
         # its own counts (turns/usage.py).
         self.totals: dict[str, int] | None = None
         # Hermes holds a session after a turn's message.complete until its session.info says running: false
-        # (its post-turn work runs between; a prompt sent meanwhile is taken as busy): session/settling.py.
+        # (its post-turn work runs between; a prompt sent meanwhile is taken as busy): settling.py.
         self.held = False
 
     @property

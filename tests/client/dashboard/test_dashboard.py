@@ -24,7 +24,6 @@ from hermes_notebook.errors import (
     HermesRunError,
     HermesUsageError,
 )
-from hermes_notebook.session.settling import until_let_go
 from tests.helpers import eventually_async
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.both_servers]
@@ -271,9 +270,6 @@ async def test_reconnect_after_dashboard_restart(
         conn.listen(ref, items.append)
         await (await conn.submit(ref, "hello before restart"))
         old_live = ref.live_id
-        # a raw submit does not wait for Hermes to let go of the session after a turn (the turn runner does):
-        # 0.19.0 would take a prompt landing in between as busy and interrupt it (session/settling.py)
-        await until_let_go(conn, ref)
         turn = await conn.submit(ref, "SLOW 100")
         await _first(turn, lambda c: c["op"] == "append")
         await asyncio.to_thread(local.stop_dashboard)

@@ -508,6 +508,7 @@ SHELL = (
     "rewind",
     "rollback",
     "session_info",
+    "settling",
     "steering",
     "turn",
     "ws",
@@ -632,16 +633,30 @@ def test_a_turns_usage_carries_its_own_token_counts() -> None:
 
 def test_a_session_is_held_from_message_complete_until_hermes_reports_it_idle() -> None:
     """Replaying a real newer capture frame by frame: the session is held from the turn's message.complete
-    until the session.info after it says ``running: false`` (session/settling.py waits on it), and the server
-    is known to report it."""
+    until the session.info after it says ``running: false``, and the server is known to report it. This
+    server takes the ``queued`` key, so a prompt sent while it holds the session carries ``queued: true``
+    (settling.py sends it at once); once let go, a plain prompt. A server without the key
+    (0.19.0: no replay epoch) never gets it."""
     path = FIXTURES / "newer" / "newer_approval_once.jsonl"
     replay = Replay(path, "once")
-    held: list[tuple[str, bool]] = []
+    core = replay.core
+    held: list[tuple[str, bool, bool, bool]] = []  # event, session held, core says held, sent queued
     for direction, frame in frames(path):
         replay.step(direction, frame)
         params = frame.get("params") or {}
         if direction == "recv" and params.get("type") in ("message.complete", "session.info"):
-            (session,) = replay.core.sessions.values()
-            held.append((params["type"], session.held))
-    assert ("message.complete", True) in held and held[-1] == ("session.info", False)
-    assert replay.core.reports_running
+            (session,) = core.sessions.values()
+            queued = core.submit_params(session, "next").get("queued", False)
+            held.append((params["type"], session.held, core.held(session.ref.stored_id), queued))
+    assert ("message.complete", True, True, True) in held and held[-1] == (
+        "session.info",
+        False,
+        False,
+        False,
+    )
+    assert core.reports_running and core.takes_queued
+    (session,) = core.sessions.values()
+    core.ready = {}  # a server without the queued key (0.19.0 sends no replay epoch)
+    session.held = True
+    assert not core.takes_queued and core.held(session.ref.stored_id)
+    assert "queued" not in core.submit_params(session, "next")
