@@ -191,6 +191,14 @@ def _interaction_line(interaction: Mapping[str, Any]) -> str:
     return f"{head}: {subject} [{status}{tail}]"
 
 
+def _run_undo_line(part: Mapping[str, Any]) -> str:
+    """An approved run's Undo variables: what it would do, why it is not offered, or what a click did."""
+    undo = part.get("run_undo")
+    if not isinstance(undo, Mapping) or not undo.get("text"):
+        return ""
+    return f"Undo variables offered: {undo['text']}" if undo.get("offered") is True else str(undo["text"])
+
+
 def _usage_line(usage: Any) -> str:
     return usage_line(usage)
 
@@ -231,6 +239,8 @@ def _transcript_text(messages: Iterable[Message]) -> str:
                 lines.append("[tool] " + _tool_summary(part))
                 if part.get("interaction"):
                     lines.append("  " + _interaction_line(part["interaction"]))
+                if _run_undo_line(part):
+                    lines.append("  " + _run_undo_line(part))
                 lines.extend(risk_text(part))
                 lines.extend(diff_text(part))
                 lines.extend(images_text(part))
@@ -294,6 +304,8 @@ def transcript_markdown(
                 out.append(markdown_code(_tool_summary(part)))
                 if part.get("interaction"):
                     out.append(f"_{escape_markdown(_interaction_line(part['interaction']))}_")
+                if _run_undo_line(part):
+                    out.append(f"_{escape_markdown(_run_undo_line(part))}_")
                 out.extend(risk_markdown(part))
                 result = _result_text(part.get("result"))
                 if result:
@@ -359,6 +371,8 @@ def _html_part(part: Mapping[str, Any], embed: bool = False) -> str:
         ]
         if part.get("interaction"):
             body.append(f'<div class="hn-meta">{esc(_interaction_line(part["interaction"]))}</div>')
+        if _run_undo_line(part):
+            body.append(f'<div class="hn-meta">{esc(_run_undo_line(part))}</div>')
         body.append(risk_html(part))
         result = _result_text(part.get("result"))
         if result:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..turns.changes import RunUndoDict
 from . import runs
 from .call import ToolCall
 from .cells import cell_index, clip, failed
@@ -32,6 +33,8 @@ from .images import ToolAnswer
 from .outputs import OutputLog
 from .proposals import MAX_SOURCE_CHARS
 from .reading import bounded
+from .undo.cell_hooks import CellRunUndo
+from .undo.last_run import LAST_RUN
 
 __all__ = [
     "TRACEBACK_CHARS",
@@ -88,8 +91,21 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
     """Run the cell's source on the main thread (the ``%hermes`` wait takes it) and show its outputs in the
     cell."""
     namespace, shell = call.namespace, call.shell
+    cards: list[RunUndoDict] = []  # the run's Undo offer, for its tool part
+    said: list[str] = []  # and what the agent hears of it (read on the main thread, right after the run)
+
+    def offered(card: RunUndoDict) -> None:
+        cards.append(card)
+        said.append(LAST_RUN.line)
+
     job = call.jobs.submit(
-        lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True)
+        lambda: LAST_RUN.guard(
+            namespace,
+            source,
+            shell,
+            lambda: run_source(namespace, source, shell, label=f"cell {index}", format_result=True),
+            offered,
+        )
     )
     work = runs.Work.of_job(job)
     outcome = await runs.supervise(
@@ -101,6 +117,8 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
         allowed=allowed,
         limit=call.run_limit,
     )
+    for card in cards:
+        call.turn.link_run_undo(call.part_id, card)
     if outcome != "finished" or job.future.cancelled() or job.future.exception() is not None:
         return f"Cell {index}: the run {outcome}" + (
             " before it started: nothing ran."
@@ -121,7 +139,8 @@ async def _run_here(index: int, cell_id: str, source: str, call: ToolCall, allow
         bounded(
             f"Ran cell {index} in the kernel while a %hermes cell waited for this turn (no "
             f"execution count). {where}\n\n{answer.text}"
-        ),
+        )
+        + "".join(f"\n\n{line}" for line in said),
         answer.images,
     )
 
@@ -143,6 +162,13 @@ class NotebookRun:
     outcome: str
     started: bool
     ran: list[tuple[CellToRun, Answer]]
+    #: What the agent hears of Undo variables for the cells that ran (offered, or why not); "" when none of
+    #: them ran here.
+    undo: str = ""
+
+    def undo_line(self) -> str:
+        """The run's Undo, as the agent's answer ends: what it would do, or why it is not offered."""
+        return f"\n\n{self.undo}" if self.undo else ""
 
 
 async def _run_in_notebook(
@@ -160,7 +186,9 @@ async def _run_in_notebook(
         return f"Cell {index} was not run: {ran.error}."
     count = ran.data.get("execution_count")
     record = call.outputs.cell(count) if isinstance(count, int) and not isinstance(count, bool) else None
-    return ToolAnswer(run_report(index, ran.data), tuple(record.images) if record is not None else ())
+    return ToolAnswer(
+        run_report(index, ran.data) + run.undo_line(), tuple(record.images) if record is not None else ()
+    )
 
 
 async def run_in_notebook(
@@ -169,7 +197,8 @@ async def run_in_notebook(
     """The notebook runs ``cells`` in order once no other cell runs (a user's cell: queued behind it, never
     interrupted), each only if its source is still what the card showed (``code``); the first cell that
     fails or shows an error ends the run, so later cells keep their outputs. Stop and the time limit
-    interrupt only the cell this run is running."""
+    interrupt only the cell this run is running. The cells run between a savepoint and an Undo offer
+    (:mod:`.undo.cell_hooks`), which goes on the call's tool part."""
     outputs, link = call.outputs, call.document
     loop = asyncio.get_running_loop()
     deadline = loop.time() + call.run_limit
@@ -177,12 +206,14 @@ async def run_in_notebook(
     stopping = False
     current = ""
     ran: list[tuple[CellToRun, Answer]] = []
+    undo = CellRunUndo([(cell.id, cell.source) for cell in cells], call.namespace, call.shell)
 
     async def run() -> None:
         nonlocal current
         while outputs.busy:  # behind the user's cell; the card says so
             await asyncio.sleep(0.05)
         started.set_result(None)  # the kernel is free: the notebook runs them now
+        undo.arm()  # from now on (a user's run of the same cell before this one is not the agent's run)
         watch = asyncio.ensure_future(_interrupt_when_stopped(outputs, lambda: current, lambda: stopping))
         try:
             for cell in cells:
@@ -208,12 +239,17 @@ async def run_in_notebook(
 
     work = runs.Work(started, finished, stop)  # type: ignore[arg-type]
     waiting = runs.waiting_for(lambda: outputs.busy, lambda: getattr(outputs.running(), "count", None))
-    outcome = await runs.supervise(
-        call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
-    )
+    try:
+        outcome = await runs.supervise(
+            call.turn, call.part_id, code, work, waiting=waiting, allowed=allowed, limit=call.run_limit
+        )
+    finally:
+        settled = undo.disarm()
+    if settled is not None:
+        call.turn.link_run_undo(call.part_id, settled[0])
     if finished.cancelled() and outcome == "finished":
         outcome = "stopped"
-    return NotebookRun(outcome, started.done(), ran)
+    return NotebookRun(outcome, started.done(), ran, settled[1] if settled is not None else "")
 
 
 def error_text(output: Mapping[str, Any]) -> str:

@@ -95,11 +95,12 @@ async def restart_and_run_all(call: ToolCall) -> str:
         call.session_id,
         card_listing(cells),
         f"It RESTARTS the kernel: every variable, import and loaded data in it is lost. Then the notebook "
-        f"runs all {_count(cells)} in order, stopping at the first error",
+        f"runs all {_count(cells)} in order in the fresh kernel, stopping at the first error",
         call.answer_timeout,
         "the restart",
         verified=call.verified,
         always_ask=True,
+        terms="with your files",  # not its variables: the restart loses them
     )
     if refusal is not None:
         return refusal
@@ -201,4 +202,4 @@ def _report(cells: Sequence[CellToRun], run: NotebookRun, call: ToolCall) -> str
         head = f"Stopped: cell {last[0].index} could not be run.{not_run}"
     else:
         head = f"Ran all {_count(cells)} in order without an error."
-    return ToolAnswer(bounded("\n\n".join([head.strip(), *parts])), tuple(images))
+    return ToolAnswer(bounded("\n\n".join([head.strip(), *parts])) + run.undo_line(), tuple(images))

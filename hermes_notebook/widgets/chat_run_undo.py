@@ -1,6 +1,7 @@
 """The Run card's Undo variables, on the kernel side: ``{"type": "undo_run", "run"}`` from a tool part
 undoes that approved run's variables (:data:`~hermes_notebook.kernel.undo.last_run.LAST_RUN`) and shows what
-was done, or why not, as the chat's notice line.
+was done, or why not, as the chat's notice line and on the run's tool part, whose ``run_undo`` then says it
+(no button any more): so the static transcript a saved notebook keeps says it too.
 
 Why here: the offer and the namespace are the kernel's; the chat only carries the click. The click is a user
 action handled like Run: on the kernel's main thread, between cells (a comm message arrives there; from any
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..kernel.execute import JOBS
 from ..kernel.undo.last_run import LAST_RUN
 
-__all__ = ["RunUndoChat", "install_run_undo", "user_namespace"]
+__all__ = ["RunUndoChat", "install_run_undo", "show_outcome", "user_namespace"]
 
 
 class RunUndoChat(Protocol):
@@ -27,6 +28,12 @@ class RunUndoChat(Protocol):
     notice: str
 
     def on_action(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None: ...
+
+    def snapshot(self) -> list[dict[str, Any]]: ...
+
+    def push(self, changes: Sequence[dict[str, Any]]) -> None: ...
+
+    def update_static(self) -> None: ...
 
 
 def user_namespace() -> dict[str, Any]:
@@ -47,7 +54,9 @@ def install_run_undo(chat: RunUndoChat, namespace: Callable[[], dict[str, Any]] 
         run = content["run"]
 
         def undo() -> None:
-            chat.notice = LAST_RUN.undo(namespace(), run)
+            said = LAST_RUN.undo(namespace(), run)
+            chat.notice = said
+            show_outcome(chat, run, said)
 
         if threading.current_thread() is threading.main_thread():
             undo()
@@ -55,3 +64,22 @@ def install_run_undo(chat: RunUndoChat, namespace: Callable[[], dict[str, Any]] 
             JOBS.submit(undo)
 
     chat.on_action("undo_run", on_undo)
+
+
+def show_outcome(chat: RunUndoChat, run: int, said: str) -> None:
+    """Put what Undo of run ``run`` did (``said``) on the tool parts that offered it, and re-render the
+    static transcript."""
+    patches = [
+        {
+            "op": "patch",
+            "message_id": message["id"],
+            "part_id": part["id"],
+            "fields": {"run_undo": {"run": run, "offered": False, "text": said}},
+        }
+        for message in chat.snapshot()
+        for part in message.get("parts") or ()
+        if isinstance(part.get("run_undo"), Mapping) and part["run_undo"].get("run") == run
+    ]
+    if patches:
+        chat.push(patches)
+        chat.update_static()

@@ -9,6 +9,7 @@ its notebook's folder, so a bare file name names a notebook beside this one."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..cron.display import schedule_description
@@ -38,6 +39,12 @@ class ReproduceAnswers:
         notebook = str(content.get("notebook", "")).strip()
         if not notebook.endswith(".ipynb"):
             result(False, "notebook", "Name a notebook file (a path ending in .ipynb).")
+            return
+        if (
+            not Path(notebook).expanduser().is_file()
+        ):  # named as typed: the kernel's folder is no news to a user
+            where = "" if Path(notebook).expanduser().is_absolute() else " beside this notebook"
+            result(False, "notebook", f"There is no notebook {notebook}{where}.")
             return
         try:
             job = await self._jobs.reproduce_async(notebook, str(content.get("schedule", "")))

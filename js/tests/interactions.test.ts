@@ -388,6 +388,10 @@ describe("code (a kernel tool's Run/Deny)", () => {
     expect(card().querySelector(".hn-interaction-title")!.textContent).toBe("Hermes wants to run code in your kernel");
     expect(card().querySelector(".hn-interaction-command")!.textContent).toBe(code);
     expect(card().querySelector(".hn-command-more")).toBeNull();
+    // What it does comes before the code (a restart's warning stays in view above a long listing).
+    const parts = Array.from(card().children).map((el) => el.className.split(" ")[0]);
+    expect(parts.slice(0, 3)).toEqual(["hn-interaction-title", "hn-interaction-description", "hn-interaction-command-block"]);
+    expect(card().querySelectorAll(".hn-interaction-description")).toHaveLength(1);
     expect(buttons().map((b) => [b.dataset.choice, b.textContent])).toEqual([
       ["run", "Run"],
       ["deny", "Deny"],

@@ -10,7 +10,8 @@ function context(): PartContext & { sent: ChatOutgoing[] } {
   return { role: "assistant", sent, send: (m) => sent.push(m), answered: new Set() };
 }
 
-const OFFERED = "Undo variables is offered to the user: it restores df (files and other effects are not undone).";
+const OFFERED = "Puts back df, as before this run. Files and other effects are not undone.";
+const DONE = "Undone: restored df. Files, network, databases and other effects of the run were not undone.";
 const REFUSED = "Undo is not offered: log_file: an open file (TextIOWrapper) cannot be saved.";
 
 describe("an approved run's Undo variables", () => {
@@ -29,6 +30,10 @@ describe("an approved run's Undo variables", () => {
     expect(ctx.sent).toEqual([{ type: "undo_run", run: 3 }]);
     expect(button.disabled).toBe(true);
     expect(button.textContent).toBe("Undo sent");
+    // the kernel puts what the click did on the part: the button goes, the outcome stays
+    view.update(toolPart("tool:1", { status: "completed", run_undo: { run: 3, offered: false, text: DONE } }));
+    expect(slot.querySelector("button")).toBeNull();
+    expect(slot.textContent).toBe(DONE);
   });
 
   it("says in one line why Undo is not offered, with no button", () => {

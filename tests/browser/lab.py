@@ -1,9 +1,11 @@
-"""Pieces shared by the browser tests: the page-side checks, writing a notebook, and driving a blocking
-``%hermes`` cell under Run All."""
+"""Pieces shared by the browser tests: the page-side checks, writing a notebook, each theme and width to look
+at, and driving a blocking ``%hermes`` cell under Run All."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -41,3 +43,17 @@ def write_notebook(root: Path, name: str, cells: list[str], kernel: str = "pytho
     nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     nbformat.write(nb, root / name)
     return name
+
+
+def in_each_look(nb: Any, look: Callable[[str, int], None], widths: tuple[int, ...] = (1400, 700)) -> None:
+    """Call ``look(tag, width)`` with the page in JupyterLab Light and Dark ("light"/"dark") at each width,
+    then put Light at 1280 px back (the theme is a user setting: later tests must not inherit dark)."""
+    try:
+        for theme, tag in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
+            nb.set_theme(theme)
+            for width in widths:
+                nb.page.set_viewport_size({"width": width, "height": 900})
+                look(tag, width)
+    finally:
+        nb.set_theme("JupyterLab Light")
+        nb.page.set_viewport_size({"width": 1280, "height": 900})

@@ -10,6 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import ARTIFACTS
+from tests.browser.lab import in_each_look
+from tests.browser.test_notebook_edits_browser import luminance
 
 pytestmark = pytest.mark.usefixtures("hermes")
 
@@ -131,8 +133,12 @@ def test_invalid_schedule_shows_inline_and_a_reproducibility_check_is_created(op
     expect(page.get_by_test_id("reproduce-schedule-check")).to_contain_text("every day at 06:00")
     page.get_by_test_id("reproduce-notebook").fill("gone.ipynb")
     page.get_by_role("button", name="Create check", exact=True).click()
-    expect(page.get_by_test_id("reproduce-error")).to_contain_text("no notebook at")
+    # Named as typed, never as the server's machine path.
+    expect(page.get_by_test_id("reproduce-error")).to_have_text(
+        "There is no notebook gone.ipynb beside this notebook."
+    )
     page.screenshot(path=str(ARTIFACTS / "jobs-reproduce-form.png"))
+    fits_narrow_and_dark(nb, form)
     saved = nb.save()
     page.get_by_test_id("reproduce-notebook").fill(saved.name)
     page.get_by_test_id("reproduce-notebook").press("Enter")
@@ -142,6 +148,34 @@ def test_invalid_schedule_shows_inline_and_a_reproducibility_check_is_created(op
     check.get_by_role("button", name=f"Delete Reproduce {saved.name}").click()
     check.get_by_role("button", name="Confirm delete").click()
     expect(check).to_have_count(0)
+
+
+#: Widths by which an element's content runs past its box (0 when it fits).
+JS_OVERFLOW = "el => Math.max(0, el.scrollWidth - el.clientWidth)"
+
+
+def fits_narrow_and_dark(nb: Any, form: Any) -> None:
+    """The Reproducibility check form and the widget around it, light and dark, at 1400 and 700 px: nothing
+    runs past the widget (its ten-column table scrolls in its own box), every label is whole, and the form's
+    text follows the theme. Pictures in the artifacts dir."""
+    page = nb.page
+    widget = page.get_by_test_id("jobs-widget")
+
+    def look(tag: str, width: int) -> None:
+        form.scroll_into_view_if_needed()
+        assert widget.evaluate(JS_OVERFLOW) <= 1, (tag, width)
+        assert form.evaluate(JS_OVERFLOW) <= 1, (tag, width)
+        for label in form.locator("label").all():
+            assert label.evaluate(JS_OVERFLOW) <= 1, (tag, width, label.inner_text())
+        # Text and fields follow the theme: light on dark in Dark, dark on light in Light.
+        background = luminance(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        for part in ("label", ".hn-sub", "input"):
+            text = luminance(form.locator(part).first.evaluate("el => getComputedStyle(el).color"))
+            assert (text > background) == (tag == "dark"), (tag, part, text, background)
+        form.screenshot(path=str(ARTIFACTS / f"jobs-reproduce-form-{tag}-{width}.png"))
+        nb.screenshot(f"jobs-reproduce-page-{tag}-{width}")
+
+    in_each_look(nb, look)
 
 
 def test_triggered_run_updates_last_status_in_the_table(open_notebook: Any) -> None:

@@ -41,6 +41,7 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
     expect(run.locator(".hn-interaction-command")).to_have_text(code)
     expect(run.locator(".hn-interaction-outcome")).to_have_text("Finished")
     assert nb.kernel_eval("total") == 42
+    _undo_puts_total_back(nb, message)
 
     send(nb, "KERNEL run_code total = 0")
     card = nb.page.locator(f"{CARD}[data-status='pending']")
@@ -50,7 +51,7 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
         timeout=TURN_TIMEOUT_MS
     )
     assert "the code was NOT run" in last_assistant(nb, "complete").inner_text()
-    assert nb.kernel_eval("total") == 42
+    assert nb.kernel_eval("total") == 1
 
     # Code after ``token=`` is code, not a key: the card shows it as it would run (it used to say
     # token=********).
@@ -66,4 +67,32 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
     nb.page.locator(".hn-message[data-role='assistant'][data-status='complete']").nth(2).wait_for(
         timeout=TURN_TIMEOUT_MS
     )
-    assert nb.kernel_eval("total") == 42
+    assert nb.kernel_eval("total") == 1
+
+
+def _undo_puts_total_back(nb: Any, message: Any) -> None:
+    """The finished run's part offers Undo variables (what it puts back; files are not undone); a click puts
+    ``total`` back in the kernel and the part then says what was done, with no button, as does the chat's
+    static transcript output (what the saved notebook keeps). Screenshots of both, at 1400 px light and 700 px
+    dark."""
+    nb.page.set_viewport_size({"width": 1400, "height": 900})
+    undo = message.locator(".hn-run-undo")
+    expect(undo.locator(".hn-run-undo-note")).to_have_text(
+        "Puts back total, as before this run. Files and other effects are not undone."
+    )
+    shots = nb.screenshot("run-undo-offered").parent
+    message.screenshot(path=str(shots / "run-undo-offered-light-1400.png"))
+    nb.page.set_viewport_size({"width": 700, "height": 900})
+    nb.set_theme("JupyterLab Dark")
+    message.screenshot(path=str(shots / "run-undo-offered-dark-700.png"))
+    undo.get_by_role("button", name="Undo variables").click()
+    expect(undo.locator(".hn-run-undo-note")).to_contain_text("Undone: restored total.")
+    expect(undo.get_by_role("button")).to_have_count(0)
+    assert nb.kernel_eval("total") == 1
+    # what the saved notebook keeps: the chat's static transcript output says it too
+    expect(nb.page.locator("[data-hn-transcript]")).to_contain_text("Undone: restored total.")
+    message.screenshot(path=str(shots / "run-undo-done-dark-700.png"))
+    nb.set_theme("JupyterLab Light")
+    nb.page.set_viewport_size({"width": 1400, "height": 900})
+    message.screenshot(path=str(shots / "run-undo-done-light-1400.png"))
+    nb.page.set_viewport_size({"width": 1280, "height": 900})

@@ -109,6 +109,7 @@ def test_restart_always_asks_says_the_state_is_lost_and_deny_restarts_nothing() 
     assert "RESTARTS the kernel: every variable, import and loaded data in it is lost" in (
         card.description or ""
     )
+    assert "with your variables" not in (card.description or "")  # they are gone once it restarts
     assert card.command is not None and card.command.startswith("# ── cell 0 ──\na = 1")
 
     async def approved() -> str:

@@ -20,6 +20,7 @@ from hermes_notebook.kernel.grants import Grants, Modes
 from hermes_notebook.kernel.outputs import CellOutput, OutputLog
 from hermes_notebook.kernel.server import ToolServer
 from hermes_notebook.kernel.tools import TOOLS, answer, offered, tool_named
+from hermes_notebook.kernel.undo.last_run import LAST_RUN
 from hermes_notebook.kernel.versions import SeenCells, cell_version
 from hermes_notebook.turns import Interaction, TurnFolder
 from hermes_notebook.turns.events import Event
@@ -375,12 +376,13 @@ def test_run_cell_waits_for_the_users_running_cell_then_runs_and_stop_cancels_it
 def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_outputs() -> None:
     """A %hermes cell waiting for this turn keeps the kernel busy; the notebook would queue the cell behind it
     for ever. So the wait runs the cell's source on the main thread, and the page writes the outputs into the
-    cell."""
+    cell; the run offers Undo variables (on its answer and its tool part), which deletes what it created."""
     link, log, jobs = DocumentLink(), BusyLog(), MainThreadJobs()
     page = _page(link)
-    page.cells[2]["source"] = "print('half', x)\nx * 2"
+    page.cells[2]["source"] = "print('half', x)\ny = 1\nx * 2"
+    namespace, turn = {"x": 21}, FakeTurn()
     with jobs.serve():
-        bound = _bound(link, Policy(), FakeTurn(), namespace={"x": 21}, outputs=log, jobs=jobs)
+        bound = _bound(link, Policy(), turn, namespace=namespace, outputs=log, jobs=jobs)
 
         async def go() -> str:
             call = asyncio.ensure_future(_answer("run_cell", {"index": 2}, bound))
@@ -393,6 +395,12 @@ def test_under_a_hermes_wait_the_kernel_runs_the_cell_and_the_page_shows_its_out
     assert (
         "Ran cell 2 in the kernel while a %hermes cell waited" in text and "half 21" in text and "42" in text
     )
+    assert text.endswith(
+        "Undo variables is offered to the user: it deletes y (files and other effects are not undone)."
+    )
+    [(part, card)] = turn.links
+    assert part == "tool:t1" and card["offered"] and card["text"].startswith("Deletes y, as before this run.")
+    assert LAST_RUN.undo(namespace, card["run"]).startswith("Undone: deleted y.") and "y" not in namespace
     [shown] = [r for r in page.requests if r["op"] == "outputs"]
     assert shown["cell"] == "b" and shown["outputs"][0] == {
         "output_type": "stream",

@@ -622,7 +622,7 @@ def test_runs_allowed_for_the_session_skip_the_card_and_still_show_the_run(tools
     # the approved run took a savepoint; its part offers Undo, which (on the main thread) deletes what it made
     part = next(p for p in turn.message.parts if p.kind == "tool")
     assert LAST_RUN.offered and part.run_undo is not None and part.run_undo["offered"]
-    assert "deletes ran (files" in part.run_undo["text"]
+    assert part.run_undo["text"] == "Deletes ran, as before this run. Files and other effects are not undone."
     said = LAST_RUN.undo(tools._namespace, part.run_undo["run"])
     assert said.startswith("Undone: deleted ran.") and "ran" not in tools._namespace
     assert LAST_RUN.undo(tools._namespace) == NOTHING_TO_UNDO

@@ -44,9 +44,15 @@ def test_a_wrong_notebook_or_schedule_is_refused_on_its_field_and_nothing_is_sen
             "job": None,
         }
         gone = _ask(widget, sent, "gone.ipynb", "every 1d")
-        assert gone["field"] == "notebook" and f"no notebook at {tmp_path / 'gone.ipynb'}" in gone["message"]
+        # Named as the user typed it, not as a machine path.
+        assert (
+            gone["field"] == "notebook"
+            and gone["message"] == "There is no notebook gone.ipynb beside this notebook."
+        )
+        far = _ask(widget, sent, str(tmp_path / "x" / "far.ipynb"), "every 1d")["message"]
+        assert far == f"There is no notebook {tmp_path / 'x' / 'far.ipynb'}."
         bad = _ask(widget, sent, "analysis.ipynb", "0 9 * * MON")
-        assert bad["ok"] is False and bad["field"] == "schedule" and bad["request"] == 3
-        assert widget.handle_message({"type": "reproduce", "request": 4, "notebook": "a.ipynb"}) is None
-        assert "schedule" in widget.notice["text"] and len(sent) == 3
+        assert bad["ok"] is False and bad["field"] == "schedule" and bad["request"] == 4
+        assert widget.handle_message({"type": "reproduce", "request": 5, "notebook": "a.ipynb"}) is None
+        assert "schedule" in widget.notice["text"] and len(sent) == 4
         assert requests == []  # nothing reached Hermes

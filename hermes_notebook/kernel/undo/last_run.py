@@ -1,5 +1,6 @@
-"""The agent's last approved ``run_code`` run, kept undoable: its savepoint taken right before it runs and its
-offer (or the reason there is none) right after, on the kernel's main thread, as the run itself.
+"""The agent's last approved run (``run_code``, ``run_cell``, ``run_cells``), kept undoable: its savepoint
+taken right before it runs and its offer (or the reason there is none) right after, on the kernel's main
+thread, as the run itself (a run of notebook cells: from IPython's cell events, :mod:`.cell_hooks`).
 
 Why one owner: an offer holds pickles of the user's variables (up to :data:`.savepoint.UNDO_BYTES`), so only
 the last run's is kept; a later approved run replaces it, and a done Undo drops it. The tool's answer says
@@ -11,15 +12,17 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ...turns.changes import RunUndoDict
 from ..execute import run_code
 from ..images import ToolAnswer
 from .savepoint import Savepoint, UndoOffer
 
-__all__ = ["LAST_RUN", "NOTHING_TO_UNDO", "REPLACED", "LastRunUndo", "offer_line"]
+__all__ = ["LAST_RUN", "NOTHING_TO_UNDO", "REPLACED", "LastRunUndo", "card_line", "offer_line"]
+
+T = TypeVar("T")
 
 #: What :meth:`LastRunUndo.undo` says before any approved run, or after its Undo was done.
 NOTHING_TO_UNDO = "There is no approved run of the agent's to undo."
@@ -27,16 +30,31 @@ NOTHING_TO_UNDO = "There is no approved run of the agent's to undo."
 REPLACED = "Undo refused: a later approved run replaced this run's savepoint; nothing was restored."
 
 
+def _what(offer: UndoOffer, restores: str) -> str:
+    """``restores df and deletes a, b`` (``restores``: the verb for the changed names)."""
+    parts = [
+        f"{restores} {', '.join(offer.changed)}" if offer.changed else "",
+        f"deletes {', '.join(offer.created)}" if offer.created else "",
+    ]
+    return " and ".join(part for part in parts if part) or "changes no variable"
+
+
 def offer_line(offer: UndoOffer) -> str:
     """One line for the run's answer: what Undo would restore and delete, or why it is not offered."""
     if not offer.offered:
         return offer.reason
-    parts = [
-        f"restores {', '.join(offer.changed)}" if offer.changed else "",
-        f"deletes {', '.join(offer.created)}" if offer.created else "",
-    ]
-    said = " and ".join(part for part in parts if part) or "changes no variable"
-    return f"Undo variables is offered to the user: it {said} (files and other effects are not undone)."
+    return (
+        f"Undo variables is offered to the user: it {_what(offer, 'restores')} (files and other effects are "
+        "not undone)."
+    )
+
+
+def card_line(offer: UndoOffer) -> str:
+    """The same for the user, beside the card's Undo variables button (or why there is none)."""
+    if not offer.offered:
+        return offer.reason
+    said = _what(offer, "puts back")
+    return f"{said[0].upper()}{said[1:]}, as before this run. Files and other effects are not undone."
 
 
 class LastRunUndo:
@@ -45,6 +63,7 @@ class LastRunUndo:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._offer: UndoOffer | None = None
+        self._point: Savepoint | None = None
         self._line = NOTHING_TO_UNDO
         self._run = 0
         self._ids = itertools.count(1)
@@ -61,6 +80,53 @@ class LastRunUndo:
         with self._lock:
             return self._line
 
+    def begin(self, namespace: Mapping[str, Any], code: str | Sequence[str], shell: Any = None) -> int:
+        """Take the savepoint of an approved run of ``code`` (a run of cells: each cell's source) right
+        before it runs, on the main thread; the run's number. The previous run's pickles go now."""
+        hidden = getattr(shell, "user_ns_hidden", None)
+        with self._lock:
+            self._offer, self._line, self._point = None, NOTHING_TO_UNDO, None
+            self._run = run = next(self._ids)
+        point = Savepoint.take(namespace, code, hidden)
+        with self._lock:
+            if self._run == run:
+                self._point = point
+        return run
+
+    def settle(self, run: int, namespace: Mapping[str, Any]) -> tuple[RunUndoDict, str] | None:
+        """After run ``run`` (or after each of its cells: the last call counts), on the main thread: its offer
+        for the card and the line for the agent (:func:`card_line`, :func:`offer_line`); None when a later
+        run replaced it."""
+        with self._lock:
+            point = self._point if self._run == run else None
+        if point is None:
+            return None
+        offer = point.after(namespace)
+        line = offer_line(offer)
+        with self._lock:
+            if self._run != run:
+                return None
+            self._offer, self._line = (offer if offer.offered else None), line
+        return {"run": run, "offered": offer.offered, "text": card_line(offer)}, line
+
+    def guard(
+        self,
+        namespace: dict[str, Any],
+        code: str,
+        shell: Any,
+        work: Callable[[], T],
+        on_offer: Callable[[RunUndoDict], object] = lambda _card: None,
+    ) -> T:
+        """Run ``work`` (the approved run of ``code``) between a savepoint and its offer, which goes to
+        ``on_offer``. Call it on the main thread, as the run."""
+        run = self.begin(namespace, code, shell)
+        try:
+            return work()
+        finally:
+            settled = self.settle(run, namespace)
+            if settled is not None:
+                on_offer(settled[0])
+
     def run(
         self,
         namespace: dict[str, Any],
@@ -68,22 +134,9 @@ class LastRunUndo:
         shell: Any = None,
         on_offer: Callable[[RunUndoDict], object] = lambda _card: None,
     ) -> ToolAnswer:
-        """Run approved ``code`` (:func:`..execute.run_code`) between a savepoint and its offer; the answer
-        ends with :func:`offer_line`, and ``on_offer`` gets the card's view of it (offered, or why not). Call
-        it on the main thread, as the run."""
-        hidden = getattr(shell, "user_ns_hidden", None)
-        with self._lock:
-            self._offer, self._line = None, NOTHING_TO_UNDO  # the previous run's pickles go now
-            self._run = run = next(self._ids)
-        point = Savepoint.take(namespace, code, hidden)
-        try:
-            answer = run_code(namespace, code, shell)
-        finally:
-            offer = point.after(namespace)
-            line = offer_line(offer)
-            with self._lock:
-                self._offer, self._line = (offer if offer.offered else None), line
-            on_offer({"run": run, "offered": offer.offered, "text": line})
+        """Run approved ``code`` (:func:`..execute.run_code`) in :meth:`guard`; the answer ends with
+        :func:`offer_line`, and ``on_offer`` gets the card's view of it (offered, or why not)."""
+        answer = self.guard(namespace, code, shell, lambda: run_code(namespace, code, shell), on_offer)
         return ToolAnswer(f"{answer.text}\n\n{self.line}", answer.images)
 
     def undo(self, namespace: dict[str, Any], run: int | None = None) -> str:
@@ -100,7 +153,7 @@ class LastRunUndo:
         if said.startswith("Undone"):
             with self._lock:
                 if self._offer is offer:
-                    self._offer, self._line = None, NOTHING_TO_UNDO
+                    self._offer, self._line, self._point = None, NOTHING_TO_UNDO, None
         return said
 
 

@@ -13,7 +13,7 @@ created. Files, network and databases are not undone, and it says so.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +49,16 @@ class Savepoint:
     def take(
         cls,
         namespace: Mapping[str, Any],
-        source: str,
+        source: str | Sequence[str],
         hidden: Mapping[str, Any] | None = None,
         budget: int = UNDO_BYTES,
     ) -> Savepoint:
-        """Save the variables ``source`` names (call it on the main thread, right before the run)."""
-        point = cls(named=names_in(source), hidden=hidden)
+        """Save the variables ``source`` names (call it on the main thread, right before the run); several
+        sources (the cells of one run) are read one by one, so one that does not parse hides no other's
+        names."""
+        sources = [source] if isinstance(source, str) else list(source)
+        named = dict.fromkeys(name for text in sources for name in names_in(text))
+        point = cls(named=list(named), hidden=hidden)
         variables = user_variables(namespace, hidden)
         for name in point.named:
             if name not in variables:

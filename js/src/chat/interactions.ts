@@ -96,13 +96,17 @@ export function renderInteraction(
     "aria-label": `${title} request`,
   });
   card.append(h("div", { class: "hn-interaction-title" }, title));
+  // A Run card says what its code does before the code: a listing of many cells would push a warning (a
+  // restart loses the kernel's state) out of view.
+  const describeFirst = kind === "code" && Boolean(interaction.description);
+  if (describeFirst) card.append(h("p", { class: "hn-interaction-description" }, interaction.description));
   if (interaction.command) card.append(commandBlock(interaction.command, kind === "code" || kind === "run"));
   if (interaction.masked) card.append(h("p", { class: "hn-interaction-masked", role: "note" }, MASKED_NOTICE));
   const questions = multiQuestions(interaction);
   if (interaction.question && !questions) {
     card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
   }
-  if (interaction.description) {
+  if (interaction.description && !describeFirst) {
     card.append(h("p", { class: "hn-interaction-description" }, interaction.description));
   }
   const active = status === "pending" && !sent;

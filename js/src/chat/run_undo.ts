@@ -1,7 +1,9 @@
-// An approved run_code part's Undo variables (`run_undo`, kernel/undo/last_run.py): the kernel saved the variables
-// the code named before it ran. Offered: a button "Undo variables" and what it restores and deletes; a click sends
-// `undo_run` with the run's number (the kernel refuses an older run's, and says what it did as the notice line).
-// Not offered: the kernel's one line saying why. Both say files and other effects are not undone.
+// An approved run's Undo variables (`run_undo` on a run_code, run_cell or run_cells part, kernel/undo/): the
+// kernel saved the variables the code named before it ran. Offered: a button "Undo variables" and what it puts
+// back and deletes; a click sends `undo_run` with the run's number (the kernel refuses an older run's, and says
+// what it did as the notice line).
+// Not offered: the kernel's one line saying why. After a click the kernel patches the part with what it did (no
+// button), which the saved transcript keeps too. All say files and other effects are not undone.
 //
 // Stable DOM hooks: .hn-run-undo (hidden when the part has none), .hn-run-undo-button, .hn-run-undo-note.
 

@@ -65,7 +65,9 @@ export class JobsView {
       h("thead", {}, h("tr", {}, ...COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
       this.tbody,
     );
-    this.root.append(this.toolbar(), this.notice, this.messenger.note, this.form.el, this.reproduce.el, table, this.runs.el);
+    // The table scrolls in its own box: at 700 px its ten columns are wider than the output area, which cut them off.
+    const tableBox = h("div", { class: "hn-jobs-table-wrap", role: "region", "aria-label": "Jobs table", tabindex: "0" }, table);
+    this.root.append(this.toolbar(), this.notice, this.messenger.note, this.form.el, this.reproduce.el, tableBox, this.runs.el);
     for (const key of ["jobs", "connection", "updated_at", "notice", "include_disabled", "auto_refresh", "loading"]) {
       this.messenger.listen(`change:${key}`, () => this.update());
     }

@@ -1,6 +1,8 @@
 """Undo variables in a REAL kernel (jupyter_client + ipykernel, no Hermes needed): the agent's ``run_code``,
 approved on its Run card, runs on the kernel's main thread between a savepoint and its offer, as the tool
-table answers it; Undo is then called on the main thread between cells, as a click is."""
+table answers it; ``run_cell`` and ``run_cells`` are run by the page as JupyterLab does (an execute_request
+naming the cell's id), their savepoint taken from IPython's cell events; Undo is then called on the main
+thread between cells, as a click is."""
 
 from __future__ import annotations
 
@@ -17,11 +19,15 @@ SETUP = """
 import asyncio, json, threading
 import pandas as pd
 from hermes_notebook.kernel.call import ToolCall
+from hermes_notebook.kernel.cell_runs import run_cell
+from hermes_notebook.kernel.cell_sequences import run_cells
 from hermes_notebook.kernel.code_tool import run_code
+from hermes_notebook.kernel.document import DocumentLink
 from hermes_notebook.kernel.execute import JOBS
 from hermes_notebook.kernel.outputs import OUTPUTS
 from hermes_notebook.kernel.undo.last_run import LAST_RUN
 from tests.kernel.test_cell_tools import FakeTurn, Policy
+from tests.scripted_front_end import ScriptedFrontEnd, code_cell
 OUTPUTS.follow(get_ipython())
 JOBS.attach_loop()
 df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})
@@ -34,7 +40,41 @@ def approved_run(code):
     call = ToolCall(Policy(run="ask"), turn, "tool:t1", "stored-1",
                     namespace=get_ipython().user_ns, shell=get_ipython())
     threading.Thread(target=lambda: _answers.update({code: asyncio.run(run_code(call, code)).text})).start()
+
+class _Page(ScriptedFrontEnd):
+    '''A page that answers a run as JupyterLab does: once the cell really ran (the test sends it, naming
+    its cell id), ``_page.ran(count)``.'''
+    def send(self, data):
+        if data.get("op") == "run":
+            self.requests.append(data)
+            _wanted.append(data)
+        else:
+            super().send(data)
+
+    def ran(self, count):
+        data = _wanted.pop(0)
+        self.link.receive({"type": "reply", "id": data["id"], "client": self.client, "ok": True,
+                           "execution_count": count, "outputs": []})
+
+_wanted, _link = [], DocumentLink()
+_page = _Page(_link)
+_page.hello()
+
+def approved_cells(tool, cells, *args):
+    '''The notebook holds ``cells`` (id, source); the agent asks ``tool`` (run_cell, run_cells) with ``args``;
+    the user clicks Run; its answer lands in ``_answers[tool]``.'''
+    _page.cells[:] = [code_cell(i, s) for i, s in cells]
+    _answers.pop(tool, None)
+    turn = _cards[tool] = FakeTurn("run")
+    call = ToolCall(Policy(run="ask"), turn, "tool:t1", "stored-1", namespace=get_ipython().user_ns,
+                    shell=get_ipython(), document=_link)
+    tool_call = run_cell if tool == "run_cell" else run_cells
+    run = lambda: _answers.update({tool: getattr(asyncio.run(tool_call(call, *args)), "text", None)})
+    threading.Thread(target=run).start()
 """
+
+#: What the card says beside its Undo variables button after a run that rebound ``df``.
+CARD_DF = "Puts back df, as before this run. Files and other effects are not undone."
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +110,7 @@ def test_undo_restores_df_after_an_approved_drop_and_refuses_once_a_cell_changed
     ), answer
     assert kernel.value("print(json.dumps(list(df.columns)))") == ["y"]
     card = kernel.value("print(json.dumps(_cards[\"df = df.drop(columns='x')\"].links[-1]))")
-    assert card[0] == "tool:t1" and card[1]["offered"] and card[1]["text"] == answer.split("\n\n")[-1]
+    assert card[0] == "tool:t1" and card[1]["offered"] and card[1]["text"] == CARD_DF
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), list(df.columns)]))")
     assert said == [
         "Undone: restored df. Files, network, databases and other effects of the run were not undone.",
@@ -96,3 +136,85 @@ def test_undo_is_refused_with_a_reason_after_a_run_that_touched_an_open_file(
     said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), lines]))")
     assert said == [reason, 1]
     kernel.run("log_file.close()")
+
+
+def _run_as_the_page(kernel: PlainKernel, cell_id: str, source: str) -> None:
+    """Run ``source`` as JupyterLab runs a notebook cell: an execute_request whose metadata names its cell."""
+    content = {
+        "code": source,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
+    msg = kernel.client.session.msg("execute_request", content, metadata={"cellId": cell_id})
+    kernel.client.shell_channel.send(msg)
+    while kernel.client.get_shell_msg(timeout=30)["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+        pass
+
+
+def _cells_run(kernel: PlainKernel, tool: str, cells: list[tuple[str, str]], *args: int) -> str:
+    """An approved ``tool`` call over the notebook's ``cells``: the page runs each cell the kernel asks for,
+    in order; the agent's answer."""
+    kernel.run(f"approved_cells({tool!r}, {cells!r}, *{args!r})")
+    sources = dict(cells)
+    for count in range(1, len(cells) + 1):
+        wanted = eventually(
+            lambda: kernel.value("print(json.dumps([w['cell'] for w in _wanted]))"), 30, "a run request"
+        )
+        _run_as_the_page(kernel, wanted[0], sources[wanted[0]])
+        kernel.run(f"_page.ran({count})")
+    return str(
+        eventually(lambda: kernel.value(f"print(json.dumps(_answers.get({tool!r})))"), 30, "the answer")
+    )
+
+
+def test_undo_of_an_approved_run_cell_restores_df_with_its_column(kernel: PlainKernel) -> None:
+    """``run_cell`` of ``df = df.drop(columns='x')``, approved, run by the page: its answer and its card offer
+    Undo; Undo restores ``df`` with its ``x`` column."""
+    kernel.run('df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})')
+    answer = _cells_run(kernel, "run_cell", [("c-drop", "df = df.drop(columns='x')")], 0)
+    offer = "Undo variables is offered to the user: it restores df (files and other effects are not undone)."
+    assert answer.startswith("Ran cell 0 (In[1]).") and answer.endswith(offer), answer
+    links = kernel.value("print(json.dumps(_cards['run_cell'].links))")
+    assert [(part, card["offered"], card["text"]) for part, card in links] == [("tool:t1", True, CARD_DF)]
+    said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), list(df.columns)]))")
+    assert said[0].startswith("Undone: restored df.") and said[1] == ["x", "y"], said
+
+
+def test_undo_of_approved_run_cells_deletes_what_they_created_and_refuses_after_a_users_cell(
+    kernel: PlainKernel,
+) -> None:
+    """``run_cells`` of two cells, the second rebinding ``b`` that the first created: Undo restores ``df`` and
+    deletes ``a`` and ``b`` (nothing else); the same run again, then the user's own cell on ``b``: Undo is
+    refused with the reason and changes nothing."""
+    kernel.run('df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})\nfor n in ("a", "b"): globals().pop(n, None)')
+    cells = [("c-first", "a = int(df.x.sum())\nb = [a]"), ("c-second", "b = b + [a]\ndf = df.assign(z=1)")]
+    answer = _cells_run(kernel, "run_cells", cells, 0, 1)
+    assert answer.startswith("Ran all 2 code cells in order without an error."), answer
+    assert answer.endswith(
+        "Undo variables is offered to the user: it restores df and deletes a, b (files and other effects "
+        "are not undone)."
+    ), answer
+    links = kernel.value("print(json.dumps(_cards['run_cells'].links))")
+    assert links[-1][1]["text"] == (
+        "Puts back df and deletes a, b, as before this run. Files and other effects are not undone."
+    )
+    assert kernel.value("print(json.dumps([b, list(df.columns)]))") == [[3, 3], ["x", "y", "z"]]
+    said = kernel.value(
+        "print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), list(df.columns), 'a' in globals(), "
+        "'b' in globals()]))"
+    )
+    assert said == [
+        "Undone: restored df; deleted a, b. Files, network, databases and other effects of the run were not "
+        "undone.",
+        ["x", "y"],
+        False,
+        False,
+    ]
+    _cells_run(kernel, "run_cells", cells, 0, 1)
+    kernel.run("b.append(5)")  # the user's own cell, after the run
+    said = kernel.value("print(json.dumps([LAST_RUN.undo(get_ipython().user_ns), b, list(df.columns)]))")
+    assert said[0].startswith("Undo refused: b changed after the run"), said
+    assert said[1:] == [[3, 3, 5], ["x", "y", "z"]]

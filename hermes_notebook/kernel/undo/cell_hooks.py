@@ -1,0 +1,80 @@
+"""Undo variables for an approved run of notebook cells (``run_cell``, ``run_cells``): the notebook runs them
+as if the user did, so the savepoint is taken from IPython's own cell events, on the main thread.
+
+Why hooks: the page runs each cell (its outputs show there); the tool only waits for the page's reply. So
+right before the first of the run's cells starts (``pre_run_cell`` naming its cell id and exactly the source
+the card showed), :data:`~.last_run.LAST_RUN` saves what any of the run's cells names; after each of them
+(``post_run_cell``) the offer is worked out again, so it covers the cells that ran (the first error stops
+the run). Any other cell (the user's, before or between) is not the run's: it neither takes nor settles the
+savepoint, and Undo later refuses where such a cell changed the names since.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ...turns.changes import RunUndoDict
+from .last_run import LAST_RUN, LastRunUndo
+
+__all__ = ["CellRunUndo"]
+
+
+class CellRunUndo:
+    """The savepoint and offer of one approved run of ``cells`` (``(cell id, source)`` in run order):
+    :meth:`arm` before asking the page to run them, :meth:`disarm` once it answered."""
+
+    def __init__(
+        self,
+        cells: Sequence[tuple[str, str]],
+        namespace: dict[str, Any],
+        shell: Any,
+        last_run: LastRunUndo = LAST_RUN,
+    ) -> None:
+        self._sources = dict(cells)
+        self._namespace, self._shell, self._last_run = namespace, shell, last_run
+        self._lock = threading.Lock()
+        self._run: int | None = None
+        self._settled: tuple[RunUndoDict, str] | None = None
+
+    def arm(self) -> None:
+        """Follow the shell's cells from now on (no shell: nothing is saved and nothing is offered)."""
+        if self._shell is not None:
+            self._shell.events.register("pre_run_cell", self._started)
+            self._shell.events.register("post_run_cell", self._ended)
+
+    def disarm(self) -> tuple[RunUndoDict, str] | None:
+        """Stop following; the run's Undo for the card and the line for the agent (None: none of its cells
+        ran here)."""
+        if self._shell is not None:
+            for event, hook in (("pre_run_cell", self._started), ("post_run_cell", self._ended)):
+                try:
+                    self._shell.events.unregister(event, hook)
+                except ValueError:  # already gone
+                    pass
+        with self._lock:
+            return self._settled
+
+    def _ours(self, info: Any) -> bool:
+        cell_id = getattr(info, "cell_id", None)
+        return isinstance(cell_id, str) and self._sources.get(cell_id) == getattr(info, "raw_cell", None)
+
+    def _started(self, info: Any = None) -> None:
+        if not self._ours(info):
+            return
+        with self._lock:
+            first = self._run is None
+        if first:
+            run = self._last_run.begin(self._namespace, list(self._sources.values()), self._shell)
+            with self._lock:
+                self._run = run
+
+    def _ended(self, result: Any = None) -> None:
+        with self._lock:
+            run = self._run
+        if run is None or not self._ours(getattr(result, "info", None)):
+            return
+        settled = self._last_run.settle(run, self._namespace)
+        with self._lock:
+            self._settled = settled
