@@ -135,7 +135,11 @@ def prompt_text(request: Mapping[str, Any]) -> str:
             _say(f"  please type one of {', '.join(map(reveal, choices))}")
     if kind == "code":
         choices = list(request.get("choices") or CODE_CHOICES)
-        _say("Hermes wants to run this code in your kernel:")
+        # The card's own title where it has one (a preview runs in a copy), then what the run does (a restart
+        # loses the kernel's state) before the code, as the chat's card says it.
+        _say(f"{reveal(str(request.get('title') or 'Hermes wants to run this code in your kernel'))}:")
+        if request.get("description"):
+            _say(f"  {reveal(str(request['description']))}")
         _print_command(str(request.get("command") or ""), None)  # the whole code: it runs as shown
         answer = (
             _ask(f"Run it? [{'/'.join(map(reveal, choices))}] (Enter = deny): ").strip().lower() or "deny"

@@ -57,6 +57,10 @@ describe("a run card (an approved kernel run in progress)", () => {
       fields: { interaction: { ...running, status: "answered", response: "timed_out" } } }] });
     flush();
     expect(card().querySelector(".hn-interaction-outcome")!.textContent).toBe("Stopped at the time limit");
+    // Settled: the code and how it ended stay; what it said while running (Stop, its wait) is gone.
+    expect(card().querySelector(".hn-interaction-command")!.textContent).toBe("df.plot()");
+    expect(card().querySelector(".hn-interaction-description")).toBeNull();
+    expect(card().querySelector("button")).toBeNull();
   });
 
   it("shows the title its owner gave it (a preview runs in a copy), as plain text, in its name too", () => {

@@ -40,6 +40,8 @@ def test_chat_card_shows_the_code_and_run_runs_it_in_the_kernel(open_notebook: A
     expect(run).to_have_attribute("data-status", "answered")
     expect(run.locator(".hn-interaction-command")).to_have_text(code)
     expect(run.locator(".hn-interaction-outcome")).to_have_text("Finished")
+    expect(run.get_by_role("button", name="Stop")).to_have_count(0)  # nothing left to stop
+    expect(run).not_to_contain_text("Running in the kernel")
     assert nb.kernel_eval("total") == 42
     _undo_puts_total_back(nb, message)
 

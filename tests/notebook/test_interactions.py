@@ -186,3 +186,24 @@ def test_an_unattended_kernel_answers_from_its_environment(monkeypatch: pytest.M
     assert first_choice({"choices": ["A", "B"]}) == "A" and first_choice({"choices": []}) is None
     assert turn_options(settings, "dashboard", "hi", approve="deny").approve == "deny"
     assert turn_options(settings, "api", "hi").clarify is None
+
+
+def test_a_run_card_as_text_says_its_title_and_what_the_run_does_before_the_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without a chat, the text prompt says what the chat's card says: its own title (a preview runs in a
+    copy) and what the run does (a restart loses the kernel's state), before the code it runs."""
+    monkeypatch.setattr("builtins.input", lambda _prompt="": "run")
+    restart = {
+        "kind": "code",
+        "command": "x = 1",
+        "choices": ["run", "deny"],
+        "description": "It RESTARTS the kernel: every variable is lost, only if you click Run.",
+    }
+    assert prompt_text(restart) == "run"
+    out = capsys.readouterr().out
+    assert out.index("It RESTARTS the kernel") < out.index("x = 1")
+    assert out.startswith("Hermes wants to run this code in your kernel:")
+    preview = {**restart, "title": "Hermes wants to preview code in a copy of your kernel"}
+    assert prompt_text(preview) == "run"
+    assert capsys.readouterr().out.startswith("Hermes wants to preview code in a copy of your kernel:")

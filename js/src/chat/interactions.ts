@@ -106,7 +106,10 @@ export function renderInteraction(
   if (interaction.question && !questions) {
     card.append(h("p", { class: "hn-interaction-question" }, interaction.question));
   }
-  if (interaction.description && !describeFirst) {
+  // A settled Run card keeps its code and says how the run ended: what it said while running (Stop, the time
+  // limit) no longer holds.
+  const settledRun = kind === "run" && status !== "pending";
+  if (interaction.description && !describeFirst && !settledRun) {
     card.append(h("p", { class: "hn-interaction-description" }, interaction.description));
   }
   const active = status === "pending" && !sent;
@@ -131,7 +134,7 @@ export function renderInteraction(
     if (active) holdClicks(Array.from(row.querySelectorAll("button")), shownAt);
     card.append(row);
   } else if (kind === "run") {
-    card.append(choiceButtons(interaction.choices, active, (c) => RUN_LABELS[c] ?? c, respond));
+    if (!settledRun) card.append(choiceButtons(interaction.choices, active, (c) => RUN_LABELS[c] ?? c, respond));
   } else if (kind === "clarify" && questions) {
     card.append(questionsForm(questions, active, respond));
   } else if (kind === "clarify") {
