@@ -109,6 +109,11 @@ def tool_detail(name: str | None, preview: str | None, arguments: Any) -> str | 
     if shown is not None:
         return shown
     if isinstance(arguments, Mapping):
+        calls = arguments.get("calls")
+        if isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], Mapping):
+            if name and display_name(str(calls[0].get("name") or "")) == display_name(name):
+                # the part already bears the one bridged call's name: its detail is that call's own
+                return tool_detail(None, None, calls[0].get("arguments"))
         detail = _arguments_detail(arguments)
         return _one_line(detail) if detail else None
     if isinstance(arguments, str) and arguments.strip():
