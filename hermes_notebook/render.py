@@ -239,8 +239,8 @@ def _transcript_text(messages: Iterable[Message]) -> str:
                 lines.append("[tool] " + _tool_summary(part))
                 if part.get("interaction"):
                     lines.append("  " + _interaction_line(part["interaction"]))
-                if _run_undo_line(part):
-                    lines.append("  " + _run_undo_line(part))
+                if undo := _run_undo_line(part):
+                    lines.append("  " + undo)
                 lines.extend(risk_text(part))
                 lines.extend(diff_text(part))
                 lines.extend(images_text(part))
@@ -304,8 +304,8 @@ def transcript_markdown(
                 out.append(markdown_code(_tool_summary(part)))
                 if part.get("interaction"):
                     out.append(f"_{escape_markdown(_interaction_line(part['interaction']))}_")
-                if _run_undo_line(part):
-                    out.append(f"_{escape_markdown(_run_undo_line(part))}_")
+                if undo := _run_undo_line(part):
+                    out.append(f"_{escape_markdown(undo)}_")
                 out.extend(risk_markdown(part))
                 result = _result_text(part.get("result"))
                 if result:
@@ -371,8 +371,8 @@ def _html_part(part: Mapping[str, Any], embed: bool = False) -> str:
         ]
         if part.get("interaction"):
             body.append(f'<div class="hn-meta">{esc(_interaction_line(part["interaction"]))}</div>')
-        if _run_undo_line(part):
-            body.append(f'<div class="hn-meta">{esc(_run_undo_line(part))}</div>')
+        if undo := _run_undo_line(part):
+            body.append(f'<div class="hn-meta">{esc(undo)}</div>')
         body.append(risk_html(part))
         result = _result_text(part.get("result"))
         if result:

@@ -40,10 +40,9 @@ class ReproduceAnswers:
         if not notebook.endswith(".ipynb"):
             result(False, "notebook", "Name a notebook file (a path ending in .ipynb).")
             return
-        if (
-            not Path(notebook).expanduser().is_file()
-        ):  # named as typed: the kernel's folder is no news to a user
-            where = "" if Path(notebook).expanduser().is_absolute() else " beside this notebook"
+        path = Path(notebook).expanduser()
+        if not path.is_file():  # named as typed: the kernel's folder is no news to a user
+            where = "" if path.is_absolute() else " beside this notebook"
             result(False, "notebook", f"There is no notebook {notebook}{where}.")
             return
         try:

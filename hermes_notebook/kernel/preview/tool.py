@@ -32,9 +32,9 @@ TERMS = "with a copy of your variables (yours stay untouched) and your real file
 #: running one's, which the transcript keeps).
 ASK_TITLE = "Hermes wants to preview code in a copy of your kernel"
 RUN_TITLE = "Hermes' preview in a copy of your kernel"
-#: What its card says while the copy runs (Stop kills the copy's process group at once).
 #: Seconds past the preview's limit before the card calls it timed out (the copy ends itself at the limit).
 COPY_GRACE = 5.0
+#: What its card says while the copy runs (Stop kills the copy's process group at once).
 RUNNING = "Running in a copy of the kernel: your variables are untouched. Stop ends the copy at once."
 
 
