@@ -6,8 +6,7 @@ for the copy's report, the time limit, the memory watch and the reaping, runs on
 
 Ending a copy kills its process group (``SIGKILL``: the copy and whatever it started), then ``waitpid`` reaps
 it, so no zombie is left; Stop (:meth:`Preview.stop`), the time limit, the memory budget (its private memory
-read from ``/proc``) and the kernel's Interrupt (a ``SIGINT`` handler installed at the fork, which ends every
-live copy and then does what the handler before it did) all end up there.
+read from ``/proc``) and the kernel's Interrupt (:mod:`.interrupts`) all end up there.
 """
 
 from __future__ import annotations
@@ -22,10 +21,11 @@ import time
 from typing import Any
 
 from .copy import run_in_copy
+from .interrupts import LIVE, SIGNALS, follow_interrupts, ignore_interrupts_in_copy, interrupts_held
 from .limits import PreviewLimits
 from .report import PreviewReport
 
-__all__ = ["LIVE", "SIGNALS", "Preview", "fork_copy", "private_memory", "stop_all"]
+__all__ = ["Preview", "fork_copy", "private_memory"]
 
 #: Seconds between checks of a copy's memory and of the time.
 POLL = 0.05
@@ -53,7 +53,8 @@ class Preview:
         self._fds = {result: bytearray(), log: bytearray()}
         self._result, self._log = result, log
         self._ending: tuple[str, str] | None = None
-        self._lock = threading.Lock()
+        # reentrant: the Interrupt handler may run while the main thread holds it
+        self._lock = threading.RLock()
         self._reaped = False
         self._eof: set[int] = set()
         for fd in self._fds:
@@ -149,120 +150,37 @@ class Preview:
                 os.close(fd)
 
 
-class _Live:
-    """The copies running now (a set under a lock), for the Interrupt handler."""
-
-    def __init__(self) -> None:
-        self._previews: set[Preview] = set()
-        self._lock = threading.Lock()
-
-    def add(self, preview: Preview) -> None:
-        with self._lock:
-            self._previews.add(preview)
-
-    def discard(self, preview: Preview) -> None:
-        with self._lock:
-            self._previews.discard(preview)
-
-    def all(self) -> list[Preview]:
-        with self._lock:
-            return list(self._previews)
-
-
-LIVE = _Live()
-
-
-def stop_all(ending: str = "interrupted") -> int:
-    """End every live copy; how many there were."""
-    previews = LIVE.all()
-    for preview in previews:
-        preview.stop(ending)
-    return len(previews)
-
-
-class _Signals:
-    """The kernel's Interrupt seen from the waiting threads: Python runs a signal handler on the main thread
-    only, and only once it runs Python code again; a SIGINT delivered to another of the kernel's threads
-    leaves an idle main thread asleep in its event loop. So, where no wakeup fd is set (ipykernel sets none),
-    the signal numbers are also written to a pipe of ours (``signal.set_wakeup_fd``), which the waits
-    watch."""
-
-    def __init__(self) -> None:
-        self.fd = -1
-
-    def watch(self) -> None:
-        """On the main thread, once: take the wakeup fd if nobody holds it."""
-        if self.fd >= 0:
-            return
-        read, write = os.pipe()
-        os.set_blocking(read, False)
-        os.set_blocking(write, False)
-        try:
-            before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        except ValueError:  # not the main thread
-            before = -2
-        if before != -1:  # someone else's (an asyncio loop's signal handlers): theirs stays
-            if before >= 0:
-                signal.set_wakeup_fd(before)
-            os.close(read)
-            os.close(write)
-            return
-        self.fd = read
-
-    def arrived(self) -> None:
-        """A signal's number came through the pipe: on SIGINT, end every live copy."""
-        with contextlib.suppress(BlockingIOError, OSError):
-            if signal.SIGINT in os.read(self.fd, 256):
-                stop_all("interrupted")
-
-
-SIGNALS = _Signals()
-
-
-def _on_interrupt(previous: Any) -> Any:
-    def handler(signum: int, frame: Any) -> Any:
-        stop_all("interrupted")
-        if callable(previous):
-            return previous(signum, frame)
-        if previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
-        return None
-
-    handler.hermes_preview = True  # type: ignore[attr-defined]
-    return handler
-
-
-def _follow_interrupts(shell: Any) -> None:
-    """On the main thread: the kernel's Interrupt also ends the live copies (see the module docstring).
-
-    ipykernel swaps the handler around each request it handles (``pre_handler_hook`` saves the one there in
-    the kernel's ``saved_sigint_handler``, ``post_handler_hook`` puts it back), and a job can run inside that
-    window: the saved handler is wrapped too, so the hook is what comes back after the request."""
-    current = signal.getsignal(signal.SIGINT)
-    if not getattr(current, "hermes_preview", False):
-        with contextlib.suppress(ValueError):  # not the main thread: a preview from a thread cannot hook it
-            signal.signal(signal.SIGINT, _on_interrupt(current))
-    kernel = getattr(shell, "kernel", None)
-    saved = getattr(kernel, "saved_sigint_handler", None)
-    if kernel is not None and saved is not None and not getattr(saved, "hermes_preview", False):
-        kernel.saved_sigint_handler = _on_interrupt(saved)
-
-
 def fork_copy(shell: Any, namespace: dict[str, Any], source: str, limits: PreviewLimits) -> Preview:
-    """Fork the copy (call this on the main thread, between cells) and return its :class:`Preview`."""
-    _follow_interrupts(shell)
-    SIGNALS.watch()
+    """Fork the copy (call this on the main thread, between cells) and return its :class:`Preview`.
+
+    An Interrupt that comes meanwhile is held back until the copy is registered, then ends it; where it
+    raises (``KeyboardInterrupt`` in a running cell), the copy is reaped first, so none is left behind."""
+    follow_interrupts(shell)
     result_r, result_w = os.pipe()
     log_r, log_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the copy: never returns
-        os.close(result_r)
-        os.close(log_r)
-        run_in_copy(shell, namespace, source, limits.memory, result_w, log_w)
-    os.close(result_w)
-    os.close(log_w)
-    with contextlib.suppress(OSError):  # the copy may have done it first, or already exited
-        os.setpgid(pid, pid)
-    preview = Preview(pid, result_r, log_r, limits)
-    LIVE.add(preview)
+    preview: Preview | None = None
+    try:
+        with interrupts_held() as held:
+            pid = os.fork()
+            if pid == 0:  # the copy: never returns
+                try:
+                    ignore_interrupts_in_copy()
+                    os.close(result_r)
+                    os.close(log_r)
+                finally:
+                    run_in_copy(shell, namespace, source, limits.memory, result_w, log_w)
+            os.close(result_w)
+            os.close(log_w)
+            with contextlib.suppress(OSError):  # the copy may have done it first, or already exited
+                os.setpgid(pid, pid)
+            preview = Preview(pid, result_r, log_r, limits)
+            LIVE.add(preview)
+        if held.came:
+            preview.stop("interrupted")
+            held.pass_on()
+    except BaseException:
+        if preview is not None:
+            preview.stop("interrupted")
+            preview.wait()
+        raise
     return preview

@@ -82,6 +82,8 @@ class PreviewRequest:
                 started = self._job.future.result(timeout)
             except concurrent.futures.CancelledError:
                 return PreviewReport("stopped")
+            except KeyboardInterrupt:  # the kernel's Interrupt came while the copy was forked (and reaped)
+                return PreviewReport("interrupted")
         return started if isinstance(started, PreviewReport) else started.wait()
 
     def stop(self) -> None:

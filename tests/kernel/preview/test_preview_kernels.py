@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -93,9 +94,9 @@ class PlainKernel:
         )
         return text, outputs
 
-    def value(self, code: str) -> Any:
+    def value(self, code: str, timeout: float = 120) -> Any:
         """Run ``code`` whose last line prints one JSON value, and return that value."""
-        text, _ = self.run(code)
+        text, _ = self.run(code, timeout)
         return json.loads(text.strip().splitlines()[-1])
 
     def children(self) -> list[int]:
@@ -214,6 +215,89 @@ def test_stop_and_interrupt_end_a_running_preview_within_a_second(kernel: PlainK
     assert ended["stop"][0] == ["stopped", [], True]
     assert ended["interrupt"][0] == ["interrupted", [], True]
     assert max(seconds for _, seconds in ended.values()) < 1.0, ended
+
+
+INTERRUPT_AFTER_FORK = """
+import signal
+real_fork, real_killpg = os.fork, os.killpg
+def fork_then_interrupt():
+    pid = real_fork()
+    if pid:  # the kernel's side: the Interrupt lands before the copy is registered
+        signal.raise_signal(signal.SIGINT)
+    return pid
+def killpg_once_interrupted(pid, sig):
+    os.killpg = real_killpg  # the Interrupt lands while Stop holds the copy's lock on the main thread
+    signal.raise_signal(signal.SIGINT)
+    real_killpg(pid, sig)
+def outcome(act):
+    try:
+        return act()
+    except KeyboardInterrupt:
+        return "KeyboardInterrupt"
+"""
+
+
+def test_an_interrupt_at_the_worst_moments_leaves_no_copy_and_a_kernel_that_answers() -> None:
+    """The kernel's Interrupt landing between the fork and the copy's registration (a preview run in a cell;
+    one taken by a blocking ``%hermes`` wait) ends the copy at once; one landing while Stop holds the copy on
+    the main thread neither hangs the kernel nor leaves the copy; an Interrupt of a plain cell does not end
+    the next preview. A kernel of its own: the defects this guards against leave a kernel stuck."""
+    with plain_kernel(SETUP + INTERRUPT_AFTER_FORK) as own:
+        in_cell = own.value(
+            "os.fork = fork_then_interrupt\n"
+            "got = outcome(lambda: preview_source('time.sleep(60)'))\n"
+            "os.fork = real_fork\n"
+            "print(json.dumps([got, children()]))",
+            timeout=30,
+        )
+        by_wait = own.value(
+            "req = PreviewRequest(get_ipython(), get_ipython().user_ns, 'time.sleep(60)', PreviewLimits())\n"
+            "box = {}\n"
+            "waiter = threading.Thread(target=lambda: box.update(r=req.result()))\n"
+            "os.fork = fork_then_interrupt\n"
+            "with JOBS.serve():  # what a blocking %hermes wait does between pump rounds\n"
+            "    waiter.start()\n"
+            "    while not req.forked.done():\n"
+            "        JOBS.run_pending(); time.sleep(0.01)\n"
+            "os.fork = real_fork\n"
+            "waiter.join(5)\n"
+            "print(json.dumps([box['r'].ended if 'r' in box else 'no report', children()]))",
+            timeout=30,
+        )
+        stopped = own.value(
+            "req = PreviewRequest(get_ipython(), get_ipython().user_ns, 'time.sleep(60)', PreviewLimits())\n"
+            "box = {}\n"
+            "waiter = threading.Thread(target=lambda: box.update(r=req.result()))\n"
+            "with JOBS.serve():  # forked in this cell: the kernel's Interrupt handler is the preview's\n"
+            "    waiter.start()\n"
+            "    while not req.forked.done():\n"
+            "        JOBS.run_pending(); time.sleep(0.01)\n"
+            "os.killpg = killpg_once_interrupted\n"
+            "got = outcome(req.stop)\n"
+            "waiter.join(5)\n"
+            "print(json.dumps([got, box['r'].ended, children()]))",
+            timeout=30,
+        )
+        interrupt = threading.Timer(1.0, own.manager.interrupt_kernel)
+        interrupt.start()
+        interrupted_cell = own.run("time.sleep(30)", timeout=30)  # leaves a SIGINT in the wakeup pipe
+        interrupt.join()
+        after = own.value(
+            "req = PreviewRequest(get_ipython(), get_ipython().user_ns, 'time.sleep(0.5)', PreviewLimits())\n"
+            "box = {}\n"
+            "waiter = threading.Thread(target=lambda: box.update(r=req.result()))\n"
+            "with JOBS.serve():\n"
+            "    waiter.start()\n"
+            "    while waiter.is_alive():\n"
+            "        JOBS.run_pending(); time.sleep(0.01)\n"
+            "print(json.dumps([box['r'].ended, children()]))",
+            timeout=30,
+        )
+    assert in_cell == ["KeyboardInterrupt", []]
+    assert by_wait == ["interrupted", []]
+    assert stopped == ["KeyboardInterrupt", "stopped", []]
+    assert "KeyboardInterrupt" in interrupted_cell[0]
+    assert after == ["finished", []]
 
 
 def test_the_memory_budget_ends_an_allocation_and_the_kernel_keeps_its_memory(kernel: PlainKernel) -> None:
