@@ -27,8 +27,8 @@ from typing import Any, Protocol
 __all__ = [
     "LIVE",
     "SIGNALS",
-    "LiveCopies",
     "HeldInterrupts",
+    "LiveCopies",
     "follow_interrupts",
     "ignore_interrupts_in_copy",
     "interrupts_held",
