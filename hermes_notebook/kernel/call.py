@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..turns import Interaction, Message
 from ..turns.changes import CellChangeDict, RunUndoDict, SentImageDict
+from .chat_resume import RESUME_HINTS, ChatResumeHints
 from .document import DOCUMENT, DocumentLink
 from .execute import JOBS, MainThreadJobs
 from .grants import Grants
@@ -74,6 +75,9 @@ class SharePolicy(Protocol):
     @property
     def scrub_secrets(self) -> tuple[object, ...]: ...
 
+    @property
+    def profile(self) -> str | None: ...
+
     def may_read(self, session_id: str) -> bool: ...
 
 
@@ -97,6 +101,8 @@ class ToolCall:
     jobs: MainThreadJobs = JOBS
     #: What each session's agent was shown of the notebook's cells (read before write).
     seen: SeenCells = SEEN
+    #: Where a restart leaves the hint that brings the re-run chat back on this call's session.
+    resume: ChatResumeHints = RESUME_HINTS
     #: False: Hermes (0.19.0) showed nothing to tell this call's session from another's, so the diff or Run
     #: card says the caller could not be verified (:mod:`.binding`).
     verified: bool = True

@@ -10,7 +10,8 @@ outputs.
 ``restart_and_run_all`` asks on a card that says the kernel's state will be lost. This tool server lives in
 the kernel being restarted, so its answer goes back first and the page restarts the kernel and runs every
 cell a moment later; the run's outcome cannot come back in this call (the agent reads it afterwards, once the
-notebook shares the kernel again). Deny runs nothing and leaves every variable as it was.
+notebook shares the kernel again). Before it goes, it leaves a hint (:mod:`.chat_resume`) so that the
+re-run chat cell comes back on the session that asked. Deny runs nothing and leaves every variable as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from . import runs
 from .call import ToolCall
 from .cell_runs import CellToRun, NotebookRun, error_output, error_text, run_in_notebook, run_report
 from .cells import cell_index, clip, failed
+from .chat_resume import notebook_of
 from .images import ToolAnswer
 from .proposals import MAX_SOURCE_CHARS
 from .reading import bounded
@@ -105,6 +107,9 @@ async def restart_and_run_all(call: ToolCall) -> str:
     if refusal is not None:
         return refusal
     link = call.document
+    call.resume.leave(
+        notebook_of(link), call.share.profile, call.session_id
+    )  # the re-run chat comes back here
     asyncio.get_running_loop().call_later(
         RESTART_DELAY, lambda: asyncio.ensure_future(link.request("restart_run_all", timeout=5.0))
     )

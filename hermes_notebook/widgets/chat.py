@@ -32,6 +32,7 @@ import traitlets
 from .. import runtime
 from ..errors import HermesError, redact
 from ..inert import terminal_safe
+from ..kernel.chat_resume import RESUME_HINTS
 from ..render import transcript_bundle
 from ..session import Conversation, resume
 from ..settings import Settings
@@ -150,8 +151,10 @@ class Chat(StaticTwin, WindowedWidget):
         # A conversation's own book says what a name means; a bare chat opens a stored session of the
         # server's.
         opening = session if given or session is None else resume(session)
+        # After an approved restart_and_run_all, the session that asked for it (kernel/chat_resume.py).
+        hinted = RESUME_HINTS.take(source.profile) if session is None else None
         #: Resolves once the session is open and its history shown (tests and the facade may wait on it).
-        self.ready = self.run_in_background(self._open(opening), "opening the chat")
+        self.ready = self.run_in_background(self._open(opening, hinted), "opening the chat")
 
     # --- public, blocking helpers (cells and tests) ----------------------------------------------------
 
@@ -305,12 +308,17 @@ class Chat(StaticTwin, WindowedWidget):
             raise HermesError("the session is not open")
         return self.session_id
 
-    async def _open(self, session: str | None) -> None:
+    async def _open(self, session: str | None, hinted: str | None = None) -> None:
         self.loading = True
         try:
             if self._off_change is None:
                 self._off_change = await self.conversation.on_change(lambda kind: on_change(self, kind))
-            await self._open_session(session)
+            try:
+                await self._open_session(session if hinted is None else resume(hinted))
+            except HermesError:
+                if hinted is None:
+                    raise
+                await self._open_session(None)  # the restart's session is gone: a new one, as without a hint
         finally:
             self.loading = False
         await self.refresh_sessions()

@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..kernel.chat_resume import ENV_SESSION_NAME
 from ..kernel.document import DOCUMENT
 from ..reproducibility import reproduce_async
 from . import inbound
 
 __all__ = ["ENV_SESSION_NAME", "REPRODUCE", "REPRODUCE_ENTRY", "chat_notebook", "reproduce_output"]
 
-#: The notebook's path, as Jupyter Server tells the kernels it starts.
-ENV_SESSION_NAME = "JPY_SESSION_NAME"
 #: The command, as typed in the composer.
 REPRODUCE = "/reproduce"
 #: Its line in the composer's command list.

@@ -5,8 +5,9 @@ One page walks it: ``run_cells 2 6`` shows ONE Run card listing the five cells w
 Run the notebook runs them in order and stops at the error seeded in the third (cell 4): the model gets that
 cell's index, id and traceback, cell 3 shows its new output and cells 5 and 6 keep their old ones. Then
 ``restart_and_run_all`` asks on a card whose warning (the kernel's state is lost) shows above the listing, and
-Deny leaves every variable; Run restarts and runs every cell, and the re-run chat cell's picker leads back to
-the conversation, where the restart's answer reads. Pictures of both, light and dark, at 1400 and 700 px.
+Deny leaves every variable; Run restarts and runs every cell, and the re-run chat cell comes back on the
+conversation that asked, where the restart's answer reads. Pictures of both, light and dark, at 1400 and 700
+px.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def test_run_cells_lists_the_cells_on_one_card_and_stops_at_the_first_error(open
 
 def restart_asks_first(nb: Any, session: str) -> None:
     """restart_and_run_all: the card's warning shows above the listing of every cell; Deny keeps the
-    variables; Run restarts and runs all (the state is gone, every cell's output is new), and the earlier
-    conversation, with the restart's answer, stays one pick away in the re-run chat."""
+    variables; Run restarts and runs all (the state is gone, every cell's output is new), and the re-run
+    chat cell comes back on the conversation that asked (same session id, the restart's answer in its
+    transcript)."""
     page = nb.page
     send(nb, "KERNEL restart_and_run_all")
     card = page.locator(".hn-interaction[data-kind='code'][data-status='pending']")
@@ -121,10 +123,10 @@ def restart_asks_first(nb: Any, session: str) -> None:
     expect(cell(nb, 4).locator(".jp-OutputArea-output")).to_have_text("four 1", timeout=TURN_TIMEOUT_MS)
     expect(cell(nb, 6).locator(".jp-OutputArea-output")).to_have_text("six 1")
     nb.wait_kernel("globals().get('runs') == 1 and 'FAIL' not in globals()", timeout_s=60)
-    # The chat cell ran again: a new chat, whose picker offers the conversation that asked for the restart.
-    picker = cell(nb, 1).locator("select.hn-session-picker")
-    expect(picker.locator(f"option[value='{session}']")).to_contain_text("run_cells 2 6")
-    picker.select_option(value=session)
+    # The chat cell ran again and came back on the conversation that asked for the restart (no picking).
+    nb.wait_kernel(f"chat.ready.done() and chat.session is not None and chat.session['id'] == {session!r}")
+    expect(cell(nb, 1).locator("select.hn-session-picker")).to_have_value(session)
+    assert nb.kernel_eval("chat.notice") == ""
     tool = page.locator(".hn-part-tool").filter(has_text="restart_and_run_all").last
     expect(cell(nb, 1).locator(".hn-message").last).to_contain_text(
         "The user allowed it: the kernel restarts in a moment", timeout=TURN_TIMEOUT_MS
@@ -132,6 +134,7 @@ def restart_asks_first(nb: Any, session: str) -> None:
     page.mouse.move(0, 0)  # Copy shows on hover only: it covered the end of the answer's one-line block
     copy = cell(nb, 1).locator(".hn-message").last.locator(".hn-code > .hn-copy").last
     assert copy.evaluate("b => getComputedStyle(b).opacity") == "0"
+    tool.evaluate("e => e.scrollIntoView({block: 'center'})")  # "if needed" keeps a part at the bottom edge
     pictures(nb, tool, "restart-approved")
 
 

@@ -6,10 +6,12 @@ restarts. tests/browser/test_run_cells_browser.py has the real page, kernel and 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from hermes_notebook.kernel import cell_sequences
 from hermes_notebook.kernel.call import ToolCall
+from hermes_notebook.kernel.chat_resume import RESUME_HINTS, ChatResumeHints, notebook_of
 from hermes_notebook.kernel.document import DocumentLink
 from hermes_notebook.kernel.tools import answer, tool_named
 from hermes_notebook.kernel.versions import SeenCells
@@ -43,10 +45,22 @@ def _page(link: DocumentLink) -> ScriptedFrontEnd:
 
 
 def _run(
-    tool: str, arguments: dict[str, Any], link: DocumentLink, turn: FakeTurn, policy: Policy | None = None
+    tool: str,
+    arguments: dict[str, Any],
+    link: DocumentLink,
+    turn: FakeTurn,
+    policy: Policy | None = None,
+    hints: ChatResumeHints = RESUME_HINTS,
 ) -> str:
     call = ToolCall(
-        policy or Policy(), turn, "tool:t1", "stored-1", answer_timeout=5.0, document=link, seen=SeenCells()
+        policy or Policy(),
+        turn,
+        "tool:t1",
+        "stored-1",
+        answer_timeout=5.0,
+        document=link,
+        seen=SeenCells(),
+        resume=hints,
     )  # type: ignore[arg-type]
     row = tool_named(tool)
     assert row is not None
@@ -94,16 +108,17 @@ def test_run_cells_lists_every_cell_on_one_card_and_stops_at_the_first_error() -
     assert "no code cells there" in _run("run_cells", {"first": 2, "last": 2}, link, turn)
 
 
-def test_restart_always_asks_says_the_state_is_lost_and_deny_restarts_nothing() -> None:
+def test_restart_always_asks_says_the_state_is_lost_and_deny_restarts_nothing(tmp_path: Path) -> None:
     """restart_and_run_all asks even where runs are allowed for the session, its card saying the kernel's
-    state is lost; Deny sends nothing to the page; Run answers first and asks the page to restart a moment
-    later."""
+    state is lost; Deny sends nothing to the page and leaves no resume hint; Run leaves the hint that brings
+    the re-run chat back on the asking session, answers first and asks the page to restart a moment later."""
     link = DocumentLink()
+    hints = ChatResumeHints(tmp_path, pid=lambda: -1)  # the restarted kernel is another process
     page = _page(link)
     denied = FakeTurn("deny")
     allowed = Policy(run="allow")
     assert "The user denied it: the restart was NOT run" in _run(
-        "restart_and_run_all", {}, link, denied, allowed
+        "restart_and_run_all", {}, link, denied, allowed, hints
     )
     [card] = denied.asked
     assert "RESTARTS the kernel: every variable, import and loaded data in it is lost" in (
@@ -111,9 +126,12 @@ def test_restart_always_asks_says_the_state_is_lost_and_deny_restarts_nothing() 
     )
     assert "with your variables" not in (card.description or "")  # they are gone once it restarts
     assert card.command is not None and card.command.startswith("# ── cell 0 ──\na = 1")
+    assert not hints.path.exists()
 
     async def approved() -> str:
-        call = ToolCall(Policy(), FakeTurn("run"), "tool:t1", "stored-1", answer_timeout=5.0, document=link)  # type: ignore[arg-type]
+        call = ToolCall(
+            Policy(), FakeTurn("run"), "tool:t1", "stored-1", answer_timeout=5.0, document=link, resume=hints
+        )  # type: ignore[arg-type]
         row = tool_named("restart_and_run_all")
         assert row is not None
         said = (await answer(row, call, {})).text
@@ -124,3 +142,5 @@ def test_restart_always_asks_says_the_state_is_lost_and_deny_restarts_nothing() 
     said = asyncio.run(approved())
     assert "the kernel restarts in a moment" in said and "cannot return the run's outcome" in said
     assert page.restarts == 1
+    restarted = ChatResumeHints(tmp_path)  # this process: not the one that left the hint
+    assert restarted.take(None, notebook_of(link, {})) == "stored-1"  # the page's notebook, default profile

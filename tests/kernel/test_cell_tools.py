@@ -34,6 +34,7 @@ class Policy:
     """A share's policy as the cell tools see it."""
 
     scrub_secrets: tuple[object, ...] = ()
+    profile: str | None = None
 
     def __init__(self, read: bool = True, run: str = "ask", edit: str = "propose") -> None:
         self.grants = Grants(Modes.of(read, edit, run, 5.0))
