@@ -109,6 +109,16 @@ class LastRunUndo:
             self._offer, self._line = (offer if offer.offered else None), line
         return {"run": run, "offered": offer.offered, "text": card_line(offer)}, line
 
+    def withdraw(self, run: int, reason: str) -> tuple[RunUndoDict, str] | None:
+        """Run ``run`` cannot be undone honestly after all (``reason``: one line, ``Undo is not offered:
+        ...``): its offer goes, and the card and the agent get the reason; None when a later run replaced
+        it."""
+        with self._lock:
+            if self._run != run:
+                return None
+            self._offer, self._line, self._point = None, reason, None
+        return {"run": run, "offered": False, "text": reason}, reason
+
     def guard(
         self,
         namespace: dict[str, Any],
