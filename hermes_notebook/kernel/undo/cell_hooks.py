@@ -11,7 +11,9 @@ savepoint, and Undo later refuses where such a cell changed the names since.
 A run stopped part way (Stop, the time limit, an error) is settled by the last of its cells that ran, the
 interrupted one included, so Undo covers exactly what they changed. Where the run ends while one of its cells
 still runs (Stop could not interrupt it), what that cell changes afterwards is never seen: Undo is withdrawn
-with :data:`STILL_RUNNING` rather than offered for a state the cell goes on changing.
+with :data:`STILL_RUNNING` rather than offered for a state the cell goes on changing. Where another cell (the
+user's, queued while the run ran) changed the run's names between its cells, it is withdrawn too
+(:meth:`~.last_run.LastRunUndo.resume`): restoring them would undo that cell as well. A withdrawal is final.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class CellRunUndo:
         self._lock = threading.Lock()
         self._run: int | None = None
         self._running = False  # one of the run's cells started and has not ended yet
+        self._withdrawn = False  # Undo cannot be honest for this run any more (see the module docstring)
         self._settled: tuple[RunUndoDict, str] | None = None
 
     def arm(self) -> None:
@@ -66,8 +69,8 @@ class CellRunUndo:
                 except ValueError:  # already gone
                     pass
         with self._lock:  # a hook running now on the main thread holds it: its cell's end counts
-            if self._running and self._run is not None:
-                self._running = False
+            if self._running and self._run is not None and not self._withdrawn:
+                self._running, self._withdrawn = False, True
                 self._settled = self._last_run.withdraw(self._run, STILL_RUNNING)
             return self._settled
 
@@ -81,6 +84,10 @@ class CellRunUndo:
         with self._lock:  # held while the savepoint is taken: :meth:`disarm` then sees the cell running
             if self._run is None:
                 self._run = self._last_run.begin(self._namespace, list(self._sources.values()), self._shell)
+            elif not self._withdrawn:
+                withdrawn = self._last_run.resume(self._run, self._namespace)
+                if withdrawn is not None:
+                    self._settled, self._withdrawn = withdrawn, True
             self._running = True
 
     def _ended(self, result: Any = None) -> None:
@@ -88,4 +95,5 @@ class CellRunUndo:
             if self._run is None or not self._running or not self._ours(getattr(result, "info", None)):
                 return
             self._running = False
-            self._settled = self._last_run.settle(self._run, self._namespace)
+            if not self._withdrawn:
+                self._settled = self._last_run.settle(self._run, self._namespace)

@@ -189,10 +189,16 @@ def _run_as_the_page(kernel: PlainKernel, cell_id: str, source: str) -> list[dic
 
 
 def _cells_run(
-    kernel: PlainKernel, tool: str, cells: list[tuple[str, str]], *args: int, asked: int | None = None
+    kernel: PlainKernel,
+    tool: str,
+    cells: list[tuple[str, str]],
+    *args: int,
+    asked: int | None = None,
+    between: str = "",
 ) -> str:
     """An approved ``tool`` call over the notebook's ``cells``: the page runs each cell the kernel asks for
-    (``asked`` of them: all by default), in order; the agent's answer."""
+    (``asked`` of them: all by default), in order, and the user's own cell ``between`` (if any) after the
+    first; the agent's answer."""
     kernel.run(f"approved_cells({tool!r}, {cells!r}, *{args!r})")
     sources = dict(cells)
     for count in range(1, (len(cells) if asked is None else asked) + 1):
@@ -201,6 +207,8 @@ def _cells_run(
         )
         outputs = _run_as_the_page(kernel, wanted[0], sources[wanted[0]])
         kernel.run(f"_page.ran({count}, {outputs!r})")
+        if between and count == 1:
+            _run_as_the_page(kernel, "c-user", between)
     return str(
         eventually(lambda: kernel.value(f"print(json.dumps(_answers.get({tool!r})))"), 30, "the answer")
     )
@@ -359,3 +367,40 @@ def test_run_cells_ending_while_its_cell_still_runs_withdraws_undo_with_the_reas
     links = kernel.value("print(json.dumps(_cards['run_cells'].links))")
     assert [card["offered"] for _, card in links] == [False] and links[-1][1]["text"] == STILL_RUNNING
     assert _state(kernel, "a", "b", "late", "keep") == [STILL_RUNNING, 1, 1, 1, [0]]
+
+
+def test_run_cells_withdraws_undo_when_the_users_cell_changed_its_names_between_its_cells(
+    kernel: PlainKernel,
+) -> None:
+    """The user's own cell runs between the run's two cells (queued while the first ran): one that creates
+    ``other``, which the run does not name, leaves Undo offered for the run's own changes only (``x``
+    restored, ``a`` deleted, the user's ``other`` kept); one that sets ``x``, which the second cell then
+    changes, withdraws it with the reason (restoring ``x`` would undo the user's cell too), and Undo changes
+    nothing."""
+    cells = [("c-one", "a = 1"), ("c-two", "x = x + 1")]
+    for between, offer in (
+        (
+            "other = 5",
+            "Undo variables is offered to the user: it restores x and deletes a (files and other "
+            "effects are not undone).",
+        ),
+        (
+            "x = 10",
+            "Undo is not offered: x changed between the run's cells (another cell ran then), so "
+            "undoing would undo that cell too.",
+        ),
+    ):
+        kernel.run('x = 0\nfor n in ("a", "other"): globals().pop(n, None)')
+        answer = _cells_run(kernel, "run_cells", cells, 0, 1, between=between)
+        assert answer.endswith(offer), (between, answer)
+        links = kernel.value("print(json.dumps(_cards['run_cells'].links))")
+        assert links[-1][1]["offered"] is (between == "other = 5"), links
+        if between == "other = 5":  # the user's other is theirs: Undo leaves it
+            assert _state(kernel, "x", "a", "other") == [
+                "Undone: restored x; deleted a. Files, network, databases and other effects of the run were "
+                "not undone.",
+                0,
+                None,
+                5,
+            ]
+    assert _state(kernel, "x", "a") == [offer, 11, 1]
