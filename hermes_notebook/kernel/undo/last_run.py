@@ -109,6 +109,31 @@ class LastRunUndo:
             self._offer, self._line = (offer if offer.offered else None), line
         return {"run": run, "offered": offer.offered, "text": card_line(offer)}, line
 
+    def resume(self, run: int, namespace: Mapping[str, Any]) -> tuple[RunUndoDict, str] | None:
+        """Before a later cell of run ``run`` (a run of cells), on the main thread: withdrawn (the card's and
+        the agent's reason) when a name its cells name changed since its last cell ended (another cell ran
+        between them: restoring it would undo that cell too); None when the offer stands."""
+        with self._lock:
+            point = self._point if self._run == run else None
+        touched = point.touched_since(namespace) if point is not None and point.last else []
+        if not touched:
+            return None
+        return self.withdraw(
+            run,
+            f"Undo is not offered: {', '.join(touched)} changed between the run's cells (another cell ran "
+            "then), so undoing would undo that cell too.",
+        )
+
+    def withdraw(self, run: int, reason: str) -> tuple[RunUndoDict, str] | None:
+        """Run ``run`` cannot be undone honestly after all (``reason``: one line, ``Undo is not offered:
+        ...``): its offer goes, and the card and the agent get the reason; None when a later run replaced
+        it."""
+        with self._lock:
+            if self._run != run:
+                return None
+            self._offer, self._line, self._point = None, reason, None
+        return {"run": run, "offered": False, "text": reason}, reason
+
     def guard(
         self,
         namespace: dict[str, Any],

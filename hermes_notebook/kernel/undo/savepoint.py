@@ -44,6 +44,10 @@ class Savepoint:
     named: list[str] = field(default_factory=list)
     before: dict[str, Fingerprint] = field(default_factory=dict)
     hidden: Mapping[str, Any] | None = None
+    #: The namespace as :meth:`after` last saw it (a run of cells: after its last cell so far).
+    last: dict[str, Fingerprint] = field(default_factory=dict)
+    #: Names the code does not name that another cell changed between a run's cells: not the run's to undo.
+    foreign: set[str] = field(default_factory=set)
 
     @classmethod
     def take(
@@ -79,9 +83,11 @@ class Savepoint:
 
     def after(self, namespace: Mapping[str, Any]) -> UndoOffer:
         """What the run changed, and whether Undo can be offered for it (every changed name saved)."""
-        after = fingerprint(namespace, self.hidden, self.named)
+        after = self.last = fingerprint(namespace, self.hidden, self.named)
         restore, created, blocked = [], [], []
         for row in compare(self.before, after, self.named):
+            if row.name in self.foreign:
+                continue
             if row.change == "created":
                 created.append(row.name)
             elif row.name in self.saved:  # restoring a saved value is exact, changed or not
@@ -92,6 +98,16 @@ class Savepoint:
                 blocked.append(f"{row.name}: it changed but was not saved (the code does not name it)")
         left = {name: after[name] for name in [*restore, *created] if name in after}
         return UndoOffer(self, restore, created, left, blocked)
+
+    def touched_since(self, namespace: Mapping[str, Any]) -> list[str]:
+        """The names the code names that changed since :meth:`after` last looked (another cell ran between
+        a run's cells), in order; the other names that changed are that cell's, left out of the offer
+        (:attr:`foreign`)."""
+        now = fingerprint(namespace, self.hidden, self.named)
+        named = set(self.named)
+        changed = [row.name for row in compare(self.last, now, self.named) if row.change != "not checked"]
+        self.foreign.update(name for name in changed if name not in named)
+        return [name for name in changed if name in named]
 
 
 @dataclass

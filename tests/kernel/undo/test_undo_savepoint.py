@@ -52,3 +52,25 @@ def test_undo_is_not_offered_after_a_run_that_touched_an_open_file(tmp_path: Pat
     assert (
         hidden.reason == "Undo is not offered: a: it changed but was not saved (the code does not name it)."
     )
+
+
+def test_a_cell_between_a_runs_cells_is_told_apart_from_the_run() -> None:
+    """Two cells of one run with another cell between them: the names that cell changed which the run's code
+    names are reported (Undo would undo that cell too); the others stay out of the offer, so Undo neither
+    deletes nor restores them, and restores and deletes exactly the run's own."""
+    namespace: dict[str, Any] = {"x": 0, "kept": [1]}
+    point = Savepoint.take(namespace, ["a = 1", "x = x + 1"])
+    run_source(namespace, "a = 1")
+    assert point.after(namespace).created == ["a"]
+    run_source(namespace, "other = 5\nkept = kept + [2]")  # the user's cell, between the run's cells
+    assert point.touched_since(namespace) == []
+    run_source(namespace, "x = x + 1")
+    offer = point.after(namespace)
+    assert (offer.changed, offer.created, offer.offered) == (["x"], ["a"], True)
+    assert offer.undo(namespace) == f"Undone: restored x; deleted a. {NOT_UNDONE}"
+    assert namespace["x"] == 0 and namespace["other"] == 5 and namespace["kept"] == [1, 2]
+    again = Savepoint.take(namespace, ["a = 1", "x = x + 1"])
+    run_source(namespace, "a = 1")
+    again.after(namespace)
+    run_source(namespace, "x = 10")  # the user's cell sets a name the run's next cell changes
+    assert again.touched_since(namespace) == ["x"]
