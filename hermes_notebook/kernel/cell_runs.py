@@ -37,6 +37,7 @@ from .undo.cell_hooks import CellRunUndo
 from .undo.last_run import LAST_RUN
 
 __all__ = [
+    "REINTERRUPT_S",
     "TRACEBACK_CHARS",
     "CellToRun",
     "NotebookRun",
@@ -49,6 +50,9 @@ __all__ = [
 
 #: Characters of a traceback the agent gets (its end: where it failed).
 TRACEBACK_CHARS = 4000
+
+#: Seconds between interrupts while a stopped run's cell still runs (see :func:`_interrupt_when_stopped`).
+REINTERRUPT_S = 0.5
 
 
 async def run_cell(call: ToolCall, index: int) -> str | ToolAnswer:
@@ -278,19 +282,23 @@ async def _interrupt_when_stopped(
     outputs: OutputLog, cell_id: Callable[[], str], stopping: Callable[[], bool]
 ) -> None:
     """Once Stop (or the time limit) came, interrupt the kernel while our cell (``cell_id()``: the one this
-    run is at) runs (IPython's ``pre_run_cell`` names its cell id; JupyterLab sends it)."""
-    while True:
-        if stopping():
-            _interrupt_if_running(outputs, cell_id())
-            return
+    run is at) runs (IPython's ``pre_run_cell`` names its cell id; JupyterLab sends it), and again every
+    :data:`REINTERRUPT_S` while it still runs: an interrupt that lands in one of IPython's cell hooks (the
+    Undo savepoint is taken in ``pre_run_cell``) is caught there and lost. A cell the page has not started
+    yet is interrupted once it starts. The run cancels this when it ends."""
+    while not stopping():
         await asyncio.sleep(0.02)
+    while True:
+        await asyncio.sleep(REINTERRUPT_S if _interrupt_if_running(outputs, cell_id()) else 0.02)
 
 
-def _interrupt_if_running(outputs: OutputLog, cell_id: str) -> None:
+def _interrupt_if_running(outputs: OutputLog, cell_id: str) -> bool:
     """Interrupt the kernel (as its Interrupt button does) only while our cell is the one running."""
     running = outputs.running()
-    if running is not None and running.cell_id == cell_id:
-        os.kill(os.getpid(), signal.SIGINT)
+    if running is None or running.cell_id != cell_id:
+        return False
+    os.kill(os.getpid(), signal.SIGINT)
+    return True
 
 
 def run_report(index: int, data: Mapping[str, Any]) -> str:

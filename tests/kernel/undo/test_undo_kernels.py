@@ -349,16 +349,38 @@ def test_run_cells_stopped_or_failing_in_its_first_cell_offers_undo_of_that_cell
         ], (how, said)
 
 
+def test_stop_interrupts_again_when_its_first_interrupt_lands_in_a_cell_hook(kernel: PlainKernel) -> None:
+    """Stop clicked while IPython runs the cell's ``pre_run_cell`` hooks (the Undo savepoint is taken there):
+    IPython catches the interrupt in the hook, so Stop interrupts again while the cell runs, and the run ends
+    stopped instead of running on."""
+    kernel.run(
+        "for n in ('a', 'in_hook'): globals().pop(n, None)\n"
+        "def _slow_hook(info):\n"
+        "    if getattr(info, 'cell_id', None) == 'c-hook':\n"
+        "        globals()['in_hook'] = 1\n"
+        "        time.sleep(1)  # the interrupt lands here, and IPython catches it\n"
+        "get_ipython().events.register('pre_run_cell', _slow_hook)\n"
+        "stop_when_running('run_cells', 'c-hook', 'in_hook')"
+    )
+    try:
+        answer = _cells_run(kernel, "run_cells", [("c-hook", "a = 1\nwhile True: pass")], 0, 0)
+    finally:
+        kernel.run("get_ipython().events.unregister('pre_run_cell', _slow_hook)")
+    assert "STILL RUNNING" not in answer and "still running" not in answer, answer
+    assert kernel.value("print(json.dumps([a, 1 + 1]))") == [1, 2]  # the loop ended; the kernel answers
+
+
 def test_run_cells_ending_while_its_cell_still_runs_withdraws_undo_with_the_reason(
     kernel: PlainKernel,
 ) -> None:
-    """Stop clicked while a cell that ignores it (it catches the interrupt and goes on) runs: the run ends
+    """Stop clicked while a cell that ignores it (it catches every interrupt and goes on) runs: the run ends
     before the cell does, so Undo is withdrawn with the one-line reason on the card and for the agent, after
     the first cell had offered it; Undo then changes nothing, not even the first cell's ``a``."""
     kernel.run('keep = [0]\nfor n in ("a", "b", "late"): globals().pop(n, None)')
     kernel.run("stop_when_running('run_cells', 'c-two', 'b')\nrelease_when_answered('run_cells')")
-    stubborn = (
-        "try:\n    b = 1\n    while True: pass\nexcept KeyboardInterrupt:\n    _release.wait(60)\nlate = 1"
+    stubborn = (  # every interrupt is caught (Stop interrupts again while the cell runs)
+        "b = 1\nwhile not _release.is_set():\n    try:\n        _release.wait(60)\n"
+        "    except KeyboardInterrupt:\n        pass\nlate = 1"
     )
     cells = [("c-one", "a = 1"), ("c-two", stubborn), ("c-three", "keep = None")]
     answer = _cells_run(kernel, "run_cells", cells, 0, 2, asked=2)
