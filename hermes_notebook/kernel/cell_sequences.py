@@ -107,9 +107,8 @@ async def restart_and_run_all(call: ToolCall) -> str:
     if refusal is not None:
         return refusal
     link = call.document
-    call.resume.leave(
-        notebook_of(link), call.share.profile, call.session_id
-    )  # the re-run chat comes back here
+    # the re-run chat cell comes back on this session (.chat_resume)
+    call.resume.leave(notebook_of(link), call.share.profile, call.session_id)
     asyncio.get_running_loop().call_later(
         RESTART_DELAY, lambda: asyncio.ensure_future(link.request("restart_run_all", timeout=5.0))
     )
